@@ -1,0 +1,4 @@
+// Command agentbot runs agent bundles as conversations in Slack threads.
+package main
+
+func main() {}

@@ -1,0 +1,29 @@
+package engine
+
+// EventKind says what an Event reports.
+type EventKind string
+
+// The events a turn emits.
+const (
+	EventText      EventKind = "text"       // a text delta of the answer
+	EventToolStart EventKind = "tool_start" // a tool call began
+	EventToolEnd   EventKind = "tool_end"   // a tool call finished
+	EventOutput    EventKind = "output"     // a document was saved
+	EventNotice    EventKind = "notice"     // something the user should be told
+)
+
+// Event is progress reported by a turn.
+type Event struct {
+	Kind EventKind
+	// Text is the delta for EventText and the message for EventNotice.
+	Text string
+	// Tool and CallID name the tool call; Status is a short human line such
+	// as "reading instructions.md"; Err is set when the tool failed.
+	Tool   string
+	CallID string
+	Status string
+	Err    string
+	// Output and HostPath describe a saved document.
+	Output   *Output
+	HostPath string
+}

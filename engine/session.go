@@ -1,0 +1,59 @@
+// Package engine is the agent runtime: activation, the system prompt, the
+// tools the model calls, and the agentic loop. It knows nothing of Slack or
+// bbolt; callers persist sessions through the Store interface.
+package engine
+
+import (
+	"time"
+
+	openai "github.com/sashabaranov/go-openai"
+
+	"agentbot/engine/catalog"
+	"agentbot/engine/model"
+)
+
+// Session is one long-running conversation with one agent.
+type Session struct {
+	// ID is short and filesystem-safe; it names the session's folders.
+	ID string `json:"id"`
+	// Key is the caller's key (Slack uses team/channel/thread).
+	Key     string `json:"key"`
+	AgentID string `json:"agent_id"`
+	// Agent is the definition the session started with; a reload does not
+	// change it.
+	Agent *catalog.Agent `json:"agent"`
+	// Date is fixed once per session, for {date}.
+	Date string            `json:"date"`
+	Vars map[string]string `json:"vars"`
+	// Messages is the transcript. It only grows; Messages[0] is the system
+	// prompt.
+	Messages []openai.ChatCompletionMessage `json:"messages"`
+	// Elided is how many leading messages have their bulky tool results
+	// replaced by a stub in requests.
+	Elided  int       `json:"elided"`
+	Outputs []Output  `json:"outputs"`
+	Usage   Usage     `json:"usage"`
+	Created time.Time `json:"created"`
+	Updated time.Time `json:"updated"`
+}
+
+// Output is one document the agent saved.
+type Output struct {
+	// Path is relative to the session's output folder ("prd.md").
+	Path    string    `json:"path"`
+	Size    int64     `json:"size"`
+	Version int       `json:"version"`
+	Time    time.Time `json:"time"`
+}
+
+// Usage sums token counts and model calls.
+type Usage struct {
+	model.Usage
+	Calls int `json:"calls"`
+}
+
+// Store persists sessions. The engine calls SaveSession after every loop
+// iteration; an implementation appends only the messages it has not stored.
+type Store interface {
+	SaveSession(s *Session) error
+}
