@@ -1,4 +1,164 @@
 // Package storage keeps agentbot's state in bbolt: sessions and their
 // transcripts, the output index, seen events, inbound queues and channel
 // defaults.
+//
+// One data directory holds agentbot.db and, per session, outputs/<id>/ and
+// inputs/<id>/. Only one process may use a data directory at a time.
 package storage
+
+import (
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"sync"
+	"time"
+
+	bolt "go.etcd.io/bbolt"
+)
+
+// DBName is the database file inside the data directory.
+const DBName = "agentbot.db"
+
+// lockTimeout is how long Open waits for another process to release the
+// database before it gives up with ErrLocked.
+const lockTimeout = time.Second
+
+// schemaVersion is the layout this package writes; Open refuses newer ones.
+const schemaVersion = 1
+
+// Root bucket names.
+var (
+	bucketMeta     = []byte("meta")
+	bucketSessions = []byte("sessions")
+	bucketKeys     = []byte("keys")
+	bucketSeen     = []byte("seen")
+	bucketChannels = []byte("channels")
+	bucketQueue    = []byte("queue")
+)
+
+var (
+	// ErrLocked means another process holds the data directory's database.
+	ErrLocked = errors.New("agentbot.db is locked")
+	// ErrNotFound means the session or queued item does not exist.
+	ErrNotFound = errors.New("not found")
+	// ErrExists means a session already exists for the key.
+	ErrExists = errors.New("session already exists")
+)
+
+// lockedError names the busy data directory and matches ErrLocked.
+type lockedError struct{ dir string }
+
+func (e *lockedError) Error() string {
+	return fmt.Sprintf("data directory %s is in use by another agentbot process (%s is locked)", e.dir, DBName)
+}
+
+func (e *lockedError) Is(target error) bool { return target == ErrLocked }
+
+// Store is agentbot's bbolt store. It is safe for concurrent use.
+type Store struct {
+	// Now is the clock used for Created, Updated, Seen expiry and queue
+	// times. Open sets it to time.Now; tests may replace it before use.
+	Now func() time.Time
+
+	dir string
+	db  *bolt.DB
+
+	sweepMu   sync.Mutex
+	lastSweep time.Time
+}
+
+// Open opens (creating if needed) the data directory dir and its database.
+// When another process holds the database, Open fails within about a second
+// with an error matching ErrLocked.
+func Open(dir string) (*Store, error) {
+	if dir == "" {
+		return nil, errors.New("open store: empty data directory")
+	}
+	if err := os.MkdirAll(dir, 0o700); err != nil {
+		return nil, fmt.Errorf("open store: create data directory: %w", err)
+	}
+	path := filepath.Join(dir, DBName)
+	db, err := bolt.Open(path, 0o600, &bolt.Options{Timeout: lockTimeout})
+	if errors.Is(err, bolt.ErrTimeout) {
+		return nil, &lockedError{dir: dir}
+	}
+	if err != nil {
+		return nil, fmt.Errorf("open store %s: %w", path, err)
+	}
+	if err := db.Update(initBuckets); err != nil {
+		_ = db.Close()
+		return nil, fmt.Errorf("open store %s: %w", path, err)
+	}
+	return &Store{Now: time.Now, dir: dir, db: db}, nil
+}
+
+// initBuckets creates the root buckets and checks the schema version.
+func initBuckets(tx *bolt.Tx) error {
+	for _, name := range [][]byte{bucketMeta, bucketSessions, bucketKeys, bucketSeen, bucketChannels, bucketQueue} {
+		if _, err := tx.CreateBucketIfNotExists(name); err != nil {
+			return fmt.Errorf("create bucket %s: %w", name, err)
+		}
+	}
+	meta := tx.Bucket(bucketMeta)
+	v := meta.Get([]byte("version"))
+	if v == nil {
+		return meta.Put([]byte("version"), u64Key(schemaVersion))
+	}
+	if len(v) != 8 {
+		return fmt.Errorf("bad schema version record (%d bytes)", len(v))
+	}
+	if got := be64(v); got > schemaVersion {
+		return fmt.Errorf("database schema version %d is newer than this agentbot supports (%d)", got, schemaVersion)
+	}
+	return nil
+}
+
+// Close closes the database and releases the data directory.
+func (s *Store) Close() error {
+	if err := s.db.Close(); err != nil {
+		return fmt.Errorf("close store %s: %w", s.dir, err)
+	}
+	return nil
+}
+
+// Dir is the data directory.
+func (s *Store) Dir() string { return s.dir }
+
+// OutputDir returns the session's output folder, dir/outputs/<id>,
+// creating it if needed.
+func (s *Store) OutputDir(id string) (string, error) {
+	return s.sessionDir("outputs", id)
+}
+
+// InputDir returns the folder for files users shared in the session,
+// dir/inputs/<id>, creating it if needed.
+func (s *Store) InputDir(id string) (string, error) {
+	return s.sessionDir("inputs", id)
+}
+
+func (s *Store) sessionDir(kind, id string) (string, error) {
+	if err := checkID(id); err != nil {
+		return "", fmt.Errorf("%s folder: %w", kind, err)
+	}
+	path := filepath.Join(s.dir, kind, id)
+	if err := os.MkdirAll(path, 0o700); err != nil {
+		return "", fmt.Errorf("%s folder for session %s: %w", kind, id, err)
+	}
+	return path, nil
+}
+
+// removeSessionDirs deletes a session's outputs and inputs folders.
+func (s *Store) removeSessionDirs(id string) error {
+	var errs []error
+	for _, kind := range []string{"outputs", "inputs"} {
+		if err := os.RemoveAll(filepath.Join(s.dir, kind, id)); err != nil {
+			errs = append(errs, fmt.Errorf("remove %s folder of session %s: %w", kind, id, err))
+		}
+	}
+	return errors.Join(errs...)
+}
+
+// now reads the clock without its monotonic part, so stored and in-memory
+// times compare alike.
+func (s *Store) now() time.Time { return s.Now().Round(0) }

@@ -1,0 +1,69 @@
+package storage
+
+import (
+	"crypto/rand"
+	"encoding/base32"
+	"encoding/binary"
+	"errors"
+	"fmt"
+	"strings"
+)
+
+// maxKeyLen bounds caller-given keys (session keys, Seen keys).
+const maxKeyLen = 1024
+
+// maxIDLen bounds session ids accepted from callers.
+const maxIDLen = 64
+
+// idEncoding writes ids in lowercase base32 without padding: [a-z2-7].
+var idEncoding = base32.NewEncoding("abcdefghijklmnopqrstuvwxyz234567").WithPadding(base32.NoPadding)
+
+// newID returns a random 13-character session id for which taken is false.
+func newID(taken func(id string) bool) (string, error) {
+	for range 10 {
+		var b [8]byte
+		if _, err := rand.Read(b[:]); err != nil {
+			return "", fmt.Errorf("new session id: %w", err)
+		}
+		id := idEncoding.EncodeToString(b[:])
+		if !taken(id) {
+			return id, nil
+		}
+	}
+	return "", errors.New("new session id: no free id after 10 tries")
+}
+
+// checkID accepts only ids that are safe as one path element: lowercase
+// letters and digits.
+func checkID(id string) error {
+	if id == "" {
+		return errors.New("empty session id")
+	}
+	if len(id) > maxIDLen {
+		return fmt.Errorf("session id too long (%d bytes, max %d)", len(id), maxIDLen)
+	}
+	if strings.IndexFunc(id, func(r rune) bool { return !(r >= 'a' && r <= 'z' || r >= '0' && r <= '9') }) >= 0 {
+		return fmt.Errorf("invalid session id %q: only a-z and 0-9 allowed", id)
+	}
+	return nil
+}
+
+// checkKey rejects empty and oversized caller keys; what names the key in
+// the error.
+func checkKey(what, key string) error {
+	if key == "" {
+		return fmt.Errorf("empty %s", what)
+	}
+	if len(key) > maxKeyLen {
+		return fmt.Errorf("%s too long (%d bytes, max %d)", what, len(key), maxKeyLen)
+	}
+	return nil
+}
+
+// u64Key encodes n big-endian, so byte order is numeric order.
+func u64Key(n uint64) []byte {
+	return binary.BigEndian.AppendUint64(make([]byte, 0, 8), n)
+}
+
+// be64 decodes an 8-byte big-endian number.
+func be64(b []byte) uint64 { return binary.BigEndian.Uint64(b) }

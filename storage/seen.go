@@ -1,0 +1,89 @@
+package storage
+
+import (
+	"errors"
+	"fmt"
+	"time"
+
+	bolt "go.etcd.io/bbolt"
+)
+
+// sweepInterval is how often Seen also removes expired marks.
+const sweepInterval = time.Minute
+
+// Seen marks key for ttl and reports whether it was already marked and not
+// yet expired; the check and the mark are one transaction. An existing mark
+// keeps its original expiry. Marks persist across restarts; expired ones are
+// swept at most once a minute by Seen, or by SweepSeen.
+func (s *Store) Seen(key string, ttl time.Duration) (bool, error) {
+	if err := checkKey("seen key", key); err != nil {
+		return false, fmt.Errorf("seen: %w", err)
+	}
+	if ttl <= 0 {
+		return false, fmt.Errorf("seen %q: ttl must be positive, got %s", key, ttl)
+	}
+	now := s.now()
+	sweep := s.sweepDue(now)
+	var seen bool
+	err := s.db.Update(func(tx *bolt.Tx) error {
+		b := tx.Bucket(bucketSeen)
+		if sweep {
+			if _, err := sweepSeen(b, now); err != nil {
+				return err
+			}
+		}
+		if v := b.Get([]byte(key)); len(v) == 8 && int64(be64(v)) > now.UnixNano() {
+			seen = true
+			return nil
+		}
+		return b.Put([]byte(key), u64Key(uint64(now.Add(ttl).UnixNano())))
+	})
+	if err != nil {
+		return false, fmt.Errorf("seen %q: %w", key, err)
+	}
+	return seen, nil
+}
+
+// SweepSeen removes the marks expired at now and returns how many.
+func (s *Store) SweepSeen(now time.Time) (int, error) {
+	var n int
+	err := s.db.Update(func(tx *bolt.Tx) error {
+		var err error
+		n, err = sweepSeen(tx.Bucket(bucketSeen), now)
+		return err
+	})
+	if err != nil {
+		return 0, fmt.Errorf("sweep seen: %w", err)
+	}
+	return n, nil
+}
+
+// sweepDue reports whether Seen should sweep now, and if so records it.
+func (s *Store) sweepDue(now time.Time) bool {
+	s.sweepMu.Lock()
+	defer s.sweepMu.Unlock()
+	if !s.lastSweep.IsZero() && now.Sub(s.lastSweep) < sweepInterval && !now.Before(s.lastSweep) {
+		return false
+	}
+	s.lastSweep = now
+	return true
+}
+
+// sweepSeen deletes the entries of b that expire at or before now.
+func sweepSeen(b *bolt.Bucket, now time.Time) (int, error) {
+	var expired [][]byte
+	c := b.Cursor()
+	for k, v := c.First(); k != nil; k, v = c.Next() {
+		if len(v) != 8 || int64(be64(v)) <= now.UnixNano() {
+			expired = append(expired, append([]byte(nil), k...))
+		}
+	}
+	var errs []error
+	for _, k := range expired {
+		errs = append(errs, b.Delete(k))
+	}
+	if err := errors.Join(errs...); err != nil {
+		return 0, err
+	}
+	return len(expired), nil
+}
