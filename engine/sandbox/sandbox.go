@@ -1,10 +1,24 @@
 // Package sandbox is the only place paths resolve. It maps the virtual paths
 // the model sees onto allowed roots, each opened with os.Root (or an fs.FS for
 // the embedded core), and refuses everything else.
+//
+// Virtual paths are slash-separated and absolute: /project, /core, /outputs
+// and /inputs. Relative paths resolve under /project for reads and /outputs
+// for writes; when a relative read is missing from /project, ReadFile, List
+// and Exists look for the same name under /outputs and then /inputs, so a
+// file the model saved as "prd.md" reads back as "prd.md". Resolve itself is
+// purely lexical and does no I/O.
+//
+// Errors returned to the model are *Error values: short, saying what is
+// allowed, and never naming a host path.
 package sandbox
 
 import (
+	"errors"
 	"io/fs"
+	"os"
+	"path/filepath"
+	"sync"
 
 	"agentbot/engine/vars"
 )
@@ -16,6 +30,9 @@ const (
 	OutputDir  = "/outputs" // this session's outputs, read-write
 	InputDir   = "/inputs"  // files users shared in this session, read-only
 )
+
+// DefaultMax is the default cap, in bytes, of MaxRead and MaxWrite.
+const DefaultMax = 1 << 20
 
 // Config says what a sandbox may open.
 type Config struct {
@@ -31,27 +48,178 @@ type Config struct {
 	MaxWrite int64
 }
 
-// Sandbox resolves and opens paths for one session.
-type Sandbox struct{}
+// Sandbox resolves and opens paths for one session. It is safe for
+// concurrent use.
+type Sandbox struct {
+	project, core, outputs, inputs mount
+	vars                           vars.Vars
+	maxRead, maxWrite              int64
 
-// Open opens every root of cfg.
-func Open(cfg Config) (*Sandbox, error) { panic("todo") }
+	mu     sync.Mutex // guards inputs.root, inputs.fsys and closed
+	closed bool
+}
 
-// Close releases the roots.
-func (s *Sandbox) Close() error { panic("todo") }
+// mount is one virtual folder and what backs it.
+type mount struct {
+	dir  string // virtual path, e.g. "/project"
+	name string // dir without the slash, e.g. "project"
+	// host is the absolute, clean host root ("" for an fs.FS or no root);
+	// real is host with symlinks evaluated, when that differs.
+	host, real string
+	root       *os.Root // nil for an fs.FS, a missing /inputs or no root
+	fsys       fs.FS    // what reads go through; nil when unavailable
+	// ok is set by Open when the mount is configured. Unlike root and fsys
+	// of /inputs it never changes afterwards, so it needs no lock.
+	ok bool
+}
 
-// Resolve returns the clean virtual path for p, or an error saying what is
-// allowed. Relative paths resolve under ProjectDir for reads and OutputDir
-// for writes.
-func (s *Sandbox) Resolve(p string, write bool) (string, error) { panic("todo") }
+// available reports whether the mount is configured in this session.
+func (m *mount) available() bool { return m.ok }
 
-// ReadFile reads p and returns its content and virtual path.
-func (s *Sandbox) ReadFile(p string) ([]byte, string, error) { panic("todo") }
+// Open opens every root of cfg. A root left empty is not available in the
+// session; InputRoot may not exist yet and is opened when it appears.
+func Open(cfg Config) (*Sandbox, error) {
+	s := &Sandbox{
+		project:  mount{dir: ProjectDir, name: ProjectDir[1:]},
+		core:     mount{dir: CoreDir, name: CoreDir[1:]},
+		outputs:  mount{dir: OutputDir, name: OutputDir[1:]},
+		inputs:   mount{dir: InputDir, name: InputDir[1:]},
+		vars:     cfg.Vars,
+		maxRead:  cfg.MaxRead,
+		maxWrite: cfg.MaxWrite,
+	}
+	if s.maxRead <= 0 {
+		s.maxRead = DefaultMax
+	}
+	if s.maxWrite <= 0 {
+		s.maxWrite = DefaultMax
+	}
+	fail := func(m *mount, msg string, err error) (*Sandbox, error) {
+		s.Close()
+		return nil, &Error{Op: "open", Path: m.dir, Msg: msg, Err: err}
+	}
+	if cfg.ProjectRoot != "" {
+		if err := s.project.openHost(cfg.ProjectRoot, false); err != nil {
+			return fail(&s.project, "the folder cannot be opened", err)
+		}
+	}
+	switch {
+	case cfg.CoreRoot != "":
+		if err := s.core.openHost(cfg.CoreRoot, false); err != nil {
+			return fail(&s.core, "the folder cannot be opened", err)
+		}
+	case cfg.CoreFS != nil:
+		s.core.fsys, s.core.ok = cfg.CoreFS, true
+	}
+	if cfg.OutputRoot != "" {
+		if err := s.outputs.openHost(cfg.OutputRoot, true); err != nil {
+			return fail(&s.outputs, "the folder cannot be created or opened", err)
+		}
+	}
+	if cfg.InputRoot != "" {
+		if err := s.inputs.openHost(cfg.InputRoot, false); err != nil && !errors.Is(err, fs.ErrNotExist) {
+			return fail(&s.inputs, "the folder cannot be opened", err)
+		}
+	}
+	return s, nil
+}
 
-// WriteFile writes data at p under OutputDir, creating directories, and
-// returns the virtual path.
-func (s *Sandbox) WriteFile(p string, data []byte) (string, error) { panic("todo") }
+// openHost records dir as the mount's host root and opens it with
+// os.OpenRoot, creating it first when create is set. When the directory is
+// missing, host and real are still recorded and the error is fs.ErrNotExist.
+func (m *mount) openHost(dir string, create bool) error {
+	abs, err := filepath.Abs(dir)
+	if err != nil {
+		return err
+	}
+	m.host, m.ok = abs, true
+	if create {
+		if err := os.MkdirAll(abs, 0o755); err != nil {
+			return err
+		}
+	}
+	m.real = realPath(abs)
+	r, err := os.OpenRoot(abs)
+	if err != nil {
+		return err
+	}
+	m.root, m.fsys = r, r.FS()
+	return nil
+}
 
-// HostPath returns the host path of a virtual path under OutputDir or
-// InputDir, for uploads.
-func (s *Sandbox) HostPath(virtual string) (string, error) { panic("todo") }
+// realPath returns abs with symlinks evaluated, or "" when that equals abs.
+// When abs does not exist yet its parent is evaluated instead.
+func realPath(abs string) string {
+	r, err := filepath.EvalSymlinks(abs)
+	if err != nil {
+		parent, perr := filepath.EvalSymlinks(filepath.Dir(abs))
+		if perr != nil {
+			return ""
+		}
+		r = filepath.Join(parent, filepath.Base(abs))
+	}
+	if r == abs {
+		return ""
+	}
+	return r
+}
+
+// Close releases the roots. Later calls fail with "sandbox is closed".
+func (s *Sandbox) Close() error {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.closed {
+		return nil
+	}
+	s.closed = true
+	var errs []error
+	for _, m := range []*mount{&s.project, &s.core, &s.outputs, &s.inputs} {
+		if m.root != nil {
+			errs = append(errs, m.root.Close())
+		}
+	}
+	return errors.Join(errs...)
+}
+
+// mounts returns the mounts in the order they are offered to the model.
+func (s *Sandbox) mounts() [4]*mount {
+	return [4]*mount{&s.project, &s.core, &s.outputs, &s.inputs}
+}
+
+// mountNamed returns the mount whose virtual name (without slash) is name.
+func (s *Sandbox) mountNamed(name string) *mount {
+	switch name {
+	case s.project.name:
+		return &s.project
+	case s.core.name:
+		return &s.core
+	case s.outputs.name:
+		return &s.outputs
+	case s.inputs.name:
+		return &s.inputs
+	}
+	return nil
+}
+
+// access returns the fs.FS and os.Root of m, opening /inputs the first time
+// it exists. fsys is nil when the mount has nothing to read (yet).
+func (s *Sandbox) access(m *mount) (fs.FS, *os.Root, error) {
+	if m != &s.inputs {
+		return m.fsys, m.root, nil
+	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.closed {
+		return nil, nil, os.ErrClosed
+	}
+	if m.root == nil && m.host != "" {
+		r, err := os.OpenRoot(m.host)
+		switch {
+		case err == nil:
+			m.root, m.fsys = r, r.FS()
+		case !errors.Is(err, fs.ErrNotExist):
+			return nil, nil, err
+		}
+	}
+	return m.fsys, m.root, nil
+}
