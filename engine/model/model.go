@@ -5,31 +5,57 @@ package model
 
 import (
 	"context"
+	"errors"
+	"fmt"
 	"net/http"
+	"strings"
 	"time"
 
 	openai "github.com/sashabaranov/go-openai"
+)
+
+// Defaults for the zero values of Config.
+const (
+	DefaultMaxTries    = 3
+	DefaultCallTimeout = 2 * time.Minute
+	DefaultBaseBackoff = 500 * time.Millisecond
 )
 
 // Config configures a Client.
 type Config struct {
 	APIKey  string
 	BaseURL string // empty means OpenAI
-	Model   string
+	// Model is the model id; with azure it is the deployment name, used as is.
+	Model string
 	// APIType is "openai" (default) or "azure"; APIVersion goes with azure.
-	APIType     string
-	APIVersion  string
+	// OpenRouter, Ollama and vLLM are "openai" with their BaseURL.
+	APIType    string
+	APIVersion string
+	// Temperature is sent when set. go-openai omits a zero temperature, so
+	// 0 means the provider's default.
 	Temperature *float32
-	MaxTokens   int
+	// MaxTokens caps the completion when > 0. It is sent as max_tokens, the
+	// field every OpenAI-compatible server understands, except for models
+	// go-openai knows to reject it (OpenAI's o-series and gpt-5 and later),
+	// which get max_completion_tokens.
+	MaxTokens int
 	// MaxTries is the number of attempts per call (default 3).
 	MaxTries int
 	// CallTimeout bounds one attempt (default 2 minutes).
 	CallTimeout time.Duration
 	// BaseBackoff is the first retry delay before jitter (default 500ms).
 	BaseBackoff time.Duration
-	HTTPClient  *http.Client
-	// OnRetry, when set, is told of every retry.
+	// HTTPClient sends the requests (nil means a plain &http.Client{}). Its
+	// own Timeout, if set, also bounds each attempt, stream included.
+	HTTPClient *http.Client
+	// OnRetry, when set, is told of every retry, before the wait: attempt is
+	// the 1-based number of the attempt that failed, err its error (a
+	// *Error, safe to log).
 	OnRetry func(attempt int, err error)
+	// Sleep waits between attempts; nil means a timer. It must return
+	// ctx.Err() when ctx ends first. Tests set it to skip real waits and to
+	// see the delays chosen.
+	Sleep func(ctx context.Context, d time.Duration) error
 }
 
 // Request is one chat completion request.
@@ -53,14 +79,143 @@ type Response struct {
 	Tries        int
 }
 
-// Client is a model client.
-type Client struct{}
+// Client is a model client. It is safe for concurrent use.
+type Client struct {
+	cfg Config
+	api *openai.Client
+	err error // a configuration error, reported by every call
+}
 
-// New returns a client for cfg.
-func New(cfg Config) *Client { panic("todo") }
+// New returns a client for cfg. A bad cfg (unknown APIType, azure without
+// BaseURL, no Model) is reported by Complete.
+func New(cfg Config) *Client {
+	if cfg.MaxTries <= 0 {
+		cfg.MaxTries = DefaultMaxTries
+	}
+	if cfg.CallTimeout <= 0 {
+		cfg.CallTimeout = DefaultCallTimeout
+	}
+	if cfg.BaseBackoff <= 0 {
+		cfg.BaseBackoff = DefaultBaseBackoff
+	}
+	if cfg.Sleep == nil {
+		cfg.Sleep = sleep
+	}
+	httpClient := cfg.HTTPClient
+	if httpClient == nil {
+		httpClient = &http.Client{} // no Timeout: CallTimeout bounds each attempt
+	}
+
+	var oc openai.ClientConfig
+	var err error
+	switch strings.ToLower(cfg.APIType) {
+	case "", "openai":
+		oc = openai.DefaultConfig(cfg.APIKey)
+		if cfg.BaseURL != "" {
+			oc.BaseURL = cfg.BaseURL
+		}
+	case "azure":
+		oc = openai.DefaultAzureConfig(cfg.APIKey, cfg.BaseURL)
+		if cfg.APIVersion != "" {
+			oc.APIVersion = cfg.APIVersion
+		}
+		oc.AzureModelMapperFunc = func(m string) string { return m } // Model is the deployment name
+		if cfg.BaseURL == "" {
+			err = errors.New("azure needs a BaseURL (https://<resource>.openai.azure.com)")
+		}
+	default:
+		err = fmt.Errorf("unknown API type %q (want openai or azure)", cfg.APIType)
+	}
+	if err == nil && cfg.Model == "" {
+		err = errors.New("no model configured")
+	}
+	oc.HTTPClient = &headerDoer{inner: httpClient}
+	return &Client{cfg: cfg, api: openai.NewClientWithConfig(oc), err: err}
+}
 
 // Complete streams one completion, calling onText with each text delta (it
 // may be nil), and returns the assembled message.
+//
+// Failed attempts are retried (up to MaxTries) on HTTP 408, 409, 429 and
+// 5xx, on network errors, on a per-attempt timeout and on a stream that ends
+// without a finish reason, waiting a jittered exponential backoff or the
+// server's Retry-After, whichever is longer. An attempt that has already
+// passed text to onText is not retried, since a retry would repeat that
+// text: its error is returned with Partial set. Errors are *Error.
 func (c *Client) Complete(ctx context.Context, req Request, onText func(delta string)) (*Response, error) {
-	panic("todo")
+	if c == nil || c.api == nil {
+		return nil, &Error{Err: errors.New("nil client (use model.New)")}
+	}
+	if c.err != nil {
+		return nil, c.fail(c.err, 0, 0, false)
+	}
+	if len(req.Messages) == 0 {
+		return nil, c.fail(errors.New("no messages"), 0, 0, false)
+	}
+	creq := c.request(req)
+	for try := 1; ; try++ {
+		resp, a := c.attempt(ctx, creq, onText)
+		if a.err == nil {
+			resp.Tries = try
+			return resp, nil
+		}
+		if ctx.Err() != nil {
+			return nil, c.fail(ctx.Err(), try, 0, a.emitted)
+		}
+		status := statusOf(a.err)
+		if a.emitted || !retryable(a.err) || try >= c.cfg.MaxTries {
+			return nil, c.fail(a.err, try, status, a.emitted)
+		}
+		delay := backoff(c.cfg.BaseBackoff, try)
+		if a.retryAfter > maxRetryAfter {
+			return nil, c.fail(&retryAfterError{after: a.retryAfter, err: a.err}, try, status, false)
+		}
+		delay = max(delay, a.retryAfter)
+		if c.cfg.OnRetry != nil {
+			c.cfg.OnRetry(try, c.fail(a.err, try, status, false))
+		}
+		if err := c.cfg.Sleep(ctx, delay); err != nil {
+			return nil, c.fail(err, try, 0, false)
+		}
+	}
+}
+
+// request builds the go-openai request for req.
+func (c *Client) request(req Request) openai.ChatCompletionRequest {
+	creq := openai.ChatCompletionRequest{
+		Model:         c.cfg.Model,
+		Messages:      req.Messages,
+		StreamOptions: &openai.StreamOptions{IncludeUsage: true},
+	}
+	if len(req.Tools) > 0 {
+		creq.Tools = req.Tools
+	}
+	if c.cfg.Temperature != nil {
+		creq.Temperature = *c.cfg.Temperature
+	}
+	if c.cfg.MaxTokens > 0 {
+		creq.MaxTokens = c.cfg.MaxTokens
+		// Ask go-openai's own model rules whether max_tokens is refused.
+		if errors.Is(openai.NewReasoningValidator().Validate(creq), openai.ErrReasoningModelMaxTokensDeprecated) {
+			creq.MaxTokens, creq.MaxCompletionTokens = 0, c.cfg.MaxTokens
+		}
+	}
+	return creq
+}
+
+// fail wraps err as the *Error of a call.
+func (c *Client) fail(err error, tries, status int, partial bool) *Error {
+	return &Error{Status: status, Tries: tries, Partial: partial, Err: err, apiKey: c.cfg.APIKey}
+}
+
+// sleep waits d or until ctx ends.
+func sleep(ctx context.Context, d time.Duration) error {
+	t := time.NewTimer(d)
+	defer t.Stop()
+	select {
+	case <-t.C:
+		return nil
+	case <-ctx.Done():
+		return ctx.Err()
+	}
 }

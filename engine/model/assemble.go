@@ -1,0 +1,115 @@
+package model
+
+import (
+	"fmt"
+	"sort"
+	"strings"
+
+	openai "github.com/sashabaranov/go-openai"
+)
+
+// assembler builds one assistant message from stream chunks.
+type assembler struct {
+	content strings.Builder
+	refusal strings.Builder
+	calls   []indexedCall // in order of first appearance
+	byIndex map[int]int   // tool-call index -> position in calls
+	finish  string
+	usage   Usage
+	emitted bool
+}
+
+// indexedCall is a tool call being assembled, with its stream index.
+type indexedCall struct {
+	index int
+	call  openai.ToolCall
+}
+
+// add folds chunk in, passing its text to onText.
+func (a *assembler) add(chunk openai.ChatCompletionStreamResponse, onText func(string)) {
+	if u := chunk.Usage; u != nil {
+		a.usage = Usage{Prompt: u.PromptTokens, Completion: u.CompletionTokens}
+		if u.PromptTokensDetails != nil {
+			a.usage.Cached = u.PromptTokensDetails.CachedTokens
+		}
+	}
+	for _, ch := range chunk.Choices {
+		if ch.Index != 0 {
+			continue // one choice is asked for; ignore any other
+		}
+		if text := ch.Delta.Content; text != "" {
+			a.content.WriteString(text)
+			if onText != nil {
+				onText(text)
+				a.emitted = true
+			}
+		}
+		a.refusal.WriteString(ch.Delta.Refusal)
+		for _, tc := range ch.Delta.ToolCalls {
+			a.addToolCall(tc)
+		}
+		if ch.FinishReason != "" {
+			a.finish = string(ch.FinishReason)
+		}
+	}
+}
+
+// addToolCall folds in one tool-call delta. The first delta of an index
+// brings the id and name; later ones append to the arguments. A delta
+// without an index (some servers send whole calls that way) starts a new
+// call when it brings a new id, and continues the last call otherwise.
+func (a *assembler) addToolCall(tc openai.ToolCall) {
+	if a.byIndex == nil {
+		a.byIndex = map[int]int{}
+	}
+	var index int
+	switch last := len(a.calls) - 1; {
+	case tc.Index != nil:
+		index = *tc.Index
+	case last < 0:
+		index = 0
+	case tc.ID != "" && tc.ID != a.calls[last].call.ID:
+		index = a.calls[last].index + 1
+		for _, taken := a.byIndex[index]; taken; _, taken = a.byIndex[index] {
+			index++
+		}
+	default:
+		index = a.calls[last].index
+	}
+	pos, ok := a.byIndex[index]
+	if !ok {
+		pos = len(a.calls)
+		a.byIndex[index] = pos
+		a.calls = append(a.calls, indexedCall{index: index})
+	}
+	call := &a.calls[pos].call
+	if call.ID == "" {
+		call.ID = tc.ID
+	}
+	if call.Function.Name == "" {
+		call.Function.Name = tc.Function.Name
+	}
+	call.Function.Arguments += tc.Function.Arguments
+}
+
+// response returns the assembled reply. Tool calls come in index order,
+// typed "function"; one that never got an id is named "call_<index>" so
+// its result can still refer to it.
+func (a *assembler) response() *Response {
+	msg := openai.ChatCompletionMessage{
+		Role:    openai.ChatMessageRoleAssistant,
+		Content: a.content.String(),
+		Refusal: a.refusal.String(),
+	}
+	calls := append([]indexedCall(nil), a.calls...)
+	sort.SliceStable(calls, func(i, j int) bool { return calls[i].index < calls[j].index })
+	for _, ic := range calls {
+		call := ic.call
+		call.Type = openai.ToolTypeFunction
+		if call.ID == "" {
+			call.ID = fmt.Sprintf("call_%d", ic.index)
+		}
+		msg.ToolCalls = append(msg.ToolCalls, call)
+	}
+	return &Response{Message: msg, FinishReason: a.finish, Usage: a.usage}
+}

@@ -1,0 +1,92 @@
+package model_test
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"strings"
+	"testing"
+
+	openai "github.com/sashabaranov/go-openai"
+
+	"agentbot/engine/fakemodel"
+	"agentbot/engine/model"
+)
+
+// benchMessages is a 100-message conversation of about 200 bytes a message.
+func benchMessages() []openai.ChatCompletionMessage {
+	msgs := []openai.ChatCompletionMessage{{Role: openai.ChatMessageRoleSystem, Content: strings.Repeat("You are a product manager. ", 8)}}
+	for i := 1; i < 100; i++ {
+		role := openai.ChatMessageRoleUser
+		if i%2 == 0 {
+			role = openai.ChatMessageRoleAssistant
+		}
+		msgs = append(msgs, openai.ChatCompletionMessage{Role: role, Content: fmt.Sprintf("message %d: %s", i, strings.Repeat("lorem ipsum ", 16))})
+	}
+	return msgs
+}
+
+// benchServer answers every request with a short streamed text and usage.
+func benchServer(b *testing.B) *fakemodel.Server {
+	s := fakemodel.NewTB(b)
+	s.Handle(func(fakemodel.Request) fakemodel.Reply {
+		return fakemodel.Reply{Text: "Here is the next step of the workflow.", Chunks: 8, Usage: fakemodel.Usage{Prompt: 5000, Cached: 4096, Completion: 10}}
+	})
+	return s
+}
+
+// BenchmarkBareCall is the baseline: go-openai's stream read to the end,
+// with no assembly, retries or bookkeeping.
+func BenchmarkBareCall(b *testing.B) {
+	s := benchServer(b)
+	c := openai.NewClientWithConfig(s.ClientConfig())
+	req := openai.ChatCompletionRequest{
+		Model:         "test-model",
+		Messages:      benchMessages(),
+		StreamOptions: &openai.StreamOptions{IncludeUsage: true},
+	}
+	ctx := context.Background()
+	b.ReportAllocs()
+	for b.Loop() {
+		stream, err := c.CreateChatCompletionStream(ctx, req)
+		if err != nil {
+			b.Fatal(err)
+		}
+		var text strings.Builder
+		for {
+			chunk, err := stream.Recv()
+			if errors.Is(err, io.EOF) {
+				break
+			}
+			if err != nil {
+				b.Fatal(err)
+			}
+			for _, ch := range chunk.Choices {
+				text.WriteString(ch.Delta.Content)
+			}
+		}
+		stream.Close()
+		if text.Len() == 0 {
+			b.Fatal("no text")
+		}
+	}
+}
+
+// BenchmarkComplete is the same call through model.Client.
+func BenchmarkComplete(b *testing.B) {
+	s := benchServer(b)
+	c := model.New(model.Config{APIKey: "fake-key", BaseURL: s.URL(), Model: "test-model"})
+	req := model.Request{Messages: benchMessages()}
+	ctx := context.Background()
+	b.ReportAllocs()
+	for b.Loop() {
+		resp, err := c.Complete(ctx, req, func(string) {})
+		if err != nil {
+			b.Fatal(err)
+		}
+		if resp.Message.Content == "" || resp.Usage.Cached != 4096 {
+			b.Fatalf("response = %+v", resp)
+		}
+	}
+}

@@ -1,0 +1,125 @@
+package model
+
+import (
+	"errors"
+	"io"
+	"math/rand/v2"
+	"net"
+	"net/http"
+	"strconv"
+	"strings"
+	"syscall"
+	"time"
+
+	openai "github.com/sashabaranov/go-openai"
+)
+
+const (
+	// maxBackoff caps the exponential backoff.
+	maxBackoff = 30 * time.Second
+	// maxRetryAfter is the longest Retry-After the client waits; a longer
+	// one ends the call at once with the server's error.
+	maxRetryAfter = time.Minute
+)
+
+// backoff returns the delay after failed attempt try (1-based): base *
+// 2^(try-1), capped at maxBackoff, with equal jitter, i.e. uniformly in
+// [d/2, d]. Half the delay is kept so a burst of clients still spreads out
+// but never retries at once.
+func backoff(base time.Duration, try int) time.Duration {
+	d := base
+	for i := 1; i < try && d < maxBackoff; i++ {
+		d *= 2
+	}
+	d = min(d, maxBackoff)
+	half := d / 2
+	return half + rand.N(d-half+1)
+}
+
+// statusOf returns the HTTP status carried by err, or 0. Errors sent inside
+// a stream (data: {"error": ...}) carry no HTTP status; their numeric code,
+// when it looks like one (OpenRouter sends e.g. 502), stands in for it.
+func statusOf(err error) int {
+	var apiErr *openai.APIError
+	if errors.As(err, &apiErr) {
+		if apiErr.HTTPStatusCode != 0 {
+			return apiErr.HTTPStatusCode
+		}
+		if code, ok := apiErr.Code.(int); ok && code >= 400 && code <= 599 {
+			return code
+		}
+	}
+	var reqErr *openai.RequestError
+	if errors.As(err, &reqErr) {
+		return reqErr.HTTPStatusCode
+	}
+	return 0
+}
+
+// retryableStatus reports whether an HTTP status is worth another try.
+func retryableStatus(status int) bool {
+	return status == http.StatusRequestTimeout || status == http.StatusConflict ||
+		status == http.StatusTooManyRequests || status >= 500
+}
+
+// retryable reports whether a failed attempt may succeed when repeated.
+// Context cancellation is handled by the caller and never gets here.
+func retryable(err error) bool {
+	if errors.Is(err, ErrCallTimeout) || errors.Is(err, ErrIncompleteStream) {
+		return true
+	}
+	if status := statusOf(err); status != 0 {
+		return retryableStatus(status)
+	}
+	var apiErr *openai.APIError
+	if errors.As(err, &apiErr) {
+		// An error event inside the stream, without a status.
+		return apiErr.Type == "server_error"
+	}
+	switch {
+	case errors.Is(err, io.ErrUnexpectedEOF), errors.Is(err, io.EOF),
+		errors.Is(err, syscall.ECONNRESET), errors.Is(err, syscall.ECONNREFUSED),
+		errors.Is(err, syscall.ECONNABORTED), errors.Is(err, syscall.EPIPE):
+		return true
+	}
+	var dnsErr *net.DNSError
+	if errors.As(err, &dnsErr) && dnsErr.IsNotFound {
+		return false // a misspelt host does not come back
+	}
+	var opErr *net.OpError
+	if errors.As(err, &opErr) {
+		return true
+	}
+	var netErr net.Error
+	if errors.As(err, &netErr) && netErr.Timeout() {
+		return true
+	}
+	// HTTP/2 resets and GOAWAYs come as unexported net/http types.
+	msg := err.Error()
+	return strings.Contains(msg, "stream error: stream ID") || strings.Contains(msg, "http2: server sent GOAWAY")
+}
+
+// parseRetryAfter reads the delay a response asks for: retry-after-ms
+// (Azure, OpenAI) or Retry-After in seconds or as an HTTP date. ok is false
+// when neither header is usable.
+func parseRetryAfter(h http.Header, now time.Time) (d time.Duration, ok bool) {
+	if v := strings.TrimSpace(h.Get("Retry-After-Ms")); v != "" {
+		if ms, err := strconv.ParseFloat(v, 64); err == nil && ms >= 0 && ms < 1e12 {
+			return time.Duration(ms * float64(time.Millisecond)), true
+		}
+	}
+	v := strings.TrimSpace(h.Get("Retry-After"))
+	if v == "" {
+		return 0, false
+	}
+	if secs, err := strconv.ParseFloat(v, 64); err == nil {
+		if secs < 0 || secs > 1e9 {
+			return 0, false
+		}
+		return time.Duration(secs * float64(time.Second)), true
+	}
+	if t, err := http.ParseTime(v); err == nil {
+		return max(0, t.Sub(now)), true
+	}
+	return 0, false
+}
