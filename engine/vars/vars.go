@@ -2,7 +2,47 @@
 // keys, references between keys of one workflow.yaml, "{config_source}:key",
 // "date: system-generated" and "A || B" fallbacks. {{double}} placeholders are
 // left for the model.
+//
+// # Syntax
+//
+// A variable is "{name}", name being one or more ASCII letters, digits, '_',
+// '-' or '.'. Anything else in braces ("{}", "{a b}", "{path/to}") is plain
+// text. "{{...}}" (no braces inside) is the model's placeholder and is kept
+// as is, also inside longer text; any other "{{" is plain text.
+//
+// Values are expanded recursively: a value holding {names} is expanded
+// before it is substituted, and the result is never scanned again. A value
+// referring back to itself, directly or through others, is a *CycleError;
+// nesting deeper than MaxDepth wraps ErrTooDeep, and substituting more than
+// MaxOutput bytes in one call wraps ErrTooLarge. Each definition is
+// expanded once per call, so shared references never blow up.
+//
+// # Fallbacks
+//
+// A whole value "A || B || C" is a fallback chain when every alternative but
+// the last holds a {name} placeholder ("||" inside {{...}} does not count),
+// so shell text like "npm test || true" stays plain. Alternatives are
+// trimmed of spaces. The chain resolves to the first alternative that
+// expands with no unknown names to something other than blanks; otherwise
+// to the last alternative, expanded as any value (an unknown name there is
+// an error for Expand, a kept placeholder for ExpandPartial). For Expand and
+// ResolveWorkflow a cycle or a limit in any alternative is an error, not a
+// reason to fall back; ExpandPartial treats it as an unknown name. The rule
+// applies to the string given to Expand and to every variable's value.
+//
+// # Workflows
+//
+// "{config_source}:key", "system-generated" values and references between
+// a workflow's keys are understood by ResolveWorkflow only; for Expand,
+// "{config_source}:key" is the variable config_source followed by ":key".
+// See ResolveWorkflow for the order in which a workflow's names resolve,
+// and ParseConfig for how a config.yaml becomes Vars.
 package vars
+
+import (
+	"sort"
+	"strings"
+)
 
 // Vars maps variable names, without braces, to values.
 type Vars map[string]string
@@ -10,44 +50,64 @@ type Vars map[string]string
 // UnknownError reports a variable that has no value, with the known names.
 type UnknownError struct {
 	Name  string
-	Known []string
+	Known []string // sorted
 }
 
-func (e *UnknownError) Error() string { panic("todo") }
-
 // Expand replaces every {name} in s. An unknown variable is an *UnknownError.
-func Expand(s string, v Vars) (string, error) { panic("todo") }
+func Expand(s string, v Vars) (string, error) {
+	if strings.IndexByte(s, '{') < 0 {
+		return s, nil
+	}
+	r := resolver{base: v}
+	var unk names
+	out, err := r.expandValue(s, scopeBase, &unk)
+	if err != nil {
+		return "", err
+	}
+	if len(unk.list) > 0 {
+		return "", &UnknownError{Name: unk.list[0], Known: v.Names()}
+	}
+	return out, nil
+}
 
 // ExpandPartial replaces the variables it knows and leaves the others in
 // place, returning their names.
-func ExpandPartial(s string, v Vars) (string, []string) { panic("todo") }
-
-// ParseConfig reads a config.yaml into Vars: scalar values as strings, not
-// yet expanded.
-func ParseConfig(data []byte) (Vars, error) { panic("todo") }
-
-// Workflow is a workflow.yaml with its values resolved.
-type Workflow struct {
-	Name        string
-	Description string
-	// Resolved is the document re-rendered as YAML with values resolved,
-	// key order kept.
-	Resolved string
-	// Values are the top-level scalar values after resolution.
-	Values Vars
-	// Instructions, Template, Validation and ConfigSource are resolved paths,
-	// empty when the workflow has none (or sets them to false).
-	Instructions string
-	Template     string
-	Validation   string
-	ConfigSource string
-	// Unresolved lists variables left as placeholders, for the model to ask.
-	Unresolved []string
+//
+// The names are deduplicated, in order of appearance, nil when all were
+// known. It never fails: a variable caught in a cycle, nested too deeply or
+// too large to substitute is left in place and listed like an unknown one.
+func ExpandPartial(s string, v Vars) (string, []string) {
+	if strings.IndexByte(s, '{') < 0 {
+		return s, nil
+	}
+	r := resolver{base: v, lenient: true}
+	var unk names
+	out, err := r.expandValue(s, scopeBase, &unk)
+	if err != nil {
+		// Unreachable: a lenient resolver reports no errors.
+		return s, nil
+	}
+	return out, unk.list
 }
 
-// ResolveWorkflow resolves a workflow.yaml. base holds the path variables,
-// config keys and the session's date; readConfig loads the file a
-// {config_source} names (a path already resolved).
-func ResolveWorkflow(data []byte, base Vars, readConfig func(path string) (Vars, error)) (*Workflow, error) {
-	panic("todo")
+// Names returns the variable names of v, sorted.
+func (v Vars) Names() []string {
+	out := make([]string, 0, len(v))
+	for k := range v {
+		out = append(out, k)
+	}
+	sort.Strings(out)
+	return out
+}
+
+// IsPinned reports whether name is a session variable that a workflow or
+// config file cannot override when the session (base) defines it: the path
+// variables (any name ending in "-root", such as project-root, bundle-root
+// and core-root), output_folder, input_folder and date.
+func IsPinned(name string) bool {
+	switch name {
+	case "output_folder", "input_folder", "date":
+		return true
+	}
+	return strings.HasSuffix(name, "-root")
 }
