@@ -30,11 +30,14 @@ type Session struct {
 	Messages []openai.ChatCompletionMessage `json:"messages"`
 	// Elided is how many leading messages have their bulky tool results
 	// replaced by a stub in requests.
-	Elided  int       `json:"elided"`
-	Outputs []Output  `json:"outputs"`
-	Usage   Usage     `json:"usage"`
-	Created time.Time `json:"created"`
-	Updated time.Time `json:"updated"`
+	Elided  int      `json:"elided"`
+	Outputs []Output `json:"outputs"`
+	// Meta holds small facts of the caller's own (the bot keeps the last
+	// inbound message it handed to a turn here).
+	Meta    map[string]string `json:"meta,omitempty"`
+	Usage   Usage             `json:"usage"`
+	Created time.Time         `json:"created"`
+	Updated time.Time         `json:"updated"`
 }
 
 // Output is one document the agent saved.

@@ -23,88 +23,105 @@ const (
 // Agent is one parsed agent, whatever its source format.
 type Agent struct {
 	// ID is the short, unique id people type (pm, analyst, cis/storyteller).
-	ID          string
-	Name        string
-	Title       string
-	Icon        string
-	Description string
+	ID string `json:"id"`
+	// Name is the persona's name ("John"); Title its role ("Product
+	// Manager"); Icon an emoji.
+	Name  string `json:"name"`
+	Title string `json:"title,omitempty"`
+	Icon  string `json:"icon,omitempty"`
+	// Description says what the agent is for: bundle.yaml's description,
+	// the file's frontmatter, a v4 whenToUse or agent.yaml capabilities.
+	Description string `json:"description,omitempty"`
 	// Source is "bundle" or "module".
-	Source string
+	Source string `json:"source,omitempty"`
 	// Module is the bundle's name or the BMAD module (bmm, cis, core).
-	Module string
+	Module string `json:"module,omitempty"`
 	// Path is the agent file on disk.
-	Path   string
-	Format Format
+	Path string `json:"path,omitempty"`
+	// Format is the file format the agent was parsed from.
+	Format Format `json:"format,omitempty"`
 	// EntryPoint agents are offered to people; the others stay loadable.
-	EntryPoint bool
+	EntryPoint bool `json:"entry_point,omitempty"`
 
-	Persona Persona
+	// Persona is the agent's role, identity, style and principles.
+	Persona Persona `json:"persona"`
 	// Activation holds the activation steps or critical actions, in order.
-	Activation []string
+	Activation []string `json:"activation,omitempty"`
 	// Handlers is the text of <menu-handlers>, when the agent has one.
-	Handlers string
-	Rules    []string
-	Prompts  []Prompt
+	Handlers string `json:"handlers,omitempty"`
+	// Rules are standing rules, in order. Sections the parser has no field
+	// for (v4 IDE-FILE-RESOLUTION, orchestrator notes) are kept here as
+	// "name: text".
+	Rules []string `json:"rules,omitempty"`
+	// Prompts are the agent's named prompts.
+	Prompts []Prompt `json:"prompts,omitempty"`
 	// Greeting is the agent's own greeting text, when it defines one.
-	Greeting string
-	Menu     []MenuItem
+	Greeting string `json:"greeting,omitempty"`
+	// Menu is every menu item, in order, including help and exit.
+	Menu []MenuItem `json:"menu,omitempty"`
 	// Dependencies are v4 dependencies by kind (tasks, templates, ...).
-	Dependencies map[string][]string
+	Dependencies map[string][]string `json:"dependencies,omitempty"`
 
 	// Home is where the agent's paths resolve.
-	Home *Home
+	Home *Home `json:"home,omitempty"`
 }
 
 // Persona is who the agent is.
 type Persona struct {
-	Role               string
-	Identity           string
-	CommunicationStyle string
-	Principles         string
+	// Role, Identity, CommunicationStyle and Principles are the persona's
+	// texts; Principles may be "- item" lines.
+	Role               string `json:"role,omitempty"`
+	Identity           string `json:"identity,omitempty"`
+	CommunicationStyle string `json:"communication_style,omitempty"`
+	Principles         string `json:"principles,omitempty"`
 }
 
 // Prompt is a named prompt an action="#id" menu item can point to.
 type Prompt struct {
-	ID      string
-	Content string
+	// ID is what action="#id" names; Content is the prompt text.
+	ID      string `json:"id"`
+	Content string `json:"content"`
 }
 
 // MenuItem is one entry of an agent's menu.
 type MenuItem struct {
 	// Cmd is the command as written: "*create-prd", "CP or fuzzy match on create-prd".
-	Cmd string
+	Cmd string `json:"cmd"`
 	// Trigger is the bare command people type, without "*": "create-prd".
-	Trigger string
+	Trigger string `json:"trigger,omitempty"`
 	// Code is the short code ("CP") when the cmd or label carries one.
-	Code string
+	Code string `json:"code,omitempty"`
 	// Description is the text shown, without a "[CP] " label prefix.
-	Description      string
-	Workflow         string
-	Exec             string
-	Tmpl             string
-	Data             string
-	Action           string
-	ValidateWorkflow string
+	Description string `json:"description,omitempty"`
+	// Workflow (also from run-workflow), Exec, Tmpl, Data, Action and
+	// ValidateWorkflow are the item's handlers, as written.
+	Workflow         string `json:"workflow,omitempty"`
+	Exec             string `json:"exec,omitempty"`
+	Tmpl             string `json:"tmpl,omitempty"`
+	Data             string `json:"data,omitempty"`
+	Action           string `json:"action,omitempty"`
+	ValidateWorkflow string `json:"validate_workflow,omitempty"`
 }
 
 // Home is where an agent lives: the directories its path variables name and
-// the configuration it reads.
+// the configuration it reads. The agents of one bundle or module share one
+// Home: treat it as read-only.
 type Home struct {
 	// Kind is "bundle" or "bmad".
-	Kind string
+	Kind string `json:"kind"`
 	// Name is the bundle name or the BMAD module.
-	Name string
+	Name string `json:"name,omitempty"`
 	// ProjectRoot is the directory {project-root} names. For a bundle it is
 	// the bundle directory; for BMAD the folder holding bmad/.
-	ProjectRoot string
+	ProjectRoot string `json:"project_root,omitempty"`
 	// BundleRoot is the directory {bundle-root} names: the bundle directory,
 	// or the BMAD folder (bmad/, .bmad/, _bmad/, bmad-core/).
-	BundleRoot string
+	BundleRoot string `json:"bundle_root,omitempty"`
 	// CoreRoot is the directory {core-root} names; empty means the core
 	// embedded in the binary.
-	CoreRoot string
+	CoreRoot string `json:"core_root,omitempty"`
 	// ConfigPath is the config.yaml the agent reads, if any.
-	ConfigPath string
+	ConfigPath string `json:"config_path,omitempty"`
 	// Config holds that file's scalar keys as strings.
-	Config map[string]string
+	Config map[string]string `json:"config,omitempty"`
 }

@@ -1,5 +1,7 @@
 package catalog
 
+import "strings"
+
 // Options says where to look for agents.
 type Options struct {
 	// Bundles are directories holding bundles (each a folder with bundle.yaml),
@@ -21,18 +23,94 @@ type Catalog struct {
 	Problems []Problem
 }
 
-// Load discovers agents. A broken bundle or root becomes a Problem; the
-// others still load.
+// Load discovers agents: first the bundles, then the BMAD roots, each in
+// the order given. A broken bundle, agent file or root becomes a Problem;
+// the others still load. A path given twice loads once. Agents get unique
+// ids (see assignIDs) and are sorted by id; problems keep discovery order.
 func Load(opts Options) *Catalog {
-	panic("todo")
+	l := newLoader()
+	for _, p := range opts.Bundles {
+		if strings.TrimSpace(p) != "" {
+			l.loadBundles(p)
+		}
+	}
+	for _, p := range opts.BMADRoots {
+		if strings.TrimSpace(p) != "" {
+			l.loadRoot(p)
+		}
+	}
+	assignIDs(l.agents)
+	return &Catalog{Agents: l.agents, Problems: l.problems}
 }
 
-// Find returns the agent with the given id.
+// Find returns the agent with the given id: an exact match first, then a
+// case-insensitive one, then the only agent whose id ends in "/"+id or in
+// "/"+id+"-N" ("storyteller" finds "cis/storyteller"; "pm" finds nothing
+// when both "bmm/pm" and "bmm/pm-2" exist).
+// A leading "*" or "@" is ignored.
 func (c *Catalog) Find(id string) (*Agent, bool) {
-	panic("todo")
+	if c == nil {
+		return nil, false
+	}
+	id = strings.TrimLeft(strings.TrimSpace(id), "*@")
+	if id == "" {
+		return nil, false
+	}
+	for _, a := range c.Agents {
+		if a.ID == id {
+			return a, true
+		}
+	}
+	for _, a := range c.Agents {
+		if strings.EqualFold(a.ID, id) {
+			return a, true
+		}
+	}
+	var found *Agent
+	for _, a := range c.Agents {
+		if shortIDMatch(a.ID, id) {
+			if found != nil {
+				return nil, false // ambiguous
+			}
+			found = a
+		}
+	}
+	return found, found != nil
 }
 
-// EntryPoints returns the agents offered to people.
+// shortIDMatch reports whether id is the part of full after its last "/",
+// possibly with the "-2", "-3" that assignIDs adds: "pm" matches "bmm/pm"
+// and "bmm/pm-2", so that it is ambiguous when both exist.
+func shortIDMatch(full, id string) bool {
+	i := strings.LastIndexByte(full, '/')
+	if i < 0 {
+		return false
+	}
+	last := full[i+1:]
+	if strings.EqualFold(last, id) {
+		return true
+	}
+	if len(last) <= len(id)+1 || !strings.EqualFold(last[:len(id)], id) || last[len(id)] != '-' {
+		return false
+	}
+	for _, r := range last[len(id)+1:] {
+		if r < '0' || r > '9' {
+			return false
+		}
+	}
+	return true
+}
+
+// EntryPoints returns the agents offered to people, in catalog order.
 func (c *Catalog) EntryPoints() []*Agent {
-	panic("todo")
+	if c == nil {
+		return nil
+	}
+	var out []*Agent
+	for _, a := range c.Agents {
+		if a.EntryPoint {
+			out = append(out, a)
+		}
+	}
+	return out
 }

@@ -1,0 +1,44 @@
+package catalog
+
+import (
+	"runtime"
+	"testing"
+)
+
+// BenchmarkLoadBMADInstall loads the whole alpha.5 install (15 agents,
+// manifest, module configs). It also reports the heap one Load allocates
+// and keeps.
+func BenchmarkLoadBMADInstall(b *testing.B) {
+	root := fixtureDir(b, alpha5)
+	opts := Options{BMADRoots: []string{root}}
+	if c := Load(opts); len(c.Agents) != 15 || len(c.Problems) != 0 {
+		b.Fatalf("load: %d agents, %+v", len(c.Agents), c.Problems)
+	}
+	var before, after runtime.MemStats
+	runtime.GC()
+	runtime.ReadMemStats(&before)
+	keep := Load(opts)
+	runtime.GC()
+	runtime.ReadMemStats(&after)
+	runtime.KeepAlive(keep)
+
+	b.ReportAllocs()
+	for b.Loop() {
+		Load(opts)
+	}
+	// Reported after the loop: b.Loop resets user metrics when it starts.
+	b.ReportMetric(float64(after.TotalAlloc-before.TotalAlloc), "total-B/load")
+	b.ReportMetric(float64(int64(after.HeapAlloc)-int64(before.HeapAlloc)), "retained-B/load")
+}
+
+// BenchmarkParseAgent parses one compiled v6 agent (alpha.5 pm.md).
+func BenchmarkParseAgent(b *testing.B) {
+	path, data := readFixture(b, alpha5, "bmad/bmm/agents/pm.md")
+	b.SetBytes(int64(len(data)))
+	b.ReportAllocs()
+	for b.Loop() {
+		if _, err := ParseAgent(path, data); err != nil {
+			b.Fatal(err)
+		}
+	}
+}

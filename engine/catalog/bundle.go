@@ -1,0 +1,176 @@
+package catalog
+
+import (
+	"fmt"
+	"path/filepath"
+	"strings"
+
+	"gopkg.in/yaml.v3"
+)
+
+// bundleFile is bundle.yaml.
+type bundleFile struct {
+	Type             string        `yaml:"type"`
+	Name             string        `yaml:"name"`
+	Version          string        `yaml:"version"`
+	Description      string        `yaml:"description"`
+	Agents           []bundleAgent `yaml:"agents"`
+	Agent            *bundleAgent  `yaml:"agent"`
+	Resources        []string      `yaml:"resources"`
+	CoreDependencies []string      `yaml:"core_dependencies"`
+}
+
+// bundleAgent is one agent entry of bundle.yaml.
+type bundleAgent struct {
+	ID          string `yaml:"id"`
+	Name        string `yaml:"name"`
+	Title       string `yaml:"title"`
+	Icon        string `yaml:"icon"`
+	File        string `yaml:"file"`
+	EntryPoint  *bool  `yaml:"entry_point"`
+	Description string `yaml:"description"`
+}
+
+// loadBundles loads the option path: a bundle directory, or a directory
+// whose sub-folders are bundles.
+func (l *loader) loadBundles(path string) {
+	dir := absPath(path)
+	if r := checkDir(dir); r != "" {
+		l.problem(dir, "bundle folder %s", r)
+		return
+	}
+	if isFile(filepath.Join(dir, "bundle.yaml")) {
+		l.loadBundle(dir)
+		return
+	}
+	found := false
+	for _, sub := range subdirs(dir) {
+		if isFile(filepath.Join(sub, "bundle.yaml")) {
+			found = true
+			l.loadBundle(sub)
+		}
+	}
+	if !found {
+		l.problem(dir, "no bundle.yaml in this folder or its sub-folders")
+	}
+}
+
+// loadBundle loads the agents of one bundle directory.
+func (l *loader) loadBundle(dir string) {
+	if !l.once(dir) {
+		return
+	}
+	manifest := filepath.Join(dir, "bundle.yaml")
+	data, err := readFile(manifest)
+	if err != nil {
+		l.problem(manifest, "%s", reason(err))
+		return
+	}
+	var bf bundleFile
+	if err := decodeYAMLInto(data, &bf); err != nil {
+		l.problem(manifest, "%s", err)
+		return
+	}
+	name := strings.TrimSpace(bf.Name)
+	if name == "" {
+		name = filepath.Base(dir)
+	}
+	entries, standalone, err := bundleEntries(&bf)
+	if err != nil {
+		l.problem(manifest, "%s", err)
+		return
+	}
+	home := &Home{Kind: "bundle", Name: name, ProjectRoot: dir, BundleRoot: dir}
+	l.loadConfig(home, filepath.Join(dir, "config.yaml"))
+
+	ids := map[string]bool{}
+	for i, e := range entries {
+		label := fmt.Sprintf("agent %d", i+1)
+		if e.ID != "" {
+			label = fmt.Sprintf("agent %q", e.ID)
+		}
+		file := filepath.FromSlash(strings.TrimSpace(e.File))
+		switch {
+		case file == "":
+			l.problem(manifest, "%s has no file", label)
+			continue
+		case !filepath.IsLocal(file):
+			l.problem(manifest, "%s: file %q is outside the bundle", label, e.File)
+			continue
+		}
+		path := filepath.Join(dir, file)
+		a, err := readAgent(path)
+		if err != nil {
+			l.problem(path, "%s", reason(err))
+			continue
+		}
+		bundleOverride(a, e)
+		key := strings.ToLower(a.ID)
+		if ids[key] {
+			l.problem(manifest, "duplicate agent id %q (file %s)", a.ID, e.File)
+			continue
+		}
+		ids[key] = true
+		a.Source = "bundle"
+		a.Module = name
+		a.Home = home
+		a.EntryPoint = e.EntryPoint != nil && *e.EntryPoint
+		if standalone && e.EntryPoint == nil {
+			a.EntryPoint = true
+		}
+		l.add(a)
+	}
+}
+
+// bundleEntries returns the agent entries of bundle.yaml by its type.
+func bundleEntries(bf *bundleFile) (entries []bundleAgent, standalone bool, err error) {
+	typ := strings.ToLower(strings.TrimSpace(bf.Type))
+	if typ == "" {
+		typ = "bundle"
+		if bf.Agent != nil && len(bf.Agents) == 0 {
+			typ = "standalone"
+		}
+	}
+	switch typ {
+	case "bundle":
+		if len(bf.Agents) == 0 {
+			return nil, false, fmt.Errorf("bundle lists no agents (want agents: [...])")
+		}
+		return bf.Agents, false, nil
+	case "standalone":
+		if bf.Agent == nil {
+			return nil, true, fmt.Errorf("standalone bundle has no agent mapping")
+		}
+		return []bundleAgent{*bf.Agent}, true, nil
+	}
+	return nil, false, fmt.Errorf("unknown bundle type %q (want bundle or standalone)", bf.Type)
+}
+
+// bundleOverride applies what bundle.yaml says about an agent over what
+// its file says.
+func bundleOverride(a *Agent, e bundleAgent) {
+	set := func(dst *string, v string) {
+		if v = strings.TrimSpace(v); v != "" {
+			*dst = v
+		}
+	}
+	set(&a.ID, e.ID)
+	set(&a.Name, e.Name)
+	set(&a.Title, e.Title)
+	set(&a.Icon, e.Icon)
+	set(&a.Description, e.Description)
+}
+
+// decodeYAMLInto decodes YAML into v, turning any failure (or a panic in
+// the YAML library) into an error that says the YAML is invalid.
+func decodeYAMLInto(data []byte, v any) (err error) {
+	defer func() {
+		if r := recover(); r != nil {
+			err = fmt.Errorf("invalid YAML: %v", r)
+		}
+	}()
+	if err := yaml.Unmarshal(data, v); err != nil {
+		return fmt.Errorf("invalid YAML: %w", unwrapYAMLError(err))
+	}
+	return nil
+}

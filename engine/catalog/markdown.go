@@ -1,0 +1,92 @@
+package catalog
+
+import (
+	"strings"
+)
+
+// frontmatter is the YAML header of a markdown agent file.
+type frontmatter struct {
+	Name        string
+	Description string
+}
+
+// splitFrontmatter returns the "---" YAML header of a markdown file, if any,
+// and the body after it.
+func splitFrontmatter(s string) (header, body string) {
+	t := strings.TrimLeft(s, "\ufeff")
+	if !strings.HasPrefix(t, "---") {
+		return "", s
+	}
+	first, rest, ok := strings.Cut(t, "\n")
+	if !ok || strings.TrimSpace(first) != "---" {
+		return "", s
+	}
+	for off := 0; off < len(rest); {
+		line, _, _ := strings.Cut(rest[off:], "\n")
+		if strings.TrimSpace(line) == "---" {
+			end := off + len(line)
+			if end < len(rest) {
+				end++
+			}
+			return rest[:off], rest[end:]
+		}
+		off += len(line) + 1
+	}
+	return "", s
+}
+
+// parseFrontmatter reads the name and description keys of a header; a
+// header that is not valid YAML yields nothing.
+func parseFrontmatter(header string) frontmatter {
+	var fm frontmatter
+	if strings.TrimSpace(header) == "" {
+		return fm
+	}
+	root, err := decodeYAML([]byte(header))
+	if err != nil {
+		return fm
+	}
+	fm.Name = scalar(mapGet(root, "name"))
+	fm.Description = scalar(mapGet(root, "description"))
+	return fm
+}
+
+// fence is one fenced code block of a markdown document.
+type fence struct {
+	lang string
+	body string
+}
+
+// fences returns the ``` fenced blocks of a markdown document in order,
+// each body sliced from s. An unterminated block runs to the end of the
+// text.
+func fences(s string) []fence {
+	var out []fence
+	open := false
+	var cur fence
+	start := 0
+	for off := 0; off < len(s); {
+		line, _, found := strings.Cut(s[off:], "\n")
+		next := off + len(line)
+		if found {
+			next++
+		}
+		trim := strings.TrimSpace(line)
+		switch {
+		case !open && strings.HasPrefix(trim, "```"):
+			open = true
+			cur = fence{lang: strings.ToLower(strings.TrimSpace(strings.TrimLeft(trim, "`")))}
+			start = next
+		case open && strings.HasPrefix(trim, "```") && strings.Trim(trim, "`") == "":
+			cur.body = s[start:off]
+			out = append(out, cur)
+			open = false
+		}
+		off = next
+	}
+	if open {
+		cur.body = s[start:]
+		out = append(out, cur)
+	}
+	return out
+}

@@ -1,0 +1,101 @@
+package engine
+
+import (
+	"context"
+	"io/fs"
+	"log/slog"
+	"time"
+
+	"agentbot/engine/core"
+	"agentbot/engine/model"
+)
+
+// Model is what the loop needs of a model client; *model.Client implements it.
+type Model interface {
+	Complete(ctx context.Context, req model.Request, onText func(delta string)) (*model.Response, error)
+}
+
+// Config configures an Engine. Zero values take the documented defaults.
+type Config struct {
+	Model Model
+	// Store persists sessions after every iteration; it may be nil in tests.
+	Store Store
+	// OutputRoot and InputRoot return the host folders of a session.
+	OutputRoot func(sessionID string) string
+	InputRoot  func(sessionID string) string
+	// CoreRoot overrides the embedded core for bundles (AGENTBOT_CORE_ROOT).
+	CoreRoot string
+	// CoreFS is the embedded core (default core.FS).
+	CoreFS fs.FS
+	// MaxIterations bounds model calls per turn (default 50).
+	MaxIterations int
+	// TurnTimeout bounds a whole turn (default 15 minutes).
+	TurnTimeout time.Duration
+	// ToolParallelism bounds the tool calls of one response run at once
+	// (default 4).
+	ToolParallelism int
+	// MaxRead and MaxWrite cap file sizes for the tools (default 1 MiB).
+	MaxRead  int64
+	MaxWrite int64
+	// ContextBudget is the model's context in tokens (default 128000). Old
+	// bulky tool results are elided when the transcript nears it.
+	ContextBudget int
+	// Now is the clock (default time.Now).
+	Now func() time.Time
+	// Logger receives debug lines (default slog.Default()).
+	Logger *slog.Logger
+	// OnToolCall, when set, is told of every tool call and whether it failed
+	// (for metrics).
+	OnToolCall func(tool string, failed bool)
+}
+
+// Engine runs sessions. It is safe for concurrent use by different sessions;
+// turns of one session must not run concurrently.
+type Engine struct {
+	cfg Config
+}
+
+// New returns an engine for cfg.
+func New(cfg Config) *Engine {
+	if cfg.CoreFS == nil {
+		cfg.CoreFS = core.FS
+	}
+	if cfg.MaxIterations <= 0 {
+		cfg.MaxIterations = 50
+	}
+	if cfg.TurnTimeout <= 0 {
+		cfg.TurnTimeout = 15 * time.Minute
+	}
+	if cfg.ToolParallelism <= 0 {
+		cfg.ToolParallelism = 4
+	}
+	if cfg.MaxRead <= 0 {
+		cfg.MaxRead = 1 << 20
+	}
+	if cfg.MaxWrite <= 0 {
+		cfg.MaxWrite = 1 << 20
+	}
+	if cfg.ContextBudget <= 0 {
+		cfg.ContextBudget = 128000
+	}
+	if cfg.Now == nil {
+		cfg.Now = time.Now
+	}
+	if cfg.Logger == nil {
+		cfg.Logger = slog.Default()
+	}
+	return &Engine{cfg: cfg}
+}
+
+func (e *Engine) save(s *Session) error {
+	s.Updated = e.cfg.Now()
+	if e.cfg.Store == nil {
+		return nil
+	}
+	return e.cfg.Store.SaveSession(s)
+}
+
+// NewSessionName returns a short name for an unnamed session, from the clock.
+func (e *Engine) NewSessionName() string {
+	return e.cfg.Now().UTC().Format("20060102-150405.000")
+}

@@ -1,0 +1,83 @@
+package engine
+
+import (
+	"encoding/json"
+	"fmt"
+	"strings"
+
+	openai "github.com/sashabaranov/go-openai"
+)
+
+// ExportMarkdown renders a session's transcript as a markdown document: the
+// conversation, each tool call with a short summary of its result, and the
+// saved outputs. The system prompt is left out.
+func ExportMarkdown(s *Session) string {
+	var b strings.Builder
+	name := s.AgentID
+	if s.Agent != nil && s.Agent.Name != "" {
+		name = fmt.Sprintf("%s (%s)", s.Agent.Name, s.AgentID)
+	}
+	fmt.Fprintf(&b, "# Session %s\n\n- Agent: %s\n- Key: %s\n- Date: %s\n- Model calls: %d, tokens: %d prompt (%d cached), %d completion\n",
+		s.ID, name, s.Key, s.Date, s.Usage.Calls, s.Usage.Prompt, s.Usage.Cached, s.Usage.Completion)
+	if len(s.Outputs) > 0 {
+		b.WriteString("- Outputs:\n")
+		for _, o := range s.Outputs {
+			fmt.Fprintf(&b, "  - %s v%d (%d bytes, %s)\n", o.Path, o.Version, o.Size, o.Time.UTC().Format("2006-01-02 15:04"))
+		}
+	}
+	b.WriteString("\n---\n")
+	for _, m := range s.Messages {
+		switch m.Role {
+		case openai.ChatMessageRoleSystem:
+			continue
+		case openai.ChatMessageRoleUser:
+			fmt.Fprintf(&b, "\n**User:**\n\n%s\n", strings.TrimSpace(m.Content))
+		case openai.ChatMessageRoleAssistant:
+			if c := strings.TrimSpace(m.Content); c != "" {
+				fmt.Fprintf(&b, "\n**Agent:**\n\n%s\n", c)
+			}
+			for _, tc := range m.ToolCalls {
+				fmt.Fprintf(&b, "\n> tool `%s` %s\n", tc.Function.Name, summarizeArgs(tc.Function.Arguments))
+			}
+		case openai.ChatMessageRoleTool:
+			fmt.Fprintf(&b, "> → %s\n", summarizeResult(m.Content))
+		}
+	}
+	return b.String()
+}
+
+func summarizeArgs(args string) string {
+	var a map[string]any
+	if json.Unmarshal([]byte(args), &a) != nil {
+		return "(malformed arguments)"
+	}
+	for _, k := range []string{"path", "workflow_path"} {
+		if p, ok := a[k].(string); ok {
+			return "`" + p + "`"
+		}
+	}
+	return ""
+}
+
+func summarizeResult(content string) string {
+	var r map[string]any
+	if json.Unmarshal([]byte(content), &r) != nil {
+		return fmt.Sprintf("%d bytes", len(content))
+	}
+	if e, ok := r["error"].(string); ok {
+		return "error: " + e
+	}
+	if e, ok := r["elided"].(string); ok {
+		return e
+	}
+	if p, ok := r["path"].(string); ok {
+		if n, ok := r["bytes"].(float64); ok {
+			return fmt.Sprintf("saved %s (%d bytes)", p, int(n))
+		}
+		return fmt.Sprintf("%s (%d bytes)", p, len(content))
+	}
+	if w, ok := r["workflow"].(string); ok {
+		return fmt.Sprintf("workflow %s loaded (%d bytes)", w, len(content))
+	}
+	return fmt.Sprintf("%d bytes", len(content))
+}

@@ -1,0 +1,113 @@
+package engine
+
+import (
+	"encoding/json"
+	"fmt"
+	"strconv"
+	"strings"
+
+	openai "github.com/sashabaranov/go-openai"
+
+	"agentbot/engine/catalog"
+	"agentbot/engine/sandbox"
+)
+
+// MatchMenu finds the menu item an input picks: its number ("3"), its
+// *command, its short code ("CP") or its exact trigger. It returns the item's
+// index and the rest of the input after the pick.
+func MatchMenu(menu []catalog.MenuItem, input string) (int, string, bool) {
+	input = strings.TrimSpace(input)
+	if input == "" {
+		return -1, "", false
+	}
+	head, rest, _ := strings.Cut(input, " ")
+	rest = strings.TrimSpace(rest)
+	head = strings.TrimRight(head, ".):")
+	if n, err := strconv.Atoi(head); err == nil {
+		if n >= 1 && n <= len(menu) {
+			return n - 1, rest, true
+		}
+		return -1, "", false
+	}
+	star := strings.HasPrefix(head, "*")
+	h := strings.ToLower(strings.TrimPrefix(head, "*"))
+	if h == "" {
+		return -1, "", false
+	}
+	for i, it := range menu {
+		if strings.ToLower(it.Trigger) == h || strings.ToLower(strings.TrimPrefix(it.Cmd, "*")) == h {
+			return i, rest, true
+		}
+	}
+	if !star {
+		for i, it := range menu {
+			if it.Code != "" && strings.EqualFold(it.Code, h) {
+				return i, rest, true
+			}
+		}
+	}
+	return -1, "", false
+}
+
+// shortcutCalls returns the tool calls the engine makes itself for a picked
+// menu item, so that starting a workflow costs one model call.
+func shortcutCalls(it catalog.MenuItem, exists func(string) bool) []openai.ToolCall {
+	var calls []openai.ToolCall
+	add := func(tool, key, val string) {
+		args, _ := json.Marshal(map[string]string{key: val})
+		calls = append(calls, openai.ToolCall{Type: openai.ToolTypeFunction, Function: openai.FunctionCall{Name: tool, Arguments: string(args)}})
+	}
+	switch {
+	case it.Workflow != "" && !strings.EqualFold(it.Workflow, "todo"):
+		add(ToolPreloadWorkflow, "workflow_path", it.Workflow)
+	case it.ValidateWorkflow != "":
+		for _, p := range []string{sandbox.CoreDir + "/tasks/validate-workflow.xml", sandbox.CoreDir + "/tasks/validate-workflow.md"} {
+			if exists(p) {
+				add(ToolReadFile, "path", p)
+				break
+			}
+		}
+		add(ToolPreloadWorkflow, "workflow_path", it.ValidateWorkflow)
+	case it.Exec != "":
+		if strings.HasSuffix(it.Exec, ".yaml") || strings.HasSuffix(it.Exec, ".yml") {
+			add(ToolPreloadWorkflow, "workflow_path", it.Exec)
+		} else if strings.ContainsAny(it.Exec, "/{") && !strings.Contains(it.Exec, " ") {
+			add(ToolReadFile, "path", it.Exec)
+		}
+	}
+	if it.Tmpl != "" && len(calls) > 0 {
+		add(ToolReadFile, "path", it.Tmpl)
+	}
+	if it.Data != "" && len(calls) > 0 {
+		add(ToolReadFile, "path", it.Data)
+	}
+	return calls
+}
+
+// pickNote tells the model which item the user chose.
+func pickNote(a *catalog.Agent, idx int, it catalog.MenuItem, input, rest string, preloaded bool) string {
+	var b strings.Builder
+	b.WriteString(input)
+	fmt.Fprintf(&b, "\n\n(The user picked menu item %d: %s.", idx+1, menuLabel(it))
+	switch {
+	case preloaded:
+		b.WriteString(" Its files are loaded above by the runtime; start executing it now, following the workflow engine instructions exactly, and stop at the first point that needs my input.")
+	case strings.HasPrefix(it.Action, "#"):
+		id := strings.TrimPrefix(it.Action, "#")
+		for _, p := range a.Prompts {
+			if p.ID == id {
+				fmt.Fprintf(&b, " Run prompt #%s from your instructions now.", id)
+				break
+			}
+		}
+	case it.Action != "":
+		b.WriteString(" Carry out its action now: ")
+		b.WriteString(it.Action)
+	}
+	if rest != "" {
+		b.WriteString(" The user added: ")
+		b.WriteString(rest)
+	}
+	b.WriteString(")")
+	return b.String()
+}

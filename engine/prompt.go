@@ -1,0 +1,126 @@
+package engine
+
+import (
+	"fmt"
+	"sort"
+	"strings"
+
+	"agentbot/engine/catalog"
+	"agentbot/engine/vars"
+)
+
+// toolRules tells the model how to work with files. It is part of the
+// byte-stable system prompt.
+const toolRules = `## How you work with files
+- Files are reached only through tools. To load a file, call read_file; to start a workflow, call preload_workflow with its workflow.yaml path. Never say you loaded, read or followed a file without calling the tool in this conversation; never merely acknowledge an instruction to load something.
+- Save every document you produce with save_output, after each step that changes it, not only at the end. Relative paths and {output_folder} land in this session's output folder; each save is shared with the user as a file.
+- Folders: /project is the agent's bundle or project (read-only), /core the core tasks (read-only), /outputs this session's documents (read-write), /inputs files the user shared (read-only).
+- Variables in {single braces} are resolved for you by the tools; {{double}} placeholders are yours to fill from the conversation.
+- If a tool returns an error, read it and recover: fix the path or the arguments, or ask the user.
+
+## How you talk
+- This is a chat thread. Keep messages short and scannable, use Markdown, and number every list of choices.
+- Ask one question at a time when you need input, then stop and wait for the answer.
+- Stay in character until the user exits.`
+
+// systemPrompt renders the byte-stable system prompt of a session: persona,
+// activation, rules, menu, handlers, prompts, tool rules and variables. It
+// holds no clock and no ids.
+func systemPrompt(a *catalog.Agent, v vars.Vars) string {
+	x := func(s string) string {
+		out, _ := vars.ExpandPartial(s, v)
+		return strings.TrimSpace(out)
+	}
+	var b strings.Builder
+	fmt.Fprintf(&b, "You are %s", a.Name)
+	if a.Title != "" {
+		fmt.Fprintf(&b, ", %s", a.Title)
+	}
+	if a.Icon != "" {
+		fmt.Fprintf(&b, " %s", a.Icon)
+	}
+	b.WriteString(". Fully embody this persona and follow its instructions.\n")
+
+	p := a.Persona
+	if p.Role+p.Identity+p.CommunicationStyle+p.Principles != "" {
+		b.WriteString("\n## Persona\n")
+		field(&b, "Role", x(p.Role))
+		field(&b, "Identity", x(p.Identity))
+		field(&b, "Communication style", x(p.CommunicationStyle))
+		field(&b, "Principles", x(p.Principles))
+	}
+	if len(a.Activation) > 0 {
+		b.WriteString("\n## Activation (already done by the runtime: the config below is loaded and the greeting was shown; keep following the standing instructions)\n")
+		for i, s := range a.Activation {
+			fmt.Fprintf(&b, "%d. %s\n", i+1, oneBlock(x(s)))
+		}
+	}
+	if len(a.Rules) > 0 {
+		b.WriteString("\n## Rules\n")
+		for _, r := range a.Rules {
+			fmt.Fprintf(&b, "- %s\n", oneBlock(x(r)))
+		}
+	}
+	if len(a.Menu) > 0 {
+		b.WriteString("\n## Menu\nThe user may pick an item by number, by *command, by its short code or by describing it.\n")
+		for i, it := range a.Menu {
+			fmt.Fprintf(&b, "%d. %s", i+1, menuLabel(it))
+			for _, kv := range [][2]string{{"workflow", it.Workflow}, {"exec", it.Exec}, {"tmpl", it.Tmpl}, {"data", it.Data}, {"action", it.Action}, {"validate-workflow", it.ValidateWorkflow}} {
+				if kv[1] != "" {
+					fmt.Fprintf(&b, " [%s: %s]", kv[0], x(kv[1]))
+				}
+			}
+			b.WriteString("\n")
+		}
+	}
+	if len(a.Dependencies) > 0 {
+		kinds := make([]string, 0, len(a.Dependencies))
+		for k := range a.Dependencies {
+			kinds = append(kinds, k)
+		}
+		sort.Strings(kinds)
+		fmt.Fprintf(&b, "\n## Dependencies\nLoad these with read_file only when a command needs them, at %s/<kind>/<name>.\n", v["bundle-root"])
+		for _, k := range kinds {
+			fmt.Fprintf(&b, "- %s: %s\n", k, strings.Join(a.Dependencies[k], ", "))
+		}
+	}
+	if h := strings.TrimSpace(a.Handlers); h != "" {
+		b.WriteString("\n## Menu handlers\n")
+		b.WriteString(x(h))
+		b.WriteString("\n")
+	} else {
+		b.WriteString("\n## Menu handlers\n- workflow / run-workflow: call preload_workflow with the path, then follow the workflow engine it returns.\n- exec: if the path ends in workflow.yaml, call preload_workflow; otherwise read_file it and follow it exactly.\n- tmpl / data: read_file the file and use it with the chosen action.\n- action: \"#id\" runs the prompt with that id below; other text is the instruction itself.\n- validate-workflow: preload the workflow and check the document against its validation checklist.\n")
+	}
+	if len(a.Prompts) > 0 {
+		b.WriteString("\n## Prompts\n")
+		for _, pr := range a.Prompts {
+			fmt.Fprintf(&b, "### #%s\n%s\n", pr.ID, x(pr.Content))
+		}
+	}
+	b.WriteString("\n")
+	b.WriteString(toolRules)
+	b.WriteString("\n\n## Variables\n")
+	keys := make([]string, 0, len(v))
+	for k := range v {
+		if k == "date" { // the date lives in a message, so the prompt stays byte-stable
+			continue
+		}
+		keys = append(keys, k)
+	}
+	sort.Strings(keys)
+	for _, k := range keys {
+		fmt.Fprintf(&b, "- {%s} = %s\n", k, v[k])
+	}
+	return b.String()
+}
+
+func field(b *strings.Builder, name, val string) {
+	if val != "" {
+		fmt.Fprintf(b, "- %s: %s\n", name, oneBlock(val))
+	}
+}
+
+// oneBlock indents continuation lines so a multi-line value stays one item.
+func oneBlock(s string) string {
+	return strings.ReplaceAll(s, "\n", "\n   ")
+}

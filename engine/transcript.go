@@ -1,0 +1,118 @@
+package engine
+
+import (
+	"encoding/json"
+	"fmt"
+
+	openai "github.com/sashabaranov/go-openai"
+
+	"agentbot/engine/sandbox"
+)
+
+const (
+	// elideAt is the share of the context budget at which old tool results
+	// are elided.
+	elideAt = 0.75
+	// elideTo is the share of the budget an elision aims to get under.
+	elideTo = 0.5
+	// keepRecent messages at the end are never elided.
+	keepRecent = 12
+	// bulky is the size above which a tool result counts as bulky.
+	bulky = 1024
+)
+
+// estimateTokens is a cheap token estimate: about four bytes a token.
+func estimateTokens(msgs []openai.ChatCompletionMessage) int {
+	n := 0
+	for _, m := range msgs {
+		n += len(m.Content) + 16
+		for _, tc := range m.ToolCalls {
+			n += len(tc.Function.Arguments) + len(tc.Function.Name) + 16
+		}
+	}
+	return n / 4
+}
+
+// maybeElide moves the elision mark when the request would near the context
+// budget. It moves in one large step, down to half the budget where it can,
+// so requests keep extending each other (and stay cacheable) between the
+// rare moves instead of shifting a little on every turn.
+func (e *Engine) maybeElide(s *Session) {
+	total := estimateTokens(requestMessages(s))
+	if float64(total) < elideAt*float64(e.cfg.ContextBudget) {
+		return
+	}
+	target := int(elideTo * float64(e.cfg.ContextBudget))
+	floor := len(s.Messages) - keepRecent
+	mark := s.Elided
+	for i := s.Elided; i < len(s.Messages); i++ {
+		if m := s.Messages[i]; m.Role == openai.ChatMessageRoleTool && len(m.Content) > bulky {
+			total -= (len(m.Content) - len(stub(m.Content))) / 4
+		}
+		mark = i + 1
+		if mark >= floor && total <= target {
+			break
+		}
+	}
+	if mark > s.Elided {
+		s.Elided = mark
+		e.cfg.Logger.Debug("elided old tool results", "session", s.ID, "mark", mark, "tokens", total)
+	}
+}
+
+// requestMessages is the transcript as sent: bulky tool results before the
+// elision mark are replaced by a one-line stub.
+func requestMessages(s *Session) []openai.ChatCompletionMessage {
+	if s.Elided <= 0 {
+		return s.Messages
+	}
+	out := make([]openai.ChatCompletionMessage, len(s.Messages))
+	copy(out, s.Messages)
+	for i := 0; i < s.Elided && i < len(out); i++ {
+		m := out[i]
+		if m.Role == openai.ChatMessageRoleTool && len(m.Content) > bulky {
+			out[i].Content = stub(m.Content)
+		}
+	}
+	return out
+}
+
+// stub is the one-line replacement of an elided tool result.
+func stub(content string) string {
+	var r map[string]any
+	_ = json.Unmarshal([]byte(content), &r)
+	what := ""
+	for _, k := range []string{"workflow", "path"} {
+		if p, ok := r[k].(string); ok {
+			what = " of " + p
+			break
+		}
+	}
+	b, _ := json.Marshal(map[string]string{"elided": fmt.Sprintf("earlier result%s (%d bytes) removed to save context; call the tool again if you need it", what, len(content))})
+	return string(b)
+}
+
+// openSandbox opens the sandbox of a session's agent.
+func (e *Engine) openSandbox(s *Session) (*sandbox.Sandbox, error) {
+	a := s.Agent
+	cfg := sandbox.Config{
+		CoreFS:   e.cfg.CoreFS,
+		CoreRoot: e.cfg.CoreRoot,
+		Vars:     s.Vars,
+		MaxRead:  e.cfg.MaxRead,
+		MaxWrite: e.cfg.MaxWrite,
+	}
+	if a != nil && a.Home != nil {
+		cfg.ProjectRoot = a.Home.ProjectRoot
+		if a.Home.CoreRoot != "" {
+			cfg.CoreRoot = a.Home.CoreRoot
+		}
+	}
+	if e.cfg.OutputRoot != nil {
+		cfg.OutputRoot = e.cfg.OutputRoot(s.ID)
+	}
+	if e.cfg.InputRoot != nil {
+		cfg.InputRoot = e.cfg.InputRoot(s.ID)
+	}
+	return sandbox.Open(cfg)
+}

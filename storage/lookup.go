@@ -1,0 +1,59 @@
+package storage
+
+import (
+	"errors"
+	"fmt"
+
+	bolt "go.etcd.io/bbolt"
+
+	"agentbot/engine"
+)
+
+// FindSession is Session without the sentinel: it returns (nil, nil) when
+// key has no session.
+func (s *Store) FindSession(key string) (*engine.Session, error) {
+	sess, err := s.Session(key)
+	if errors.Is(err, ErrNotFound) {
+		return nil, nil
+	}
+	return sess, err
+}
+
+// DetachSession frees its key, so the next NewSession for that key starts
+// afresh, while the session's data and folders stay (ListSessions shows it,
+// Prune and DeleteSession remove it). The bot uses it when a thread
+// switches agents, so nothing of the earlier conversation is lost.
+func (s *Store) DetachSession(id string) error {
+	if err := checkID(id); err != nil {
+		return fmt.Errorf("detach session: %w", err)
+	}
+	err := s.db.Update(func(tx *bolt.Tx) error {
+		b := tx.Bucket(bucketSessions).Bucket([]byte(id))
+		if b == nil {
+			return ErrNotFound
+		}
+		sess, err := loadMeta(b)
+		if err != nil {
+			return err
+		}
+		keys := tx.Bucket(bucketKeys)
+		if string(keys.Get([]byte(sess.Key))) == id {
+			return keys.Delete([]byte(sess.Key))
+		}
+		return nil
+	})
+	if err != nil {
+		return fmt.Errorf("detach session %s: %w", id, err)
+	}
+	return nil
+}
+
+// Next returns the oldest queued item of a session key; ok is false when
+// the queue is empty.
+func (s *Store) Next(sessionKey string) (seq uint64, payload []byte, ok bool, err error) {
+	items, err := s.Pending(sessionKey)
+	if err != nil || len(items) == 0 {
+		return 0, nil, false, err
+	}
+	return items[0].Seq, items[0].Payload, true, nil
+}
