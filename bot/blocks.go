@@ -1,0 +1,105 @@
+package bot
+
+import (
+	"context"
+	"fmt"
+	"strings"
+
+	"github.com/slack-go/slack"
+
+	"agentbot/engine"
+	"agentbot/engine/catalog"
+)
+
+// Action ids of the bot's buttons.
+const (
+	actionMenu = "menu" // a menu item of the thread's agent; value: the command
+	actionPick = "pick" // an agent in the picker; value: the agent id
+)
+
+// maxButtons is how many buttons one actions block holds.
+const maxButtons = 25
+
+// postGreeting posts an agent's greeting with its menu as buttons. Clicking
+// a button is the same as typing that command.
+func (b *Bot) postGreeting(ctx context.Context, channel, thread string, a *catalog.Agent, g *engine.Greeting) {
+	var md strings.Builder
+	md.WriteString(g.Intro)
+	md.WriteString("\n")
+	for i, it := range g.Menu {
+		fmt.Fprintf(&md, "\n%d. `%s`", i+1, command(it))
+		if it.Description != "" {
+			md.WriteString(" — " + it.Description)
+		}
+	}
+	blocks := []slack.Block{MarkdownBlock(md.String())}
+	var buttons []slack.BlockElement
+	for i, it := range g.Menu {
+		label := shorten(command(it), 70)
+		btn := slack.NewButtonBlockElement(fmt.Sprintf("%s:%d", actionMenu, i), command(it), slack.NewTextBlockObject(slack.PlainTextType, label, true, false))
+		buttons = append(buttons, btn)
+	}
+	for i := 0; i < len(buttons); i += maxButtons {
+		end := min(i+maxButtons, len(buttons))
+		blocks = append(blocks, slack.NewActionBlock(fmt.Sprintf("menu-%d", i/maxButtons), buttons[i:end]...))
+	}
+	blocks = append(blocks, slack.NewContextBlock("hint", slack.NewTextBlockObject(slack.MarkdownType,
+		"Click a button, type a number or a command, or just say what you need.", false, false)))
+	_, err := b.postMsg(ctx, channel, thread,
+		slack.MsgOptionText(Fallback(g.Intro, DefaultFallbackChars), false),
+		slack.MsgOptionBlocks(blocks...))
+	if err != nil {
+		b.log.Error("post greeting", "agent", a.ID, "err", err)
+	}
+}
+
+// command is the text a menu button types: "*brief".
+func command(it catalog.MenuItem) string {
+	if it.Trigger != "" {
+		return "*" + it.Trigger
+	}
+	return it.Cmd
+}
+
+// postPicker asks which agent should take the thread.
+func (b *Bot) postPicker(ctx context.Context, it item) {
+	agents := b.cfg.Catalog().EntryPoints()
+	if len(agents) == 0 {
+		b.post(ctx, it.Channel, it.ThreadTS, "⚠️ No agents are loaded. An admin can check with `agentbot agents`.")
+		return
+	}
+	var buttons []slack.BlockElement
+	for _, a := range agents {
+		label := a.Name
+		if a.Icon != "" {
+			label = a.Icon + " " + label
+		}
+		if a.Title != "" && a.Title != a.Name {
+			label += " — " + a.Title
+		}
+		buttons = append(buttons, slack.NewButtonBlockElement(actionPick+":"+a.ID, a.ID,
+			slack.NewTextBlockObject(slack.PlainTextType, shorten(label, 70), true, false)))
+	}
+	blocks := []slack.Block{MarkdownBlock(fmt.Sprintf("Hi <@%s>! Which agent should help in this thread?", it.User))}
+	for i := 0; i < len(buttons); i += maxButtons {
+		end := min(i+maxButtons, len(buttons))
+		blocks = append(blocks, slack.NewActionBlock(fmt.Sprintf("pick-%d", i/maxButtons), buttons[i:end]...))
+	}
+	blocks = append(blocks, slack.NewContextBlock("hint", slack.NewTextBlockObject(slack.MarkdownType,
+		"Tip: `/agent use <id>` makes an agent this channel's default, so threads start right away.", false, false)))
+	if _, err := b.postMsg(ctx, it.Channel, it.ThreadTS, slack.MsgOptionText("Which agent should help in this thread?", false), slack.MsgOptionBlocks(blocks...)); err != nil {
+		b.log.Error("post picker", "err", err)
+	}
+}
+
+// closePicker replaces the picker's buttons with who picked what.
+func (b *Bot) closePicker(ctx context.Context, it item) {
+	name := it.AgentID
+	if a, ok := b.findAgent(it.AgentID); ok {
+		name = strings.TrimSpace(a.Icon + " " + a.Name)
+	}
+	text := fmt.Sprintf("<@%s> picked %s.", it.User, name)
+	if err := b.update(ctx, it.Channel, it.PickerTS, slack.MsgOptionText(text, false), slack.MsgOptionBlocks(MarkdownBlock(text))); err != nil {
+		b.log.Debug("close picker", "err", err)
+	}
+}

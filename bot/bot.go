@@ -1,0 +1,248 @@
+package bot
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/slack-go/slack"
+	"github.com/slack-go/slack/socketmode"
+
+	"agentbot/engine"
+	"agentbot/engine/catalog"
+)
+
+// Store is what the bot keeps: sessions by thread, dedupe marks, channel
+// defaults and the inbound queue. storage.Store implements it; another
+// backend needs only these methods.
+type Store interface {
+	engine.Store
+	FindSession(key string) (*engine.Session, error)
+	NewSession(key string) (*engine.Session, error)
+	DetachSession(id string) error
+	InputDir(id string) (string, error)
+	Seen(key string, ttl time.Duration) (bool, error)
+	ChannelDefault(team, channel string) (string, error)
+	SetChannelDefault(team, channel, agentID string) error
+	Enqueue(key string, payload []byte) (uint64, error)
+	Next(key string) (seq uint64, payload []byte, ok bool, err error)
+	Dequeue(key string, seq uint64) error
+	PendingKeys() ([]string, error)
+}
+
+// Observer is told what the bot does, for metrics. Its methods must be cheap
+// and safe for concurrent use.
+type Observer interface {
+	EventReceived(kind string)
+	EventDeduped()
+	TurnStarted()
+	TurnFinished(d time.Duration, iterations int, prompt, cached, completion int, err error)
+	Uploaded(err error)
+	QueueDepth(n int)
+}
+
+// Config configures a Bot.
+type Config struct {
+	API    *slack.Client
+	Socket *socketmode.Client
+	Engine *engine.Engine
+	Store  Store
+	// Catalog returns the current catalog; it changes on reload.
+	Catalog func() *catalog.Catalog
+	// Reload reloads bundles (for /agent reload); nil disables it.
+	Reload func() error
+	// Admins may run /agent reload, besides workspace admins and owners.
+	Admins []string
+	// MaxConcurrentTurns bounds turns running at once over all threads
+	// (default 8).
+	MaxConcurrentTurns int
+	// AllowedUsers and AllowedChannels, when set, limit who may talk to the
+	// bot and where.
+	AllowedUsers    []string
+	AllowedChannels []string
+	// MaxUploadBytes caps files users share that are downloaded into a
+	// session (default 10 MiB).
+	MaxUploadBytes int64
+	// NoStreaming turns off chat.startStream; progress then shows in a
+	// status message that is updated.
+	NoStreaming bool
+	// DedupeTTL is how long event ids are remembered (default 15 minutes).
+	DedupeTTL time.Duration
+	// ShutdownGrace is how long running turns may take to finish at
+	// shutdown before they are cancelled (default 30 s); the engine saves
+	// after every iteration, so a cancelled turn resumes after a restart.
+	ShutdownGrace time.Duration
+	Observer      Observer
+	Logger        *slog.Logger
+}
+
+// Bot is agentbot's Slack adapter.
+type Bot struct {
+	cfg Config
+	log *slog.Logger
+	obs Observer
+
+	botUserID string
+	botID     string
+	teamID    string
+
+	connected atomic.Bool
+	inbox     *inbox
+	threads   *threads
+	sem       chan struct{}
+	// turnCtx outlives the event loop at shutdown, so running turns can
+	// finish; cancelTurns stops them after the grace period.
+	turnCtx     context.Context
+	cancelTurns context.CancelFunc
+	sleep       func(ctx context.Context, d time.Duration) error
+	stopOnce    sync.Once
+}
+
+// New returns a bot for cfg.
+func New(cfg Config) (*Bot, error) {
+	if cfg.API == nil || cfg.Socket == nil || cfg.Engine == nil || cfg.Store == nil || cfg.Catalog == nil {
+		return nil, errors.New("bot: API, Socket, Engine, Store and Catalog are required")
+	}
+	if cfg.MaxConcurrentTurns <= 0 {
+		cfg.MaxConcurrentTurns = 8
+	}
+	if cfg.MaxUploadBytes <= 0 {
+		cfg.MaxUploadBytes = 10 << 20
+	}
+	if cfg.DedupeTTL < 10*time.Minute {
+		cfg.DedupeTTL = 15 * time.Minute
+	}
+	if cfg.ShutdownGrace <= 0 {
+		cfg.ShutdownGrace = 30 * time.Second
+	}
+	if cfg.Logger == nil {
+		cfg.Logger = slog.Default()
+	}
+	b := &Bot{cfg: cfg, log: cfg.Logger, obs: cfg.Observer, inbox: newInbox(), sem: make(chan struct{}, cfg.MaxConcurrentTurns), sleep: sleepCtx}
+	if b.obs == nil {
+		b.obs = nopObserver{}
+	}
+	b.turnCtx, b.cancelTurns = context.WithCancel(context.Background())
+	b.threads = newThreads(b)
+	return b, nil
+}
+
+// Connected reports whether the Socket Mode connection is up.
+func (b *Bot) Connected() bool { return b.connected.Load() }
+
+// Run connects and serves until ctx is done. At shutdown it stops taking
+// events, lets running turns finish (or checkpoint, after the grace
+// period), and returns.
+func (b *Bot) Run(ctx context.Context) error {
+	auth, err := b.cfg.API.AuthTestContext(ctx)
+	if err != nil {
+		return fmt.Errorf("slack auth.test: %w", err)
+	}
+	b.botUserID, b.botID, b.teamID = auth.UserID, auth.BotID, auth.TeamID
+	b.log.Info("connected to slack", "team", auth.Team, "bot_user", auth.UserID)
+
+	sockCtx, stopSock := context.WithCancel(ctx)
+	defer stopSock()
+	sockDone := make(chan error, 1)
+	go func() { sockDone <- b.cfg.Socket.RunContext(sockCtx) }()
+	intakeDone := make(chan struct{})
+	go func() { defer close(intakeDone); b.intakeLoop(sockCtx) }()
+
+	// Messages persisted before a restart get their turn now.
+	if keys, err := b.cfg.Store.PendingKeys(); err != nil {
+		b.log.Error("recover pending messages", "err", err)
+	} else {
+		for _, k := range keys {
+			b.threads.wake(k)
+		}
+		if len(keys) > 0 {
+			b.log.Info("resuming queued messages", "threads", len(keys))
+		}
+	}
+
+loop:
+	for {
+		select {
+		case <-ctx.Done():
+			break loop
+		case err := <-sockDone:
+			if ctx.Err() == nil {
+				b.shutdown()
+				return fmt.Errorf("socket mode: %w", err)
+			}
+			break loop
+		case evt, ok := <-b.cfg.Socket.Events:
+			if !ok {
+				break loop
+			}
+			b.onSocketEvent(evt)
+		}
+	}
+	b.connected.Store(false)
+	stopSock()
+	<-intakeDone
+	b.shutdown()
+	return nil
+}
+
+// shutdown waits for running turns, up to the grace period, then cancels
+// them; their sessions are saved at the last finished iteration.
+func (b *Bot) shutdown() {
+	b.stopOnce.Do(func() {
+		done := make(chan struct{})
+		go func() { b.threads.wait(); close(done) }()
+		select {
+		case <-done:
+		case <-time.After(b.cfg.ShutdownGrace):
+			b.log.Warn("shutdown grace period over; cancelling running turns")
+			b.cancelTurns()
+			<-done
+		}
+		b.cancelTurns()
+	})
+}
+
+// onSocketEvent acks an envelope at once, before any work, and hands it to
+// the intake.
+func (b *Bot) onSocketEvent(evt socketmode.Event) {
+	switch evt.Type {
+	case socketmode.EventTypeConnected, socketmode.EventTypeHello:
+		b.connected.Store(true)
+		return
+	case socketmode.EventTypeConnecting, socketmode.EventTypeConnectionError, socketmode.EventTypeDisconnect, socketmode.EventTypeInvalidAuth:
+		b.connected.Store(false)
+		return
+	case socketmode.EventTypeEventsAPI, socketmode.EventTypeSlashCommand, socketmode.EventTypeInteractive:
+		if evt.Request != nil {
+			if err := b.cfg.Socket.Ack(*evt.Request); err != nil {
+				b.log.Warn("ack failed", "type", evt.Type, "err", err)
+			}
+		}
+		b.obs.EventReceived(string(evt.Type))
+		b.inbox.push(evt)
+	}
+}
+
+func sleepCtx(ctx context.Context, d time.Duration) error {
+	t := time.NewTimer(d)
+	defer t.Stop()
+	select {
+	case <-ctx.Done():
+		return ctx.Err()
+	case <-t.C:
+		return nil
+	}
+}
+
+type nopObserver struct{}
+
+func (nopObserver) EventReceived(string)                                {}
+func (nopObserver) EventDeduped()                                       {}
+func (nopObserver) TurnStarted()                                        {}
+func (nopObserver) TurnFinished(time.Duration, int, int, int, int, error) {}
+func (nopObserver) Uploaded(error)                                      {}
+func (nopObserver) QueueDepth(int)                                      {}

@@ -1,0 +1,98 @@
+package bot
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"strings"
+
+	"agentbot/engine"
+	"agentbot/engine/sandbox"
+)
+
+// fetchFiles downloads the files shared with a message into the session's
+// inputs folder, under the size cap, and returns a note for the agent naming
+// them.
+func (b *Bot) fetchFiles(ctx context.Context, s *engine.Session, it item) string {
+	dir, err := b.cfg.Store.InputDir(s.ID)
+	if err != nil {
+		b.log.Error("inputs folder", "err", err)
+		return ""
+	}
+	var got, skipped []string
+	for _, f := range it.Files {
+		name := safeName(f.Name, f.ID)
+		if f.Size > 0 && int64(f.Size) > b.cfg.MaxUploadBytes {
+			skipped = append(skipped, fmt.Sprintf("%s (%s, over the %s limit)", name, humanBytes(int64(f.Size)), humanBytes(b.cfg.MaxUploadBytes)))
+			continue
+		}
+		n, err := b.download(ctx, f.URL, filepath.Join(dir, name))
+		if err != nil {
+			b.log.Warn("download shared file", "file", name, "err", err)
+			skipped = append(skipped, fmt.Sprintf("%s (could not download)", name))
+			continue
+		}
+		got = append(got, fmt.Sprintf("%s/%s (%s)", sandbox.InputDir, name, humanBytes(n)))
+	}
+	var note strings.Builder
+	if len(got) > 0 {
+		fmt.Fprintf(&note, "[I shared %s. Read with read_file when you need it.]\n", strings.Join(got, ", "))
+	}
+	if len(skipped) > 0 {
+		fmt.Fprintf(&note, "[Not available to you: %s.]\n", strings.Join(skipped, ", "))
+		b.post(ctx, it.Channel, it.ThreadTS, "⚠️ I couldn't take "+strings.Join(skipped, ", ")+".")
+	}
+	return note.String()
+}
+
+// download fetches a Slack file with the bot token, stopping at the cap.
+func (b *Bot) download(ctx context.Context, url, dst string) (int64, error) {
+	tmp, err := os.CreateTemp(filepath.Dir(dst), ".download-*")
+	if err != nil {
+		return 0, err
+	}
+	defer os.Remove(tmp.Name())
+	w := &capWriter{w: tmp, left: b.cfg.MaxUploadBytes}
+	err = b.call(ctx, func() error { return b.cfg.API.GetFileContext(ctx, url, w) })
+	if cerr := tmp.Close(); err == nil {
+		err = cerr
+	}
+	if err != nil {
+		return 0, err
+	}
+	return w.n, os.Rename(tmp.Name(), dst)
+}
+
+// capWriter fails once more than left bytes were written.
+type capWriter struct {
+	w    io.Writer
+	left int64
+	n    int64
+}
+
+func (c *capWriter) Write(p []byte) (int, error) {
+	if int64(len(p)) > c.left {
+		return 0, fmt.Errorf("file is larger than the limit")
+	}
+	n, err := c.w.Write(p)
+	c.left -= int64(n)
+	c.n += int64(n)
+	return n, err
+}
+
+// safeName is a file name that stays inside the inputs folder.
+func safeName(name, id string) string {
+	name = filepath.Base(strings.ReplaceAll(name, "\\", "/"))
+	name = strings.Map(func(r rune) rune {
+		if r < 32 || r == '/' || r == 0 {
+			return -1
+		}
+		return r
+	}, name)
+	if name == "" || name == "." || name == ".." || strings.HasPrefix(name, ".") {
+		name = id + "-" + strings.TrimLeft(name, ".")
+	}
+	return name
+}

@@ -1,0 +1,211 @@
+package bot_test
+
+import (
+	"context"
+	"encoding/json"
+	"log/slog"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/slack-go/slack/slackevents"
+	"github.com/slack-go/slack/socketmode"
+
+	"agentbot/bot"
+	"agentbot/bot/fakeslack"
+	"agentbot/engine"
+	"agentbot/engine/catalog"
+	"agentbot/engine/fakemodel"
+	"agentbot/engine/model"
+	"agentbot/storage"
+)
+
+// rig is a running bot wired to a fake Slack and a fake model through the
+// real socketmode, slack-go and go-openai clients, with a real bbolt store.
+type rig struct {
+	t     testing.TB
+	slack *fakeslack.Server
+	model *fakemodel.Server
+	data  string
+	st    *storage.Store
+	cat   *catalog.Catalog
+	bot   *bot.Bot
+	stop  context.CancelFunc
+	done  chan error
+	opts  rigOpts
+}
+
+type rigOpts struct {
+	mutate func(*bot.Config)
+	engine func(*engine.Config)
+}
+
+func repoRoot(t testing.TB) string {
+	dir, _ := os.Getwd()
+	for {
+		if _, err := os.Stat(filepath.Join(dir, "go.mod")); err == nil {
+			return dir
+		}
+		parent := filepath.Dir(dir)
+		if parent == dir {
+			t.Fatal("go.mod not found")
+		}
+		dir = parent
+	}
+}
+
+func newRig(t testing.TB, o rigOpts) *rig {
+	t.Helper()
+	r := &rig{t: t, slack: fakeslack.New(t), model: fakemodel.NewTB(t), data: filepath.Join(t.TempDir(), "data"), opts: o}
+	r.cat = catalog.Load(catalog.Options{Bundles: []string{filepath.Join(repoRoot(t), "bundles")}})
+	r.start()
+	t.Cleanup(r.shutdown)
+	return r
+}
+
+// start opens the store and runs a bot on it, as a process start would.
+func (r *rig) start() {
+	t := r.t
+	st, err := storage.Open(r.data)
+	if err != nil {
+		t.Fatal(err)
+	}
+	r.st = st
+	ecfg := engine.Config{
+		Model: model.New(model.Config{APIKey: "k", BaseURL: r.model.URL(), Model: "m",
+			Sleep: func(ctx context.Context, d time.Duration) error { return ctx.Err() }}),
+		Store:      st,
+		OutputRoot: func(id string) string { d, _ := st.OutputDir(id); return d },
+		InputRoot:  func(id string) string { d, _ := st.InputDir(id); return d },
+	}
+	if r.opts.engine != nil {
+		r.opts.engine(&ecfg)
+	}
+	api := r.slack.Client()
+	cfg := bot.Config{
+		API: api, Socket: socketmode.New(api), Engine: engine.New(ecfg), Store: st,
+		Catalog: func() *catalog.Catalog { return r.cat }, ShutdownGrace: 5 * time.Second,
+		Logger: slog.New(slog.NewTextHandler(os.Stderr, &slog.HandlerOptions{Level: slog.LevelWarn})),
+	}
+	if r.opts.mutate != nil {
+		r.opts.mutate(&cfg)
+	}
+	b, err := bot.New(cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	r.bot = b
+	ctx, cancel := context.WithCancel(context.Background())
+	r.stop, r.done = cancel, make(chan error, 1)
+	go func() { r.done <- b.Run(ctx) }()
+	r.waitFor("the bot to connect", func() bool { return b.Connected() && r.slack.Connected() > 0 })
+}
+
+// shutdown stops the bot and closes the store.
+func (r *rig) shutdown() {
+	if r.stop == nil {
+		return
+	}
+	r.stop()
+	select {
+	case err := <-r.done:
+		if err != nil {
+			r.t.Errorf("bot.Run: %v", err)
+		}
+	case <-time.After(20 * time.Second):
+		r.t.Error("bot did not stop")
+	}
+	r.st.Close()
+	r.stop = nil
+}
+
+// restart is a process restart on the same data directory.
+func (r *rig) restart() {
+	r.shutdown()
+	r.start()
+}
+
+func (r *rig) waitFor(what string, cond func() bool) {
+	r.t.Helper()
+	deadline := time.Now().Add(15 * time.Second)
+	for !cond() {
+		if time.Now().After(deadline) {
+			r.t.Fatalf("timed out waiting for %s", what)
+		}
+		time.Sleep(5 * time.Millisecond)
+	}
+}
+
+const (
+	user    = "U0USER1"
+	channel = "C0CHAN1"
+)
+
+// mention sends "@agentbot text" as a new channel message (or a thread reply).
+func (r *rig) mention(text, thread string) (ts, envelope string) {
+	ts = r.slack.NextTS()
+	envelope = r.slack.SendEvent(slackevents.AppMentionEvent{Type: "app_mention", User: user, Channel: channel,
+		Text: "<@" + r.slack.BotUserID() + "> " + text, TimeStamp: ts, ThreadTimeStamp: thread})
+	return ts, envelope
+}
+
+// reply sends a thread reply without a mention.
+func (r *rig) reply(text, thread string) (ts, envelope string) {
+	ts = r.slack.NextTS()
+	envelope = r.slack.SendEvent(slackevents.MessageEvent{Type: "message", User: user, Channel: channel, ChannelType: "channel",
+		Text: text, TimeStamp: ts, ThreadTimeStamp: thread})
+	return ts, envelope
+}
+
+// botMessages are the bot's current messages in a thread (posts, updates
+// applied, and streams), oldest first.
+func (r *rig) botMessages(thread string) []fakeslack.Message {
+	var out []fakeslack.Message
+	for _, m := range r.slack.ThreadMessages(channel, thread) {
+		if m.Kind != fakeslack.KindUser {
+			out = append(out, m)
+		}
+	}
+	return out
+}
+
+func (r *rig) waitBotMessages(thread string, n int) []fakeslack.Message {
+	r.t.Helper()
+	r.waitFor("bot messages", func() bool { return len(r.botMessages(thread)) >= n })
+	return r.botMessages(thread)
+}
+
+// buttons lists the buttons of a message: action_id → value.
+func buttons(t testing.TB, m fakeslack.Message) map[string]string {
+	var blocks []struct {
+		Type     string `json:"type"`
+		Elements []struct {
+			ActionID string `json:"action_id"`
+			Value    string `json:"value"`
+		} `json:"elements"`
+	}
+	if err := json.Unmarshal(m.Blocks, &blocks); err != nil {
+		t.Fatalf("blocks: %v", err)
+	}
+	out := map[string]string{}
+	for _, b := range blocks {
+		if b.Type == "actions" {
+			for _, e := range b.Elements {
+				out[e.ActionID] = e.Value
+			}
+		}
+	}
+	return out
+}
+
+// text is everything a message shows: its text, markdown blocks and stream.
+func text(m fakeslack.Message) string { return m.Text + "\n" + m.MarkdownText() }
+
+func has(t testing.TB, s, sub, what string) {
+	t.Helper()
+	if !strings.Contains(s, sub) {
+		t.Fatalf("%s: %q not in %q", what, sub, s)
+	}
+}

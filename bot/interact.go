@@ -1,0 +1,49 @@
+package bot
+
+import (
+	"strings"
+
+	"github.com/slack-go/slack"
+)
+
+// onInteraction handles button clicks: a menu button types its command in
+// the thread; a picker button starts the thread with that agent.
+func (b *Bot) onInteraction(cb slack.InteractionCallback) {
+	if cb.Type != slack.InteractionTypeBlockActions {
+		return
+	}
+	channel := cb.Channel.ID
+	if channel == "" {
+		channel = cb.Container.ChannelID
+	}
+	thread := cb.Container.ThreadTs
+	if thread == "" {
+		thread = cb.Message.ThreadTimestamp
+	}
+	if thread == "" {
+		thread = cb.Container.MessageTs
+	}
+	team := cb.Team.ID
+	if team == "" {
+		team = b.teamID
+	}
+	dm := strings.HasPrefix(channel, "D")
+	for _, act := range cb.ActionCallback.BlockActions {
+		kind, _, _ := strings.Cut(act.ActionID, ":")
+		if kind != actionMenu && kind != actionPick {
+			continue
+		}
+		if why := b.denied(cb.User.ID, channel, dm); why != "" {
+			b.ephemeral(channel, cb.User.ID, thread, why)
+			return
+		}
+		it := item{Team: team, Channel: channel, ThreadTS: thread, User: cb.User.ID, DM: dm}
+		switch kind {
+		case actionMenu:
+			it.Kind, it.Text = "message", act.Value
+		case actionPick:
+			it.Kind, it.AgentID, it.PickerTS = "pick", act.Value, cb.Container.MessageTs
+		}
+		b.enqueue(it)
+	}
+}

@@ -1,0 +1,224 @@
+// Package metrics holds agentbot's Prometheus metrics and serves them, with
+// a health check, over HTTP (/metrics and /healthz).
+//
+// Metrics uses its own registry, never the global one, so every Metrics (and
+// every test) counts on its own. Its methods are cheap, safe for concurrent
+// use and no-ops on a nil *Metrics, so callers may hold a nil one when
+// metrics are off.
+package metrics
+
+import (
+	"time"
+
+	"github.com/prometheus/client_golang/prometheus"
+	"github.com/prometheus/client_golang/prometheus/collectors"
+)
+
+// Label values of result labels.
+const (
+	ResultOK    = "ok"
+	ResultError = "error"
+)
+
+// Token kinds, the values of agentbot_tokens_total's kind label.
+const (
+	TokensPrompt     = "prompt"
+	TokensCached     = "cached"
+	TokensCompletion = "completion"
+)
+
+// TurnBuckets are the bounds, in seconds, of agentbot_turn_duration_seconds:
+// an LLM turn takes from half a second (a short answer) to minutes (a
+// workflow step with many tool calls), and turns time out at 15 minutes by
+// default.
+var TurnBuckets = []float64{0.5, 1, 2, 5, 10, 20, 30, 60, 120, 180, 300, 450, 600}
+
+// maxLabelValues bounds the distinct values of a free-form label (event
+// kind, tool name); later values are counted under "other".
+const maxLabelValues = 64
+
+// Metrics is agentbot's set of metrics on a private registry.
+type Metrics struct {
+	reg *prometheus.Registry
+
+	eventsReceived *prometheus.CounterVec
+	eventsDeduped  prometheus.Counter
+	turnsStarted   prometheus.Counter
+	turnsFinished  *prometheus.CounterVec
+	modelCalls     prometheus.Counter
+	modelRetries   prometheus.Counter
+	toolCalls      *prometheus.CounterVec
+	tokens         *prometheus.CounterVec
+	turnDuration   prometheus.Histogram
+	uploads        *prometheus.CounterVec
+	queueDepth     prometheus.Gauge
+
+	kinds, tools *labelSet
+}
+
+// New returns Metrics registered on a new private registry, together with
+// the Go runtime and process collectors.
+func New() *Metrics {
+	m := &Metrics{
+		reg: prometheus.NewRegistry(),
+		eventsReceived: prometheus.NewCounterVec(prometheus.CounterOpts{
+			Name: "agentbot_events_received_total",
+			Help: "Slack events received, by kind (event type, slash_command, interactive).",
+		}, []string{"kind"}),
+		eventsDeduped: prometheus.NewCounter(prometheus.CounterOpts{
+			Name: "agentbot_events_deduped_total",
+			Help: "Slack events dropped as duplicates (redelivered or seen under another event).",
+		}),
+		turnsStarted: prometheus.NewCounter(prometheus.CounterOpts{
+			Name: "agentbot_turns_started_total",
+			Help: "Agent turns started.",
+		}),
+		turnsFinished: prometheus.NewCounterVec(prometheus.CounterOpts{
+			Name: "agentbot_turns_finished_total",
+			Help: "Agent turns finished, by result (ok or error; error means the turn failed).",
+		}, []string{"result"}),
+		modelCalls: prometheus.NewCounter(prometheus.CounterOpts{
+			Name: "agentbot_model_calls_total",
+			Help: "Model calls made by finished turns (one per loop iteration).",
+		}),
+		modelRetries: prometheus.NewCounter(prometheus.CounterOpts{
+			Name: "agentbot_model_retries_total",
+			Help: "Model call attempts retried after a transient failure.",
+		}),
+		toolCalls: prometheus.NewCounterVec(prometheus.CounterOpts{
+			Name: "agentbot_tool_calls_total",
+			Help: "Tool calls run, by tool and result (ok or error).",
+		}, []string{"tool", "result"}),
+		tokens: prometheus.NewCounterVec(prometheus.CounterOpts{
+			Name: "agentbot_tokens_total",
+			Help: "Model tokens used by finished turns, by kind: prompt, cached (the part of prompt served from the provider's cache) and completion.",
+		}, []string{"kind"}),
+		turnDuration: prometheus.NewHistogram(prometheus.HistogramOpts{
+			Name:    "agentbot_turn_duration_seconds",
+			Help:    "Wall time of finished agent turns.",
+			Buckets: TurnBuckets,
+		}),
+		uploads: prometheus.NewCounterVec(prometheus.CounterOpts{
+			Name: "agentbot_uploads_total",
+			Help: "Output files uploaded to Slack, by result (ok or error).",
+		}, []string{"result"}),
+		queueDepth: prometheus.NewGauge(prometheus.GaugeOpts{
+			Name: "agentbot_queue_depth",
+			Help: "Inbound messages waiting for their thread's turn.",
+		}),
+		kinds: newLabelSet(maxLabelValues),
+		tools: newLabelSet(maxLabelValues),
+	}
+	m.reg.MustRegister(
+		collectors.NewGoCollector(),
+		collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}),
+		m.eventsReceived, m.eventsDeduped, m.turnsStarted, m.turnsFinished,
+		m.modelCalls, m.modelRetries, m.toolCalls, m.tokens, m.turnDuration,
+		m.uploads, m.queueDepth,
+	)
+	// Show the fixed label values at zero from the start, so rate() and
+	// alerts work before the first failure.
+	for _, r := range []string{ResultOK, ResultError} {
+		m.turnsFinished.WithLabelValues(r)
+		m.uploads.WithLabelValues(r)
+	}
+	for _, k := range []string{TokensPrompt, TokensCached, TokensCompletion} {
+		m.tokens.WithLabelValues(k)
+	}
+	return m
+}
+
+// Registry returns the private registry, for callers that add their own
+// collectors or gather directly.
+func (m *Metrics) Registry() *prometheus.Registry {
+	if m == nil {
+		return nil
+	}
+	return m.reg
+}
+
+// EventReceived counts one Slack event of the given kind.
+func (m *Metrics) EventReceived(kind string) {
+	if m == nil {
+		return
+	}
+	m.eventsReceived.WithLabelValues(m.kinds.value(kind)).Inc()
+}
+
+// EventDeduped counts one event dropped as a duplicate.
+func (m *Metrics) EventDeduped() {
+	if m == nil {
+		return
+	}
+	m.eventsDeduped.Inc()
+}
+
+// TurnStarted counts one turn started.
+func (m *Metrics) TurnStarted() {
+	if m == nil {
+		return
+	}
+	m.turnsStarted.Inc()
+}
+
+// TurnFinished records one finished turn: its duration, its model calls
+// (iterations), its token usage and whether it failed (err != nil).
+// Negative numbers are ignored.
+func (m *Metrics) TurnFinished(d time.Duration, iterations int, prompt, cached, completion int, err error) {
+	if m == nil {
+		return
+	}
+	m.turnsFinished.WithLabelValues(result(err != nil)).Inc()
+	m.turnDuration.Observe(max(d, 0).Seconds())
+	addCount(m.modelCalls, iterations)
+	addCount(m.tokens.WithLabelValues(TokensPrompt), prompt)
+	addCount(m.tokens.WithLabelValues(TokensCached), cached)
+	addCount(m.tokens.WithLabelValues(TokensCompletion), completion)
+}
+
+// ModelRetry counts one retried model call attempt.
+func (m *Metrics) ModelRetry() {
+	if m == nil {
+		return
+	}
+	m.modelRetries.Inc()
+}
+
+// ToolCall counts one tool call of tool, failed or not.
+func (m *Metrics) ToolCall(tool string, failed bool) {
+	if m == nil {
+		return
+	}
+	m.toolCalls.WithLabelValues(m.tools.value(tool), result(failed)).Inc()
+}
+
+// Uploaded counts one output upload; err != nil means it failed.
+func (m *Metrics) Uploaded(err error) {
+	if m == nil {
+		return
+	}
+	m.uploads.WithLabelValues(result(err != nil)).Inc()
+}
+
+// QueueDepth sets the number of inbound messages waiting (negative: 0).
+func (m *Metrics) QueueDepth(n int) {
+	if m == nil {
+		return
+	}
+	m.queueDepth.Set(float64(max(n, 0)))
+}
+
+// result is the result label value for a failure flag.
+func result(failed bool) string {
+	if failed {
+		return ResultError
+	}
+	return ResultOK
+}
+
+// addCount adds n to c when n is positive (a counter panics on negatives).
+func addCount(c prometheus.Counter, n int) {
+	if n > 0 {
+		c.Add(float64(n))
+	}
+}

@@ -1,0 +1,219 @@
+package bot
+
+import (
+	"context"
+	"fmt"
+	"strconv"
+	"strings"
+	"time"
+
+	"agentbot/engine"
+	"agentbot/engine/catalog"
+)
+
+// metaSeq is the session meta key holding the queue seq of the last message
+// handed to a turn, so a replay after a crash resumes instead of repeating.
+const metaSeq = "bot.seq"
+
+// metaPending holds the text of a first message that waits for the picker.
+const metaPending = "bot.pending"
+
+// process handles one queued item of a thread.
+func (b *Bot) process(seq uint64, it item) {
+	ctx := b.turnCtx
+	key := it.key()
+	s, err := b.cfg.Store.FindSession(key)
+	if err == nil && s == nil {
+		s, err = b.cfg.Store.NewSession(key)
+	}
+	if err != nil {
+		b.log.Error("load session", "err", err)
+		b.post(ctx, it.Channel, it.ThreadTS, "⚠️ I couldn't open this thread's session. Please try again in a moment.")
+		return
+	}
+
+	seqStr := strconv.FormatUint(seq, 10)
+	if s.Agent != nil && s.Meta[metaSeq] == seqStr {
+		// Replayed after a crash: the input is in the transcript already,
+		// so the turn resumes instead of repeating it.
+		b.runTurn(ctx, s, it, "")
+		return
+	}
+	if it.Kind == "pick" {
+		b.pick(ctx, s, it, seqStr)
+		return
+	}
+	if cmd, arg := threadCommand(it.Text); cmd != "" && (s.Agent == nil || !isMenuPick(s, it.Text)) {
+		switch cmd {
+		case "use":
+			b.switchAgent(ctx, s, it, arg)
+			return
+		case "reset":
+			b.switchAgent(ctx, s, it, "")
+			return
+		}
+	}
+	if s.Agent == nil {
+		agentID, _ := b.cfg.Store.ChannelDefault(it.Team, it.Channel)
+		a, ok := b.findAgent(agentID)
+		if !ok {
+			if it.Text != "" {
+				s.Meta = setMeta(s.Meta, metaPending, it.Text)
+				_ = b.cfg.Store.SaveSession(s)
+			}
+			b.postPicker(ctx, it)
+			return
+		}
+		if !b.activate(ctx, s, a, it) {
+			return
+		}
+		if it.Text == "" && len(it.Files) == 0 {
+			return // a bare mention: the greeting is the answer
+		}
+	}
+	input := it.Text
+	if len(it.Files) > 0 {
+		input = b.fetchFiles(ctx, s, it) + input
+	}
+	if input == "" {
+		// A bare mention in a thread that has an agent: show the menu again.
+		b.postGreeting(ctx, it.Channel, it.ThreadTS, s.Agent, b.cfg.Engine.Greet(s))
+		return
+	}
+	s.Meta = setMeta(s.Meta, metaSeq, seqStr)
+	b.runTurn(ctx, s, it, input)
+}
+
+// runTurn runs one engine turn, bounded by the concurrency limit, and
+// renders it into the thread.
+func (b *Bot) runTurn(ctx context.Context, s *engine.Session, it item, input string) {
+	select {
+	case b.sem <- struct{}{}:
+	case <-ctx.Done():
+		return
+	}
+	defer func() { <-b.sem }()
+	b.obs.TurnStarted()
+	start := time.Now()
+	r := b.newReply(ctx, it)
+	res, err := b.cfg.Engine.Turn(ctx, s, input, r.emit)
+	r.finish(res, err)
+	d := time.Since(start)
+	var u engine.Usage
+	iters, tools := 0, 0
+	if res != nil {
+		u, iters, tools = res.Usage, res.Iterations, res.Tools
+	}
+	b.obs.TurnFinished(d, iters, u.Prompt, u.Cached, u.Completion, err)
+	attrs := []any{"session", s.ID, "agent", s.AgentID, "iterations", iters, "tools", tools,
+		"prompt_tokens", u.Prompt, "cached_tokens", u.Cached, "completion_tokens", u.Completion, "duration", d.Round(time.Millisecond)}
+	if err != nil {
+		b.log.Warn("turn failed", append(attrs, "err", err)...)
+	} else {
+		b.log.Info("turn", attrs...)
+	}
+}
+
+// activate starts a session with an agent and posts its greeting.
+func (b *Bot) activate(ctx context.Context, s *engine.Session, a *catalog.Agent, it item) bool {
+	g, err := b.cfg.Engine.Activate(s, a)
+	if err != nil {
+		b.log.Warn("activate agent", "agent", a.ID, "err", err)
+		b.post(ctx, it.Channel, it.ThreadTS, fmt.Sprintf("⚠️ %s can't start here: %v", a.Name, err))
+		return false
+	}
+	b.postGreeting(ctx, it.Channel, it.ThreadTS, a, g)
+	return true
+}
+
+// pick starts the thread's session with the agent chosen in the picker,
+// then runs the message that was waiting for it.
+func (b *Bot) pick(ctx context.Context, s *engine.Session, it item, seq string) {
+	if it.PickerTS != "" {
+		b.closePicker(ctx, it)
+	}
+	if s.Agent != nil {
+		b.ephemeral(it.Channel, it.User, it.ThreadTS, fmt.Sprintf("This thread already talks to %s. To switch, write `@%s use <agent>` here.", s.Agent.Name, "agentbot"))
+		return
+	}
+	a, ok := b.findAgent(it.AgentID)
+	if !ok {
+		b.post(ctx, it.Channel, it.ThreadTS, fmt.Sprintf("⚠️ The agent `%s` isn't loaded any more. Try `/agent list`.", it.AgentID))
+		return
+	}
+	pending := s.Meta[metaPending]
+	if !b.activate(ctx, s, a, it) {
+		return
+	}
+	if pending != "" {
+		delete(s.Meta, metaPending)
+		s.Meta = setMeta(s.Meta, metaSeq, seq)
+		b.runTurn(ctx, s, it, pending)
+	}
+}
+
+// switchAgent moves the thread to another agent (or, with an empty id, back
+// to the picker). The earlier session is kept, detached from the thread.
+func (b *Bot) switchAgent(ctx context.Context, s *engine.Session, it item, agentID string) {
+	var a *catalog.Agent
+	if agentID != "" {
+		var ok bool
+		if a, ok = b.findAgent(agentID); !ok {
+			b.post(ctx, it.Channel, it.ThreadTS, fmt.Sprintf("I don't know the agent `%s`. %s", agentID, b.agentList()))
+			return
+		}
+	}
+	if s.Agent != nil {
+		if err := b.cfg.Store.DetachSession(s.ID); err != nil {
+			b.log.Error("detach session", "err", err)
+			b.post(ctx, it.Channel, it.ThreadTS, "⚠️ I couldn't switch agents. Please try again.")
+			return
+		}
+		ns, err := b.cfg.Store.NewSession(it.key())
+		if err != nil {
+			b.log.Error("new session", "err", err)
+			return
+		}
+		s = ns
+	}
+	if a == nil {
+		b.postPicker(ctx, it)
+		return
+	}
+	b.activate(ctx, s, a, it)
+}
+
+// findAgent finds an agent by id in the current catalog.
+func (b *Bot) findAgent(id string) (*catalog.Agent, bool) {
+	if id == "" {
+		return nil, false
+	}
+	return b.cfg.Catalog().Find(id)
+}
+
+// threadCommand recognizes "use <agent>" and "reset" typed to the bot.
+func threadCommand(text string) (string, string) {
+	f := strings.Fields(text)
+	if len(f) == 2 && strings.EqualFold(f[0], "use") {
+		return "use", f[1]
+	}
+	if len(f) == 1 && (strings.EqualFold(f[0], "reset") || strings.EqualFold(f[0], "restart")) {
+		return "reset", ""
+	}
+	return "", ""
+}
+
+// isMenuPick reports whether text picks an item of the session's menu, which
+// wins over a thread command of the same word.
+func isMenuPick(s *engine.Session, text string) bool {
+	_, _, ok := engine.MatchMenu(s.Agent.Menu, text)
+	return ok
+}
+
+func setMeta(m map[string]string, k, v string) map[string]string {
+	if m == nil {
+		m = map[string]string{}
+	}
+	m[k] = v
+	return m
+}

@@ -1,0 +1,156 @@
+package main
+
+import (
+	"bufio"
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"strings"
+
+	"agentbot/engine"
+	"agentbot/storage"
+)
+
+// runChat talks to one agent in the terminal. It reads stdin line by line,
+// so it can be scripted, and resumes a named session.
+func runChat(ctx context.Context, e *env) int {
+	var agentID, name string
+	cfg, _, code := parse("chat", e, func(fs *flagSet) {
+		fs.StringVar(&agentID, "agent", "", "agent id (see agentbot agents)")
+		fs.StringVar(&name, "session", "", "session name to start or resume")
+	})
+	if cfg == nil {
+		return code
+	}
+	log := newLogger(cfg, e.stderr)
+	st, err := storage.Open(cfg.DataDir)
+	if err != nil {
+		fmt.Fprintf(e.stderr, "agentbot chat: %v\n", err)
+		return 1
+	}
+	defer st.Close()
+
+	key := ""
+	if name != "" {
+		key = "chat/" + name
+	}
+	var s *engine.Session
+	if key != "" {
+		s, err = st.Session(key)
+		if err != nil && !errors.Is(err, storage.ErrNotFound) {
+			fmt.Fprintf(e.stderr, "agentbot chat: %v\n", err)
+			return 1
+		}
+	}
+	m, err := newModel(cfg, nil)
+	if err != nil {
+		fmt.Fprintf(e.stderr, "agentbot chat: %v\n", err)
+		return 2
+	}
+	eng := newEngine(cfg, st, m, log)
+	out := e.stdout
+
+	if s != nil && s.Agent != nil {
+		if agentID != "" && agentID != s.AgentID {
+			fmt.Fprintf(e.stderr, "agentbot chat: session %q belongs to agent %s; resuming it with %s\n", name, s.AgentID, s.AgentID)
+		}
+		fmt.Fprintf(out, "Resuming session %q with %s (%d messages).\n\n", name, s.AgentID, len(s.Messages))
+		fmt.Fprintln(out, eng.Greet(s).Text)
+	} else {
+		if agentID == "" {
+			fmt.Fprintln(e.stderr, "agentbot chat: --agent is required for a new session (agentbot agents lists the ids)")
+			return 2
+		}
+		cat := loadCatalog(cfg)
+		a, ok := cat.Find(agentID)
+		if !ok {
+			fmt.Fprintf(e.stderr, "agentbot chat: no agent %q; known: %s\n", agentID, strings.Join(agentIDs(cat.Agents), ", "))
+			return 2
+		}
+		if key == "" {
+			key = "chat/" + a.ID + "/" + eng.NewSessionName()
+		}
+		if s, err = st.NewSession(key); err != nil {
+			fmt.Fprintf(e.stderr, "agentbot chat: %v\n", err)
+			return 1
+		}
+		g, err := eng.Activate(s, a)
+		if err != nil {
+			fmt.Fprintf(e.stderr, "agentbot chat: %v\n", err)
+			_ = st.DeleteSession(s.ID)
+			return 1
+		}
+		fmt.Fprintf(out, "Session %s (resume: agentbot chat --session %s)\n\n", s.ID, strings.TrimPrefix(key, "chat/"))
+		fmt.Fprintln(out, g.Text)
+	}
+
+	interactive := isTerminal(e.stdin)
+	sc := bufio.NewScanner(e.stdin)
+	sc.Buffer(make([]byte, 64*1024), 4<<20)
+	for {
+		if interactive {
+			fmt.Fprint(out, "\n> ")
+		}
+		if !sc.Scan() {
+			break
+		}
+		line := strings.TrimSpace(sc.Text())
+		if line == "" {
+			continue
+		}
+		if line == "/quit" || line == "/exit" {
+			break
+		}
+		if !interactive {
+			fmt.Fprintf(out, "\n> %s\n", line)
+		}
+		fmt.Fprintln(out)
+		res, err := eng.Turn(ctx, s, line, printer(out))
+		if err != nil {
+			fmt.Fprintf(e.stderr, "\nagentbot chat: %v\n", err)
+			if ctx.Err() != nil {
+				return 1
+			}
+			continue
+		}
+		if res != nil && res.Text != "" {
+			fmt.Fprintln(out)
+		}
+	}
+	if err := sc.Err(); err != nil {
+		fmt.Fprintf(e.stderr, "agentbot chat: read input: %v\n", err)
+		return 1
+	}
+	return 0
+}
+
+// printer renders a turn's events on a terminal.
+func printer(w io.Writer) func(engine.Event) {
+	return func(ev engine.Event) {
+		switch ev.Kind {
+		case engine.EventText:
+			fmt.Fprint(w, ev.Text)
+		case engine.EventToolStart:
+			fmt.Fprintf(w, "  · %s…\n", ev.Status)
+		case engine.EventToolEnd:
+			if ev.Err != "" {
+				fmt.Fprintf(w, "  ! %s: %s\n", ev.Tool, ev.Err)
+			}
+		case engine.EventOutput:
+			fmt.Fprintf(w, "  ✓ saved %s (%d bytes, v%d) at %s\n", ev.Output.Path, ev.Output.Size, ev.Output.Version, ev.HostPath)
+		case engine.EventNotice:
+			fmt.Fprintf(w, "\n  ! %s\n", ev.Text)
+		}
+	}
+}
+
+func isTerminal(r io.Reader) bool {
+	f, ok := r.(*os.File)
+	if !ok {
+		return false
+	}
+	fi, err := f.Stat()
+	return err == nil && fi.Mode()&os.ModeCharDevice != 0
+}

@@ -1,0 +1,419 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"net"
+	"net/http"
+	"slices"
+	"strings"
+	"time"
+
+	openai "github.com/sashabaranov/go-openai"
+	"github.com/slack-go/slack"
+
+	"agentbot/engine/catalog"
+	"agentbot/engine/model"
+	"agentbot/storage"
+)
+
+// defaultCheckTimeout bounds each network check of agentbot check.
+const defaultCheckTimeout = 10 * time.Second
+
+// quickstartHint sends people to the README's setup steps.
+const quickstartHint = "see README.md, section 'Quickstart'"
+
+// Slack token prefixes: the bot token and the app-level token.
+const (
+	botTokenPrefix = "xoxb-"
+	appTokenPrefix = "xapp-"
+)
+
+// runCheck validates the configuration without serving: the Slack tokens
+// (format, auth.test, apps.connections.open), the model endpoint, the agents
+// and the data directory. It prints one line per check and exits 1 when any
+// check failed.
+func runCheck(ctx context.Context, e *env) int {
+	timeout := defaultCheckTimeout
+	cfg, _, code := parse("check", e, func(fs *flagSet) {
+		fs.DurationVar(&timeout, "check-timeout", defaultCheckTimeout, "time limit of each network check")
+	})
+	if cfg == nil {
+		return code
+	}
+	if timeout <= 0 {
+		timeout = defaultCheckTimeout
+	}
+	r := newCheckReport(e.stdout, cfg.SlackBotToken, cfg.SlackAppToken, cfg.APIKey)
+	c := &checker{cfg: cfg, timeout: timeout, r: r}
+
+	botOK := c.tokenFormat("SLACK_BOT_TOKEN", cfg.SlackBotToken, botTokenPrefix,
+		"the Bot User OAuth Token from your Slack app's 'OAuth & Permissions' page")
+	appOK := c.tokenFormat("SLACK_APP_TOKEN", cfg.SlackAppToken, appTokenPrefix,
+		"an app-level token with the connections:write scope, from 'Basic Information'")
+	if botOK {
+		c.slackAuth(ctx)
+	} else {
+		r.skip("Slack auth.test", "SLACK_BOT_TOKEN is missing or malformed")
+	}
+	if appOK {
+		c.socketMode(ctx)
+	} else {
+		r.skip("Slack Socket Mode", "SLACK_APP_TOKEN is missing or malformed")
+	}
+	c.modelEndpoint(ctx)
+	c.agents()
+	c.dataDir()
+	return r.finish()
+}
+
+// checker runs the checks of one configuration.
+type checker struct {
+	cfg     *Config
+	timeout time.Duration
+	r       *checkReport
+}
+
+// tokenFormat checks that a token is set and starts with prefix.
+func (c *checker) tokenFormat(name, token, prefix, what string) bool {
+	switch {
+	case token == "":
+		c.r.fail(name, "missing", fmt.Sprintf("set %s to %s; %s", name, what, quickstartHint))
+		return false
+	case !strings.HasPrefix(token, prefix) || len(token) == len(prefix):
+		c.r.fail(name, fmt.Sprintf("malformed: %s, want a token starting with %q", redactToken(token), prefix),
+			fmt.Sprintf("set %s to %s; %s", name, what, quickstartHint))
+		return false
+	}
+	c.r.ok(name, redactToken(token))
+	return true
+}
+
+// slackOptions are the slack-go options every check client gets.
+func (c *checker) slackOptions(extra ...slack.Option) []slack.Option {
+	if c.cfg.SlackAPIURL != "" {
+		extra = append(extra, slack.OptionAPIURL(c.cfg.SlackAPIURL))
+	}
+	return extra
+}
+
+// slackAuth calls auth.test with the bot token.
+func (c *checker) slackAuth(ctx context.Context) {
+	const name = "Slack auth.test"
+	ctx, cancel := context.WithTimeout(ctx, c.timeout)
+	defer cancel()
+	api := slack.New(c.cfg.SlackBotToken, c.slackOptions()...)
+	res, err := api.AuthTestContext(ctx)
+	if err != nil {
+		c.r.fail(name, "SLACK_BOT_TOKEN: "+c.slackError(ctx, err),
+			"check SLACK_BOT_TOKEN: copy the Bot User OAuth Token (xoxb-) of the app installed in your workspace; "+quickstartHint)
+		return
+	}
+	c.r.ok(name, fmt.Sprintf("team %q (%s), bot user @%s (%s)", res.Team, res.TeamID, res.User, res.UserID))
+}
+
+// socketMode calls apps.connections.open with the app-level token, which
+// succeeds only when the token is valid and Socket Mode is on. The
+// websocket URL it returns is not dialled.
+func (c *checker) socketMode(ctx context.Context) {
+	const name = "Slack Socket Mode"
+	ctx, cancel := context.WithTimeout(ctx, c.timeout)
+	defer cancel()
+	api := slack.New(c.cfg.SlackBotToken, c.slackOptions(slack.OptionAppLevelToken(c.cfg.SlackAppToken))...)
+	if _, _, err := api.StartSocketModeContext(ctx); err != nil {
+		c.r.fail(name, "SLACK_APP_TOKEN: apps.connections.open: "+c.slackError(ctx, err),
+			"check SLACK_APP_TOKEN (an app-level token with connections:write) and turn on Socket Mode in the app's settings; "+quickstartHint)
+		return
+	}
+	c.r.ok(name, "apps.connections.open accepted the app token; Socket Mode is on")
+}
+
+// slackError says what went wrong with a Slack call.
+func (c *checker) slackError(ctx context.Context, err error) string {
+	var se slack.SlackErrorResponse
+	switch {
+	case errors.As(err, &se):
+		return "Slack refused it: " + se.Err
+	case ctx.Err() != nil:
+		return fmt.Sprintf("no answer from Slack within %s", c.timeout)
+	default:
+		return "cannot reach Slack: " + err.Error()
+	}
+}
+
+// modelEndpoint lists the endpoint's models, or, when the endpoint has no
+// models list (404/405), asks it for a one-token completion.
+func (c *checker) modelEndpoint(ctx context.Context) {
+	name := "model endpoint " + endpointName(c.cfg)
+	ctx, cancel := context.WithTimeout(ctx, c.timeout)
+	defer cancel()
+	oc, err := openAIConfig(c.cfg)
+	if err != nil {
+		c.r.fail(name, err.Error(), "set OPENAI_API_TYPE, OPENAI_BASE_URL and AGENTBOT_MODEL; "+quickstartHint)
+		return
+	}
+	list, err := openai.NewClientWithConfig(oc).ListModels(ctx)
+	if err == nil {
+		c.r.ok(name, fmt.Sprintf("%d model(s) listed", len(list.Models)))
+		c.modelListed(list.Models)
+		return
+	}
+	if st := httpStatus(err); st == http.StatusNotFound || st == http.StatusMethodNotAllowed {
+		c.completion(ctx, name, st)
+		return
+	}
+	c.r.fail(name, c.modelError(ctx, err), modelHint(err))
+}
+
+// modelListed warns when the configured model is not in the endpoint's list.
+func (c *checker) modelListed(models []openai.Model) {
+	name := "model " + c.cfg.Model
+	ids := make([]string, 0, len(models))
+	for _, m := range models {
+		ids = append(ids, m.ID)
+	}
+	if slices.Contains(ids, c.cfg.Model) {
+		c.r.ok(name, "listed by the endpoint")
+		return
+	}
+	c.r.warn(name, "not in the endpoint's models list",
+		"fine if the provider serves it anyway (Azure deployments are not listed); otherwise set AGENTBOT_MODEL to one of: "+summarize(ids, 8))
+}
+
+// completion asks for a one-token completion of the configured model, for
+// endpoints that do not list models.
+func (c *checker) completion(ctx context.Context, name string, listStatus int) {
+	one := *c.cfg
+	one.MaxTokens = 1
+	one.CallTimeout = c.timeout
+	mc, err := newModel(&one, nil)
+	if err != nil {
+		c.r.fail(name, err.Error(), "fix AGENTBOT_TEMPERATURE")
+		return
+	}
+	_, err = mc.Complete(ctx, model.Request{Messages: []openai.ChatCompletionMessage{
+		{Role: openai.ChatMessageRoleUser, Content: "Reply with OK."},
+	}}, nil)
+	if err != nil {
+		c.r.fail(name, fmt.Sprintf("no models list (HTTP %d), and a one-token completion of %q failed: %s",
+			listStatus, c.cfg.Model, c.modelError(ctx, err)), modelHint(err))
+		return
+	}
+	c.r.ok(name, fmt.Sprintf("no models list (HTTP %d); a one-token completion of %q answered", listStatus, c.cfg.Model))
+}
+
+// modelError says what went wrong with a model endpoint call.
+func (c *checker) modelError(ctx context.Context, err error) string {
+	if st := httpStatus(err); st != 0 {
+		return fmt.Sprintf("HTTP %d: %s", st, err.Error())
+	}
+	if ctx.Err() != nil || isTimeout(err) {
+		return fmt.Sprintf("unreachable: no answer within %s", c.timeout)
+	}
+	return "unreachable: " + err.Error()
+}
+
+// modelHint is the hint for a failed model endpoint call.
+func modelHint(err error) string {
+	switch st := httpStatus(err); {
+	case st == http.StatusUnauthorized || st == http.StatusForbidden:
+		return "check OPENAI_API_KEY (and OPENAI_API_TYPE/OPENAI_API_VERSION for Azure); " + quickstartHint
+	case st == http.StatusNotFound:
+		return "check AGENTBOT_MODEL (the Azure deployment name with azure) and OPENAI_BASE_URL; " + quickstartHint
+	case st != 0:
+		return "the endpoint answered with an error; check OPENAI_BASE_URL and the provider's status; " + quickstartHint
+	}
+	return "check OPENAI_BASE_URL (an OpenAI-compatible base URL, e.g. https://api.openai.com/v1 or http://localhost:11434/v1) and that the server is up; " + quickstartHint
+}
+
+// openAIConfig is the go-openai configuration of the model endpoint, as
+// engine/model builds it for chat completions.
+func openAIConfig(cfg *Config) (openai.ClientConfig, error) {
+	switch strings.ToLower(cfg.APIType) {
+	case "", "openai":
+		oc := openai.DefaultConfig(cfg.APIKey)
+		if cfg.BaseURL != "" {
+			oc.BaseURL = cfg.BaseURL
+		}
+		return oc, nil
+	case "azure":
+		if cfg.BaseURL == "" {
+			return openai.ClientConfig{}, errors.New("OPENAI_API_TYPE=azure needs OPENAI_BASE_URL (https://<resource>.openai.azure.com)")
+		}
+		oc := openai.DefaultAzureConfig(cfg.APIKey, cfg.BaseURL)
+		if cfg.APIVersion != "" {
+			oc.APIVersion = cfg.APIVersion
+		}
+		oc.AzureModelMapperFunc = func(m string) string { return m }
+		return oc, nil
+	}
+	return openai.ClientConfig{}, fmt.Errorf("unknown OPENAI_API_TYPE %q (want openai or azure)", cfg.APIType)
+}
+
+// endpointName names the model endpoint in the report.
+func endpointName(cfg *Config) string {
+	if cfg.BaseURL == "" {
+		return "(OpenAI default)"
+	}
+	return cfg.BaseURL
+}
+
+// httpStatus is the HTTP status carried by a go-openai or model error, 0
+// when there is none.
+func httpStatus(err error) int {
+	var ae *openai.APIError
+	var re *openai.RequestError
+	var me *model.Error
+	switch {
+	case errors.As(err, &ae):
+		return ae.HTTPStatusCode
+	case errors.As(err, &re):
+		return re.HTTPStatusCode
+	case errors.As(err, &me):
+		return me.Status
+	}
+	return 0
+}
+
+// isTimeout reports whether err is a network timeout.
+func isTimeout(err error) bool {
+	var ne net.Error
+	return errors.Is(err, context.DeadlineExceeded) || (errors.As(err, &ne) && ne.Timeout())
+}
+
+// agents loads the catalog: any problem fails the check, and so does an
+// empty catalog.
+func (c *checker) agents() {
+	const name = "agents"
+	cat := loadCatalog(c.cfg)
+	where := "--bundles " + strings.Join(c.cfg.Bundles, ",")
+	if len(c.cfg.BMADRoots) > 0 {
+		where += " --bmad-root " + strings.Join(c.cfg.BMADRoots, ",")
+	}
+	if len(cat.Agents) == 0 {
+		c.r.fail(name, fmt.Sprintf("no agent found in %s%s", where, problemLines(cat.Problems)),
+			"point AGENTBOT_BUNDLES (--bundles) at a bundle folder or AGENTBOT_BMAD_ROOT (--bmad-root) at a BMAD project; "+quickstartHint)
+		return
+	}
+	entries := agentIDs(cat.EntryPoints())
+	detail := fmt.Sprintf("%d agent(s) in %s; entry points: %s", len(cat.Agents), where, summarize(entries, 12))
+	switch {
+	case len(cat.Problems) > 0:
+		c.r.fail(name, detail+problemLines(cat.Problems), "fix or remove what is listed; the other agents still load")
+	case len(entries) == 0:
+		c.r.warn(name, detail, "mark the agents people should pick with entry_point: true in bundle.yaml")
+	default:
+		c.r.ok(name, detail)
+	}
+}
+
+// problemLines lists catalog problems, one "path: reason" per line.
+func problemLines(problems []catalog.Problem) string {
+	if len(problems) == 0 {
+		return ""
+	}
+	var b strings.Builder
+	fmt.Fprintf(&b, "; %d problem(s):", len(problems))
+	for _, p := range problems {
+		fmt.Fprintf(&b, "\n    %s: %s", p.Path, p.Reason)
+	}
+	return b.String()
+}
+
+// dataDir opens and closes the store.
+func (c *checker) dataDir() {
+	name := "data dir " + c.cfg.DataDir
+	st, err := storage.Open(c.cfg.DataDir)
+	if err != nil {
+		hint := "set AGENTBOT_DATA (--data) to a writable folder"
+		if errors.Is(err, storage.ErrLocked) {
+			hint = "stop the agentbot using it (agentbot serve holds the database), or point AGENTBOT_DATA elsewhere"
+		}
+		c.r.fail(name, err.Error(), hint)
+		return
+	}
+	if err := st.Close(); err != nil {
+		c.r.fail(name, "close: "+err.Error(), "set AGENTBOT_DATA (--data) to a writable folder")
+		return
+	}
+	c.r.ok(name, "opened and closed "+storage.DBName)
+}
+
+// summarize lists at most n items, then how many more there are.
+func summarize(items []string, n int) string {
+	if len(items) == 0 {
+		return "(none listed)"
+	}
+	if len(items) <= n {
+		return strings.Join(items, ", ")
+	}
+	return fmt.Sprintf("%s and %d more", strings.Join(items[:n], ", "), len(items)-n)
+}
+
+// redactToken shows a token's kind only: "xoxb-…(redacted)".
+func redactToken(token string) string {
+	if i := strings.IndexByte(token, '-'); i >= 3 && i <= 4 && isLower(token[:i]) {
+		return token[:i+1] + "…(redacted)"
+	}
+	return "(redacted)"
+}
+
+func isLower(s string) bool {
+	for _, r := range s {
+		if r < 'a' || r > 'z' {
+			return false
+		}
+	}
+	return true
+}
+
+// checkReport prints the lines of agentbot check, with every secret
+// replaced, and counts the results.
+type checkReport struct {
+	w                     io.Writer
+	redact                *strings.Replacer
+	passed, failed, warns int
+}
+
+// newCheckReport returns a report on w that never prints any of secrets.
+func newCheckReport(w io.Writer, secrets ...string) *checkReport {
+	var pairs []string
+	for _, s := range secrets {
+		if s = strings.TrimSpace(s); len(s) >= 4 {
+			pairs = append(pairs, s, redactToken(s))
+		}
+	}
+	return &checkReport{w: w, redact: strings.NewReplacer(pairs...)}
+}
+
+func (r *checkReport) line(mark, name, detail, hint string) {
+	fmt.Fprintln(r.w, r.redact.Replace(fmt.Sprintf("%s %s: %s", mark, name, detail)))
+	if hint != "" {
+		fmt.Fprintln(r.w, r.redact.Replace("    hint: "+hint))
+	}
+}
+
+// ok reports a passed check.
+func (r *checkReport) ok(name, detail string) { r.passed++; r.line("✓", name, detail, "") }
+
+// fail reports a failed check and how to fix it.
+func (r *checkReport) fail(name, detail, hint string) { r.failed++; r.line("✗", name, detail, hint) }
+
+// warn reports something worth a look that does not fail the check.
+func (r *checkReport) warn(name, detail, hint string) { r.warns++; r.line("!", name, detail, hint) }
+
+// skip reports a check not run because an earlier one failed.
+func (r *checkReport) skip(name, why string) { r.line("-", name, "skipped: "+why, "") }
+
+// finish prints the summary and returns the exit code.
+func (r *checkReport) finish() int {
+	fmt.Fprintln(r.w)
+	if r.failed > 0 {
+		fmt.Fprintf(r.w, "agentbot check: %d failed, %d ok, %d warning(s)\n", r.failed, r.passed, r.warns)
+		return 1
+	}
+	fmt.Fprintf(r.w, "agentbot check: all %d ok, %d warning(s)\n", r.passed, r.warns)
+	return 0
+}

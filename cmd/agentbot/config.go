@@ -1,0 +1,188 @@
+package main
+
+import (
+	"flag"
+	"fmt"
+	"os"
+	"strconv"
+	"strings"
+	"time"
+)
+
+// Config is every setting of agentbot. Each is a flag whose default comes
+// from an environment variable; settings.go's table is the one place they
+// are declared.
+type Config struct {
+	Bundles   []string
+	BMADRoots []string
+	CoreRoot  string
+	DataDir   string
+
+	APIKey      string
+	BaseURL     string
+	APIType     string
+	APIVersion  string
+	Model       string
+	Temperature string
+	MaxTokens   int
+
+	MaxIterations int
+	TurnTimeout   time.Duration
+	CallTimeout   time.Duration
+	ContextBudget int
+	MaxFileBytes  int64
+
+	SlackAppToken   string
+	SlackBotToken   string
+	SlackAPIURL     string
+	MaxTurns        int
+	AllowedUsers    []string
+	AllowedChannels []string
+	Admins          []string
+	MaxUploadBytes  int64
+	NoStreaming     bool
+
+	LogFormat  string
+	LogLevel   string
+	HTTPAddr   string
+	SessionTTL time.Duration
+}
+
+// setting declares one flag and its environment variable.
+type setting struct {
+	flag, env, usage string
+	bind             func(fs *flag.FlagSet, c *Config, name, def, usage string)
+	def              string
+}
+
+func str(p func(*Config) *string) func(*flag.FlagSet, *Config, string, string, string) {
+	return func(fs *flag.FlagSet, c *Config, name, def, usage string) { fs.StringVar(p(c), name, def, usage) }
+}
+
+func list(p func(*Config) *[]string) func(*flag.FlagSet, *Config, string, string, string) {
+	return func(fs *flag.FlagSet, c *Config, name, def, usage string) {
+		l := &listFlag{dst: p(c)}
+		*l.dst = splitList(def)
+		fs.Var(l, name, usage+" (repeatable)")
+	}
+}
+
+func num(p func(*Config) *int) func(*flag.FlagSet, *Config, string, string, string) {
+	return func(fs *flag.FlagSet, c *Config, name, def, usage string) {
+		n, _ := strconv.Atoi(def)
+		fs.IntVar(p(c), name, n, usage)
+	}
+}
+
+func bytes(p func(*Config) *int64) func(*flag.FlagSet, *Config, string, string, string) {
+	return func(fs *flag.FlagSet, c *Config, name, def, usage string) {
+		n, _ := strconv.ParseInt(def, 10, 64)
+		fs.Int64Var(p(c), name, n, usage)
+	}
+}
+
+func boolean(p func(*Config) *bool) func(*flag.FlagSet, *Config, string, string, string) {
+	return func(fs *flag.FlagSet, c *Config, name, def, usage string) {
+		v, _ := strconv.ParseBool(def)
+		fs.BoolVar(p(c), name, v, usage)
+	}
+}
+
+func dur(p func(*Config) *time.Duration) func(*flag.FlagSet, *Config, string, string, string) {
+	return func(fs *flag.FlagSet, c *Config, name, def, usage string) {
+		d, _ := time.ParseDuration(def)
+		fs.DurationVar(p(c), name, d, usage)
+	}
+}
+
+// settings is the table of every setting: flag, env var, default, meaning.
+var settings = []setting{
+	{"bundles", "AGENTBOT_BUNDLES", "folder of bundles, or one bundle", list(func(c *Config) *[]string { return &c.Bundles }), "./bundles"},
+	{"bmad-root", "AGENTBOT_BMAD_ROOT", "BMAD project root, source tree or v4 tree", list(func(c *Config) *[]string { return &c.BMADRoots }), ""},
+	{"core-root", "AGENTBOT_CORE_ROOT", "folder replacing the embedded core for bundles", str(func(c *Config) *string { return &c.CoreRoot }), ""},
+	{"data", "AGENTBOT_DATA", "data folder: agentbot.db and session folders", str(func(c *Config) *string { return &c.DataDir }), "./data"},
+	{"api-key", "OPENAI_API_KEY", "API key of the model endpoint", str(func(c *Config) *string { return &c.APIKey }), ""},
+	{"base-url", "OPENAI_BASE_URL", "OpenAI-compatible base URL (empty: OpenAI)", str(func(c *Config) *string { return &c.BaseURL }), ""},
+	{"api-type", "OPENAI_API_TYPE", "openai or azure", str(func(c *Config) *string { return &c.APIType }), "openai"},
+	{"api-version", "OPENAI_API_VERSION", "API version (azure)", str(func(c *Config) *string { return &c.APIVersion }), ""},
+	{"model", "AGENTBOT_MODEL", "model name (Azure: deployment)", str(func(c *Config) *string { return &c.Model }), "gpt-4.1"},
+	{"temperature", "AGENTBOT_TEMPERATURE", "sampling temperature (empty: provider default)", str(func(c *Config) *string { return &c.Temperature }), ""},
+	{"max-tokens", "AGENTBOT_MAX_TOKENS", "max completion tokens per call (0: provider default)", num(func(c *Config) *int { return &c.MaxTokens }), "0"},
+	{"max-iterations", "AGENTBOT_MAX_ITERATIONS", "model calls per turn at most", num(func(c *Config) *int { return &c.MaxIterations }), "50"},
+	{"turn-timeout", "AGENTBOT_TURN_TIMEOUT", "time limit of one turn", dur(func(c *Config) *time.Duration { return &c.TurnTimeout }), "15m"},
+	{"call-timeout", "AGENTBOT_CALL_TIMEOUT", "time limit of one model call", dur(func(c *Config) *time.Duration { return &c.CallTimeout }), "2m"},
+	{"context-budget", "AGENTBOT_CONTEXT_BUDGET", "model context in tokens", num(func(c *Config) *int { return &c.ContextBudget }), "128000"},
+	{"max-file-bytes", "AGENTBOT_MAX_FILE_BYTES", "largest file the tools read or write", bytes(func(c *Config) *int64 { return &c.MaxFileBytes }), "1048576"},
+	{"slack-app-token", "SLACK_APP_TOKEN", "Slack app-level token (xapp-, connections:write)", str(func(c *Config) *string { return &c.SlackAppToken }), ""},
+	{"slack-bot-token", "SLACK_BOT_TOKEN", "Slack bot token (xoxb-)", str(func(c *Config) *string { return &c.SlackBotToken }), ""},
+	{"slack-api-url", "SLACK_API_URL", "Slack Web API URL (tests)", str(func(c *Config) *string { return &c.SlackAPIURL }), ""},
+	{"max-concurrent-turns", "AGENTBOT_MAX_CONCURRENT_TURNS", "threads whose turns run at once", num(func(c *Config) *int { return &c.MaxTurns }), "8"},
+	{"allowed-users", "AGENTBOT_ALLOWED_USERS", "Slack user ids allowed (empty: everyone)", list(func(c *Config) *[]string { return &c.AllowedUsers }), ""},
+	{"allowed-channels", "AGENTBOT_ALLOWED_CHANNELS", "Slack channel ids allowed (empty: all)", list(func(c *Config) *[]string { return &c.AllowedChannels }), ""},
+	{"admins", "AGENTBOT_ADMINS", "Slack user ids who may /agent reload (besides workspace admins)", list(func(c *Config) *[]string { return &c.Admins }), ""},
+	{"no-streaming", "AGENTBOT_NO_STREAMING", "show progress by updating a message instead of chat.startStream", boolean(func(c *Config) *bool { return &c.NoStreaming }), "false"},
+	{"max-upload-bytes", "AGENTBOT_MAX_UPLOAD_BYTES", "largest user file downloaded into a session", bytes(func(c *Config) *int64 { return &c.MaxUploadBytes }), "10485760"},
+	{"log-format", "AGENTBOT_LOG_FORMAT", "text or json", str(func(c *Config) *string { return &c.LogFormat }), "text"},
+	{"log-level", "AGENTBOT_LOG_LEVEL", "debug, info, warn or error", str(func(c *Config) *string { return &c.LogLevel }), "info"},
+	{"http-addr", "AGENTBOT_HTTP_ADDR", "address of /healthz and /metrics (empty: off)", str(func(c *Config) *string { return &c.HTTPAddr }), ""},
+	{"session-ttl", "AGENTBOT_SESSION_TTL", "remove sessions inactive this long (0: keep forever)", dur(func(c *Config) *time.Duration { return &c.SessionTTL }), "0"},
+}
+
+// newFlags returns a flag set holding every setting, defaults taken from
+// the environment.
+func newFlags(name string, getenv func(string) string) (*flag.FlagSet, *Config) {
+	fs := flag.NewFlagSet(name, flag.ContinueOnError)
+	c := &Config{}
+	for _, s := range settings {
+		def := s.def
+		if v, ok := lookup(getenv, s.env); ok {
+			def = v
+		}
+		s.bind(fs, c, s.flag, def, fmt.Sprintf("%s [$%s]", s.usage, s.env))
+	}
+	return fs, c
+}
+
+func lookup(getenv func(string) string, key string) (string, bool) {
+	if getenv == nil {
+		return os.LookupEnv(key)
+	}
+	v := getenv(key)
+	return v, v != ""
+}
+
+// listFlag is a repeatable flag: the first use replaces the env default.
+type listFlag struct {
+	dst *[]string
+	set bool
+}
+
+func (l *listFlag) String() string {
+	if l == nil || l.dst == nil {
+		return ""
+	}
+	return strings.Join(*l.dst, ",")
+}
+
+func (l *listFlag) Set(v string) error {
+	if !l.set {
+		*l.dst = nil
+		l.set = true
+	}
+	*l.dst = append(*l.dst, splitList(v)...)
+	return nil
+}
+
+// splitList splits a comma-separated list, dropping blanks.
+func splitList(s string) []string {
+	var out []string
+	for _, p := range strings.Split(s, ",") {
+		if p = strings.TrimSpace(p); p != "" {
+			out = append(out, p)
+		}
+	}
+	return out
+}
+
+// flagSet lets a command add its own flags next to the shared settings.
+type flagSet struct{ *flag.FlagSet }

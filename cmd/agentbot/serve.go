@@ -1,0 +1,161 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"os"
+	"os/signal"
+	"strings"
+	"sync/atomic"
+	"syscall"
+	"time"
+
+	"github.com/slack-go/slack"
+	"github.com/slack-go/slack/socketmode"
+
+	"agentbot/bot"
+	"agentbot/engine/catalog"
+	"agentbot/storage"
+)
+
+// checkTokens says which Slack token is missing or malformed, with where
+// the README explains how to get it.
+func checkTokens(cfg *Config) error {
+	const where = "see README.md, section \"Quickstart\", for how to get it"
+	switch {
+	case cfg.SlackAppToken == "":
+		return fmt.Errorf("SLACK_APP_TOKEN is missing: the app-level token (xapp-…, scope connections:write) lets agentbot connect over Socket Mode; %s", where)
+	case !strings.HasPrefix(cfg.SlackAppToken, "xapp-"):
+		return fmt.Errorf("SLACK_APP_TOKEN is malformed: an app-level token starts with xapp-; %s", where)
+	case cfg.SlackBotToken == "":
+		return fmt.Errorf("SLACK_BOT_TOKEN is missing: the bot token (xoxb-…) lets agentbot post and upload; %s", where)
+	case !strings.HasPrefix(cfg.SlackBotToken, "xoxb-"):
+		return fmt.Errorf("SLACK_BOT_TOKEN is malformed: a bot token starts with xoxb-; %s", where)
+	}
+	return nil
+}
+
+// catalogs holds the current catalog; a reload swaps it. Running sessions
+// keep the agent definition they started with (it is in the session).
+type catalogs struct {
+	cur  atomic.Pointer[catalog.Catalog]
+	load func() *catalog.Catalog
+	log  *slog.Logger
+}
+
+func (c *catalogs) get() *catalog.Catalog { return c.cur.Load() }
+
+func (c *catalogs) reload() error {
+	next := c.load()
+	if len(next.Agents) == 0 {
+		return fmt.Errorf("no agent could be loaded (%d problems); keeping the agents already loaded", len(next.Problems))
+	}
+	c.cur.Store(next)
+	c.log.Info("agents reloaded", "agents", len(next.Agents), "problems", len(next.Problems))
+	for _, p := range next.Problems {
+		c.log.Warn("bundle problem", "path", p.Path, "reason", p.Reason)
+	}
+	return nil
+}
+
+// runServe runs the Slack bot until SIGINT or SIGTERM.
+func runServe(ctx context.Context, e *env) int {
+	cfg, _, code := parse("serve", e, nil)
+	if cfg == nil {
+		return code
+	}
+	if err := checkTokens(cfg); err != nil {
+		fmt.Fprintf(e.stderr, "agentbot serve: %v\n", err)
+		return 2
+	}
+	log := newLogger(cfg, e.stderr)
+	st, err := storage.Open(cfg.DataDir)
+	if err != nil {
+		fmt.Fprintf(e.stderr, "agentbot serve: %v\n", err)
+		return 1
+	}
+	defer st.Close()
+
+	cats := &catalogs{load: func() *catalog.Catalog { return loadCatalog(cfg) }, log: log}
+	cats.cur.Store(cats.load())
+	first := cats.get()
+	if len(first.Agents) == 0 {
+		fmt.Fprintf(e.stderr, "agentbot serve: no agent could be loaded from %v %v (agentbot agents shows why)\n", cfg.Bundles, cfg.BMADRoots)
+		return 1
+	}
+	for _, p := range first.Problems {
+		log.Warn("bundle problem", "path", p.Path, "reason", p.Reason)
+	}
+
+	m, err := newModel(cfg, func(attempt int, err error) { log.Info("model retry", "attempt", attempt, "err", err) })
+	if err != nil {
+		fmt.Fprintf(e.stderr, "agentbot serve: %v\n", err)
+		return 2
+	}
+	eng := newEngine(cfg, st, m, log)
+
+	opts := []slack.Option{slack.OptionAppLevelToken(cfg.SlackAppToken)}
+	if cfg.SlackAPIURL != "" {
+		opts = append(opts, slack.OptionAPIURL(cfg.SlackAPIURL))
+	}
+	api := slack.New(cfg.SlackBotToken, opts...)
+	b, err := bot.New(bot.Config{
+		API: api, Socket: socketmode.New(api), Engine: eng, Store: st,
+		Catalog: cats.get, Reload: cats.reload, Admins: cfg.Admins,
+		MaxConcurrentTurns: cfg.MaxTurns, AllowedUsers: cfg.AllowedUsers, AllowedChannels: cfg.AllowedChannels,
+		MaxUploadBytes: cfg.MaxUploadBytes, NoStreaming: cfg.NoStreaming, Logger: log,
+	})
+	if err != nil {
+		fmt.Fprintf(e.stderr, "agentbot serve: %v\n", err)
+		return 1
+	}
+
+	// SIGHUP reloads bundles without a restart.
+	hup := make(chan os.Signal, 1)
+	signal.Notify(hup, syscall.SIGHUP)
+	defer signal.Stop(hup)
+	go func() {
+		for {
+			select {
+			case <-ctx.Done():
+				return
+			case <-hup:
+				if err := cats.reload(); err != nil {
+					log.Error("reload", "err", err)
+				}
+			}
+		}
+	}()
+	if cfg.SessionTTL > 0 {
+		go retention(ctx, st, cfg.SessionTTL, log)
+	}
+
+	log.Info("agentbot starting", "agents", len(first.Agents), "data", cfg.DataDir, "model", cfg.Model)
+	if err := b.Run(ctx); err != nil && !errors.Is(err, context.Canceled) {
+		fmt.Fprintf(e.stderr, "agentbot serve: %v\n", err)
+		return 1
+	}
+	log.Info("agentbot stopped")
+	return 0
+}
+
+// retention removes sessions inactive longer than ttl, now and every hour.
+func retention(ctx context.Context, st *storage.Store, ttl time.Duration, log *slog.Logger) {
+	t := time.NewTicker(time.Hour)
+	defer t.Stop()
+	for {
+		ids, err := st.Prune(time.Now().Add(-ttl))
+		if err != nil {
+			log.Error("prune sessions", "err", err)
+		} else if len(ids) > 0 {
+			log.Info("pruned inactive sessions", "count", len(ids), "ttl", ttl)
+		}
+		select {
+		case <-ctx.Done():
+			return
+		case <-t.C:
+		}
+	}
+}

@@ -1,0 +1,118 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"os"
+	"text/tabwriter"
+	"time"
+
+	"agentbot/engine"
+	"agentbot/storage"
+)
+
+// runSessions lists, shows, exports or prunes stored sessions.
+func runSessions(ctx context.Context, e *env) int {
+	var out string
+	var olderThan time.Duration
+	cfg, args, code := parse("sessions", e, func(fs *flagSet) {
+		fs.StringVar(&out, "o", "", "export: write to this file instead of stdout")
+		fs.DurationVar(&olderThan, "older-than", 0, "prune: remove sessions inactive this long (default: --session-ttl)")
+	})
+	if cfg == nil {
+		return code
+	}
+	if len(args) == 0 {
+		fmt.Fprintln(e.stderr, "usage: agentbot sessions list | show ID | export ID [-o FILE] | prune [--older-than DURATION]")
+		return 2
+	}
+	st, err := storage.Open(cfg.DataDir)
+	if err != nil {
+		fmt.Fprintf(e.stderr, "agentbot sessions: %v\n", err)
+		return 1
+	}
+	defer st.Close()
+
+	find := func() (*engine.Session, int) {
+		if len(args) < 2 {
+			fmt.Fprintf(e.stderr, "agentbot sessions %s: which session? give its ID (agentbot sessions list)\n", args[0])
+			return nil, 2
+		}
+		s, err := st.SessionByID(args[1])
+		if errors.Is(err, storage.ErrNotFound) {
+			s, err = st.Session(args[1])
+		}
+		if err != nil {
+			fmt.Fprintf(e.stderr, "agentbot sessions %s: %v\n", args[0], err)
+			return nil, 1
+		}
+		return s, 0
+	}
+
+	switch args[0] {
+	case "list":
+		list, err := st.ListSessions()
+		if err != nil {
+			fmt.Fprintf(e.stderr, "agentbot sessions list: %v\n", err)
+			return 1
+		}
+		tw := tabwriter.NewWriter(e.stdout, 0, 4, 2, ' ', 0)
+		fmt.Fprintln(tw, "ID\tAGENT\tMESSAGES\tOUTPUTS\tTOKENS\tUPDATED\tKEY")
+		for _, s := range list {
+			fmt.Fprintf(tw, "%s\t%s\t%d\t%d\t%d\t%s\t%s\n", s.ID, s.AgentID, s.Messages, s.Outputs,
+				s.Usage.Prompt+s.Usage.Completion, s.Updated.Local().Format("2006-01-02 15:04"), s.Key)
+		}
+		tw.Flush()
+		return 0
+	case "show":
+		s, code := find()
+		if s == nil {
+			return code
+		}
+		fmt.Fprintf(e.stdout, "ID:       %s\nKey:      %s\nAgent:    %s\nDate:     %s\nMessages: %d\nCreated:  %s\nUpdated:  %s\nUsage:    %d calls, %d prompt tokens (%d cached), %d completion tokens\n",
+			s.ID, s.Key, s.AgentID, s.Date, len(s.Messages), s.Created.Local().Format(time.RFC3339), s.Updated.Local().Format(time.RFC3339),
+			s.Usage.Calls, s.Usage.Prompt, s.Usage.Cached, s.Usage.Completion)
+		for _, o := range s.Outputs {
+			fmt.Fprintf(e.stdout, "Output:   %s v%d (%d bytes)\n", o.Path, o.Version, o.Size)
+		}
+		return 0
+	case "export":
+		s, code := find()
+		if s == nil {
+			return code
+		}
+		md := engine.ExportMarkdown(s)
+		if out == "" {
+			fmt.Fprint(e.stdout, md)
+			return 0
+		}
+		if err := os.WriteFile(out, []byte(md), 0o644); err != nil {
+			fmt.Fprintf(e.stderr, "agentbot sessions export: %v\n", err)
+			return 1
+		}
+		fmt.Fprintf(e.stdout, "wrote %s (%d bytes)\n", out, len(md))
+		return 0
+	case "prune":
+		ttl := olderThan
+		if ttl == 0 {
+			ttl = cfg.SessionTTL
+		}
+		if ttl <= 0 {
+			fmt.Fprintln(e.stderr, "agentbot sessions prune: say how old: --older-than 720h (or set AGENTBOT_SESSION_TTL)")
+			return 2
+		}
+		ids, err := st.Prune(time.Now().Add(-ttl))
+		if err != nil {
+			fmt.Fprintf(e.stderr, "agentbot sessions prune: %v\n", err)
+			return 1
+		}
+		fmt.Fprintf(e.stdout, "removed %d session(s) inactive for more than %s\n", len(ids), ttl)
+		for _, id := range ids {
+			fmt.Fprintln(e.stdout, id)
+		}
+		return 0
+	}
+	fmt.Fprintf(e.stderr, "agentbot sessions: unknown subcommand %q\n", args[0])
+	return 2
+}

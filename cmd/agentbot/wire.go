@@ -1,0 +1,83 @@
+package main
+
+import (
+	"fmt"
+	"io"
+	"log/slog"
+	"strconv"
+	"strings"
+
+	"agentbot/engine"
+	"agentbot/engine/catalog"
+	"agentbot/engine/model"
+	"agentbot/storage"
+)
+
+// parse parses a command's flags; extra registers the command's own.
+func parse(name string, e *env, extra func(*flagSet)) (*Config, []string, int) {
+	fs, cfg := newFlags(name, e.getenv)
+	fs.SetOutput(e.stderr)
+	if extra != nil {
+		extra(&flagSet{fs})
+	}
+	if err := fs.Parse(e.args); err != nil {
+		return nil, nil, 2
+	}
+	return cfg, fs.Args(), 0
+}
+
+// loadCatalog loads every agent the configuration names.
+func loadCatalog(cfg *Config) *catalog.Catalog {
+	return catalog.Load(catalog.Options{Bundles: cfg.Bundles, BMADRoots: cfg.BMADRoots})
+}
+
+// newModel returns the model client the configuration describes.
+func newModel(cfg *Config, onRetry func(int, error)) (*model.Client, error) {
+	mc := model.Config{
+		APIKey:      cfg.APIKey,
+		BaseURL:     cfg.BaseURL,
+		Model:       cfg.Model,
+		APIType:     cfg.APIType,
+		APIVersion:  cfg.APIVersion,
+		MaxTokens:   cfg.MaxTokens,
+		CallTimeout: cfg.CallTimeout,
+		OnRetry:     onRetry,
+	}
+	if t := strings.TrimSpace(cfg.Temperature); t != "" {
+		f, err := strconv.ParseFloat(t, 32)
+		if err != nil {
+			return nil, fmt.Errorf("temperature %q: %w", t, err)
+		}
+		f32 := float32(f)
+		mc.Temperature = &f32
+	}
+	return model.New(mc), nil
+}
+
+// newEngine wires an engine to the store and the model.
+func newEngine(cfg *Config, st *storage.Store, m engine.Model, log *slog.Logger) *engine.Engine {
+	return engine.New(engine.Config{
+		Model:         m,
+		Store:         st,
+		OutputRoot:    func(id string) string { d, _ := st.OutputDir(id); return d },
+		InputRoot:     func(id string) string { d, _ := st.InputDir(id); return d },
+		CoreRoot:      cfg.CoreRoot,
+		MaxIterations: cfg.MaxIterations,
+		TurnTimeout:   cfg.TurnTimeout,
+		MaxRead:       cfg.MaxFileBytes,
+		MaxWrite:      cfg.MaxFileBytes,
+		ContextBudget: cfg.ContextBudget,
+		Logger:        log,
+	})
+}
+
+// newLogger returns the slog logger the configuration asks for.
+func newLogger(cfg *Config, w io.Writer) *slog.Logger {
+	var lvl slog.Level
+	_ = lvl.UnmarshalText([]byte(cfg.LogLevel))
+	opts := &slog.HandlerOptions{Level: lvl}
+	if strings.EqualFold(cfg.LogFormat, "json") {
+		return slog.New(slog.NewJSONHandler(w, opts))
+	}
+	return slog.New(slog.NewTextHandler(w, opts))
+}
