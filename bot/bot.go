@@ -240,9 +240,9 @@ func sleepCtx(ctx context.Context, d time.Duration) error {
 
 type nopObserver struct{}
 
-func (nopObserver) EventReceived(string)                                {}
-func (nopObserver) EventDeduped()                                       {}
-func (nopObserver) TurnStarted()                                        {}
+func (nopObserver) EventReceived(string)                                  {}
+func (nopObserver) EventDeduped()                                         {}
+func (nopObserver) TurnStarted()                                          {}
 func (nopObserver) TurnFinished(time.Duration, int, int, int, int, error) {}
-func (nopObserver) Uploaded(error)                                      {}
-func (nopObserver) QueueDepth(int)                                      {}
+func (nopObserver) Uploaded(error)                                        {}
+func (nopObserver) QueueDepth(int)                                        {}

@@ -113,7 +113,9 @@ func TestChannelDefaultAndQueuedMessage(t *testing.T) {
 	thread, _ := r.mention("we had an outage yesterday", "")
 	r.waitFor("the first model call", func() bool { return r.model.Calls() == 1 })
 	r.reply("it lasted two hours", thread)
-	r.waitFor("both answers", func() bool { return r.model.Calls() == 2 && len(r.slack.Streams()) == 2 && r.slack.Streams()[1].Stopped })
+	r.waitFor("both answers", func() bool {
+		return r.model.Calls() == 2 && len(r.slack.Streams()) == 2 && r.slack.Streams()[1].Stopped
+	})
 	greet := r.botMessages(thread)[0]
 	has(t, text(greet), "Dario", "default agent greets without a picker")
 	reqs := r.model.Requests()
@@ -141,7 +143,9 @@ func TestChannelDefaultAndQueuedMessage(t *testing.T) {
 func TestDedupeAcrossRetriesAndRestart(t *testing.T) {
 	r := newRig(t, rigOpts{})
 	r.st.SetChannelDefault(r.slack.TeamID(), channel, "product-lead")
-	r.model.Handle(func(req fakemodel.Request) fakemodel.Reply { return fakemodel.Reply{Text: "answer to " + req.LastUserText()} })
+	r.model.Handle(func(req fakemodel.Request) fakemodel.Reply {
+		return fakemodel.Reply{Text: "answer to " + req.LastUserText()}
+	})
 	thread, env := r.mention("hello", "")
 	// The same message also arrives as message.channels.
 	r.slack.SendEvent(map[string]any{"type": "message", "user": user, "channel": channel, "channel_type": "channel",
@@ -149,13 +153,17 @@ func TestDedupeAcrossRetriesAndRestart(t *testing.T) {
 	if _, err := r.slack.Redeliver(env, "timeout"); err != nil {
 		t.Fatal(err)
 	}
-	r.waitFor("one answer", func() bool { return r.model.Calls() >= 1 && len(r.slack.Streams()) >= 1 && r.slack.Streams()[0].Stopped })
+	r.waitFor("one answer", func() bool {
+		return r.model.Calls() >= 1 && len(r.slack.Streams()) >= 1 && r.slack.Streams()[0].Stopped
+	})
 	r.restart()
 	if _, err := r.slack.Redeliver(env, "http_error"); err != nil {
 		t.Fatal(err)
 	}
 	_, env2 := r.reply("second", thread)
-	r.waitFor("the second answer", func() bool { return r.model.Calls() == 2 && len(r.slack.Streams()) == 2 && r.slack.Streams()[1].Stopped })
+	r.waitFor("the second answer", func() bool {
+		return r.model.Calls() == 2 && len(r.slack.Streams()) == 2 && r.slack.Streams()[1].Stopped
+	})
 	time.Sleep(200 * time.Millisecond)
 	if r.model.Calls() != 2 {
 		t.Fatalf("model calls = %d, want 2 (duplicates processed)", r.model.Calls())
