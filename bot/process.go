@@ -116,6 +116,9 @@ func (b *Bot) runTurn(ctx context.Context, s *engine.Session, it item, input str
 
 // activate starts a session with an agent and posts its greeting.
 func (b *Bot) activate(ctx context.Context, s *engine.Session, a *catalog.Agent, it item) bool {
+	if name := b.userName(ctx, it.User); name != "" {
+		s.Vars = map[string]string{"user_name": name}
+	}
 	g, err := b.cfg.Engine.Activate(s, a)
 	if err != nil {
 		b.log.Warn("activate agent", "agent", a.ID, "err", err)
@@ -216,4 +219,23 @@ func setMeta(m map[string]string, k, v string) map[string]string {
 	}
 	m[k] = v
 	return m
+}
+
+// userName is how the agent addresses a user: their Slack display name, or
+// "" when Slack does not say.
+func (b *Bot) userName(ctx context.Context, id string) string {
+	if id == "" {
+		return ""
+	}
+	u, err := b.cfg.API.GetUserInfoContext(ctx, id)
+	if err != nil {
+		b.log.Debug("users.info", "err", err)
+		return ""
+	}
+	for _, n := range []string{u.Profile.DisplayName, u.Profile.FirstName, u.RealName, u.Name} {
+		if n = strings.TrimSpace(n); n != "" {
+			return n
+		}
+	}
+	return ""
 }

@@ -29,7 +29,8 @@ type Greeting struct {
 var criticalPath = regexp.MustCompile(`\{[A-Za-z0-9_.-]+\}(?:/[A-Za-z0-9_.@+-]+)+\.(?:ya?ml|md|xml|csv|json|txt)`)
 
 // Activate prepares s to talk with agent a: it fixes the date and the
-// variables, loads the config files the agent's activation names, and writes
+// variables (values the caller put in s.Vars, such as user_name, override
+// the agent's config), loads the config files the agent's activation names, and writes
 // the system prompt and greeting into the transcript. It makes no model
 // call. A missing config file the activation loads stops activation with an
 // error naming it.
@@ -45,6 +46,7 @@ func (e *Engine) Activate(s *Session, a *catalog.Agent) (*Greeting, error) {
 	if s.Created.IsZero() {
 		s.Created = e.cfg.Now()
 	}
+	preset := s.Vars // the caller's own values, such as the user's name
 	v := pathVars(a)
 	v["date"] = s.Date
 	s.Vars = v
@@ -80,6 +82,11 @@ func (e *Engine) Activate(s *Session, a *catalog.Agent) (*Greeting, error) {
 			return nil, fmt.Errorf("agent %s cannot start: config %s: %w", a.ID, virtual, err)
 		}
 		mergeConfig(v, cfg)
+	}
+	for k, val := range preset {
+		if !vars.IsPinned(k) && val != "" {
+			v[k] = val
+		}
 	}
 	s.Vars = v
 

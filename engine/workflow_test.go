@@ -251,3 +251,21 @@ func TestEveryBMADAgentActivates(t *testing.T) {
 		t.Fatalf("activated %d agents with %d model calls; want 15 and 0", n, h.fm.Calls())
 	}
 }
+
+// A caller's user_name overrides the config's, in the greeting and prompt.
+func TestCallerVarsOverrideConfig(t *testing.T) {
+	h := newHarness(t, harnessOpts{})
+	s, err := h.st.NewSession("t/name")
+	if err != nil {
+		t.Fatal(err)
+	}
+	s.Vars = map[string]string{"user_name": "Ana", "output_folder": "/etc"}
+	g, err := h.eng.Activate(s, h.agent("product-lead"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	contains(t, g.Text, "Hello Ana!", "greeting")
+	if s.Vars["output_folder"] != "/outputs" {
+		t.Fatalf("a caller may not move the output folder: %q", s.Vars["output_folder"])
+	}
+}
