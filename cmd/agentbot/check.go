@@ -44,9 +44,10 @@ func runCheck(ctx context.Context, e *env) int {
 		return code
 	}
 	if timeout <= 0 {
-		timeout = defaultCheckTimeout
+		fmt.Fprintf(e.stderr, "agentbot check: --check-timeout must be positive, not %s\n", timeout)
+		return 2
 	}
-	r := newCheckReport(e.stdout, cfg.SlackBotToken, cfg.SlackAppToken, cfg.APIKey)
+	r := &checkReport{w: newRedactor(e.stdout, cfg.SlackBotToken, cfg.SlackAppToken, cfg.APIKey)}
 	c := &checker{cfg: cfg, timeout: timeout, r: r}
 
 	botOK := c.tokenFormat("SLACK_BOT_TOKEN", cfg.SlackBotToken, botTokenPrefix,
@@ -149,15 +150,19 @@ func (c *checker) modelEndpoint(ctx context.Context) {
 	name := "model endpoint " + endpointName(c.cfg)
 	ctx, cancel := context.WithTimeout(ctx, c.timeout)
 	defer cancel()
-	oc, err := openAIConfig(c.cfg)
+	mc, err := newModel(c.cfg, nil)
 	if err != nil {
-		c.r.fail(name, err.Error(), "set OPENAI_API_TYPE, OPENAI_BASE_URL and AGENTBOT_MODEL; "+quickstartHint)
+		c.r.fail(name, err.Error(), "fix AGENTBOT_TEMPERATURE")
 		return
 	}
-	list, err := openai.NewClientWithConfig(oc).ListModels(ctx)
+	ids, err := mc.ListModels(ctx)
 	if err == nil {
-		c.r.ok(name, fmt.Sprintf("%d model(s) listed", len(list.Models)))
-		c.modelListed(list.Models)
+		c.r.ok(name, fmt.Sprintf("%d model(s) listed", len(ids)))
+		c.modelListed(ids)
+		return
+	}
+	if errors.Is(err, model.ErrConfig) {
+		c.r.fail(name, err.Error(), "set OPENAI_API_TYPE, OPENAI_BASE_URL and AGENTBOT_MODEL; "+quickstartHint)
 		return
 	}
 	if st := httpStatus(err); st == http.StatusNotFound || st == http.StatusMethodNotAllowed {
@@ -168,12 +173,8 @@ func (c *checker) modelEndpoint(ctx context.Context) {
 }
 
 // modelListed warns when the configured model is not in the endpoint's list.
-func (c *checker) modelListed(models []openai.Model) {
+func (c *checker) modelListed(ids []string) {
 	name := "model " + c.cfg.Model
-	ids := make([]string, 0, len(models))
-	for _, m := range models {
-		ids = append(ids, m.ID)
-	}
 	if slices.Contains(ids, c.cfg.Model) {
 		c.r.ok(name, "listed by the endpoint")
 		return
@@ -228,30 +229,6 @@ func modelHint(err error) string {
 	return "check OPENAI_BASE_URL (an OpenAI-compatible base URL, e.g. https://api.openai.com/v1 or http://localhost:11434/v1) and that the server is up; " + quickstartHint
 }
 
-// openAIConfig is the go-openai configuration of the model endpoint, as
-// engine/model builds it for chat completions.
-func openAIConfig(cfg *Config) (openai.ClientConfig, error) {
-	switch strings.ToLower(cfg.APIType) {
-	case "", "openai":
-		oc := openai.DefaultConfig(cfg.APIKey)
-		if cfg.BaseURL != "" {
-			oc.BaseURL = cfg.BaseURL
-		}
-		return oc, nil
-	case "azure":
-		if cfg.BaseURL == "" {
-			return openai.ClientConfig{}, errors.New("OPENAI_API_TYPE=azure needs OPENAI_BASE_URL (https://<resource>.openai.azure.com)")
-		}
-		oc := openai.DefaultAzureConfig(cfg.APIKey, cfg.BaseURL)
-		if cfg.APIVersion != "" {
-			oc.APIVersion = cfg.APIVersion
-		}
-		oc.AzureModelMapperFunc = func(m string) string { return m }
-		return oc, nil
-	}
-	return openai.ClientConfig{}, fmt.Errorf("unknown OPENAI_API_TYPE %q (want openai or azure)", cfg.APIType)
-}
-
 // endpointName names the model endpoint in the report.
 func endpointName(cfg *Config) string {
 	if cfg.BaseURL == "" {
@@ -293,8 +270,11 @@ func (c *checker) agents() {
 		where += " --bmad-root " + strings.Join(c.cfg.BMADRoots, ",")
 	}
 	if len(cat.Agents) == 0 {
-		c.r.fail(name, fmt.Sprintf("no agent found in %s%s", where, problemLines(cat.Problems)),
-			"point AGENTBOT_BUNDLES (--bundles) at a bundle folder or AGENTBOT_BMAD_ROOT (--bmad-root) at a BMAD project; "+quickstartHint)
+		hint := "point AGENTBOT_BUNDLES (--bundles) at a bundle folder or AGENTBOT_BMAD_ROOT (--bmad-root) at a BMAD project; " + quickstartHint
+		if len(cat.Problems) > 0 {
+			hint = "fix what is listed, or " + hint
+		}
+		c.r.fail(name, fmt.Sprintf("no agent found in %s%s", where, problemLines(cat.Problems)), hint)
 		return
 	}
 	entries := agentIDs(cat.EntryPoints())
@@ -369,29 +349,43 @@ func isLower(s string) bool {
 	return true
 }
 
-// checkReport prints the lines of agentbot check, with every secret
-// replaced, and counts the results.
-type checkReport struct {
-	w                     io.Writer
-	redact                *strings.Replacer
-	passed, failed, warns int
+// redactor is a writer that replaces every secret it was given by its
+// redacted form. Each Write must hold whole secrets (fmt.Fprint* and the
+// flag package write a line or more at a time).
+type redactor struct {
+	w io.Writer
+	r *strings.Replacer
 }
 
-// newCheckReport returns a report on w that never prints any of secrets.
-func newCheckReport(w io.Writer, secrets ...string) *checkReport {
+// newRedactor returns a redactor writing to w.
+func newRedactor(w io.Writer, secrets ...string) *redactor {
 	var pairs []string
 	for _, s := range secrets {
 		if s = strings.TrimSpace(s); len(s) >= 4 {
 			pairs = append(pairs, s, redactToken(s))
 		}
 	}
-	return &checkReport{w: w, redact: strings.NewReplacer(pairs...)}
+	return &redactor{w: w, r: strings.NewReplacer(pairs...)}
+}
+
+// Write writes p with the secrets replaced; it reports len(p) on success.
+func (r *redactor) Write(p []byte) (int, error) {
+	if _, err := io.WriteString(r.w, r.r.Replace(string(p))); err != nil {
+		return 0, err
+	}
+	return len(p), nil
+}
+
+// checkReport prints the lines of agentbot check and counts the results.
+type checkReport struct {
+	w                     io.Writer
+	passed, failed, warns int
 }
 
 func (r *checkReport) line(mark, name, detail, hint string) {
-	fmt.Fprintln(r.w, r.redact.Replace(fmt.Sprintf("%s %s: %s", mark, name, detail)))
+	fmt.Fprintf(r.w, "%s %s: %s\n", mark, name, detail)
 	if hint != "" {
-		fmt.Fprintln(r.w, r.redact.Replace("    hint: "+hint))
+		fmt.Fprintf(r.w, "    hint: %s\n", hint)
 	}
 }
 

@@ -86,6 +86,7 @@ func (s *checkSetup) check(t *testing.T, args ...string) (int, string) {
 		getenv: func(k string) string { return s.vars[k] },
 	})
 	text := out.String()
+	t.Logf("agentbot check (exit %d):\n%s", code, text)
 	for _, secret := range []string{s.vars["SLACK_BOT_TOKEN"], s.vars["SLACK_APP_TOKEN"], s.vars["OPENAI_API_KEY"]} {
 		if len(secret) > len("xoxb-") && strings.Contains(text, secret) {
 			t.Errorf("output shows the secret %q:\n%s", secret, text)
@@ -355,7 +356,7 @@ func TestCheckBadAPIType(t *testing.T) {
 	if code != 1 {
 		t.Fatalf("exit %d, want 1:\n%s", code, out)
 	}
-	line(t, out, `✗ model endpoint `+s.model.URL()+`: unknown OPENAI_API_TYPE "anthropic"`)
+	line(t, out, `✗ model endpoint `+s.model.URL()+`: bad model configuration: unknown API type "anthropic" (want openai or azure)`)
 }
 
 func TestCheckBrokenBundle(t *testing.T) {
@@ -367,8 +368,9 @@ func TestCheckBrokenBundle(t *testing.T) {
 		t.Fatalf("exit %d, want 1:\n%s", code, out)
 	}
 	line(t, out, "✗ agents: no agent found in --bundles "+broken)
-	if !strings.Contains(out, "    "+filepath.Join(broken, "tester")) {
-		t.Errorf("the problem's path %s is not listed:\n%s", filepath.Join(broken, "tester"), out)
+	problem := filepath.Join(broken, "tester", "bundle.yaml") + ": "
+	if !strings.Contains(out, "\n    "+problem) {
+		t.Errorf("the problem %q is not listed:\n%s", problem, out)
 	}
 }
 
@@ -434,12 +436,14 @@ func TestCheckDataDirNotWritable(t *testing.T) {
 
 func TestCheckBadFlag(t *testing.T) {
 	s := newCheckSetup(t)
-	if code, out := s.check(t, "--check-timeout", "soon"); code != 2 {
-		t.Errorf("exit %d, want 2 for a bad flag:\n%s", code, out)
+	for _, bad := range []string{"soon", "0s", "-1s"} {
+		if code, out := s.check(t, "--check-timeout", bad); code != 2 || !strings.Contains(out, "check-timeout") {
+			t.Errorf("--check-timeout %s: exit %d, want 2 and a message naming the flag:\n%s", bad, code, out)
+		}
 	}
 }
 
-func TestRedactToken(t *testing.T) {
+func TestCheckRedactToken(t *testing.T) {
 	for in, want := range map[string]string{
 		"xoxb-123-456-abc":  "xoxb-…(redacted)",
 		"xapp-1-A-2-abc":    "xapp-…(redacted)",

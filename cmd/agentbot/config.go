@@ -55,6 +55,10 @@ type setting struct {
 	def              string
 }
 
+// secrets are the settings whose values must never be printed: their flags
+// show no default (the usage text would print the environment's value).
+var secrets = map[string]bool{"SLACK_APP_TOKEN": true, "SLACK_BOT_TOKEN": true, "OPENAI_API_KEY": true}
+
 func str(p func(*Config) *string) func(*flag.FlagSet, *Config, string, string, string) {
 	return func(fs *flag.FlagSet, c *Config, name, def, usage string) { fs.StringVar(p(c), name, def, usage) }
 }
@@ -74,7 +78,7 @@ func num(p func(*Config) *int) func(*flag.FlagSet, *Config, string, string, stri
 	}
 }
 
-func bytes(p func(*Config) *int64) func(*flag.FlagSet, *Config, string, string, string) {
+func size(p func(*Config) *int64) func(*flag.FlagSet, *Config, string, string, string) {
 	return func(fs *flag.FlagSet, c *Config, name, def, usage string) {
 		n, _ := strconv.ParseInt(def, 10, 64)
 		fs.Int64Var(p(c), name, n, usage)
@@ -112,7 +116,7 @@ var settings = []setting{
 	{"turn-timeout", "AGENTBOT_TURN_TIMEOUT", "time limit of one turn", dur(func(c *Config) *time.Duration { return &c.TurnTimeout }), "15m"},
 	{"call-timeout", "AGENTBOT_CALL_TIMEOUT", "time limit of one model call", dur(func(c *Config) *time.Duration { return &c.CallTimeout }), "2m"},
 	{"context-budget", "AGENTBOT_CONTEXT_BUDGET", "model context in tokens", num(func(c *Config) *int { return &c.ContextBudget }), "128000"},
-	{"max-file-bytes", "AGENTBOT_MAX_FILE_BYTES", "largest file the tools read or write", bytes(func(c *Config) *int64 { return &c.MaxFileBytes }), "1048576"},
+	{"max-file-bytes", "AGENTBOT_MAX_FILE_BYTES", "largest file the tools read or write", size(func(c *Config) *int64 { return &c.MaxFileBytes }), "1048576"},
 	{"slack-app-token", "SLACK_APP_TOKEN", "Slack app-level token (xapp-, connections:write)", str(func(c *Config) *string { return &c.SlackAppToken }), ""},
 	{"slack-bot-token", "SLACK_BOT_TOKEN", "Slack bot token (xoxb-)", str(func(c *Config) *string { return &c.SlackBotToken }), ""},
 	{"slack-api-url", "SLACK_API_URL", "Slack Web API URL (tests)", str(func(c *Config) *string { return &c.SlackAPIURL }), ""},
@@ -121,7 +125,7 @@ var settings = []setting{
 	{"allowed-channels", "AGENTBOT_ALLOWED_CHANNELS", "Slack channel ids allowed (empty: all)", list(func(c *Config) *[]string { return &c.AllowedChannels }), ""},
 	{"admins", "AGENTBOT_ADMINS", "Slack user ids who may /agent reload (besides workspace admins)", list(func(c *Config) *[]string { return &c.Admins }), ""},
 	{"no-streaming", "AGENTBOT_NO_STREAMING", "show progress by updating a message instead of chat.startStream", boolean(func(c *Config) *bool { return &c.NoStreaming }), "false"},
-	{"max-upload-bytes", "AGENTBOT_MAX_UPLOAD_BYTES", "largest user file downloaded into a session", bytes(func(c *Config) *int64 { return &c.MaxUploadBytes }), "10485760"},
+	{"max-upload-bytes", "AGENTBOT_MAX_UPLOAD_BYTES", "largest user file downloaded into a session", size(func(c *Config) *int64 { return &c.MaxUploadBytes }), "10485760"},
 	{"log-format", "AGENTBOT_LOG_FORMAT", "text or json", str(func(c *Config) *string { return &c.LogFormat }), "text"},
 	{"log-level", "AGENTBOT_LOG_LEVEL", "debug, info, warn or error", str(func(c *Config) *string { return &c.LogLevel }), "info"},
 	{"http-addr", "AGENTBOT_HTTP_ADDR", "address of /healthz and /metrics (empty: off)", str(func(c *Config) *string { return &c.HTTPAddr }), ""},
@@ -129,18 +133,31 @@ var settings = []setting{
 }
 
 // newFlags returns a flag set holding every setting, defaults taken from
-// the environment.
-func newFlags(name string, getenv func(string) string) (*flag.FlagSet, *Config) {
+// the environment. Call the returned function after parsing: it fills the
+// secret settings from the environment where no flag set them.
+func newFlags(name string, getenv func(string) string) (*flag.FlagSet, *Config, func()) {
 	fs := flag.NewFlagSet(name, flag.ContinueOnError)
 	c := &Config{}
+	fill := map[string]string{}
 	for _, s := range settings {
 		def := s.def
 		if v, ok := lookup(getenv, s.env); ok {
 			def = v
 		}
+		if secrets[s.env] {
+			fill[s.flag], def = def, ""
+		}
 		s.bind(fs, c, s.flag, def, fmt.Sprintf("%s [$%s]", s.usage, s.env))
 	}
-	return fs, c
+	return fs, c, func() {
+		set := map[string]bool{}
+		fs.Visit(func(f *flag.Flag) { set[f.Name] = true })
+		for name, v := range fill {
+			if !set[name] && v != "" {
+				_ = fs.Set(name, v)
+			}
+		}
+	}
 }
 
 func lookup(getenv func(string) string, key string) (string, bool) {

@@ -15,7 +15,7 @@ import (
 
 // parse parses a command's flags; extra registers the command's own.
 func parse(name string, e *env, extra func(*flagSet)) (*Config, []string, int) {
-	fs, cfg := newFlags(name, e.getenv)
+	fs, cfg, fill := newFlags(name, e.getenv)
 	fs.SetOutput(e.stderr)
 	if extra != nil {
 		extra(&flagSet{fs})
@@ -23,6 +23,7 @@ func parse(name string, e *env, extra func(*flagSet)) (*Config, []string, int) {
 	if err := fs.Parse(e.args); err != nil {
 		return nil, nil, 2
 	}
+	fill()
 	return cfg, fs.Args(), 0
 }
 

@@ -86,6 +86,9 @@ type Client struct {
 	err error // a configuration error, reported by every call
 }
 
+// ErrConfig marks a configuration the client refuses before any request.
+var ErrConfig = errors.New("bad model configuration")
+
 // New returns a client for cfg. A bad cfg (unknown APIType, azure without
 // BaseURL, no Model) is reported by Complete.
 func New(cfg Config) *Client {
@@ -121,13 +124,13 @@ func New(cfg Config) *Client {
 		}
 		oc.AzureModelMapperFunc = func(m string) string { return m } // Model is the deployment name
 		if cfg.BaseURL == "" {
-			err = errors.New("azure needs a BaseURL (https://<resource>.openai.azure.com)")
+			err = fmt.Errorf("%w: azure needs a BaseURL (https://<resource>.openai.azure.com)", ErrConfig)
 		}
 	default:
-		err = fmt.Errorf("unknown API type %q (want openai or azure)", cfg.APIType)
+		err = fmt.Errorf("%w: unknown API type %q (want openai or azure)", ErrConfig, cfg.APIType)
 	}
 	if err == nil && cfg.Model == "" {
-		err = errors.New("no model configured")
+		err = fmt.Errorf("%w: no model configured", ErrConfig)
 	}
 	oc.HTTPClient = &headerDoer{inner: httpClient}
 	return &Client{cfg: cfg, api: openai.NewClientWithConfig(oc), err: err}
@@ -218,4 +221,22 @@ func sleep(ctx context.Context, d time.Duration) error {
 	case <-ctx.Done():
 		return ctx.Err()
 	}
+}
+
+// ListModels returns the ids of the models the endpoint lists (one try, no
+// retries: it is a health check). Errors are go-openai's, so callers can
+// read the HTTP status.
+func (c *Client) ListModels(ctx context.Context) ([]string, error) {
+	if c.err != nil {
+		return nil, c.err
+	}
+	list, err := c.api.ListModels(ctx)
+	if err != nil {
+		return nil, err
+	}
+	ids := make([]string, 0, len(list.Models))
+	for _, m := range list.Models {
+		ids = append(ids, m.ID)
+	}
+	return ids, nil
 }

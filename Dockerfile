@@ -1,0 +1,34 @@
+# agentbot: a static binary on a distroless base, running as a non-root user.
+#
+#   docker build -t agentbot .
+#   docker run --rm --env-file agentbot.env -v agentbot-data:/data agentbot          # serve
+#   docker run --rm --env-file agentbot.env -v agentbot-data:/data agentbot check    # validate the setup
+#
+# Settings come from the environment (agentbot serve -h lists them). The sample
+# bundles ship in /bundles; mount your own over it, or point AGENTBOT_BUNDLES or
+# AGENTBOT_BMAD_ROOT elsewhere. Sessions and agentbot.db live in the /data volume.
+#
+# Nothing is exposed by default. To serve /healthz and /metrics, set
+# AGENTBOT_HTTP_ADDR=:8080 and publish the port (docker run -p 8080:8080 ...).
+#
+# .ci/run runs the build command below and fails when this line changes
+# without it: keep the RUN line of `go build` as is, or change both.
+
+FROM golang:1.26 AS build
+WORKDIR /src
+COPY go.mod go.sum ./
+RUN go mod download
+COPY . .
+RUN CGO_ENABLED=0 go build -trimpath -ldflags="-s -w" -o /out/agentbot ./cmd/agentbot
+# The data folder, created here because the final image has no shell.
+RUN mkdir -p /out/data
+
+FROM gcr.io/distroless/static-debian12:nonroot
+COPY --from=build /out/agentbot /usr/local/bin/agentbot
+COPY bundles /bundles
+COPY --from=build --chown=65532:65532 /out/data /data
+ENV AGENTBOT_DATA=/data AGENTBOT_BUNDLES=/bundles
+VOLUME ["/data"]
+USER 65532:65532
+ENTRYPOINT ["agentbot"]
+CMD ["serve"]

@@ -1,0 +1,15 @@
+package metrics_test
+
+import (
+	"agentbot/bot"
+	"agentbot/bot/metrics"
+	"agentbot/engine"
+)
+
+// Metrics is what the bot reports to, and its methods fit the engine's and
+// the model client's hooks.
+var (
+	_ bot.Observer = (*metrics.Metrics)(nil)
+	_              = engine.Config{OnToolCall: (*metrics.Metrics)(nil).ToolCall}
+	_ func()       = (*metrics.Metrics)(nil).ModelRetry
+)
