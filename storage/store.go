@@ -162,3 +162,8 @@ func (s *Store) removeSessionDirs(id string) error {
 // now reads the clock without its monotonic part, so stored and in-memory
 // times compare alike.
 func (s *Store) now() time.Time { return s.Now().Round(0) }
+
+// Ping reports whether the database is open and readable.
+func (s *Store) Ping() error {
+	return s.db.View(func(*bolt.Tx) error { return nil })
+}

@@ -49,7 +49,7 @@ func runChat(ctx context.Context, e *env) int {
 		fmt.Fprintf(e.stderr, "agentbot chat: %v\n", err)
 		return 2
 	}
-	eng := newEngine(cfg, st, m, log)
+	eng := newEngine(cfg, st, m, log, nil)
 	out := e.stdout
 
 	if s != nil && s.Agent != nil {

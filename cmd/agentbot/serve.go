@@ -5,6 +5,8 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"net"
+	"net/http"
 	"os"
 	"os/signal"
 	"strings"
@@ -16,6 +18,7 @@ import (
 	"github.com/slack-go/slack/socketmode"
 
 	"agentbot/bot"
+	"agentbot/bot/metrics"
 	"agentbot/engine/catalog"
 	"agentbot/storage"
 )
@@ -89,12 +92,16 @@ func runServe(ctx context.Context, e *env) int {
 		log.Warn("bundle problem", "path", p.Path, "reason", p.Reason)
 	}
 
-	m, err := newModel(cfg, func(attempt int, err error) { log.Info("model retry", "attempt", attempt, "err", err) })
+	met := metrics.New()
+	m, err := newModel(cfg, func(attempt int, err error) {
+		met.ModelRetry()
+		log.Info("model retry", "attempt", attempt, "err", err)
+	})
 	if err != nil {
 		fmt.Fprintf(e.stderr, "agentbot serve: %v\n", err)
 		return 2
 	}
-	eng := newEngine(cfg, st, m, log)
+	eng := newEngine(cfg, st, m, log, met.ToolCall)
 
 	opts := []slack.Option{slack.OptionAppLevelToken(cfg.SlackAppToken)}
 	if cfg.SlackAPIURL != "" {
@@ -105,7 +112,7 @@ func runServe(ctx context.Context, e *env) int {
 		API: api, Socket: socketmode.New(api), Engine: eng, Store: st,
 		Catalog: cats.get, Reload: cats.reload, Admins: cfg.Admins,
 		MaxConcurrentTurns: cfg.MaxTurns, AllowedUsers: cfg.AllowedUsers, AllowedChannels: cfg.AllowedChannels,
-		MaxUploadBytes: cfg.MaxUploadBytes, NoStreaming: cfg.NoStreaming, Logger: log,
+		MaxUploadBytes: cfg.MaxUploadBytes, NoStreaming: cfg.NoStreaming, Logger: log, Observer: met,
 	})
 	if err != nil {
 		fmt.Fprintf(e.stderr, "agentbot serve: %v\n", err)
@@ -130,6 +137,22 @@ func runServe(ctx context.Context, e *env) int {
 	}()
 	if cfg.SessionTTL > 0 {
 		go retention(ctx, st, cfg.SessionTTL, log)
+	}
+
+	if cfg.HTTPAddr != "" {
+		health := func() error {
+			if !b.Connected() {
+				return errors.New("socket mode connection is down")
+			}
+			return st.Ping()
+		}
+		srv, addr, err := listenHTTP(cfg.HTTPAddr, met.Handler(health))
+		if err != nil {
+			fmt.Fprintf(e.stderr, "agentbot serve: %v\n", err)
+			return 1
+		}
+		defer srv.Close()
+		log.Info("serving /healthz and /metrics", "addr", addr)
 	}
 
 	log.Info("agentbot starting", "agents", len(first.Agents), "data", cfg.DataDir, "model", cfg.Model)
@@ -158,4 +181,16 @@ func retention(ctx context.Context, st *storage.Store, ttl time.Duration, log *s
 		case <-t.C:
 		}
 	}
+}
+
+// listenHTTP serves h on addr in the background and returns the bound
+// address (addr may use port 0).
+func listenHTTP(addr string, h http.Handler) (*http.Server, string, error) {
+	ln, err := net.Listen("tcp", addr)
+	if err != nil {
+		return nil, "", fmt.Errorf("listen on AGENTBOT_HTTP_ADDR %s: %w", addr, err)
+	}
+	srv := &http.Server{Handler: h, ReadHeaderTimeout: 10 * time.Second}
+	go srv.Serve(ln)
+	return srv, ln.Addr().String(), nil
 }

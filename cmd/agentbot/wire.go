@@ -56,7 +56,7 @@ func newModel(cfg *Config, onRetry func(int, error)) (*model.Client, error) {
 }
 
 // newEngine wires an engine to the store and the model.
-func newEngine(cfg *Config, st *storage.Store, m engine.Model, log *slog.Logger) *engine.Engine {
+func newEngine(cfg *Config, st *storage.Store, m engine.Model, log *slog.Logger, onTool func(string, bool)) *engine.Engine {
 	return engine.New(engine.Config{
 		Model:         m,
 		Store:         st,
@@ -69,6 +69,7 @@ func newEngine(cfg *Config, st *storage.Store, m engine.Model, log *slog.Logger)
 		MaxWrite:      cfg.MaxFileBytes,
 		ContextBudget: cfg.ContextBudget,
 		Logger:        log,
+		OnToolCall:    onTool,
 	})
 }
 
