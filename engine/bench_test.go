@@ -5,7 +5,6 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"path/filepath"
 	"sort"
 	"strings"
 	"testing"
@@ -16,6 +15,7 @@ import (
 	"agentbot/engine"
 	"agentbot/engine/catalog"
 	"agentbot/engine/fakemodel"
+	"agentbot/engine/fixtures"
 	"agentbot/engine/model"
 )
 
@@ -35,7 +35,7 @@ func (t *timedModel) Complete(ctx context.Context, req model.Request, on func(st
 
 // benchSession is an active session with a 100-message transcript.
 func benchSession(b *testing.B, eng *engine.Engine) *engine.Session {
-	cat := catalog.Load(catalog.Options{Bundles: []string{filepath.Join(repoRoot(b), "bundles")}})
+	cat := catalog.Load(catalog.Options{Bundles: []string{fixtures.Bundles(b)}})
 	a, _ := cat.Find("product-lead")
 	s := &engine.Session{ID: "bench", Key: "bench"}
 	if _, err := eng.Activate(s, a); err != nil {

@@ -14,6 +14,7 @@ import (
 	"agentbot/engine"
 	"agentbot/engine/catalog"
 	"agentbot/engine/fakemodel"
+	"agentbot/engine/fixtures"
 	"agentbot/engine/model"
 	"agentbot/storage"
 )
@@ -33,7 +34,7 @@ func TestCrashMidTurnResumes(t *testing.T) {
 		fakemodel.Reply{Hang: true}, // the child dies while waiting for this one
 	)
 	cmd := exec.Command(os.Args[0], "-test.run=^TestCrashMidTurnResumes$")
-	cmd.Env = append(os.Environ(), "AGENTBOT_CRASH_CHILD=1", "AGENTBOT_CRASH_DATA="+data, "AGENTBOT_CRASH_MODEL="+fm.URL(), "AGENTBOT_CRASH_BUNDLES="+filepath.Join(repoRoot(t), "bundles"))
+	cmd.Env = append(os.Environ(), "AGENTBOT_CRASH_CHILD=1", "AGENTBOT_CRASH_DATA="+data, "AGENTBOT_CRASH_MODEL="+fm.URL(), "AGENTBOT_CRASH_BUNDLES="+fixtures.Bundles(t))
 	cmd.Stdout, cmd.Stderr = os.Stderr, os.Stderr
 	if err := cmd.Start(); err != nil {
 		t.Fatal(err)

@@ -14,6 +14,7 @@ import (
 	"agentbot/engine"
 	"agentbot/engine/catalog"
 	"agentbot/engine/fakemodel"
+	"agentbot/engine/fixtures"
 	"agentbot/engine/model"
 )
 
@@ -95,7 +96,7 @@ func TestToolsRefuseHostilePaths(t *testing.T) {
 	if b, _ := os.ReadFile(outside); string(b) != "host file" {
 		t.Fatalf("host file changed: %q", b)
 	}
-	if _, err := os.Stat(filepath.Join(repoRoot(t), "bundles", "product-team", "agents", "evil.md")); err == nil {
+	if _, err := os.Stat(filepath.Join(fixtures.RepoRoot(t), "bundles", "product-team", "agents", "evil.md")); err == nil {
 		t.Fatal("wrote into the bundle")
 	}
 }

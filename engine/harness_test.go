@@ -3,7 +3,6 @@ package engine_test
 import (
 	"context"
 	"encoding/json"
-	"os"
 	"path/filepath"
 	"strings"
 	"sync"
@@ -15,46 +14,10 @@ import (
 	"agentbot/engine"
 	"agentbot/engine/catalog"
 	"agentbot/engine/fakemodel"
+	"agentbot/engine/fixtures"
 	"agentbot/engine/model"
 	"agentbot/storage"
 )
-
-// repoRoot walks up from the test's folder to the one holding go.mod.
-func repoRoot(t testing.TB) string {
-	t.Helper()
-	dir, err := os.Getwd()
-	if err != nil {
-		t.Fatal(err)
-	}
-	for {
-		if _, err := os.Stat(filepath.Join(dir, "go.mod")); err == nil {
-			return dir
-		}
-		parent := filepath.Dir(dir)
-		if parent == dir {
-			t.Fatal("go.mod not found")
-		}
-		dir = parent
-	}
-}
-
-// fixtureDir returns a BMAD fixture folder; it skips when the fixtures are
-// missing, except in CI where that is a failure.
-func fixtureDir(t testing.TB, name string) string {
-	t.Helper()
-	base := os.Getenv("AGENTBOT_FIXTURES")
-	if base == "" {
-		base = filepath.Join(repoRoot(t), "..", "shared", "fixtures")
-	}
-	dir := filepath.Join(base, name)
-	if _, err := os.Stat(dir); err != nil {
-		if os.Getenv("CI") == "true" {
-			t.Fatalf("fixture %s missing in CI: %v", dir, err)
-		}
-		t.Skipf("fixture %s missing: %v", dir, err)
-	}
-	return dir
-}
 
 // harness wires a real engine, store and go-openai client to a fake model.
 type harness struct {
@@ -84,7 +47,7 @@ func newHarness(t testing.TB, o harnessOpts) *harness {
 	}
 	t.Cleanup(func() { st.Close() })
 	h.st = st
-	h.cat = catalog.Load(catalog.Options{Bundles: []string{filepath.Join(repoRoot(t), "bundles")}, BMADRoots: o.bmad})
+	h.cat = catalog.Load(catalog.Options{Bundles: []string{fixtures.Bundles(t)}, BMADRoots: o.bmad})
 	mc := model.Config{APIKey: "fake-key", BaseURL: h.fm.URL(), Model: "fake-model",
 		Sleep: func(ctx context.Context, d time.Duration) error { return ctx.Err() }}
 	if o.modelCfg != nil {

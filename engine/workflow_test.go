@@ -13,6 +13,7 @@ import (
 
 	"agentbot/engine"
 	"agentbot/engine/fakemodel"
+	"agentbot/engine/fixtures"
 )
 
 // A workflow of our own bundle, from menu pick to a saved output on disk:
@@ -96,7 +97,7 @@ func TestBundleWorkflowFromMenuPickToSavedOutput(t *testing.T) {
 
 // A real BMAD workflow from the alpha.5 install: the analyst's *product-brief.
 func TestBMADProductBriefFromMenuPickToSavedOutput(t *testing.T) {
-	root := fixtureDir(t, "bmad-v6.0.0-alpha.5")
+	root := fixtures.Dir(t, fixtures.Alpha5)
 	h := newHarness(t, harnessOpts{bmad: []string{root}})
 	s, g := h.start("t/bmad", "analyst")
 	contains(t, g.Text, "BMad", "greeting uses {user_name} from bmm/config.yaml")
@@ -223,7 +224,7 @@ func keys(m map[string]any) []string {
 // Every agent of the alpha.5 install starts, without a model call; a file an
 // activation names that the install lacks is noted for the model instead.
 func TestEveryBMADAgentActivates(t *testing.T) {
-	root := fixtureDir(t, "bmad-v6.0.0-alpha.5")
+	root := fixtures.Dir(t, fixtures.Alpha5)
 	h := newHarness(t, harnessOpts{bmad: []string{root}})
 	n := 0
 	for _, a := range h.cat.Agents {
