@@ -39,9 +39,14 @@ func runSessions(ctx context.Context, e *env) int {
 			fmt.Fprintf(e.stderr, "agentbot sessions %s: which session? give its ID (agentbot sessions list)\n", args[0])
 			return nil, 2
 		}
+		// An ID, or else a key as list shows it ("chat/demo").
 		s, err := st.SessionByID(args[1])
-		if errors.Is(err, storage.ErrNotFound) {
-			s, err = st.Session(args[1])
+		if err != nil {
+			if byKey, kerr := st.Session(args[1]); kerr == nil {
+				s, err = byKey, nil
+			} else if !errors.Is(err, storage.ErrNotFound) {
+				err = kerr // not a valid ID: the key lookup says why
+			}
 		}
 		if err != nil {
 			fmt.Fprintf(e.stderr, "agentbot sessions %s: %v\n", args[0], err)

@@ -1,6 +1,7 @@
 package main
 
 import (
+	"flag"
 	"fmt"
 	"io"
 	"log/slog"
@@ -20,11 +21,34 @@ func parse(name string, e *env, extra func(*flagSet)) (*Config, []string, int) {
 	if extra != nil {
 		extra(&flagSet{fs})
 	}
-	if err := fs.Parse(e.args); err != nil {
+	args, err := parseInterspersed(fs, e.args)
+	if err != nil {
 		return nil, nil, 2
 	}
 	fill()
-	return cfg, fs.Args(), 0
+	return cfg, args, 0
+}
+
+// parseInterspersed parses flags wherever they stand among the arguments,
+// so "sessions prune --older-than 1h" and "sessions export ID -o FILE" work
+// as the usage line shows. It returns the other arguments in order; those
+// after "--" are taken as they are.
+func parseInterspersed(fs *flag.FlagSet, args []string) ([]string, error) {
+	var pos []string
+	for {
+		if err := fs.Parse(args); err != nil {
+			return nil, err
+		}
+		rest := fs.Args()
+		if len(rest) == 0 {
+			return pos, nil
+		}
+		if n := len(args) - len(rest); n > 0 && args[n-1] == "--" {
+			return append(pos, rest...), nil
+		}
+		pos = append(pos, rest[0])
+		args = rest[1:]
+	}
 }
 
 // loadCatalog loads every agent the configuration names.

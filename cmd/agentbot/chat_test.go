@@ -1,0 +1,253 @@
+package main
+
+import (
+	"encoding/json"
+	"os"
+	"path/filepath"
+	"regexp"
+	"strings"
+	"testing"
+
+	openai "github.com/sashabaranov/go-openai"
+
+	"agentbot/engine/fakemodel"
+	"agentbot/storage"
+)
+
+// chatVars is the environment of a chat against the fake model: its URL, a
+// key, a model name, a fresh data folder and the sample bundles.
+func chatVars(t *testing.T, fm *fakemodel.Server) map[string]string {
+	return map[string]string{
+		"OPENAI_BASE_URL":  fm.URL(),
+		"OPENAI_API_KEY":   "k",
+		"AGENTBOT_MODEL":   "m",
+		"AGENTBOT_DATA":    filepath.Join(t.TempDir(), "data"),
+		"AGENTBOT_BUNDLES": bundlesDir(t),
+	}
+}
+
+var sessionLine = regexp.MustCompile(`(?m)^Session (\S+) \(resume: agentbot chat --session (\S+)\)$`)
+
+// sessionID reads the session id a new chat prints first.
+func sessionID(t *testing.T, stdout string) string {
+	t.Helper()
+	m := sessionLine.FindStringSubmatch(stdout)
+	if m == nil {
+		t.Fatalf("no session line in:\n%s", stdout)
+	}
+	return m[1]
+}
+
+// briefReplies scripts a product brief: a question, then a save_output call
+// with a word of text, then the closing answer.
+func briefReplies(fm *fakemodel.Server) {
+	args, _ := json.Marshal(map[string]string{"path": "product-brief.md", "content": "# Product brief\n\nA reorder button at checkout.\n"})
+	fm.Enqueue(
+		fakemodel.Reply{Text: "Who is the reorder button for?"},
+		fakemodel.Reply{Text: "Drafting the brief now.", ToolCalls: []fakemodel.ToolCall{{Name: "save_output", Arguments: string(args)}}},
+		fakemodel.Reply{Text: "Your brief is saved as product-brief.md."},
+	)
+}
+
+// briefChat runs the scripted brief chat and returns its vars and result.
+func briefChat(t *testing.T) (*fakemodel.Server, map[string]string, result) {
+	fm := fakemodel.NewTB(t)
+	briefReplies(fm)
+	vars := chatVars(t, fm)
+	r := runCmd(t, vars, "*brief\nA checkout reorder button\n", "chat", "--agent", "product-lead")
+	r.wantCode(t, 0)
+	return fm, vars, r
+}
+
+func TestChatBriefEndToEnd(t *testing.T) {
+	fm, vars, r := briefChat(t)
+	out := r.stdout
+	id := sessionID(t, out)
+
+	// The greeting with the numbered menu comes first, at no model cost.
+	greet := out[:strings.Index(out, "> *brief")]
+	contains(t, "greeting", greet, "Maren")
+	for _, item := range []string{"1.", "2.", "*brief", "*prd"} {
+		contains(t, "greeting menu", greet, item)
+	}
+
+	// Turn 1: the tool progress line, then the model's question.
+	turn1 := out[strings.Index(out, "> *brief"):strings.Index(out, "> A checkout reorder button")]
+	contains(t, "turn 1", turn1, "loading workflow product-brief…")
+	contains(t, "turn 1", turn1, "Who is the reorder button for?")
+	if strings.Index(turn1, "loading workflow") > strings.Index(turn1, "Who is the reorder") {
+		t.Errorf("progress after the answer:\n%s", turn1)
+	}
+
+	// Turn 2: the save, then the answers.
+	turn2 := out[strings.Index(out, "> A checkout reorder button"):]
+	contains(t, "turn 2", turn2, "Drafting the brief now.")
+	if !regexp.MustCompile(`saved \S*product-brief\S*\.md`).MatchString(turn2) {
+		t.Errorf("turn 2 lacks the saved line:\n%s", turn2)
+	}
+	contains(t, "turn 2", turn2, "Your brief is saved as product-brief.md.")
+
+	// The file is in the session's output folder.
+	file := filepath.Join(vars["AGENTBOT_DATA"], "outputs", id, "product-brief.md")
+	data, err := os.ReadFile(file)
+	if err != nil {
+		t.Fatalf("output: %v\nstdout:\n%s", err, out)
+	}
+	if string(data) != "# Product brief\n\nA reorder button at checkout.\n" {
+		t.Errorf("output content %q", data)
+	}
+	contains(t, "turn 2", turn2, file)
+
+	// One model call answered the menu pick; the next request already
+	// carries that answer and the user's second line.
+	reqs := fm.Requests()
+	if len(reqs) != 3 {
+		t.Fatalf("%d model calls, want 3", len(reqs))
+	}
+	picks := 0
+	for _, q := range reqs {
+		if strings.HasPrefix(q.LastUserText(), "*brief") {
+			picks++
+		}
+	}
+	if picks != 1 {
+		t.Errorf("%d model calls for the *brief pick, want 1", picks)
+	}
+	if got := reqs[0].LastUserText(); !strings.Contains(got, "picked menu item") {
+		t.Errorf("first request's user text %q lacks the pick note", got)
+	}
+	var preloaded bool
+	for _, m := range reqs[0].Messages {
+		for _, tc := range m.ToolCalls {
+			preloaded = preloaded || tc.Function.Name == "preload_workflow"
+		}
+	}
+	if !preloaded {
+		t.Error("first request lacks the preloaded workflow")
+	}
+	if got := reqs[1].LastUserText(); got != "A checkout reorder button" {
+		t.Errorf("second request's user text %q", got)
+	}
+	if r.stderr != "" {
+		t.Errorf("stderr:\n%s", r.stderr)
+	}
+}
+
+// msgView is what comparing transcripts looks at.
+type msgView struct {
+	Role, Content, ToolCallID string
+	Calls                     []string
+}
+
+func views(msgs []openai.ChatCompletionMessage) []msgView {
+	out := make([]msgView, len(msgs))
+	for i, m := range msgs {
+		v := msgView{Role: m.Role, Content: m.Content, ToolCallID: m.ToolCallID}
+		for _, tc := range m.ToolCalls {
+			v.Calls = append(v.Calls, tc.ID+" "+tc.Function.Name+" "+tc.Function.Arguments)
+		}
+		out[i] = v
+	}
+	return out
+}
+
+func TestChatSessionResumes(t *testing.T) {
+	fm := fakemodel.NewTB(t)
+	fm.Enqueue(fakemodel.Reply{Text: "Who is the reorder button for?"})
+	vars := chatVars(t, fm)
+	r := runCmd(t, vars, "*brief\n", "chat", "--agent", "product-lead", "--session", "demo")
+	r.wantCode(t, 0)
+	if got := sessionLine.FindStringSubmatch(r.stdout); got == nil || got[2] != "demo" {
+		t.Fatalf("session line %q", got)
+	}
+
+	st, err := storage.Open(vars["AGENTBOT_DATA"])
+	if err != nil {
+		t.Fatal(err)
+	}
+	stored, err := st.Session("chat/demo")
+	st.Close()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if n := len(stored.Messages); n < 4 {
+		t.Fatalf("stored transcript has %d messages", n)
+	}
+
+	fm.Enqueue(fakemodel.Reply{Text: "Got it: returning shoppers."})
+	r = runCmd(t, vars, "Returning shoppers\n", "chat", "--session", "demo")
+	r.wantCode(t, 0)
+	contains(t, "stdout", r.stdout, `Resuming session "demo" with product-lead`)
+	contains(t, "stdout", r.stdout, "Got it: returning shoppers.")
+
+	reqs := fm.Requests()
+	if len(reqs) != 2 {
+		t.Fatalf("%d model calls, want 2", len(reqs))
+	}
+	sent := views(reqs[1].Messages)
+	want := views(stored.Messages)
+	if len(sent) != len(want)+1 {
+		t.Fatalf("resumed request has %d messages, want the %d stored plus the new line", len(sent), len(want))
+	}
+	for i := range want {
+		a, _ := json.Marshal(sent[i])
+		b, _ := json.Marshal(want[i])
+		if string(a) != string(b) {
+			t.Fatalf("message %d differs from the stored transcript:\nsent   %s\nstored %s", i, a, b)
+		}
+	}
+	if last := sent[len(sent)-1]; last.Role != "user" || last.Content != "Returning shoppers" {
+		t.Errorf("last message %+v", last)
+	}
+
+	// A different --agent does not take over a named session.
+	fm.Enqueue(fakemodel.Reply{Text: "Still Maren."})
+	r = runCmd(t, vars, "hi\n", "chat", "--session", "demo", "--agent", "retro-coach")
+	r.wantCode(t, 0)
+	contains(t, "stderr", r.stderr, "belongs to agent product-lead")
+}
+
+func TestChatUnknownAgent(t *testing.T) {
+	fm := fakemodel.NewTB(t)
+	r := runCmd(t, chatVars(t, fm), "hello\n", "chat", "--agent", "nobody")
+	r.wantCode(t, 2)
+	contains(t, "stderr", r.stderr, `no agent "nobody"`)
+	contains(t, "stderr", r.stderr, "product-lead")
+	contains(t, "stderr", r.stderr, "retro-coach")
+	if fm.Calls() != 0 {
+		t.Errorf("%d model calls", fm.Calls())
+	}
+}
+
+func TestChatNeedsAgent(t *testing.T) {
+	fm := fakemodel.NewTB(t)
+	r := runCmd(t, chatVars(t, fm), "hello\n", "chat")
+	r.wantCode(t, 2)
+	contains(t, "stderr", r.stderr, "--agent is required")
+}
+
+func TestChatMissingCriticalConfig(t *testing.T) {
+	fm := fakemodel.NewTB(t)
+	vars := chatVars(t, fm)
+	vars["AGENTBOT_BUNDLES"] = writeSolo(t, t.TempDir(), false) // no config.yaml
+	r := runCmd(t, vars, "*note\n", "chat", "--agent", "solo")
+	r.wantCode(t, 1)
+	contains(t, "stderr", r.stderr, "config.yaml")
+	lacks(t, "stderr", r.stderr, vars["AGENTBOT_BUNDLES"]) // no host paths, the virtual ones
+	if fm.Calls() != 0 {
+		t.Errorf("%d model calls", fm.Calls())
+	}
+	// No half-started session is left behind.
+	r = runCmd(t, vars, "", "sessions", "list")
+	r.wantCode(t, 0)
+	lacks(t, "sessions list", r.stdout, "solo")
+}
+
+func TestChatBadTemperature(t *testing.T) {
+	fm := fakemodel.NewTB(t)
+	vars := chatVars(t, fm)
+	vars["AGENTBOT_TEMPERATURE"] = "warm"
+	r := runCmd(t, vars, "hi\n", "chat", "--agent", "product-lead")
+	r.wantCode(t, 2)
+	contains(t, "stderr", r.stderr, `temperature "warm"`)
+}

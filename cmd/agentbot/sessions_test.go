@@ -1,0 +1,119 @@
+package main
+
+import (
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+)
+
+func TestSessionsListShowExportPrune(t *testing.T) {
+	_, vars, chat := briefChat(t)
+	id := sessionID(t, chat.stdout)
+	data := vars["AGENTBOT_DATA"]
+
+	r := runCmd(t, vars, "", "sessions", "list")
+	r.wantCode(t, 0)
+	var row string
+	for _, l := range strings.Split(r.stdout, "\n") {
+		if strings.HasPrefix(l, id+" ") {
+			row = l
+		}
+	}
+	if row == "" {
+		t.Fatalf("list lacks session %s:\n%s", id, r.stdout)
+	}
+	contains(t, "list row", row, "product-lead")
+	contains(t, "list row", row, "chat/product-lead/")
+
+	r = runCmd(t, vars, "", "sessions", "show", id)
+	r.wantCode(t, 0)
+	contains(t, "show", r.stdout, "Agent:    product-lead")
+	contains(t, "show", r.stdout, "Usage:    3 calls")
+	contains(t, "show", r.stdout, "Output:   product-brief.md v1")
+
+	r = runCmd(t, vars, "", "sessions", "export", id)
+	r.wantCode(t, 0)
+	md := r.stdout
+	for _, want := range []string{"*brief", "A checkout reorder button", "tool `preload_workflow`", "tool `save_output`", "Who is the reorder button for?"} {
+		contains(t, "export", md, want)
+	}
+	lacks(t, "export", md, "<persona>") // the system prompt stays out
+
+	file := filepath.Join(t.TempDir(), "session.md")
+	// -o after the ID, as the usage line shows it, and before it.
+	for i, args := range [][]string{{"export", id, "-o", file}, {"export", "-o", file + "2", id}} {
+		f := file + []string{"", "2"}[i]
+		r = runCmd(t, vars, "", append([]string{"sessions"}, args...)...)
+		r.wantCode(t, 0)
+		contains(t, "export -o", r.stdout, "wrote "+f)
+		written, err := os.ReadFile(f)
+		if err != nil {
+			t.Fatalf("%v: %v", args, err)
+		}
+		if string(written) != md {
+			t.Errorf("%v wrote other text than export to stdout", args)
+		}
+	}
+
+	outDir := filepath.Join(data, "outputs", id)
+	if _, err := os.Stat(filepath.Join(outDir, "product-brief.md")); err != nil {
+		t.Fatal(err)
+	}
+	r = runCmd(t, vars, "", "sessions", "prune", "--older-than", "1ns")
+	r.wantCode(t, 0)
+	contains(t, "prune", r.stdout, "removed 1 session")
+	contains(t, "prune", r.stdout, id)
+	if _, err := os.Stat(outDir); !os.IsNotExist(err) {
+		t.Errorf("output folder still there after prune: %v", err)
+	}
+	r = runCmd(t, vars, "", "sessions", "list")
+	r.wantCode(t, 0)
+	lacks(t, "list after prune", r.stdout, id)
+	r = runCmd(t, vars, "", "sessions", "show", id)
+	r.wantCode(t, 1)
+}
+
+func TestSessionsByKey(t *testing.T) {
+	_, vars, chat := briefChat(t)
+	key := sessionLine.FindStringSubmatch(chat.stdout)[2]
+	r := runCmd(t, vars, "", "sessions", "show", "chat/"+key)
+	r.wantCode(t, 0)
+	contains(t, "show by key", r.stdout, "ID:       "+sessionID(t, chat.stdout))
+	r = runCmd(t, vars, "", "sessions", "export", "chat/"+key)
+	r.wantCode(t, 0)
+	contains(t, "export by key", r.stdout, "A checkout reorder button")
+	r = runCmd(t, vars, "", "sessions", "show", "chat/nosuch")
+	r.wantCode(t, 1)
+	contains(t, "unknown key", r.stderr, "not found")
+}
+
+func TestSessionsErrors(t *testing.T) {
+	vars := map[string]string{"AGENTBOT_DATA": filepath.Join(t.TempDir(), "data")}
+	for _, tc := range []struct {
+		name string
+		args []string
+		code int
+		msg  string
+	}{
+		{"no subcommand", []string{"sessions"}, 2, "usage: agentbot sessions"},
+		{"unknown subcommand", []string{"sessions", "frob"}, 2, `unknown subcommand "frob"`},
+		{"show unknown id", []string{"sessions", "show", "nosuchid"}, 1, "not found"},
+		{"export unknown id", []string{"sessions", "export", "nosuchid"}, 1, "not found"},
+		{"show without id", []string{"sessions", "show"}, 2, "which session?"},
+		{"prune without age", []string{"sessions", "prune"}, 2, "--older-than"},
+		{"bad duration", []string{"sessions", "prune", "--older-than", "soon"}, 2, "soon"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			r := runCmd(t, vars, "", tc.args...)
+			r.wantCode(t, tc.code)
+			contains(t, "stderr", r.stderr, tc.msg)
+		})
+	}
+	// An empty store lists nothing but the header.
+	r := runCmd(t, vars, "", "sessions", "list")
+	r.wantCode(t, 0)
+	if lines := strings.Split(strings.TrimSpace(r.stdout), "\n"); len(lines) != 1 || !strings.HasPrefix(lines[0], "ID") {
+		t.Errorf("empty list:\n%s", r.stdout)
+	}
+}
