@@ -1,13 +1,18 @@
 package main
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"io"
+	iofs "io/fs"
 	"net/http"
+	"os"
+	"path/filepath"
 	"regexp"
 	"strconv"
 	"strings"
+	"syscall"
 	"testing"
 	"time"
 
@@ -167,4 +172,96 @@ func TestServeHealthMetricsAndTurnLog(t *testing.T) {
 	// The websocket drops and Slack is gone: /healthz turns 503.
 	fs.Close()
 	opsWait(t, "healthz 503", func() bool { code, _ := httpGet(t, base+"/healthz"); return code == 503 })
+}
+
+// copyDir copies a folder tree (a bundle) for a test to change.
+func copyDir(t *testing.T, src, dst string) {
+	t.Helper()
+	err := filepath.WalkDir(src, func(p string, d iofs.DirEntry, err error) error {
+		if err != nil {
+			return err
+		}
+		rel, _ := filepath.Rel(src, p)
+		if d.IsDir() {
+			return os.MkdirAll(filepath.Join(dst, rel), 0o755)
+		}
+		b, err := os.ReadFile(p)
+		if err != nil {
+			return err
+		}
+		return os.WriteFile(filepath.Join(dst, rel), b, 0o644)
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+}
+
+// SIGHUP reloads bundles without a restart; a running thread keeps the
+// agent definition it started with, a new thread gets the new one.
+func TestServeReloadOnSIGHUP(t *testing.T) {
+	fs := fakeslack.New(t)
+	fm := fakemodel.NewTB(t)
+	bundles := t.TempDir()
+	copyDir(t, filepath.Join(bundlesDir(t), "product-team"), filepath.Join(bundles, "product-team"))
+	vars := map[string]string{
+		"SLACK_API_URL": fs.APIURL(), "SLACK_BOT_TOKEN": fs.BotToken(), "SLACK_APP_TOKEN": fs.AppToken(),
+		"OPENAI_BASE_URL": fm.URL(), "OPENAI_API_KEY": "k", "AGENTBOT_MODEL": "m",
+		"AGENTBOT_DATA": t.TempDir(), "AGENTBOT_BUNDLES": bundles,
+	}
+	logs := &syncBuffer{}
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan int, 1)
+	go func() {
+		done <- run(ctx, &env{args: []string{"serve"}, stdin: strings.NewReader(""), stdout: io.Discard, stderr: logs,
+			getenv: func(k string) string { return vars[k] }})
+	}()
+	defer func() { cancel(); <-done }()
+	opsWait(t, "serve to start", func() bool { return strings.Contains(logs.String(), "agentbot starting") && fs.Connected() == 1 })
+
+	fs.SendSlashCommand(slack.SlashCommand{Command: "/agent", Text: "use product-lead", UserID: "U1", ChannelID: "C1", TeamID: fs.TeamID()})
+	opsWait(t, "the default", func() bool { return len(fs.CallsTo("chat.postEphemeral")) == 1 })
+	thread := fs.NextTS()
+	fs.SendEvent(slackevents.AppMentionEvent{Type: "app_mention", User: "U1", Channel: "C1", TimeStamp: thread, Text: "<@" + fs.BotUserID() + ">"})
+	greetings := func(th string) []string {
+		var out []string
+		for _, m := range fs.ThreadMessages("C1", th) {
+			if m.Kind != fakeslack.KindUser {
+				out = append(out, m.Text+m.MarkdownText())
+			}
+		}
+		return out
+	}
+	opsWait(t, "the first greeting", func() bool { return len(greetings(thread)) == 1 })
+
+	// Change the bundle on disk, add another, and send SIGHUP.
+	agentFile := filepath.Join(bundles, "product-team", "agents", "product-lead.md")
+	b, _ := os.ReadFile(agentFile)
+	os.WriteFile(agentFile, bytes.ReplaceAll(b, []byte(`name="Maren"`), []byte(`name="Marina"`)), 0o644)
+	os.WriteFile(filepath.Join(bundles, "product-team", "bundle.yaml"), bytes.ReplaceAll(mustRead(t, filepath.Join(bundles, "product-team", "bundle.yaml")), []byte("name: Maren"), []byte("name: Marina")), 0o644)
+	if err := syscall.Kill(os.Getpid(), syscall.SIGHUP); err != nil {
+		t.Fatal(err)
+	}
+	opsWait(t, "the reload", func() bool { return strings.Contains(logs.String(), "agents reloaded") })
+
+	// The running thread keeps Maren; a new thread meets Marina.
+	fs.SendEvent(slackevents.AppMentionEvent{Type: "app_mention", User: "U1", Channel: "C1", TimeStamp: fs.NextTS(), ThreadTimeStamp: thread, Text: "<@" + fs.BotUserID() + ">"})
+	opsWait(t, "the second greeting", func() bool { return len(greetings(thread)) == 2 })
+	if g := greetings(thread)[1]; !strings.Contains(g, "Maren") || strings.Contains(g, "Marina") {
+		t.Fatalf("running thread greeting after reload = %q", g)
+	}
+	fresh := fs.NextTS()
+	fs.SendEvent(slackevents.AppMentionEvent{Type: "app_mention", User: "U1", Channel: "C1", TimeStamp: fresh, Text: "<@" + fs.BotUserID() + ">"})
+	opsWait(t, "the new thread's greeting", func() bool { return len(greetings(fresh)) == 1 })
+	if g := greetings(fresh)[0]; !strings.Contains(g, "Marina") {
+		t.Fatalf("new thread greeting after reload = %q", g)
+	}
+}
+
+func mustRead(t *testing.T, p string) []byte {
+	t.Helper()
+	b, err := os.ReadFile(p)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return b
 }
