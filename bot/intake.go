@@ -99,11 +99,6 @@ func (b *Bot) seen(key string) bool {
 var keepSubtypes = map[string]bool{"": true, "file_share": true, "thread_broadcast": true}
 
 func (b *Bot) onEventsAPI(ev slackevents.EventsAPIEvent) {
-	if cb, ok := ev.Data.(*slackevents.EventsAPICallbackEvent); ok && cb.EventID != "" {
-		if b.seen("event/" + cb.EventID) {
-			return
-		}
-	}
 	team := ev.TeamID
 	if team == "" {
 		team = b.teamID
@@ -131,9 +126,6 @@ func (b *Bot) onEventsAPI(ev slackevents.EventsAPIEvent) {
 	if botID != "" || it.User == "" || it.User == b.botUserID || !keepSubtypes[subtype] {
 		return // the bot's own words, other bots, edits and deletions
 	}
-	if b.seen("msg/" + it.Channel + "/" + it.TS) {
-		return // app_mention and message.* both fire for one message
-	}
 	if strings.Contains(it.Text, "<@"+b.botUserID+">") {
 		mention = true
 	}
@@ -142,12 +134,21 @@ func (b *Bot) onEventsAPI(ev slackevents.EventsAPIEvent) {
 		it.ThreadTS = it.TS // a new thread under this message
 	}
 	// A channel message counts when it mentions the bot, or is a reply in a
-	// thread that has a session; in DMs every message counts.
+	// thread that has a session; in DMs every message counts. Other channel
+	// chatter is dropped before any write.
 	if !mention && !it.DM {
 		s, err := b.cfg.Store.FindSession(it.key())
 		if err != nil || s == nil {
 			return
 		}
+	}
+	// Slack retries an event with the same event_id; app_mention and
+	// message.* both fire for one message, with the same (channel, ts).
+	if cb, ok := ev.Data.(*slackevents.EventsAPICallbackEvent); ok && cb.EventID != "" && b.seen("event/"+cb.EventID) {
+		return
+	}
+	if b.seen("msg/" + it.Channel + "/" + it.TS) {
+		return
 	}
 	if why := b.denied(it.User, it.Channel, it.DM); why != "" {
 		b.ephemeral(it.Channel, it.User, it.ThreadTS, why)
