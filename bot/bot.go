@@ -91,9 +91,13 @@ type Bot struct {
 	teamID    string
 
 	connected atomic.Bool
-	inbox     *inbox
-	threads   *threads
-	sem       chan struct{}
+	// stopping is set at shutdown: running turns finish, queued ones wait
+	// for the next start.
+	stopping atomic.Bool
+	slashes  sync.WaitGroup
+	inbox    *inbox
+	threads  *threads
+	sem      chan struct{}
 	// turnCtx outlives the event loop at shutdown, so running turns can
 	// finish; cancelTurns stops them after the grace period.
 	turnCtx     context.Context
@@ -193,8 +197,9 @@ loop:
 // them; their sessions are saved at the last finished iteration.
 func (b *Bot) shutdown() {
 	b.stopOnce.Do(func() {
+		b.stopping.Store(true)
 		done := make(chan struct{})
-		go func() { b.threads.wait(); close(done) }()
+		go func() { b.threads.wait(); b.slashes.Wait(); close(done) }()
 		select {
 		case <-done:
 		case <-time.After(b.cfg.ShutdownGrace):

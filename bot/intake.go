@@ -58,11 +58,7 @@ func (b *Bot) intakeLoop(ctx context.Context) {
 }
 
 func (b *Bot) handle(evt socketmode.Event) {
-	defer func() {
-		if r := recover(); r != nil {
-			b.log.Error("event handler panicked", "type", evt.Type, "panic", fmt.Sprint(r))
-		}
-	}()
+	defer b.recoverPanic(string(evt.Type))
 	switch evt.Type {
 	case socketmode.EventTypeEventsAPI:
 		ev, ok := evt.Data.(slackevents.EventsAPIEvent)
@@ -70,9 +66,16 @@ func (b *Bot) handle(evt socketmode.Event) {
 			b.onEventsAPI(ev)
 		}
 	case socketmode.EventTypeSlashCommand:
+		// Slash commands need no ordering and may be slow (reload,
+		// users.info): they run beside the intake, not in its way.
 		cmd, ok := evt.Data.(slack.SlashCommand)
 		if ok {
-			b.onSlash(cmd)
+			b.slashes.Add(1)
+			go func() {
+				defer b.slashes.Done()
+				defer b.recoverPanic("slash command")
+				b.onSlash(cmd)
+			}()
 		}
 	case socketmode.EventTypeInteractive:
 		cb, ok := evt.Data.(slack.InteractionCallback)
@@ -192,4 +195,11 @@ func stripMention(text, botUserID string) string {
 		return m
 	})
 	return strings.TrimSpace(strings.ReplaceAll(text, "  ", " "))
+}
+
+// recoverPanic logs a panic of a handler instead of taking the bot down.
+func (b *Bot) recoverPanic(what string) {
+	if r := recover(); r != nil {
+		b.log.Error("handler panicked", "what", what, "panic", fmt.Sprint(r))
+	}
 }

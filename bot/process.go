@@ -58,7 +58,12 @@ func (b *Bot) process(seq uint64, it item) {
 		a, ok := b.findAgent(agentID)
 		if !ok {
 			if it.Text != "" {
-				s.Meta = setMeta(s.Meta, metaPending, it.Text)
+				// Every message written while the picker waits is kept.
+				text := it.Text
+				if prev := s.Meta[metaPending]; prev != "" {
+					text = prev + "\n\n" + text
+				}
+				s.Meta = setMeta(s.Meta, metaPending, text)
 				_ = b.cfg.Store.SaveSession(s)
 			}
 			b.postPicker(ctx, it)

@@ -48,7 +48,7 @@ func (t *threads) run(key string, w *worker) {
 		t.mu.Unlock()
 		t.drain(key)
 		t.mu.Lock()
-		if !w.kicked || t.b.turnCtx.Err() != nil {
+		if !w.kicked || t.b.turnCtx.Err() != nil || t.b.stopping.Load() {
 			delete(t.active, key)
 			t.b.obs.QueueDepth(len(t.active))
 			t.mu.Unlock()
@@ -59,10 +59,11 @@ func (t *threads) run(key string, w *worker) {
 }
 
 // drain handles the thread's queued items, oldest first. An item leaves the
-// queue only after it was handled, so a crash replays it.
+// queue only after it was handled, so a crash replays it. At shutdown no new
+// item starts; the queue waits for the next start.
 func (t *threads) drain(key string) {
 	b := t.b
-	for b.turnCtx.Err() == nil {
+	for b.turnCtx.Err() == nil && !b.stopping.Load() {
 		seq, payload, ok, err := b.cfg.Store.Next(key)
 		if err != nil {
 			b.log.Error("read queue", "err", err)

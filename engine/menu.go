@@ -13,8 +13,11 @@ import (
 )
 
 // MatchMenu finds the menu item an input picks: its number ("3"), its
-// *command, its short code ("CP") or its exact trigger. It returns the item's
-// index and the rest of the input after the pick.
+// *command, its short code ("CP") or its exact trigger. A *command may be
+// followed by more text ("*brief for the checkout"); a number, code or bare
+// trigger picks only when it is the whole input, so "help me plan" or
+// "3 days ago..." stay ordinary messages. It returns the item's index and
+// the rest of the input after the pick.
 func MatchMenu(menu []catalog.MenuItem, input string) (int, string, bool) {
 	input = strings.TrimSpace(input)
 	if input == "" {
@@ -23,6 +26,9 @@ func MatchMenu(menu []catalog.MenuItem, input string) (int, string, bool) {
 	head, rest, _ := strings.Cut(input, " ")
 	rest = strings.TrimSpace(rest)
 	head = strings.TrimRight(head, ".):")
+	if rest != "" && !strings.HasPrefix(head, "*") {
+		return -1, "", false
+	}
 	if n, err := strconv.Atoi(head); err == nil {
 		if n >= 1 && n <= len(menu) {
 			return n - 1, rest, true
