@@ -336,3 +336,16 @@ func TestDeniedUserGetsEphemeralRefusal(t *testing.T) {
 		t.Fatalf("denied user got %d public messages and %d model calls", n, r.model.Calls())
 	}
 }
+
+// The websocket drops: the bot reconnects by itself and keeps working.
+func TestReconnectsAfterDrop(t *testing.T) {
+	r := newRig(t, rigOpts{})
+	r.st.SetChannelDefault(r.slack.TeamID(), channel, "product-lead")
+	before := r.slack.TotalConnections()
+	r.slack.DropConnections()
+	r.waitFor("a new connection", func() bool {
+		return r.slack.TotalConnections() > before && r.slack.Connected() == 1 && r.bot.Connected()
+	})
+	thread, _ := r.mention("", "")
+	has(t, text(r.waitBotMessages(thread, 1)[0]), "Maren", "greeting after the reconnect")
+}

@@ -3,6 +3,7 @@ package main
 import (
 	"bytes"
 	"context"
+	"encoding/json"
 	"strings"
 	"testing"
 )
@@ -39,5 +40,21 @@ func TestSecretsStayOutOfUsage(t *testing.T) {
 	cfg, _, _ = parse("serve", e, nil)
 	if cfg.APIKey != "sk-flag" || cfg.Model != "flag-model" || strings.Join(cfg.Bundles, "|") != "a|b|c" {
 		t.Fatalf("flags do not override: %+v", cfg)
+	}
+}
+
+// AGENTBOT_LOG_FORMAT=json logs JSON lines; the default is text.
+func TestLogFormat(t *testing.T) {
+	var buf bytes.Buffer
+	newLogger(&Config{LogFormat: "json", LogLevel: "info"}, &buf).Info("turn", "agent", "pm")
+	var line map[string]any
+	if err := json.Unmarshal(buf.Bytes(), &line); err != nil || line["msg"] != "turn" || line["agent"] != "pm" {
+		t.Fatalf("json log line %q: %v", buf.String(), err)
+	}
+	buf.Reset()
+	newLogger(&Config{LogFormat: "text", LogLevel: "warn"}, &buf).Info("hidden")
+	newLogger(&Config{LogFormat: "", LogLevel: ""}, &buf).Info("turn", "agent", "pm")
+	if got := buf.String(); strings.Contains(got, "hidden") || !strings.Contains(got, "msg=turn agent=pm") {
+		t.Fatalf("text log = %q", got)
 	}
 }
