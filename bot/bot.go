@@ -95,6 +95,7 @@ type Bot struct {
 	// for the next start.
 	stopping atomic.Bool
 	slashes  sync.WaitGroup
+	names    sync.Map // user id → display name
 	inbox    *inbox
 	threads  *threads
 	sem      chan struct{}

@@ -6,6 +6,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/slack-go/slack"
+
 	"agentbot/bot"
 	"agentbot/bot/fakeslack"
 	"agentbot/engine/fakemodel"
@@ -348,4 +350,61 @@ func TestReconnectsAfterDrop(t *testing.T) {
 	})
 	thread, _ := r.mention("", "")
 	has(t, text(r.waitBotMessages(thread, 1)[0]), "Maren", "greeting after the reconnect")
+}
+
+// Direct messages work like channel threads: a DM starts a thread session
+// (no mention needed), and tool progress also shows as the assistant
+// thread status.
+func TestDirectMessage(t *testing.T) {
+	r := newRig(t, rigOpts{})
+	const dm = "D0DIRECT1"
+	r.st.SetChannelDefault(r.slack.TeamID(), dm, "product-lead")
+	r.model.Enqueue(
+		fakemodel.Reply{ToolCalls: []fakemodel.ToolCall{call("read_file", map[string]string{"path": "config.yaml"})}},
+		fakemodel.Reply{Text: "Hi from a DM."},
+	)
+	ts := r.slack.NextTS()
+	r.slack.SendEvent(map[string]any{"type": "message", "user": user, "channel": dm, "channel_type": "im", "text": "hello", "ts": ts})
+	r.waitFor("the DM answer", func() bool {
+		ss := r.slack.Streams()
+		return len(ss) == 1 && ss[0].Stopped && strings.Contains(ss[0].Text, "Hi from a DM.")
+	})
+	s := r.slack.Streams()[0]
+	if s.Channel != dm || s.ThreadTS != ts || s.RecipientUserID != "" {
+		t.Fatalf("DM stream = %+v", s)
+	}
+	var sawStatus bool
+	for _, st := range r.slack.Statuses() {
+		if st.Channel == dm && strings.Contains(st.Status, "reading config.yaml") {
+			sawStatus = true
+		}
+	}
+	if !sawStatus {
+		t.Fatalf("no assistant status in the DM: %+v", r.slack.Statuses())
+	}
+	// A reply in the DM thread continues the same session.
+	r.model.Enqueue(fakemodel.Reply{Text: "Still here."})
+	r.slack.SendEvent(map[string]any{"type": "message", "user": user, "channel": dm, "channel_type": "im", "text": "and now?", "ts": r.slack.NextTS(), "thread_ts": ts})
+	r.waitFor("the second DM answer", func() bool { return len(r.slack.Streams()) == 2 && r.slack.Streams()[1].Stopped })
+	if n := len(r.model.Requests()[2].Messages); n <= len(r.model.Requests()[1].Messages) {
+		t.Fatal("the DM reply did not continue the session")
+	}
+}
+
+// In a thread with several people, the agent is told who else is writing.
+func TestOtherPeopleInTheThreadAreAttributed(t *testing.T) {
+	r := newRig(t, rigOpts{})
+	r.st.SetChannelDefault(r.slack.TeamID(), channel, "product-lead")
+	r.slack.AddUser(slack.User{ID: "U0BOBBY", Name: "bobby", Profile: slack.UserProfile{DisplayName: "Bobby"}})
+	r.model.Handle(func(fakemodel.Request) fakemodel.Reply { return fakemodel.Reply{Text: "noted"} })
+	thread, _ := r.mention("we need a brief", "")
+	r.waitFor("the first answer", func() bool { return r.model.Calls() == 1 })
+	r.slack.SendEvent(map[string]any{"type": "message", "user": "U0BOBBY", "channel": channel, "channel_type": "channel",
+		"text": "and it must ship by May", "ts": r.slack.NextTS(), "thread_ts": thread})
+	r.waitFor("the second answer", func() bool { return r.model.Calls() == 2 })
+	reqs := r.model.Requests()
+	if first := reqs[0].LastUserText(); first != "we need a brief" {
+		t.Fatalf("the starter's message = %q", first)
+	}
+	has(t, reqs[1].LastUserText(), "(Bobby, another person in this thread, writes:) and it must ship by May", "attribution")
 }

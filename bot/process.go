@@ -18,6 +18,10 @@ const metaSeq = "bot.seq"
 // metaPending holds the text of a first message that waits for the picker.
 const metaPending = "bot.pending"
 
+// metaOwner is the user who started the thread's session; others' messages
+// are attributed, so the agent can tell people apart.
+const metaOwner = "bot.owner"
+
 // process handles one queued item of a thread.
 func (b *Bot) process(seq uint64, it item) {
 	ctx := b.turnCtx
@@ -85,6 +89,13 @@ func (b *Bot) process(seq uint64, it item) {
 		b.postGreeting(ctx, it.Channel, it.ThreadTS, s.Agent, b.cfg.Engine.Greet(s))
 		return
 	}
+	if owner := s.Meta[metaOwner]; owner != "" && it.User != "" && it.User != owner && !isMenuPick(s, input) {
+		name := b.userName(ctx, it.User)
+		if name == "" {
+			name = "<@" + it.User + ">"
+		}
+		input = fmt.Sprintf("(%s, another person in this thread, writes:) %s", name, input)
+	}
 	s.Meta = setMeta(s.Meta, metaSeq, seqStr)
 	b.runTurn(ctx, s, it, input)
 }
@@ -123,6 +134,9 @@ func (b *Bot) runTurn(ctx context.Context, s *engine.Session, it item, input str
 func (b *Bot) activate(ctx context.Context, s *engine.Session, a *catalog.Agent, it item) bool {
 	if name := b.userName(ctx, it.User); name != "" {
 		s.Vars = map[string]string{"user_name": name}
+	}
+	if it.User != "" {
+		s.Meta = setMeta(s.Meta, metaOwner, it.User)
 	}
 	g, err := b.cfg.Engine.Activate(s, a)
 	if err != nil {
@@ -232,6 +246,9 @@ func (b *Bot) userName(ctx context.Context, id string) string {
 	if id == "" {
 		return ""
 	}
+	if n, ok := b.names.Load(id); ok {
+		return n.(string)
+	}
 	u, err := b.cfg.API.GetUserInfoContext(ctx, id)
 	if err != nil {
 		b.log.Debug("users.info", "err", err)
@@ -239,6 +256,7 @@ func (b *Bot) userName(ctx context.Context, id string) string {
 	}
 	for _, n := range []string{u.Profile.DisplayName, u.Profile.FirstName, u.RealName, u.Name} {
 		if n = strings.TrimSpace(n); n != "" {
+			b.names.Store(id, n)
 			return n
 		}
 	}
