@@ -18,6 +18,7 @@ import (
 	"agentbot/engine"
 	"agentbot/engine/catalog"
 	"agentbot/engine/fakemodel"
+	"agentbot/engine/fixtures"
 	"agentbot/engine/model"
 	"agentbot/storage"
 )
@@ -42,24 +43,13 @@ type rigOpts struct {
 	engine func(*engine.Config)
 }
 
-func repoRoot(t testing.TB) string {
-	dir, _ := os.Getwd()
-	for {
-		if _, err := os.Stat(filepath.Join(dir, "go.mod")); err == nil {
-			return dir
-		}
-		parent := filepath.Dir(dir)
-		if parent == dir {
-			t.Fatal("go.mod not found")
-		}
-		dir = parent
-	}
-}
+// repoRoot is the folder holding go.mod (see fixtures.RepoRoot).
+func repoRoot(t testing.TB) string { t.Helper(); return fixtures.RepoRoot(t) }
 
 func newRig(t testing.TB, o rigOpts) *rig {
 	t.Helper()
 	r := &rig{t: t, slack: fakeslack.New(t), model: fakemodel.NewTB(t), data: filepath.Join(t.TempDir(), "data"), opts: o}
-	r.cat = catalog.Load(catalog.Options{Bundles: []string{filepath.Join(repoRoot(t), "bundles")}})
+	r.cat = catalog.Load(catalog.Options{Bundles: []string{fixtures.Bundles(t)}})
 	r.start()
 	t.Cleanup(r.shutdown)
 	return r

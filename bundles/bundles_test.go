@@ -1,710 +1,362 @@
 package bundles_test
 
 import (
-	"bytes"
-	"encoding/xml"
-	"errors"
+	"context"
+	"encoding/json"
 	"fmt"
 	"io/fs"
 	"os"
 	"path/filepath"
 	"regexp"
-	"sort"
+	"slices"
 	"strconv"
 	"strings"
 	"testing"
+	"testing/fstest"
 
-	"gopkg.in/yaml.v3"
+	openai "github.com/sashabaranov/go-openai"
+
+	"agentbot/engine"
+	"agentbot/engine/catalog"
+	"agentbot/engine/core"
+	"agentbot/engine/fakemodel"
+	"agentbot/engine/fixtures"
+	"agentbot/engine/model"
+	"agentbot/engine/vars"
 )
 
-// This file checks that the bundles shipped in this directory are
-// self-consistent on disk: every file a bundle, agent or workflow names
-// exists, every variable it uses has a source, and the core tasks the
-// bundles depend on are present. Whether the bundles load as agents is the
-// catalog package's concern.
+// This file checks the bundles shipped here through the product's own code:
+// the catalog loads them, and the engine activates every agent and runs
+// every menu item's files through the menu shortcut, as a pick in Slack
+// would. Only the product parses the formats; the regexps below read the
+// prompt texts (instructions, templates) the engine hands the model.
 
-// bundleSpec is bundle.yaml.
-type bundleSpec struct {
-	Type             string       `yaml:"type"`
-	Name             string       `yaml:"name"`
-	Version          string       `yaml:"version"`
-	Description      string       `yaml:"description"`
-	Agents           []agentEntry `yaml:"agents"`
-	Agent            *agentEntry  `yaml:"agent"`
-	Resources        []string     `yaml:"resources"`
-	CoreDependencies []string     `yaml:"core_dependencies"`
-}
-
-// agentEntry is one agent in bundle.yaml.
-type agentEntry struct {
-	ID          string `yaml:"id"`
-	Name        string `yaml:"name"`
-	Title       string `yaml:"title"`
-	Icon        string `yaml:"icon"`
-	File        string `yaml:"file"`
-	EntryPoint  *bool  `yaml:"entry_point"`
-	Description string `yaml:"description"`
-}
-
-// agentXML is the <agent> element of an agent file.
-type agentXML struct {
-	XMLName xml.Name `xml:"agent"`
-	ID      string   `xml:"id,attr"`
-	Name    string   `xml:"name,attr"`
-	Title   string   `xml:"title,attr"`
-	Icon    string   `xml:"icon,attr"`
-	Persona struct {
-		Role               string `xml:"role"`
-		Identity           string `xml:"identity"`
-		CommunicationStyle string `xml:"communication_style"`
-		Principles         string `xml:"principles"`
-	} `xml:"persona"`
-	CriticalActions []string `xml:"critical-actions>i"`
-	Cmds            []cmdXML `xml:"cmds>c"`
-}
-
-// cmdXML is one <c> menu item.
-type cmdXML struct {
-	Cmd              string `xml:"cmd,attr"`
-	RunWorkflow      string `xml:"run-workflow,attr"`
-	Exec             string `xml:"exec,attr"`
-	ValidateWorkflow string `xml:"validate-workflow,attr"`
-	Tmpl             string `xml:"tmpl,attr"`
-	Data             string `xml:"data,attr"`
-	Action           string `xml:"action,attr"`
-	Label            string `xml:",chardata"`
-}
-
-// checked is what checkBundle learned about a bundle, for shape tests.
-type checked struct {
-	spec      bundleSpec
-	agents    map[string]agentXML
-	workflows map[string]string // workflow folder name -> instructions text
-}
+const engineTask = "{core-root}/tasks/workflow.md"
 
 var (
-	xmlFence    = regexp.MustCompile("(?s)```xml\\s*\n(.*?)```")
-	doubleBrace = regexp.MustCompile(`\{\{[^{}]*\}\}`)
-	singleBrace = regexp.MustCompile(`\{([A-Za-z][A-Za-z0-9_.-]*)\}`)
-	configRef   = regexp.MustCompile(`\{config_source\}:([A-Za-z0-9_.-]+)`)
-	stepOpen    = regexp.MustCompile(`<step n="(\d+)" goal="([^"]+)"`)
-	coreEngine  = "{core-root}/tasks/workflow.md"
-	pathVars    = []string{"project-root", "bundle-root", "core-root", "output_folder", "input_folder", "date"}
+	stepOpen  = regexp.MustCompile(`<step n="(\d+)"`)
+	doubleVar = regexp.MustCompile(`\{\{[^{}]*\}\}`)
+	singleVar = regexp.MustCompile(`\{[A-Za-z][A-Za-z0-9_.-]*\}`)
 )
 
-// repoRoot walks up from the working directory to the folder holding go.mod.
-func repoRoot(t *testing.T) string {
+// results are the decoded tool results of a transcript, by tool name.
+type results map[string][]map[string]any
+
+// load loads bundle folders through the catalog and fails on any problem.
+func load(t *testing.T, dir string) *catalog.Catalog {
 	t.Helper()
-	dir, err := os.Getwd()
-	if err != nil {
-		t.Fatalf("getwd: %v", err)
+	c := catalog.Load(catalog.Options{Bundles: []string{dir}})
+	if len(c.Problems) > 0 || len(c.Agents) == 0 {
+		t.Fatalf("catalog.Load(%s): %d agents, problems %+v", dir, len(c.Agents), c.Problems)
 	}
-	for {
-		if _, err := os.Stat(filepath.Join(dir, "go.mod")); err == nil {
-			return dir
-		}
-		parent := filepath.Dir(dir)
-		if parent == dir {
-			t.Fatal("no go.mod above the working directory")
-		}
-		dir = parent
-	}
+	return c
 }
 
-// shippedBundles lists the bundle directories under bundles/.
-func shippedBundles(t *testing.T) []string {
+// turner runs a turn with the model's replies scripted and returns the tool
+// results of the last request's transcript.
+type turner func(input string, replies ...fakemodel.Reply) results
+
+// pick activates agent a in a fresh session with its own engine and fake
+// model (coreFS nil means the embedded core), types the item's *command and
+// returns the tool results the engine ran before its one model call.
+func pick(t *testing.T, a *catalog.Agent, it catalog.MenuItem, coreFS fs.FS) (*engine.Session, turner, results) {
 	t.Helper()
-	root := filepath.Join(repoRoot(t), "bundles")
-	entries, err := os.ReadDir(root)
-	if err != nil {
-		t.Fatalf("read bundles dir: %v", err)
+	s, fm, out := &engine.Session{ID: "t"}, fakemodel.NewTB(t), t.TempDir()
+	eng := engine.New(engine.Config{
+		Model:      model.New(model.Config{BaseURL: fm.URL(), APIKey: "k", Model: "m"}),
+		OutputRoot: func(string) string { return out },
+		CoreFS:     coreFS,
+	})
+	if _, err := eng.Activate(s, a); err != nil {
+		t.Fatalf("activate %s: %v", a.ID, err)
 	}
-	var dirs []string
-	for _, e := range entries {
-		if e.IsDir() && exists(filepath.Join(root, e.Name(), "bundle.yaml")) {
-			dirs = append(dirs, filepath.Join(root, e.Name()))
+	turn := func(input string, replies ...fakemodel.Reply) results {
+		t.Helper()
+		fm.Enqueue(replies...)
+		if _, err := eng.Turn(context.Background(), s, input, nil); err != nil {
+			t.Fatalf("%s %q: %v", a.ID, input, err)
 		}
-	}
-	if len(dirs) == 0 {
-		t.Fatal("no bundle (a folder with bundle.yaml) under bundles/")
-	}
-	return dirs
-}
-
-func coreDir(t *testing.T) string {
-	return filepath.Join(repoRoot(t), "engine", "core")
-}
-
-func exists(p string) bool {
-	_, err := os.Stat(p)
-	return err == nil
-}
-
-// resolvePath maps a "{root}/rest" path onto the host directory of root.
-func resolvePath(p string, roots map[string]string) (string, error) {
-	m := regexp.MustCompile(`^\{([A-Za-z0-9_.-]+)\}/(.+)$`).FindStringSubmatch(p)
-	if m == nil {
-		return "", fmt.Errorf("path %q does not start with a {root} variable", p)
-	}
-	root, ok := roots[m[1]]
-	if !ok {
-		return "", fmt.Errorf("path %q: unknown root {%s}", p, m[1])
-	}
-	rel := filepath.FromSlash(m[2])
-	if !filepath.IsLocal(rel) {
-		return "", fmt.Errorf("path %q leaves its root", p)
-	}
-	return filepath.Join(root, rel), nil
-}
-
-// unknownVars returns the single-brace variables in text that are not known.
-// {{double}} placeholders are the model's and are skipped.
-func unknownVars(text string, known map[string]bool) []string {
-	var out []string
-	seen := map[string]bool{}
-	for _, m := range singleBrace.FindAllStringSubmatch(doubleBrace.ReplaceAllString(text, ""), -1) {
-		if !known[m[1]] && !seen[m[1]] {
-			seen[m[1]] = true
-			out = append(out, m[1])
-		}
-	}
-	return out
-}
-
-func knownSet(groups ...[]string) map[string]bool {
-	k := map[string]bool{}
-	for _, g := range groups {
-		for _, s := range g {
-			k[s] = true
-		}
-	}
-	return k
-}
-
-func keys[V any](m map[string]V) []string {
-	out := make([]string, 0, len(m))
-	for k := range m {
-		out = append(out, k)
-	}
-	sort.Strings(out)
-	return out
-}
-
-// checkBundle returns every inconsistency in the bundle at dir, with core
-// being the directory {core-root} names.
-func checkBundle(dir, core string) (*checked, []error) {
-	var errs []error
-	fail := func(format string, a ...any) { errs = append(errs, fmt.Errorf(format, a...)) }
-	res := &checked{agents: map[string]agentXML{}, workflows: map[string]string{}}
-
-	raw, err := os.ReadFile(filepath.Join(dir, "bundle.yaml"))
-	if err != nil {
-		fail("bundle.yaml: %v", err)
-		return res, errs
-	}
-	dec := yaml.NewDecoder(bytes.NewReader(raw))
-	dec.KnownFields(true)
-	if err := dec.Decode(&res.spec); err != nil {
-		fail("bundle.yaml: %v", err)
-		return res, errs
-	}
-	spec := res.spec
-	var entries []agentEntry
-	switch spec.Type {
-	case "bundle":
-		if len(spec.Agents) == 0 {
-			fail("bundle.yaml: type bundle has no agents")
-		}
-		entries = spec.Agents
-	case "standalone":
-		if spec.Agent == nil {
-			fail("bundle.yaml: type standalone has no agent")
-		} else {
-			entries = []agentEntry{*spec.Agent}
-		}
-	default:
-		fail("bundle.yaml: type %q, want bundle or standalone", spec.Type)
-	}
-
-	config := map[string]any{}
-	if raw, err := os.ReadFile(filepath.Join(dir, "config.yaml")); err != nil {
-		fail("config.yaml: %v", err)
-	} else if err := yaml.Unmarshal(raw, &config); err != nil {
-		fail("config.yaml: %v", err)
-	}
-	configKeys := keys(config)
-	roots := map[string]string{"bundle-root": dir, "project-root": dir, "core-root": core}
-
-	workflowFiles := map[string]bool{}
-	ids := map[string]bool{}
-	for _, e := range entries {
-		if e.ID == "" || e.Name == "" || e.File == "" {
-			fail("bundle.yaml: agent %+v needs id, name and file", e)
-			continue
-		}
-		if ids[e.ID] {
-			fail("bundle.yaml: agent id %q is used twice", e.ID)
-		}
-		ids[e.ID] = true
-		a, agentErrs := checkAgent(dir, e, roots, knownSet(pathVars, configKeys))
-		errs = append(errs, agentErrs...)
-		if a == nil {
-			continue
-		}
-		res.agents[e.ID] = *a
-		for _, c := range a.Cmds {
-			if c.RunWorkflow != "" {
-				if p, err := resolvePath(c.RunWorkflow, roots); err == nil {
-					workflowFiles[p] = true
+		reqs := fm.Requests()
+		names, got := map[string]string{}, results{}
+		for _, m := range reqs[len(reqs)-1].Messages {
+			for _, c := range m.ToolCalls {
+				names[c.ID] = c.Function.Name
+			}
+			if m.Role == openai.ChatMessageRoleTool {
+				var r map[string]any
+				if err := json.Unmarshal([]byte(m.Content), &r); err != nil {
+					t.Fatalf("tool result is not JSON: %q", m.Content)
 				}
+				got[names[m.ToolCallID]] = append(got[names[m.ToolCallID]], r)
 			}
 		}
+		return got
 	}
-
-	for _, r := range spec.Resources {
-		p := filepath.Join(dir, filepath.FromSlash(r))
-		if !exists(p) {
-			fail("bundle.yaml: resource %s does not exist", r)
-		} else if wf := filepath.Join(p, "workflow.yaml"); exists(wf) {
-			workflowFiles[wf] = true
-		}
-	}
-	for _, d := range spec.CoreDependencies {
-		if !exists(filepath.Join(core, filepath.FromSlash(d))) {
-			fail("bundle.yaml: core dependency %s is not in the core", d)
-		}
-	}
-
-	for _, wf := range keys(workflowFiles) {
-		instructions, wfErrs := checkWorkflow(wf, roots, config)
-		errs = append(errs, wfErrs...)
-		res.workflows[filepath.Base(filepath.Dir(wf))] = instructions
-	}
-	return res, errs
+	return s, turn, turn("*"+it.Trigger, fakemodel.Reply{Text: "ok"})
 }
 
-// checkAgent checks one agent file and returns its parsed <agent> element.
-func checkAgent(dir string, e agentEntry, roots map[string]string, known map[string]bool) (*agentXML, []error) {
-	var errs []error
-	fail := func(format string, a ...any) {
-		errs = append(errs, fmt.Errorf("agent %s: "+format, append([]any{e.ID}, a...)...))
-	}
-	path := filepath.Join(dir, filepath.FromSlash(e.File))
-	raw, err := os.ReadFile(path)
-	if err != nil {
-		fail("%v", err)
-		return nil, errs
-	}
-	m := xmlFence.FindSubmatch(raw)
-	if m == nil {
-		fail("%s has no ```xml block", e.File)
-		return nil, errs
-	}
-	var a agentXML
-	d := xml.NewDecoder(bytes.NewReader(m[1]))
-	d.Strict = true
-	if err := d.Decode(&a); err != nil {
-		fail("%s: no well-formed <agent> element: %v", e.File, err)
-		return nil, errs
-	}
-	if a.ID != e.ID || a.Name != e.Name {
-		fail("<agent id=%q name=%q> does not match bundle.yaml (%s, %s)", a.ID, a.Name, e.ID, e.Name)
-	}
-	p := a.Persona
-	if p.Role == "" || p.Identity == "" || p.CommunicationStyle == "" || p.Principles == "" {
-		fail("persona needs role, identity, communication_style and principles")
-	}
-	actions := strings.Join(a.CriticalActions, "\n")
-	if !strings.Contains(actions, "{bundle-root}/config.yaml") {
-		fail("critical actions do not load {bundle-root}/config.yaml")
-	}
-	if !strings.Contains(actions, coreEngine) {
-		fail("critical actions do not name the workflow engine %s", coreEngine)
-	}
-	if u := unknownVars(string(m[1]), known); len(u) > 0 {
-		fail("unknown variables %v (known: %v)", u, keys(known))
-	}
-	cmds := map[string]bool{}
-	runs := 0
-	for _, c := range a.Cmds {
-		cmds[c.Cmd] = true
-		if strings.TrimSpace(c.Label) == "" {
-			fail("menu item %s has no label", c.Cmd)
-		}
-		if c.RunWorkflow != "" {
-			runs++
-		}
-		for _, ref := range []string{c.RunWorkflow, c.Exec, c.ValidateWorkflow, c.Tmpl, c.Data} {
-			if ref == "" {
-				continue
-			}
-			p, err := resolvePath(ref, roots)
-			if err != nil {
-				fail("menu item %s: %v", c.Cmd, err)
-			} else if !exists(p) {
-				fail("menu item %s: %s does not exist", c.Cmd, ref)
-			}
-		}
-	}
-	if runs == 0 {
-		fail("menu has no run-workflow item")
-	}
-	if !cmds["*help"] || !cmds["*exit"] {
-		fail("menu needs *help and *exit")
-	}
-	return &a, errs
+// content returns the content of a {path, content} field of a tool result.
+func content(r map[string]any, key string) string {
+	f, _ := r[key].(map[string]any)
+	s, _ := f["content"].(string)
+	return s
 }
 
-// checkWorkflow checks a workflow.yaml and the files it names, and returns
-// its instructions.
-func checkWorkflow(wfPath string, roots map[string]string, config map[string]any) (string, []error) {
-	var errs []error
-	name := filepath.Base(filepath.Dir(wfPath))
-	fail := func(format string, a ...any) {
-		errs = append(errs, fmt.Errorf("workflow %s: "+format, append([]any{name}, a...)...))
+// textProblems checks an instructions.md and a template as prompt text.
+func textProblems(instructions, template string) []string {
+	var p []string
+	if !strings.Contains(instructions, "<critical>The workflow engine is "+engineTask) {
+		p = append(p, "instructions do not start from the engine "+engineTask)
 	}
-	raw, err := os.ReadFile(wfPath)
-	if err != nil {
-		fail("%v", err)
-		return "", errs
+	if !strings.Contains(instructions, "<workflow>") || !strings.Contains(instructions, "</workflow>") || !strings.Contains(instructions, "<template-output") {
+		p = append(p, "instructions need <workflow> ... </workflow> and a <template-output>")
 	}
-	wf := map[string]any{}
-	if err := yaml.Unmarshal(raw, &wf); err != nil {
-		fail("workflow.yaml: %v", err)
-		return "", errs
-	}
-	str := func(k string) string { s, _ := wf[k].(string); return s }
-	for _, k := range []string{"name", "description", "config_source", "installed_path", "instructions", "template", "default_output_file"} {
-		if _, ok := wf[k]; !ok {
-			fail("workflow.yaml has no %s", k)
-		}
-	}
-	if str("date") != "system-generated" {
-		fail("date is %q, want system-generated", str("date"))
-	}
-	for _, m := range configRef.FindAllStringSubmatch(string(raw), -1) {
-		if _, ok := config[m[1]]; !ok {
-			fail("{config_source}:%s names no key of config.yaml (keys: %v)", m[1], keys(config))
-		}
-	}
-	if cs, err := resolvePath(str("config_source"), roots); err != nil || !exists(cs) {
-		fail("config_source %q is not the bundle's config.yaml", str("config_source"))
-	}
-	if ip, err := resolvePath(str("installed_path"), roots); err != nil || ip != filepath.Dir(wfPath) {
-		fail("installed_path %q is not this workflow's folder", str("installed_path"))
-	}
-	if !strings.HasPrefix(str("default_output_file"), "{output_folder}/") {
-		fail("default_output_file %q should be under {output_folder}/", str("default_output_file"))
-	}
-	known := knownSet(pathVars, keys(wf), keys(config))
-	if u := unknownVars(string(raw), known); len(u) > 0 {
-		fail("workflow.yaml uses unknown variables %v", u)
-	}
-
-	file := func(key string) (string, bool) {
-		v := str(key)
-		if v == "" {
-			return "", false
-		}
-		v = strings.ReplaceAll(v, "{installed_path}", str("installed_path"))
-		p, err := resolvePath(v, roots)
-		if err != nil {
-			fail("%s: %v", key, err)
-			return "", false
-		}
-		data, err := os.ReadFile(p)
-		if err != nil {
-			fail("%s %q does not exist", key, str(key))
-			return "", false
-		}
-		return string(data), true
-	}
-
-	instructions, ok := file("instructions")
-	if ok {
-		errs = append(errs, checkInstructions(name, instructions, known)...)
-	}
-	if tmpl, ok := file("template"); ok {
-		if !doubleBrace.MatchString(tmpl) {
-			fail("template has no {{placeholders}}")
-		}
-		if u := unknownVars(tmpl, map[string]bool{}); len(u) > 0 {
-			fail("template uses single-brace variables %v; templates take {{double}} placeholders only", u)
-		}
-	}
-	if _, has := wf["validation"]; has {
-		file("validation")
-	}
-	return instructions, errs
-}
-
-// checkInstructions checks an instructions.md: prompt text, never parsed as XML.
-func checkInstructions(name, text string, known map[string]bool) []error {
-	var errs []error
-	fail := func(format string, a ...any) {
-		errs = append(errs, fmt.Errorf("workflow %s: instructions "+format, append([]any{name}, a...)...))
-	}
-	if !strings.Contains(text, "<critical>The workflow engine is "+coreEngine) {
-		fail("do not start from the core workflow engine %s", coreEngine)
-	}
-	if !strings.Contains(text, "<workflow>") || !strings.Contains(text, "</workflow>") {
-		fail("have no <workflow> ... </workflow>")
-	}
-	steps := stepOpen.FindAllStringSubmatch(text, -1)
-	if len(steps) == 0 {
-		fail("have no <step n=\"...\" goal=\"...\">")
+	steps := stepOpen.FindAllStringSubmatch(instructions, -1)
+	if len(steps) == 0 || len(steps) != strings.Count(instructions, "</step>") {
+		p = append(p, fmt.Sprintf("%d <step n=...> and %d </step>", len(steps), strings.Count(instructions, "</step>")))
 	}
 	for i, s := range steps {
 		if n, _ := strconv.Atoi(s[1]); n != i+1 {
-			fail("step %s is step number %d in order", s[1], i+1)
+			p = append(p, fmt.Sprintf("step %s is step number %d in order", s[1], i+1))
 		}
 	}
-	if strings.Count(text, "<step ") != strings.Count(text, "</step>") {
-		fail("open and close a different number of steps")
+	if u := singleVar.FindAllString(doubleVar.ReplaceAllString(template, ""), -1); len(u) > 0 || !doubleVar.MatchString(template) {
+		p = append(p, fmt.Sprintf("template needs {{placeholders}} only; single-brace: %v", u))
 	}
-	if !strings.Contains(text, "<template-output") {
-		fail("never save the document (<template-output>)")
-	}
-	if u := unknownVars(text, known); len(u) > 0 {
-		fail("use unknown variables %v", u)
-	}
-	return errs
+	return p
 }
 
-func TestShippedBundlesAreConsistent(t *testing.T) {
-	core := coreDir(t)
-	for _, dir := range shippedBundles(t) {
-		t.Run(filepath.Base(dir), func(t *testing.T) {
-			_, errs := checkBundle(dir, core)
-			for _, err := range errs {
-				t.Error(err)
+// checkPreload checks what preloading a shipped workflow gave the model and
+// returns the instructions.
+func checkPreload(t *testing.T, s *engine.Session, turn turner, res results) string {
+	t.Helper()
+	if len(res[engine.ToolPreloadWorkflow]) != 1 {
+		t.Fatalf("want one preload result: %v", res)
+	}
+	pre := res[engine.ToolPreloadWorkflow][0]
+	for _, k := range []string{"error", "unresolved_variables", "notes"} {
+		if pre[k] != nil {
+			t.Errorf("preload %s: %v", k, pre[k])
+		}
+	}
+	// Every shipped workflow elicits (see below), so the task comes along.
+	for _, k := range []string{"instructions", "template", "config", "workflow_engine", "elicitation"} {
+		if content(pre, k) == "" {
+			t.Errorf("preload result has no %s", k)
+		}
+	}
+	if f, _ := pre["workflow_engine"].(map[string]any); f["path"] != "/core/tasks/workflow.md" {
+		t.Errorf("workflow_engine path = %v", f["path"])
+	}
+	text := content(pre, "instructions")
+	for _, e := range textProblems(text, content(pre, "template")) {
+		t.Error(e)
+	}
+	// The shipped workflows are Slack-sized conversations.
+	if n := len(stepOpen.FindAllString(text, -1)); n < 4 || n > 8 {
+		t.Errorf("%d steps, want 4 to 8", n)
+	}
+	for _, tag := range []string{"<ask>", "<action>", "<elicit-required/>"} {
+		if !strings.Contains(text, tag) {
+			t.Errorf("instructions use no %s", tag)
+		}
+	}
+	// The instructions' variables are the session's or the workflow's keys
+	// (the model gets both).
+	wy, _ := pre["workflow_yaml"].(string)
+	_, unknown := vars.ExpandPartial(text, vars.Vars(s.Vars))
+	for _, name := range unknown {
+		if !regexp.MustCompile(`(?m)^` + regexp.QuoteMeta(name) + `:`).MatchString(wy) {
+			t.Errorf("instructions use {%s}, which neither the session nor the workflow defines", name)
+		}
+	}
+	if !regexp.MustCompile(`(?m)^default_output_file: "?/outputs/`).MatchString(wy) {
+		t.Errorf("default_output_file is not under /outputs:\n%s", wy)
+	}
+	// The validation checklist it names is readable through read_file.
+	if m := regexp.MustCompile(`(?m)^validation: "?([^"\n]+)`).FindStringSubmatch(wy); m != nil {
+		args, _ := json.Marshal(map[string]string{"path": m[1]})
+		calls := []fakemodel.ToolCall{{Name: engine.ToolReadFile, Arguments: string(args)}}
+		r := turn("check it", fakemodel.Reply{ToolCalls: calls}, fakemodel.Reply{Text: "ok"})[engine.ToolReadFile]
+		if len(r) == 0 || r[len(r)-1]["error"] != nil || r[len(r)-1]["content"] == "" {
+			t.Errorf("validation %s: %v", m[1], r)
+		}
+	}
+	return text
+}
+
+func TestShippedBundles(t *testing.T) {
+	dir := fixtures.Bundles(t)
+	c := load(t, dir)
+	instructions := map[string]string{} // workflow folder -> instructions
+	for _, a := range c.Agents {
+		t.Run(a.ID, func(t *testing.T) {
+			p := a.Persona
+			if p.Role == "" || p.Identity == "" || p.CommunicationStyle == "" || p.Principles == "" {
+				t.Errorf("persona needs role, identity, communication_style and principles: %+v", p)
+			}
+			acts := strings.Join(a.Activation, "\n")
+			if !strings.Contains(acts, "{bundle-root}/config.yaml") || !strings.Contains(acts, engineTask) {
+				t.Errorf("activation must load {bundle-root}/config.yaml and name %s:\n%s", engineTask, acts)
+			}
+			var triggers []string
+			for _, it := range a.Menu {
+				triggers = append(triggers, it.Trigger)
+				if it.Description == "" {
+					t.Errorf("menu item %s has no label", it.Cmd)
+				}
+			}
+			hasWorkflow := slices.ContainsFunc(a.Menu, func(it catalog.MenuItem) bool { return it.Workflow != "" })
+			if !slices.Contains(triggers, "help") || !slices.Contains(triggers, "exit") || !hasWorkflow {
+				t.Errorf("menu %v needs *help, *exit and a workflow item", triggers)
+			}
+			for _, it := range a.Menu {
+				if it.Workflow == "" && it.Exec == "" && it.ValidateWorkflow == "" {
+					continue
+				}
+				t.Run(it.Trigger, func(t *testing.T) {
+					s, turn, res := pick(t, a, it, nil)
+					if facts := s.Messages[1].Content; strings.Contains(facts, "does not exist here") {
+						t.Errorf("activation names a missing file: %s", facts)
+					}
+					text := strings.Join([]string{acts, p.Role, p.Identity, p.CommunicationStyle, p.Principles, it.Workflow, it.Exec, it.Tmpl, it.Data}, "\n")
+					if _, u := vars.ExpandPartial(text, vars.Vars(s.Vars)); len(u) > 0 {
+						t.Errorf("agent uses unknown variables %v", u)
+					}
+					for name, rs := range res {
+						for _, r := range rs {
+							if r["error"] != nil {
+								t.Errorf("%s: %v", name, r["error"])
+							}
+						}
+					}
+					if it.Workflow != "" {
+						instructions[filepath.Base(filepath.Dir(it.Workflow))] = checkPreload(t, s, turn, res)
+					} else if len(res) == 0 {
+						t.Errorf("exec %s ran no tool", it.Exec)
+					}
+				})
 			}
 		})
 	}
-}
 
-func TestProductTeamBundle(t *testing.T) {
-	dir := filepath.Join(repoRoot(t), "bundles", "product-team")
-	res, errs := checkBundle(dir, coreDir(t))
-	if len(errs) > 0 {
-		t.Fatalf("product-team is inconsistent: %v", errors.Join(errs...))
-	}
-	if res.spec.Type != "bundle" || res.spec.Name != "product-team" {
-		t.Errorf("bundle.yaml: type %q name %q, want bundle product-team", res.spec.Type, res.spec.Name)
-	}
-	entry := 0
-	for _, e := range res.spec.Agents {
-		if e.EntryPoint != nil && *e.EntryPoint {
-			entry++
+	for id, entry := range map[string]bool{"product-lead": true, "retro-coach": true, "story-writer": false} {
+		if a, ok := c.Find(id); !ok || a.EntryPoint != entry {
+			t.Errorf("agent %s: found %v, want entry point %v", id, ok, entry)
 		}
 	}
-	if entry < 2 {
-		t.Errorf("%d entry-point agents, want at least 2", entry)
+	folders, err := filepath.Glob(filepath.Join(dir, "*", "workflows", "*", "workflow.yaml"))
+	if err != nil || len(folders) < 4 {
+		t.Fatalf("workflow folders %v, %v", folders, err)
 	}
-	for _, want := range []string{"product-brief", "prd", "user-stories", "incident-retro"} {
-		text, ok := res.workflows[want]
-		if !ok {
-			t.Errorf("workflow %s is not reachable from any agent or resource", want)
-			continue
-		}
-		if n := len(stepOpen.FindAllString(text, -1)); n < 4 || n > 8 {
-			t.Errorf("workflow %s has %d steps, want 4 to 8", want, n)
-		}
-		for _, tag := range []string{"<ask>", "<action>", "<elicit-required/>"} {
-			if !strings.Contains(text, tag) {
-				t.Errorf("workflow %s instructions use no %s", want, tag)
-			}
+	for _, f := range folders {
+		name := filepath.Base(filepath.Dir(f))
+		if _, ok := instructions[name]; !ok {
+			t.Errorf("workflow %s is on no agent's menu", name)
 		}
 	}
-	if !strings.Contains(res.workflows["prd"], "{input_brief}") {
+	if !strings.Contains(instructions["prd"], "{input_brief}") {
 		t.Error("the prd workflow does not read the product brief ({input_brief})")
 	}
 }
 
+// The core embedded in the binary holds the two tasks bundles name, and no
+// placeholder.
 func TestCoreTasks(t *testing.T) {
-	tasks := filepath.Join(coreDir(t), "tasks")
-	cases := map[string][]string{
-		"workflow.md":   {"preload_workflow", "save_output", "<ask>", "template-output", "elicit-required", "{{", "/outputs", "yolo"},
-		"adv-elicit.md": {"<methods>", "Continue", "Apply"},
+	terms := map[string][]string{
+		"tasks/workflow.md":   {"preload_workflow", "save_output", "<ask>", "template-output", "elicit-required", "{{", "/outputs", "yolo"},
+		"tasks/adv-elicit.md": {"<methods>", "Continue", "Apply"},
 	}
-	for name, terms := range cases {
-		data, err := os.ReadFile(filepath.Join(tasks, name))
-		if err != nil {
-			t.Errorf("core task: %v", err)
-			continue
+	files, _ := fs.Glob(core.FS, "tasks/*")
+	for _, name := range files {
+		data, err := fs.ReadFile(core.FS, name)
+		if lines := strings.Count(string(data), "\n"); err != nil || lines < 40 {
+			t.Errorf("core task %s has %d lines (%v); it looks like a placeholder", name, lines, err)
 		}
-		if lines := bytes.Count(data, []byte("\n")); lines < 40 {
-			t.Errorf("core task %s has %d lines; it looks like a placeholder", name, lines)
-		}
-		for _, term := range terms {
-			if !bytes.Contains(data, []byte(term)) {
+		for _, term := range terms[name] {
+			if !strings.Contains(string(data), term) {
 				t.Errorf("core task %s never mentions %q", name, term)
 			}
 		}
-	}
-	data, err := os.ReadFile(filepath.Join(tasks, "adv-elicit.md"))
-	if err != nil {
-		return
-	}
-	if n := len(regexp.MustCompile(`<m n="\d+" name="[^"]+">`).FindAll(data, -1)); n < 8 || n > 10 {
-		t.Errorf("adv-elicit.md offers %d methods, want 8 to 10", n)
-	}
-}
-
-// minimalBundle writes a small valid bundle and core into a temp dir and
-// returns the bundle and core directories.
-func minimalBundle(t *testing.T) (string, string) {
-	t.Helper()
-	root := t.TempDir()
-	files := map[string]string{
-		"core/tasks/workflow.md": "engine\n",
-		"b/bundle.yaml": "type: bundle\nname: b\nagents:\n  - id: a\n    name: Ann\n    file: agents/a.md\n    entry_point: true\n" +
-			"core_dependencies: [tasks/workflow.md]\n",
-		"b/config.yaml": "user_name: there\noutput_folder: \"{project-root}/outputs\"\n",
-		"b/agents/a.md": "# A\n\n```xml\n<agent id=\"a\" name=\"Ann\" title=\"T\" icon=\"x\">\n" +
-			"<persona><role>r</role><identity>i</identity><communication_style>c</communication_style><principles>p</principles></persona>\n" +
-			"<critical-actions><i>Load into memory {bundle-root}/config.yaml and set user_name</i><i>Hello {user_name}</i>" +
-			"<i>When running a workflow, load {core-root}/tasks/workflow.md and follow it</i></critical-actions>\n" +
-			"<cmds><c cmd=\"*help\">Help</c><c cmd=\"*w\" run-workflow=\"{bundle-root}/workflows/w/workflow.yaml\">Run w</c><c cmd=\"*exit\">Exit</c></cmds>\n" +
-			"</agent>\n```\n",
-		"b/workflows/w/workflow.yaml": "name: w\ndescription: d\nconfig_source: \"{bundle-root}/config.yaml\"\n" +
-			"output_folder: \"{config_source}:output_folder\"\nuser_name: \"{config_source}:user_name\"\ndate: system-generated\n" +
-			"installed_path: \"{bundle-root}/workflows/w\"\ninstructions: \"{installed_path}/instructions.md\"\n" +
-			"template: \"{installed_path}/template.md\"\ndefault_output_file: \"{output_folder}/w-{{slug}}.md\"\n",
-		"b/workflows/w/instructions.md": "<critical>The workflow engine is {core-root}/tasks/workflow.md — follow it.</critical>\n" +
-			"<workflow>\n<step n=\"1\" goal=\"g\"><ask>q {user_name}?</ask><template-output file=\"{default_output_file}\">x</template-output></step>\n</workflow>\n",
-		"b/workflows/w/template.md": "# W {{title}}\n",
-	}
-	for name, content := range files {
-		p := filepath.Join(root, filepath.FromSlash(name))
-		if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
-			t.Fatal(err)
-		}
-		if err := os.WriteFile(p, []byte(content), 0o644); err != nil {
-			t.Fatal(err)
+		delete(terms, name)
+		if n := len(regexp.MustCompile(`<m n="\d+" name="[^"]+">`).FindAll(data, -1)); name == "tasks/adv-elicit.md" && (n < 8 || n > 10) {
+			t.Errorf("adv-elicit.md offers %d methods, want 8 to 10", n)
 		}
 	}
-	return filepath.Join(root, "b"), filepath.Join(root, "core")
-}
-
-// edit rewrites a file of the temp bundle: old must occur in it.
-func edit(t *testing.T, path, old, new string) {
-	t.Helper()
-	data, err := os.ReadFile(path)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if !bytes.Contains(data, []byte(old)) {
-		t.Fatalf("%s does not contain %q", path, old)
-	}
-	if err := os.WriteFile(path, bytes.Replace(data, []byte(old), []byte(new), 1), 0o644); err != nil {
-		t.Fatal(err)
+	for name := range terms {
+		t.Errorf("the core has no %s (has %v)", name, files)
 	}
 }
 
-func TestCheckBundleReportsBrokenBundles(t *testing.T) {
+// The text checks must be able to fail.
+func TestTextProblems(t *testing.T) {
+	good := "<critical>The workflow engine is " + engineTask + "</critical>\n<workflow>\n" +
+		`<step n="1" goal="a"><ask>q</ask></step><step n="2" goal="b"><template-output file="x">y</template-output></step></workflow>`
+	for _, tc := range [][3]string{
+		{good, "# {{title}}", ""},
+		{strings.Replace(good, engineTask, "somewhere", 1), "# {{t}}", "engine"},
+		{strings.Replace(good, `n="2"`, `n="3"`, 1), "# {{t}}", "step 3"},
+		{strings.Replace(good, "</step>", "", 1), "# {{t}}", "</step>"},
+		{strings.Replace(good, "<template-output", "<x", 1), "# {{t}}", "template-output"},
+		{good, "# {title} {{t}}", "{title}"},
+		{good, "# no placeholders", "{{placeholders}}"},
+	} {
+		if p := strings.Join(textProblems(tc[0], tc[1]), "; "); !strings.Contains(p, tc[2]) || (p == "") != (tc[2] == "") {
+			t.Errorf("problems %q, want %q", p, tc[2])
+		}
+	}
+}
+
+// Broken copies of product-team, through the catalog and the engine: each
+// mistake shows in the preload result the model gets.
+func TestBrokenBundleCopies(t *testing.T) {
 	cases := []struct {
-		name   string
-		break_ func(t *testing.T, b string)
-		want   string
+		name, file, old, new, agent, item string
+		coreFS                            fs.FS
+		key, want, absent                 string // result[key] mentions want; result[absent] is missing
 	}{
-		{"bundle.yaml is not YAML", func(t *testing.T, b string) {
-			edit(t, filepath.Join(b, "bundle.yaml"), "agents:", "agents: [")
-		}, "bundle.yaml"},
-		{"unknown bundle.yaml key", func(t *testing.T, b string) {
-			edit(t, filepath.Join(b, "bundle.yaml"), "name: b", "nmae: b")
-		}, "nmae"},
-		{"wrong type", func(t *testing.T, b string) {
-			edit(t, filepath.Join(b, "bundle.yaml"), "type: bundle", "type: bundel")
-		}, "want bundle or standalone"},
-		{"missing agent file", func(t *testing.T, b string) {
-			os.Remove(filepath.Join(b, "agents", "a.md"))
-		}, "agent a"},
-		{"agent file without xml block", func(t *testing.T, b string) {
-			os.WriteFile(filepath.Join(b, "agents", "a.md"), []byte("# A\nno agent here\n"), 0o644)
-		}, "no ```xml block"},
-		{"agent xml not well-formed", func(t *testing.T, b string) {
-			edit(t, filepath.Join(b, "agents", "a.md"), "</persona>", "")
-		}, "well-formed"},
-		{"agent without run-workflow", func(t *testing.T, b string) {
-			edit(t, filepath.Join(b, "agents", "a.md"), ` run-workflow="{bundle-root}/workflows/w/workflow.yaml"`, "")
-		}, "no run-workflow"},
-		{"run-workflow path missing", func(t *testing.T, b string) {
-			edit(t, filepath.Join(b, "agents", "a.md"), "workflows/w/workflow.yaml", "workflows/nope/workflow.yaml")
-		}, "does not exist"},
-		{"agent uses unknown variable", func(t *testing.T, b string) {
-			edit(t, filepath.Join(b, "agents", "a.md"), "Hello {user_name}", "Hello {user_nmae}")
-		}, "user_nmae"},
-		{"agent id differs from bundle.yaml", func(t *testing.T, b string) {
-			edit(t, filepath.Join(b, "agents", "a.md"), `<agent id="a"`, `<agent id="z"`)
-		}, "does not match"},
-		{"workflow.yaml is not YAML", func(t *testing.T, b string) {
-			edit(t, filepath.Join(b, "workflows", "w", "workflow.yaml"), "name: w", "name: [w")
-		}, "workflow.yaml"},
-		{"instructions missing", func(t *testing.T, b string) {
-			os.Remove(filepath.Join(b, "workflows", "w", "instructions.md"))
-		}, "instructions"},
-		{"template missing", func(t *testing.T, b string) {
-			os.Remove(filepath.Join(b, "workflows", "w", "template.md"))
-		}, "template"},
-		{"config key missing", func(t *testing.T, b string) {
-			edit(t, filepath.Join(b, "workflows", "w", "workflow.yaml"), "{config_source}:user_name", "{config_source}:team")
-		}, "{config_source}:team"},
-		{"instructions do not name the engine", func(t *testing.T, b string) {
-			edit(t, filepath.Join(b, "workflows", "w", "instructions.md"), "{core-root}/tasks/workflow.md", "somewhere")
-		}, "core workflow engine"},
-		{"steps out of order", func(t *testing.T, b string) {
-			edit(t, filepath.Join(b, "workflows", "w", "instructions.md"), `<step n="1"`, `<step n="2"`)
-		}, "step 2"},
-		{"single brace in template", func(t *testing.T, b string) {
-			edit(t, filepath.Join(b, "workflows", "w", "template.md"), "{{title}}", "{title} {{x}}")
-		}, "single-brace"},
-		{"missing core dependency", func(t *testing.T, b string) {
-			edit(t, filepath.Join(b, "bundle.yaml"), "tasks/workflow.md", "tasks/gone.md")
-		}, "core dependency"},
-		{"config.yaml missing", func(t *testing.T, b string) {
-			os.Remove(filepath.Join(b, "config.yaml"))
-		}, "config.yaml"},
-	}
-
-	b, core := minimalBundle(t)
-	if _, errs := checkBundle(b, core); len(errs) > 0 {
-		t.Fatalf("the minimal bundle should be valid: %v", errors.Join(errs...))
+		{"instructions missing", "workflows/prd/instructions.md", "", "", "product-lead", "prd", nil, "notes", "instructions.md: not found", "instructions"},
+		{"template missing", "workflows/prd/template.md", "", "", "product-lead", "prd", nil, "notes", "template.md: not found", "template"},
+		{"menu names a missing workflow", "agents/product-lead.md", "workflows/prd/workflow.yaml", "workflows/prdd/workflow.yaml", "product-lead", "prd", nil, "error", "nearby: /project/workflows/prd/", "workflow_yaml"},
+		{"config key missing", "workflows/prd/workflow.yaml", "{config_source}:project_name", "{config_source}:team_size", "product-lead", "prd", nil, "unresolved_variables", "team_size", "error"},
+		{"core lacks the workflow engine", "", "", "", "retro-coach", "retro", fstest.MapFS{"tasks/adv-elicit.md": {Data: []byte("x")}}, "notes", "no workflow engine", "workflow_engine"},
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
-			b, core := minimalBundle(t)
-			tc.break_(t, b)
-			_, errs := checkBundle(b, core)
-			if len(errs) == 0 {
-				t.Fatalf("no problem reported, want one mentioning %q", tc.want)
+			root := t.TempDir()
+			if err := os.CopyFS(root, os.DirFS(fixtures.Bundles(t))); err != nil {
+				t.Fatal(err)
 			}
-			msg := errors.Join(errs...).Error()
-			if !strings.Contains(msg, tc.want) {
-				t.Errorf("problems %q do not mention %q", msg, tc.want)
+			if tc.file != "" {
+				edit(t, filepath.Join(root, "product-team", filepath.FromSlash(tc.file)), tc.old, tc.new)
+			}
+			a, _ := load(t, root).Find(tc.agent)
+			i := slices.IndexFunc(a.Menu, func(it catalog.MenuItem) bool { return it.Trigger == tc.item })
+			_, _, res := pick(t, a, a.Menu[i], tc.coreFS)
+			pre := res[engine.ToolPreloadWorkflow]
+			if len(pre) != 1 || !strings.Contains(fmt.Sprint(pre[0][tc.key]), tc.want) || pre[0][tc.absent] != nil {
+				t.Errorf("want %s mentioning %q and no %s; preload result %v", tc.key, tc.want, tc.absent, pre)
+			}
+			if strings.Contains(fmt.Sprint(pre), root) {
+				t.Errorf("host path leaked: %v", pre)
 			}
 		})
 	}
 }
 
-// The core is embedded from engine/core/tasks; make sure nothing there is a
-// stray placeholder that would ship in the binary.
-func TestCoreHasNoPlaceholders(t *testing.T) {
-	tasks := filepath.Join(coreDir(t), "tasks")
-	err := filepath.WalkDir(tasks, func(p string, d fs.DirEntry, err error) error {
-		if err != nil || d.IsDir() {
-			return err
-		}
-		data, err := os.ReadFile(p)
-		if err != nil {
-			return err
-		}
-		if strings.TrimSpace(string(data)) == "placeholder" || len(bytes.TrimSpace(data)) < 200 {
-			t.Errorf("core file %s looks like a placeholder", d.Name())
-		}
-		return nil
-	})
+// edit replaces old with new in path, or removes the file when old is empty.
+func edit(t *testing.T, path, old, new string) {
+	t.Helper()
+	data, err := os.ReadFile(path)
+	switch {
+	case old == "":
+		err = os.Remove(path)
+	case err != nil || !strings.Contains(string(data), old):
+		t.Fatalf("%s does not contain %q (%v)", path, old, err)
+	default:
+		err = os.WriteFile(path, []byte(strings.Replace(string(data), old, new, 1)), 0o644)
+	}
 	if err != nil {
-		t.Fatalf("walk core tasks: %v", err)
+		t.Fatal(err)
 	}
 }

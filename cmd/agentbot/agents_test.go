@@ -8,6 +8,8 @@ import (
 	"slices"
 	"strings"
 	"testing"
+
+	"agentbot/engine/fixtures"
 )
 
 // agentsJSON is the shape `agentbot agents --json` prints.
@@ -216,7 +218,7 @@ func TestAgentsJSONSampleBundle(t *testing.T) {
 }
 
 func TestAgentsJSONBMADAlpha5(t *testing.T) {
-	root := fixtureDir(t, "bmad-v6.0.0-alpha.5")
+	root := fixtures.Dir(t, fixtures.Alpha5)
 	r := runCmd(t, nil, "", "agents", "--json", "--bundles", bundlesDir(t), "--bmad-root", root)
 	r.wantCode(t, 0)
 	got := parseAgentsJSON(t, r.stdout)
@@ -264,7 +266,7 @@ func TestAgentsJSONBMADAlpha5(t *testing.T) {
 }
 
 func TestAgentsJSONRunWorkflowAlpha0(t *testing.T) {
-	root := fixtureDir(t, "bmad-v6.0.0-alpha.0")
+	root := fixtures.Dir(t, fixtures.Alpha0)
 	r := runCmd(t, nil, "", "agents", "--json", "--bundles", t.TempDir(), "--bmad-root", root)
 	r.wantCode(t, 0)
 	got := parseAgentsJSON(t, r.stdout)
@@ -379,7 +381,7 @@ func TestAgentsEnvDefaultsAndFlagOverride(t *testing.T) {
 	}
 
 	// AGENTBOT_BMAD_ROOT from the environment.
-	root := fixtureDir(t, "bmad-v6.0.0-alpha.5")
+	root := fixtures.Dir(t, fixtures.Alpha5)
 	r = runCmd(t, map[string]string{"AGENTBOT_BUNDLES": solo, "AGENTBOT_BMAD_ROOT": root}, "", "agents", "--json")
 	r.wantCode(t, 0)
 	ids = agentIDsOf(parseAgentsJSON(t, r.stdout))

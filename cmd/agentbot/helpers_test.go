@@ -3,55 +3,16 @@ package main
 import (
 	"bytes"
 	"context"
-	"os"
-	"path/filepath"
 	"strings"
 	"sync"
 	"testing"
 	"time"
+
+	"agentbot/engine/fixtures"
 )
 
-// repoRoot is the directory holding go.mod, found by walking up from the
-// test's working directory.
-func repoRoot(t testing.TB) string {
-	t.Helper()
-	dir, err := os.Getwd()
-	if err != nil {
-		t.Fatal(err)
-	}
-	for {
-		if _, err := os.Stat(filepath.Join(dir, "go.mod")); err == nil {
-			return dir
-		}
-		parent := filepath.Dir(dir)
-		if parent == dir {
-			t.Fatal("go.mod not found above the working directory")
-		}
-		dir = parent
-	}
-}
-
 // bundlesDir is the repository's sample bundles folder.
-func bundlesDir(t testing.TB) string { return filepath.Join(repoRoot(t), "bundles") }
-
-// fixtureDir returns the BMAD fixture folder name under AGENTBOT_FIXTURES
-// (default <repo>/../shared/fixtures). A missing fixture skips the test,
-// except under CI=true, where it fails it.
-func fixtureDir(t testing.TB, name string) string {
-	t.Helper()
-	root := os.Getenv("AGENTBOT_FIXTURES")
-	if root == "" {
-		root = filepath.Join(repoRoot(t), "..", "shared", "fixtures")
-	}
-	dir := filepath.Join(root, name)
-	if _, err := os.Stat(dir); err != nil {
-		if os.Getenv("CI") == "true" {
-			t.Fatalf("fixture %s missing: %v", name, err)
-		}
-		t.Skipf("fixture %s missing: %v", name, err)
-	}
-	return dir
-}
+func bundlesDir(t testing.TB) string { t.Helper(); return fixtures.Bundles(t) }
 
 // result is what one in-process command run produced.
 type result struct {

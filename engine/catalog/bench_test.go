@@ -3,13 +3,15 @@ package catalog
 import (
 	"runtime"
 	"testing"
+
+	"agentbot/engine/fixtures"
 )
 
 // BenchmarkLoadBMADInstall loads the whole alpha.5 install (15 agents,
 // manifest, module configs). It also reports the heap one Load allocates
 // and keeps.
 func BenchmarkLoadBMADInstall(b *testing.B) {
-	root := fixtureDir(b, alpha5)
+	root := fixtures.Dir(b, fixtures.Alpha5)
 	opts := Options{BMADRoots: []string{root}}
 	if c := Load(opts); len(c.Agents) != 15 || len(c.Problems) != 0 {
 		b.Fatalf("load: %d agents, %+v", len(c.Agents), c.Problems)
@@ -33,7 +35,7 @@ func BenchmarkLoadBMADInstall(b *testing.B) {
 
 // BenchmarkParseAgent parses one compiled v6 agent (alpha.5 pm.md).
 func BenchmarkParseAgent(b *testing.B) {
-	path, data := readFixture(b, alpha5, "bmad/bmm/agents/pm.md")
+	path, data := readFixture(b, fixtures.Alpha5, "bmad/bmm/agents/pm.md")
 	b.SetBytes(int64(len(data)))
 	b.ReportAllocs()
 	for b.Loop() {

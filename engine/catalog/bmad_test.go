@@ -5,10 +5,12 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"agentbot/engine/fixtures"
 )
 
 func TestLoadBMADInstallAlpha5(t *testing.T) {
-	root := fixtureDir(t, alpha5)
+	root := fixtures.Dir(t, fixtures.Alpha5)
 	c := Load(Options{BMADRoots: []string{root}})
 	if len(c.Problems) != 0 {
 		t.Errorf("problems: %+v", c.Problems)
@@ -134,7 +136,7 @@ func TestLoadBMADRootErrors(t *testing.T) {
 }
 
 func TestLoadSourceTrees(t *testing.T) {
-	a0 := fixtureDir(t, "bmad-v6.0.0-alpha.0")
+	a0 := fixtures.Dir(t, fixtures.Alpha0)
 	c := Load(Options{BMADRoots: []string{a0}})
 	if len(c.Problems) != 0 || len(c.Agents) != 13 {
 		t.Fatalf("alpha.0: %v %+v", ids(c.Agents), c.Problems)
@@ -156,7 +158,7 @@ func TestLoadSourceTrees(t *testing.T) {
 		t.Errorf("alpha.0 entry points %d", len(c.EntryPoints()))
 	}
 
-	v6 := fixtureDir(t, v600)
+	v6 := fixtures.Dir(t, fixtures.V6)
 	c = Load(Options{BMADRoots: []string{v6}})
 	want := "analyst,architect,bmad-master,dev,pm,qa,quick-flow-solo-dev,sm,tech-writer,ux-designer"
 	if got := strings.Join(ids(c.Agents), ","); got != want || len(c.Problems) != 0 {
@@ -173,7 +175,7 @@ func TestLoadSourceTrees(t *testing.T) {
 }
 
 func TestLoadV4Tree(t *testing.T) {
-	root := fixtureDir(t, v4)
+	root := fixtures.Dir(t, fixtures.V4)
 	c := Load(Options{BMADRoots: []string{root}})
 	if len(c.Problems) != 0 || len(c.Agents) != 10 {
 		t.Fatalf("v4: %v %+v", ids(c.Agents), c.Problems)
@@ -196,7 +198,7 @@ func TestLoadV4Tree(t *testing.T) {
 // ids get their module as prefix, and a second copy of the same module
 // gets -2, -3 in load order.
 func TestLoadIDCollisions(t *testing.T) {
-	roots := []string{fixtureDir(t, alpha5), fixtureDir(t, v600), fixtureDir(t, "bmad-v6.0.0-alpha.0")}
+	roots := []string{fixtures.Dir(t, fixtures.Alpha5), fixtures.Dir(t, fixtures.V6), fixtures.Dir(t, fixtures.Alpha0)}
 	c := Load(Options{BMADRoots: roots})
 	if len(c.Problems) != 0 {
 		t.Errorf("problems %+v", c.Problems)

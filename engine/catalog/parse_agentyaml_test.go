@@ -4,9 +4,9 @@ import (
 	"reflect"
 	"strings"
 	"testing"
-)
 
-const v600 = "bmad-v6.0.0"
+	"agentbot/engine/fixtures"
+)
 
 func TestParseAgentYAMLFixtures(t *testing.T) {
 	tests := []struct {
@@ -71,7 +71,7 @@ func TestParseAgentYAMLFixtures(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.file, func(t *testing.T) {
-			a := parseFixture(t, v600, tt.file)
+			a := parseFixture(t, fixtures.V6, tt.file)
 			if a.Format != FormatAgentYAML || !a.EntryPoint {
 				t.Errorf("format %s entry %v", a.Format, a.EntryPoint)
 			}

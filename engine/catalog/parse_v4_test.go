@@ -4,12 +4,12 @@ import (
 	"reflect"
 	"strings"
 	"testing"
+
+	"agentbot/engine/fixtures"
 )
 
-const v4 = "bmad-v4.44.3"
-
 func TestParseV4Fixtures(t *testing.T) {
-	pm := parseFixture(t, v4, "bmad-core/agents/pm.md")
+	pm := parseFixture(t, fixtures.V4, "bmad-core/agents/pm.md")
 	if pm.Format != FormatV4 || pm.ID != "pm" || pm.Name != "John" || pm.Icon != "📋" || !strings.HasPrefix(pm.Description, "Use for creating PRDs") {
 		t.Fatalf("pm %+v", pm)
 	}
@@ -41,7 +41,7 @@ func TestParseV4Fixtures(t *testing.T) {
 		t.Errorf("rules %q", pm.Rules)
 	}
 
-	master := parseFixture(t, v4, "bmad-core/agents/bmad-master.md")
+	master := parseFixture(t, fixtures.V4, "bmad-core/agents/bmad-master.md")
 	if it := menuByTrigger(t, master, "create-doc"); it.Cmd != "*create-doc {template}" || !strings.HasPrefix(it.Description, "execute task create-doc") {
 		t.Errorf("create-doc %+v", it)
 	}
@@ -49,7 +49,7 @@ func TestParseV4Fixtures(t *testing.T) {
 		t.Errorf("shard-doc %+v", it)
 	}
 
-	dev := parseFixture(t, v4, "bmad-core/agents/dev.md")
+	dev := parseFixture(t, fixtures.V4, "bmad-core/agents/dev.md")
 	ds := menuByTrigger(t, dev, "develop-story")
 	if !strings.Contains(ds.Action, "order-of-execution:") || !strings.Contains(ds.Action, "ready-for-review:") {
 		t.Errorf("nested develop-story kept as action: %+v", ds)
@@ -58,12 +58,12 @@ func TestParseV4Fixtures(t *testing.T) {
 		t.Errorf("top-level core_principles %q", dev.Persona.Principles)
 	}
 
-	qa := parseFixture(t, v4, "bmad-core/agents/qa.md")
+	qa := parseFixture(t, fixtures.V4, "bmad-core/agents/qa.md")
 	if it := menuByTrigger(t, qa, "review"); !strings.HasPrefix(it.Description, "Adaptive, risk-aware comprehensive review.\nProduces:") {
 		t.Errorf("multi-line command %q", it.Description)
 	}
 
-	orch := parseFixture(t, v4, "bmad-core/agents/bmad-orchestrator.md")
+	orch := parseFixture(t, fixtures.V4, "bmad-core/agents/bmad-orchestrator.md")
 	if len(orch.Menu) != 11 || orch.Menu[1].Trigger != "agent" || orch.Menu[1].Description != "Transform into a specialized agent (list if name not specified)" {
 		t.Errorf("map commands %+v", orch.Menu)
 	}

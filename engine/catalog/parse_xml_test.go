@@ -7,9 +7,9 @@ import (
 	"reflect"
 	"strings"
 	"testing"
-)
 
-const alpha5 = "bmad-v6.0.0-alpha.5"
+	"agentbot/engine/fixtures"
+)
 
 func parseFixture(t *testing.T, name, rel string) *Agent {
 	t.Helper()
@@ -33,7 +33,7 @@ func menuByTrigger(t *testing.T, a *Agent, trigger string) MenuItem {
 }
 
 func TestParseXMLV6PM(t *testing.T) {
-	a := parseFixture(t, alpha5, "bmad/bmm/agents/pm.md")
+	a := parseFixture(t, fixtures.Alpha5, "bmad/bmm/agents/pm.md")
 	if a.Format != FormatXMLV6 || a.Name != "John" || a.Title != "Product Manager" || a.Icon != "📋" || a.ID != "pm" {
 		t.Fatalf("header: %+v", a)
 	}
@@ -147,7 +147,7 @@ func TestParseXMLV6Alpha5Agents(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(filepath.Base(tt.file), func(t *testing.T) {
-			a := parseFixture(t, alpha5, tt.file)
+			a := parseFixture(t, fixtures.Alpha5, tt.file)
 			if a.Format != FormatXMLV6 || !a.EntryPoint {
 				t.Errorf("format %s entry %v", a.Format, a.EntryPoint)
 			}
@@ -159,8 +159,8 @@ func TestParseXMLV6Alpha5Agents(t *testing.T) {
 // TestParseMenusComplete checks every agent file of the fixtures against a
 // count of its menu elements: no <item> or <c> may be dropped.
 func TestParseMenusComplete(t *testing.T) {
-	for _, fx := range []string{alpha5, "bmad-v6.0.0-alpha.0"} {
-		root := fixtureDir(t, fx)
+	for _, fx := range []string{fixtures.Alpha5, fixtures.Alpha0} {
+		root := fixtures.Dir(t, fx)
 		files, _ := filepath.Glob(filepath.Join(root, "bmad", "*", "agents", "*.md"))
 		more, _ := filepath.Glob(filepath.Join(root, "src", "*", "agents", "*.md"))
 		files = append(files, more...)
@@ -199,7 +199,7 @@ func TestParseMenusComplete(t *testing.T) {
 }
 
 func TestParseWebOrchestratorXML(t *testing.T) {
-	a := parseFixture(t, alpha5, "bmad/core/agents/bmad-web-orchestrator.agent.xml")
+	a := parseFixture(t, fixtures.Alpha5, "bmad/core/agents/bmad-web-orchestrator.agent.xml")
 	if a.Format != FormatXMLV6 || a.EntryPoint {
 		t.Errorf("format %s, entry point %v (localskip=true wants false)", a.Format, a.EntryPoint)
 	}
@@ -232,7 +232,7 @@ func TestParseWebOrchestratorXML(t *testing.T) {
 }
 
 func TestParseXMLCmdsAlpha0(t *testing.T) {
-	pm := parseFixture(t, "bmad-v6.0.0-alpha.0", "src/modules/bmm/agents/pm.md")
+	pm := parseFixture(t, fixtures.Alpha0, "src/modules/bmm/agents/pm.md")
 	if pm.Format != FormatXMLCmds || pm.Name != "John" {
 		t.Fatalf("pm %s %q", pm.Format, pm.Name)
 	}
@@ -254,7 +254,7 @@ func TestParseXMLCmdsAlpha0(t *testing.T) {
 		t.Errorf("principles %q", pm.Persona.Principles)
 	}
 
-	dev := parseFixture(t, "bmad-v6.0.0-alpha.0", "src/modules/bmm/agents/dev.md")
+	dev := parseFixture(t, fixtures.Alpha0, "src/modules/bmm/agents/dev.md")
 	if len(dev.Prompts) != 2 || dev.Prompts[0].ID != "load-story" || dev.Prompts[1].ID != "status" {
 		t.Fatalf("prompts %+v", dev.Prompts)
 	}
@@ -271,7 +271,7 @@ func TestParseXMLCmdsAlpha0(t *testing.T) {
 		t.Errorf("dev critical actions %d", len(dev.Activation))
 	}
 
-	orch := parseFixture(t, "bmad-v6.0.0-alpha.0", "src/core/agents/bmad-web-orchestrator.md")
+	orch := parseFixture(t, fixtures.Alpha0, "src/core/agents/bmad-web-orchestrator.md")
 	if orch.EntryPoint || len(orch.Rules) < 8 || orch.Rules[0] != "NO external agent files - all agents are in 'agent' XML nodes findable by id" {
 		t.Errorf("orchestrator entry %v rules %q", orch.EntryPoint, orch.Rules)
 	}

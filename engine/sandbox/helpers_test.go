@@ -135,33 +135,3 @@ func varsPanics() (panicked bool) {
 	vars.Expand("{a}", vars.Vars{"a": "b"})
 	return false
 }
-
-// fixtureDir returns the read-only BMAD fixtures folder: $AGENTBOT_FIXTURES,
-// or ../shared/fixtures next to the repository root. It skips when they are
-// missing, except under CI=true where that fails.
-func fixtureDir(t *testing.T) string {
-	t.Helper()
-	dir := os.Getenv("AGENTBOT_FIXTURES")
-	if dir == "" {
-		wd, err := os.Getwd()
-		if err != nil {
-			t.Fatal(err)
-		}
-		for d := wd; ; d = filepath.Dir(d) {
-			if _, err := os.Stat(filepath.Join(d, "go.mod")); err == nil {
-				dir = filepath.Join(d, "..", "shared", "fixtures")
-				break
-			}
-			if filepath.Dir(d) == d {
-				break
-			}
-		}
-	}
-	if fi, err := os.Stat(dir); dir == "" || err != nil || !fi.IsDir() {
-		if os.Getenv("CI") == "true" {
-			t.Fatalf("fixtures missing at %q", dir)
-		}
-		t.Skipf("fixtures missing at %q", dir)
-	}
-	return dir
-}

@@ -11,6 +11,8 @@ import (
 	"testing"
 	"testing/fstest"
 	"time"
+
+	"agentbot/engine/fixtures"
 )
 
 func TestReadProjectFile(t *testing.T) {
@@ -310,7 +312,7 @@ func TestClosedSandbox(t *testing.T) {
 }
 
 func TestReadFixtures(t *testing.T) {
-	dir := filepath.Join(fixtureDir(t), "bmad-v6.0.0", "src")
+	dir := filepath.Join(fixtures.Dir(t, fixtures.V6), "src")
 	sb, err := Open(Config{ProjectRoot: dir, CoreRoot: filepath.Join(dir, "core")})
 	if err != nil {
 		t.Fatal(err)

@@ -10,40 +10,9 @@ import (
 	"testing"
 
 	"gopkg.in/yaml.v3"
-)
 
-// fixtureDir returns the read-only BMAD fixtures: $AGENTBOT_FIXTURES, else
-// ../shared/fixtures beside the repository root. It skips the test when
-// they are missing, except under CI=true where that fails it.
-func fixtureDir(t testing.TB) string {
-	t.Helper()
-	dir := os.Getenv("AGENTBOT_FIXTURES")
-	if dir == "" {
-		wd, err := os.Getwd()
-		if err != nil {
-			t.Fatal(err)
-		}
-		for root := wd; ; root = filepath.Dir(root) {
-			if _, err := os.Stat(filepath.Join(root, "go.mod")); err == nil {
-				dir = filepath.Join(root, "..", "shared", "fixtures")
-				break
-			}
-			if filepath.Dir(root) == root {
-				break
-			}
-		}
-	}
-	if dir != "" {
-		if st, err := os.Stat(dir); err == nil && st.IsDir() {
-			return dir
-		}
-	}
-	if os.Getenv("CI") == "true" {
-		t.Fatalf("BMAD fixtures not found (dir %q); set AGENTBOT_FIXTURES", dir)
-	}
-	t.Skipf("BMAD fixtures not found (dir %q); set AGENTBOT_FIXTURES", dir)
-	return ""
-}
+	"agentbot/engine/fixtures"
+)
 
 // projectReader reads config files of the virtual /project from root.
 func projectReader(root string) func(string) (Vars, error) {
@@ -61,7 +30,7 @@ func projectReader(root string) func(string) (Vars, error) {
 }
 
 func TestFixtureWorkflows(t *testing.T) {
-	project := filepath.Join(fixtureDir(t), "bmad-v6.0.0-alpha.5")
+	project := fixtures.Dir(t, fixtures.Alpha5)
 	base := Vars{
 		"project-root":  "/project",
 		"bundle-root":   "/project/bmad",
