@@ -408,3 +408,17 @@ func TestOtherPeopleInTheThreadAreAttributed(t *testing.T) {
 	}
 	has(t, reqs[1].LastUserText(), "(Bobby, another person in this thread, writes:) and it must ship by May", "attribution")
 }
+
+// *help (typed or clicked) shows the menu again with its buttons, without a
+// model call.
+func TestHelpShowsMenuButtons(t *testing.T) {
+	r := newRig(t, rigOpts{})
+	r.st.SetChannelDefault(r.slack.TeamID(), channel, "product-lead")
+	thread, _ := r.mention("", "")
+	greet := r.waitBotMessages(thread, 1)[0]
+	r.slack.SendBlockAction(fakeslack.BlockAction{UserID: user, ChannelID: channel, MessageTS: greet.TS, ThreadTS: thread, ActionID: "menu:0", Value: "*help"})
+	msgs := r.waitBotMessages(thread, 2)
+	if b := buttons(t, msgs[1]); b["menu:1"] != "*brief" || r.model.Calls() != 0 {
+		t.Fatalf("help: buttons %v, model calls %d", b, r.model.Calls())
+	}
+}

@@ -84,8 +84,9 @@ func (b *Bot) process(seq uint64, it item) {
 	if len(it.Files) > 0 {
 		input = b.fetchFiles(ctx, s, it) + input
 	}
-	if input == "" {
-		// A bare mention in a thread that has an agent: show the menu again.
+	if input == "" || isHelp(s, input) {
+		// A bare mention, or *help: show the menu again, with its buttons,
+		// without a model call.
 		b.postGreeting(ctx, it.Channel, it.ThreadTS, s.Agent, b.cfg.Engine.Greet(s))
 		return
 	}
@@ -230,6 +231,12 @@ func threadCommand(text string) (string, string) {
 func isMenuPick(s *engine.Session, text string) bool {
 	_, _, ok := engine.MatchMenu(s.Agent.Menu, text)
 	return ok
+}
+
+// isHelp reports whether text picks the agent's plain *help item.
+func isHelp(s *engine.Session, text string) bool {
+	idx, _, ok := engine.MatchMenu(s.Agent.Menu, text)
+	return ok && engine.IsPlainHelp(s.Agent.Menu[idx])
 }
 
 func setMeta(m map[string]string, k, v string) map[string]string {

@@ -10,7 +10,6 @@ import (
 
 	openai "github.com/sashabaranov/go-openai"
 
-	"agentbot/engine/catalog"
 	"agentbot/engine/model"
 	"agentbot/engine/sandbox"
 )
@@ -87,7 +86,7 @@ func (e *Engine) Turn(ctx context.Context, s *Session, input string, emit func(E
 	userMsg := input
 	if idx, rest, ok := MatchMenu(s.Agent.Menu, input); ok {
 		it := s.Agent.Menu[idx]
-		if isHelp(it) {
+		if IsPlainHelp(it) {
 			g := greeting(s.Agent, s.Vars)
 			s.Messages = append(s.Messages,
 				openai.ChatCompletionMessage{Role: openai.ChatMessageRoleUser, Content: input},
@@ -254,10 +253,6 @@ func repairDangling(s *Session) {
 		}
 		return
 	}
-}
-
-func isHelp(it catalog.MenuItem) bool {
-	return strings.EqualFold(it.Trigger, "help") && it.Workflow == "" && it.Exec == "" && it.Action == ""
 }
 
 func (u *Usage) add(o Usage) {

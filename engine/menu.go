@@ -117,3 +117,9 @@ func pickNote(a *catalog.Agent, idx int, it catalog.MenuItem, input, rest string
 	b.WriteString(")")
 	return b.String()
 }
+
+// IsPlainHelp reports whether a menu item is a plain *help, with no handler
+// of its own: the runtime shows the menu itself, without a model call.
+func IsPlainHelp(it catalog.MenuItem) bool {
+	return strings.EqualFold(it.Trigger, "help") && it.Workflow == "" && it.Exec == "" && it.Action == ""
+}
