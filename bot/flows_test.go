@@ -422,3 +422,32 @@ func TestHelpShowsMenuButtons(t *testing.T) {
 		t.Fatalf("help: buttons %v, model calls %d", b, r.model.Calls())
 	}
 }
+
+// A failed model call is reported in the thread; the message stays in the
+// session and "continue" picks it up.
+func TestModelFailureReportedAndRecoverable(t *testing.T) {
+	r := newRig(t, rigOpts{})
+	r.st.SetChannelDefault(r.slack.TeamID(), channel, "product-lead")
+	r.model.Enqueue(fakemodel.Reply{Status: 400, ErrorBody: `{"error":{"message":"context too long","type":"invalid_request_error"}}`})
+	thread, _ := r.mention("plan the launch", "")
+	r.waitFor("the error", func() bool {
+		for _, m := range r.botMessages(thread) {
+			if strings.Contains(text(m), "⚠️") && strings.Contains(text(m), "continue") {
+				return true
+			}
+		}
+		return false
+	})
+	r.model.Enqueue(fakemodel.Reply{Text: "Back on track."})
+	r.reply("continue", thread)
+	r.waitFor("the answer", func() bool { return r.model.Calls() == 2 })
+	var users []string
+	for _, m := range r.model.Requests()[1].Messages {
+		if m.Role == "user" {
+			users = append(users, m.Content)
+		}
+	}
+	if n := len(users); n < 2 || users[n-2] != "plan the launch" || users[n-1] != "continue" {
+		t.Fatalf("user messages after the failure = %q", users)
+	}
+}

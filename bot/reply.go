@@ -289,7 +289,7 @@ func friendlyError(err error) string {
 	case strings.Contains(msg, "context canceled"):
 		return "I was interrupted (the bot is restarting). I'll pick this up when I'm back."
 	}
-	return "Something went wrong talking to the model: " + shorten(msg, 300) + " — your message is saved; send it again to retry."
+	return "Something went wrong talking to the model: " + shorten(msg, 300) + " — your message is saved in this thread; reply “continue” to try again."
 }
 
 func shorten(s string, n int) string {
