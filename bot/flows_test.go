@@ -451,3 +451,21 @@ func TestModelFailureReportedAndRecoverable(t *testing.T) {
 		t.Fatalf("user messages after the failure = %q", users)
 	}
 }
+
+// Two saves of one document in one turn upload as two versions, each with
+// its own content.
+func TestTwoSavesInOneTurnUploadEachVersion(t *testing.T) {
+	r := newRig(t, rigOpts{})
+	r.st.SetChannelDefault(r.slack.TeamID(), channel, "product-lead")
+	r.model.Enqueue(
+		fakemodel.Reply{ToolCalls: []fakemodel.ToolCall{call("save_output", map[string]string{"path": "prd.md", "content": "version one"})}},
+		fakemodel.Reply{ToolCalls: []fakemodel.ToolCall{call("save_output", map[string]string{"path": "prd.md", "content": "version two"})}},
+		fakemodel.Reply{Text: "Saved twice."},
+	)
+	r.mention("write it", "")
+	r.waitFor("two uploads", func() bool { return len(r.slack.Uploads()) == 2 })
+	ups := r.slack.Uploads()
+	if string(ups[0].Content) != "version one" || string(ups[1].Content) != "version two" || ups[1].Title != "prd.md, v2" {
+		t.Fatalf("uploads = %q (%s), %q (%s)", ups[0].Content, ups[0].Title, ups[1].Content, ups[1].Title)
+	}
+}

@@ -1,8 +1,10 @@
 package bot
 
 import (
+	"bytes"
 	"context"
 	"fmt"
+	"os"
 	"path"
 	"strings"
 	"sync"
@@ -42,12 +44,12 @@ type reply struct {
 	lastFlush time.Time
 	notices   []string
 
-	uploads chan engine.Event
+	uploads chan upload
 	upDone  chan struct{}
 }
 
 func (b *Bot) newReply(ctx context.Context, it item) *reply {
-	r := &reply{b: b, ctx: ctx, it: it, failed: b.cfg.NoStreaming, uploads: make(chan engine.Event, 64), upDone: make(chan struct{})}
+	r := &reply{b: b, ctx: ctx, it: it, failed: b.cfg.NoStreaming, uploads: make(chan upload, 64), upDone: make(chan struct{})}
 	go r.uploadLoop()
 	return r
 }
@@ -57,7 +59,10 @@ func (b *Bot) newReply(ctx context.Context, it item) *reply {
 func (r *reply) emit(ev engine.Event) {
 	switch ev.Kind {
 	case engine.EventOutput:
-		r.uploads <- ev
+		// Read the document now: a later save in the same turn replaces the
+		// file, and each version must upload as it was.
+		data, err := os.ReadFile(ev.HostPath)
+		r.uploads <- upload{ev: ev, data: data, err: err}
 		return
 	}
 	r.mu.Lock()
@@ -247,31 +252,41 @@ func (r *reply) finish(res *engine.Result, turnErr error) {
 	}
 }
 
+// upload is a saved document waiting to be uploaded, as it was when saved.
+type upload struct {
+	ev   engine.Event
+	data []byte
+	err  error
+}
+
 // uploadLoop uploads saved outputs to the thread, in order.
 func (r *reply) uploadLoop() {
 	defer close(r.upDone)
-	for ev := range r.uploads {
-		r.b.upload(r.ctx, r.it, ev)
+	for u := range r.uploads {
+		r.b.upload(r.ctx, r.it, u)
 	}
 }
 
 // upload sends one saved output to the thread with UploadFile (the v2
 // upload flow); a re-save is titled as a new version.
-func (b *Bot) upload(ctx context.Context, it item, ev engine.Event) {
-	o := ev.Output
+func (b *Bot) upload(ctx context.Context, it item, u upload) {
+	o := u.ev.Output
 	name := path.Base(o.Path)
 	title := name
 	if o.Version > 1 {
 		title = fmt.Sprintf("%s, v%d", name, o.Version)
 	}
-	err := b.call(ctx, func() error {
-		_, err := b.cfg.API.UploadFileContext(ctx, slack.UploadFileParameters{
-			File: ev.HostPath, FileSize: int(o.Size), Filename: name, Title: title,
-			InitialComment: fmt.Sprintf("📄 Saved *%s* (v%d, %s)", o.Path, o.Version, humanBytes(o.Size)),
-			Channel:        it.Channel, ThreadTimestamp: it.ThreadTS,
+	err := u.err
+	if err == nil {
+		err = b.call(ctx, func() error {
+			_, err := b.cfg.API.UploadFileContext(ctx, slack.UploadFileParameters{
+				Reader: bytes.NewReader(u.data), FileSize: len(u.data), Filename: name, Title: title,
+				InitialComment: fmt.Sprintf("📄 Saved *%s* (v%d, %s)", o.Path, o.Version, humanBytes(int64(len(u.data)))),
+				Channel:        it.Channel, ThreadTimestamp: it.ThreadTS,
+			})
+			return err
 		})
-		return err
-	})
+	}
 	b.obs.Uploaded(err)
 	if err != nil {
 		b.log.Error("upload output", "file", name, "err", err)
