@@ -469,3 +469,30 @@ func TestTwoSavesInOneTurnUploadEachVersion(t *testing.T) {
 		t.Fatalf("uploads = %q (%s), %q (%s)", ups[0].Content, ups[0].Title, ups[1].Content, ups[1].Title)
 	}
 }
+
+// A shared file over the size cap is not taken; the user and the agent are
+// told, and smaller files still arrive.
+func TestSharedFileOverCap(t *testing.T) {
+	r := newRig(t, rigOpts{mutate: func(c *bot.Config) { c.MaxUploadBytes = 100 }})
+	r.st.SetChannelDefault(r.slack.TeamID(), channel, "product-lead")
+	big := r.slack.AddFile("big.log", []byte(strings.Repeat("x", 500)))
+	small := r.slack.AddFile("small.txt", []byte("tiny"))
+	r.model.Enqueue(fakemodel.Reply{Text: "ok"})
+	r.slack.SendEvent(map[string]any{"type": "app_mention", "user": user, "channel": channel, "ts": r.slack.NextTS(),
+		"text": "<@" + r.slack.BotUserID() + "> logs", "files": []any{big, small}})
+	r.waitFor("the model call", func() bool { return r.model.Calls() == 1 })
+	in := r.model.Requests()[0].LastUserText()
+	has(t, in, "/inputs/small.txt", "the small file is announced")
+	has(t, in, "big.log", "the big file is named as not available")
+	if strings.Contains(in, "/inputs/big.log") {
+		t.Fatalf("the big file was taken: %q", in)
+	}
+	r.waitFor("the warning", func() bool {
+		for _, m := range r.slack.Messages() {
+			if strings.Contains(m.Text, "couldn't take big.log") {
+				return true
+			}
+		}
+		return false
+	})
+}

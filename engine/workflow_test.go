@@ -270,3 +270,19 @@ func TestCallerVarsOverrideConfig(t *testing.T) {
 		t.Fatalf("a caller may not move the output folder: %q", s.Vars["output_folder"])
 	}
 }
+
+// AGENTBOT_CORE_ROOT replaces the embedded core for bundles.
+func TestCoreRootOverride(t *testing.T) {
+	core := t.TempDir()
+	os.MkdirAll(filepath.Join(core, "tasks"), 0o755)
+	os.WriteFile(filepath.Join(core, "tasks", "workflow.md"), []byte("OUR OWN ENGINE"), 0o644)
+	h := newHarness(t, harnessOpts{mutate: func(c *engine.Config) { c.CoreRoot = core }})
+	s, _ := h.start("t/core", "product-lead")
+	h.fm.Enqueue(fakemodel.Reply{Text: "ok"})
+	h.turn(s, "*brief")
+	pre := toolResults(t, h.fm.Requests()[0])[0]
+	eng, _ := pre["workflow_engine"].(map[string]any)
+	if eng == nil || eng["content"] != "OUR OWN ENGINE" {
+		t.Fatalf("workflow engine = %v", eng)
+	}
+}

@@ -21,6 +21,7 @@ import (
 
 	"agentbot/bot/fakeslack"
 	"agentbot/engine/fakemodel"
+	"agentbot/storage"
 )
 
 func opsWait(t *testing.T, what string, cond func() bool) {
@@ -264,4 +265,47 @@ func mustRead(t *testing.T, p string) []byte {
 		t.Fatal(err)
 	}
 	return b
+}
+
+// AGENTBOT_SESSION_TTL prunes inactive sessions when serve starts (and
+// hourly); active ones stay.
+func TestServeRetention(t *testing.T) {
+	fs := fakeslack.New(t)
+	fm := fakemodel.NewTB(t)
+	data := t.TempDir()
+	st, err := storage.Open(data)
+	if err != nil {
+		t.Fatal(err)
+	}
+	st.Now = func() time.Time { return time.Now().Add(-48 * time.Hour) }
+	old, _ := st.NewSession("T/C/old")
+	st.Now = time.Now
+	fresh, _ := st.NewSession("T/C/fresh")
+	st.Close()
+	vars := map[string]string{
+		"SLACK_API_URL": fs.APIURL(), "SLACK_BOT_TOKEN": fs.BotToken(), "SLACK_APP_TOKEN": fs.AppToken(),
+		"OPENAI_BASE_URL": fm.URL(), "OPENAI_API_KEY": "k", "AGENTBOT_MODEL": "m",
+		"AGENTBOT_DATA": data, "AGENTBOT_BUNDLES": bundlesDir(t), "AGENTBOT_SESSION_TTL": "24h",
+	}
+	logs := &syncBuffer{}
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan int, 1)
+	go func() {
+		done <- run(ctx, &env{args: []string{"serve"}, stdin: strings.NewReader(""), stdout: io.Discard, stderr: logs,
+			getenv: func(k string) string { return vars[k] }})
+	}()
+	opsWait(t, "the prune", func() bool { return strings.Contains(logs.String(), "pruned inactive sessions") })
+	cancel()
+	<-done
+	st, err = storage.Open(data)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer st.Close()
+	if _, err := st.SessionByID(old.ID); err == nil {
+		t.Fatal("the inactive session was kept")
+	}
+	if _, err := st.SessionByID(fresh.ID); err != nil {
+		t.Fatalf("the active session was pruned: %v", err)
+	}
 }
