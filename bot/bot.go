@@ -28,7 +28,9 @@ type Store interface {
 	Seen(key string, ttl time.Duration) (bool, error)
 	ChannelDefault(team, channel string) (string, error)
 	SetChannelDefault(team, channel, agentID string) error
-	Enqueue(key string, payload []byte) (uint64, error)
+	// Admit marks the dedupe keys and, unless one was marked already,
+	// queues payload for the session key, in one commit.
+	Admit(dedupe []string, ttl time.Duration, key string, payload []byte) (dup bool, seq uint64, err error)
 	Next(key string) (seq uint64, payload []byte, ok bool, err error)
 	Dequeue(key string, seq uint64) error
 	PendingKeys() ([]string, error)

@@ -85,12 +85,16 @@ func (b *Bot) handle(evt socketmode.Event) {
 	}
 }
 
-// seen reports (and records) whether a dedupe key was handled already.
-func (b *Bot) seen(key string) bool {
-	dup, err := b.cfg.Store.Seen(key, b.cfg.DedupeTTL)
-	if err != nil {
-		b.log.Error("dedupe", "err", err)
-		return false
+// seen reports (and records) whether any of the dedupe keys was handled
+// already.
+func (b *Bot) seen(keys ...string) bool {
+	dup := false
+	for _, k := range keys {
+		d, err := b.cfg.Store.Seen(k, b.cfg.DedupeTTL)
+		if err != nil {
+			b.log.Error("dedupe", "err", err)
+		}
+		dup = dup || d
 	}
 	if dup {
 		b.obs.EventDeduped()
@@ -147,14 +151,14 @@ func (b *Bot) onEventsAPI(ev slackevents.EventsAPIEvent) {
 	}
 	// Slack retries an event with the same event_id; app_mention and
 	// message.* both fire for one message, with the same (channel, ts).
-	if cb, ok := ev.Data.(*slackevents.EventsAPICallbackEvent); ok && cb.EventID != "" && b.seen("event/"+cb.EventID) {
-		return
-	}
-	if b.seen("msg/" + it.Channel + "/" + it.TS) {
-		return
+	dedupe := []string{"msg/" + it.Channel + "/" + it.TS}
+	if cb, ok := ev.Data.(*slackevents.EventsAPICallbackEvent); ok && cb.EventID != "" {
+		dedupe = append(dedupe, "event/"+cb.EventID)
 	}
 	if why := b.denied(it.User, it.Channel, it.DM); why != "" {
-		b.ephemeral(it.Channel, it.User, it.ThreadTS, why)
+		if !b.seen(dedupe...) {
+			b.ephemeral(it.Channel, it.User, it.ThreadTS, why)
+		}
 		return
 	}
 	it.Text = stripMention(it.Text, b.botUserID)
@@ -165,19 +169,25 @@ func (b *Bot) onEventsAPI(ev slackevents.EventsAPIEvent) {
 		}
 		it.Files = append(it.Files, fileRef{ID: f.ID, Name: f.Name, URL: url, Size: f.Size})
 	}
-	b.enqueue(it)
+	b.enqueue(it, dedupe...)
 }
 
-// enqueue persists an item, then wakes its thread.
-func (b *Bot) enqueue(it item) {
+// enqueue persists an item, unless one of its dedupe keys was seen before,
+// then wakes its thread. Dedupe marks and the queue entry are one commit.
+func (b *Bot) enqueue(it item, dedupe ...string) {
 	payload, err := json.Marshal(it)
 	if err != nil {
 		b.log.Error("encode inbound", "err", err)
 		return
 	}
-	if _, err := b.cfg.Store.Enqueue(it.key(), payload); err != nil {
+	dup, _, err := b.cfg.Store.Admit(dedupe, b.cfg.DedupeTTL, it.key(), payload)
+	if err != nil {
 		b.log.Error("persist inbound message", "err", err)
 		b.post(b.turnCtx, it.Channel, it.ThreadTS, "⚠️ I couldn't save your message, so I can't work on it. Please try again in a moment.")
+		return
+	}
+	if dup {
+		b.obs.EventDeduped()
 		return
 	}
 	b.threads.wake(it.key())

@@ -3,6 +3,7 @@ package storage
 import (
 	"errors"
 	"testing"
+	"time"
 )
 
 func TestFindDetachAndNext(t *testing.T) {
@@ -46,5 +47,45 @@ func TestFindDetachAndNext(t *testing.T) {
 	seq, p, ok, err := st.Next("T/C/1")
 	if !ok || err != nil || seq != a || string(p) != `{"n":1}` {
 		t.Fatalf("next = %d %s %v %v", seq, p, ok, err)
+	}
+}
+
+// Admit dedupes and enqueues in one commit: a message seen under any of its
+// keys is a duplicate and is not queued again, across a reopen too.
+func TestAdmit(t *testing.T) {
+	dir := t.TempDir()
+	st, err := Open(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	dup, seq, err := st.Admit([]string{"event/E1", "msg/C/1.0"}, time.Minute, "T/C/1.0", []byte(`{"n":1}`))
+	if err != nil || dup || seq == 0 {
+		t.Fatalf("first admit = %v %d %v", dup, seq, err)
+	}
+	// The same message under its other event (app_mention vs message).
+	if dup, _, err := st.Admit([]string{"event/E2", "msg/C/1.0"}, time.Minute, "T/C/1.0", []byte(`{"n":1}`)); err != nil || !dup {
+		t.Fatalf("second admit = %v %v", dup, err)
+	}
+	st.Close()
+	st, err = Open(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer st.Close()
+	if dup, _, _ := st.Admit([]string{"event/E1"}, time.Minute, "T/C/1.0", []byte(`{"n":1}`)); !dup {
+		t.Fatal("a retry after reopen was not recognised")
+	}
+	if items, _ := st.Pending("T/C/1.0"); len(items) != 1 {
+		t.Fatalf("queued %d items, want 1", len(items))
+	}
+	// Without keys it just enqueues (button clicks).
+	if dup, seq2, err := st.Admit(nil, 0, "T/C/1.0", []byte(`{"n":2}`)); dup || err != nil || seq2 <= seq {
+		t.Fatalf("keyless admit = %v %d %v", dup, seq2, err)
+	}
+	if _, _, err := st.Admit([]string{"k"}, time.Minute, "T/C/1.0", []byte("not json")); err == nil {
+		t.Fatal("bad payload accepted")
+	}
+	if _, _, err := st.Admit([]string{""}, time.Minute, "T/C/1.0", []byte(`{}`)); err == nil {
+		t.Fatal("empty key accepted")
 	}
 }

@@ -31,19 +31,11 @@ func (s *Store) Enqueue(sessionKey string, payload []byte) (uint64, error) {
 	if !json.Valid(payload) {
 		return 0, fmt.Errorf("enqueue %q: payload is not valid JSON", sessionKey)
 	}
-	val := append(u64Key(uint64(s.now().UnixNano())), payload...)
 	var seq uint64
 	err := s.db.Update(func(tx *bolt.Tx) error {
-		root := tx.Bucket(bucketQueue)
 		var err error
-		if seq, err = root.NextSequence(); err != nil {
-			return err
-		}
-		b, err := root.CreateBucketIfNotExists([]byte(sessionKey))
-		if err != nil {
-			return err
-		}
-		return b.Put(u64Key(seq), val)
+		seq, err = s.enqueueTx(tx, sessionKey, payload)
+		return err
 	})
 	if err != nil {
 		return 0, fmt.Errorf("enqueue %q: %w", sessionKey, err)
@@ -87,7 +79,7 @@ func (s *Store) Dequeue(sessionKey string, seq uint64) error {
 	if err := checkKey("session key", sessionKey); err != nil {
 		return fmt.Errorf("dequeue: %w", err)
 	}
-	err := s.db.Update(func(tx *bolt.Tx) error {
+	err := s.db.Batch(func(tx *bolt.Tx) error { // concurrent dequeues share a commit
 		root := tx.Bucket(bucketQueue)
 		b := root.Bucket([]byte(sessionKey))
 		if b == nil || b.Get(u64Key(seq)) == nil {
@@ -121,4 +113,65 @@ func (s *Store) PendingKeys() ([]string, error) {
 		return nil, fmt.Errorf("pending keys: %w", err)
 	}
 	return keys, nil
+}
+
+// enqueueTx appends payload to the session key's queue inside tx.
+func (s *Store) enqueueTx(tx *bolt.Tx, sessionKey string, payload []byte) (uint64, error) {
+	root := tx.Bucket(bucketQueue)
+	seq, err := root.NextSequence()
+	if err != nil {
+		return 0, err
+	}
+	b, err := root.CreateBucketIfNotExists([]byte(sessionKey))
+	if err != nil {
+		return 0, err
+	}
+	return seq, b.Put(u64Key(seq), append(u64Key(uint64(s.now().UnixNano())), payload...))
+}
+
+// Admit handles one inbound message in a single commit: it marks every
+// dedupe key for ttl and, unless one of them was marked already (dup),
+// enqueues payload for the session key. With no keys it is Enqueue.
+func (s *Store) Admit(keys []string, ttl time.Duration, sessionKey string, payload []byte) (dup bool, seq uint64, err error) {
+	for _, k := range keys {
+		if err := checkKey("seen key", k); err != nil {
+			return false, 0, fmt.Errorf("admit: %w", err)
+		}
+	}
+	if err := checkKey("session key", sessionKey); err != nil {
+		return false, 0, fmt.Errorf("admit: %w", err)
+	}
+	if len(keys) > 0 && ttl <= 0 {
+		return false, 0, fmt.Errorf("admit %q: ttl must be positive, got %s", sessionKey, ttl)
+	}
+	if !json.Valid(payload) {
+		return false, 0, fmt.Errorf("admit %q: payload is not valid JSON", sessionKey)
+	}
+	now := s.now()
+	sweep := len(keys) > 0 && s.sweepDue(now)
+	err = s.db.Update(func(tx *bolt.Tx) error {
+		b := tx.Bucket(bucketSeen)
+		if sweep {
+			if _, err := sweepSeen(b, now); err != nil {
+				return err
+			}
+		}
+		for _, k := range keys {
+			marked, err := markSeen(b, k, now, ttl)
+			if err != nil {
+				return err
+			}
+			dup = dup || marked
+		}
+		if dup {
+			return nil
+		}
+		var err error
+		seq, err = s.enqueueTx(tx, sessionKey, payload)
+		return err
+	})
+	if err != nil {
+		return false, 0, fmt.Errorf("admit %q: %w", sessionKey, err)
+	}
+	return dup, seq, nil
 }

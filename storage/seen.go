@@ -32,11 +32,9 @@ func (s *Store) Seen(key string, ttl time.Duration) (bool, error) {
 				return err
 			}
 		}
-		if v := b.Get([]byte(key)); len(v) == 8 && int64(be64(v)) > now.UnixNano() {
-			seen = true
-			return nil
-		}
-		return b.Put([]byte(key), u64Key(uint64(now.Add(ttl).UnixNano())))
+		var err error
+		seen, err = markSeen(b, key, now, ttl)
+		return err
 	})
 	if err != nil {
 		return false, fmt.Errorf("seen %q: %w", key, err)
@@ -86,4 +84,13 @@ func sweepSeen(b *bolt.Bucket, now time.Time) (int, error) {
 		return 0, err
 	}
 	return len(expired), nil
+}
+
+// markSeen marks key until now+ttl unless a live mark exists, and reports
+// whether one did (the mark then keeps its expiry).
+func markSeen(b *bolt.Bucket, key string, now time.Time, ttl time.Duration) (bool, error) {
+	if v := b.Get([]byte(key)); len(v) == 8 && int64(be64(v)) > now.UnixNano() {
+		return true, nil
+	}
+	return false, b.Put([]byte(key), u64Key(uint64(now.Add(ttl).UnixNano())))
 }

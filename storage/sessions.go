@@ -113,7 +113,9 @@ func (s *Store) SaveSession(sess *engine.Session) error {
 		return fmt.Errorf("save session: %w", err)
 	}
 	sess.Updated = s.now()
-	err := s.db.Update(func(tx *bolt.Tx) error {
+	// Batch: concurrent saves of different sessions share one commit. The
+	// function is idempotent, as Batch may run it again alone.
+	err := s.db.Batch(func(tx *bolt.Tx) error {
 		b := tx.Bucket(bucketSessions).Bucket([]byte(sess.ID))
 		if b == nil {
 			return ErrNotFound

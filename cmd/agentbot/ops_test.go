@@ -135,7 +135,8 @@ func TestServeHealthMetricsAndTurnLog(t *testing.T) {
 	var metricsText string
 	opsWait(t, "the turn to be counted", func() bool {
 		_, metricsText = httpGet(t, base+"/metrics")
-		return strings.Contains(metricsText, `agentbot_turns_finished_total{result="ok"} 1`)
+		return strings.Contains(metricsText, `agentbot_turns_finished_total{result="ok"} 1`) &&
+			strings.Contains(metricsText, "\nagentbot_queue_depth 0\n") // the thread's worker has finished
 	})
 	for sample, want := range map[string]float64{
 		`agentbot_events_received_total{kind="events_api"}`:          2,
