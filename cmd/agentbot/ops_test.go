@@ -12,6 +12,7 @@ import (
 	"regexp"
 	"strconv"
 	"strings"
+	"sync"
 	"syscall"
 	"testing"
 	"time"
@@ -74,24 +75,8 @@ func TestServeHealthMetricsAndTurnLog(t *testing.T) {
 		"OPENAI_BASE_URL": fm.URL(), "OPENAI_API_KEY": "sk-very-secret", "AGENTBOT_MODEL": "m",
 		"AGENTBOT_DATA": data, "AGENTBOT_BUNDLES": bundlesDir(t), "AGENTBOT_HTTP_ADDR": "127.0.0.1:0",
 	}
-	logs := &syncBuffer{}
-	ctx, cancel := context.WithCancel(context.Background())
-	done := make(chan int, 1)
-	go func() {
-		done <- run(ctx, &env{args: []string{"serve"}, stdin: strings.NewReader(""), stdout: io.Discard, stderr: logs,
-			getenv: func(k string) string { return vars[k] }})
-	}()
-	defer func() {
-		cancel()
-		select {
-		case code := <-done:
-			if code != 0 {
-				t.Errorf("serve exit %d\n%s", code, logs.String())
-			}
-		case <-time.After(20 * time.Second):
-			t.Error("serve did not stop")
-		}
-	}()
+	logs, stop := serveInProcess(t, vars)
+	defer stop()
 	addrRE := regexp.MustCompile(`serving /healthz and /metrics" addr=(\S+)`)
 	var base string
 	opsWait(t, "the HTTP listener", func() bool {
@@ -210,14 +195,8 @@ func TestServeReloadOnSIGHUP(t *testing.T) {
 		"OPENAI_BASE_URL": fm.URL(), "OPENAI_API_KEY": "k", "AGENTBOT_MODEL": "m",
 		"AGENTBOT_DATA": t.TempDir(), "AGENTBOT_BUNDLES": bundles,
 	}
-	logs := &syncBuffer{}
-	ctx, cancel := context.WithCancel(context.Background())
-	done := make(chan int, 1)
-	go func() {
-		done <- run(ctx, &env{args: []string{"serve"}, stdin: strings.NewReader(""), stdout: io.Discard, stderr: logs,
-			getenv: func(k string) string { return vars[k] }})
-	}()
-	defer func() { cancel(); <-done }()
+	logs, stop := serveInProcess(t, vars)
+	defer stop()
 	opsWait(t, "serve to start", func() bool { return strings.Contains(logs.String(), "agentbot starting") && fs.Connected() == 1 })
 
 	fs.SendSlashCommand(slack.SlashCommand{Command: "/agent", Text: "use product-lead", UserID: "U1", ChannelID: "C1", TeamID: fs.TeamID()})
@@ -288,16 +267,9 @@ func TestServeRetention(t *testing.T) {
 		"OPENAI_BASE_URL": fm.URL(), "OPENAI_API_KEY": "k", "AGENTBOT_MODEL": "m",
 		"AGENTBOT_DATA": data, "AGENTBOT_BUNDLES": bundlesDir(t), "AGENTBOT_SESSION_TTL": "24h",
 	}
-	logs := &syncBuffer{}
-	ctx, cancel := context.WithCancel(context.Background())
-	done := make(chan int, 1)
-	go func() {
-		done <- run(ctx, &env{args: []string{"serve"}, stdin: strings.NewReader(""), stdout: io.Discard, stderr: logs,
-			getenv: func(k string) string { return vars[k] }})
-	}()
+	logs, stop := serveInProcess(t, vars)
 	opsWait(t, "the prune", func() bool { return strings.Contains(logs.String(), "pruned inactive sessions") })
-	cancel()
-	<-done
+	stop()
 	st, err = storage.Open(data)
 	if err != nil {
 		t.Fatal(err)
@@ -308,5 +280,32 @@ func TestServeRetention(t *testing.T) {
 	}
 	if _, err := st.SessionByID(fresh.ID); err != nil {
 		t.Fatalf("the active session was pruned: %v", err)
+	}
+}
+
+// serveInProcess runs agentbot serve in-process with vars as its environment;
+// stop cancels it and checks that it exits 0 in time.
+func serveInProcess(t *testing.T, vars map[string]string) (*syncBuffer, func()) {
+	t.Helper()
+	logs := &syncBuffer{}
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan int, 1)
+	go func() {
+		done <- run(ctx, &env{args: []string{"serve"}, stdin: strings.NewReader(""), stdout: io.Discard, stderr: logs,
+			getenv: func(k string) string { return vars[k] }})
+	}()
+	var once sync.Once
+	return logs, func() {
+		once.Do(func() {
+			cancel()
+			select {
+			case code := <-done:
+				if code != 0 {
+					t.Errorf("serve exit %d\n%s", code, logs.String())
+				}
+			case <-time.After(20 * time.Second):
+				t.Error("serve did not stop")
+			}
+		})
 	}
 }
