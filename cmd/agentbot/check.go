@@ -23,13 +23,6 @@ import (
 const defaultCheckTimeout = 10 * time.Second
 
 // quickstartHint sends people to the README's setup steps.
-const quickstartHint = "see README.md, section 'Quickstart'"
-
-// Slack token prefixes: the bot token and the app-level token.
-const (
-	botTokenPrefix = "xoxb-"
-	appTokenPrefix = "xapp-"
-)
 
 // runCheck validates the configuration without serving: the Slack tokens
 // (format, auth.test, apps.connections.open), the model endpoint, the agents
@@ -50,10 +43,11 @@ func runCheck(ctx context.Context, e *env) int {
 	r := &checkReport{w: newRedactor(e.stdout, cfg.SlackBotToken, cfg.SlackAppToken, cfg.APIKey)}
 	c := &checker{cfg: cfg, timeout: timeout, r: r}
 
-	botOK := c.tokenFormat("SLACK_BOT_TOKEN", cfg.SlackBotToken, botTokenPrefix,
-		"the Bot User OAuth Token from your Slack app's 'OAuth & Permissions' page")
-	appOK := c.tokenFormat("SLACK_APP_TOKEN", cfg.SlackAppToken, appTokenPrefix,
-		"an app-level token with the connections:write scope, from 'Basic Information'")
+	ok := map[string]bool{}
+	for _, t := range slackTokens {
+		ok[t.env] = c.tokenFormat(t)
+	}
+	botOK, appOK := ok["SLACK_BOT_TOKEN"], ok["SLACK_APP_TOKEN"]
 	if botOK {
 		c.slackAuth(ctx)
 	} else {
@@ -78,17 +72,17 @@ type checker struct {
 }
 
 // tokenFormat checks that a token is set and starts with prefix.
-func (c *checker) tokenFormat(name, token, prefix, what string) bool {
-	switch {
-	case token == "":
-		c.r.fail(name, "missing", fmt.Sprintf("set %s to %s; %s", name, what, quickstartHint))
+func (c *checker) tokenFormat(t slackToken) bool {
+	hint := fmt.Sprintf("set %s to %s; %s", t.env, t.what, quickstartHint)
+	switch t.problem(c.cfg) {
+	case "missing":
+		c.r.fail(t.env, "missing", hint)
 		return false
-	case !strings.HasPrefix(token, prefix) || len(token) == len(prefix):
-		c.r.fail(name, fmt.Sprintf("malformed: %s, want a token starting with %q", redactToken(token), prefix),
-			fmt.Sprintf("set %s to %s; %s", name, what, quickstartHint))
+	case "malformed":
+		c.r.fail(t.env, fmt.Sprintf("malformed: %s, want a token starting with %q", redactToken(t.value(c.cfg)), t.prefix), hint)
 		return false
 	}
-	c.r.ok(name, redactToken(token))
+	c.r.ok(t.env, redactToken(t.value(c.cfg)))
 	return true
 }
 

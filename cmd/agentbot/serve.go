@@ -9,7 +9,6 @@ import (
 	"net/http"
 	"os"
 	"os/signal"
-	"strings"
 	"sync/atomic"
 	"syscall"
 	"time"
@@ -22,23 +21,6 @@ import (
 	"agentbot/engine/catalog"
 	"agentbot/storage"
 )
-
-// checkTokens says which Slack token is missing or malformed, with where
-// the README explains how to get it.
-func checkTokens(cfg *Config) error {
-	const where = "see README.md, section \"Quickstart\", for how to get it"
-	switch {
-	case cfg.SlackAppToken == "":
-		return fmt.Errorf("SLACK_APP_TOKEN is missing: the app-level token (xapp-…, scope connections:write) lets agentbot connect over Socket Mode; %s", where)
-	case !strings.HasPrefix(cfg.SlackAppToken, "xapp-"):
-		return fmt.Errorf("SLACK_APP_TOKEN is malformed: an app-level token starts with xapp-; %s", where)
-	case cfg.SlackBotToken == "":
-		return fmt.Errorf("SLACK_BOT_TOKEN is missing: the bot token (xoxb-…) lets agentbot post and upload; %s", where)
-	case !strings.HasPrefix(cfg.SlackBotToken, "xoxb-"):
-		return fmt.Errorf("SLACK_BOT_TOKEN is malformed: a bot token starts with xoxb-; %s", where)
-	}
-	return nil
-}
 
 // catalogs holds the current catalog; a reload swaps it. Running sessions
 // keep the agent definition they started with (it is in the session).
