@@ -62,7 +62,7 @@ func (e *Engine) Turn(ctx context.Context, s *Session, input string, emit func(E
 	res := &Result{}
 	tr := &toolRun{e: e, s: s, sb: sb}
 	var outMu sync.Mutex
-	tr.saved = func(virtual string, size int64) (*Output, string) {
+	tr.saved = func(virtual string, size int64) *Output {
 		outMu.Lock()
 		defer outMu.Unlock()
 		return e.recordOutput(s, sb, virtual, size, emit)
@@ -96,7 +96,7 @@ func (e *Engine) Turn(ctx context.Context, s *Session, input string, emit func(E
 			emit(Event{Kind: EventText, Text: g.Text})
 			return res, e.save(s)
 		}
-		calls := shortcutCalls(it, func(p string) bool { _, _, err := sb.ReadFile(p); return err == nil })
+		calls := shortcutCalls(it, sb.Exists)
 		if len(calls) > 0 {
 			for i := range calls {
 				calls[i].ID = fmt.Sprintf("call_menu_%d_%d", len(s.Messages), i)
@@ -211,7 +211,7 @@ func (e *Engine) runTools(ctx context.Context, tr *toolRun, calls []openai.ToolC
 }
 
 // recordOutput adds a saved document to the session and reports it.
-func (e *Engine) recordOutput(s *Session, sb *sandbox.Sandbox, virtual string, size int64, emit func(Event)) (*Output, string) {
+func (e *Engine) recordOutput(s *Session, sb *sandbox.Sandbox, virtual string, size int64, emit func(Event)) *Output {
 	rel := strings.TrimPrefix(strings.TrimPrefix(virtual, sandbox.OutputDir), "/")
 	version := 1
 	for _, o := range s.Outputs {
@@ -223,7 +223,7 @@ func (e *Engine) recordOutput(s *Session, sb *sandbox.Sandbox, virtual string, s
 	s.Outputs = append(s.Outputs, out)
 	host, _ := sb.HostPath(virtual)
 	emit(Event{Kind: EventOutput, Output: &out, HostPath: host, Status: "saved " + rel})
-	return &out, host
+	return &out
 }
 
 // repairDangling gives every tool call left without a result (a crash in the

@@ -58,7 +58,7 @@ type toolRun struct {
 	s  *Session
 	sb *sandbox.Sandbox
 	// saved collects outputs written by this call, for events and the session.
-	saved func(virtual string, size int64) (*Output, string)
+	saved func(virtual string, size int64) *Output
 }
 
 // call runs one tool call. It never panics on bad input: malformed JSON and
@@ -136,7 +136,7 @@ func (t *toolRun) saveOutput(p, content string) toolResult {
 	if err != nil {
 		return toolResult{"error": err.Error()}
 	}
-	out, _ := t.saved(virtual, int64(len(content)))
+	out := t.saved(virtual, int64(len(content)))
 	return toolResult{"path": virtual, "bytes": len(content), "version": out.Version, "shared": "the user receives this file in the thread"}
 }
 
