@@ -28,11 +28,7 @@ func (s *Store) DetachSession(id string) error {
 		return fmt.Errorf("detach session: %w", err)
 	}
 	err := s.db.Update(func(tx *bolt.Tx) error {
-		b := tx.Bucket(bucketSessions).Bucket([]byte(id))
-		if b == nil {
-			return ErrNotFound
-		}
-		sess, err := loadMeta(b)
+		sess, err := metaTx(tx, id)
 		if err != nil {
 			return err
 		}

@@ -55,11 +55,7 @@ func (s *Store) DeleteSession(id string) error {
 		return fmt.Errorf("delete session: %w", err)
 	}
 	err := s.db.Update(func(tx *bolt.Tx) error {
-		b := tx.Bucket(bucketSessions).Bucket([]byte(id))
-		if b == nil {
-			return ErrNotFound
-		}
-		sess, err := loadMeta(b)
+		sess, err := metaTx(tx, id)
 		if err != nil {
 			return err
 		}
@@ -133,4 +129,13 @@ func deleteSession(tx *bolt.Tx, id, key string) error {
 		}
 	}
 	return nil
+}
+
+// metaTx loads a session's metadata inside tx, or ErrNotFound.
+func metaTx(tx *bolt.Tx, id string) (*engine.Session, error) {
+	b := tx.Bucket(bucketSessions).Bucket([]byte(id))
+	if b == nil {
+		return nil, ErrNotFound
+	}
+	return loadMeta(b)
 }
