@@ -25,7 +25,7 @@ func (b *Bot) fetchFiles(ctx context.Context, s *engine.Session, it item) string
 	for _, f := range it.Files {
 		name := safeName(f.Name, f.ID)
 		if f.Size > 0 && int64(f.Size) > b.cfg.MaxUploadBytes {
-			skipped = append(skipped, fmt.Sprintf("%s (%s, over the %s limit)", name, humanBytes(int64(f.Size)), humanBytes(b.cfg.MaxUploadBytes)))
+			skipped = append(skipped, fmt.Sprintf("%s (%s, over the %s limit)", name, sandbox.SizeText(int64(f.Size)), sandbox.SizeText(b.cfg.MaxUploadBytes)))
 			continue
 		}
 		n, err := b.download(ctx, f.URL, filepath.Join(dir, name))
@@ -34,7 +34,7 @@ func (b *Bot) fetchFiles(ctx context.Context, s *engine.Session, it item) string
 			skipped = append(skipped, fmt.Sprintf("%s (could not download)", name))
 			continue
 		}
-		got = append(got, fmt.Sprintf("%s/%s (%s)", sandbox.InputDir, name, humanBytes(n)))
+		got = append(got, fmt.Sprintf("%s/%s (%s)", sandbox.InputDir, name, sandbox.SizeText(n)))
 	}
 	var note strings.Builder
 	if len(got) > 0 {

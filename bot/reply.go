@@ -13,6 +13,7 @@ import (
 	"github.com/slack-go/slack"
 
 	"agentbot/engine"
+	"agentbot/engine/sandbox"
 )
 
 const (
@@ -281,7 +282,7 @@ func (b *Bot) upload(ctx context.Context, it item, u upload) {
 		err = b.call(ctx, func() error {
 			_, err := b.cfg.API.UploadFileContext(ctx, slack.UploadFileParameters{
 				Reader: bytes.NewReader(u.data), FileSize: len(u.data), Filename: name, Title: title,
-				InitialComment: fmt.Sprintf("📄 Saved *%s* (v%d, %s)", o.Path, o.Version, humanBytes(int64(len(u.data)))),
+				InitialComment: fmt.Sprintf("📄 Saved *%s* (v%d, %s)", o.Path, o.Version, sandbox.SizeText(int64(len(u.data)))),
 				Channel:        it.Channel, ThreadTimestamp: it.ThreadTS,
 			})
 			return err
@@ -313,14 +314,4 @@ func shorten(s string, n int) string {
 		return s
 	}
 	return string(r[:n]) + "…"
-}
-
-func humanBytes(n int64) string {
-	switch {
-	case n >= 1<<20:
-		return fmt.Sprintf("%.1f MB", float64(n)/(1<<20))
-	case n >= 1<<10:
-		return fmt.Sprintf("%.1f KB", float64(n)/(1<<10))
-	}
-	return fmt.Sprintf("%d bytes", n)
 }

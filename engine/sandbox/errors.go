@@ -75,8 +75,8 @@ func isEscape(err error) bool {
 	return err != nil && strings.Contains(err.Error(), "path escapes from parent")
 }
 
-// sizeText renders a byte count for messages ("1.5 MiB", "300 bytes").
-func sizeText(n int64) string {
+// SizeText renders a byte count for people ("1.5 MiB", "300 bytes").
+func SizeText(n int64) string {
 	switch {
 	case n >= 1<<20:
 		return fmt.Sprintf("%.1f MiB", float64(n)/(1<<20))

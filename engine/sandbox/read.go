@@ -57,7 +57,7 @@ func (s *Sandbox) ReadFile(p string) ([]byte, string, error) {
 
 // tooLarge is the refusal of a file over the read cap.
 func tooLarge(virtual string, size, limit int64) error {
-	return &Error{Op: "read", Path: virtual, Msg: fmt.Sprintf("file is too large to read (%s; the limit is %s)", sizeText(size), sizeText(limit))}
+	return &Error{Op: "read", Path: virtual, Msg: fmt.Sprintf("file is too large to read (%s; the limit is %s)", SizeText(size), SizeText(limit))}
 }
 
 // Exists reports whether p resolves to an existing file or folder, looking

@@ -29,7 +29,7 @@ func (s *Sandbox) WriteFile(p string, data []byte) (string, error) {
 		return "", err
 	}
 	if int64(len(data)) > s.maxWrite {
-		return "", &Error{Op: "write", Path: t.virtual, Msg: fmt.Sprintf("content is too large to save (%s; the limit is %s)", sizeText(int64(len(data))), sizeText(s.maxWrite))}
+		return "", &Error{Op: "write", Path: t.virtual, Msg: fmt.Sprintf("content is too large to save (%s; the limit is %s)", SizeText(int64(len(data))), SizeText(s.maxWrite))}
 	}
 	_, root, err := s.access(t.m)
 	if err != nil {
