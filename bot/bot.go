@@ -22,6 +22,7 @@ import (
 type Store interface {
 	engine.Store
 	FindSession(key string) (*engine.Session, error)
+	HasSession(key string) (bool, error)
 	NewSession(key string) (*engine.Session, error)
 	DetachSession(id string) error
 	InputDir(id string) (string, error)

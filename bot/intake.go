@@ -144,8 +144,7 @@ func (b *Bot) onEventsAPI(ev slackevents.EventsAPIEvent) {
 	// thread that has a session; in DMs every message counts. Other channel
 	// chatter is dropped before any write.
 	if !mention && !it.DM {
-		s, err := b.cfg.Store.FindSession(it.key())
-		if err != nil || s == nil {
+		if ok, err := b.cfg.Store.HasSession(it.key()); err != nil || !ok {
 			return
 		}
 	}

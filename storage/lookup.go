@@ -19,6 +19,19 @@ func (s *Store) FindSession(key string) (*engine.Session, error) {
 	return sess, err
 }
 
+// HasSession reports whether key has a session, without loading it.
+func (s *Store) HasSession(key string) (bool, error) {
+	if err := checkKey("session key", key); err != nil {
+		return false, fmt.Errorf("has session: %w", err)
+	}
+	var ok bool
+	err := s.db.View(func(tx *bolt.Tx) error {
+		ok = tx.Bucket(bucketKeys).Get([]byte(key)) != nil
+		return nil
+	})
+	return ok, err
+}
+
 // DetachSession frees its key, so the next NewSession for that key starts
 // afresh, while the session's data and folders stay (ListSessions shows it,
 // Prune and DeleteSession remove it). The bot uses it when a thread

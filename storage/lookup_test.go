@@ -15,9 +15,15 @@ func TestFindDetachAndNext(t *testing.T) {
 	if s, err := st.FindSession("T/C/1"); s != nil || err != nil {
 		t.Fatalf("absent: %v %v", s, err)
 	}
+	if ok, err := st.HasSession("T/C/1"); ok || err != nil {
+		t.Fatalf("has absent: %v %v", ok, err)
+	}
 	old, err := st.NewSession("T/C/1")
 	if err != nil {
 		t.Fatal(err)
+	}
+	if ok, err := st.HasSession("T/C/1"); !ok || err != nil {
+		t.Fatalf("has: %v %v", ok, err)
 	}
 	if s, err := st.FindSession("T/C/1"); err != nil || s.ID != old.ID {
 		t.Fatalf("find: %v %v", s, err)
