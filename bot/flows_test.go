@@ -10,6 +10,7 @@ import (
 
 	"agentbot/bot"
 	"agentbot/bot/fakeslack"
+	"agentbot/engine"
 	"agentbot/engine/fakemodel"
 )
 
@@ -490,6 +491,22 @@ func TestSharedFileOverCap(t *testing.T) {
 	r.waitFor("the warning", func() bool {
 		for _, m := range r.slack.Messages() {
 			if strings.Contains(m.Text, "couldn't take big.log") {
+				return true
+			}
+		}
+		return false
+	})
+}
+
+// A turn that runs out of time says so plainly.
+func TestTurnTimeoutMessage(t *testing.T) {
+	r := newRig(t, rigOpts{engine: func(c *engine.Config) { c.TurnTimeout = 300 * time.Millisecond }})
+	r.st.SetChannelDefault(r.slack.TeamID(), channel, "product-lead")
+	r.model.Enqueue(fakemodel.Reply{Hang: true})
+	thread, _ := r.mention("slow one", "")
+	r.waitFor("the timeout message", func() bool {
+		for _, m := range r.botMessages(thread) {
+			if strings.Contains(text(m), "took too long") {
 				return true
 			}
 		}

@@ -3,6 +3,7 @@ package bot
 import (
 	"bytes"
 	"context"
+	"errors"
 	"fmt"
 	"os"
 	"path"
@@ -298,14 +299,13 @@ func (b *Bot) upload(ctx context.Context, it item, u upload) {
 // friendlyError is what the user reads when a turn fails; details go to the
 // log.
 func friendlyError(err error) string {
-	msg := err.Error()
 	switch {
-	case strings.Contains(msg, "context deadline exceeded"):
+	case errors.Is(err, context.DeadlineExceeded):
 		return "This took too long and was stopped. Your message is saved; ask me to continue."
-	case strings.Contains(msg, "context canceled"):
+	case errors.Is(err, context.Canceled):
 		return "I was interrupted (the bot is restarting). I'll pick this up when I'm back."
 	}
-	return "Something went wrong talking to the model: " + shorten(msg, 300) + " — your message is saved in this thread; reply “continue” to try again."
+	return "Something went wrong talking to the model: " + shorten(err.Error(), 300) + " — your message is saved in this thread; reply “continue” to try again."
 }
 
 func shorten(s string, n int) string {
