@@ -92,7 +92,7 @@ func (e *Engine) Activate(s *Session, a *catalog.Agent) (*Greeting, error) {
 
 	g := greeting(a, v)
 	s.Messages = append(s.Messages[:0],
-		openai.ChatCompletionMessage{Role: openai.ChatMessageRoleSystem, Content: systemPrompt(a, v)},
+		openai.ChatCompletionMessage{Role: openai.ChatMessageRoleSystem, Content: systemPrompt(a, v, toolsFor(s))},
 		openai.ChatCompletionMessage{Role: openai.ChatMessageRoleUser, Content: sessionFacts(v, missing)},
 		openai.ChatCompletionMessage{Role: openai.ChatMessageRoleAssistant, Content: g.Text},
 	)

@@ -26,6 +26,7 @@ func ExportMarkdown(s *Session) string {
 		}
 	}
 	b.WriteString("\n---\n")
+	calls := map[string]openai.ToolCall{}
 	for _, m := range s.Messages {
 		switch m.Role {
 		case openai.ChatMessageRoleSystem:
@@ -37,47 +38,25 @@ func ExportMarkdown(s *Session) string {
 				fmt.Fprintf(&b, "\n**Agent:**\n\n%s\n", c)
 			}
 			for _, tc := range m.ToolCalls {
-				fmt.Fprintf(&b, "\n> tool `%s` %s\n", tc.Function.Name, summarizeArgs(tc.Function.Arguments))
+				calls[tc.ID] = tc
+				fmt.Fprintf(&b, "\n> tool `%s`: %s\n", tc.Function.Name, callStatus(tc))
 			}
 		case openai.ChatMessageRoleTool:
-			fmt.Fprintf(&b, "> → %s\n", summarizeResult(m.Content))
+			fmt.Fprintf(&b, "> → %s\n", summarizeResult(calls[m.ToolCallID], m.Content))
 		}
 	}
 	return b.String()
 }
 
-func summarizeArgs(args string) string {
-	var a map[string]any
-	if json.Unmarshal([]byte(args), &a) != nil {
-		return "(malformed arguments)"
-	}
-	for _, k := range []string{"path", "workflow_path"} {
-		if p, ok := a[k].(string); ok {
-			return "`" + p + "`"
-		}
-	}
-	return ""
-}
-
-func summarizeResult(content string) string {
+// summarizeResult describes a stored result: an elision stub as it says,
+// anything else through its tool.
+func summarizeResult(tc openai.ToolCall, content string) string {
 	var r map[string]any
 	if json.Unmarshal([]byte(content), &r) != nil {
 		return fmt.Sprintf("%d bytes", len(content))
 	}
-	if e, ok := r["error"].(string); ok {
-		return "error: " + e
-	}
 	if e, ok := r["elided"].(string); ok {
 		return e
 	}
-	if p, ok := r["path"].(string); ok {
-		if n, ok := r["bytes"].(float64); ok {
-			return fmt.Sprintf("saved %s (%d bytes)", p, int(n))
-		}
-		return fmt.Sprintf("%s (%d bytes)", p, len(content))
-	}
-	if w, ok := r["workflow"].(string); ok {
-		return fmt.Sprintf("workflow %s loaded (%d bytes)", w, len(content))
-	}
-	return fmt.Sprintf("%d bytes", len(content))
+	return callSummary(tc, content)
 }

@@ -60,11 +60,10 @@ func (e *Engine) Turn(ctx context.Context, s *Session, input string, emit func(E
 	}
 	defer sb.Close()
 	res := &Result{}
-	tr := &toolRun{e: e, s: s, sb: sb}
-	var outMu sync.Mutex
+	tr := &toolEnv{e: e, s: s, sb: sb}
 	tr.saved = func(virtual string, size int64) *Output {
-		outMu.Lock()
-		defer outMu.Unlock()
+		tr.mu.Lock()
+		defer tr.mu.Unlock()
 		return e.recordOutput(s, sb, virtual, size, emit)
 	}
 
@@ -115,7 +114,7 @@ func (e *Engine) Turn(ctx context.Context, s *Session, input string, emit func(E
 }
 
 // loop calls the model and runs tools until the model answers without tools.
-func (e *Engine) loop(ctx context.Context, s *Session, tr *toolRun, res *Result, start time.Time, emit func(Event)) (*Result, error) {
+func (e *Engine) loop(ctx context.Context, s *Session, tr *toolEnv, res *Result, start time.Time, emit func(Event)) (*Result, error) {
 	emptyRetry := false
 	for iter := 0; ; iter++ {
 		final := iter >= e.cfg.MaxIterations
@@ -127,7 +126,7 @@ func (e *Engine) loop(ctx context.Context, s *Session, tr *toolRun, res *Result,
 		e.maybeElide(s)
 		req := model.Request{Messages: requestMessages(s)}
 		if !final {
-			req.Tools = toolDefs
+			req.Tools = definitions(toolsFor(s))
 		}
 		resp, err := e.cfg.Model.Complete(ctx, req, func(d string) { emit(Event{Kind: EventText, Text: d}) })
 		res.Iterations++
@@ -177,7 +176,7 @@ func (e *Engine) loop(ctx context.Context, s *Session, tr *toolRun, res *Result,
 
 // runTools runs the tool calls of one response in parallel, bounded, and
 // returns their results in call order.
-func (e *Engine) runTools(ctx context.Context, tr *toolRun, calls []openai.ToolCall, emit func(Event)) []openai.ChatCompletionMessage {
+func (e *Engine) runTools(ctx context.Context, tr *toolEnv, calls []openai.ToolCall, emit func(Event)) []openai.ChatCompletionMessage {
 	out := make([]openai.ChatCompletionMessage, len(calls))
 	sem := make(chan struct{}, e.cfg.ToolParallelism)
 	var wg sync.WaitGroup
@@ -187,23 +186,21 @@ func (e *Engine) runTools(ctx context.Context, tr *toolRun, calls []openai.ToolC
 			defer wg.Done()
 			sem <- struct{}{}
 			defer func() { <-sem }()
-			status := toolStatus(tc)
+			status := callStatus(tc)
 			emit(Event{Kind: EventToolStart, Tool: tc.Function.Name, CallID: tc.ID, Status: status})
-			var r toolResult
+			var r ToolResult
 			if ctx.Err() != nil {
 				r = errResult("cancelled: %v", ctx.Err())
 			} else {
-				r = tr.call(tc)
+				r = tr.runCall(ctx, tc)
 			}
-			ev := Event{Kind: EventToolEnd, Tool: tc.Function.Name, CallID: tc.ID, Status: status}
-			if r.failed() {
-				ev.Err = fmt.Sprint(r["error"])
-			}
+			failed := r.Failure()
+			ev := Event{Kind: EventToolEnd, Tool: tc.Function.Name, CallID: tc.ID, Status: status, Err: failed}
 			if e.cfg.OnToolCall != nil {
-				e.cfg.OnToolCall(tc.Function.Name, r.failed())
+				e.cfg.OnToolCall(tc.Function.Name, failed != "")
 			}
 			emit(ev)
-			out[i] = openai.ChatCompletionMessage{Role: openai.ChatMessageRoleTool, ToolCallID: tc.ID, Content: r.String()}
+			out[i] = openai.ChatCompletionMessage{Role: openai.ChatMessageRoleTool, ToolCallID: tc.ID, Content: encodeResult(r)}
 		}()
 	}
 	wg.Wait()
@@ -212,7 +209,7 @@ func (e *Engine) runTools(ctx context.Context, tr *toolRun, calls []openai.ToolC
 
 // recordOutput adds a saved document to the session and reports it.
 func (e *Engine) recordOutput(s *Session, sb *sandbox.Sandbox, virtual string, size int64, emit func(Event)) *Output {
-	rel := strings.TrimPrefix(strings.TrimPrefix(virtual, sandbox.OutputDir), "/")
+	rel := outputRel(virtual)
 	version := 1
 	for _, o := range s.Outputs {
 		if o.Path == rel && o.Version >= version {
@@ -247,7 +244,7 @@ func repairDangling(s *Session) {
 			if !have[tc.ID] {
 				s.Messages = append(s.Messages, openai.ChatCompletionMessage{
 					Role: openai.ChatMessageRoleTool, ToolCallID: tc.ID,
-					Content: errResult(interrupted).String(),
+					Content: encodeResult(errResult(interrupted)),
 				})
 			}
 		}

@@ -1,7 +1,6 @@
 package engine
 
 import (
-	"encoding/json"
 	"fmt"
 	"strconv"
 	"strings"
@@ -60,8 +59,7 @@ func MatchMenu(menu []catalog.MenuItem, input string) (int, string, bool) {
 func shortcutCalls(it catalog.MenuItem, exists func(string) bool) []openai.ToolCall {
 	var calls []openai.ToolCall
 	add := func(tool, key, val string) {
-		args, _ := json.Marshal(map[string]string{key: val})
-		calls = append(calls, openai.ToolCall{Type: openai.ToolTypeFunction, Function: openai.FunctionCall{Name: tool, Arguments: string(args)}})
+		calls = append(calls, newCall(tool, map[string]string{key: val}))
 	}
 	switch {
 	case it.Workflow != "" && !strings.EqualFold(it.Workflow, "todo"):

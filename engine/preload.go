@@ -1,6 +1,10 @@
 package engine
 
 import (
+	"context"
+	"errors"
+	"fmt"
+	"path"
 	"regexp"
 	"strings"
 
@@ -15,20 +19,81 @@ var (
 	elicitPath = regexp.MustCompile(`\{[A-Za-z0-9_.-]+\}(?:/[A-Za-z0-9_.-]+)*/tasks/adv-elicit\.(?:xml|md)`)
 )
 
+// ToolPreloadWorkflow is the name of the tool that loads a workflow in one call.
+const ToolPreloadWorkflow = "preload_workflow"
+
+// FileContent is one file handed to the model: virtual path and content.
+type FileContent struct {
+	Path    string `json:"path"`
+	Content string `json:"content"`
+}
+
+// PreloadResult is preload_workflow's answer: everything a workflow needs.
+type PreloadResult struct {
+	Workflow       string       `json:"workflow"`
+	WorkflowYAML   string       `json:"workflow_yaml,omitempty"`
+	Instructions   *FileContent `json:"instructions,omitempty"`
+	Template       *FileContent `json:"template,omitempty"`
+	Config         *FileContent `json:"config,omitempty"`
+	WorkflowEngine *FileContent `json:"workflow_engine,omitempty"`
+	Elicitation    *FileContent `json:"elicitation,omitempty"`
+	Unresolved     []string     `json:"unresolved_variables,omitempty"`
+	OutputFolder   string       `json:"output_folder,omitempty"`
+	Note           string       `json:"note,omitempty"`
+	Notes          []string     `json:"notes,omitempty"`
+}
+
+// Failure is "" for a preload that worked.
+func (PreloadResult) Failure() string { return "" }
+
+type preloadArgs struct {
+	WorkflowPath string `json:"workflow_path"`
+	Path         string `json:"path"`
+}
+
+func (a preloadArgs) path() string {
+	if a.WorkflowPath != "" {
+		return a.WorkflowPath
+	}
+	return a.Path
+}
+
+// preloadTool loads a workflow.yaml and everything it names in one call.
+var preloadTool = register(define(Tool{
+	Name:        ToolPreloadWorkflow,
+	Description: "Load a workflow in one call: its workflow.yaml with variables resolved, its instructions, template and config, the workflow engine task, and the elicitation task when the instructions use it. Call it before running any workflow.",
+	Schema:      `{"type":"object","properties":{"workflow_path":{"type":"string","description":"Path of the workflow.yaml, as given in the menu"}},"required":["workflow_path"],"additionalProperties":false}`,
+	Rule:        "To start a workflow, call preload_workflow with its workflow.yaml path, then follow the workflow engine it returns.",
+	Offered:     func(s *Session) bool { return !s.skillMode() },
+	Summary: summarize(func(r PreloadResult, size int) string {
+		return fmt.Sprintf("workflow %s loaded (%d bytes)", r.Workflow, size)
+	}),
+}, `{"workflow_path": "{project-root}/workflows/prd/workflow.yaml"}`,
+	func(a preloadArgs) string {
+		return "loading workflow " + path.Base(path.Dir(strings.ReplaceAll(a.path(), "\\", "/")))
+	},
+	func(_ context.Context, env *toolEnv, a preloadArgs) (ToolResult, error) {
+		p := a.path()
+		if p == "" {
+			return nil, errors.New("preload_workflow needs a workflow_path")
+		}
+		return env.preload(p)
+	}))
+
 // preload loads a workflow in one result: workflow.yaml resolved, its
 // instructions, template and config, the workflow engine task, and the
 // elicitation task when the instructions use it.
-func (t *toolRun) preload(p string) toolResult {
+func (t *toolEnv) preload(p string) (ToolResult, error) {
 	if strings.EqualFold(strings.TrimSpace(p), "todo") {
-		return errResult("this menu item's workflow is not implemented yet (its path is \"todo\"); tell the user")
+		return nil, errors.New("this menu item's workflow is not implemented yet (its path is \"todo\"); tell the user")
 	}
 	raw, virtual, err := t.sb.ReadFile(p)
 	if err != nil {
-		return toolResult{"error": err.Error()}
+		return nil, err
 	}
 	if !strings.HasSuffix(virtual, ".yaml") && !strings.HasSuffix(virtual, ".yml") {
 		// Not a workflow.yaml (newer BMAD uses workflow.md files): hand it over as is.
-		return toolResult{"workflow": virtual, "instructions": file(virtual, string(raw)), "note": "not a workflow.yaml; follow this file's instructions directly"}
+		return PreloadResult{Workflow: virtual, Instructions: file(virtual, string(raw)), Note: "not a workflow.yaml; follow this file's instructions directly"}, nil
 	}
 	readConfig := func(cp string) (vars.Vars, error) {
 		data, _, err := t.sb.ReadFile(cp)
@@ -39,58 +104,54 @@ func (t *toolRun) preload(p string) toolResult {
 	}
 	wf, err := vars.ResolveWorkflow(raw, vars.Vars(t.s.Vars), readConfig)
 	if err != nil {
-		return errResult("workflow %s: %v", virtual, err)
+		return nil, fmt.Errorf("workflow %s: %v", virtual, err)
 	}
-	res := toolResult{"workflow": virtual, "workflow_yaml": wf.Resolved}
+	res := PreloadResult{Workflow: virtual, WorkflowYAML: wf.Resolved}
 	var notes []string
 	instructions := ""
 	if wf.Instructions != "" {
 		if data, v, err := t.sb.ReadFile(wf.Instructions); err == nil {
 			instructions = string(data)
-			res["instructions"] = file(v, instructions)
+			res.Instructions = file(v, instructions)
 		} else {
 			notes = append(notes, "instructions: "+err.Error())
 		}
 	}
 	if wf.Template != "" {
 		if data, v, err := t.sb.ReadFile(wf.Template); err == nil {
-			res["template"] = file(v, string(data))
+			res.Template = file(v, string(data))
 		} else {
 			notes = append(notes, "template: "+err.Error())
 		}
 	}
 	if wf.ConfigSource != "" {
 		if data, v, err := t.sb.ReadFile(wf.ConfigSource); err == nil {
-			res["config"] = file(v, string(data))
+			res.Config = file(v, string(data))
 		} else {
 			notes = append(notes, "config: "+err.Error())
 		}
 	}
 	if f := t.coreTask(instructions, enginePath, "workflow"); f != nil {
-		res["workflow_engine"] = f
+		res.WorkflowEngine = f
 	} else {
 		notes = append(notes, "no workflow engine task found under /core/tasks")
 	}
 	if strings.Contains(instructions, "elicit-required") || strings.Contains(instructions, "adv-elicit") {
-		if f := t.coreTask(instructions, elicitPath, "adv-elicit"); f != nil {
-			res["elicitation"] = f
-		}
+		res.Elicitation = t.coreTask(instructions, elicitPath, "adv-elicit")
 	}
 	notes = append(notes, wf.Notes...)
 	if len(wf.Unresolved) > 0 {
-		res["unresolved_variables"] = wf.Unresolved
+		res.Unresolved = wf.Unresolved
 		notes = append(notes, "ask the user for the unresolved variables when a step needs them")
 	}
-	res["output_folder"] = sandbox.OutputDir
-	if len(notes) > 0 {
-		res["notes"] = notes
-	}
-	return res
+	res.OutputFolder = sandbox.OutputDir
+	res.Notes = notes
+	return res, nil
 }
 
 // coreTask reads the core task the instructions name, or the default one
 // under /core/tasks.
-func (t *toolRun) coreTask(instructions string, re *regexp.Regexp, stem string) map[string]string {
+func (t *toolEnv) coreTask(instructions string, re *regexp.Regexp, stem string) *FileContent {
 	var candidates []string
 	if m := re.FindString(instructions); m != "" {
 		if p, err := vars.Expand(m, vars.Vars(t.s.Vars)); err == nil {
@@ -106,6 +167,6 @@ func (t *toolRun) coreTask(instructions string, re *regexp.Regexp, stem string) 
 	return nil
 }
 
-func file(path, content string) map[string]string {
-	return map[string]string{"path": path, "content": content}
+func file(path, content string) *FileContent {
+	return &FileContent{Path: path, Content: content}
 }

@@ -9,24 +9,40 @@ import (
 	"agentbot/engine/vars"
 )
 
-// toolRules tells the model how to work with files. It is part of the
-// byte-stable system prompt.
-const toolRules = `## How you work with files
-- Files are reached only through tools. To load a file, call read_file; to start a workflow, call preload_workflow with its workflow.yaml path. Never say you loaded, read or followed a file without calling the tool in this conversation; never merely acknowledge an instruction to load something.
-- Save every document you produce with save_output, after each step that changes it, not only at the end. Relative paths and {output_folder} land in this session's output folder; each save is shared with the user as a file.
+// fileRules are the standing rules about files and tools; each offered
+// tool adds its own rule after them. They are part of the byte-stable
+// system prompt.
+const fileRules = `## How you work with files
+- Files are reached only through tools.
 - Folders: /project is the agent's bundle or project (read-only), /core the core tasks (read-only), /outputs this session's documents (read-write), /inputs files the user shared (read-only).
 - Variables in {single braces} are resolved for you by the tools; {{double}} placeholders are yours to fill from the conversation.
-- If a tool returns an error, read it and recover: fix the path or the arguments, or ask the user.
+- If a tool returns an error, read it and recover: fix the path or the arguments, or ask the user.`
 
-## How you talk
+// talkRules say how to talk in a chat thread.
+const talkRules = `## How you talk
 - This is a chat thread. Keep messages short and scannable, use Markdown, and number every list of choices.
 - Ask one question at a time when you need input, then stop and wait for the answer.
 - Stay in character until the user exits.`
 
+// toolRules renders the rules of files and of each offered tool.
+func toolRules(tools []Tool) string {
+	var b strings.Builder
+	b.WriteString(fileRules)
+	for _, t := range tools {
+		if t.Rule != "" {
+			b.WriteString("\n- ")
+			b.WriteString(t.Rule)
+		}
+	}
+	b.WriteString("\n\n")
+	b.WriteString(talkRules)
+	return b.String()
+}
+
 // systemPrompt renders the byte-stable system prompt of a session: persona,
 // activation, rules, menu, handlers, prompts, tool rules and variables. It
 // holds no clock and no ids.
-func systemPrompt(a *catalog.Agent, v vars.Vars) string {
+func systemPrompt(a *catalog.Agent, v vars.Vars, tools []Tool) string {
 	x := func(s string) string {
 		out, _ := vars.ExpandPartial(s, v)
 		return strings.TrimSpace(out)
@@ -98,7 +114,7 @@ func systemPrompt(a *catalog.Agent, v vars.Vars) string {
 		}
 	}
 	b.WriteString("\n")
-	b.WriteString(toolRules)
+	b.WriteString(toolRules(tools))
 	b.WriteString("\n\n## Variables\n")
 	keys := make([]string, 0, len(v))
 	for k := range v {

@@ -60,3 +60,10 @@ type Usage struct {
 type Store interface {
 	SaveSession(s *Session) error
 }
+
+// skillMode reports whether the session's agent is a skill-format agent
+// (BMAD 6.4+ or Agent Skills), which is offered the skill tools instead of
+// preload_workflow.
+func (s *Session) skillMode() bool {
+	return s.Agent != nil && s.Agent.Format == catalog.FormatSkill
+}

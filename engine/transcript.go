@@ -47,7 +47,7 @@ func (e *Engine) maybeElide(s *Session) {
 	mark := s.Elided
 	for i := s.Elided; i < len(s.Messages); i++ {
 		if m := s.Messages[i]; m.Role == openai.ChatMessageRoleTool && len(m.Content) > bulky {
-			total -= (len(m.Content) - len(stub(m.Content))) / 4
+			total -= (len(m.Content) - stubSize) / 4
 		}
 		mark = i + 1
 		if mark >= floor && total <= target {
@@ -68,28 +68,31 @@ func requestMessages(s *Session) []openai.ChatCompletionMessage {
 	}
 	out := make([]openai.ChatCompletionMessage, len(s.Messages))
 	copy(out, s.Messages)
+	calls := map[string]openai.ToolCall{}
 	for i := 0; i < s.Elided && i < len(out); i++ {
 		m := out[i]
+		for _, tc := range m.ToolCalls {
+			calls[tc.ID] = tc
+		}
 		if m.Role == openai.ChatMessageRoleTool && len(m.Content) > bulky {
-			out[i].Content = stub(m.Content)
+			out[i].Content = stub(calls[m.ToolCallID], m.Content)
 		}
 	}
 	return out
 }
 
-// stub is the one-line replacement of an elided tool result.
-func stub(content string) string {
-	var r map[string]any
-	_ = json.Unmarshal([]byte(content), &r)
-	what := ""
-	for _, k := range []string{"workflow", "path"} {
-		if p, ok := r[k].(string); ok {
-			what = " of " + p
-			break
-		}
+// stubSize is about the size of a stub, for estimates.
+const stubSize = 200
+
+// stub is the one-line replacement of an elided tool result: what the call
+// was, and how to get it back.
+func stub(tc openai.ToolCall, content string) string {
+	what := "an earlier tool result"
+	if tc.Function.Name != "" {
+		what = "the earlier result of " + tc.Function.Name + ": " + callSummary(tc, content) + ","
 	}
-	b, _ := json.Marshal(map[string]string{"elided": fmt.Sprintf("earlier result%s (%d bytes) removed to save context; call the tool again if you need it", what, len(content))})
-	return string(b)
+	out, _ := json.Marshal(map[string]string{"elided": fmt.Sprintf("%s removed to save context; call the tool again if you need it", what)})
+	return string(out)
 }
 
 // openSandbox opens the sandbox of a session's agent.

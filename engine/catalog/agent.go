@@ -18,6 +18,10 @@ const (
 	FormatAgentYAML Format = "agent-yaml"
 	// FormatV4 is a v4 markdown agent with a YAML block.
 	FormatV4 Format = "v4-yaml"
+	// FormatSkill is a skill-format agent: a SKILL.md folder with
+	// customize.toml (BMAD 6.4+), an older skill folder (BMAD 6.3), or the
+	// generic agent that offers a folder of Agent Skills.
+	FormatSkill Format = "skill"
 )
 
 // Agent is one parsed agent, whatever its source format.

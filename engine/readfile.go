@@ -1,0 +1,49 @@
+package engine
+
+import (
+	"context"
+	"errors"
+	"fmt"
+)
+
+// ReadResult is read_file's answer: the file's virtual path and content.
+type ReadResult struct {
+	Path    string `json:"path"`
+	Content string `json:"content"`
+	Note    string `json:"note,omitempty"`
+}
+
+// Failure is "" for a read that worked.
+func (ReadResult) Failure() string { return "" }
+
+type readArgs struct {
+	Path string `json:"path"`
+}
+
+// readFileTool reads a file under an allowed folder.
+var readFileTool = register(define(Tool{
+	Name:        ToolReadFile,
+	Description: "Read a text file: a bundle or project file under /project, a core task under /core, a document under /outputs or a file the user shared under /inputs. {variables} in the path are resolved.",
+	Schema:      `{"type":"object","properties":{"path":{"type":"string","description":"File path, e.g. {project-root}/bmad/bmm/config.yaml or /outputs/prd.md"}},"required":["path"],"additionalProperties":false}`,
+	Rule:        "To load a file, call read_file. Never say you loaded, read or followed a file without calling the tool in this conversation; never merely acknowledge an instruction to load something.",
+	Summary: summarize(func(r ReadResult, size int) string {
+		return fmt.Sprintf("%s (%d bytes)", r.Path, len(r.Content))
+	}),
+}, `{"path": "/project/config.yaml"}`,
+	func(a readArgs) string { return "reading " + baseName(a.Path) },
+	func(_ context.Context, env *toolEnv, a readArgs) (ToolResult, error) {
+		if a.Path == "" {
+			return nil, errors.New(`read_file needs a path, e.g. {"path": "/project/config.yaml"}`)
+		}
+		data, virtual, err := env.sb.ReadFile(a.Path)
+		if err != nil {
+			return nil, err
+		}
+		if len(data) == 0 {
+			return ReadResult{Path: virtual, Note: "the file is empty"}, nil
+		}
+		return ReadResult{Path: virtual, Content: string(data)}, nil
+	}))
+
+// ToolReadFile is the name of the tool that reads files.
+const ToolReadFile = "read_file"

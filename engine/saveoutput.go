@@ -1,0 +1,68 @@
+package engine
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"strings"
+
+	"agentbot/engine/sandbox"
+)
+
+// SaveResult is save_output's answer: where the document went and its size.
+type SaveResult struct {
+	Path    string `json:"path"`
+	Bytes   int    `json:"bytes"`
+	Version int    `json:"version"`
+	Shared  string `json:"shared"`
+}
+
+// Failure is "" for a save that worked.
+func (SaveResult) Failure() string { return "" }
+
+type saveArgs struct {
+	Path    string  `json:"path"`
+	Content *string `json:"content"`
+}
+
+// saveOutputTool writes a whole document under /outputs.
+var saveOutputTool = register(define(Tool{
+	Name:        ToolSaveOutput,
+	Description: "Save a document to this session's output folder (/outputs). Relative paths and {output_folder} land there; folders are created. Saving the same path again makes a new version. The user receives every saved document as a file.",
+	Schema:      `{"type":"object","properties":{"path":{"type":"string","description":"Where to save, e.g. prd.md or {output_folder}/product-brief.md"},"content":{"type":"string","description":"The whole document"}},"required":["path","content"],"additionalProperties":false}`,
+	Rule:        "Save every document you produce with save_output, after each step that changes it, not only at the end. Relative paths and {output_folder} land in this session's output folder; each saved document is shared with the user as a file.",
+	Summary: summarize(func(r SaveResult, size int) string {
+		return fmt.Sprintf("saved %s (%d bytes)", r.Path, r.Bytes)
+	}),
+}, `{"path": "prd.md", "content": "# PRD..."}`,
+	func(a saveArgs) string { return "saving " + baseName(a.Path) },
+	func(_ context.Context, env *toolEnv, a saveArgs) (ToolResult, error) {
+		if a.Path == "" || a.Content == nil {
+			return nil, errors.New(`save_output needs a path and the content, e.g. {"path": "prd.md", "content": "# PRD..."}`)
+		}
+		return env.write(a.Path, []byte(*a.Content))
+	}))
+
+// ToolSaveOutput is the name of the tool that saves documents.
+const ToolSaveOutput = "save_output"
+
+// write saves a whole document under /outputs and records it.
+func (env *toolEnv) write(p string, content []byte) (SaveResult, error) {
+	if strings.Contains(p, "{{") {
+		return SaveResult{}, fmt.Errorf("the file name %s still has a {{placeholder}}; fill it in (e.g. prd-checkout.md) and save again", p)
+	}
+	if len(content) == 0 {
+		return SaveResult{}, fmt.Errorf("refusing to save an empty document to %s; send the full content", p)
+	}
+	virtual, err := env.sb.WriteFile(p, content)
+	if err != nil {
+		return SaveResult{}, err
+	}
+	out := env.saved(virtual, int64(len(content)))
+	return SaveResult{Path: virtual, Bytes: len(content), Version: out.Version, Shared: "the user receives this file in the thread"}, nil
+}
+
+// outputRel is a virtual path under /outputs relative to that folder.
+func outputRel(virtual string) string {
+	return strings.TrimPrefix(strings.TrimPrefix(virtual, sandbox.OutputDir), "/")
+}

@@ -1,0 +1,258 @@
+package engine
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"path"
+	"sort"
+	"strings"
+	"sync"
+
+	openai "github.com/sashabaranov/go-openai"
+
+	"agentbot/engine/sandbox"
+)
+
+// Tool is one capability offered to the model, whole: its name, description
+// and JSON schema, the rule the system prompt gives for it, the status line
+// people see while it runs, what it does, and how a stored call of it reads
+// in an export or an elision stub. Each tool is defined in a file of its own
+// and registered with register; nothing else names it.
+type Tool struct {
+	// Name is what the model calls; Description and Schema are sent with
+	// every request.
+	Name        string
+	Description string
+	Schema      string
+	// Rule is the tool's line in the system prompt's tool rules ("" for none).
+	Rule string
+	// Offered reports whether a session is offered the tool (nil: always).
+	Offered func(s *Session) bool
+	// Status is the short human line for a call, such as "reading prd.md".
+	Status func(args string) string
+	// Run executes a call. Bad arguments become an error result.
+	Run func(ctx context.Context, env *toolEnv, args string) ToolResult
+	// Summary describes a stored call and its result in a few words, for
+	// exports and elision stubs ("saved prd.md (2.1 KiB)").
+	Summary func(args, result string) string
+}
+
+// ToolResult is what a tool returns to the model. Every tool has result types of
+// its own; they are encoded as JSON objects in the transcript, never empty.
+type ToolResult interface {
+	// Failure is the error text of a failed call, or "".
+	Failure() string
+}
+
+// ErrorResult is the result of a failed call: the message tells the model
+// what went wrong and what to do instead.
+type ErrorResult struct {
+	Error string `json:"error"`
+	// Raw keeps arguments that were not valid JSON, so the model sees what
+	// it sent.
+	Raw string `json:"raw_arguments,omitempty"`
+}
+
+// Failure returns the error text.
+func (r ErrorResult) Failure() string { return r.Error }
+
+// errResult builds an ErrorResult from a format.
+func errResult(format string, args ...any) ErrorResult {
+	return ErrorResult{Error: fmt.Sprintf(format, args...)}
+}
+
+// failure turns an error into an ErrorResult.
+func failure(err error) ErrorResult { return ErrorResult{Error: err.Error()} }
+
+// encodeResult renders a result as the JSON the model reads.
+func encodeResult(r ToolResult) string {
+	b, err := json.Marshal(r)
+	if err != nil || len(b) == 0 || string(b) == "null" || string(b) == "{}" {
+		return `{"error":"tool result could not be encoded"}`
+	}
+	return string(b)
+}
+
+// toolEnv is what the tool calls of one turn share: the engine, the session
+// and its sandbox, and how a saved output is recorded.
+type toolEnv struct {
+	e  *Engine
+	s  *Session
+	sb *sandbox.Sandbox
+	// saved records a document written by a call, for events and the session.
+	saved func(virtual string, size int64) *Output
+	// mu guards session fields tools change while calls run in parallel.
+	mu sync.Mutex
+}
+
+// define builds a Tool from typed pieces: args of type A are decoded from
+// the call's JSON (an error result explains bad JSON with example), run
+// returns a typed result or an error, status and summary read the typed
+// args. example is a valid argument object shown when decoding fails.
+func define[A any](t Tool, example string, status func(A) string,
+	run func(ctx context.Context, env *toolEnv, a A) (ToolResult, error)) Tool {
+	t.Status = func(args string) string {
+		var a A
+		_ = json.Unmarshal([]byte(args), &a)
+		return status(a)
+	}
+	t.Run = func(ctx context.Context, env *toolEnv, args string) ToolResult {
+		var a A
+		if err := json.Unmarshal([]byte(args), &a); err != nil {
+			return ErrorResult{Error: fmt.Sprintf("invalid JSON arguments for %s (%v); expected e.g. %s", t.Name, err, example), Raw: shorten(args, 2000)}
+		}
+		r, err := run(ctx, env, a)
+		if err != nil {
+			return failure(err)
+		}
+		return r
+	}
+	return t
+}
+
+// registry holds every tool, by name.
+var (
+	registryMu sync.RWMutex
+	registry   = map[string]Tool{}
+)
+
+// register adds a tool at package init; a duplicate name is a programming
+// error.
+func register(t Tool) Tool {
+	registryMu.Lock()
+	defer registryMu.Unlock()
+	if _, dup := registry[t.Name]; dup {
+		panic("engine: tool registered twice: " + t.Name)
+	}
+	registry[t.Name] = t
+	return t
+}
+
+// allTools returns every tool sorted by name, so requests stay byte-stable.
+func allTools() []Tool {
+	registryMu.RLock()
+	defer registryMu.RUnlock()
+	out := make([]Tool, 0, len(registry))
+	for _, t := range registry {
+		out = append(out, t)
+	}
+	sort.Slice(out, func(i, j int) bool { return out[i].Name < out[j].Name })
+	return out
+}
+
+// lookupTool returns the tool named name.
+func lookupTool(name string) (Tool, bool) {
+	registryMu.RLock()
+	defer registryMu.RUnlock()
+	t, ok := registry[name]
+	return t, ok
+}
+
+// toolsFor returns the tools a session is offered, sorted by name.
+func toolsFor(s *Session) []Tool {
+	var out []Tool
+	for _, t := range allTools() {
+		if t.Offered == nil || t.Offered(s) {
+			out = append(out, t)
+		}
+	}
+	return out
+}
+
+// definitions converts tools to the request's tool definitions.
+func definitions(tools []Tool) []openai.Tool {
+	out := make([]openai.Tool, len(tools))
+	for i, t := range tools {
+		out[i] = openai.Tool{Type: openai.ToolTypeFunction, Function: &openai.FunctionDefinition{
+			Name: t.Name, Description: t.Description, Parameters: json.RawMessage(t.Schema),
+		}}
+	}
+	return out
+}
+
+// ToolDefinitions returns the definitions of every tool, in request order.
+func ToolDefinitions() []openai.Tool { return definitions(allTools()) }
+
+// ToolNames returns the names of the tools a session is offered.
+func ToolNames(s *Session) []string {
+	var out []string
+	for _, t := range toolsFor(s) {
+		out = append(out, t.Name)
+	}
+	return out
+}
+
+// runCall runs one tool call. It never panics on bad input: malformed JSON
+// and unknown tools become error results the model can recover from.
+func (env *toolEnv) runCall(ctx context.Context, tc openai.ToolCall) ToolResult {
+	t, ok := lookupTool(tc.Function.Name)
+	if !ok || (t.Offered != nil && !t.Offered(env.s)) {
+		return errResult("unknown tool %q; the tools are %s", tc.Function.Name, strings.Join(ToolNames(env.s), ", "))
+	}
+	args := strings.TrimSpace(tc.Function.Arguments)
+	if args == "" {
+		args = "{}"
+	}
+	return t.Run(ctx, env, args)
+}
+
+// callStatus is the short human line for a tool call.
+func callStatus(tc openai.ToolCall) string {
+	if t, ok := lookupTool(tc.Function.Name); ok && t.Status != nil {
+		return t.Status(tc.Function.Arguments)
+	}
+	return "running " + tc.Function.Name
+}
+
+// callSummary describes a stored call and its result in a few words.
+func callSummary(tc openai.ToolCall, result string) string {
+	if t, ok := lookupTool(tc.Function.Name); ok && t.Summary != nil {
+		return t.Summary(tc.Function.Arguments, result)
+	}
+	var r ErrorResult
+	if json.Unmarshal([]byte(result), &r) == nil && r.Error != "" {
+		return "error: " + r.Error
+	}
+	return fmt.Sprintf("%s (%d bytes)", tc.Function.Name, len(result))
+}
+
+// summarize builds a Tool.Summary from a summary of the tool's typed
+// result: a stored error reads "error: ...", an undecodable result by size.
+func summarize[R any](f func(r R, size int) string) func(args, result string) string {
+	return func(_, result string) string {
+		var e ErrorResult
+		if json.Unmarshal([]byte(result), &e) == nil && e.Error != "" {
+			return "error: " + e.Error
+		}
+		var r R
+		if json.Unmarshal([]byte(result), &r) != nil {
+			return fmt.Sprintf("%d bytes", len(result))
+		}
+		return f(r, len(result))
+	}
+}
+
+// newCall builds a tool call the runtime makes itself (the menu shortcut).
+func newCall(tool string, args any) openai.ToolCall {
+	b, _ := json.Marshal(args)
+	return openai.ToolCall{Type: openai.ToolTypeFunction, Function: openai.FunctionCall{Name: tool, Arguments: string(b)}}
+}
+
+// baseName is the last element of a slash or backslash path, or "a file".
+func baseName(p string) string {
+	p = strings.ReplaceAll(p, "\\", "/")
+	if p == "" {
+		return "a file"
+	}
+	return path.Base(p)
+}
+
+// shorten cuts s to n runes, marking the cut.
+func shorten(s string, n int) string {
+	r := []rune(s)
+	if len(r) <= n {
+		return s
+	}
+	return string(r[:n]) + "…"
+}
