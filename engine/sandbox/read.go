@@ -108,6 +108,15 @@ func (s *Sandbox) List(dir string) ([]string, error) {
 // /project falls back to /outputs, then /inputs. A missing file is an error
 // listing nearby names.
 func (s *Sandbox) locate(op, p string) (target, fs.FileInfo, error) {
+	if base := s.view.Load().base; base != "" {
+		if q := strings.TrimSpace(p); q != "" && q[0] != '/' && q[0] != '{' {
+			if bt, err := s.resolve(op, base+"/"+q, false); err == nil {
+				if fi, err := s.stat(bt); err == nil {
+					return bt, fi, nil
+				}
+			}
+		}
+	}
 	t, err := s.resolve(op, p, false)
 	if err != nil {
 		return target{}, nil, err

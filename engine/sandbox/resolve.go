@@ -53,7 +53,7 @@ func (s *Sandbox) resolve(op, p string, write bool) (target, error) {
 	}
 	orig := p
 	if strings.IndexByte(p, '{') >= 0 {
-		x, err := vars.Expand(p, s.vars)
+		x, err := vars.Expand(p, s.view.Load().vars)
 		if err != nil {
 			return target{}, &Error{Op: op, Path: shown(p), Msg: err.Error(), Err: err}
 		}
@@ -68,6 +68,7 @@ func (s *Sandbox) resolve(op, p string, write bool) (target, error) {
 
 	var t target
 	if p[0] == '/' {
+		p = s.unalias(p)
 		first, rest := splitFirst(p)
 		m := s.mountNamed(first)
 		if m == nil {
@@ -91,6 +92,18 @@ func (s *Sandbox) resolve(op, p string, write bool) (target, error) {
 	}
 	t.virtual = virtualPath(t.m, t.rel)
 	return t, s.check(op, t, write)
+}
+
+// unalias rewrites a path under an output alias ("/project/_bmad-output/x")
+// to the same path under /outputs. Only a clean prefix counts; ".." in the
+// rest is judged against /outputs afterwards.
+func (s *Sandbox) unalias(p string) string {
+	for _, a := range s.aliases {
+		if rest, ok := strings.CutPrefix(p, a); ok && (rest == "" || rest[0] == '/') {
+			return OutputDir + rest
+		}
+	}
+	return p
 }
 
 // resolveHost maps an absolute host path inside one of the roots to its

@@ -17,8 +17,11 @@ import (
 	"errors"
 	"io/fs"
 	"os"
+	"path"
 	"path/filepath"
+	"strings"
 	"sync"
+	"sync/atomic"
 
 	"agentbot/engine/vars"
 )
@@ -29,6 +32,7 @@ const (
 	CoreDir    = "/core"    // the core: embedded, or the BMAD install's core/
 	OutputDir  = "/outputs" // this session's outputs, read-write
 	InputDir   = "/inputs"  // files users shared in this session, read-only
+	SkillsDir  = "/skills"  // the shared folder of Agent Skills, read-only
 )
 
 // DefaultMax is the default cap, in bytes, of MaxRead and MaxWrite.
@@ -41,6 +45,11 @@ type Config struct {
 	CoreFS      fs.FS
 	OutputRoot  string // host directory mounted at OutputDir (created)
 	InputRoot   string // host directory mounted at InputDir (may be missing)
+	SkillsRoot  string // host directory mounted at SkillsDir
+	// OutputAliases are virtual folders that are this session's outputs
+	// under another name, such as "/project/_bmad-output": BMAD's artifact
+	// folders, so that reads and writes there reach /outputs.
+	OutputAliases []string
 	// Vars resolve path variables such as {project-root} or {output_folder}.
 	Vars vars.Vars
 	// MaxRead and MaxWrite cap file sizes in bytes (defaults 1 MiB).
@@ -51,9 +60,12 @@ type Config struct {
 // Sandbox resolves and opens paths for one session. It is safe for
 // concurrent use.
 type Sandbox struct {
-	project, core, outputs, inputs mount
-	vars                           vars.Vars
-	maxRead, maxWrite              int64
+	project, core, outputs, inputs, skills mount
+	aliases                                []string
+	maxRead, maxWrite                      int64
+	// view holds the variables and the folder relative reads try first; a
+	// skill the model loads changes it while calls run.
+	view atomic.Pointer[view]
 
 	mu     sync.Mutex // guards inputs.root, inputs.fsys and closed
 	closed bool
@@ -84,9 +96,15 @@ func Open(cfg Config) (*Sandbox, error) {
 		core:     mount{dir: CoreDir, name: CoreDir[1:]},
 		outputs:  mount{dir: OutputDir, name: OutputDir[1:]},
 		inputs:   mount{dir: InputDir, name: InputDir[1:]},
-		vars:     cfg.Vars,
+		skills:   mount{dir: SkillsDir, name: SkillsDir[1:]},
 		maxRead:  cfg.MaxRead,
 		maxWrite: cfg.MaxWrite,
+	}
+	s.view.Store(&view{vars: cfg.Vars})
+	for _, a := range cfg.OutputAliases {
+		if a = path.Clean("/" + strings.Trim(a, "/")); a != "/" && a != OutputDir {
+			s.aliases = append(s.aliases, a)
+		}
 	}
 	if s.maxRead <= 0 {
 		s.maxRead = DefaultMax
@@ -121,7 +139,34 @@ func Open(cfg Config) (*Sandbox, error) {
 			return fail(&s.inputs, "the folder cannot be opened", err)
 		}
 	}
+	if cfg.SkillsRoot != "" {
+		if err := s.skills.openHost(cfg.SkillsRoot, false); err != nil {
+			return fail(&s.skills, "the folder cannot be opened", err)
+		}
+	}
 	return s, nil
+}
+
+// view is what SetBase changes: the variables, and the folder relative
+// reads try first.
+type view struct {
+	vars vars.Vars
+	base string
+}
+
+// SetBase makes relative reads try the virtual folder base first (the
+// active skill's folder) and adds extra variables, such as {skill-root},
+// to those paths expand with. An empty base restores plain relative reads.
+func (s *Sandbox) SetBase(base string, extra vars.Vars) {
+	cur := s.view.Load()
+	v := make(vars.Vars, len(cur.vars)+len(extra))
+	for k, val := range cur.vars {
+		v[k] = val
+	}
+	for k, val := range extra {
+		v[k] = val
+	}
+	s.view.Store(&view{vars: v, base: base})
 }
 
 // openHost records dir as the mount's host root and opens it with
@@ -173,7 +218,7 @@ func (s *Sandbox) Close() error {
 	}
 	s.closed = true
 	var errs []error
-	for _, m := range []*mount{&s.project, &s.core, &s.outputs, &s.inputs} {
+	for _, m := range s.mounts() {
 		if m.root != nil {
 			errs = append(errs, m.root.Close())
 		}
@@ -182,8 +227,8 @@ func (s *Sandbox) Close() error {
 }
 
 // mounts returns the mounts in the order they are offered to the model.
-func (s *Sandbox) mounts() [4]*mount {
-	return [4]*mount{&s.project, &s.core, &s.outputs, &s.inputs}
+func (s *Sandbox) mounts() [5]*mount {
+	return [5]*mount{&s.project, &s.core, &s.outputs, &s.inputs, &s.skills}
 }
 
 // mountNamed returns the mount whose virtual name (without slash) is name.
@@ -197,6 +242,8 @@ func (s *Sandbox) mountNamed(name string) *mount {
 		return &s.outputs
 	case s.inputs.name:
 		return &s.inputs
+	case s.skills.name:
+		return &s.skills
 	}
 	return nil
 }
