@@ -3,6 +3,7 @@ module agentbot
 go 1.26.8
 
 require (
+	github.com/BurntSushi/toml v1.6.0
 	github.com/gorilla/websocket v1.5.3
 	github.com/prometheus/client_golang v1.25.0
 	github.com/prometheus/client_model v0.6.3
