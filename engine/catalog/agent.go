@@ -68,6 +68,27 @@ type Agent struct {
 
 	// Home is where the agent's paths resolve.
 	Home *Home `json:"home,omitempty"`
+
+	// The fields below are set for skill-format agents (FormatSkill).
+
+	// SkillName is the agent's skill ("bmad-agent-pm"); people may type it
+	// wherever an id is accepted.
+	SkillName string `json:"skill_name,omitempty"`
+	// Instructions is the agent's SKILL.md body, placeholders unresolved.
+	Instructions string `json:"instructions,omitempty"`
+	// Facts are the persistent facts as written: "file:GLOB", "skill:NAME"
+	// or a fact verbatim.
+	Facts []string `json:"facts,omitempty"`
+	// Prepend and Append are the activation steps to run before and after
+	// the greeting; the runtime hands them to the first model call.
+	Prepend []string `json:"prepend,omitempty"`
+	Append  []string `json:"append,omitempty"`
+	// Fields are the merged customization table flattened to dotted names
+	// ("agent.icon", "agent.principles"), for {agent.X} placeholders.
+	Fields map[string]string `json:"fields,omitempty"`
+	// Problem says why the agent cannot start (an invalid override); the
+	// agent is still listed so people are told why.
+	Problem string `json:"problem,omitempty"`
 }
 
 // Persona is who the agent is.
@@ -105,6 +126,10 @@ type MenuItem struct {
 	Data             string `json:"data,omitempty"`
 	Action           string `json:"action,omitempty"`
 	ValidateWorkflow string `json:"validate_workflow,omitempty"`
+	// Skill names the skill a skill-format item starts; Prompt is the text
+	// an item runs as the user's instruction. An item has one of them.
+	Skill  string `json:"skill,omitempty"`
+	Prompt string `json:"prompt,omitempty"`
 }
 
 // Home is where an agent lives: the directories its path variables name and
@@ -128,4 +153,11 @@ type Home struct {
 	ConfigPath string `json:"config_path,omitempty"`
 	// Config holds that file's scalar keys as strings.
 	Config map[string]string `json:"config,omitempty"`
+	// OutputFolder is the project folder, relative to ProjectRoot, where
+	// BMAD writes artifacts ("_bmad-output"); a session sees its own
+	// outputs there.
+	OutputFolder string `json:"output_folder,omitempty"`
+	// Problem says why the home's configuration cannot be used; its agents
+	// cannot start.
+	Problem string `json:"problem,omitempty"`
 }

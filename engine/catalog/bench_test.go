@@ -44,3 +44,17 @@ func BenchmarkParseAgent(b *testing.B) {
 		}
 	}
 }
+
+// BenchmarkLoadSkillsProject loads the whole 6.12 project: 29 skills, every
+// customization merged (three layers each) and the central config (four
+// layers). Target: under 20 ms.
+func BenchmarkLoadSkillsProject(b *testing.B) {
+	root := fixtures.Dir(b, fixtures.V612)
+	b.ReportAllocs()
+	for b.Loop() {
+		c := Load(Options{BMADRoots: []string{root}})
+		if len(c.Skills) != 29 || len(c.Agents) != 5 {
+			b.Fatalf("%d skills, %d agents", len(c.Skills), len(c.Agents))
+		}
+	}
+}

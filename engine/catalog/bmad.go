@@ -90,6 +90,9 @@ func (l *loader) loadInstall(project, bmadDir string) {
 	homes := &moduleHomes{l: l, kind: "bmad", project: project, bundle: bmadDir, core: core,
 		configDir: func(module string) string { return filepath.Join(bmadDir, module) },
 		homes:     map[string]*Home{}}
+	// BMAD 6.3+ keeps agents and workflows as skill folders in the tools'
+	// skills folders; older layouts keep them under the install.
+	l.loadSkillProject(project, bmadDir)
 	if cfg := cfgDir(bmadDir); cfg != "" {
 		manifest := filepath.Join(cfg, "agent-manifest.csv")
 		if isFile(manifest) {
@@ -153,44 +156,67 @@ func (l *loader) loadManifest(project, bmadDir, manifest string, homes *moduleHo
 
 // readManifest parses agent-manifest.csv by its header.
 func readManifest(path string) ([]manifestRow, error) {
+	cols, recs, err := readCSV(path)
+	if err != nil {
+		return nil, err
+	}
+	if _, ok := cols["path"]; !ok {
+		return nil, errors.New("no path column")
+	}
+	rows := make([]manifestRow, 0, len(recs))
+	for _, r := range recs {
+		rows = append(rows, manifestRow{
+			line: r.line, name: r.get("name"), displayName: r.get("displayname"),
+			title: r.get("title"), icon: r.get("icon"), module: r.get("module"), path: r.get("path"),
+		})
+	}
+	return rows, nil
+}
+
+// csvRow is one row of a CSV file read by its header.
+type csvRow struct {
+	line int
+	col  map[string]int
+	rec  []string
+}
+
+// get returns the trimmed value of column key (lower case), or "".
+func (r csvRow) get(key string) string {
+	if i, ok := r.col[key]; ok && i < len(r.rec) {
+		return strings.TrimSpace(r.rec[i])
+	}
+	return ""
+}
+
+// readCSV reads a CSV file with a header row; column names are matched in
+// lower case. Blank rows are skipped. cols maps column names to indexes.
+func readCSV(path string) (cols map[string]int, rows []csvRow, err error) {
 	data, err := readFile(path)
 	if err != nil {
-		return nil, errors.New(reason(err))
+		return nil, nil, errors.New(reason(err))
 	}
 	r := csv.NewReader(bytes.NewReader(data))
 	r.FieldsPerRecord = -1
 	r.LazyQuotes = true
 	recs, err := r.ReadAll()
 	if err != nil {
-		return nil, fmt.Errorf("invalid CSV: %w", err)
+		return nil, nil, fmt.Errorf("invalid CSV: %w", err)
 	}
 	if len(recs) == 0 {
-		return nil, errors.New("empty manifest")
+		return nil, nil, errors.New("empty manifest")
 	}
 	col := map[string]int{}
 	for i, h := range recs[0] {
 		col[strings.ToLower(strings.TrimSpace(strings.TrimPrefix(h, "\ufeff")))] = i
 	}
-	if _, ok := col["path"]; !ok {
-		return nil, errors.New("no path column")
-	}
-	get := func(rec []string, key string) string {
-		if i, ok := col[key]; ok && i < len(rec) {
-			return strings.TrimSpace(rec[i])
-		}
-		return ""
-	}
-	rows := make([]manifestRow, 0, len(recs)-1)
+	rows = make([]csvRow, 0, len(recs)-1)
 	for i, rec := range recs[1:] {
 		if len(rec) == 1 && strings.TrimSpace(rec[0]) == "" {
 			continue
 		}
-		rows = append(rows, manifestRow{
-			line: i + 2, name: get(rec, "name"), displayName: get(rec, "displayname"),
-			title: get(rec, "title"), icon: get(rec, "icon"), module: get(rec, "module"), path: get(rec, "path"),
-		})
+		rows = append(rows, csvRow{line: i + 2, col: col, rec: rec})
 	}
-	return rows, nil
+	return col, rows, nil
 }
 
 // manifestFile resolves a manifest path, relative to the project root. When

@@ -9,6 +9,9 @@ type Options struct {
 	Bundles []string
 	// BMADRoots are BMAD project roots, source trees or v4 trees.
 	BMADRoots []string
+	// Skills is a folder of Agent Skills (SKILL.md folders) every agent
+	// may use; it appears to the model as /skills.
+	Skills string
 }
 
 // Problem is one thing that could not be loaded, with a plain reason.
@@ -17,10 +20,16 @@ type Problem struct {
 	Reason string `json:"reason"`
 }
 
-// Catalog is every agent found, and every problem met on the way.
+// Catalog is every agent and skill found, and every problem met on the
+// way.
 type Catalog struct {
-	Agents   []*Agent
+	Agents []*Agent
+	// Skills are the skills of skills-format projects and of the shared
+	// skills folder, sorted by name within each source.
+	Skills   []*Skill
 	Problems []Problem
+	// SkillsDir is the shared skills folder on disk, "" when none.
+	SkillsDir string
 }
 
 // Load discovers agents: first the bundles, then the BMAD roots, each in
@@ -39,8 +48,12 @@ func Load(opts Options) *Catalog {
 			l.loadRoot(p)
 		}
 	}
+	dir := ""
+	if strings.TrimSpace(opts.Skills) != "" {
+		dir = l.loadSkillsFolder(opts.Skills)
+	}
 	assignIDs(l.agents)
-	return &Catalog{Agents: l.agents, Problems: l.problems}
+	return &Catalog{Agents: l.agents, Skills: l.skills, Problems: l.problems, SkillsDir: dir}
 }
 
 // Find returns the agent with the given id: an exact match first, then a
@@ -62,7 +75,7 @@ func (c *Catalog) Find(id string) (*Agent, bool) {
 		}
 	}
 	for _, a := range c.Agents {
-		if strings.EqualFold(a.ID, id) {
+		if strings.EqualFold(a.ID, id) || (a.SkillName != "" && strings.EqualFold(a.SkillName, id)) {
 			return a, true
 		}
 	}
@@ -113,4 +126,37 @@ func (c *Catalog) EntryPoints() []*Agent {
 		}
 	}
 	return out
+}
+
+// SkillsFor returns the skills agent a may use: those of its project, then
+// those of the shared skills folder.
+func (c *Catalog) SkillsFor(a *Agent) []*Skill {
+	if c == nil {
+		return nil
+	}
+	project := ""
+	if a != nil && a.Home != nil && a.Format == FormatSkill {
+		project = a.Home.ProjectRoot
+	}
+	var own, shared []*Skill
+	for _, s := range c.Skills {
+		switch {
+		case s.Project == "":
+			shared = append(shared, s)
+		case project != "" && s.Project == project:
+			own = append(own, s)
+		}
+	}
+	return append(own, shared...)
+}
+
+// FindSkill returns the skill named name that agent a may use.
+func (c *Catalog) FindSkill(a *Agent, name string) (*Skill, bool) {
+	name = strings.TrimSpace(name)
+	for _, s := range c.SkillsFor(a) {
+		if strings.EqualFold(s.Name, name) {
+			return s, true
+		}
+	}
+	return nil, false
 }

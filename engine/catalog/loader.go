@@ -18,6 +18,7 @@ const maxFileSize = 4 << 20
 // loader collects agents and problems during one Load.
 type loader struct {
 	agents   []*Agent
+	skills   []*Skill
 	problems []Problem
 	seen     map[string]bool // directories already loaded
 }

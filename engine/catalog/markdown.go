@@ -8,6 +8,8 @@ import (
 type frontmatter struct {
 	Name        string
 	Description string
+	// Lifecycle is metadata.lifecycle of a skill ("shim" for an alias).
+	Lifecycle string
 }
 
 // splitFrontmatter returns the "---" YAML header of a markdown file, if any,
@@ -48,6 +50,7 @@ func parseFrontmatter(header string) frontmatter {
 	}
 	fm.Name = scalar(mapGet(root, "name"))
 	fm.Description = scalar(mapGet(root, "description"))
+	fm.Lifecycle = scalar(mapGet(mapGet(root, "metadata"), "lifecycle"))
 	return fm
 }
 

@@ -13,6 +13,8 @@ type AgentSummary struct {
 	Path        string        `json:"path"`
 	Format      Format        `json:"format"`
 	EntryPoint  bool          `json:"entry_point"`
+	Skill       string        `json:"skill,omitempty"`
+	Problem     string        `json:"problem,omitempty"`
 	Menu        []MenuSummary `json:"menu"`
 }
 
@@ -29,6 +31,8 @@ type MenuSummary struct {
 	Data             string `json:"data,omitempty"`
 	Action           string `json:"action,omitempty"`
 	ValidateWorkflow string `json:"validate_workflow,omitempty"`
+	Skill            string `json:"skill,omitempty"`
+	Prompt           string `json:"prompt,omitempty"`
 }
 
 // Summary returns the short view of a.
@@ -36,13 +40,14 @@ func (a *Agent) Summary() AgentSummary {
 	s := AgentSummary{
 		ID: a.ID, Name: a.Name, Title: a.Title, Icon: a.Icon, Description: a.Description,
 		Source: a.Source, Module: a.Module, Path: a.Path, Format: a.Format, EntryPoint: a.EntryPoint,
+		Skill: a.SkillName, Problem: a.Problem,
 		Menu: make([]MenuSummary, 0, len(a.Menu)),
 	}
 	for _, it := range a.Menu {
 		s.Menu = append(s.Menu, MenuSummary{
 			Cmd: it.Cmd, Trigger: it.Trigger, Code: it.Code, Description: it.Description,
 			Workflow: it.Workflow, Exec: it.Exec, Tmpl: it.Tmpl, Data: it.Data,
-			Action: it.Action, ValidateWorkflow: it.ValidateWorkflow,
+			Action: it.Action, ValidateWorkflow: it.ValidateWorkflow, Skill: it.Skill, Prompt: it.Prompt,
 		})
 	}
 	return s
