@@ -36,6 +36,10 @@ func (b *Bot) postGreeting(ctx context.Context, channel, thread string, a *catal
 	var buttons []slack.BlockElement
 	for i, it := range g.Menu {
 		label := shorten(command(it), 70)
+		if (it.Skill != "" || it.Prompt != "") && it.Description != "" {
+			// Skill-format items show their code and what they do.
+			label = shorten(command(it)+" · "+it.Description, 70)
+		}
 		btn := slack.NewButtonBlockElement(fmt.Sprintf("%s:%d", actionMenu, i), command(it), slack.NewTextBlockObject(slack.PlainTextType, label, true, false))
 		buttons = append(buttons, btn)
 	}

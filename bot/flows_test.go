@@ -453,9 +453,9 @@ func TestModelFailureReportedAndRecoverable(t *testing.T) {
 	}
 }
 
-// Two saves of one document in one turn upload as two versions, each with
-// its own content.
-func TestTwoSavesInOneTurnUploadEachVersion(t *testing.T) {
+// Saves of one document in one turn upload it once, with its final bytes;
+// a save in a later turn is the next version.
+func TestSavesInOneTurnUploadOnce(t *testing.T) {
 	r := newRig(t, rigOpts{})
 	r.st.SetChannelDefault(r.slack.TeamID(), channel, "product-lead")
 	r.model.Enqueue(
@@ -463,11 +463,29 @@ func TestTwoSavesInOneTurnUploadEachVersion(t *testing.T) {
 		fakemodel.Reply{ToolCalls: []fakemodel.ToolCall{call("save_output", map[string]string{"path": "prd.md", "content": "version two"})}},
 		fakemodel.Reply{Text: "Saved twice."},
 	)
-	r.mention("write it", "")
-	r.waitFor("two uploads", func() bool { return len(r.slack.Uploads()) == 2 })
+	thread, _ := r.mention("write it", "")
+	r.waitFor("the answer", func() bool {
+		for _, m := range r.botMessages(thread) {
+			if strings.Contains(m.Text, "Saved twice.") {
+				return true
+			}
+		}
+		return false
+	})
 	ups := r.slack.Uploads()
-	if string(ups[0].Content) != "version one" || string(ups[1].Content) != "version two" || ups[1].Title != "prd.md, v2" {
-		t.Fatalf("uploads = %q (%s), %q (%s)", ups[0].Content, ups[0].Title, ups[1].Content, ups[1].Title)
+	if len(ups) != 1 || string(ups[0].Content) != "version two" || ups[0].Title != "prd.md" {
+		t.Fatalf("uploads after one turn = %+v; want one upload of the final bytes", ups)
+	}
+	// The next turn's save is the next version.
+	r.model.Enqueue(
+		fakemodel.Reply{ToolCalls: []fakemodel.ToolCall{call("save_output", map[string]string{"path": "prd.md", "content": "version three"})}},
+		fakemodel.Reply{Text: "Saved again."},
+	)
+	r.reply("once more", thread)
+	r.waitFor("the second upload", func() bool { return len(r.slack.Uploads()) == 2 })
+	ups = r.slack.Uploads()
+	if string(ups[1].Content) != "version three" || ups[1].Title != "prd.md, v2" {
+		t.Fatalf("second upload = %q (%s)", ups[1].Content, ups[1].Title)
 	}
 }
 

@@ -39,6 +39,7 @@ type rig struct {
 }
 
 type rigOpts struct {
+	bmad   []string
 	mutate func(*bot.Config)
 	engine func(*engine.Config)
 }
@@ -49,7 +50,7 @@ func repoRoot(t testing.TB) string { t.Helper(); return fixtures.RepoRoot(t) }
 func newRig(t testing.TB, o rigOpts) *rig {
 	t.Helper()
 	r := &rig{t: t, slack: fakeslack.New(t), model: fakemodel.NewTB(t), data: filepath.Join(t.TempDir(), "data"), opts: o}
-	r.cat = catalog.Load(catalog.Options{Bundles: []string{fixtures.Bundles(t)}})
+	r.cat = catalog.Load(catalog.Options{Bundles: []string{fixtures.Bundles(t)}, BMADRoots: o.bmad})
 	r.start()
 	t.Cleanup(r.shutdown)
 	return r
@@ -67,6 +68,7 @@ func (r *rig) start() {
 		Model: model.New(model.Config{APIKey: "k", BaseURL: r.model.URL(), Model: "m",
 			Sleep: func(ctx context.Context, d time.Duration) error { return ctx.Err() }}),
 		Store:      st,
+		Catalog:    func() *catalog.Catalog { return r.cat },
 		OutputRoot: func(id string) string { d, _ := st.OutputDir(id); return d },
 		InputRoot:  func(id string) string { d, _ := st.InputDir(id); return d },
 	}

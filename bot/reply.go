@@ -46,30 +46,30 @@ type reply struct {
 	lastFlush time.Time
 	notices   []string
 
-	uploads chan upload
-	upDone  chan struct{}
+	// saved holds the documents written this turn, in the order first
+	// written, each with its latest event: a document written several
+	// times in a turn is uploaded once, at the end, with its final bytes.
+	saved []engine.Event
 }
 
 func (b *Bot) newReply(ctx context.Context, it item) *reply {
-	r := &reply{b: b, ctx: ctx, it: it, failed: b.cfg.NoStreaming, uploads: make(chan upload, 64), upDone: make(chan struct{})}
-	go r.uploadLoop()
-	return r
+	return &reply{b: b, ctx: ctx, it: it, failed: b.cfg.NoStreaming}
 }
 
 // emit receives the engine's events; tool events may come from several
 // goroutines at once.
 func (r *reply) emit(ev engine.Event) {
-	switch ev.Kind {
-	case engine.EventOutput:
-		// Read the document now: a later save in the same turn replaces the
-		// file, and each version must upload as it was.
-		data, err := os.ReadFile(ev.HostPath)
-		r.uploads <- upload{ev: ev, data: data, err: err}
-		return
-	}
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	switch ev.Kind {
+	case engine.EventOutput:
+		for i, prev := range r.saved {
+			if prev.Output.Path == ev.Output.Path {
+				r.saved[i] = ev
+				return
+			}
+		}
+		r.saved = append(r.saved, ev)
 	case engine.EventText:
 		r.pending.WriteString(ev.Text)
 		if r.pending.Len() >= flushChars || time.Since(r.lastFlush) >= flushEvery {
@@ -194,12 +194,14 @@ func (r *reply) setStatus(status string) {
 	}
 }
 
-// finish posts the final answer, after the uploads of this turn.
+// finish uploads the documents of this turn, then posts the final answer.
 func (r *reply) finish(res *engine.Result, turnErr error) {
-	close(r.uploads)
-	<-r.upDone
 	r.mu.Lock()
 	defer r.mu.Unlock()
+	for _, ev := range r.saved {
+		data, err := os.ReadFile(ev.HostPath)
+		r.b.upload(r.ctx, r.it, upload{ev: ev, data: data, err: err})
+	}
 	b := r.b
 	final := ""
 	if res != nil {
@@ -254,19 +256,12 @@ func (r *reply) finish(res *engine.Result, turnErr error) {
 	}
 }
 
-// upload is a saved document waiting to be uploaded, as it was when saved.
+// upload is a saved document to upload, with its bytes as read at the end
+// of the turn.
 type upload struct {
 	ev   engine.Event
 	data []byte
 	err  error
-}
-
-// uploadLoop uploads saved outputs to the thread, in order.
-func (r *reply) uploadLoop() {
-	defer close(r.upDone)
-	for u := range r.uploads {
-		r.b.upload(r.ctx, r.it, u)
-	}
 }
 
 // upload sends one saved output to the thread with UploadFile (the v2

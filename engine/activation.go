@@ -47,6 +47,9 @@ func (e *Engine) Activate(s *Session, a *catalog.Agent) (*Greeting, error) {
 		s.Created = e.cfg.Now()
 	}
 	preset := s.Vars // the caller's own values, such as the user's name
+	if a.Format == catalog.FormatSkill {
+		return e.activateSkill(s, a, preset)
+	}
 	v := pathVars(a)
 	v["date"] = s.Date
 	s.Vars = v
@@ -92,7 +95,7 @@ func (e *Engine) Activate(s *Session, a *catalog.Agent) (*Greeting, error) {
 
 	g := greeting(a, v)
 	s.Messages = append(s.Messages[:0],
-		openai.ChatCompletionMessage{Role: openai.ChatMessageRoleSystem, Content: systemPrompt(a, v, toolsFor(s))},
+		openai.ChatCompletionMessage{Role: openai.ChatMessageRoleSystem, Content: systemPrompt(a, v, e.catalog().SkillsFor(a), e.toolsFor(s))},
 		openai.ChatCompletionMessage{Role: openai.ChatMessageRoleUser, Content: sessionFacts(v, missing)},
 		openai.ChatCompletionMessage{Role: openai.ChatMessageRoleAssistant, Content: g.Text},
 	)
@@ -106,6 +109,9 @@ func (e *Engine) Activate(s *Session, a *catalog.Agent) (*Greeting, error) {
 func (e *Engine) Greet(s *Session) *Greeting {
 	if s.Agent == nil {
 		return &Greeting{}
+	}
+	if s.Agent.Format == catalog.FormatSkill {
+		return skillGreeting(s.Agent, s.Vars)
 	}
 	return greeting(s.Agent, s.Vars)
 }
@@ -212,13 +218,14 @@ func greeting(a *catalog.Agent, v vars.Vars) *Greeting {
 	return &Greeting{Intro: intro, Text: b.String(), Menu: a.Menu}
 }
 
-// menuLabel renders a menu item as "*cmd — description".
+// menuLabel renders a menu item as "*cmd — description", "[CP] *cmd —
+// description", or "PRD — description" for a skill-format item.
 func menuLabel(it catalog.MenuItem) string {
 	cmd := "*" + it.Trigger
 	if it.Trigger == "" {
 		cmd = it.Cmd
 	}
-	if it.Code != "" {
+	if it.Code != "" && it.Code != cmd {
 		cmd = "[" + it.Code + "] " + cmd
 	}
 	if it.Description == "" {

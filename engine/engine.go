@@ -6,6 +6,7 @@ import (
 	"log/slog"
 	"time"
 
+	"agentbot/engine/catalog"
 	"agentbot/engine/core"
 	"agentbot/engine/model"
 )
@@ -23,6 +24,10 @@ type Config struct {
 	// OutputRoot and InputRoot return the host folders of a session.
 	OutputRoot func(sessionID string) string
 	InputRoot  func(sessionID string) string
+	// Catalog returns the current catalog, where skills are looked up
+	// (load_skill, the menu shortcut) and the shared skills folder is
+	// found. Nil means no skills.
+	Catalog func() *catalog.Catalog
 	// CoreRoot overrides the embedded core for bundles (AGENTBOT_CORE_ROOT).
 	CoreRoot string
 	// CoreFS is the embedded core (default core.FS).
@@ -93,6 +98,16 @@ func (e *Engine) save(s *Session) error {
 		return nil
 	}
 	return e.cfg.Store.SaveSession(s)
+}
+
+// catalog returns the current catalog, or an empty one.
+func (e *Engine) catalog() *catalog.Catalog {
+	if e.cfg.Catalog != nil {
+		if c := e.cfg.Catalog(); c != nil {
+			return c
+		}
+	}
+	return &catalog.Catalog{}
 }
 
 // NewSessionName returns a short name for an unnamed session, from the clock.

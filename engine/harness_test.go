@@ -34,6 +34,7 @@ type harness struct {
 
 type harnessOpts struct {
 	bmad     []string
+	skills   string
 	mutate   func(*engine.Config)
 	modelCfg func(*model.Config)
 }
@@ -47,13 +48,14 @@ func newHarness(t testing.TB, o harnessOpts) *harness {
 	}
 	t.Cleanup(func() { st.Close() })
 	h.st = st
-	h.cat = catalog.Load(catalog.Options{Bundles: []string{fixtures.Bundles(t)}, BMADRoots: o.bmad})
+	h.cat = catalog.Load(catalog.Options{Bundles: []string{fixtures.Bundles(t)}, BMADRoots: o.bmad, Skills: o.skills})
 	mc := model.Config{APIKey: "fake-key", BaseURL: h.fm.URL(), Model: "fake-model",
 		Sleep: func(ctx context.Context, d time.Duration) error { return ctx.Err() }}
 	if o.modelCfg != nil {
 		o.modelCfg(&mc)
 	}
 	cfg := engine.Config{
+		Catalog:    func() *catalog.Catalog { return h.cat },
 		Model:      model.New(mc),
 		Store:      st,
 		OutputRoot: func(id string) string { d, _ := st.OutputDir(id); return d },

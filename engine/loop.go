@@ -61,10 +61,11 @@ func (e *Engine) Turn(ctx context.Context, s *Session, input string, emit func(E
 	defer sb.Close()
 	res := &Result{}
 	tr := &toolEnv{e: e, s: s, sb: sb}
+	thisTurn := map[string]int{} // output path -> index in s.Outputs, saved this turn
 	tr.saved = func(virtual string, size int64) *Output {
 		tr.mu.Lock()
 		defer tr.mu.Unlock()
-		return e.recordOutput(s, sb, virtual, size, emit)
+		return e.recordOutput(s, sb, virtual, size, thisTurn, emit)
 	}
 
 	repairDangling(s)
@@ -83,7 +84,15 @@ func (e *Engine) Turn(ctx context.Context, s *Session, input string, emit func(E
 	// The menu shortcut: a picked workflow is preloaded before the first
 	// model call.
 	userMsg := input
-	if idx, rest, ok := MatchMenu(s.Agent.Menu, input); ok {
+	idx, rest, ok := MatchMenu(s.Agent.Menu, input)
+	if !ok && s.skillMode() && firstTurn(s) {
+		// A first message that clearly names a menu item is dispatched at
+		// once, as a skill agent's activation asks.
+		if i, hit := MatchIntent(s.Agent.Menu, input); hit {
+			idx, rest, ok = i, "", true
+		}
+	}
+	if ok {
 		it := s.Agent.Menu[idx]
 		if IsPlainHelp(it) {
 			g := greeting(s.Agent, s.Vars)
@@ -113,6 +122,18 @@ func (e *Engine) Turn(ctx context.Context, s *Session, input string, emit func(E
 	return e.loop(ctx, s, tr, res, start, emit)
 }
 
+// firstTurn reports whether the session has had no user message since
+// activation.
+func firstTurn(s *Session) bool {
+	users := 0
+	for _, m := range s.Messages {
+		if m.Role == openai.ChatMessageRoleUser {
+			users++
+		}
+	}
+	return users <= 1
+}
+
 // loop calls the model and runs tools until the model answers without tools.
 func (e *Engine) loop(ctx context.Context, s *Session, tr *toolEnv, res *Result, start time.Time, emit func(Event)) (*Result, error) {
 	emptyRetry := false
@@ -126,7 +147,7 @@ func (e *Engine) loop(ctx context.Context, s *Session, tr *toolEnv, res *Result,
 		e.maybeElide(s)
 		req := model.Request{Messages: requestMessages(s)}
 		if !final {
-			req.Tools = definitions(toolsFor(s))
+			req.Tools = definitions(e.toolsFor(s))
 		}
 		resp, err := e.cfg.Model.Complete(ctx, req, func(d string) { emit(Event{Kind: EventText, Text: d}) })
 		res.Iterations++
@@ -207,17 +228,26 @@ func (e *Engine) runTools(ctx context.Context, tr *toolEnv, calls []openai.ToolC
 	return out
 }
 
-// recordOutput adds a saved document to the session and reports it.
-func (e *Engine) recordOutput(s *Session, sb *sandbox.Sandbox, virtual string, size int64, emit func(Event)) *Output {
+// recordOutput adds a saved document to the session and reports it. A
+// document written several times in one turn is one version: the later
+// writes update it, so it is shared once, with its final bytes.
+func (e *Engine) recordOutput(s *Session, sb *sandbox.Sandbox, virtual string, size int64, thisTurn map[string]int, emit func(Event)) *Output {
 	rel := outputRel(virtual)
-	version := 1
-	for _, o := range s.Outputs {
-		if o.Path == rel && o.Version >= version {
-			version = o.Version + 1
+	var out Output
+	if i, ok := thisTurn[rel]; ok {
+		s.Outputs[i].Size, s.Outputs[i].Time = size, e.cfg.Now()
+		out = s.Outputs[i]
+	} else {
+		version := 1
+		for _, o := range s.Outputs {
+			if o.Path == rel && o.Version >= version {
+				version = o.Version + 1
+			}
 		}
+		out = Output{Path: rel, Size: size, Version: version, Time: e.cfg.Now()}
+		thisTurn[rel] = len(s.Outputs)
+		s.Outputs = append(s.Outputs, out)
 	}
-	out := Output{Path: rel, Size: size, Version: version, Time: e.cfg.Now()}
-	s.Outputs = append(s.Outputs, out)
 	host, _ := sb.HostPath(virtual)
 	emit(Event{Kind: EventOutput, Output: &out, HostPath: host, Status: "saved " + rel})
 	return &out

@@ -2,6 +2,7 @@ package engine
 
 import (
 	"fmt"
+	"regexp"
 	"strconv"
 	"strings"
 
@@ -40,7 +41,8 @@ func MatchMenu(menu []catalog.MenuItem, input string) (int, string, bool) {
 		return -1, "", false
 	}
 	for i, it := range menu {
-		if strings.ToLower(it.Trigger) == h || strings.ToLower(strings.TrimPrefix(it.Cmd, "*")) == h {
+		if strings.ToLower(it.Trigger) == h || strings.ToLower(strings.TrimPrefix(it.Cmd, "*")) == h ||
+			(it.Skill != "" && strings.ToLower(it.Skill) == h) {
 			return i, rest, true
 		}
 	}
@@ -62,6 +64,12 @@ func shortcutCalls(it catalog.MenuItem, exists func(string) bool) []openai.ToolC
 		calls = append(calls, newCall(tool, map[string]string{key: val}))
 	}
 	switch {
+	case it.Skill != "":
+		calls = append(calls, newCall(ToolLoadSkill, loadSkillArgs{Name: it.Skill}))
+	case it.Prompt != "":
+		if m := skillMention.FindStringSubmatch(it.Prompt); m != nil {
+			calls = append(calls, newCall(ToolLoadSkill, loadSkillArgs{Name: m[1]}))
+		}
 	case it.Workflow != "" && !strings.EqualFold(it.Workflow, "todo"):
 		add(ToolPreloadWorkflow, "workflow_path", it.Workflow)
 	case it.ValidateWorkflow != "":
@@ -94,6 +102,14 @@ func pickNote(a *catalog.Agent, idx int, it catalog.MenuItem, input, rest string
 	b.WriteString(input)
 	fmt.Fprintf(&b, "\n\n(The user picked menu item %d: %s.", idx+1, menuLabel(it))
 	switch {
+	case it.Prompt != "":
+		b.WriteString(" Carry out its prompt now as my instruction: ")
+		b.WriteString(it.Prompt)
+		if preloaded {
+			b.WriteString(" The skill it names is loaded above by the runtime, customization and config already resolved; keep your persona.")
+		}
+	case it.Skill != "" && preloaded:
+		fmt.Fprintf(&b, " The runtime loaded the skill %s above, customization and config resolved: run it now, keeping your persona, and stop at the first point that needs my input.", it.Skill)
 	case preloaded:
 		b.WriteString(" Its files are loaded above by the runtime; start executing it now, following the workflow engine instructions exactly, and stop at the first point that needs my input.")
 	case strings.HasPrefix(it.Action, "#"):
@@ -114,6 +130,86 @@ func pickNote(a *catalog.Agent, idx int, it catalog.MenuItem, input, rest string
 	}
 	b.WriteString(")")
 	return b.String()
+}
+
+// skillMention finds the first `bmad-…` or skill: name a prompt names.
+var skillMention = regexp.MustCompile("(?:`|skill:)([a-z0-9][a-z0-9-]*[a-z0-9])`?")
+
+// MatchIntent finds the menu item a first message clearly names inside a
+// sentence: a code written as its own word ("let's write the PRD"), a skill
+// name, or a description whose words the message carries. It reports false
+// when nothing or more than one item fits.
+func MatchIntent(menu []catalog.MenuItem, input string) (int, bool) {
+	words := strings.FieldsFunc(input, func(r rune) bool {
+		return !(r == '-' || r == '_' || r >= '0' && r <= '9' || r >= 'A' && r <= 'Z' || r >= 'a' && r <= 'z' || r > 127)
+	})
+	if len(words) == 0 || len(words) > 30 {
+		return -1, false
+	}
+	pick := func(match func(catalog.MenuItem) bool) (int, bool) {
+		found := -1
+		for i, it := range menu {
+			if match(it) {
+				if found >= 0 {
+					return -1, false
+				}
+				found = i
+			}
+		}
+		return found, found >= 0
+	}
+	if i, ok := pick(func(it catalog.MenuItem) bool {
+		for _, w := range words {
+			if (it.Code != "" && len(it.Code) >= 2 && w == strings.ToUpper(w) && strings.EqualFold(w, it.Code)) ||
+				(it.Skill != "" && strings.EqualFold(w, it.Skill)) {
+				return true
+			}
+		}
+		return false
+	}); ok {
+		return i, true
+	}
+	// Description match: the item's distinctive words in the message.
+	in := map[string]bool{}
+	for _, w := range words {
+		in[stem(w)] = true
+	}
+	best, bestScore, second := -1, 0, 0
+	for i, it := range menu {
+		score := 0
+		for _, w := range strings.Fields(strings.ToLower(it.Description + " " + strings.TrimPrefix(it.Skill, "bmad-"))) {
+			w = strings.Trim(w, ".,;:()—-'\"")
+			if len(w) >= 4 && !stopWords[w] && in[stem(w)] {
+				score++
+			}
+		}
+		switch {
+		case score > bestScore:
+			best, second, bestScore = i, bestScore, score
+		case score > second:
+			second = score
+		}
+	}
+	if bestScore >= 2 && second == 0 {
+		return best, true
+	}
+	return -1, false
+}
+
+// stem folds a word for loose matching: lower case, a plural "s" dropped.
+func stem(w string) string {
+	w = strings.ToLower(w)
+	if len(w) > 4 && strings.HasSuffix(w, "s") {
+		w = w[:len(w)-1]
+	}
+	return w
+}
+
+// stopWords are words too common to say which item is meant.
+var stopWords = map[string]bool{
+	"with": true, "that": true, "this": true, "from": true, "your": true, "into": true, "through": true,
+	"when": true, "will": true, "what": true, "want": true, "need": true, "help": true, "create": true,
+	"update": true, "make": true, "about": true, "their": true, "them": true, "then": true, "also": true,
 }
 
 // IsPlainHelp reports whether a menu item is a plain *help, with no handler

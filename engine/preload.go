@@ -64,7 +64,7 @@ var preloadTool = register(define(Tool{
 	Description: "Load a workflow in one call: its workflow.yaml with variables resolved, its instructions, template and config, the workflow engine task, and the elicitation task when the instructions use it. Call it before running any workflow.",
 	Schema:      `{"type":"object","properties":{"workflow_path":{"type":"string","description":"Path of the workflow.yaml, as given in the menu"}},"required":["workflow_path"],"additionalProperties":false}`,
 	Rule:        "To start a workflow, call preload_workflow with its workflow.yaml path, then follow the workflow engine it returns.",
-	Offered:     func(s *Session) bool { return !s.skillMode() },
+	Offered:     func(o Offer) bool { return !o.SkillFormat },
 	Summary: summarize(func(r PreloadResult, size int) string {
 		return fmt.Sprintf("workflow %s loaded (%d bytes)", r.Workflow, size)
 	}),

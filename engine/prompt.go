@@ -14,7 +14,7 @@ import (
 // system prompt.
 const fileRules = `## How you work with files
 - Files are reached only through tools.
-- Folders: /project is the agent's bundle or project (read-only), /core the core tasks (read-only), /outputs this session's documents (read-write), /inputs files the user shared (read-only).
+- Folders: /project is the agent's bundle or project, /core the core tasks, /inputs files the user shared, /skills shared skills (all read-only); /outputs holds this session's documents.
 - Variables in {single braces} are resolved for you by the tools; {{double}} placeholders are yours to fill from the conversation.
 - If a tool returns an error, read it and recover: fix the path or the arguments, or ask the user.`
 
@@ -42,20 +42,11 @@ func toolRules(tools []Tool) string {
 // systemPrompt renders the byte-stable system prompt of a session: persona,
 // activation, rules, menu, handlers, prompts, tool rules and variables. It
 // holds no clock and no ids.
-func systemPrompt(a *catalog.Agent, v vars.Vars, tools []Tool) string {
-	x := func(s string) string {
-		out, _ := vars.ExpandPartial(s, v)
-		return strings.TrimSpace(out)
-	}
+func systemPrompt(a *catalog.Agent, v vars.Vars, skills []*catalog.Skill, tools []Tool) string {
+	x := expander(v)
 	var b strings.Builder
-	fmt.Fprintf(&b, "You are %s", a.Name)
-	if a.Title != "" {
-		fmt.Fprintf(&b, ", %s", a.Title)
-	}
-	if a.Icon != "" {
-		fmt.Fprintf(&b, " %s", a.Icon)
-	}
-	b.WriteString(". Fully embody this persona and follow its instructions.\n")
+	writeIdentity(&b, a)
+	b.WriteString(" Fully embody this persona and follow its instructions.\n")
 
 	p := a.Persona
 	if p.Role+p.Identity+p.CommunicationStyle+p.Principles != "" {
@@ -113,20 +104,10 @@ func systemPrompt(a *catalog.Agent, v vars.Vars, tools []Tool) string {
 			fmt.Fprintf(&b, "### #%s\n%s\n", pr.ID, x(pr.Content))
 		}
 	}
+	writeSkills(&b, skills, "")
 	b.WriteString("\n")
 	b.WriteString(toolRules(tools))
-	b.WriteString("\n\n## Variables\n")
-	keys := make([]string, 0, len(v))
-	for k := range v {
-		if k == "date" { // the date lives in a message, so the prompt stays byte-stable
-			continue
-		}
-		keys = append(keys, k)
-	}
-	sort.Strings(keys)
-	for _, k := range keys {
-		fmt.Fprintf(&b, "- {%s} = %s\n", k, v[k])
-	}
+	writeVariables(&b, v)
 	return b.String()
 }
 
@@ -139,4 +120,42 @@ func field(b *strings.Builder, name, val string) {
 // oneBlock indents continuation lines so a multi-line value stays one item.
 func oneBlock(s string) string {
 	return strings.ReplaceAll(s, "\n", "\n   ")
+}
+
+// expander resolves the variables of v in prompt text, leaving unknown
+// names for the model.
+func expander(v vars.Vars) func(string) string {
+	return func(s string) string {
+		out, _ := vars.ExpandPartial(s, v)
+		return strings.TrimSpace(out)
+	}
+}
+
+// writeIdentity writes "You are Name, Title Icon."
+func writeIdentity(b *strings.Builder, a *catalog.Agent) {
+	fmt.Fprintf(b, "You are %s", a.Name)
+	if a.Title != "" {
+		fmt.Fprintf(b, ", %s", a.Title)
+	}
+	if a.Icon != "" {
+		fmt.Fprintf(b, " %s", a.Icon)
+	}
+	b.WriteString(".")
+}
+
+// writeVariables lists the session's variables, sorted. The date lives in
+// a message, so the prompt stays byte-stable; customization fields have
+// their own sections.
+func writeVariables(b *strings.Builder, v vars.Vars) {
+	b.WriteString("\n\n## Variables\n")
+	keys := make([]string, 0, len(v))
+	for k := range v {
+		if k != "date" && isRuntimeVar(k) {
+			keys = append(keys, k)
+		}
+	}
+	sort.Strings(keys)
+	for _, k := range keys {
+		fmt.Fprintf(b, "- {%s} = %s\n", k, v[k])
+	}
 }

@@ -23,9 +23,9 @@ type readArgs struct {
 // readFileTool reads a file under an allowed folder.
 var readFileTool = register(define(Tool{
 	Name:        ToolReadFile,
-	Description: "Read a text file: a bundle or project file under /project, a core task under /core, a document under /outputs or a file the user shared under /inputs. {variables} in the path are resolved.",
-	Schema:      `{"type":"object","properties":{"path":{"type":"string","description":"File path, e.g. {project-root}/bmad/bmm/config.yaml or /outputs/prd.md"}},"required":["path"],"additionalProperties":false}`,
-	Rule:        "To load a file, call read_file. Never say you loaded, read or followed a file without calling the tool in this conversation; never merely acknowledge an instruction to load something.",
+	Description: "Read a text file under /project, /core, /outputs, /inputs or /skills. {variables} in the path resolve.",
+	Schema:      `{"type":"object","properties":{"path":{"type":"string","description":"e.g. {project-root}/docs/brief.md or /outputs/prd.md"}},"required":["path"],"additionalProperties":false}`,
+	Rule:        "Load files with read_file; never say you read or followed a file you did not load in this conversation, and never merely acknowledge an instruction to load something.",
 	Summary: summarize(func(r ReadResult, size int) string {
 		return fmt.Sprintf("%s (%d bytes)", r.Path, len(r.Content))
 	}),

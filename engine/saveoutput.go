@@ -28,9 +28,9 @@ type saveArgs struct {
 // saveOutputTool writes a whole document under /outputs.
 var saveOutputTool = register(define(Tool{
 	Name:        ToolSaveOutput,
-	Description: "Save a document to this session's output folder (/outputs). Relative paths and {output_folder} land there; folders are created. Saving the same path again makes a new version. The user receives every saved document as a file.",
-	Schema:      `{"type":"object","properties":{"path":{"type":"string","description":"Where to save, e.g. prd.md or {output_folder}/product-brief.md"},"content":{"type":"string","description":"The whole document"}},"required":["path","content"],"additionalProperties":false}`,
-	Rule:        "Save every document you produce with save_output, after each step that changes it, not only at the end. Relative paths and {output_folder} land in this session's output folder; each saved document is shared with the user as a file.",
+	Description: "Save a whole document under /outputs (relative paths and {output_folder} land there). Saving a path again makes a new version; the user gets each document as a file.",
+	Schema:      `{"type":"object","properties":{"path":{"type":"string","description":"e.g. prd.md or {output_folder}/brief.md"},"content":{"type":"string","description":"the whole document"}},"required":["path","content"],"additionalProperties":false}`,
+	Rule:        "Save each document you produce with save_output after every step that changes it, not only at the end.",
 	Summary: summarize(func(r SaveResult, size int) string {
 		return fmt.Sprintf("saved %s (%d bytes)", r.Path, r.Bytes)
 	}),

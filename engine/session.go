@@ -28,6 +28,8 @@ type Session struct {
 	// Messages is the transcript. It only grows; Messages[0] is the system
 	// prompt.
 	Messages []openai.ChatCompletionMessage `json:"messages"`
+	// Skill is the skill the session runs, set when a skill is loaded.
+	Skill *ActiveSkill `json:"skill,omitempty"`
 	// Elided is how many leading messages have their bulky tool results
 	// replaced by a stub in requests.
 	Elided  int      `json:"elided"`

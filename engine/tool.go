@@ -28,7 +28,7 @@ type Tool struct {
 	// Rule is the tool's line in the system prompt's tool rules ("" for none).
 	Rule string
 	// Offered reports whether a session is offered the tool (nil: always).
-	Offered func(s *Session) bool
+	Offered func(o Offer) bool
 	// Status is the short human line for a call, such as "reading prd.md".
 	Status func(args string) string
 	// Run executes a call. Bad arguments become an error result.
@@ -82,8 +82,10 @@ type toolEnv struct {
 	sb *sandbox.Sandbox
 	// saved records a document written by a call, for events and the session.
 	saved func(virtual string, size int64) *Output
-	// mu guards session fields tools change while calls run in parallel.
-	mu sync.Mutex
+	// mu guards session fields tools change while calls run in parallel;
+	// editMu serializes read-modify-write edits of documents.
+	mu     sync.Mutex
+	editMu sync.Mutex
 }
 
 // define builds a Tool from typed pieces: args of type A are decoded from
@@ -149,11 +151,25 @@ func lookupTool(name string) (Tool, bool) {
 	return t, ok
 }
 
+// Offer is what decides which tools a session is offered.
+type Offer struct {
+	// SkillFormat is set for a skill-format agent (BMAD 6.4+, Agent Skills).
+	SkillFormat bool
+	// Skills is set when the agent may load skills.
+	Skills bool
+}
+
+// offer returns what decides the tools of a session.
+func (e *Engine) offer(s *Session) Offer {
+	return Offer{SkillFormat: s.skillMode(), Skills: len(e.catalog().SkillsFor(s.Agent)) > 0}
+}
+
 // toolsFor returns the tools a session is offered, sorted by name.
-func toolsFor(s *Session) []Tool {
+func (e *Engine) toolsFor(s *Session) []Tool {
+	o := e.offer(s)
 	var out []Tool
 	for _, t := range allTools() {
-		if t.Offered == nil || t.Offered(s) {
+		if t.Offered == nil || t.Offered(o) {
 			out = append(out, t)
 		}
 	}
@@ -175,9 +191,9 @@ func definitions(tools []Tool) []openai.Tool {
 func ToolDefinitions() []openai.Tool { return definitions(allTools()) }
 
 // ToolNames returns the names of the tools a session is offered.
-func ToolNames(s *Session) []string {
+func (e *Engine) ToolNames(s *Session) []string {
 	var out []string
-	for _, t := range toolsFor(s) {
+	for _, t := range e.toolsFor(s) {
 		out = append(out, t.Name)
 	}
 	return out
@@ -187,8 +203,8 @@ func ToolNames(s *Session) []string {
 // and unknown tools become error results the model can recover from.
 func (env *toolEnv) runCall(ctx context.Context, tc openai.ToolCall) ToolResult {
 	t, ok := lookupTool(tc.Function.Name)
-	if !ok || (t.Offered != nil && !t.Offered(env.s)) {
-		return errResult("unknown tool %q; the tools are %s", tc.Function.Name, strings.Join(ToolNames(env.s), ", "))
+	if !ok || (t.Offered != nil && !t.Offered(env.e.offer(env.s))) {
+		return errResult("unknown tool %q; the tools are %s", tc.Function.Name, strings.Join(env.e.ToolNames(env.s), ", "))
 	}
 	args := strings.TrimSpace(tc.Function.Arguments)
 	if args == "" {

@@ -51,7 +51,7 @@ func TestToolsAreWhole(t *testing.T) {
 // An unknown tool, or one the session is not offered, is an error result
 // naming the tools there are.
 func TestUnknownTool(t *testing.T) {
-	env := &toolEnv{s: &Session{}}
+	env := &toolEnv{e: New(Config{}), s: &Session{}}
 	r := env.runCall(context.Background(), openai.ToolCall{Function: openai.FunctionCall{Name: "rm_rf", Arguments: "{}"}})
 	if !strings.Contains(r.Failure(), `unknown tool "rm_rf"`) || !strings.Contains(r.Failure(), ToolReadFile) {
 		t.Fatalf("unknown tool gave %q", r.Failure())

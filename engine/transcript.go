@@ -117,5 +117,14 @@ func (e *Engine) openSandbox(s *Session) (*sandbox.Sandbox, error) {
 	if e.cfg.InputRoot != nil {
 		cfg.InputRoot = e.cfg.InputRoot(s.ID)
 	}
-	return sandbox.Open(cfg)
+	cfg.SkillsRoot = e.catalog().SkillsDir
+	cfg.OutputAliases = outputAliases(a)
+	sb, err := sandbox.Open(cfg)
+	if err != nil {
+		return nil, err
+	}
+	if s.Skill != nil {
+		sb.SetBase(s.Skill.Root, s.Skill.Vars)
+	}
+	return sb, nil
 }

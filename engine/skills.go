@@ -1,0 +1,547 @@
+package engine
+
+import (
+	"encoding/json"
+	"fmt"
+	"path"
+	"path/filepath"
+	"regexp"
+	"strings"
+
+	openai "github.com/sashabaranov/go-openai"
+
+	"agentbot/engine/catalog"
+	"agentbot/engine/custom"
+	"agentbot/engine/sandbox"
+	"agentbot/engine/vars"
+)
+
+// ActiveSkill is the skill a session runs: its name, its folder as the
+// model sees it, and the variables it resolved ({skill-root},
+// {workflow.X}), so relative paths keep working on later turns.
+type ActiveSkill struct {
+	Name string            `json:"name"`
+	Root string            `json:"root"`
+	Vars map[string]string `json:"vars,omitempty"`
+}
+
+// Limits of what the runtime loads into a skill's context.
+const (
+	maxFactBytes      = 64 << 10  // persistent facts loaded from files, all together
+	maxActivationFile = 64 << 10  // one file a skill's On Activation names
+	maxActivationAll  = 128 << 10 // all of them together
+	maxSkillFiles     = 200       // names in a skill's file list
+)
+
+// runtimeLimits says plainly what a chat runtime lacks, for skill agents.
+const runtimeLimits = `## This runtime
+A chat, not a coding tool: no shell, uv, python, git, web search or subagents.
+- Customization and config are already resolved and given to you: skip resolve_customization.py / resolve_config.py steps and config loads.
+- memlog.py lines are the memlog tool.
+- Subagent work: do it inline, one piece at a time.
+- Other scripts' checks: do them by judgment from the data file the script reads, and tell the user the check was done by hand.
+- Web research, a repository or a shell: say plainly you lack it and ask the user to paste the material; never pretend.`
+
+// activateSkill activates a skill-format agent with no model call: the
+// customization and config are resolved in Go, the persona and facts go
+// into the byte-stable system prompt, and the greeting and menu are the
+// agent's own. An agent whose customization is invalid does not start.
+func (e *Engine) activateSkill(s *Session, a *catalog.Agent, preset map[string]string) (*Greeting, error) {
+	if a.Problem != "" {
+		return nil, fmt.Errorf("agent %s cannot start: %s", a.ID, a.Problem)
+	}
+	v := skillVars(a)
+	v["date"] = s.Date
+	for k, val := range preset {
+		if !vars.IsPinned(k) && val != "" {
+			v[k] = val
+		}
+	}
+	s.Vars = v
+	s.Skill = nil
+	if root := v["skill-root"]; root != "" {
+		s.Skill = &ActiveSkill{Name: a.SkillName, Root: root, Vars: map[string]string{"skill-root": root, "skill-name": a.SkillName}}
+	}
+	sb, err := e.openSandbox(s)
+	if err != nil {
+		return nil, fmt.Errorf("activate %s: %w", a.ID, err)
+	}
+	defer sb.Close()
+	g := skillGreeting(a, v)
+	s.Messages = append(s.Messages[:0],
+		openai.ChatCompletionMessage{Role: openai.ChatMessageRoleSystem, Content: skillPrompt(a, v, sb, e.catalog().SkillsFor(a), e.toolsFor(s))},
+		openai.ChatCompletionMessage{Role: openai.ChatMessageRoleUser, Content: skillSessionFacts(a, v)},
+		openai.ChatCompletionMessage{Role: openai.ChatMessageRoleAssistant, Content: g.Text},
+	)
+	if err := e.save(s); err != nil {
+		return nil, fmt.Errorf("activate %s: save session: %w", a.ID, err)
+	}
+	return g, nil
+}
+
+// skillSessionFacts is the first user-role message of a skill agent's
+// session: the date, and the activation steps the runtime cannot run
+// itself, handed to the first model call.
+func skillSessionFacts(a *catalog.Agent, v vars.Vars) string {
+	var b strings.Builder
+	fmt.Fprintf(&b, "[session start] Today's date for this session is %s. Your activation is done; you greeted me and showed the menu.", v["date"])
+	steps := func(title string, list []string) {
+		if len(list) == 0 {
+			return
+		}
+		fmt.Fprintf(&b, "\n%s:", title)
+		for i, st := range list {
+			out, _ := vars.ExpandPartial(st, v)
+			fmt.Fprintf(&b, "\n%d. %s", i+1, out)
+		}
+	}
+	if len(a.Prepend)+len(a.Append) > 0 {
+		b.WriteString("\nBefore your first answer, carry out these customized activation steps, in order, and confirm each was done:")
+		steps("Before the persona (activation_steps_prepend)", a.Prepend)
+		steps("After the greeting (activation_steps_append)", a.Append)
+	}
+	return b.String()
+}
+
+// skillVars returns the variables of a skill-format agent's session: the
+// sandbox's folders, the project's central config with BMAD's artifact
+// folders mapped to /outputs, {skill-root}, {skill-name} and {agent.X}.
+func skillVars(a *catalog.Agent) vars.Vars {
+	v := pathVars(a)
+	if a.Home != nil {
+		mergeConfig(v, a.Home.Config)
+		mapOutputs(v, a.Home.OutputFolder)
+	}
+	if a.SkillName != "" {
+		v["skill-name"] = a.SkillName
+		if root := skillRootOf(a); root != "" {
+			v["skill-root"] = root
+		}
+	}
+	for k, val := range a.Fields {
+		v[k] = val
+	}
+	return v
+}
+
+// mapOutputs points config values under the project's artifact folder
+// (/project/_bmad-output/...) at the session's /outputs.
+func mapOutputs(v vars.Vars, outputFolder string) {
+	if outputFolder == "" {
+		return
+	}
+	alias := path.Join(sandbox.ProjectDir, outputFolder)
+	for k, val := range v {
+		if rest, ok := strings.CutPrefix(val, alias); ok && (rest == "" || rest[0] == '/') {
+			v[k] = sandbox.OutputDir + rest
+		}
+	}
+}
+
+// outputAliases are the virtual folders a session's sandbox maps to /outputs.
+func outputAliases(a *catalog.Agent) []string {
+	if a == nil || a.Home == nil || a.Home.OutputFolder == "" {
+		return nil
+	}
+	return []string{path.Join(sandbox.ProjectDir, a.Home.OutputFolder)}
+}
+
+// skillRootOf is the virtual folder of a skill agent's own skill.
+func skillRootOf(a *catalog.Agent) string {
+	if a.Home == nil || a.Home.ProjectRoot == "" || a.Path == "" {
+		return ""
+	}
+	rel, err := filepath.Rel(a.Home.ProjectRoot, filepath.Dir(a.Path))
+	if err != nil || !filepath.IsLocal(rel) {
+		return ""
+	}
+	return path.Join(sandbox.ProjectDir, filepath.ToSlash(rel))
+}
+
+// isRuntimeVar reports whether a variable is shown in the prompt's list of
+// variables: customization fields are shown in their own sections.
+func isRuntimeVar(name string) bool {
+	return !strings.HasPrefix(name, "agent.") && !strings.HasPrefix(name, "workflow.")
+}
+
+// loadFacts loads persistent facts: "file:" entries are paths or globs
+// (under {project-root}) whose contents become facts, "skill:" entries name
+// skills to consult, and other entries are facts verbatim. Files are loaded
+// up to maxFactBytes in all; what does not fit is named, not loaded.
+func loadFacts(sb *sandbox.Sandbox, facts []string) (loaded []FileContent, plain, skills, notes []string) {
+	budget := maxFactBytes
+	for _, f := range facts {
+		switch {
+		case strings.HasPrefix(f, "file:"):
+			pattern := strings.TrimSpace(strings.TrimPrefix(f, "file:"))
+			names, err := sb.Glob(pattern)
+			if err != nil && len(names) == 0 {
+				notes = append(notes, fmt.Sprintf("fact file %s: %v", pattern, err))
+				continue
+			}
+			if len(names) == 0 {
+				notes = append(notes, fmt.Sprintf("fact file %s: no file matches", pattern))
+			}
+			for _, n := range names {
+				if strings.HasSuffix(n, "/") {
+					continue
+				}
+				data, virtual, err := sb.ReadFile(n)
+				switch {
+				case err != nil:
+					notes = append(notes, fmt.Sprintf("fact file %s: %v", n, err))
+				case len(data) > budget:
+					notes = append(notes, fmt.Sprintf("fact file %s (%s) was not loaded: the facts' size cap is reached; read it with read_file when it matters", virtual, sandbox.SizeText(int64(len(data)))))
+				default:
+					budget -= len(data)
+					loaded = append(loaded, FileContent{Path: virtual, Content: string(data)})
+				}
+			}
+		case strings.HasPrefix(f, "skill:"):
+			skills = append(skills, strings.TrimSpace(strings.TrimPrefix(f, "skill:")))
+		default:
+			plain = append(plain, f)
+		}
+	}
+	return loaded, plain, skills, notes
+}
+
+// skillPrompt renders the byte-stable system prompt of a skill-format
+// agent: its skill file with placeholders resolved, its facts, its menu,
+// the skills it may load, what the runtime lacks, the tool rules and the
+// variables.
+func skillPrompt(a *catalog.Agent, v vars.Vars, sb *sandbox.Sandbox, skills []*catalog.Skill, tools []Tool) string {
+	x := expander(v)
+	var b strings.Builder
+	writeIdentity(&b, a)
+	if a.SkillName != "" {
+		b.WriteString(" The runtime did your activation up to the greeting (customization resolved below, facts and config loaded, greeting and menu shown): continue from the dispatch, and follow your skill file's standing instructions.")
+	}
+	b.WriteString("\n")
+	if a.Instructions != "" {
+		name := a.SkillName
+		if name == "" {
+			name = a.ID
+		}
+		fmt.Fprintf(&b, "\n## Your skill file (%s)\n%s\n", name, x(a.Instructions))
+	}
+	loaded, plain, factSkills, notes := loadFacts(sb, a.Facts)
+	if len(loaded)+len(plain)+len(factSkills)+len(notes) > 0 {
+		b.WriteString("\n## Persistent facts\n")
+		for _, f := range plain {
+			fmt.Fprintf(&b, "- %s\n", oneBlock(x(f)))
+		}
+		for _, s := range factSkills {
+			fmt.Fprintf(&b, "- Consult the skill %s (load_skill) when it is relevant.\n", s)
+		}
+		for _, n := range notes {
+			fmt.Fprintf(&b, "- (%s)\n", n)
+		}
+		for _, f := range loaded {
+			fmt.Fprintf(&b, "\n### %s\n%s\n", f.Path, strings.TrimSpace(f.Content))
+		}
+	}
+	if len(a.Menu) > 0 && !strings.Contains(a.Instructions, "{agent.menu}") {
+		// A skill file that renders {agent.menu} has the menu already.
+		b.WriteString("\n## Menu (by number, code, skill or description)\n")
+		for i, it := range a.Menu {
+			fmt.Fprintf(&b, "%d. %s", i+1, menuLabel(it))
+			if it.Skill != "" {
+				fmt.Fprintf(&b, " → skill %s", it.Skill)
+			} else if it.Prompt != "" {
+				b.WriteString(" → runs its prompt")
+			}
+			b.WriteString("\n")
+		}
+	}
+	writeSkills(&b, skills, a.SkillName)
+	b.WriteString("\n")
+	b.WriteString(runtimeLimits)
+	b.WriteString("\n\n")
+	b.WriteString(toolRules(tools))
+	writeVariables(&b, v)
+	return b.String()
+}
+
+// skillGreeting is a skill agent's greeting: its icon first, the user's
+// name, who it is, the mention of bmad-help, then the numbered menu.
+func skillGreeting(a *catalog.Agent, v vars.Vars) *Greeting {
+	var b strings.Builder
+	if a.Icon != "" {
+		b.WriteString(a.Icon + " ")
+	}
+	b.WriteString("Hello")
+	if n := v["user_name"]; n != "" {
+		b.WriteString(" " + n)
+	}
+	fmt.Fprintf(&b, "! I'm %s", a.Name)
+	if a.Title != "" && a.Title != a.Name {
+		b.WriteString(", your " + a.Title)
+	}
+	b.WriteString(".")
+	if a.Module != "" || strings.HasPrefix(a.SkillName, "bmad-") {
+		b.WriteString(" You can invoke the `bmad-help` skill at any time for advice on what to do next.")
+	}
+	if len(a.Menu) > 0 {
+		b.WriteString(" Here is what I can do:")
+	}
+	intro := b.String()
+	b.WriteString("\n")
+	for i, it := range a.Menu {
+		fmt.Fprintf(&b, "\n%d. %s", i+1, menuLabel(it))
+	}
+	if len(a.Menu) > 0 {
+		b.WriteString("\n\nPick a number or a code, or just tell me what you need.")
+	}
+	return &Greeting{Intro: intro, Text: b.String(), Menu: a.Menu}
+}
+
+// writeSkills lists the skills an agent may load, each with its name and a
+// one-line description, and what it needs that the runtime lacks.
+func writeSkills(b *strings.Builder, skills []*catalog.Skill, self string) {
+	if len(skills) == 0 {
+		return
+	}
+	b.WriteString("\n## Skills you can load (load_skill; a skill you start keeps your persona)\n")
+	for _, s := range skills {
+		if s.Name == self || s.Kind == catalog.SkillAgent {
+			continue
+		}
+		fmt.Fprintf(b, "- %s: %s", s.Name, catalog.OneLine(s.Description, 72))
+		switch {
+		case s.AliasOf != "":
+			fmt.Fprintf(b, " (old name of %s)", s.AliasOf)
+		case s.Needs != "":
+			fmt.Fprintf(b, " (needs %s: not here; ask for pasted material)", s.Needs)
+		}
+		b.WriteString("\n")
+	}
+}
+
+// SkillResult is load_skill's answer: everything a skill needs to run, as
+// the menu shortcut preloads it.
+type SkillResult struct {
+	Skill string `json:"skill"`
+	Kind  string `json:"kind"`
+	// Root is the skill's folder; bare paths resolve there.
+	Root string `json:"skill_root"`
+	Note string `json:"note"`
+	// AliasOf is set when the name asked for is an old name of this skill.
+	AliasOf string `json:"loaded_for,omitempty"`
+	// Limitation says what the skill needs that this runtime lacks.
+	Limitation string `json:"limitation,omitempty"`
+	// SkillMD is SKILL.md with its placeholders resolved; BoundByYou lists
+	// the run-time names left for the model ({doc_workspace}, ...).
+	SkillMD    string   `json:"skill_md"`
+	BoundByYou []string `json:"bound_by_you,omitempty"`
+	// Customization is the resolved customize.toml table, as JSON.
+	Customization json.RawMessage   `json:"customization,omitempty"`
+	Config        map[string]string `json:"config,omitempty"`
+	Files         []string          `json:"files"`
+	Activation    []FileContent     `json:"activation_files,omitempty"`
+	Facts         []FileContent     `json:"facts,omitempty"`
+	Notes         []string          `json:"notes,omitempty"`
+}
+
+// Failure is "" for a skill that loaded.
+func (SkillResult) Failure() string { return "" }
+
+// activationPath finds the files a skill's On Activation section names:
+// {skill-root}/…, {project-root}/… and bare relative paths with an
+// extension.
+var activationPath = regexp.MustCompile("(?:\\{(?:skill-root|project-root)\\}/|\\./|\\b)((?:[A-Za-z0-9_.-]+/)*[A-Za-z0-9_-]+\\.(?:md|xml|yaml|yml|csv|json|txt|html))")
+
+// activationFiles lists the file paths the "On Activation" section of a
+// SKILL.md names, as written, skipping scripts and the customization and
+// config files the runtime resolves itself.
+func activationFiles(body string) []string {
+	sec := section(body, "On Activation")
+	if sec == "" {
+		return nil
+	}
+	var out []string
+	seen := map[string]bool{}
+	for _, m := range activationPath.FindAllStringSubmatchIndex(sec, -1) {
+		full := sec[m[0]:m[1]]
+		base := path.Base(full)
+		if strings.HasSuffix(base, ".py") || base == "customize.toml" || base == "config.yaml" || base == "config.user.yaml" || base == "SKILL.md" || base == ".memlog.md" {
+			continue
+		}
+		// A bare word.ext must look like a path ("a/b.md") or stand alone
+		// in backticks; skip names inside longer tokens.
+		if !strings.Contains(full, "/") && !(m[0] > 0 && sec[m[0]-1] == '`') {
+			continue
+		}
+		if strings.Contains(full, "{") && !strings.HasPrefix(full, "{skill-root}") && !strings.HasPrefix(full, "{project-root}") {
+			continue
+		}
+		if !seen[full] {
+			seen[full] = true
+			out = append(out, full)
+		}
+	}
+	return out
+}
+
+// section returns the body of the "## name" section of a markdown text.
+func section(body, name string) string {
+	lines := strings.Split(body, "\n")
+	var b strings.Builder
+	in := false
+	for _, l := range lines {
+		t := strings.TrimSpace(l)
+		if strings.HasPrefix(t, "## ") {
+			if in {
+				break
+			}
+			in = strings.EqualFold(strings.TrimSpace(strings.TrimPrefix(t, "## ")), name)
+			continue
+		}
+		if in {
+			b.WriteString(l)
+			b.WriteString("\n")
+		}
+	}
+	return b.String()
+}
+
+// loadSkill resolves a skill for the model: its customization merged, its
+// placeholders resolved in Go, its config, its file list and the files its
+// activation names. It makes the skill the session's active one.
+func (env *toolEnv) loadSkill(name string) (ToolResult, error) {
+	name = strings.TrimSpace(strings.TrimPrefix(name, "skill:"))
+	if i := strings.IndexAny(name, " \t"); i > 0 {
+		name = name[:i] // "skill:NAME args" forwards args in the conversation
+	}
+	cat := env.e.catalog()
+	sk, ok := cat.FindSkill(env.s.Agent, name)
+	if !ok {
+		var names []string
+		for _, s := range cat.SkillsFor(env.s.Agent) {
+			names = append(names, s.Name)
+		}
+		if len(names) == 0 {
+			return nil, fmt.Errorf("no skill %q: this agent has no skills", name)
+		}
+		return nil, fmt.Errorf("no skill %q; the skills are %s", name, strings.Join(names, ", "))
+	}
+	res := SkillResult{}
+	if sk.Kind == catalog.SkillAlias && sk.AliasOf != "" {
+		if target, ok := cat.FindSkill(env.s.Agent, sk.AliasOf); ok {
+			res.AliasOf = sk.Name
+			sk = target
+		}
+	}
+	res.Skill, res.Kind, res.Root = sk.Name, string(sk.Kind), sk.Virtual
+	if sk.Needs != "" {
+		res.Limitation = fmt.Sprintf("This skill needs %s, which this chat runtime lacks. Tell the user, ask them to paste the material it would read (diffs, files, command output), and do only what that material allows.", sk.Needs)
+	}
+	body, err := sk.Body()
+	if err != nil {
+		return nil, fmt.Errorf("skill %s: SKILL.md cannot be read", sk.Name)
+	}
+
+	v := vars.Vars{}
+	for k, val := range env.s.Vars {
+		v[k] = val
+	}
+	v["skill-root"], v["skill-name"] = sk.Virtual, sk.Name
+	var table map[string]any
+	if sk.Kind == catalog.SkillAgent || sk.Kind == catalog.SkillWorkflow {
+		merged, err := custom.Skill(sk.Project, sk.Dir)
+		if err != nil {
+			return nil, fmt.Errorf("skill %s cannot start: %s", sk.Name, relPath(sk.Project, err.Error()))
+		}
+		key := string(sk.Kind)
+		table, _ = merged[key].(map[string]any)
+		fields := map[string]string{}
+		custom.Flatten(key, table, fields)
+		for k, val := range fields {
+			v[k] = val
+		}
+		resolved := expandTable(table, v)
+		if b, err := json.Marshal(resolved); err == nil {
+			res.Customization = b
+		}
+		loaded, plain, factSkills, notes := loadFacts(env.sb, custom.Strings(table["persistent_facts"]))
+		res.Facts = loaded
+		res.Notes = append(res.Notes, notes...)
+		for _, p := range plain {
+			res.Notes = append(res.Notes, "persistent fact: "+p)
+		}
+		for _, s := range factSkills {
+			res.Notes = append(res.Notes, "persistent fact: consult the skill "+s)
+		}
+	}
+	md, unknown := vars.ExpandPartial(body, v)
+	res.SkillMD = strings.TrimSpace(md)
+	res.BoundByYou = unknown
+
+	res.Config = map[string]string{}
+	if h := env.s.Agent.Home; h != nil {
+		for k := range h.Config {
+			res.Config[k] = env.s.Vars[k]
+		}
+	}
+	res.Config["date"] = env.s.Vars["date"]
+	res.Files = sk.Files(maxSkillFiles)
+
+	// The skill becomes the active one: bare paths resolve in its folder.
+	active := &ActiveSkill{Name: sk.Name, Root: sk.Virtual, Vars: map[string]string{"skill-root": sk.Virtual, "skill-name": sk.Name}}
+	for k, val := range v {
+		if strings.HasPrefix(k, "workflow.") {
+			active.Vars[k] = val
+		}
+	}
+	env.mu.Lock()
+	env.s.Skill = active
+	env.mu.Unlock()
+	env.sb.SetBase(active.Root, active.Vars)
+
+	budget := maxActivationAll
+	for _, p := range activationFiles(body) {
+		data, virtual, err := env.sb.ReadFile(p)
+		switch {
+		case err != nil:
+			continue // a path named for later, or for another mode
+		case len(data) > maxActivationFile || len(data) > budget:
+			res.Notes = append(res.Notes, fmt.Sprintf("%s (%s) is not included; read it when a step needs it", virtual, sandbox.SizeText(int64(len(data)))))
+		default:
+			budget -= len(data)
+			res.Activation = append(res.Activation, FileContent{Path: virtual, Content: string(data)})
+		}
+	}
+	res.Note = "Loaded by the runtime: customization and config are resolved below, so skip those steps. Keep your persona."
+	return res, nil
+}
+
+// expandTable returns a copy of a customization value with the variables
+// of its strings resolved; unknown names stay for the model.
+func expandTable(val any, v vars.Vars) any {
+	switch x := val.(type) {
+	case string:
+		out, _ := vars.ExpandPartial(x, v)
+		return out
+	case []any:
+		out := make([]any, len(x))
+		for i, it := range x {
+			out[i] = expandTable(it, v)
+		}
+		return out
+	case map[string]any:
+		out := make(map[string]any, len(x))
+		for k, it := range x {
+			out[k] = expandTable(it, v)
+		}
+		return out
+	}
+	return val
+}
+
+// relPath removes a project root from a message, so no host path is shown.
+func relPath(project, msg string) string {
+	if project == "" {
+		return msg
+	}
+	return strings.ReplaceAll(msg, project+string(filepath.Separator), "")
+}
