@@ -28,8 +28,12 @@ func runAgents(ctx context.Context, e *env) int {
 	if asJSON {
 		out := struct {
 			Agents   []catalog.AgentSummary `json:"agents"`
+			Skills   []*catalog.Skill       `json:"skills"`
 			Problems []catalog.Problem      `json:"problems"`
-		}{Agents: []catalog.AgentSummary{}, Problems: cat.Problems}
+		}{Agents: []catalog.AgentSummary{}, Skills: cat.Skills, Problems: cat.Problems}
+		if out.Skills == nil {
+			out.Skills = []*catalog.Skill{}
+		}
 		if out.Problems == nil {
 			out.Problems = []catalog.Problem{}
 		}
@@ -55,9 +59,29 @@ func runAgents(ctx context.Context, e *env) int {
 			if a.Icon != "" {
 				name = a.Icon + " " + name
 			}
+			if a.Problem != "" {
+				entry = "broken"
+			}
 			fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\t%d\t%s\n", a.ID, name, a.Title, a.Source, a.Format, entry, len(a.Menu), a.Path)
 		}
 		tw.Flush()
+		if len(cat.Skills) > 0 {
+			fmt.Fprintf(e.stdout, "\n%d skills:\n", len(cat.Skills))
+			tw = tabwriter.NewWriter(e.stdout, 0, 4, 2, ' ', 0)
+			fmt.Fprintln(tw, "SKILL\tKIND\tMODULE\tNOTE")
+			for _, s := range cat.Skills {
+				note := s.Problem
+				switch {
+				case note != "":
+				case s.AliasOf != "":
+					note = "old name of " + s.AliasOf
+				case s.Needs != "":
+					note = "needs " + s.Needs
+				}
+				fmt.Fprintf(tw, "%s\t%s\t%s\t%s\n", s.Name, s.Kind, s.Module, note)
+			}
+			tw.Flush()
+		}
 		if len(cat.Problems) > 0 {
 			fmt.Fprintf(e.stderr, "\n%d problem(s):\n", len(cat.Problems))
 			for _, p := range cat.Problems {

@@ -10,6 +10,7 @@ import (
 	"strings"
 
 	"agentbot/engine"
+	"agentbot/engine/catalog"
 	"agentbot/storage"
 )
 
@@ -49,7 +50,8 @@ func runChat(ctx context.Context, e *env) int {
 		fmt.Fprintf(e.stderr, "agentbot chat: %v\n", err)
 		return 2
 	}
-	eng := newEngine(cfg, st, m, log, nil)
+	cat := loadCatalog(cfg)
+	eng := newEngine(cfg, st, m, func() *catalog.Catalog { return cat }, log, nil)
 	out := e.stdout
 
 	if s != nil && s.Agent != nil {
@@ -63,7 +65,6 @@ func runChat(ctx context.Context, e *env) int {
 			fmt.Fprintln(e.stderr, "agentbot chat: --agent is required for a new session (agentbot agents lists the ids)")
 			return 2
 		}
-		cat := loadCatalog(cfg)
 		a, ok := cat.Find(agentID)
 		if !ok {
 			fmt.Fprintf(e.stderr, "agentbot chat: no agent %q; known: %s\n", agentID, strings.Join(agentIDs(cat.Agents), ", "))

@@ -263,6 +263,9 @@ func (c *checker) agents() {
 	if len(c.cfg.BMADRoots) > 0 {
 		where += " --bmad-root " + strings.Join(c.cfg.BMADRoots, ",")
 	}
+	if c.cfg.Skills != "" {
+		where += " --skills " + c.cfg.Skills
+	}
 	if len(cat.Agents) == 0 {
 		hint := "point AGENTBOT_BUNDLES (--bundles) at a bundle folder or AGENTBOT_BMAD_ROOT (--bmad-root) at a BMAD project; " + quickstartHint
 		if len(cat.Problems) > 0 {
@@ -273,6 +276,9 @@ func (c *checker) agents() {
 	}
 	entries := agentIDs(cat.EntryPoints())
 	detail := fmt.Sprintf("%d agent(s) in %s; entry points: %s", len(cat.Agents), where, summarize(entries, 12))
+	if len(cat.Skills) > 0 {
+		detail += fmt.Sprintf("; %d skill(s)", len(cat.Skills))
+	}
 	switch {
 	case len(cat.Problems) > 0:
 		c.r.fail(name, detail+problemLines(cat.Problems), "fix or remove what is listed; the other agents still load")

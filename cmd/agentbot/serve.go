@@ -83,7 +83,7 @@ func runServe(ctx context.Context, e *env) int {
 		fmt.Fprintf(e.stderr, "agentbot serve: %v\n", err)
 		return 2
 	}
-	eng := newEngine(cfg, st, m, log, met.ToolCall)
+	eng := newEngine(cfg, st, m, cats.get, log, met.ToolCall)
 
 	opts := []slack.Option{slack.OptionAppLevelToken(cfg.SlackAppToken)}
 	if cfg.SlackAPIURL != "" {

@@ -53,7 +53,7 @@ func parseInterspersed(fs *flag.FlagSet, args []string) ([]string, error) {
 
 // loadCatalog loads every agent the configuration names.
 func loadCatalog(cfg *Config) *catalog.Catalog {
-	return catalog.Load(catalog.Options{Bundles: cfg.Bundles, BMADRoots: cfg.BMADRoots})
+	return catalog.Load(catalog.Options{Bundles: cfg.Bundles, BMADRoots: cfg.BMADRoots, Skills: cfg.Skills})
 }
 
 // newModel returns the model client the configuration describes.
@@ -80,9 +80,10 @@ func newModel(cfg *Config, onRetry func(int, error)) (*model.Client, error) {
 }
 
 // newEngine wires an engine to the store and the model.
-func newEngine(cfg *Config, st *storage.Store, m engine.Model, log *slog.Logger, onTool func(string, bool)) *engine.Engine {
+func newEngine(cfg *Config, st *storage.Store, m engine.Model, cat func() *catalog.Catalog, log *slog.Logger, onTool func(string, bool)) *engine.Engine {
 	return engine.New(engine.Config{
 		Model:         m,
+		Catalog:       cat,
 		Store:         st,
 		OutputRoot:    func(id string) string { d, _ := st.OutputDir(id); return d },
 		InputRoot:     func(id string) string { d, _ := st.InputDir(id); return d },
