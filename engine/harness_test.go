@@ -25,6 +25,7 @@ type harness struct {
 	fm  *fakemodel.Server
 	st  *storage.Store
 	eng *engine.Engine
+	cfg engine.Config
 	cat *catalog.Catalog
 	dir string
 
@@ -65,6 +66,7 @@ func newHarness(t testing.TB, o harnessOpts) *harness {
 	if o.mutate != nil {
 		o.mutate(&cfg)
 	}
+	h.cfg = cfg
 	h.eng = engine.New(cfg)
 	return h
 }

@@ -2,6 +2,7 @@ package engine
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"strings"
@@ -69,6 +70,7 @@ func (e *Engine) Turn(ctx context.Context, s *Session, input string, emit func(E
 	}
 
 	repairDangling(s)
+	repairCalls(s)
 
 	if input == "" {
 		// Resume: the input is already in the transcript (a crash cut the
@@ -122,6 +124,20 @@ func (e *Engine) Turn(ctx context.Context, s *Session, input string, emit func(E
 	return e.loop(ctx, s, tr, res, start, emit)
 }
 
+// toolsTokens estimates the tokens of tool definitions.
+func toolsTokens(tools []openai.Tool) int {
+	n := 0
+	for _, t := range tools {
+		if f := t.Function; f != nil {
+			n += len(f.Name) + len(f.Description) + 40
+			if raw, ok := f.Parameters.(json.RawMessage); ok {
+				n += len(raw)
+			}
+		}
+	}
+	return n / 4
+}
+
 // firstTurn reports whether the session has had no user message since
 // activation.
 func firstTurn(s *Session) bool {
@@ -136,7 +152,7 @@ func firstTurn(s *Session) bool {
 
 // loop calls the model and runs tools until the model answers without tools.
 func (e *Engine) loop(ctx context.Context, s *Session, tr *toolEnv, res *Result, start time.Time, emit func(Event)) (*Result, error) {
-	emptyRetry := false
+	emptyRetry, ctxRetry := false, false
 	for iter := 0; ; iter++ {
 		final := iter >= e.cfg.MaxIterations
 		if final {
@@ -144,13 +160,33 @@ func (e *Engine) loop(ctx context.Context, s *Session, tr *toolEnv, res *Result,
 			emit(Event{Kind: EventNotice, Text: fmt.Sprintf("I hit the limit of %d steps for one message, so I'm stopping here with a summary.", e.cfg.MaxIterations)})
 			s.Messages = append(s.Messages, openai.ChatCompletionMessage{Role: openai.ChatMessageRoleUser, Content: limitNote})
 		}
-		e.maybeElide(s)
-		req := model.Request{Messages: requestMessages(s)}
+		var tools []openai.Tool
 		if !final {
-			req.Tools = definitions(e.toolsFor(s))
+			tools = definitions(e.toolsFor(s))
 		}
+		toolTokens := toolsTokens(tools)
+		if err := e.fitContext(ctx, s, tr.sb, toolTokens, false); err != nil {
+			e.cfg.Logger.Warn("context management", "session", s.ID, "err", err)
+		}
+		req := model.Request{Messages: requestMessages(s), Tools: tools}
 		resp, err := e.cfg.Model.Complete(ctx, req, func(d string) { emit(Event{Kind: EventText, Text: d}) })
 		res.Iterations++
+		if err != nil && model.IsContextLength(err) && !ctxRetry {
+			// The estimate was short: learn that, compact, and retry once.
+			ctxRetry = true
+			if n, ok := model.ContextWindow(err); ok {
+				s.Window = n
+			} else {
+				s.TokenRatio = max(s.TokenRatio, 1) * 1.3
+			}
+			if cerr := e.fitContext(ctx, s, tr.sb, toolTokens, true); cerr == nil {
+				req = model.Request{Messages: requestMessages(s), Tools: tools}
+				resp, err = e.cfg.Model.Complete(ctx, req, func(d string) { emit(Event{Kind: EventText, Text: d}) })
+				res.Iterations++
+			} else {
+				e.cfg.Logger.Warn("context management", "session", s.ID, "err", cerr)
+			}
+		}
 		if err != nil {
 			_ = e.save(s)
 			res.Duration = time.Since(start)
@@ -159,11 +195,17 @@ func (e *Engine) loop(ctx context.Context, s *Session, tr *toolEnv, res *Result,
 		u := Usage{Usage: resp.Usage, Calls: 1}
 		res.Usage.add(u)
 		s.Usage.add(u)
+		calibrate(s, rawTokens(req.Messages)+toolTokens, resp.Usage.Prompt)
 		msg := resp.Message
 		msg.Role = openai.ChatMessageRoleAssistant
 		if final {
 			msg.ToolCalls = nil
 		}
+		// What is stored must be what every provider accepts; the calls as
+		// the model sent them are run, so bad arguments get the tool's own
+		// error with what was sent.
+		var sent []openai.ToolCall
+		msg.ToolCalls, sent = sanitizeCalls(msg.ToolCalls, len(s.Messages))
 		if len(msg.ToolCalls) == 0 && strings.TrimSpace(msg.Content) == "" {
 			if !emptyRetry && !final {
 				emptyRetry = true // ask once more, with the identical request
@@ -183,7 +225,7 @@ func (e *Engine) loop(ctx context.Context, s *Session, tr *toolEnv, res *Result,
 		if err := e.save(s); err != nil {
 			return res, fmt.Errorf("turn %s: save: %w", s.ID, err)
 		}
-		s.Messages = append(s.Messages, e.runTools(ctx, tr, msg.ToolCalls, emit)...)
+		s.Messages = append(s.Messages, e.runTools(ctx, tr, sent, emit)...)
 		res.Tools += len(msg.ToolCalls)
 		if err := e.save(s); err != nil {
 			return res, fmt.Errorf("turn %s: save: %w", s.ID, err)
@@ -193,6 +235,43 @@ func (e *Engine) loop(ctx context.Context, s *Session, tr *toolEnv, res *Result,
 			return res, fmt.Errorf("turn %s: %w", s.ID, ctx.Err())
 		}
 	}
+}
+
+// invalidCallName names a stored tool call that came without a name.
+const invalidCallName = "unnamed_tool_call"
+
+// sanitizeCalls makes a model's tool calls storable as the strictest
+// providers accept them: every call has a unique id, a type, a name and
+// arguments that are a JSON object. It returns the calls to store and the
+// calls to run: the same ids, with the names and arguments as sent, so the
+// tool's error result shows the model what went wrong. n makes new ids
+// unique in the transcript.
+func sanitizeCalls(calls []openai.ToolCall, n int) (stored, sent []openai.ToolCall) {
+	if len(calls) == 0 {
+		return nil, nil
+	}
+	stored = make([]openai.ToolCall, len(calls))
+	sent = make([]openai.ToolCall, len(calls))
+	ids := map[string]bool{}
+	for i, tc := range calls {
+		if tc.ID == "" || ids[tc.ID] {
+			tc.ID = fmt.Sprintf("call_%d_%d", n, i)
+		}
+		ids[tc.ID] = true
+		tc.Type = openai.ToolTypeFunction
+		tc.Index = nil
+		sent[i] = tc
+		args := strings.TrimSpace(tc.Function.Arguments)
+		var obj map[string]any
+		if args == "" || json.Unmarshal([]byte(args), &obj) != nil || obj == nil {
+			tc.Function.Arguments = "{}"
+		}
+		if tc.Function.Name == "" {
+			tc.Function.Name = invalidCallName
+		}
+		stored[i] = tc
+	}
+	return stored, sent
 }
 
 // runTools runs the tool calls of one response in parallel, bounded, and
@@ -251,6 +330,23 @@ func (e *Engine) recordOutput(s *Session, sb *sandbox.Sandbox, virtual string, s
 	host, _ := sb.HostPath(virtual)
 	emit(Event{Kind: EventOutput, Output: &out, HostPath: host, Status: "saved " + rel})
 	return &out
+}
+
+// repairCalls makes stored tool calls valid for strict providers: a
+// session written before calls were sanitized may hold arguments that are
+// not JSON or calls without a name. Ids are kept, so results still match.
+func repairCalls(s *Session) {
+	for i := range s.Messages {
+		for j, tc := range s.Messages[i].ToolCalls {
+			var obj map[string]any
+			if tc.Function.Name == "" {
+				s.Messages[i].ToolCalls[j].Function.Name = invalidCallName
+			}
+			if json.Unmarshal([]byte(tc.Function.Arguments), &obj) != nil || obj == nil {
+				s.Messages[i].ToolCalls[j].Function.Arguments = "{}"
+			}
+		}
+	}
 }
 
 // repairDangling gives every tool call left without a result (a crash in the

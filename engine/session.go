@@ -30,6 +30,23 @@ type Session struct {
 	Messages []openai.ChatCompletionMessage `json:"messages"`
 	// Skill is the skill the session runs, set when a skill is loaded.
 	Skill *ActiveSkill `json:"skill,omitempty"`
+	// Compaction, when set, replaces the older messages in requests by a
+	// summary (see context.go).
+	Compaction *Compaction `json:"compaction,omitempty"`
+	// TokenRatio is the provider's prompt tokens per estimated token,
+	// learned from reported usage (0: not yet known).
+	TokenRatio float64 `json:"token_ratio,omitempty"`
+	// PrefixBreaks counts the times context management changed earlier
+	// content of requests (the provider's cached prefix broke);
+	// Compactions counts the compaction calls.
+	PrefixBreaks int `json:"prefix_breaks,omitempty"`
+	// Window is the provider's context window when it reported one smaller
+	// than the configured budget (context_length_exceeded).
+	Window      int `json:"window,omitempty"`
+	Compactions int `json:"compactions,omitempty"`
+	// stubs caches the elided form of messages by index (nil: unchanged),
+	// so requests do not rebuild them; stubs depend only on the message.
+	stubs map[int]*openai.ChatCompletionMessage
 	// Elided is how many leading messages have their bulky tool results
 	// replaced by a stub in requests.
 	Elided  int      `json:"elided"`

@@ -202,6 +202,9 @@ func (e *Engine) ToolNames(s *Session) []string {
 // runCall runs one tool call. It never panics on bad input: malformed JSON
 // and unknown tools become error results the model can recover from.
 func (env *toolEnv) runCall(ctx context.Context, tc openai.ToolCall) ToolResult {
+	if strings.TrimSpace(tc.Function.Name) == "" {
+		return errResult("this tool call has no name; call one of the tools by its name: %s", strings.Join(env.e.ToolNames(env.s), ", "))
+	}
 	t, ok := lookupTool(tc.Function.Name)
 	if !ok || (t.Offered != nil && !t.Offered(env.e.offer(env.s))) {
 		return errResult("unknown tool %q; the tools are %s", tc.Function.Name, strings.Join(env.e.ToolNames(env.s), ", "))

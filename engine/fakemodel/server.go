@@ -50,6 +50,8 @@ type Server struct {
 	reqs    []Request
 	key     string
 	models  []string
+	lenient bool // strict history checks are off
+	window  int  // context window in estimated tokens; 0: none
 }
 
 // Request is one recorded chat completion request.
@@ -256,6 +258,9 @@ func (s *Server) serveChat(w http.ResponseWriter, r *http.Request) {
 	}
 	if decodeErr != nil {
 		writeError(w, http.StatusBadRequest, "", "fakemodel: bad request body: "+decodeErr.Error())
+		return
+	}
+	if !s.checkRequest(w, req) {
 		return
 	}
 	reply, ok := s.next(req)

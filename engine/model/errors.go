@@ -101,3 +101,54 @@ type retryAfterError struct {
 
 func (e *retryAfterError) Error() string { return describe(e) }
 func (e *retryAfterError) Unwrap() error { return e.err }
+
+// IsContextLength reports whether err is the provider refusing a request
+// that is longer than the model's context window (OpenAI's
+// context_length_exceeded, and the same words from compatible servers).
+func IsContextLength(err error) bool {
+	var api *openai.APIError
+	if errors.As(err, &api) {
+		if code, ok := api.Code.(string); ok && code == "context_length_exceeded" {
+			return true
+		}
+		return contextWords(api.Message)
+	}
+	var req *openai.RequestError
+	if errors.As(err, &req) {
+		return contextWords(string(req.Body))
+	}
+	return false
+}
+
+// contextWords reports whether a provider's message says the context is
+// too long.
+func contextWords(msg string) bool {
+	m := strings.ToLower(msg)
+	return strings.Contains(m, "context_length_exceeded") || strings.Contains(m, "maximum context length") ||
+		strings.Contains(m, "context window") || strings.Contains(m, "prompt is too long")
+}
+
+// ContextWindow reads the window a context_length_exceeded error states
+// ("maximum context length is 8192 tokens"), when it states one.
+func ContextWindow(err error) (int, bool) {
+	if !IsContextLength(err) {
+		return 0, false
+	}
+	msg := err.Error()
+	const marker = "maximum context length is "
+	i := strings.Index(strings.ToLower(msg), marker)
+	if i < 0 {
+		return 0, false
+	}
+	n := 0
+	for _, c := range msg[i+len(marker):] {
+		if c < '0' || c > '9' {
+			break
+		}
+		n = n*10 + int(c-'0')
+		if n > 1<<30 {
+			return 0, false
+		}
+	}
+	return n, n > 0
+}

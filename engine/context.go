@@ -1,0 +1,557 @@
+package engine
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+
+	openai "github.com/sashabaranov/go-openai"
+
+	"agentbot/engine/model"
+	"agentbot/engine/sandbox"
+)
+
+// Context management keeps every request under the model's window, for
+// sessions of any length, in two steps that each move rarely, so the
+// provider's cached prefix breaks rarely too:
+//
+//  1. Elision. When a request nears the budget, everything bulky before a
+//     mark is replaced, in requests only, by a short stub that says how to
+//     get it back: tool results, the documents carried in tool-call
+//     arguments (save_output's content), and long user or agent messages,
+//     which are kept as files under /inputs/context. The mark moves in one
+//     large step, down to well under the budget.
+//  2. Compaction. When stubs are not enough, the older turns are summarized
+//     by one model call. Requests then carry the system prompt, the
+//     summary, the active workflow's load (its instructions) and the last
+//     turns verbatim. A provider's context_length_exceeded triggers the
+//     same compaction and one retry.
+//
+// The stored transcript never changes: elision and compaction are views.
+const (
+	// elideAt is the share of the budget at which the elision mark moves;
+	// elideTo the share it aims to get under, and elideDone the share it
+	// must reach to be worth a move (else the turns are compacted).
+	elideAt   = 0.70
+	elideTo   = 0.45
+	elideDone = 0.55
+	// compactAt is the share at which, after elision, the transcript is
+	// compacted; compactTail the share the verbatim tail may keep.
+	compactAt   = 0.80
+	compactTail = 0.25
+	// keepRecent messages at the end are never elided.
+	keepRecent = 12
+	// bulky is the size above which a tool result or a string argument is
+	// elided; bulkyText the size of a user or agent message that is.
+	bulky     = 1024
+	bulkyText = 4096
+	// summaryInput caps, as a share of the budget, the transcript text a
+	// compaction call reads; minCompact is the least share a compaction
+	// must be able to remove to be worth its call.
+	summaryInput = 0.5
+	minCompact   = 0.15
+)
+
+// Compaction is where a session's transcript was summarized: requests
+// carry Summary instead of the messages before Upto, except the Kept call
+// and result, which load the active workflow.
+type Compaction struct {
+	Upto    int    `json:"upto"`
+	Summary string `json:"summary"`
+	// Kept is the active workflow's load (load_skill or preload_workflow)
+	// from before Upto: the assistant message, the call's id and its result.
+	Kept *KeptCall `json:"kept,omitempty"`
+}
+
+// KeptCall names one tool call and its result in the transcript.
+type KeptCall struct {
+	Assistant int    `json:"assistant"`
+	CallID    string `json:"call_id"`
+	Result    int    `json:"result"`
+}
+
+// budget is the session's context budget in tokens: the configured one, or
+// the provider's window when it said that is smaller.
+func (e *Engine) budget(s *Session) int {
+	if s.Window > 0 && s.Window < e.cfg.ContextBudget {
+		return s.Window
+	}
+	return e.cfg.ContextBudget
+}
+
+// requestMessages is the transcript as sent: after a compaction the summary
+// and the kept workflow load replace the older messages, and bulky content
+// before the elision mark is replaced by stubs.
+func requestMessages(s *Session) []openai.ChatCompletionMessage {
+	out := make([]openai.ChatCompletionMessage, 0, len(s.Messages)+3)
+	eachSent(s, func(m *openai.ChatCompletionMessage) { out = append(out, *m) })
+	return out
+}
+
+// requestTokens is rawTokens of requestMessages, without building them.
+func requestTokens(s *Session) int {
+	n := 0
+	eachSent(s, func(m *openai.ChatCompletionMessage) { n += msgBytes(m) })
+	return n / 4
+}
+
+// eachSent calls fn with each message a request carries, in order. fn must
+// not keep or change the message.
+func eachSent(s *Session, fn func(m *openai.ChatCompletionMessage)) {
+	msgs := s.Messages
+	if len(msgs) == 0 {
+		return
+	}
+	fn(&msgs[0])
+	first := 1
+	var kept [2]int
+	if c := s.Compaction; c != nil && c.Upto > 1 && c.Upto <= len(msgs) {
+		sum := openai.ChatCompletionMessage{Role: openai.ChatMessageRoleUser, Content: summaryMessage(c)}
+		fn(&sum)
+		if k := c.Kept; k != nil && k.Assistant < len(msgs) && k.Result < len(msgs) {
+			a := msgs[k.Assistant]
+			for _, tc := range a.ToolCalls {
+				if tc.ID == k.CallID {
+					a.Content, a.ToolCalls = "", []openai.ToolCall{tc}
+					fn(&a)
+					fn(&msgs[k.Result])
+					kept = [2]int{k.Assistant, k.Result}
+					break
+				}
+			}
+		}
+		first = c.Upto
+	}
+	if s.Elided > first && s.stubs == nil {
+		s.stubs = map[int]*openai.ChatCompletionMessage{}
+	}
+	var calls map[string]openai.ToolCall // built only when a stub is new
+	for i := first; i < len(msgs); i++ {
+		if i >= s.Elided || i == kept[0] || i == kept[1] {
+			fn(&msgs[i])
+			continue
+		}
+		st, cached := s.stubs[i]
+		if !cached {
+			if calls == nil {
+				calls = map[string]openai.ToolCall{}
+				for _, m := range msgs[:s.Elided] {
+					for _, tc := range m.ToolCalls {
+						calls[tc.ID] = tc
+					}
+				}
+			}
+			if m, ok := elide(i, msgs[i], calls); ok {
+				st = &m
+			}
+			s.stubs[i] = st // nil: the message is sent as it is
+		}
+		if st != nil {
+			fn(st)
+		} else {
+			fn(&msgs[i])
+		}
+	}
+}
+
+// msgBytes is the size estimate of one message in bytes.
+func msgBytes(m *openai.ChatCompletionMessage) int {
+	n := len(m.Content) + 16
+	for _, tc := range m.ToolCalls {
+		n += len(tc.Function.Arguments) + len(tc.Function.Name) + 24
+	}
+	return n
+}
+
+// elide returns the stubbed form of message i, and whether it changed.
+func elide(i int, m openai.ChatCompletionMessage, calls map[string]openai.ToolCall) (openai.ChatCompletionMessage, bool) {
+	switch m.Role {
+	case openai.ChatMessageRoleTool:
+		if len(m.Content) > bulky {
+			m.Content = stub(calls[m.ToolCallID], m.Content)
+			return m, true
+		}
+	case openai.ChatMessageRoleUser, openai.ChatMessageRoleAssistant:
+		changed := false
+		if len(m.Content) > bulkyText {
+			m.Content = fmt.Sprintf("(An earlier message of %s was elided to save context; read_file %s to see it.)", sandbox.SizeText(int64(len(m.Content))), elidedPath(i))
+			changed = true
+		}
+		if len(m.ToolCalls) > 0 {
+			var tcs []openai.ToolCall
+			for k, tc := range m.ToolCalls {
+				if args, ok := elideArgs(tc.Function.Arguments); ok {
+					if tcs == nil {
+						tcs = append([]openai.ToolCall(nil), m.ToolCalls...)
+					}
+					tcs[k].Function.Arguments = args
+				}
+			}
+			if tcs != nil {
+				m.ToolCalls, changed = tcs, true
+			}
+		}
+		return m, changed
+	}
+	return m, false
+}
+
+// elideArgs replaces the bulky string values of a call's arguments (the
+// document of a save_output) by a note saying where the document is now.
+func elideArgs(args string) (string, bool) {
+	if len(args) <= bulky {
+		return args, false
+	}
+	var obj map[string]any
+	if json.Unmarshal([]byte(args), &obj) != nil {
+		return args, false
+	}
+	where := "the document"
+	if p, ok := obj["path"].(string); ok && len(p) < 512 {
+		where = p
+	}
+	changed := false
+	for k, v := range obj {
+		if str, ok := v.(string); ok && len(str) > bulky/2 {
+			obj[k] = fmt.Sprintf("(%s elided to save context; read_file %s for the document as it is now)", sandbox.SizeText(int64(len(str))), where)
+			changed = true
+		}
+	}
+	if !changed {
+		return args, false
+	}
+	b, err := json.Marshal(obj)
+	if err != nil {
+		return args, false
+	}
+	return string(b), true
+}
+
+// stub is the one-line replacement of an elided tool result: what the call
+// was, and how to get it back.
+func stub(tc openai.ToolCall, content string) string {
+	what := "an earlier tool result"
+	if tc.Function.Name != "" {
+		what = "the earlier result of " + tc.Function.Name + ": " + callSummary(tc, content) + ","
+	}
+	out, _ := json.Marshal(map[string]string{"elided": fmt.Sprintf("%s removed to save context; call the tool again if you need it", what)})
+	return string(out)
+}
+
+// elidedPath is where an elided message's text is kept for the model.
+func elidedPath(i int) string {
+	return fmt.Sprintf("%s/context/message-%d.md", sandbox.InputDir, i)
+}
+
+// estimate is the calibrated token estimate of the request s would send
+// now, with tools.
+func (e *Engine) estimate(s *Session, tools int) int {
+	return calibrated(s, requestTokens(s)+tools)
+}
+
+// rawTokens is the uncalibrated estimate of messages: about four bytes a
+// token, plus a little per message and call.
+func rawTokens(msgs []openai.ChatCompletionMessage) int {
+	n := 0
+	for i := range msgs {
+		n += msgBytes(&msgs[i])
+	}
+	return n / 4
+}
+
+// calibrated scales an estimate by the session's measured ratio of the
+// provider's prompt tokens to the estimate.
+func calibrated(s *Session, raw int) int {
+	r := s.TokenRatio
+	if r <= 0 {
+		r = 1
+	}
+	return int(float64(raw) * r)
+}
+
+// calibrate learns from a call's reported prompt tokens how the estimate
+// compares, smoothing over calls.
+func calibrate(s *Session, rawSent int, prompt int) {
+	if prompt <= 0 || rawSent <= 0 {
+		return
+	}
+	r := float64(prompt) / float64(rawSent)
+	r = min(max(r, 0.25), 4)
+	if s.TokenRatio <= 0 {
+		s.TokenRatio = r
+		return
+	}
+	s.TokenRatio = 0.7*s.TokenRatio + 0.3*r
+}
+
+// fitContext keeps the next request under the budget. When a request nears
+// the budget (elideAt), the elision mark moves in one large step if that
+// brings the request well under (elideDone); otherwise the older turns are
+// compacted, so the prefix never shifts a little on every turn. force
+// compacts at once (the provider said the context is too long). tools is
+// the estimate of the tool definitions.
+func (e *Engine) fitContext(ctx context.Context, s *Session, sb *sandbox.Sandbox, tools int, force bool) error {
+	budget := float64(e.budget(s))
+	if !force && float64(e.estimate(s, tools)) < elideAt*budget {
+		return nil
+	}
+	mark, after := e.planElision(s, tools)
+	if !force && mark > s.Elided && after <= elideDone*budget {
+		e.applyElision(s, sb, mark, after)
+		return nil
+	}
+	return e.compact(ctx, s, tools, force)
+}
+
+// planElision finds how far the elision mark must move to get under
+// elideTo of the budget, keeping the last keepRecent messages whole, and
+// the estimate after that move.
+func (e *Engine) planElision(s *Session, tools int) (mark int, after float64) {
+	total := float64(e.estimate(s, tools))
+	floor := len(s.Messages) - keepRecent
+	mark = s.Elided
+	if floor <= s.Elided {
+		return mark, total
+	}
+	target := elideTo * float64(e.budget(s))
+	calls := map[string]openai.ToolCall{}
+	for i := 0; i < s.Elided && i < len(s.Messages); i++ {
+		for _, tc := range s.Messages[i].ToolCalls {
+			calls[tc.ID] = tc
+		}
+	}
+	ratio := s.TokenRatio
+	if ratio <= 0 {
+		ratio = 1
+	}
+	start := s.Elided
+	if c := s.Compaction; c != nil && c.Upto > start {
+		start = c.Upto // what is compacted is not sent anyway
+	}
+	for i := max(start, 1); i < floor; i++ {
+		m := s.Messages[i]
+		for _, tc := range m.ToolCalls {
+			calls[tc.ID] = tc
+		}
+		if st, ok := elide(i, m, calls); ok {
+			total -= float64(rawTokens([]openai.ChatCompletionMessage{m})-rawTokens([]openai.ChatCompletionMessage{st})) * ratio
+		}
+		mark = i + 1
+		if total <= target {
+			break
+		}
+	}
+	return mark, total
+}
+
+// applyElision moves the elision mark and keeps the texts of elided long
+// messages under /inputs/context, where their stubs point.
+func (e *Engine) applyElision(s *Session, sb *sandbox.Sandbox, mark int, after float64) {
+	for i := max(s.Elided, 1); i < mark && i < len(s.Messages); i++ {
+		if m := s.Messages[i]; len(m.Content) > bulkyText && m.Role != openai.ChatMessageRoleTool {
+			e.keepText(sb, s.ID, i, m.Content)
+		}
+	}
+	s.Elided = mark
+	s.PrefixBreaks++
+	e.cfg.Logger.Info("context: elided bulky content", "session", s.ID, "mark", mark, "tokens", int(after))
+}
+
+// keepText saves an elided message's text where its stub says it is.
+func (e *Engine) keepText(sb *sandbox.Sandbox, session string, i int, text string) {
+	if sb == nil {
+		return
+	}
+	host, err := sb.HostPath(elidedPath(i))
+	if err == nil {
+		if err = os.MkdirAll(filepath.Dir(host), 0o755); err == nil {
+			err = os.WriteFile(host, []byte(text), 0o644)
+		}
+	}
+	if err != nil {
+		e.cfg.Logger.Warn("context: keep elided message", "session", session, "err", err)
+	}
+}
+
+// compactPrompt instructs the compaction call.
+const compactPrompt = `You compact a long chat between a user and an AI agent so the agent can continue without the older messages. Write a summary the agent will read as its memory. Keep, concretely:
+- what the user wants and the decisions made, with their reasons;
+- the active workflow or skill, the step it is at, and what comes next;
+- every document written (path) and what it holds;
+- facts, names, numbers and preferences the user gave;
+- open questions and anything promised but not done.
+Write in the conversation's language, as compact notes, no preamble. Do not invent anything.`
+
+// compact summarizes the transcript before a cut with one model call: the
+// cut keeps the last turns verbatim, at most compactTail of the budget
+// and at least the current turn.
+func (e *Engine) compact(ctx context.Context, s *Session, tools int, force bool) error {
+	from := 1
+	var prev string
+	if c := s.Compaction; c != nil {
+		from, prev = c.Upto, c.Summary
+	}
+	cut := e.cutPoint(s, from, tools)
+	if cut <= from {
+		return fmt.Errorf("context: nothing older than the current turn to compact (%d messages)", len(s.Messages))
+	}
+	if older := calibrated(s, requestTokens(s)) - calibrated(s, rawTokens(s.Messages[cut:])); !force && float64(older) < minCompact*float64(e.budget(s)) {
+		return nil // too little to gain: the request is large for other reasons
+	}
+	text := transcriptText(s, from, cut, prev, int(summaryInput*float64(e.budget(s)))*4)
+	resp, err := e.cfg.Model.Complete(ctx, model.Request{Messages: []openai.ChatCompletionMessage{
+		{Role: openai.ChatMessageRoleSystem, Content: compactPrompt},
+		{Role: openai.ChatMessageRoleUser, Content: text},
+	}}, nil)
+	if err != nil {
+		return fmt.Errorf("context: compaction call: %w", err)
+	}
+	u := Usage{Usage: resp.Usage, Calls: 1}
+	s.Usage.add(u)
+	s.Compactions++
+	summary := strings.TrimSpace(resp.Message.Content)
+	if summary == "" {
+		return fmt.Errorf("context: the compaction call returned no summary")
+	}
+	s.Compaction = &Compaction{Upto: cut, Summary: summary + documentsLine(s), Kept: activeLoad(s, cut)}
+	s.PrefixBreaks++
+	e.cfg.Logger.Info("context: compacted", "session", s.ID, "upto", cut, "summary_bytes", len(summary))
+	return nil
+}
+
+// cutPoint is the first message kept verbatim after a compaction: the start
+// of a user turn, as early as the tail fits compactTail of the budget, and
+// never after the current turn's start.
+func (e *Engine) cutPoint(s *Session, from, tools int) int {
+	limit := compactTail * float64(e.budget(s))
+	ratio := s.TokenRatio
+	if ratio <= 0 {
+		ratio = 1
+	}
+	last := -1
+	for i := len(s.Messages) - 1; i > from; i-- {
+		if s.Messages[i].Role == openai.ChatMessageRoleUser {
+			last = i
+			break
+		}
+	}
+	if last < 0 {
+		return from
+	}
+	cut := last
+	tail := float64(rawTokens(s.Messages[last:])) * ratio
+	for i := last - 1; i > from; i-- {
+		tail += float64(rawTokens(s.Messages[i:i+1])) * ratio
+		if tail > limit {
+			break
+		}
+		if s.Messages[i].Role == openai.ChatMessageRoleUser {
+			cut = i
+		}
+	}
+	return cut
+}
+
+// activeLoad finds the last successful load of a skill or workflow before
+// cut, so its instructions stay in requests after a compaction.
+func activeLoad(s *Session, cut int) *KeptCall {
+	for i := cut - 1; i > 0; i-- {
+		m := s.Messages[i]
+		if m.Role != openai.ChatMessageRoleTool {
+			continue
+		}
+		if strings.HasPrefix(m.Content, `{"error"`) {
+			continue
+		}
+		for j := i - 1; j > 0; j-- {
+			a := s.Messages[j]
+			if a.Role != openai.ChatMessageRoleAssistant {
+				continue
+			}
+			for _, tc := range a.ToolCalls {
+				if tc.ID == m.ToolCallID && (tc.Function.Name == ToolLoadSkill || tc.Function.Name == ToolPreloadWorkflow) {
+					return &KeptCall{Assistant: j, CallID: tc.ID, Result: i}
+				}
+			}
+			break
+		}
+	}
+	return nil
+}
+
+// transcriptText renders messages [from, to) for the compaction call: the
+// earlier summary, the words of user and agent, and one line per tool
+// call, newest kept when over limit bytes.
+func transcriptText(s *Session, from, to int, prev string, limit int) string {
+	calls := map[string]openai.ToolCall{}
+	var lines []string
+	for i := from; i < to && i < len(s.Messages); i++ {
+		m := s.Messages[i]
+		switch m.Role {
+		case openai.ChatMessageRoleUser:
+			lines = append(lines, "User: "+clip(m.Content, bulkyText))
+		case openai.ChatMessageRoleAssistant:
+			if c := strings.TrimSpace(m.Content); c != "" {
+				lines = append(lines, "Agent: "+clip(c, bulkyText))
+			}
+			for _, tc := range m.ToolCalls {
+				calls[tc.ID] = tc
+			}
+		case openai.ChatMessageRoleTool:
+			tc := calls[m.ToolCallID]
+			lines = append(lines, fmt.Sprintf("Tool %s (%s): %s", tc.Function.Name, callStatus(tc), callSummary(tc, m.Content)))
+		}
+	}
+	head := "The conversation to summarize:\n\n"
+	if prev != "" {
+		head = "The summary of the conversation before this part:\n\n" + prev + "\n\nThe conversation that followed:\n\n"
+	}
+	size := len(head)
+	start := len(lines)
+	for start > 0 && size+len(lines[start-1])+2 < limit {
+		start--
+		size += len(lines[start]) + 2
+	}
+	if start > 0 {
+		head += fmt.Sprintf("(%d older lines left out)\n\n", start)
+	}
+	return head + strings.Join(lines[start:], "\n\n")
+}
+
+// clip cuts text to n bytes on a rune boundary, marking the cut.
+func clip(text string, n int) string {
+	if len(text) <= n {
+		return text
+	}
+	return strings.ToValidUTF8(text[:n], "") + " …(cut)"
+}
+
+// summaryMessage is the message that stands for the compacted messages.
+func summaryMessage(c *Compaction) string {
+	return "[The runtime summarized the earlier conversation to stay within the model's context. The full transcript is kept; documents are under /outputs.]\n\n" + c.Summary
+}
+
+// documentsLine lists the documents saved so far, fixed at compaction so
+// later requests extend each other.
+func documentsLine(s *Session) string {
+	seen := map[string]int{}
+	var order []string
+	for _, o := range s.Outputs {
+		if _, ok := seen[o.Path]; !ok {
+			order = append(order, o.Path)
+		}
+		seen[o.Path] = o.Version
+	}
+	if len(order) == 0 {
+		return ""
+	}
+	var b strings.Builder
+	b.WriteString("\n\nDocuments saved so far (read_file /outputs/<path> for the current text):")
+	for _, p := range order {
+		fmt.Fprintf(&b, "\n- %s (v%d)", p, seen[p])
+	}
+	return b.String()
+}
