@@ -149,10 +149,10 @@ func TestDedupeAcrossRetriesAndRestart(t *testing.T) {
 	r.model.Handle(func(req fakemodel.Request) fakemodel.Reply {
 		return fakemodel.Reply{Text: "answer to " + req.LastUserText()}
 	})
-	thread, env := r.mention("hello", "")
+	thread, env := r.mention("hello, a quick question", "")
 	// The same message also arrives as message.channels.
 	r.slack.SendEvent(map[string]any{"type": "message", "user": user, "channel": channel, "channel_type": "channel",
-		"text": "<@" + r.slack.BotUserID() + "> hello", "ts": thread})
+		"text": "<@" + r.slack.BotUserID() + "> hello, a quick question", "ts": thread})
 	if _, err := r.slack.Redeliver(env, "timeout"); err != nil {
 		t.Fatal(err)
 	}
@@ -365,7 +365,7 @@ func TestDirectMessage(t *testing.T) {
 		fakemodel.Reply{Text: "Hi from a DM."},
 	)
 	ts := r.slack.NextTS()
-	r.slack.SendEvent(map[string]any{"type": "message", "user": user, "channel": dm, "channel_type": "im", "text": "hello", "ts": ts})
+	r.slack.SendEvent(map[string]any{"type": "message", "user": user, "channel": dm, "channel_type": "im", "text": "hello, a question", "ts": ts})
 	r.waitFor("the DM answer", func() bool {
 		ss := r.slack.Streams()
 		return len(ss) == 1 && ss[0].Stopped && strings.Contains(ss[0].Text, "Hi from a DM.")

@@ -76,17 +76,17 @@ func (b *Bot) process(seq uint64, it item) {
 		if !b.activate(ctx, s, a, it) {
 			return
 		}
-		if it.Text == "" && len(it.Files) == 0 {
-			return // a bare mention: the greeting is the answer
+		if len(it.Files) == 0 && (it.Text == "" || isGreetingOnly(it.Text, a.Name)) {
+			return // a bare mention or a hello: the greeting is the answer
 		}
 	}
 	input := it.Text
 	if len(it.Files) > 0 {
 		input = b.fetchFiles(ctx, s, it) + input
 	}
-	if input == "" || isHelp(s, input) {
-		// A bare mention, or *help: show the menu again, with its buttons,
-		// without a model call.
+	if input == "" || isHelp(s, input) || (len(it.Files) == 0 && isGreetingOnly(input, s.Agent.Name)) {
+		// A bare mention, a hello, or *help: show the menu again, with its
+		// buttons, without a model call.
 		b.postGreeting(ctx, it.Channel, it.ThreadTS, s.Agent, b.cfg.Engine.Greet(s))
 		return
 	}
@@ -167,6 +167,11 @@ func (b *Bot) pick(ctx context.Context, s *engine.Session, it item, seq string) 
 	pending := s.Meta[metaPending]
 	if !b.activate(ctx, s, a, it) {
 		return
+	}
+	if isGreetingOnly(pending, a.Name) {
+		pending = "" // the greeting answers it
+		delete(s.Meta, metaPending)
+		_ = b.cfg.Store.SaveSession(s)
 	}
 	if pending != "" {
 		delete(s.Meta, metaPending)
