@@ -4,20 +4,24 @@ import (
 	"fmt"
 	"path/filepath"
 	"strings"
-
-	"gopkg.in/yaml.v3"
 )
 
-// bundleFile is bundle.yaml.
+// bundleFile is bundle.yaml, field for field as the spec's data model
+// (section 5.1) has it.
 type bundleFile struct {
-	Type             string        `yaml:"type"`
-	Name             string        `yaml:"name"`
-	Version          string        `yaml:"version"`
-	Description      string        `yaml:"description"`
-	Agents           []bundleAgent `yaml:"agents"`
-	Agent            *bundleAgent  `yaml:"agent"`
-	Resources        []string      `yaml:"resources"`
-	CoreDependencies []string      `yaml:"core_dependencies"`
+	Type        string
+	Name        string
+	Version     string
+	Description string
+	Author      string
+	// Created is the YAML date as written ("2025-10-05").
+	Created string
+	Agents  []bundleAgent
+	Agent   *bundleAgent
+	// Resources maps workflows, templates and config to paths in the
+	// bundle; config names the config file (default config.yaml).
+	Resources        map[string]string
+	CoreDependencies []string
 }
 
 // bundleAgent is one agent entry of bundle.yaml.
@@ -66,22 +70,34 @@ func (l *loader) loadBundle(dir string) {
 		l.problem(manifest, "%s", reason(err))
 		return
 	}
-	var bf bundleFile
-	if err := decodeYAMLInto(data, &bf); err != nil {
+	bf, warnings, err := parseBundleFile(data)
+	if err != nil {
 		l.problem(manifest, "%s", err)
 		return
+	}
+	for _, w := range warnings {
+		l.problem(manifest, "%s", w)
 	}
 	name := strings.TrimSpace(bf.Name)
 	if name == "" {
 		name = filepath.Base(dir)
 	}
-	entries, standalone, err := bundleEntries(&bf)
+	entries, standalone, err := bundleEntries(bf)
 	if err != nil {
 		l.problem(manifest, "%s", err)
 		return
 	}
 	home := &Home{Kind: "bundle", Name: name, ProjectRoot: dir, BundleRoot: dir}
-	l.loadConfig(home, filepath.Join(dir, "config.yaml"))
+	configFile := "config.yaml"
+	if c := bf.Resources["config"]; c != "" {
+		configFile = c
+	}
+	for _, w := range checkBundlePaths(dir, bf) {
+		l.problem(manifest, "%s", w)
+	}
+	if cfg := filepath.FromSlash(configFile); filepath.IsLocal(cfg) {
+		l.loadConfig(home, filepath.Join(dir, cfg))
+	}
 
 	ids := map[string]bool{}
 	for i, e := range entries {
@@ -159,18 +175,4 @@ func bundleOverride(a *Agent, e bundleAgent) {
 	set(&a.Title, e.Title)
 	set(&a.Icon, e.Icon)
 	set(&a.Description, e.Description)
-}
-
-// decodeYAMLInto decodes YAML into v, turning any failure (or a panic in
-// the YAML library) into an error that says the YAML is invalid.
-func decodeYAMLInto(data []byte, v any) (err error) {
-	defer func() {
-		if r := recover(); r != nil {
-			err = fmt.Errorf("invalid YAML: %v", r)
-		}
-	}()
-	if err := yaml.Unmarshal(data, v); err != nil {
-		return fmt.Errorf("invalid YAML: %w", unwrapYAMLError(err))
-	}
-	return nil
 }
