@@ -128,6 +128,7 @@ func (b *Bot) onEventsAPI(ev slackevents.EventsAPIEvent) {
 			}
 		}
 	default:
+		b.onAgentEvent(ev)
 		return
 	}
 	if botID != "" || it.User == "" || it.User == b.botUserID || !keepSubtypes[subtype] {
