@@ -73,9 +73,9 @@ type KeptCall struct {
 	Result    int    `json:"result"`
 }
 
-// budget is the session's context budget in tokens: the configured one, or
+// window is the session's context budget in tokens: the configured one, or
 // the provider's window when it said that is smaller.
-func (e *Engine) budget(s *Session) int {
+func (e *Engine) window(s *Session) int {
 	if s.Window > 0 && s.Window < e.cfg.ContextBudget {
 		return s.Window
 	}
@@ -294,7 +294,7 @@ func calibrate(s *Session, rawSent int, prompt int) {
 // compacts at once (the provider said the context is too long). tools is
 // the estimate of the tool definitions.
 func (e *Engine) fitContext(ctx context.Context, s *Session, sb *sandbox.Sandbox, tools int, force bool) error {
-	budget := float64(e.budget(s))
+	budget := float64(e.window(s))
 	if !force && float64(e.estimate(s, tools)) < elideAt*budget {
 		return nil
 	}
@@ -316,7 +316,7 @@ func (e *Engine) planElision(s *Session, tools int) (mark int, after float64) {
 	if floor <= s.Elided {
 		return mark, total
 	}
-	target := elideTo * float64(e.budget(s))
+	target := elideTo * float64(e.window(s))
 	calls := map[string]openai.ToolCall{}
 	for i := 0; i < s.Elided && i < len(s.Messages); i++ {
 		for _, tc := range s.Messages[i].ToolCalls {
@@ -398,10 +398,10 @@ func (e *Engine) compact(ctx context.Context, s *Session, tools int, force bool)
 	if cut <= from {
 		return fmt.Errorf("context: nothing older than the current turn to compact (%d messages)", len(s.Messages))
 	}
-	if older := calibrated(s, requestTokens(s)) - calibrated(s, rawTokens(s.Messages[cut:])); !force && float64(older) < minCompact*float64(e.budget(s)) {
+	if older := calibrated(s, requestTokens(s)) - calibrated(s, rawTokens(s.Messages[cut:])); !force && float64(older) < minCompact*float64(e.window(s)) {
 		return nil // too little to gain: the request is large for other reasons
 	}
-	text := transcriptText(s, from, cut, prev, int(summaryInput*float64(e.budget(s)))*4)
+	text := transcriptText(s, from, cut, prev, int(summaryInput*float64(e.window(s)))*4)
 	resp, err := e.cfg.Model.Complete(ctx, model.Request{Messages: []openai.ChatCompletionMessage{
 		{Role: openai.ChatMessageRoleSystem, Content: compactPrompt},
 		{Role: openai.ChatMessageRoleUser, Content: text},
@@ -426,7 +426,7 @@ func (e *Engine) compact(ctx context.Context, s *Session, tools int, force bool)
 // of a user turn, as early as the tail fits compactTail of the budget, and
 // never after the current turn's start.
 func (e *Engine) cutPoint(s *Session, from, tools int) int {
-	limit := compactTail * float64(e.budget(s))
+	limit := compactTail * float64(e.window(s))
 	ratio := s.TokenRatio
 	if ratio <= 0 {
 		ratio = 1

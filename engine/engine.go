@@ -49,6 +49,10 @@ type Config struct {
 	Now func() time.Time
 	// Logger receives debug lines (default slog.Default()).
 	Logger *slog.Logger
+	// Budget, when set, returns the tightest token cap on a session, given
+	// the usage of the turn so far: a turn at the cap is refused with a
+	// *BudgetError, and a turn near it finishes without more tools.
+	Budget func(s *Session, turn Usage) Budget
 	// OnToolCall, when set, is told of every tool call and whether it failed
 	// (for metrics).
 	OnToolCall func(tool string, failed bool)

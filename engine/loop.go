@@ -25,8 +25,10 @@ type Result struct {
 	Tools      int
 	// Usage is this turn's tokens.
 	Usage Usage
-	// LimitReached is set when the iteration limit cut the turn short.
+	// LimitReached is set when the iteration limit cut the turn short;
+	// BudgetNear when a token cap did.
 	LimitReached bool
+	BudgetNear   bool
 	Duration     time.Duration
 }
 
@@ -71,6 +73,10 @@ func (e *Engine) Turn(ctx context.Context, s *Session, input string, emit func(E
 
 	repairDangling(s)
 	repairCalls(s)
+	if b := e.budget(s, Usage{}); b.Over() {
+		res.Duration = time.Since(start)
+		return res, &BudgetError{Budget: b}
+	}
 
 	if input == "" {
 		// Resume: the input is already in the transcript (a crash cut the
@@ -153,12 +159,22 @@ func firstTurn(s *Session) bool {
 // loop calls the model and runs tools until the model answers without tools.
 func (e *Engine) loop(ctx context.Context, s *Session, tr *toolEnv, res *Result, start time.Time, emit func(Event)) (*Result, error) {
 	emptyRetry, ctxRetry := false, false
+	budgetNoted := false
 	for iter := 0; ; iter++ {
 		final := iter >= e.cfg.MaxIterations
 		if final {
 			res.LimitReached = true
 			emit(Event{Kind: EventNotice, Text: fmt.Sprintf("I hit the limit of %d steps for one message, so I'm stopping here with a summary.", e.cfg.MaxIterations)})
 			s.Messages = append(s.Messages, openai.ChatCompletionMessage{Role: openai.ChatMessageRoleUser, Content: limitNote})
+		} else if b := e.budget(s, res.Usage); iter > 0 && b.Near() {
+			// Near a cap: this call is the turn's last, without tools.
+			final = true
+			if !budgetNoted {
+				budgetNoted = true
+				res.BudgetNear = true
+				emit(Event{Kind: EventNotice, Text: fmt.Sprintf("I'm close to the %s (%d of %d tokens), so I'm wrapping up this turn.", b.Name, b.Used, b.Limit)})
+				s.Messages = append(s.Messages, openai.ChatCompletionMessage{Role: openai.ChatMessageRoleUser, Content: budgetNote})
+			}
 		}
 		var tools []openai.Tool
 		if !final {
