@@ -14,6 +14,7 @@ import (
 	"os"
 	"os/signal"
 	"syscall"
+	"time"
 )
 
 // env is what a command gets from the process: arguments, streams and the
@@ -42,9 +43,42 @@ func commands() []command {
 }
 
 func main() {
-	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
-	defer stop()
-	os.Exit(run(ctx, &env{args: os.Args[1:], stdin: os.Stdin, stdout: os.Stdout, stderr: os.Stderr, getenv: os.Getenv}))
+	// Signals are handled from the first line: the first SIGINT or SIGTERM
+	// cancels the command's context; if the command has not returned
+	// within stopGrace, or a second signal comes, the process exits anyway,
+	// so a start stuck in a system call can always be stopped.
+	os.Exit(runProcess(os.Args[1:], stopGrace))
+}
+
+// runProcess runs a command as the process does: signals handled first,
+// then the command with the process's streams and environment.
+func runProcess(args []string, grace time.Duration) int {
+	ctx, cancel := context.WithCancel(context.Background())
+	sigs := make(chan os.Signal, 2)
+	signal.Notify(sigs, os.Interrupt, syscall.SIGTERM)
+	go watchSignals(sigs, cancel, grace, os.Stderr, os.Exit)
+	return run(ctx, &env{args: args, stdin: os.Stdin, stdout: os.Stdout, stderr: os.Stderr, getenv: os.Getenv})
+}
+
+// stopGrace is how long a command may take to stop after a signal.
+const stopGrace = 10 * time.Second
+
+// watchSignals cancels on the first signal and exits with 128+signal when
+// the command does not stop within grace, or at once on a second signal.
+func watchSignals(sigs <-chan os.Signal, cancel func(), grace time.Duration, stderr io.Writer, exit func(int)) {
+	first := <-sigs
+	cancel()
+	code := 130 // SIGINT
+	if first == syscall.SIGTERM {
+		code = 143
+	}
+	select {
+	case <-sigs:
+		fmt.Fprintln(stderr, "agentbot: second signal, exiting now")
+	case <-time.After(grace):
+		fmt.Fprintf(stderr, "agentbot: still busy %s after %s, exiting\n", grace, first)
+	}
+	exit(code)
 }
 
 // run dispatches to a subcommand and returns the exit code.

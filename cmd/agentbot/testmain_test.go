@@ -1,11 +1,10 @@
 package main
 
 import (
-	"context"
 	"os"
-	"os/signal"
-	"syscall"
+	"strings"
 	"testing"
+	"time"
 )
 
 // childEnv names the environment variable that makes the test binary run
@@ -13,13 +12,17 @@ import (
 // start (and kill) real agentbot processes.
 const childEnv = "AGENTBOT_TEST_CHILD"
 
+// childGraceEnv shortens the child's stop grace (a Go duration).
+const childGraceEnv = "AGENTBOT_TEST_CHILD_GRACE"
+
 func TestMain(m *testing.M) {
 	if cmd := os.Getenv(childEnv); cmd != "" {
-		// The same signal handling as main.
-		ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
-		code := run(ctx, &env{args: []string{cmd}, stdin: os.Stdin, stdout: os.Stdout, stderr: os.Stderr, getenv: os.Getenv})
-		stop()
-		os.Exit(code)
+		// The same process code as main; the grace is shortened for tests.
+		grace := stopGrace
+		if d, err := time.ParseDuration(os.Getenv(childGraceEnv)); err == nil {
+			grace = d
+		}
+		os.Exit(runProcess(strings.Fields(cmd), grace))
 	}
 	os.Exit(m.Run())
 }

@@ -3,12 +3,12 @@ package catalog
 import (
 	"errors"
 	"fmt"
-	"io"
 	"io/fs"
 	"os"
 	"path/filepath"
 	"strings"
 
+	"agentbot/engine/hostfile"
 	"agentbot/engine/vars"
 )
 
@@ -46,31 +46,10 @@ func (l *loader) add(a *Agent) {
 	l.agents = append(l.agents, a)
 }
 
-// readFile reads a file of at most maxFileSize bytes.
+// readFile reads a regular file of at most maxFileSize bytes; a FIFO or
+// device is refused without blocking.
 func readFile(path string) ([]byte, error) {
-	f, err := os.Open(path)
-	if err != nil {
-		return nil, err
-	}
-	defer f.Close()
-	st, err := f.Stat()
-	if err != nil {
-		return nil, err
-	}
-	if st.IsDir() {
-		return nil, errors.New("is a directory, not a file")
-	}
-	if st.Size() > maxFileSize {
-		return nil, fmt.Errorf("file too large (%d bytes, limit %d)", st.Size(), maxFileSize)
-	}
-	data, err := io.ReadAll(io.LimitReader(f, maxFileSize+1))
-	if err != nil {
-		return nil, err
-	}
-	if len(data) > maxFileSize {
-		return nil, fmt.Errorf("file too large (limit %d bytes)", maxFileSize)
-	}
-	return data, nil
+	return hostfile.Read(path, maxFileSize)
 }
 
 // readAgent reads and parses one agent file.

@@ -18,7 +18,6 @@ import (
 	"bytes"
 	"errors"
 	"fmt"
-	"io"
 	"os"
 	"path/filepath"
 	"strings"
@@ -26,6 +25,8 @@ import (
 	"unicode/utf8"
 
 	"github.com/BurntSushi/toml"
+
+	"agentbot/engine/hostfile"
 )
 
 // Table is a decoded TOML table. Values are string, int64, float64, bool,
@@ -114,26 +115,15 @@ func cause(err error) string {
 // case it was replaced by a FIFO since the Stat), checks again that it is a
 // regular file, and reads at most MaxFileSize bytes.
 func readRegular(path string) ([]byte, error) {
-	f, err := openNoBlock(path)
-	if err != nil {
-		return nil, err
-	}
-	defer f.Close()
-	info, err := f.Stat()
-	if err != nil {
-		return nil, err
-	}
-	if !info.Mode().IsRegular() {
+	data, err := hostfile.Read(path, MaxFileSize)
+	var tl *hostfile.TooLargeError
+	switch {
+	case errors.Is(err, hostfile.ErrNotRegular):
 		return nil, &Error{Msg: "TOML layer is not a file"}
-	}
-	data, err := io.ReadAll(io.LimitReader(f, MaxFileSize+1))
-	if err != nil {
-		return nil, err
-	}
-	if len(data) > MaxFileSize {
+	case errors.As(err, &tl):
 		return nil, &Error{Msg: fmt.Sprintf("TOML layer is larger than %d bytes", MaxFileSize)}
 	}
-	return data, nil
+	return data, err
 }
 
 // parse decodes a TOML document into a Table with every array as []any.

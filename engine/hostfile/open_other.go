@@ -1,6 +1,6 @@
 //go:build !unix
 
-package custom
+package hostfile
 
 import "os"
 
