@@ -86,6 +86,7 @@ func (e *Engine) Activate(s *Session, a *catalog.Agent) (*Greeting, error) {
 		}
 		mergeConfig(v, cfg)
 	}
+	hideHostPaths(v, sb)
 	for k, val := range preset {
 		if !vars.IsPinned(k) && val != "" {
 			v[k] = val

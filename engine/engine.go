@@ -30,6 +30,11 @@ type Config struct {
 	Catalog func() *catalog.Catalog
 	// CoreRoot overrides the embedded core for bundles (AGENTBOT_CORE_ROOT).
 	CoreRoot string
+	// Hidden are host folders the model may never see through any mount:
+	// agentbot's data folder. Deny adds file name patterns to
+	// sandbox.DefaultDeny.
+	Hidden []string
+	Deny   []string
 	// CoreFS is the embedded core (default core.FS).
 	CoreFS fs.FS
 	// MaxIterations bounds model calls per turn (default 50).

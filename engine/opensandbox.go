@@ -1,7 +1,11 @@
 package engine
 
 import (
+	"path/filepath"
+	"strings"
+
 	"agentbot/engine/sandbox"
+	"agentbot/engine/vars"
 )
 
 // openSandbox opens the sandbox of a session's agent.
@@ -27,6 +31,7 @@ func (e *Engine) openSandbox(s *Session) (*sandbox.Sandbox, error) {
 		cfg.InputRoot = e.cfg.InputRoot(s.ID)
 	}
 	cfg.SkillsRoot = e.catalog().SkillsDir
+	cfg.Hidden, cfg.Deny = e.cfg.Hidden, e.cfg.Deny
 	cfg.OutputAliases = outputAliases(a)
 	sb, err := sandbox.Open(cfg)
 	if err != nil {
@@ -36,4 +41,35 @@ func (e *Engine) openSandbox(s *Session) (*sandbox.Sandbox, error) {
 		sb.SetBase(s.Skill.Root, s.Skill.Vars)
 	}
 	return sb, nil
+}
+
+// hostPathNote stands in for a config value that is a host path the model
+// cannot reach.
+const hostPathNote = "(a folder outside this agent's files, not available here)"
+
+// hideHostPaths replaces config values that are absolute host paths by
+// their virtual path (/project/...), or by a note when the model cannot
+// reach them, so no host path reaches a prompt.
+func hideHostPaths(v vars.Vars, sb *sandbox.Sandbox) {
+	for k, val := range v {
+		p := strings.TrimSpace(val)
+		if !filepath.IsAbs(p) || isVirtual(p) {
+			continue
+		}
+		if virtual, ok := sb.Virtual(p); ok {
+			v[k] = virtual
+		} else {
+			v[k] = hostPathNote
+		}
+	}
+}
+
+// isVirtual reports whether p is under one of the sandbox's folders.
+func isVirtual(p string) bool {
+	for _, d := range []string{sandbox.ProjectDir, sandbox.CoreDir, sandbox.OutputDir, sandbox.InputDir, sandbox.SkillsDir} {
+		if p == d || strings.HasPrefix(p, d+"/") {
+			return true
+		}
+	}
+	return false
 }

@@ -67,6 +67,7 @@ func (e *Engine) activateSkill(s *Session, a *catalog.Agent, preset map[string]s
 		return nil, fmt.Errorf("activate %s: %w", a.ID, err)
 	}
 	defer sb.Close()
+	hideHostPaths(v, sb)
 	g := skillGreeting(a, v)
 	s.Messages = append(s.Messages[:0],
 		openai.ChatCompletionMessage{Role: openai.ChatMessageRoleSystem, Content: skillPrompt(a, v, sb, e.catalog().SkillsFor(a), e.toolsFor(s))},

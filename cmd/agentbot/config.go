@@ -16,6 +16,7 @@ type Config struct {
 	Bundles   []string
 	BMADRoots []string
 	Skills    string
+	Deny      []string
 	CoreRoot  string
 	DataDir   string
 
@@ -105,6 +106,7 @@ var settings = []setting{
 	{"bundles", "AGENTBOT_BUNDLES", "folder of bundles, or one bundle", list(func(c *Config) *[]string { return &c.Bundles }), "./bundles"},
 	{"bmad-root", "AGENTBOT_BMAD_ROOT", "BMAD project root, source tree or v4 tree", list(func(c *Config) *[]string { return &c.BMADRoots }), ""},
 	{"skills", "AGENTBOT_SKILLS", "folder of Agent Skills (SKILL.md folders) every agent may use", str(func(c *Config) *string { return &c.Skills }), ""},
+	{"deny", "AGENTBOT_DENY", "file patterns agents may never read, added to the built-in secrets list (.env, *.pem, .git/, ...)", list(func(c *Config) *[]string { return &c.Deny }), ""},
 	{"core-root", "AGENTBOT_CORE_ROOT", "folder replacing the embedded core for bundles", str(func(c *Config) *string { return &c.CoreRoot }), ""},
 	{"data", "AGENTBOT_DATA", "data folder: agentbot.db and session folders", str(func(c *Config) *string { return &c.DataDir }), "./data"},
 	{"api-key", "OPENAI_API_KEY", "API key of the model endpoint", str(func(c *Config) *string { return &c.APIKey }), ""},

@@ -88,6 +88,8 @@ func newEngine(cfg *Config, st *storage.Store, m engine.Model, cat func() *catal
 		OutputRoot:    func(id string) string { d, _ := st.OutputDir(id); return d },
 		InputRoot:     func(id string) string { d, _ := st.InputDir(id); return d },
 		CoreRoot:      cfg.CoreRoot,
+		Hidden:        []string{cfg.DataDir},
+		Deny:          cfg.Deny,
 		MaxIterations: cfg.MaxIterations,
 		TurnTimeout:   cfg.TurnTimeout,
 		MaxRead:       cfg.MaxFileBytes,

@@ -104,6 +104,12 @@ func (s *Sandbox) walkGlob(t target, segs []string) ([]string, error) {
 		if isTemp(d.Name()) {
 			return nil
 		}
+		if p != t.rel && s.allowed("list", target{m: t.m, rel: p}) != nil {
+			if d.IsDir() {
+				return fs.SkipDir
+			}
+			return nil
+		}
 		rel := strings.TrimPrefix(strings.TrimPrefix(p, t.rel), "/")
 		if t.rel == "." {
 			rel = p

@@ -110,7 +110,7 @@ func (s *Sandbox) List(dir string) ([]string, error) {
 func (s *Sandbox) locate(op, p string) (target, fs.FileInfo, error) {
 	if base := s.view.Load().base; base != "" {
 		if q := strings.TrimSpace(p); q != "" && q[0] != '/' && q[0] != '{' {
-			if bt, err := s.resolve(op, base+"/"+q, false); err == nil {
+			if bt, err := s.resolve(op, base+"/"+q, false); err == nil && s.allowed(op, bt) == nil {
 				if fi, err := s.stat(bt); err == nil {
 					return bt, fi, nil
 				}
@@ -120,6 +120,9 @@ func (s *Sandbox) locate(op, p string) (target, fs.FileInfo, error) {
 	t, err := s.resolve(op, p, false)
 	if err != nil {
 		return target{}, nil, err
+	}
+	if err := s.allowed(op, t); err != nil {
+		return t, nil, err
 	}
 	fi, err := s.stat(t)
 	if err == nil {
@@ -131,6 +134,9 @@ func (s *Sandbox) locate(op, p string) (target, fs.FileInfo, error) {
 				continue
 			}
 			alt := target{m: m, rel: t.rel, virtual: virtualPath(m, t.rel), relative: true}
+			if s.allowed(op, alt) != nil {
+				continue
+			}
 			if afi, aerr := s.stat(alt); aerr == nil {
 				return alt, afi, nil
 			}
@@ -169,7 +175,7 @@ func (s *Sandbox) readDir(m *mount, rel string) ([]fs.DirEntry, error) {
 	}
 	kept := entries[:0]
 	for _, e := range entries {
-		if !isTemp(e.Name()) {
+		if !isTemp(e.Name()) && s.visible(m, rel, e.Name()) {
 			kept = append(kept, e)
 		}
 	}

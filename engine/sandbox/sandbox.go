@@ -50,6 +50,11 @@ type Config struct {
 	// under another name, such as "/project/_bmad-output": BMAD's artifact
 	// folders, so that reads and writes there reach /outputs.
 	OutputAliases []string
+	// Hidden are host folders no read mount shows, whatever the layout or
+	// links: agentbot's own data folder. Deny adds name patterns to
+	// DefaultDeny, which no read mount but /outputs shows.
+	Hidden []string
+	Deny   []string
 	// Vars resolve path variables such as {project-root} or {output_folder}.
 	Vars vars.Vars
 	// MaxRead and MaxWrite cap file sizes in bytes (defaults 1 MiB).
@@ -63,6 +68,7 @@ type Sandbox struct {
 	project, core, outputs, inputs, skills mount
 	aliases                                []string
 	maxRead, maxWrite                      int64
+	policy                                 policy
 	// view holds the variables and the folder relative reads try first; a
 	// skill the model loads changes it while calls run.
 	view atomic.Pointer[view]
@@ -144,6 +150,13 @@ func Open(cfg Config) (*Sandbox, error) {
 			return fail(&s.skills, "the folder cannot be opened", err)
 		}
 	}
+	var roots []string
+	for _, m := range []*mount{&s.project, &s.core, &s.skills} {
+		if m.host != "" {
+			roots = append(roots, realOrClean(m.host))
+		}
+	}
+	s.policy = newPolicy(cfg.Hidden, cfg.Deny, roots)
 	return s, nil
 }
 
