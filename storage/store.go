@@ -15,6 +15,7 @@ import (
 	"time"
 
 	bolt "go.etcd.io/bbolt"
+	bolterrors "go.etcd.io/bbolt/errors"
 )
 
 // DBName is the database file inside the data directory.
@@ -79,15 +80,33 @@ func Open(dir string) (*Store, error) {
 		return nil, fmt.Errorf("open store: create data directory: %w", err)
 	}
 	path := filepath.Join(dir, DBName)
-	db, err := bolt.Open(path, 0o600, &bolt.Options{Timeout: lockTimeout})
+	if err := checkFile(path); err != nil {
+		return nil, err
+	}
+	var db *bolt.DB
+	err := guard(path, func() error {
+		var err error
+		db, err = bolt.Open(path, 0o600, &bolt.Options{Timeout: lockTimeout})
+		return err
+	})
 	if errors.Is(err, bolt.ErrTimeout) {
 		return nil, &lockedError{dir: dir}
 	}
+	var damaged *DamagedError
+	if errors.As(err, &damaged) {
+		return nil, err
+	}
 	if err != nil {
+		if errors.Is(err, bolterrors.ErrInvalid) || errors.Is(err, bolterrors.ErrChecksum) || errors.Is(err, bolterrors.ErrVersionMismatch) {
+			return nil, &DamagedError{Path: path, Reason: err.Error()}
+		}
 		return nil, fmt.Errorf("open store %s: %w", path, err)
 	}
-	if err := db.Update(initBuckets); err != nil {
+	if err := guard(path, func() error { return db.Update(initBuckets) }); err != nil {
 		_ = db.Close()
+		if errors.As(err, &damaged) {
+			return nil, err
+		}
 		return nil, fmt.Errorf("open store %s: %w", path, err)
 	}
 	return &Store{Now: time.Now, dir: dir, db: db}, nil

@@ -5,6 +5,7 @@
 //	agentbot agents [--json]       list the agents found
 //	agentbot sessions list|show|export|prune
 //	agentbot check                 validate the configuration
+//	agentbot backup FILE           copy the database, also while serve runs
 package main
 
 import (
@@ -39,6 +40,7 @@ func commands() []command {
 		{"agents", "list the agents found in bundles and BMAD roots", runAgents},
 		{"sessions", "list, show, export or prune sessions", runSessions},
 		{"check", "validate tokens, model endpoint and bundles", runCheck},
+		{"backup", "copy the database consistently, also while serve runs", runBackup},
 	}
 }
 

@@ -62,6 +62,11 @@ func runServe(ctx context.Context, e *env) int {
 		return 1
 	}
 	defer st.Close()
+	if stopControl, err := st.ServeControl(ctx); err != nil {
+		log.Warn("control socket: backup and sessions will not reach this process", "err", err)
+	} else {
+		defer stopControl()
+	}
 
 	cats := &catalogs{load: func() *catalog.Catalog { return loadCatalog(cfg) }, log: log}
 	cats.cur.Store(cats.load())

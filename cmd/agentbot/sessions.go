@@ -27,12 +27,12 @@ func runSessions(ctx context.Context, e *env) int {
 		fmt.Fprintln(e.stderr, "usage: agentbot sessions list | show ID | export ID [-o FILE] | prune [--older-than DURATION]")
 		return 2
 	}
-	st, err := storage.Open(cfg.DataDir)
+	st, closeStore, err := openReader(cfg.DataDir, args[0] != "prune")
 	if err != nil {
 		fmt.Fprintf(e.stderr, "agentbot sessions: %v\n", err)
 		return 1
 	}
-	defer st.Close()
+	defer closeStore()
 
 	find := func() (*engine.Session, int) {
 		if len(args) < 2 {
@@ -40,14 +40,7 @@ func runSessions(ctx context.Context, e *env) int {
 			return nil, 2
 		}
 		// An ID, or else a key as list shows it ("chat/demo").
-		s, err := st.SessionByID(args[1])
-		if err != nil {
-			if byKey, kerr := st.Session(args[1]); kerr == nil {
-				s, err = byKey, nil
-			} else if !errors.Is(err, storage.ErrNotFound) {
-				err = kerr // not a valid ID: the key lookup says why
-			}
-		}
+		s, err := st.Lookup(args[1])
 		if err != nil {
 			fmt.Fprintf(e.stderr, "agentbot sessions %s: %v\n", args[0], err)
 			return nil, 1
@@ -107,7 +100,12 @@ func runSessions(ctx context.Context, e *env) int {
 			fmt.Fprintln(e.stderr, "agentbot sessions prune: say how old: --older-than 720h (or set AGENTBOT_SESSION_TTL)")
 			return 2
 		}
-		ids, err := st.Prune(time.Now().Add(-ttl))
+		local, ok := st.(*storage.Store)
+		if !ok {
+			fmt.Fprintln(e.stderr, "agentbot sessions prune: agentbot serve holds the store; it prunes by itself with AGENTBOT_SESSION_TTL, or stop it to prune by hand")
+			return 1
+		}
+		ids, err := local.Prune(time.Now().Add(-ttl))
 		if err != nil {
 			fmt.Fprintf(e.stderr, "agentbot sessions prune: %v\n", err)
 			return 1
@@ -120,4 +118,28 @@ func runSessions(ctx context.Context, e *env) int {
 	}
 	fmt.Fprintf(e.stderr, "agentbot sessions: unknown subcommand %q\n", args[0])
 	return 2
+}
+
+// sessionReader is what sessions list, show and export read: the store, or
+// a running agentbot's through its control socket.
+type sessionReader interface {
+	ListSessions() ([]storage.SessionInfo, error)
+	Lookup(idOrKey string) (*engine.Session, error)
+}
+
+// openReader opens the store, or, when a running agentbot holds it and
+// remote is allowed, reaches that agentbot's control socket.
+func openReader(dir string, remote bool) (sessionReader, func(), error) {
+	st, err := storage.Open(dir)
+	if err == nil {
+		return st, func() { st.Close() }, nil
+	}
+	if !errors.Is(err, storage.ErrLocked) || !remote {
+		return nil, nil, err
+	}
+	r, derr := storage.Dial(dir)
+	if derr != nil {
+		return nil, nil, fmt.Errorf("%w; and the running agentbot did not answer on its control socket (%v): run this on the machine that runs it, with the same data folder", err, derr)
+	}
+	return r, func() {}, nil
 }

@@ -1,0 +1,52 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+
+	"agentbot/storage"
+)
+
+// runBackup copies the database to a file: from the store when no process
+// holds it, or through the running agentbot's control socket.
+func runBackup(ctx context.Context, e *env) int {
+	var force bool
+	cfg, args, code := parse("backup", e, func(fs *flagSet) {
+		fs.BoolVar(&force, "force", false, "overwrite FILE if it exists")
+	})
+	if cfg == nil {
+		return code
+	}
+	if len(args) != 1 {
+		fmt.Fprintln(e.stderr, "usage: agentbot backup [--force] FILE")
+		return 2
+	}
+	var src interface {
+		Backup(w io.Writer) (int64, error)
+	}
+	st, err := storage.Open(cfg.DataDir)
+	switch {
+	case err == nil:
+		defer st.Close()
+		src = st
+	case errors.Is(err, storage.ErrLocked):
+		r, derr := storage.Dial(cfg.DataDir)
+		if derr != nil {
+			fmt.Fprintf(e.stderr, "agentbot backup: %v; and the running agentbot did not answer (%v)\n", err, derr)
+			return 1
+		}
+		src = r
+	default:
+		fmt.Fprintf(e.stderr, "agentbot backup: %v\n", err)
+		return 1
+	}
+	n, err := storage.Backup(src, args[0], force)
+	if err != nil {
+		fmt.Fprintf(e.stderr, "agentbot backup: %v\n", err)
+		return 1
+	}
+	fmt.Fprintf(e.stdout, "wrote %s (%d bytes), a consistent copy of %s\n", args[0], n, storage.DBName)
+	return 0
+}
