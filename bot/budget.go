@@ -161,3 +161,20 @@ func capitalize(s string) string {
 	}
 	return strings.ToUpper(s[:1]) + s[1:]
 }
+
+// statusText reports the caps for /agent status: the workspace's use today
+// and the session cap.
+func (b *Budgets) statusText(team string) string {
+	if b == nil || (b.SessionTokens == 0 && b.DailyTokens == 0) {
+		return "No token budgets are set."
+	}
+	var parts []string
+	if b.DailyTokens > 0 {
+		used, _ := b.daily(team)
+		parts = append(parts, fmt.Sprintf("this workspace used %s of its %s tokens today (UTC)", thousands(used), thousands(b.DailyTokens)))
+	}
+	if b.SessionTokens > 0 {
+		parts = append(parts, fmt.Sprintf("each thread may use %s tokens; `@agentbot status` in a thread shows its use", thousands(b.SessionTokens)))
+	}
+	return "Token budgets: " + strings.Join(parts, "; ") + "."
+}

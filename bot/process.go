@@ -2,6 +2,7 @@ package bot
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"strconv"
 	"strings"
@@ -55,6 +56,11 @@ func (b *Bot) process(seq uint64, it item) {
 		case "reset":
 			b.switchAgent(ctx, s, it, "")
 			return
+		case "status":
+			if s.Agent != nil {
+				b.post(ctx, it.Channel, it.ThreadTS, fmt.Sprintf("This thread talks to %s: %s.", s.Agent.Name, b.cfg.Budgets.statusLine(s)))
+				return
+			}
 		}
 	}
 	if s.Agent == nil {
@@ -114,6 +120,11 @@ func (b *Bot) runTurn(ctx context.Context, s *engine.Session, it item, input str
 	start := time.Now()
 	r := b.newReply(ctx, it)
 	res, err := b.cfg.Engine.Turn(ctx, s, input, r.emit)
+	if res != nil {
+		if rerr := b.cfg.Budgets.Record(s.Key, res.Usage); rerr != nil {
+			b.log.Error("record token usage", "err", rerr)
+		}
+	}
 	r.finish(res, err)
 	d := time.Since(start)
 	var u engine.Usage
@@ -124,9 +135,13 @@ func (b *Bot) runTurn(ctx context.Context, s *engine.Session, it item, input str
 	b.obs.TurnFinished(d, iters, u.Prompt, u.Cached, u.Completion, err)
 	attrs := []any{"session", s.ID, "agent", s.AgentID, "iterations", iters, "tools", tools,
 		"prompt_tokens", u.Prompt, "cached_tokens", u.Cached, "completion_tokens", u.Completion, "duration", d.Round(time.Millisecond)}
-	if err != nil {
+	var over *engine.BudgetError
+	switch {
+	case errors.As(err, &over):
+		b.log.Info("turn refused: token budget", append(attrs, "budget", over.Budget.Name)...)
+	case err != nil:
 		b.log.Warn("turn failed", append(attrs, "err", err)...)
-	} else {
+	default:
 		b.log.Info("turn", attrs...)
 	}
 }
@@ -227,6 +242,9 @@ func threadCommand(text string) (string, string) {
 	}
 	if len(f) == 1 && (strings.EqualFold(f[0], "reset") || strings.EqualFold(f[0], "restart")) {
 		return "reset", ""
+	}
+	if len(f) == 1 && strings.EqualFold(f[0], "status") {
+		return "status", ""
 	}
 	return "", ""
 }

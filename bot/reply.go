@@ -294,6 +294,9 @@ func (b *Bot) upload(ctx context.Context, it item, u upload) {
 // friendlyError is what the user reads when a turn fails; details go to the
 // log.
 func friendlyError(err error) string {
+	if msg, ok := budgetMessage(err); ok {
+		return msg
+	}
 	switch {
 	case errors.Is(err, context.DeadlineExceeded):
 		return "This took too long and was stopped. Your message is saved; ask me to continue."

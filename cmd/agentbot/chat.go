@@ -25,6 +25,10 @@ func runChat(ctx context.Context, e *env) int {
 	if cfg == nil {
 		return code
 	}
+	if err := needKey(cfg); err != nil {
+		fmt.Fprintf(e.stderr, "agentbot chat: %v\n", err)
+		return 2
+	}
 	log := newLogger(cfg, e.stderr)
 	st, err := storage.Open(cfg.DataDir)
 	if err != nil {
@@ -51,7 +55,7 @@ func runChat(ctx context.Context, e *env) int {
 		return 2
 	}
 	cat := loadCatalog(cfg)
-	eng := newEngine(cfg, st, m, func() *catalog.Catalog { return cat }, log, nil)
+	eng := newEngine(cfg, st, m, func() *catalog.Catalog { return cat }, newBudgets(cfg, st), log, nil)
 	out := e.stdout
 
 	if s != nil && s.Agent != nil {

@@ -249,5 +249,5 @@ func TestChatBadTemperature(t *testing.T) {
 	vars["AGENTBOT_TEMPERATURE"] = "warm"
 	r := runCmd(t, vars, "hi\n", "chat", "--agent", "product-lead")
 	r.wantCode(t, 2)
-	contains(t, "stderr", r.stderr, `temperature "warm"`)
+	contains(t, "stderr", r.stderr, `--temperature ($AGENTBOT_TEMPERATURE) = "warm": want empty (the provider's default) or a number from 0 to 2`)
 }

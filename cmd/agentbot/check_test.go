@@ -353,10 +353,9 @@ func TestCheckBadAPIType(t *testing.T) {
 	s := newCheckSetup(t)
 	s.vars["OPENAI_API_TYPE"] = "anthropic"
 	code, out := s.check(t)
-	if code != 1 {
-		t.Fatalf("exit %d, want 1:\n%s", code, out)
+	if code != 2 || !strings.Contains(out, `--api-type ($OPENAI_API_TYPE) = "anthropic": want one of openai, azure, azure_ad`) {
+		t.Fatalf("exit %d, want 2 naming the setting:\n%s", code, out)
 	}
-	line(t, out, `✗ model endpoint `+s.model.URL()+`: bad model configuration: unknown API type "anthropic" (want openai or azure)`)
 }
 
 func TestCheckBrokenBundle(t *testing.T) {

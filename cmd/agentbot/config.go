@@ -1,6 +1,7 @@
 package main
 
 import (
+	"errors"
 	"flag"
 	"fmt"
 	"os"
@@ -10,8 +11,9 @@ import (
 )
 
 // Config is every setting of agentbot. Each is a flag whose default comes
-// from an environment variable; settings.go's table is the one place they
-// are declared.
+// from an environment variable; the settings table below is the one place
+// they are declared, and flags and environment go through the same parser
+// and the same checks (see validate).
 type Config struct {
 	Bundles   []string
 	BMADRoots []string
@@ -33,6 +35,9 @@ type Config struct {
 	CallTimeout   time.Duration
 	ContextBudget int
 	MaxFileBytes  int64
+
+	SessionTokenBudget int
+	DailyTokenBudget   int
 
 	SlackAppToken   string
 	SlackBotToken   string
@@ -75,29 +80,61 @@ func list(p func(*Config) *[]string) func(*flag.FlagSet, *Config, string, string
 
 func num(p func(*Config) *int) func(*flag.FlagSet, *Config, string, string, string) {
 	return func(fs *flag.FlagSet, c *Config, name, def, usage string) {
-		n, _ := strconv.Atoi(def)
-		fs.IntVar(p(c), name, n, usage)
+		dst := p(c)
+		*dst, _ = strconv.Atoi(def)
+		fs.Func(name, usage+" (default "+def+")", func(v string) error {
+			n, err := strconv.Atoi(strings.TrimSpace(v))
+			if err != nil {
+				return errInt
+			}
+			*dst = n
+			return nil
+		})
 	}
 }
 
 func size(p func(*Config) *int64) func(*flag.FlagSet, *Config, string, string, string) {
 	return func(fs *flag.FlagSet, c *Config, name, def, usage string) {
-		n, _ := strconv.ParseInt(def, 10, 64)
-		fs.Int64Var(p(c), name, n, usage)
+		dst := p(c)
+		*dst, _ = strconv.ParseInt(def, 10, 64)
+		fs.Func(name, usage+" (default "+def+")", func(v string) error {
+			n, err := strconv.ParseInt(strings.TrimSpace(v), 10, 64)
+			if err != nil {
+				return errors.New("want a number of bytes, such as 1048576")
+			}
+			*dst = n
+			return nil
+		})
 	}
 }
 
 func boolean(p func(*Config) *bool) func(*flag.FlagSet, *Config, string, string, string) {
 	return func(fs *flag.FlagSet, c *Config, name, def, usage string) {
-		v, _ := strconv.ParseBool(def)
-		fs.BoolVar(p(c), name, v, usage)
+		dst := p(c)
+		*dst, _ = strconv.ParseBool(def)
+		fs.BoolFunc(name, usage, func(v string) error {
+			b, err := strconv.ParseBool(strings.TrimSpace(v))
+			if err != nil {
+				return errBool
+			}
+			*dst = b
+			return nil
+		})
 	}
 }
 
 func dur(p func(*Config) *time.Duration) func(*flag.FlagSet, *Config, string, string, string) {
 	return func(fs *flag.FlagSet, c *Config, name, def, usage string) {
-		d, _ := time.ParseDuration(def)
-		fs.DurationVar(p(c), name, d, usage)
+		dst := p(c)
+		*dst, _ = time.ParseDuration(def)
+		fs.Func(name, usage+" (default "+def+")", func(v string) error {
+			d, err := time.ParseDuration(strings.TrimSpace(v))
+			if err != nil {
+				return errDuration
+			}
+			*dst = d
+			return nil
+		})
 	}
 }
 
@@ -120,6 +157,8 @@ var settings = []setting{
 	{"turn-timeout", "AGENTBOT_TURN_TIMEOUT", "time limit of one turn", dur(func(c *Config) *time.Duration { return &c.TurnTimeout }), "15m"},
 	{"call-timeout", "AGENTBOT_CALL_TIMEOUT", "time limit of one model call", dur(func(c *Config) *time.Duration { return &c.CallTimeout }), "2m"},
 	{"context-budget", "AGENTBOT_CONTEXT_BUDGET", "model context in tokens", num(func(c *Config) *int { return &c.ContextBudget }), "128000"},
+	{"session-token-budget", "AGENTBOT_SESSION_TOKEN_BUDGET", "tokens one session may use (0: no cap)", num(func(c *Config) *int { return &c.SessionTokenBudget }), "0"},
+	{"daily-token-budget", "AGENTBOT_DAILY_TOKEN_BUDGET", "tokens a workspace may use per UTC day (0: no cap)", num(func(c *Config) *int { return &c.DailyTokenBudget }), "0"},
 	{"max-file-bytes", "AGENTBOT_MAX_FILE_BYTES", "largest file the tools read or write", size(func(c *Config) *int64 { return &c.MaxFileBytes }), "1048576"},
 	{"slack-app-token", "SLACK_APP_TOKEN", "Slack app-level token (xapp-, connections:write)", str(func(c *Config) *string { return &c.SlackAppToken }), ""},
 	{"slack-bot-token", "SLACK_BOT_TOKEN", "Slack bot token (xoxb-)", str(func(c *Config) *string { return &c.SlackBotToken }), ""},
@@ -136,32 +175,48 @@ var settings = []setting{
 	{"session-ttl", "AGENTBOT_SESSION_TTL", "remove sessions inactive this long (0: keep forever)", dur(func(c *Config) *time.Duration { return &c.SessionTTL }), "0"},
 }
 
-// newFlags returns a flag set holding every setting, defaults taken from
-// the environment. Call the returned function after parsing: it fills the
-// secret settings from the environment where no flag set them.
-func newFlags(name string, getenv func(string) string) (*flag.FlagSet, *Config, func()) {
+// newFlags returns a flag set holding every setting with its built-in
+// default. Call the returned function after parsing the command line: it
+// applies the environment to every setting no flag set, through the flag's
+// own parser, so "$AGENTBOT_TURN_TIMEOUT=15" fails exactly as
+// "--turn-timeout=15" does.
+func newFlags(name string, getenv func(string) string) (*flag.FlagSet, *Config, func() error) {
 	fs := flag.NewFlagSet(name, flag.ContinueOnError)
 	c := &Config{}
-	fill := map[string]string{}
 	for _, s := range settings {
 		def := s.def
-		if v, ok := lookup(getenv, s.env); ok {
-			def = v
-		}
 		if secrets[s.env] {
-			fill[s.flag], def = def, ""
+			def = ""
 		}
 		s.bind(fs, c, s.flag, def, fmt.Sprintf("%s [$%s]", s.usage, s.env))
 	}
-	return fs, c, func() {
+	return fs, c, func() error {
 		set := map[string]bool{}
 		fs.Visit(func(f *flag.Flag) { set[f.Name] = true })
-		for name, v := range fill {
-			if !set[name] && v != "" {
-				_ = fs.Set(name, v)
+		for _, s := range settings {
+			v, ok := lookup(getenv, s.env)
+			if !ok || set[s.flag] {
+				continue
+			}
+			if err := fs.Set(s.flag, v); err != nil {
+				shown := fmt.Sprintf("%q", v)
+				if secrets[s.env] {
+					shown = "(hidden)"
+				}
+				return fmt.Errorf("$%s=%s: %v", s.env, shown, reasonOf(err))
 			}
 		}
+		return validate(c)
 	}
+}
+
+// reasonOf shortens the flag package's parse errors.
+func reasonOf(err error) string {
+	msg := err.Error()
+	if _, after, ok := strings.Cut(msg, ": "); ok && strings.HasPrefix(msg, "parse error") {
+		return after
+	}
+	return msg
 }
 
 func lookup(getenv func(string) string, key string) (string, bool) {
@@ -172,7 +227,8 @@ func lookup(getenv func(string) string, key string) (string, bool) {
 	return v, v != ""
 }
 
-// listFlag is a repeatable flag: the first use replaces the env default.
+// listFlag is a repeatable flag: each use adds to the list. The
+// environment's value applies only when no flag was given.
 type listFlag struct {
 	dst *[]string
 	set bool
@@ -193,6 +249,14 @@ func (l *listFlag) Set(v string) error {
 	*l.dst = append(*l.dst, splitList(v)...)
 	return nil
 }
+
+// setting kinds: parsers of the flag package, with errors that say the
+// expected form.
+var (
+	errDuration = errors.New("want a duration with a unit, such as 90s, 15m or 2h")
+	errInt      = errors.New("want a whole number")
+	errBool     = errors.New("want true or false")
+)
 
 // splitList splits a comma-separated list, dropping blanks.
 func splitList(s string) []string {

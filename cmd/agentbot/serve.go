@@ -55,6 +55,10 @@ func runServe(ctx context.Context, e *env) int {
 		fmt.Fprintf(e.stderr, "agentbot serve: %v\n", err)
 		return 2
 	}
+	if err := needKey(cfg); err != nil {
+		fmt.Fprintf(e.stderr, "agentbot serve: %v\n", err)
+		return 2
+	}
 	log := newLogger(cfg, e.stderr)
 	st, err := storage.Open(cfg.DataDir)
 	if err != nil {
@@ -88,7 +92,8 @@ func runServe(ctx context.Context, e *env) int {
 		fmt.Fprintf(e.stderr, "agentbot serve: %v\n", err)
 		return 2
 	}
-	eng := newEngine(cfg, st, m, cats.get, log, met.ToolCall)
+	budgets := newBudgets(cfg, st)
+	eng := newEngine(cfg, st, m, cats.get, budgets, log, met.ToolCall)
 
 	opts := []slack.Option{slack.OptionAppLevelToken(cfg.SlackAppToken)}
 	if cfg.SlackAPIURL != "" {
@@ -99,7 +104,7 @@ func runServe(ctx context.Context, e *env) int {
 		API: api, Socket: socketmode.New(api), Engine: eng, Store: st,
 		Catalog: cats.get, Reload: cats.reload, Admins: cfg.Admins,
 		MaxConcurrentTurns: cfg.MaxTurns, AllowedUsers: cfg.AllowedUsers, AllowedChannels: cfg.AllowedChannels,
-		MaxUploadBytes: cfg.MaxUploadBytes, NoStreaming: cfg.NoStreaming, Logger: log, Observer: met,
+		MaxUploadBytes: cfg.MaxUploadBytes, NoStreaming: cfg.NoStreaming, Logger: log, Observer: met, Budgets: budgets,
 	})
 	if err != nil {
 		fmt.Fprintf(e.stderr, "agentbot serve: %v\n", err)

@@ -75,7 +75,7 @@ func TestDataDirInUseFailsFast(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer st.Close()
-	vars := map[string]string{"AGENTBOT_DATA": dir, "AGENTBOT_BUNDLES": bundlesDir(t)}
+	vars := map[string]string{"AGENTBOT_DATA": dir, "AGENTBOT_BUNDLES": bundlesDir(t), "OPENAI_API_KEY": "k"}
 	for _, args := range [][]string{{"sessions", "list"}, {"chat", "--agent", "product-lead"}} {
 		start := time.Now()
 		r := runCmd(t, vars, "hello\n", args...)

@@ -8,6 +8,7 @@ import (
 	"strconv"
 	"strings"
 
+	"agentbot/bot"
 	"agentbot/engine"
 	"agentbot/engine/catalog"
 	"agentbot/engine/model"
@@ -25,7 +26,10 @@ func parse(name string, e *env, extra func(*flagSet)) (*Config, []string, int) {
 	if err != nil {
 		return nil, nil, 2
 	}
-	fill()
+	if err := fill(); err != nil {
+		fmt.Fprintf(e.stderr, "agentbot %s: %v\n", name, err)
+		return nil, nil, 2
+	}
 	return cfg, args, 0
 }
 
@@ -79,9 +83,16 @@ func newModel(cfg *Config, onRetry func(int, error)) (*model.Client, error) {
 	return model.New(mc), nil
 }
 
+// newBudgets returns the token caps the configuration sets, with daily
+// usage kept in the store.
+func newBudgets(cfg *Config, st *storage.Store) *bot.Budgets {
+	return &bot.Budgets{SessionTokens: cfg.SessionTokenBudget, DailyTokens: cfg.DailyTokenBudget, Admins: cfg.Admins, Store: st}
+}
+
 // newEngine wires an engine to the store and the model.
-func newEngine(cfg *Config, st *storage.Store, m engine.Model, cat func() *catalog.Catalog, log *slog.Logger, onTool func(string, bool)) *engine.Engine {
+func newEngine(cfg *Config, st *storage.Store, m engine.Model, cat func() *catalog.Catalog, budgets *bot.Budgets, log *slog.Logger, onTool func(string, bool)) *engine.Engine {
 	return engine.New(engine.Config{
+		Budget:        budgets.Budget,
 		Model:         m,
 		Catalog:       cat,
 		Store:         st,

@@ -1,0 +1,92 @@
+package main
+
+import (
+	"fmt"
+	"slices"
+	"strconv"
+	"strings"
+	"time"
+)
+
+// rangeCheck is one setting's allowed range, checked after flags and
+// environment are applied.
+type rangeCheck struct {
+	flag, env string
+	bad       func(c *Config) (value string, want string, bad bool)
+}
+
+// positive checks a duration that must be above zero.
+func positive(flag, env string, get func(c *Config) time.Duration) rangeCheck {
+	return rangeCheck{flag, env, func(c *Config) (string, string, bool) {
+		d := get(c)
+		return d.String(), "a duration above zero, such as 15m", d <= 0
+	}}
+}
+
+// between checks an integer range.
+func between(flag, env string, lo, hi int64, get func(c *Config) int64) rangeCheck {
+	return rangeCheck{flag, env, func(c *Config) (string, string, bool) {
+		n := get(c)
+		return strconv.FormatInt(n, 10), fmt.Sprintf("a whole number from %d to %d", lo, hi), n < lo || n > hi
+	}}
+}
+
+// oneOf checks an enumeration.
+func oneOf(flag, env string, get func(c *Config) string, values ...string) rangeCheck {
+	return rangeCheck{flag, env, func(c *Config) (string, string, bool) {
+		v := get(c)
+		return strconv.Quote(v), "one of " + strings.Join(values, ", "), !slices.Contains(values, strings.ToLower(v))
+	}}
+}
+
+// checks are the ranges of the settings that have one.
+var checks = []rangeCheck{
+	between("max-iterations", "AGENTBOT_MAX_ITERATIONS", 1, 1000, func(c *Config) int64 { return int64(c.MaxIterations) }),
+	positive("turn-timeout", "AGENTBOT_TURN_TIMEOUT", func(c *Config) time.Duration { return c.TurnTimeout }),
+	positive("call-timeout", "AGENTBOT_CALL_TIMEOUT", func(c *Config) time.Duration { return c.CallTimeout }),
+	between("context-budget", "AGENTBOT_CONTEXT_BUDGET", 2000, 10_000_000, func(c *Config) int64 { return int64(c.ContextBudget) }),
+	between("max-file-bytes", "AGENTBOT_MAX_FILE_BYTES", 1, 1<<30, func(c *Config) int64 { return c.MaxFileBytes }),
+	between("max-upload-bytes", "AGENTBOT_MAX_UPLOAD_BYTES", 1, 1<<31, func(c *Config) int64 { return c.MaxUploadBytes }),
+	between("max-concurrent-turns", "AGENTBOT_MAX_CONCURRENT_TURNS", 1, 1000, func(c *Config) int64 { return int64(c.MaxTurns) }),
+	between("max-tokens", "AGENTBOT_MAX_TOKENS", 0, 10_000_000, func(c *Config) int64 { return int64(c.MaxTokens) }),
+	between("session-token-budget", "AGENTBOT_SESSION_TOKEN_BUDGET", 0, 1<<40, func(c *Config) int64 { return int64(c.SessionTokenBudget) }),
+	between("daily-token-budget", "AGENTBOT_DAILY_TOKEN_BUDGET", 0, 1<<40, func(c *Config) int64 { return int64(c.DailyTokenBudget) }),
+	{"session-ttl", "AGENTBOT_SESSION_TTL", func(c *Config) (string, string, bool) {
+		return c.SessionTTL.String(), "0 (keep forever) or a duration above zero, such as 720h", c.SessionTTL < 0
+	}},
+	oneOf("log-level", "AGENTBOT_LOG_LEVEL", func(c *Config) string { return c.LogLevel }, "debug", "info", "warn", "error"),
+	oneOf("log-format", "AGENTBOT_LOG_FORMAT", func(c *Config) string { return c.LogFormat }, "text", "json"),
+	oneOf("api-type", "OPENAI_API_TYPE", func(c *Config) string { return c.APIType }, "openai", "azure", "azure_ad"),
+	{"temperature", "AGENTBOT_TEMPERATURE", func(c *Config) (string, string, bool) {
+		t := strings.TrimSpace(c.Temperature)
+		if t == "" {
+			return "", "", false
+		}
+		f, err := strconv.ParseFloat(t, 64)
+		return strconv.Quote(c.Temperature), "empty (the provider's default) or a number from 0 to 2", err != nil || f < 0 || f > 2
+	}},
+}
+
+// validate checks every setting's range; the error names the flag, its
+// environment variable, the value and the expected form.
+func validate(c *Config) error {
+	for _, ch := range checks {
+		if v, want, bad := ch.bad(c); bad {
+			return fmt.Errorf("--%s ($%s) = %s: want %s", ch.flag, ch.env, v, want)
+		}
+	}
+	return nil
+}
+
+// needKey reports the error of a model endpoint that needs an API key and
+// has none: OpenAI itself and Azure do; a custom OPENAI_BASE_URL (Ollama,
+// vLLM) may run without one.
+func needKey(c *Config) error {
+	if strings.TrimSpace(c.APIKey) != "" {
+		return nil
+	}
+	if strings.TrimSpace(c.BaseURL) == "" || strings.HasPrefix(strings.ToLower(c.APIType), "azure") {
+		return fmt.Errorf("no API key: set OPENAI_API_KEY (or --api-key) for %s", map[bool]string{true: "Azure OpenAI", false: "OpenAI"}[strings.HasPrefix(strings.ToLower(c.APIType), "azure")])
+	}
+	return nil
+}
