@@ -22,8 +22,6 @@ import (
 // defaultCheckTimeout bounds each network check of agentbot check.
 const defaultCheckTimeout = 10 * time.Second
 
-// quickstartHint sends people to the README's setup steps.
-
 // runCheck validates the configuration without serving: the Slack tokens
 // (format, auth.test, apps.connections.open), the model endpoint, the agents
 // and the data directory. It prints one line per check and exits 1 when any

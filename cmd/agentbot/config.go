@@ -156,7 +156,7 @@ var settings = []setting{
 	{"max-iterations", "AGENTBOT_MAX_ITERATIONS", "model calls per turn at most", num(func(c *Config) *int { return &c.MaxIterations }), "50"},
 	{"turn-timeout", "AGENTBOT_TURN_TIMEOUT", "time limit of one turn", dur(func(c *Config) *time.Duration { return &c.TurnTimeout }), "15m"},
 	{"call-timeout", "AGENTBOT_CALL_TIMEOUT", "time limit of one model call", dur(func(c *Config) *time.Duration { return &c.CallTimeout }), "2m"},
-	{"context-budget", "AGENTBOT_CONTEXT_BUDGET", "model context in tokens", num(func(c *Config) *int { return &c.ContextBudget }), "128000"},
+	{"context-tokens", "AGENTBOT_CONTEXT_TOKENS", "the model's context window in tokens; requests stay under it", num(func(c *Config) *int { return &c.ContextBudget }), "128000"},
 	{"session-token-budget", "AGENTBOT_SESSION_TOKEN_BUDGET", "tokens one session may use (0: no cap)", num(func(c *Config) *int { return &c.SessionTokenBudget }), "0"},
 	{"daily-token-budget", "AGENTBOT_DAILY_TOKEN_BUDGET", "tokens a workspace may use per UTC day (0: no cap)", num(func(c *Config) *int { return &c.DailyTokenBudget }), "0"},
 	{"max-file-bytes", "AGENTBOT_MAX_FILE_BYTES", "largest file the tools read or write", size(func(c *Config) *int64 { return &c.MaxFileBytes }), "1048576"},

@@ -44,7 +44,7 @@ var checks = []rangeCheck{
 	between("max-iterations", "AGENTBOT_MAX_ITERATIONS", 1, 1000, func(c *Config) int64 { return int64(c.MaxIterations) }),
 	positive("turn-timeout", "AGENTBOT_TURN_TIMEOUT", func(c *Config) time.Duration { return c.TurnTimeout }),
 	positive("call-timeout", "AGENTBOT_CALL_TIMEOUT", func(c *Config) time.Duration { return c.CallTimeout }),
-	between("context-budget", "AGENTBOT_CONTEXT_BUDGET", 2000, 10_000_000, func(c *Config) int64 { return int64(c.ContextBudget) }),
+	between("context-tokens", "AGENTBOT_CONTEXT_TOKENS", 2000, 10_000_000, func(c *Config) int64 { return int64(c.ContextBudget) }),
 	between("max-file-bytes", "AGENTBOT_MAX_FILE_BYTES", 1, 1<<30, func(c *Config) int64 { return c.MaxFileBytes }),
 	between("max-upload-bytes", "AGENTBOT_MAX_UPLOAD_BYTES", 1, 1<<31, func(c *Config) int64 { return c.MaxUploadBytes }),
 	between("max-concurrent-turns", "AGENTBOT_MAX_CONCURRENT_TURNS", 1, 1000, func(c *Config) int64 { return int64(c.MaxTurns) }),
