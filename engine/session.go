@@ -86,3 +86,24 @@ type Store interface {
 func (s *Session) skillMode() bool {
 	return s.Agent != nil && s.Agent.Format == catalog.FormatSkill
 }
+
+// Unfinished reports whether the session's last turn was cut short: its
+// transcript does not end with the agent's answer (a crash came between
+// the user's message, a tool call or a tool result and the answer).
+func Unfinished(s *Session) bool {
+	if s == nil || len(s.Messages) < 2 {
+		return false
+	}
+	last := s.Messages[len(s.Messages)-1]
+	return !(last.Role == openai.ChatMessageRoleAssistant && len(last.ToolCalls) == 0)
+}
+
+// LastAnswer returns the agent's last answer, or "".
+func LastAnswer(s *Session) string {
+	for i := len(s.Messages) - 1; i >= 0; i-- {
+		if m := s.Messages[i]; m.Role == openai.ChatMessageRoleAssistant && len(m.ToolCalls) == 0 {
+			return m.Content
+		}
+	}
+	return ""
+}

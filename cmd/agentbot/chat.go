@@ -63,7 +63,20 @@ func runChat(ctx context.Context, e *env) int {
 			fmt.Fprintf(e.stderr, "agentbot chat: session %q belongs to agent %s; resuming it with %s\n", name, s.AgentID, s.AgentID)
 		}
 		fmt.Fprintf(out, "Resuming session %q with %s (%d messages).\n\n", name, s.AgentID, len(s.Messages))
-		fmt.Fprintln(out, eng.Greet(s).Text)
+		if engine.Unfinished(s) {
+			// A turn was cut short (the process died): finish it first, as
+			// the Slack bot does, instead of stacking a new message on it.
+			fmt.Fprintln(out, "Resuming the unfinished turn…")
+			if _, err := eng.Turn(ctx, s, "", printer(out)); err != nil {
+				fmt.Fprintf(e.stderr, "\nagentbot chat: %v\n", err)
+				if ctx.Err() != nil {
+					return 1
+				}
+			}
+			fmt.Fprintln(out)
+		} else if last := engine.LastAnswer(s); last != "" {
+			fmt.Fprintln(out, last)
+		}
 	} else {
 		if agentID == "" {
 			fmt.Fprintln(e.stderr, "agentbot chat: --agent is required for a new session (agentbot agents lists the ids)")
@@ -91,6 +104,7 @@ func runChat(ctx context.Context, e *env) int {
 		fmt.Fprintln(out, g.Text)
 	}
 
+	lastFailed := false
 	interactive := isTerminal(e.stdin)
 	sc := bufio.NewScanner(e.stdin)
 	sc.Buffer(make([]byte, 64*1024), 4<<20)
@@ -113,6 +127,7 @@ func runChat(ctx context.Context, e *env) int {
 		}
 		fmt.Fprintln(out)
 		res, err := eng.Turn(ctx, s, line, printer(out))
+		lastFailed = err != nil
 		if err != nil {
 			fmt.Fprintf(e.stderr, "\nagentbot chat: %v\n", err)
 			if ctx.Err() != nil {
@@ -127,6 +142,9 @@ func runChat(ctx context.Context, e *env) int {
 	if err := sc.Err(); err != nil {
 		fmt.Fprintf(e.stderr, "agentbot chat: read input: %v\n", err)
 		return 1
+	}
+	if lastFailed {
+		return 1 // the last turn failed: scripts must see it
 	}
 	return 0
 }

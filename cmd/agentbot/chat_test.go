@@ -251,3 +251,29 @@ func TestChatBadTemperature(t *testing.T) {
 	r.wantCode(t, 2)
 	contains(t, "stderr", r.stderr, `--temperature ($AGENTBOT_TEMPERATURE) = "warm": want empty (the provider's default) or a number from 0 to 2`)
 }
+
+// A turn cut short (here the model failed; a kill -9 leaves the same
+// transcript) makes chat exit 1; the next chat on the session resumes that
+// turn first and says so, and no request holds two user messages in a row.
+func TestChatResumesUnfinishedTurn(t *testing.T) {
+	fm := fakemodel.NewTB(t)
+	vars := chatVars(t, fm)
+	vars["AGENTBOT_CALL_TIMEOUT"] = "2s"
+	fm.Enqueue(fakemodel.Reply{Status: 500}, fakemodel.Reply{Status: 500}, fakemodel.Reply{Status: 500}, fakemodel.Reply{Status: 500})
+	r := runCmd(t, vars, "tell me about reorder\n", "chat", "--agent", "product-lead", "--session", "cut")
+	r.wantCode(t, 1)
+	fm.Enqueue(fakemodel.Reply{Text: "About reorder: who asks for it?"}, fakemodel.Reply{Text: "Thanks, noted."})
+	r = runCmd(t, vars, "B2B buyers\n", "chat", "--session", "cut")
+	r.wantCode(t, 0)
+	contains(t, "stdout", r.stdout, "Resuming the unfinished turn…")
+	contains(t, "stdout", r.stdout, "About reorder: who asks for it?")
+	contains(t, "stdout", r.stdout, "Thanks, noted.")
+	lacks(t, "stdout", r.stdout, "Here is what I can do") // no second greeting
+	for _, req := range fm.Requests() {
+		for i := 1; i < len(req.Messages); i++ {
+			if req.Messages[i].Role == "user" && req.Messages[i-1].Role == "user" && i > 1 {
+				t.Fatalf("request %d has two user messages in a row at %d", req.N, i)
+			}
+		}
+	}
+}

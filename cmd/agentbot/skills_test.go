@@ -122,3 +122,44 @@ func TestSkillsInvalidOverrideEverywhere(t *testing.T) {
 	contains(t, "check", l, "29 skill(s)")
 	contains(t, "check", out, "bmad-agent-pm.toml: _bmad/custom/bmad-agent-pm.toml:3")
 }
+
+// The user's bundle keeps the plain id when the shipped samples have the
+// same one; the sample gets its bundle's prefix, and a problem names both.
+func TestUserBundleWinsTheID(t *testing.T) {
+	user := t.TempDir()
+	writeFile := func(rel, content string) {
+		p := filepath.Join(user, rel)
+		if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(p, []byte(content), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	lead, err := os.ReadFile(filepath.Join(bundlesDir(t), "product-team/agents/product-lead.md"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	writeFile("mine/bundle.yaml", "type: bundle\nname: mine\nagents:\n  - id: product-lead\n    name: Mine\n    file: agents/lead.md\n    entry_point: true\n")
+	writeFile("mine/agents/lead.md", string(lead))
+	t.Chdir(filepath.Dir(bundlesDir(t))) // the shipped samples are ./bundles
+	r := runCmd(t, nil, "", "agents", "--json", "--bundles", "./bundles", "--bundles", user)
+	r.wantCode(t, 0)
+	var out struct {
+		Agents   []struct{ ID, Name string }
+		Problems []struct{ Path, Reason string }
+	}
+	if err := json.Unmarshal([]byte(r.stdout), &out); err != nil {
+		t.Fatal(err)
+	}
+	names := map[string]string{}
+	for _, a := range out.Agents {
+		names[a.ID] = a.Name
+	}
+	if names["product-lead"] != "Mine" || names["product-team/product-lead"] != "Maren" {
+		t.Fatalf("ids: %v", names)
+	}
+	if len(out.Problems) != 1 || !strings.Contains(out.Problems[0].Reason, `id "product-lead" is taken by `+filepath.Join(user, "mine/agents/lead.md")) {
+		t.Fatalf("problems: %+v", out.Problems)
+	}
+}

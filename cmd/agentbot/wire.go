@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
+	"path/filepath"
 	"strconv"
 	"strings"
 
@@ -55,9 +56,34 @@ func parseInterspersed(fs *flag.FlagSet, args []string) ([]string, error) {
 	}
 }
 
-// loadCatalog loads every agent the configuration names.
+// loadCatalog loads every agent the configuration names. The shipped
+// sample bundles (the default bundles folder) load last, so the user's
+// bundles and BMAD roots keep the plain ids when an id collides.
 func loadCatalog(cfg *Config) *catalog.Catalog {
-	return catalog.Load(catalog.Options{Bundles: cfg.Bundles, BMADRoots: cfg.BMADRoots, Skills: cfg.Skills})
+	var user, samples []string
+	for _, b := range cfg.Bundles {
+		if absOr(b) == absOr(defaultBundles) || absOr(b) == imageBundles {
+			samples = append(samples, b)
+		} else {
+			user = append(user, b)
+		}
+	}
+	return catalog.Load(catalog.Options{Bundles: user, BMADRoots: cfg.BMADRoots, Skills: cfg.Skills, Samples: samples})
+}
+
+// defaultBundles and imageBundles are where the shipped sample bundles
+// are: a checkout's bundles folder, and the Docker image's.
+const (
+	defaultBundles = "./bundles"
+	imageBundles   = "/bundles"
+)
+
+// absOr returns p made absolute and clean, or p cleaned.
+func absOr(p string) string {
+	if a, err := filepath.Abs(p); err == nil {
+		return a
+	}
+	return filepath.Clean(p)
 }
 
 // newModel returns the model client the configuration describes.

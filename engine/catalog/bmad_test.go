@@ -96,12 +96,13 @@ func TestLoadBMADScan(t *testing.T) {
 		"man/.bmad/bmm/agents/other.md": v6("Not listed"),
 	})
 	c := Load(Options{BMADRoots: []string{filepath.Join(dir, "scan"), filepath.Join(dir, "man")}})
-	if got := strings.Join(ids(c.Agents), ","); got != "bmad-master,bmm/pm,man/pm,storyteller" && got != "bmad-master,bmm/pm,bmm/pm-2,storyteller" {
+	if got := strings.Join(ids(c.Agents), ","); got != "bmad-master,bmm/pm,pm,storyteller" {
 		t.Errorf("agents %s", got)
 	}
 	if !findProblem(c, "scan/_bmad/bmm/agents/broken.md", "defines no name") ||
 		!findProblem(c, "man/bmad/bmm/agents/ghost.md", "listed in agent-manifest.csv: file not found") ||
-		!findProblem(c, "agent-manifest.csv", "outside the project") || len(c.Problems) != 3 {
+		!findProblem(c, "agent-manifest.csv", "outside the project") ||
+		!findProblem(c, "man/.bmad/bmm/agents/pm.md", "available as bmm/pm") || len(c.Problems) != 4 {
 		t.Errorf("problems %+v", c.Problems)
 	}
 	var scanned, listed *Agent
@@ -200,8 +201,13 @@ func TestLoadV4Tree(t *testing.T) {
 func TestLoadIDCollisions(t *testing.T) {
 	roots := []string{fixtures.Dir(t, fixtures.Alpha5), fixtures.Dir(t, fixtures.V6), fixtures.Dir(t, fixtures.Alpha0)}
 	c := Load(Options{BMADRoots: roots})
-	if len(c.Problems) != 0 {
-		t.Errorf("problems %+v", c.Problems)
+	for _, p := range c.Problems {
+		if !strings.Contains(p.Reason, "is taken by") {
+			t.Errorf("problem %+v", p)
+		}
+	}
+	if len(c.Problems) != 15 {
+		t.Errorf("%d collision problems, want 15", len(c.Problems))
 	}
 	if len(c.Agents) != 15+10+13 {
 		t.Fatalf("%d agents", len(c.Agents))
@@ -215,10 +221,11 @@ func TestLoadIDCollisions(t *testing.T) {
 		seen[k] = true
 	}
 	checks := map[string]string{
-		"bmm/pm":                filepath.Join(roots[0], "bmad", "bmm", "agents", "pm.md"),
-		"bmm/pm-2":              filepath.Join(roots[1], "src", "bmm", "agents", "pm.agent.yaml"),
-		"bmm/pm-3":              filepath.Join(roots[2], "src", "modules", "bmm", "agents", "pm.md"),
-		"core/bmad-master":      filepath.Join(roots[0], "bmad", "core", "agents", "bmad-master.md"),
+		"pm":                    filepath.Join(roots[0], "bmad", "bmm", "agents", "pm.md"),
+		"bmm/pm":                filepath.Join(roots[1], "src", "bmm", "agents", "pm.agent.yaml"),
+		"bmm/pm-2":              filepath.Join(roots[2], "src", "modules", "bmm", "agents", "pm.md"),
+		"bmad-master":           filepath.Join(roots[0], "bmad", "core", "agents", "bmad-master.md"),
+		"core/bmad-master":      filepath.Join(roots[1], "src", "core", "agents", "bmad-master.agent.yaml"),
 		"storyteller":           filepath.Join(roots[0], "bmad", "cis", "agents", "storyteller.md"),
 		"qa":                    filepath.Join(roots[1], "src", "bmm", "agents", "qa.agent.yaml"),
 		"bmad-web-orchestrator": filepath.Join(roots[2], "src", "core", "agents", "bmad-web-orchestrator.md"),
@@ -229,8 +236,9 @@ func TestLoadIDCollisions(t *testing.T) {
 			t.Errorf("Find(%s) = %+v, %v; want path %s", id, a, ok, path)
 		}
 	}
-	if _, ok := c.Find("pm"); ok {
-		t.Error("Find(pm) must fail: bmm/pm, bmm/pm-2 and bmm/pm-3 all end in /pm")
+	// The first root's pm keeps the plain id.
+	if a, ok := c.Find("pm"); !ok || a.Path != filepath.Join(roots[0], "bmad", "bmm", "agents", "pm.md") {
+		t.Errorf("Find(pm) = %+v, %v", a, ok)
 	}
 	// The same load twice gives the same ids in the same order.
 	again := Load(Options{BMADRoots: roots})

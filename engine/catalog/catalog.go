@@ -12,6 +12,9 @@ type Options struct {
 	// Skills is a folder of Agent Skills (SKILL.md folders) every agent
 	// may use; it appears to the model as /skills.
 	Skills string
+	// Samples are the bundles shipped with agentbot; they load last, so a
+	// user's agent with the same id keeps the plain id.
+	Samples []string
 }
 
 // Problem is one thing that could not be loaded, with a plain reason.
@@ -32,8 +35,8 @@ type Catalog struct {
 	SkillsDir string
 }
 
-// Load discovers agents: first the bundles, then the BMAD roots, each in
-// the order given. A broken bundle, agent file or root becomes a Problem;
+// Load discovers agents: first the bundles, then the BMAD roots, then the
+// shared skills folder, then the shipped samples, each in the order given. A broken bundle, agent file or root becomes a Problem;
 // the others still load. A path given twice loads once. Agents get unique
 // ids (see assignIDs) and are sorted by id; problems keep discovery order.
 func Load(opts Options) *Catalog {
@@ -52,7 +55,12 @@ func Load(opts Options) *Catalog {
 	if strings.TrimSpace(opts.Skills) != "" {
 		dir = l.loadSkillsFolder(opts.Skills)
 	}
-	assignIDs(l.agents)
+	for _, p := range opts.Samples {
+		if strings.TrimSpace(p) != "" {
+			l.loadBundles(p)
+		}
+	}
+	l.problems = append(l.problems, assignIDs(l.agents)...)
 	return &Catalog{Agents: l.agents, Skills: l.skills, Problems: l.problems, SkillsDir: dir}
 }
 

@@ -64,11 +64,16 @@ func TestAssignIDs(t *testing.T) {
 		{ID: "solo", Module: ""},
 		{ID: "solo", Module: ""},
 	}
-	assignIDs(agents)
+	problems := assignIDs(agents)
 	got := ids(agents)
-	want := []string{"agent", "bmm/pm", "bmm/pm-2", "bmm/pm-3", "solo", "solo-2", "storyteller", "team/PM"}
+	// The first keeps its id; later ones get the module prefix (and a
+	// suffix when that is taken), each with a problem naming both.
+	want := []string{"agent", "bmm/pm", "bmm/pm-2", "pm", "solo", "solo-2", "storyteller", "team/PM"}
 	if !reflect.DeepEqual(got, want) {
 		t.Errorf("ids %q, want %q", got, want)
+	}
+	if len(problems) != 3 || !strings.Contains(problems[0].Reason, `id "PM" is taken by`) || !strings.Contains(problems[0].Reason, "available as team/PM") {
+		t.Errorf("problems %+v", problems)
 	}
 }
 

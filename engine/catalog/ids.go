@@ -1,57 +1,54 @@
 package catalog
 
 import (
+	"fmt"
 	"sort"
 	"strconv"
 	"strings"
 )
 
 // assignIDs makes every agent's ID unique, case-insensitively, and sorts
-// the agents by ID. Each agent starts with its short id (the bundle.yaml id,
-// the manifest name, the v4 id or the file stem). The rule is deterministic:
+// the agents by ID. Each agent starts with its short id (the bundle.yaml
+// id, the manifest name, the skill name without bmad-agent-, the file
+// stem). Precedence is load order, which Load makes the user's bundles,
+// then BMAD roots, then the shared skills folder, then the shipped
+// samples:
 //
-//  1. An id no other agent has stays as it is ("pm").
-//  2. Agents sharing an id are each prefixed with their module ("bmm/pm",
-//     "cis/storyteller", "product-team/pm").
-//  3. If prefixed ids still collide (the same module loaded from two
-//     roots), the first in load order keeps it and the next get "-2", "-3"
-//     ("bmm/pm", "bmm/pm-2"). Load order is the order of the options, then
-//     file order within each source.
-func assignIDs(agents []*Agent) {
-	count := make(map[string]int, len(agents))
+//  1. The first agent with an id keeps it ("product-lead").
+//  2. A later agent with the same id gets its module as a prefix
+//     ("product-team/product-lead"), and "-2", "-3" when that is taken too,
+//     and a problem entry names both, so nothing is renamed silently.
+func assignIDs(agents []*Agent) []Problem {
+	owner := make(map[string]*Agent, len(agents))
 	for _, a := range agents {
 		a.ID = strings.TrimSpace(a.ID)
 		if a.ID == "" {
 			a.ID = "agent"
 		}
-		count[strings.ToLower(a.ID)]++
 	}
+	var problems []Problem
 	for _, a := range agents {
-		if count[strings.ToLower(a.ID)] > 1 && a.Module != "" {
-			a.ID = a.Module + "/" + a.ID
+		k := strings.ToLower(a.ID)
+		first, taken := owner[k]
+		if !taken {
+			owner[k] = a
+			continue
 		}
-	}
-	taken := make(map[string]bool, len(agents))
-	for _, a := range agents {
-		taken[strings.ToLower(a.ID)] = true
-	}
-	used := make(map[string]bool, len(agents))
-	for _, a := range agents {
-		key := strings.ToLower(a.ID)
-		if used[key] {
-			base := a.ID
-			for n := 2; ; n++ {
-				id := base + "-" + strconv.Itoa(n)
-				if k := strings.ToLower(id); !used[k] && !taken[k] {
-					a.ID = id
-					key = k
-					break
-				}
-			}
+		plain := a.ID
+		base := plain
+		if a.Module != "" {
+			base = a.Module + "/" + plain
 		}
-		used[key] = true
+		id := base
+		for n := 2; owner[strings.ToLower(id)] != nil; n++ {
+			id = base + "-" + strconv.Itoa(n)
+		}
+		owner[strings.ToLower(id)] = a
+		a.ID = id
+		problems = append(problems, Problem{Path: a.Path, Reason: fmt.Sprintf("id %q is taken by %s; this agent is available as %s", plain, first.Path, id)})
 	}
 	sort.SliceStable(agents, func(i, j int) bool {
 		return strings.ToLower(agents[i].ID) < strings.ToLower(agents[j].ID)
 	})
+	return problems
 }
