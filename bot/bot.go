@@ -14,6 +14,7 @@ import (
 
 	"agentbot/engine"
 	"agentbot/engine/catalog"
+	"agentbot/storage"
 )
 
 // Store is what the bot keeps: sessions by thread, dedupe marks, channel
@@ -29,9 +30,10 @@ type Store interface {
 	Seen(key string, ttl time.Duration) (bool, error)
 	ChannelDefault(team, channel string) (string, error)
 	SetChannelDefault(team, channel, agentID string) error
-	// Admit marks the dedupe keys and, unless one was marked already,
-	// queues payload for the session key, in one commit.
-	Admit(dedupe []string, ttl time.Duration, key string, payload []byte) (dup bool, seq uint64, err error)
+	// AdmitAsync marks the dedupe keys and, unless one was marked already,
+	// queues payload for the session key, in one commit shared with the
+	// admissions waiting then; the outcome arrives once it is durable.
+	AdmitAsync(dedupe []string, ttl time.Duration, key string, payload []byte) <-chan storage.Admission
 	Next(key string) (seq uint64, payload []byte, ok bool, err error)
 	Dequeue(key string, seq uint64) error
 	PendingKeys() ([]string, error)
@@ -102,7 +104,8 @@ type Bot struct {
 	// for the next start.
 	stopping atomic.Bool
 	slashes  sync.WaitGroup
-	names    sync.Map // user id → display name
+	acks     sync.WaitGroup // admissions waiting to be acked
+	names    sync.Map       // user id → display name
 	inbox    *inbox
 	threads  *threads
 	sem      chan struct{}
@@ -183,6 +186,10 @@ loop:
 			break loop
 		case err := <-sockDone:
 			if ctx.Err() == nil {
+				b.connected.Store(false)
+				stopSock()
+				<-intakeDone
+				b.acks.Wait()
 				b.shutdown()
 				return fmt.Errorf("socket mode: %w", err)
 			}
@@ -197,6 +204,7 @@ loop:
 	b.connected.Store(false)
 	stopSock()
 	<-intakeDone
+	b.acks.Wait()
 	b.shutdown()
 	return nil
 }
@@ -219,8 +227,8 @@ func (b *Bot) shutdown() {
 	})
 }
 
-// onSocketEvent acks an envelope at once, before any work, and hands it to
-// the intake.
+// onSocketEvent hands an envelope to the intake, which acks it once what
+// it carries is persisted (see intake.go).
 func (b *Bot) onSocketEvent(evt socketmode.Event) {
 	switch evt.Type {
 	case socketmode.EventTypeConnected, socketmode.EventTypeHello:
@@ -230,13 +238,23 @@ func (b *Bot) onSocketEvent(evt socketmode.Event) {
 		b.connected.Store(false)
 		return
 	case socketmode.EventTypeEventsAPI, socketmode.EventTypeSlashCommand, socketmode.EventTypeInteractive:
-		if evt.Request != nil {
+		b.obs.EventReceived(string(evt.Type))
+		b.inbox.push(evt)
+	}
+}
+
+// acker returns the ack of an envelope, safe to call more than once.
+func (b *Bot) acker(evt socketmode.Event) func() {
+	var once sync.Once
+	return func() {
+		once.Do(func() {
+			if evt.Request == nil {
+				return
+			}
 			if err := b.cfg.Socket.Ack(*evt.Request); err != nil {
 				b.log.Warn("ack failed", "type", evt.Type, "err", err)
 			}
-		}
-		b.obs.EventReceived(string(evt.Type))
-		b.inbox.push(evt)
+		})
 	}
 }
 

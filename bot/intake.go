@@ -10,6 +10,8 @@ import (
 	"github.com/slack-go/slack"
 	"github.com/slack-go/slack/slackevents"
 	"github.com/slack-go/slack/socketmode"
+
+	"agentbot/storage"
 )
 
 // item is one persisted unit of work for a thread: a user's message, or an
@@ -45,7 +47,7 @@ func (b *Bot) intakeLoop(ctx context.Context) {
 	for {
 		select {
 		case <-ctx.Done():
-			for _, evt := range b.inbox.take() { // persist what was acked
+			for _, evt := range b.inbox.take() { // persist and ack what arrived
 				b.handle(evt)
 			}
 			return
@@ -57,13 +59,23 @@ func (b *Bot) intakeLoop(ctx context.Context) {
 	}
 }
 
+// handle handles one envelope and acks it: an inbound message once it is
+// persisted (so a crash between ack and commit cannot lose it, and a
+// failed commit is not acked, so Slack redelivers), anything else at once.
 func (b *Bot) handle(evt socketmode.Event) {
+	ack := b.acker(evt)
+	deferred := false
+	defer func() {
+		if !deferred {
+			ack()
+		}
+	}()
 	defer b.recoverPanic(string(evt.Type))
 	switch evt.Type {
 	case socketmode.EventTypeEventsAPI:
 		ev, ok := evt.Data.(slackevents.EventsAPIEvent)
 		if ok {
-			b.onEventsAPI(ev)
+			deferred = b.onEventsAPI(ev, ack)
 		}
 	case socketmode.EventTypeSlashCommand:
 		// Slash commands need no ordering and may be slow (reload,
@@ -80,7 +92,7 @@ func (b *Bot) handle(evt socketmode.Event) {
 	case socketmode.EventTypeInteractive:
 		cb, ok := evt.Data.(slack.InteractionCallback)
 		if ok {
-			b.onInteraction(cb)
+			deferred = b.onInteraction(cb, ack)
 		}
 	}
 }
@@ -105,7 +117,9 @@ func (b *Bot) seen(keys ...string) bool {
 // keepSubtypes are the message subtypes that carry a user's words.
 var keepSubtypes = map[string]bool{"": true, "file_share": true, "thread_broadcast": true}
 
-func (b *Bot) onEventsAPI(ev slackevents.EventsAPIEvent) {
+// onEventsAPI handles an Events API event; it reports whether ack was
+// handed on, to be called once the message is persisted.
+func (b *Bot) onEventsAPI(ev slackevents.EventsAPIEvent, ack func()) bool {
 	team := ev.TeamID
 	if team == "" {
 		team = b.teamID
@@ -129,10 +143,10 @@ func (b *Bot) onEventsAPI(ev slackevents.EventsAPIEvent) {
 		}
 	default:
 		b.onAgentEvent(ev)
-		return
+		return false
 	}
 	if botID != "" || it.User == "" || it.User == b.botUserID || !keepSubtypes[subtype] {
-		return // the bot's own words, other bots, edits and deletions
+		return false // the bot's own words, other bots, edits and deletions
 	}
 	if strings.Contains(it.Text, "<@"+b.botUserID+">") {
 		mention = true
@@ -146,7 +160,7 @@ func (b *Bot) onEventsAPI(ev slackevents.EventsAPIEvent) {
 	// chatter is dropped before any write.
 	if !mention && !it.DM {
 		if ok, err := b.cfg.Store.HasSession(it.key()); err != nil || !ok {
-			return
+			return false
 		}
 	}
 	// Slack retries an event with the same event_id; app_mention and
@@ -159,7 +173,7 @@ func (b *Bot) onEventsAPI(ev slackevents.EventsAPIEvent) {
 		if !b.seen(dedupe...) {
 			b.ephemeral(it.Channel, it.User, it.ThreadTS, why)
 		}
-		return
+		return false
 	}
 	it.Text = stripMention(it.Text, b.botUserID)
 	for _, f := range files {
@@ -169,24 +183,51 @@ func (b *Bot) onEventsAPI(ev slackevents.EventsAPIEvent) {
 		}
 		it.Files = append(it.Files, fileRef{ID: f.ID, Name: f.Name, URL: url, Size: f.Size})
 	}
-	b.enqueue(it, dedupe...)
+	return b.enqueue(it, ack, dedupe...)
 }
 
 // enqueue persists an item, unless one of its dedupe keys was seen before,
-// then wakes its thread. Dedupe marks and the queue entry are one commit.
-func (b *Bot) enqueue(it item, dedupe ...string) {
+// acks it, and wakes its thread once committed. AdmitAsync returns when the
+// item is in the store's inbound journal, so the ack never precedes
+// persistence and a crash of the process after the ack cannot lose the
+// message; the commit (dedupe marks and queue entry, shared with the
+// admissions waiting then) follows without holding up the intake. A
+// message that cannot be persisted is not acked: Slack delivers it again.
+// It reports whether ack was handed on.
+func (b *Bot) enqueue(it item, ack func(), dedupe ...string) bool {
 	payload, err := json.Marshal(it)
 	if err != nil {
 		b.log.Error("encode inbound", "err", err)
+		return false
+	}
+	done := b.cfg.Store.AdmitAsync(dedupe, b.cfg.DedupeTTL, it.key(), payload)
+	select {
+	case a := <-done: // refused at once: not persisted, so not acked
+		if a.Err != nil {
+			b.log.Error("persist inbound message; not acked, so Slack redelivers it", "err", a.Err)
+			return true
+		}
+		b.admitted(it, a, ack)
+		return true
+	default:
+	}
+	ack()
+	b.acks.Add(1)
+	go func() {
+		defer b.acks.Done()
+		b.admitted(it, <-done, ack)
+	}()
+	return true
+}
+
+// admitted wakes the thread of a committed item; a duplicate is dropped.
+func (b *Bot) admitted(it item, a storage.Admission, ack func()) {
+	if a.Err != nil {
+		b.log.Error("commit inbound message; it is replayed from the journal at the next start", "err", a.Err)
 		return
 	}
-	dup, _, err := b.cfg.Store.Admit(dedupe, b.cfg.DedupeTTL, it.key(), payload)
-	if err != nil {
-		b.log.Error("persist inbound message", "err", err)
-		b.post(b.turnCtx, it.Channel, it.ThreadTS, "⚠️ I couldn't save your message, so I can't work on it. Please try again in a moment.")
-		return
-	}
-	if dup {
+	ack()
+	if a.Dup {
 		b.obs.EventDeduped()
 		return
 	}

@@ -8,9 +8,11 @@ import (
 
 // onInteraction handles button clicks: a menu button types its command in
 // the thread; a picker button starts the thread with that agent.
-func (b *Bot) onInteraction(cb slack.InteractionCallback) {
+// onInteraction handles a button click; it reports whether ack was handed
+// on, to be called once the click's message is persisted.
+func (b *Bot) onInteraction(cb slack.InteractionCallback, ack func()) bool {
 	if cb.Type != slack.InteractionTypeBlockActions {
-		return
+		return false
 	}
 	channel := cb.Channel.ID
 	if channel == "" {
@@ -35,7 +37,7 @@ func (b *Bot) onInteraction(cb slack.InteractionCallback) {
 		}
 		if why := b.denied(cb.User.ID, channel, dm); why != "" {
 			b.ephemeral(channel, cb.User.ID, thread, why)
-			return
+			return false
 		}
 		it := item{Team: team, Channel: channel, ThreadTS: thread, User: cb.User.ID, DM: dm}
 		switch kind {
@@ -44,6 +46,7 @@ func (b *Bot) onInteraction(cb slack.InteractionCallback) {
 		case actionPick:
 			it.Kind, it.AgentID, it.PickerTS = "pick", act.Value, cb.Container.MessageTs
 		}
-		b.enqueue(it)
+		return b.enqueue(it, ack) // one action per click
 	}
+	return false
 }

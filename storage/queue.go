@@ -129,49 +129,151 @@ func (s *Store) enqueueTx(tx *bolt.Tx, sessionKey string, payload []byte) (uint6
 	return seq, b.Put(u64Key(seq), append(u64Key(uint64(s.now().UnixNano())), payload...))
 }
 
-// Admit handles one inbound message in a single commit: it marks every
-// dedupe key for ttl and, unless one of them was marked already (dup),
-// enqueues payload for the session key. With no keys it is Enqueue.
+// Admission is the outcome of Admit: whether a dedupe key was marked
+// already, the queue sequence, or the error.
+type Admission struct {
+	Dup bool
+	Seq uint64
+	Err error
+}
+
+// admitReq is one Admit waiting for the committer.
+type admitReq struct {
+	keys       []string
+	ttl        time.Duration
+	sessionKey string
+	payload    []byte
+	done       chan Admission
+}
+
+// maxAdmitBatch bounds how many admissions share one commit.
+const maxAdmitBatch = 256
+
+// Admit handles one inbound message durably: it marks every dedupe key for
+// ttl and, unless one of them was marked already (dup), enqueues payload
+// for the session key. It returns once committed. Concurrent admissions
+// share commits (see AdmitAsync). With no keys it is Enqueue.
 func (s *Store) Admit(keys []string, ttl time.Duration, sessionKey string, payload []byte) (dup bool, seq uint64, err error) {
+	a := <-s.AdmitAsync(keys, ttl, sessionKey, payload)
+	return a.Dup, a.Seq, a.Err
+}
+
+// AdmitAsync is Admit without waiting for the commit: when it returns,
+// the admission is in the inbound journal, so a crash of the process does
+// not lose it; it is applied in the order of the calls, in the next commit,
+// together with every other admission waiting then (group commit), and its
+// outcome arrives on the returned channel once that commit is durable. An
+// admission that could not be journaled fails at once.
+func (s *Store) AdmitAsync(keys []string, ttl time.Duration, sessionKey string, payload []byte) <-chan Admission {
+	done := make(chan Admission, 1)
+	if err := checkAdmit(keys, ttl, sessionKey, payload); err != nil {
+		done <- Admission{Err: err}
+		return done
+	}
+	s.admitMu.Lock()
+	defer s.admitMu.Unlock()
+	if s.admitClosed {
+		done <- Admission{Err: fmt.Errorf("admit %q: the store is closed", sessionKey)}
+		return done
+	}
+	// The journal first: once AdmitAsync returns, a crash of the process
+	// cannot lose the message (see JournalName).
+	if err := s.appendJournal(journalEntry{Keys: keys, TTL: ttl, Key: sessionKey, Payload: payload}); err != nil {
+		done <- Admission{Err: fmt.Errorf("admit %q: journal: %w", sessionKey, err)}
+		return done
+	}
+	s.pendingAdmits++
+	s.admits <- &admitReq{keys: keys, ttl: ttl, sessionKey: sessionKey, payload: payload, done: done}
+	return done
+}
+
+// checkAdmit validates an admission before it is queued.
+func checkAdmit(keys []string, ttl time.Duration, sessionKey string, payload []byte) error {
 	for _, k := range keys {
 		if err := checkKey("seen key", k); err != nil {
-			return false, 0, fmt.Errorf("admit: %w", err)
+			return fmt.Errorf("admit: %w", err)
 		}
 	}
 	if err := checkKey("session key", sessionKey); err != nil {
-		return false, 0, fmt.Errorf("admit: %w", err)
+		return fmt.Errorf("admit: %w", err)
 	}
 	if len(keys) > 0 && ttl <= 0 {
-		return false, 0, fmt.Errorf("admit %q: ttl must be positive, got %s", sessionKey, ttl)
+		return fmt.Errorf("admit %q: ttl must be positive, got %s", sessionKey, ttl)
 	}
 	if !json.Valid(payload) {
-		return false, 0, fmt.Errorf("admit %q: payload is not valid JSON", sessionKey)
+		return fmt.Errorf("admit %q: payload is not valid JSON", sessionKey)
 	}
+	return nil
+}
+
+// committer applies queued admissions, as many as are waiting, in one
+// transaction each round, until the queue is closed.
+func (s *Store) committer() {
+	defer close(s.admitDone)
+	for first := range s.admits {
+		batch := []*admitReq{first}
+	drain:
+		for len(batch) < maxAdmitBatch {
+			select {
+			case r, ok := <-s.admits:
+				if !ok {
+					break drain
+				}
+				batch = append(batch, r)
+			default:
+				break drain
+			}
+		}
+		s.commitAdmissions(batch)
+		s.admitMu.Lock()
+		s.pendingAdmits -= len(batch)
+		if s.pendingAdmits == 0 {
+			_ = s.journal.Truncate(0) // everything in it is committed
+		}
+		s.admitMu.Unlock()
+	}
+}
+
+// commitAdmissions applies a batch in order in one transaction; marks made
+// by an earlier admission of the batch count as seen for a later one.
+func (s *Store) commitAdmissions(batch []*admitReq) {
+	out := make([]Admission, len(batch))
 	now := s.now()
-	sweep := len(keys) > 0 && s.sweepDue(now)
-	err = s.db.Update(func(tx *bolt.Tx) error {
+	sweep := s.sweepDue(now)
+	// Batch: the admissions join the commit that concurrent session saves
+	// share, instead of queueing behind them for the write lock. The
+	// function is idempotent, as Batch may run it again alone.
+	err := s.db.Batch(func(tx *bolt.Tx) error {
+		clear(out)
 		b := tx.Bucket(bucketSeen)
 		if sweep {
 			if _, err := sweepSeen(b, now); err != nil {
 				return err
 			}
 		}
-		for _, k := range keys {
-			marked, err := markSeen(b, k, now, ttl)
+		for i, r := range batch {
+			for _, k := range r.keys {
+				marked, err := markSeen(b, k, now, r.ttl)
+				if err != nil {
+					return err
+				}
+				out[i].Dup = out[i].Dup || marked
+			}
+			if out[i].Dup {
+				continue
+			}
+			seq, err := s.enqueueTx(tx, r.sessionKey, r.payload)
 			if err != nil {
 				return err
 			}
-			dup = dup || marked
+			out[i].Seq = seq
 		}
-		if dup {
-			return nil
-		}
-		var err error
-		seq, err = s.enqueueTx(tx, sessionKey, payload)
-		return err
+		return nil
 	})
-	if err != nil {
-		return false, 0, fmt.Errorf("admit %q: %w", sessionKey, err)
+	for i, r := range batch {
+		if err != nil {
+			out[i] = Admission{Err: fmt.Errorf("admit %q: %w", r.sessionKey, err)}
+		}
+		r.done <- out[i]
 	}
-	return dup, seq, nil
 }

@@ -67,6 +67,14 @@ type Store struct {
 
 	sweepMu   sync.Mutex
 	lastSweep time.Time
+
+	// admits feeds the committer that groups admissions into commits.
+	admitMu       sync.Mutex
+	admitClosed   bool
+	admits        chan *admitReq
+	admitDone     chan struct{}
+	pendingAdmits int      // journaled, not yet committed
+	journal       *os.File // see JournalName
 }
 
 // Open opens (creating if needed) the data directory dir and its database.
@@ -109,7 +117,19 @@ func Open(dir string) (*Store, error) {
 		}
 		return nil, fmt.Errorf("open store %s: %w", path, err)
 	}
-	return &Store{Now: time.Now, dir: dir, db: db}, nil
+	s := &Store{Now: time.Now, dir: dir, db: db, admits: make(chan *admitReq, maxAdmitBatch), admitDone: make(chan struct{})}
+	if s.journal, err = openJournal(dir); err == nil {
+		err = s.replayJournal()
+	}
+	if err != nil {
+		if s.journal != nil {
+			s.journal.Close()
+		}
+		_ = db.Close()
+		return nil, fmt.Errorf("open store %s: %w", path, err)
+	}
+	go s.committer()
+	return s, nil
 }
 
 // initBuckets creates the root buckets and checks the schema version.
@@ -135,6 +155,14 @@ func initBuckets(tx *bolt.Tx) error {
 
 // Close closes the database and releases the data directory.
 func (s *Store) Close() error {
+	s.admitMu.Lock()
+	if !s.admitClosed {
+		s.admitClosed = true
+		close(s.admits)
+	}
+	s.admitMu.Unlock()
+	<-s.admitDone // admissions already queued are committed first
+	s.journal.Close()
 	if err := s.db.Close(); err != nil {
 		return fmt.Errorf("close store %s: %w", s.dir, err)
 	}

@@ -9,6 +9,7 @@ import (
 	"net/http"
 	"os"
 	"os/signal"
+	"sync"
 	"sync/atomic"
 	"syscall"
 	"time"
@@ -111,14 +112,22 @@ func runServe(ctx context.Context, e *env) int {
 		return 1
 	}
 
+	// serve owns its goroutines: each stops when bgCtx ends, and serve
+	// waits for them on every return path.
+	bgCtx, stopBg := context.WithCancel(ctx)
+	var bg sync.WaitGroup
+	defer func() { stopBg(); bg.Wait() }()
+
 	// SIGHUP reloads bundles without a restart.
 	hup := make(chan os.Signal, 1)
 	signal.Notify(hup, syscall.SIGHUP)
 	defer signal.Stop(hup)
+	bg.Add(1)
 	go func() {
+		defer bg.Done()
 		for {
 			select {
-			case <-ctx.Done():
+			case <-bgCtx.Done():
 				return
 			case <-hup:
 				if err := cats.reload(); err != nil {
@@ -128,7 +137,8 @@ func runServe(ctx context.Context, e *env) int {
 		}
 	}()
 	if cfg.SessionTTL > 0 {
-		go retention(ctx, st, cfg.SessionTTL, log)
+		bg.Add(1)
+		go func() { defer bg.Done(); retention(bgCtx, st, cfg.SessionTTL, log) }()
 	}
 
 	if cfg.HTTPAddr != "" {
@@ -138,12 +148,19 @@ func runServe(ctx context.Context, e *env) int {
 			}
 			return st.Ping()
 		}
-		srv, addr, err := listenHTTP(cfg.HTTPAddr, met.Handler(health))
+		srv, addr, served, err := listenHTTP(cfg.HTTPAddr, met.Handler(health))
 		if err != nil {
 			fmt.Fprintf(e.stderr, "agentbot serve: %v\n", err)
 			return 1
 		}
-		defer srv.Close()
+		defer func() {
+			sctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+			defer cancel()
+			if err := srv.Shutdown(sctx); err != nil {
+				srv.Close()
+			}
+			<-served
+		}()
 		log.Info("serving /healthz and /metrics", "addr", addr)
 	}
 
@@ -176,13 +193,14 @@ func retention(ctx context.Context, st *storage.Store, ttl time.Duration, log *s
 }
 
 // listenHTTP serves h on addr in the background and returns the bound
-// address (addr may use port 0).
-func listenHTTP(addr string, h http.Handler) (*http.Server, string, error) {
+// address (addr may use port 0); served is closed when Serve returns.
+func listenHTTP(addr string, h http.Handler) (srv *http.Server, bound string, served <-chan struct{}, err error) {
 	ln, err := net.Listen("tcp", addr)
 	if err != nil {
-		return nil, "", fmt.Errorf("listen on AGENTBOT_HTTP_ADDR %s: %w", addr, err)
+		return nil, "", nil, fmt.Errorf("listen on AGENTBOT_HTTP_ADDR %s: %w", addr, err)
 	}
-	srv := &http.Server{Handler: h, ReadHeaderTimeout: 10 * time.Second}
-	go srv.Serve(ln)
-	return srv, ln.Addr().String(), nil
+	srv = &http.Server{Handler: h, ReadHeaderTimeout: 10 * time.Second}
+	done := make(chan struct{})
+	go func() { defer close(done); _ = srv.Serve(ln) }()
+	return srv, ln.Addr().String(), done, nil
 }
