@@ -105,6 +105,7 @@ type Bot struct {
 	stopping atomic.Bool
 	slashes  sync.WaitGroup
 	acks     sync.WaitGroup // admissions waiting to be acked
+	running  turns          // turns that can be stopped, by thread
 	names    sync.Map       // user id → display name
 	inbox    *inbox
 	threads  *threads

@@ -176,6 +176,9 @@ func (b *Bot) onEventsAPI(ev slackevents.EventsAPIEvent, ack func()) bool {
 		return false
 	}
 	it.Text = stripMention(it.Text, b.botUserID)
+	if b.isStopRequest(it) {
+		return false // "stop" stops the running turn at once, ahead of the queue
+	}
 	for _, f := range files {
 		url := f.URLPrivateDownload
 		if url == "" {

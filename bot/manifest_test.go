@@ -9,6 +9,7 @@ import (
 	"sort"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/slack-go/slack"
 	"github.com/slack-go/slack/slackevents"
@@ -33,7 +34,9 @@ var methodScopes = map[string]string{
 	"chat.stopStream":       "chat:write",
 	// Slack's reference lists chat:write for setStatus since March 2026;
 	// assistant:write is still accepted but being retired.
-	"assistant.threads.setStatus":  "chat:write",
+	"assistant.threads.setStatus": "chat:write",
+	// agents.sessions.setStatus: the agent surface's methods take chat:write.
+	"agents.sessions.setStatus":    "chat:write",
 	"files.getUploadURLExternal":   "files:write",
 	"files.completeUploadExternal": "files:write",
 	"users.info":                   "users:read",
@@ -49,6 +52,8 @@ var eventScopes = map[string]string{
 	"message.groups":   "groups:history",
 	"message.im":       "im:history",
 	"message.mpim":     "mpim:history",
+	// The agent surface's stop button; it needs no scope of its own.
+	"agent_session_stopped": "",
 }
 
 // loadManifest decodes manifest.yaml at the repo root strictly: a key slack-go's
@@ -293,5 +298,21 @@ func exerciseEverything(t *testing.T, r *rig) map[string]bool {
 		return len(ss) == 2 && ss[1].Stopped && ss[1].Channel == dm && len(r.slack.Statuses()) > 0
 	})
 	used["message.im"] = strings.Contains(r.slack.Streams()[1].Text, "Hi in private.")
+
+	// agent_session_stopped: Slack's stop button stops a running turn.
+	r.model.Enqueue(fakemodel.Reply{Text: "never shown", Delay: 3 * time.Second})
+	before := r.model.Calls()
+	sendMessage(r, dm, "im", "a long question", ts)
+	r.waitFor("the slow turn", func() bool { return r.model.Calls() > before })
+	r.slack.SendEvent(map[string]any{"type": "agent_session_stopped", "channel": dm, "thread_ts": ts, "user": user})
+	r.waitFor("the stop", func() bool {
+		for _, m := range r.slack.ThreadMessages(dm, ts) {
+			if strings.Contains(m.Text, "Stopped by") {
+				return true
+			}
+		}
+		return false
+	})
+	used["agent_session_stopped"] = true
 	return used
 }

@@ -4,6 +4,8 @@ import (
 	"context"
 	"errors"
 	"fmt"
+
+	"github.com/slack-go/slack"
 	"strconv"
 	"strings"
 	"time"
@@ -119,7 +121,22 @@ func (b *Bot) runTurn(ctx context.Context, s *engine.Session, it item, input str
 	b.obs.TurnStarted()
 	start := time.Now()
 	r := b.newReply(ctx, it)
-	res, err := b.cfg.Engine.Turn(ctx, s, input, r.emit)
+	tctx, cancel := context.WithCancel(ctx)
+	defer cancel()
+	rt := b.running.start(it.key(), cancel)
+	defer b.running.end(it.key(), rt)
+	b.setSessionStatus(ctx, it, slack.AgentSessionStatusProcessing)
+	defer b.setSessionStatus(ctx, it, slack.AgentSessionStatusActive)
+	res, err := b.cfg.Engine.Turn(tctx, s, input, r.emit)
+	if by := rt.stoppedBy(); by != "" && ctx.Err() == nil {
+		// Stopped by a person: keep what was said, record the stop, and
+		// never post the late answer.
+		if ierr := b.cfg.Engine.Interrupt(s, stopNote); ierr != nil {
+			b.log.Error("record stop", "err", ierr)
+		}
+		r.stoppedBy = by
+		err = nil
+	}
 	if res != nil {
 		if rerr := b.cfg.Budgets.Record(s.Key, res.Usage); rerr != nil {
 			b.log.Error("record token usage", "err", rerr)

@@ -46,6 +46,9 @@ type reply struct {
 	lastFlush time.Time
 	notices   []string
 
+	// stoppedBy is the user who stopped the turn: its late answer is not
+	// posted.
+	stoppedBy string
 	// saved holds the documents written this turn, in the order first
 	// written, each with its latest event: a document written several
 	// times in a turn is uploaded once, at the end, with its final bytes.
@@ -207,6 +210,9 @@ func (r *reply) finish(res *engine.Result, turnErr error) {
 	if res != nil {
 		final = res.Text
 	}
+	if r.stoppedBy != "" {
+		final = "⏹ Stopped by <@" + r.stoppedBy + ">. What was said so far is kept; write to continue."
+	}
 	if turnErr != nil {
 		final = "⚠️ " + friendlyError(turnErr)
 		if res != nil && res.Text != "" && (r.failed || !r.streaming) {
@@ -218,6 +224,20 @@ func (r *reply) finish(res *engine.Result, turnErr error) {
 	}
 	if !r.failed && !r.overflow && turnErr == nil {
 		r.flush()
+	}
+	if r.stoppedBy != "" {
+		if r.streaming {
+			_ = b.call(r.ctx, func() error {
+				_, _, err := b.cfg.API.StopStreamContext(r.ctx, r.it.Channel, r.streamTS)
+				return err
+			})
+		}
+		if r.statusTS != "" {
+			_ = b.update(r.ctx, r.it.Channel, r.statusTS, slack.MsgOptionText(final, false))
+			return
+		}
+		b.post(r.ctx, r.it.Channel, r.it.ThreadTS, final)
+		return
 	}
 	// The whole answer streamed: close the stream, and it is the answer.
 	if r.streaming && !r.failed && !r.overflow && r.pending.Len() == 0 && turnErr == nil {

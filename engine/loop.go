@@ -400,3 +400,34 @@ func (u *Usage) add(o Usage) {
 	u.Completion += o.Completion
 	u.Calls += o.Calls
 }
+
+// Interrupt ends a turn the user stopped: tool calls left without a result
+// get one saying so, and note (such as "(The user stopped this turn.)") is
+// recorded as the agent's last word, so the transcript is valid and the
+// next message continues from what was said so far. It saves the session.
+func (e *Engine) Interrupt(s *Session, note string) error {
+	if s == nil || len(s.Messages) == 0 {
+		return nil
+	}
+	for i := len(s.Messages) - 1; i >= 0; i-- {
+		m := s.Messages[i]
+		if m.Role != openai.ChatMessageRoleAssistant {
+			continue
+		}
+		have := map[string]bool{}
+		for _, r := range s.Messages[i+1:] {
+			if r.Role == openai.ChatMessageRoleTool {
+				have[r.ToolCallID] = true
+			}
+		}
+		for _, tc := range m.ToolCalls {
+			if !have[tc.ID] {
+				s.Messages = append(s.Messages, openai.ChatCompletionMessage{Role: openai.ChatMessageRoleTool, ToolCallID: tc.ID,
+					Content: encodeResult(errResult("stopped by the user before this tool finished"))})
+			}
+		}
+		break
+	}
+	s.Messages = append(s.Messages, openai.ChatCompletionMessage{Role: openai.ChatMessageRoleAssistant, Content: note})
+	return e.save(s)
+}

@@ -150,3 +150,17 @@ func (s *Server) messagesJSON(msgs []Message) []map[string]any {
 	}
 	return out
 }
+
+// agentSessionSetStatus records an agent session's lifecycle status (the
+// call itself is in Calls); the session is a thread.
+func (s *Server) agentSessionSetStatus(r *apiRequest) (result, string) {
+	ch, thread, st := r.get("channel_id"), r.get("thread_ts"), r.get("status")
+	switch {
+	case ch == "" || thread == "":
+		return nil, "invalid_arguments"
+	case st != slack.AgentSessionStatusActive && st != slack.AgentSessionStatusProcessing &&
+		st != slack.AgentSessionStatusSuspended && st != slack.AgentSessionStatusClosed:
+		return nil, "invalid_status"
+	}
+	return result{"status": st, "agent_status": st}, ""
+}

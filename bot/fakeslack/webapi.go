@@ -64,6 +64,7 @@ var methods = map[string]methodSpec{
 	"chat.appendStream":            {needBot, (*Server).chatAppendStream},
 	"chat.stopStream":              {needBot, (*Server).chatStopStream},
 	"assistant.threads.setStatus":  {needBot, (*Server).assistantSetStatus},
+	"agents.sessions.setStatus":    {needBot, (*Server).agentSessionSetStatus},
 	"files.getUploadURLExternal":   {needBot, (*Server).filesGetUploadURL},
 	"files.completeUploadExternal": {needBot, (*Server).filesCompleteUpload},
 	"files.info":                   {needBot, (*Server).filesInfo},
