@@ -30,11 +30,14 @@ type Config struct {
 	Catalog func() *catalog.Catalog
 	// CoreRoot overrides the embedded core for bundles (AGENTBOT_CORE_ROOT).
 	CoreRoot string
-	// Hidden are host folders the model may never see through any mount:
-	// agentbot's data folder. Deny adds file name patterns to
-	// sandbox.DefaultDeny.
+	// Hidden are host folders /project, /core and /skills never show,
+	// whatever the layout or links: agentbot's data folder, where each
+	// session sees only its own /outputs and /inputs.
 	Hidden []string
-	Deny   []string
+	// Deny adds file name patterns the model may never read outside its
+	// /outputs to sandbox.DefaultDeny, which always applies (nil: the
+	// defaults alone).
+	Deny []string
 	// CoreFS is the embedded core (default core.FS).
 	CoreFS fs.FS
 	// MaxIterations bounds model calls per turn (default 50).

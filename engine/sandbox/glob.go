@@ -92,6 +92,7 @@ func (s *Sandbox) walkGlob(t target, segs []string) ([]string, error) {
 	var out []string
 	visits := 0
 	var truncated bool
+	reals := map[string]string{t.rel: realOf(t)} // real paths of folders walked
 	err = fs.WalkDir(fsys, t.rel, func(p string, d fs.DirEntry, err error) error {
 		if err != nil {
 			return nil
@@ -104,11 +105,18 @@ func (s *Sandbox) walkGlob(t target, segs []string) ([]string, error) {
 		if isTemp(d.Name()) {
 			return nil
 		}
-		if p != t.rel && s.allowed("list", target{m: t.m, rel: p}) != nil {
-			if d.IsDir() {
-				return fs.SkipDir
+		if p != t.rel {
+			parent := path.Dir(p)
+			ok, real := s.entryShown(t.m, parent, reals[parent], d)
+			if !ok {
+				if d.IsDir() {
+					return fs.SkipDir
+				}
+				return nil
 			}
-			return nil
+			if d.IsDir() {
+				reals[p] = real
+			}
 		}
 		rel := strings.TrimPrefix(strings.TrimPrefix(p, t.rel), "/")
 		if t.rel == "." {

@@ -110,7 +110,7 @@ func (s *Sandbox) List(dir string) ([]string, error) {
 func (s *Sandbox) locate(op, p string) (target, fs.FileInfo, error) {
 	if base := s.view.Load().base; base != "" {
 		if q := strings.TrimSpace(p); q != "" && q[0] != '/' && q[0] != '{' {
-			if bt, err := s.resolve(op, base+"/"+q, false); err == nil && s.allowed(op, bt) == nil {
+			if bt, err := s.resolve(op, base+"/"+q, false); err == nil && s.permitted(bt) {
 				if fi, err := s.stat(bt); err == nil {
 					return bt, fi, nil
 				}
@@ -121,20 +121,22 @@ func (s *Sandbox) locate(op, p string) (target, fs.FileInfo, error) {
 	if err != nil {
 		return target{}, nil, err
 	}
-	if err := s.allowed(op, t); err != nil {
-		return t, nil, err
+	// A name the policy refuses under /project still falls back, so that a
+	// relative read of the session's own "deploy.env" finds /outputs.
+	perr := s.allowed(op, t)
+	var fi fs.FileInfo
+	if perr == nil {
+		if fi, err = s.stat(t); err == nil {
+			return t, fi, nil
+		}
 	}
-	fi, err := s.stat(t)
-	if err == nil {
-		return t, fi, nil
-	}
-	if notFound(err) && t.relative {
+	if (perr != nil || notFound(err)) && t.relative {
 		for _, m := range []*mount{&s.outputs, &s.inputs} {
 			if !m.available() {
 				continue
 			}
 			alt := target{m: m, rel: t.rel, virtual: virtualPath(m, t.rel), relative: true}
-			if s.allowed(op, alt) != nil {
+			if !s.permitted(alt) {
 				continue
 			}
 			if afi, aerr := s.stat(alt); aerr == nil {
@@ -142,7 +144,10 @@ func (s *Sandbox) locate(op, p string) (target, fs.FileInfo, error) {
 			}
 		}
 	}
-	if notFound(err) {
+	switch {
+	case perr != nil:
+		return t, nil, perr
+	case notFound(err):
 		return t, nil, s.missing(op, t)
 	}
 	return t, nil, fsError(op, t.virtual, err)
@@ -173,9 +178,13 @@ func (s *Sandbox) readDir(m *mount, rel string) ([]fs.DirEntry, error) {
 	if err != nil {
 		return nil, err
 	}
+	parentReal := realOf(target{m: m, rel: rel})
 	kept := entries[:0]
 	for _, e := range entries {
-		if !isTemp(e.Name()) && s.visible(m, rel, e.Name()) {
+		if isTemp(e.Name()) {
+			continue
+		}
+		if ok, _ := s.entryShown(m, rel, parentReal, e); ok {
 			kept = append(kept, e)
 		}
 	}
@@ -236,6 +245,9 @@ func (s *Sandbox) missing(op string, t target) error {
 	dir, want := path.Dir(t.rel), path.Base(t.rel)
 	for {
 		fi, err := s.stat(target{m: t.m, rel: dir})
+		if err == nil && dir != "." && !s.permitted(target{m: t.m, rel: dir}) {
+			err = fs.ErrNotExist // a hidden folder is missing
+		}
 		if err == nil && fi.IsDir() {
 			break
 		}

@@ -9,6 +9,14 @@
 // file the model saved as "prd.md" reads back as "prd.md". Resolve itself is
 // purely lexical and does no I/O.
 //
+// A policy screens every read mount but the session's own /outputs: names
+// matching DefaultDeny or Config.Deny (secrets, credentials) are refused
+// as denied by policy, and the Config.Hidden folders (agentbot's data
+// folder, holding every session) are never shown under /project, /core or
+// /skills, by any name or link: a path into them reads as missing. Both
+// hold for reads, Exists, List, Glob and the names a not-found error
+// suggests.
+//
 // Errors returned to the model are *Error values: short, saying what is
 // allowed, and never naming a host path.
 package sandbox
@@ -50,11 +58,13 @@ type Config struct {
 	// under another name, such as "/project/_bmad-output": BMAD's artifact
 	// folders, so that reads and writes there reach /outputs.
 	OutputAliases []string
-	// Hidden are host folders no read mount shows, whatever the layout or
-	// links: agentbot's own data folder. Deny adds name patterns to
-	// DefaultDeny, which no read mount but /outputs shows.
+	// Hidden are host folders /project, /core and /skills never show,
+	// whatever the layout or links: agentbot's own data folder. They are
+	// compared by real path and by identity.
 	Hidden []string
-	Deny   []string
+	// Deny adds name patterns to DefaultDeny, which no read mount but
+	// /outputs shows.
+	Deny []string
 	// Vars resolve path variables such as {project-root} or {output_folder}.
 	Vars vars.Vars
 	// MaxRead and MaxWrite cap file sizes in bytes (defaults 1 MiB).
@@ -84,8 +94,9 @@ type mount struct {
 	// host is the absolute, clean host root ("" for an fs.FS or no root);
 	// real is host with symlinks evaluated, when that differs.
 	host, real string
-	root       *os.Root // nil for an fs.FS, a missing /inputs or no root
-	fsys       fs.FS    // what reads go through; nil when unavailable
+	root       *os.Root    // nil for an fs.FS, a missing /inputs or no root
+	hide       []hiddenDir // hidden folders this mount must not show
+	fsys       fs.FS       // what reads go through; nil when unavailable
 	// ok is set by Open when the mount is configured. Unlike root and fsys
 	// of /inputs it never changes afterwards, so it needs no lock.
 	ok bool
@@ -93,6 +104,14 @@ type mount struct {
 
 // available reports whether the mount is configured in this session.
 func (m *mount) available() bool { return m.ok }
+
+// realRoot is the mount's host root with symlinks resolved ("" for none).
+func (m *mount) realRoot() string {
+	if m.real != "" {
+		return m.real
+	}
+	return m.host
+}
 
 // Open opens every root of cfg. A root left empty is not available in the
 // session; InputRoot may not exist yet and is opened when it appears.
@@ -150,13 +169,17 @@ func Open(cfg Config) (*Sandbox, error) {
 			return fail(&s.skills, "the folder cannot be opened", err)
 		}
 	}
-	var roots []string
+	p, err := newPolicy(cfg.Hidden, cfg.Deny)
+	if err != nil {
+		s.Close()
+		return nil, &Error{Op: "open", Msg: err.Error(), Err: err}
+	}
+	s.policy = p
 	for _, m := range []*mount{&s.project, &s.core, &s.skills} {
 		if m.host != "" {
-			roots = append(roots, realOrClean(m.host))
+			m.hide = hiddenFor(s.policy.hidden, m.realRoot())
 		}
 	}
-	s.policy = newPolicy(cfg.Hidden, cfg.Deny, roots)
 	return s, nil
 }
 
@@ -206,20 +229,12 @@ func (m *mount) openHost(dir string, create bool) error {
 }
 
 // realPath returns abs with symlinks evaluated, or "" when that equals abs.
-// When abs does not exist yet its parent is evaluated instead.
+// When abs does not exist yet its deepest existing folder is evaluated.
 func realPath(abs string) string {
-	r, err := filepath.EvalSymlinks(abs)
-	if err != nil {
-		parent, perr := filepath.EvalSymlinks(filepath.Dir(abs))
-		if perr != nil {
-			return ""
-		}
-		r = filepath.Join(parent, filepath.Base(abs))
+	if r := realOrClean(abs); r != abs {
+		return r
 	}
-	if r == abs {
-		return ""
-	}
-	return r
+	return ""
 }
 
 // Close releases the roots. Later calls fail with "sandbox is closed".
