@@ -91,7 +91,13 @@ func (b *Bot) isStopRequest(it item) bool {
 	if t != "stop" && t != "cancel" {
 		return false
 	}
-	return b.running.stop(it.key(), it.User)
+	if !b.running.stop(it.key(), it.User) {
+		return false
+	}
+	// app_mention and message.* both carry "@agentbot stop": once the turn
+	// has ended, the other one must not reach the queue as a message.
+	b.seen("msg/" + it.Channel + "/" + it.TS)
+	return true
 }
 
 // setSessionStatus shows the thread's agent session as processing or

@@ -7,9 +7,10 @@ import (
 )
 
 // onInteraction handles button clicks: a menu button types its command in
-// the thread; a picker button starts the thread with that agent.
-// onInteraction handles a button click; it reports whether ack was handed
-// on, to be called once the click's message is persisted.
+// the thread, a picker button starts the thread with that agent, a feedback
+// button is stored with the session, and a Stop button stops the thread's
+// running turn. It reports whether ack was handed on, to be called once the
+// click's item is persisted.
 func (b *Bot) onInteraction(cb slack.InteractionCallback, ack func()) bool {
 	if cb.Type != slack.InteractionTypeBlockActions {
 		return false
@@ -32,6 +33,13 @@ func (b *Bot) onInteraction(cb slack.InteractionCallback, ack func()) bool {
 	dm := strings.HasPrefix(channel, "D")
 	for _, act := range cb.ActionCallback.BlockActions {
 		kind, _, _ := strings.Cut(act.ActionID, ":")
+		switch kind {
+		case actionStop: // stopbutton.go
+			b.onStopClick(team, channel, thread, cb.User.ID, dm)
+			return false
+		case actionFeedback: // feedback.go
+			return b.onFeedbackClick(team, channel, thread, cb.Container.MessageTs, cb.User.ID, act.Value, dm, ack)
+		}
 		if kind != actionMenu && kind != actionPick {
 			continue
 		}

@@ -29,6 +29,7 @@ var methodScopes = map[string]string{
 	"chat.postMessage":      "chat:write",
 	"chat.postEphemeral":    "chat:write",
 	"chat.update":           "chat:write",
+	"chat.delete":           "chat:write", // the Stop button's message when a turn ends
 	"chat.startStream":      "chat:write",
 	"chat.appendStream":     "chat:write",
 	"chat.stopStream":       "chat:write",

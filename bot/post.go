@@ -79,12 +79,17 @@ func (b *Bot) ephemeral(channel, user, thread, text string) {
 // markdown blocks of at most MaxPieceChars, each message with a short
 // plain-text fallback. With replaceTS set, the first piece replaces that
 // message (a status or expired stream); if that fails it is posted anew.
-func (b *Bot) postAnswer(ctx context.Context, channel, thread, replaceTS, text string) error {
+// tail blocks (the feedback buttons) follow the last piece.
+func (b *Bot) postAnswer(ctx context.Context, channel, thread, replaceTS, text string, tail ...slack.Block) error {
 	pieces := SplitMarkdown(text, MaxPieceChars)
 	for i, p := range pieces {
+		blocks := []slack.Block{MarkdownBlock(p)}
+		if i == len(pieces)-1 {
+			blocks = append(blocks, tail...)
+		}
 		opts := []slack.MsgOption{
 			slack.MsgOptionText(Fallback(p, DefaultFallbackChars), false),
-			slack.MsgOptionBlocks(MarkdownBlock(p)),
+			slack.MsgOptionBlocks(blocks...),
 		}
 		if i == 0 && replaceTS != "" {
 			if err := b.update(ctx, channel, replaceTS, opts...); err == nil {

@@ -4,11 +4,11 @@ import (
 	"context"
 	"errors"
 	"fmt"
-
-	"github.com/slack-go/slack"
 	"strconv"
 	"strings"
 	"time"
+
+	"github.com/slack-go/slack"
 
 	"agentbot/engine"
 	"agentbot/engine/catalog"
@@ -27,6 +27,10 @@ const metaOwner = "bot.owner"
 
 // process handles one queued item of a thread.
 func (b *Bot) process(seq uint64, it item) {
+	if it.Kind == kindFeedback {
+		b.recordFeedback(it) // feedback.go
+		return
+	}
 	ctx := b.turnCtx
 	key := it.key()
 	s, err := b.cfg.Store.FindSession(key)
@@ -125,6 +129,9 @@ func (b *Bot) runTurn(ctx context.Context, s *engine.Session, it item, input str
 	defer cancel()
 	rt := b.running.start(it.key(), cancel)
 	defer b.running.end(it.key(), rt)
+	r.rt = rt
+	noteWorkflow(s, input)
+	r.armStop()
 	b.setSessionStatus(ctx, it, slack.AgentSessionStatusProcessing)
 	defer b.setSessionStatus(ctx, it, slack.AgentSessionStatusActive)
 	res, err := b.cfg.Engine.Turn(tctx, s, input, r.emit)

@@ -24,24 +24,35 @@ const (
 	// flushEvery and flushChars pace appendStream calls.
 	flushEvery = 600 * time.Millisecond
 	flushChars = 400
+	// maxRollovers bounds how often one turn continues in a new stream
+	// after Slack closed the previous one (about every five minutes).
+	maxRollovers = 50
 )
 
 // reply renders one turn into its thread: progress as a stream of
 // task_update chunks and markdown text (or a status message that is
-// updated, when streaming is off, refused or expired), the final answer,
-// and one upload per saved output.
+// updated, when streaming is off or refused), the final answer with
+// feedback buttons, and one upload per saved output. A stream Slack closes
+// mid-turn (it does after about five minutes) continues in a new stream
+// message, with the text not yet acknowledged. In channel threads a Stop
+// button shows while a turn runs longer than a moment (stopbutton.go).
 type reply struct {
 	b   *Bot
-	ctx context.Context
+	ctx context.Context // for Slack calls: outlives a stop of the turn
 	it  item
+	rt  *runningTurn // the turn, to tell whether someone stopped it
 
 	mu        sync.Mutex
 	streaming bool   // a stream is open
-	streamTS  string // the stream's message
-	failed    bool   // streaming was refused or expired: fall back
+	streamTS  string // the open stream's message
+	failed    bool   // streaming was refused: fall back
 	statusTS  string // fallback status message
+	stopTS    string // the Stop button's message beside a stream
+	stopTimer *time.Timer
+	done      bool // finish began: no more progress is shown
 	pending   strings.Builder
-	streamed  int // characters of text appended to the stream
+	acked     strings.Builder // text the open stream acknowledged
+	rollovers int             // streams continued in a new message
 	overflow  bool
 	lastFlush time.Time
 	notices   []string
@@ -59,11 +70,17 @@ func (b *Bot) newReply(ctx context.Context, it item) *reply {
 	return &reply{b: b, ctx: ctx, it: it, failed: b.cfg.NoStreaming}
 }
 
+// stopped reports whether someone stopped the turn.
+func (r *reply) stopped() bool { return r.rt != nil && r.rt.stoppedBy() != "" }
+
 // emit receives the engine's events; tool events may come from several
-// goroutines at once.
+// goroutines at once. After a stop only saved documents are taken.
 func (r *reply) emit(ev engine.Event) {
 	r.mu.Lock()
 	defer r.mu.Unlock()
+	if ev.Kind != engine.EventOutput && (r.done || r.stopped()) {
+		return
+	}
 	switch ev.Kind {
 	case engine.EventOutput:
 		for i, prev := range r.saved {
@@ -84,6 +101,7 @@ func (r *reply) emit(ev engine.Event) {
 		if r.it.DM {
 			r.setStatus(ev.Status)
 		}
+		r.showStopLocked() // a turn that uses tools takes a while
 	case engine.EventToolEnd:
 		st := slack.TaskCardStatusComplete
 		if ev.Err != "" {
@@ -97,8 +115,8 @@ func (r *reply) emit(ev engine.Event) {
 	}
 }
 
-// ensureStream opens the stream on first use; a refusal switches to the
-// status-message fallback.
+// ensureStream opens a stream on first use, and after Slack closed the
+// previous one; a refusal switches to the status-message fallback.
 func (r *reply) ensureStream() bool {
 	if r.failed {
 		return false
@@ -126,38 +144,87 @@ func (r *reply) ensureStream() bool {
 	return true
 }
 
-// appendChunks appends to the stream; an expired stream switches to the
+// streamClosed reports whether err says the stream is no longer open:
+// Slack closes a stream after about five minutes (and when a user presses
+// the agent session's stop button).
+func streamClosed(err error) bool {
+	e, ok := errors.AsType[slack.SlackErrorResponse](err)
+	return ok && e.Err == "message_not_in_streaming_state"
+}
+
+// appendChunks appends to the stream. When Slack closed the stream, the
+// turn continues in a new stream message with the same content, which
+// the closed one never acknowledged; any other failure switches to the
 // fallback and keeps the rest of the text for the final answer.
 func (r *reply) appendChunks(opts ...slack.MsgOption) bool {
-	if !r.ensureStream() {
-		return false
-	}
 	b := r.b
-	err := b.call(r.ctx, func() error {
-		_, _, err := b.cfg.API.AppendStreamContext(r.ctx, r.it.Channel, r.streamTS, opts...)
-		return err
-	})
-	if err != nil {
+	for {
+		if !r.ensureStream() {
+			return false
+		}
+		err := b.call(r.ctx, func() error {
+			_, _, err := b.cfg.API.AppendStreamContext(r.ctx, r.it.Channel, r.streamTS, opts...)
+			return err
+		})
+		if err == nil {
+			return true
+		}
+		if streamClosed(err) && !r.stopped() && r.rollovers < maxRollovers {
+			r.rollover()
+			continue
+		}
 		b.log.Info("stream append failed; falling back to message updates", "err", err)
 		r.failed, r.streaming = true, false
 		return false
 	}
-	return true
 }
 
-// flush sends buffered answer text to the stream.
+// rollover leaves a stream Slack closed: its message keeps the text it
+// acknowledged, shown as a finished message, and the next append opens a
+// new stream below it.
+func (r *reply) rollover() {
+	r.rollovers++
+	r.b.log.Info("slack closed the stream; continuing in a new message", "rollovers", r.rollovers)
+	r.settle(r.streamTS, r.acked.String())
+	r.streaming, r.streamTS = false, ""
+	r.acked.Reset()
+}
+
+// settle turns a stream message Slack closed into a plain finished message
+// with the text it acknowledged (and tail blocks), as chat.update can: a
+// closed stream otherwise stays a broken placeholder.
+func (r *reply) settle(ts, text string, tail ...slack.Block) {
+	if ts == "" {
+		return
+	}
+	var blocks []slack.Block
+	fallback := Fallback(text, DefaultFallbackChars)
+	if strings.TrimSpace(text) != "" {
+		blocks = append(blocks, MarkdownBlock(text))
+	} else {
+		fallback = "(continued below)"
+		blocks = append(blocks, slack.NewContextBlock("", slack.NewTextBlockObject(slack.MarkdownType, "_"+fallback+"_", false, false)))
+	}
+	blocks = append(blocks, tail...)
+	if err := r.b.update(r.ctx, r.it.Channel, ts, slack.MsgOptionText(fallback, false), slack.MsgOptionBlocks(blocks...)); err != nil {
+		r.b.log.Debug("settle closed stream", "err", err)
+	}
+}
+
+// flush sends buffered answer text to the stream; what the stream
+// acknowledged is kept, so a rollover neither loses nor repeats text.
 func (r *reply) flush() {
 	r.lastFlush = time.Now()
 	text := r.pending.String()
 	if text == "" || r.overflow {
 		return
 	}
-	if r.streamed+len(text) > streamTextLimit {
+	if r.acked.Len()+len(text) > streamTextLimit {
 		r.overflow = true // the final answer goes out as split messages
 		return
 	}
 	if r.appendChunks(slack.MsgOptionMarkdownText(text)) {
-		r.streamed += len(text)
+		r.acked.WriteString(text)
 		r.pending.Reset()
 	}
 }
@@ -173,16 +240,7 @@ func (r *reply) task(id, title string, st slack.TaskCardStatus, details string) 
 	if st != slack.TaskCardStatusInProgress {
 		return
 	}
-	text := "⏳ " + title + "…"
-	b := r.b
-	if r.statusTS == "" {
-		ts, err := b.postMsg(r.ctx, r.it.Channel, r.it.ThreadTS, slack.MsgOptionText(text, false))
-		if err == nil {
-			r.statusTS = ts
-		}
-		return
-	}
-	_ = b.update(r.ctx, r.it.Channel, r.statusTS, slack.MsgOptionText(text, false))
+	r.showStatus("⏳ " + title + "…")
 }
 
 // setStatus shows the assistant thread status (DMs).
@@ -197,83 +255,129 @@ func (r *reply) setStatus(status string) {
 	}
 }
 
-// finish uploads the documents of this turn, then posts the final answer.
+// stopStream closes the open stream with opts (text or blocks added at its
+// end).
+func (r *reply) stopStream(opts ...slack.MsgOption) error {
+	b := r.b
+	return b.call(r.ctx, func() error {
+		_, _, err := b.cfg.API.StopStreamContext(r.ctx, r.it.Channel, r.streamTS, opts...)
+		return err
+	})
+}
+
+// finish uploads the documents of this turn, then posts the final answer
+// with feedback buttons (or, after a stop, only says so).
 func (r *reply) finish(res *engine.Result, turnErr error) {
 	r.mu.Lock()
 	defer r.mu.Unlock()
+	r.done = true
+	if r.stopTimer != nil {
+		r.stopTimer.Stop()
+	}
 	for _, ev := range r.saved {
 		data, err := os.ReadFile(ev.HostPath)
 		r.b.upload(r.ctx, r.it, upload{ev: ev, data: data, err: err})
+	}
+	if r.it.DM {
+		r.setStatus("")
+	}
+	if r.stoppedBy != "" {
+		r.finishStopped()
+		return
 	}
 	b := r.b
 	final := ""
 	if res != nil {
 		final = res.Text
 	}
-	if r.stoppedBy != "" {
-		final = "⏹ Stopped by <@" + r.stoppedBy + ">. What was said so far is kept; write to continue."
-	}
 	if turnErr != nil {
 		final = "⚠️ " + friendlyError(turnErr)
-		if res != nil && res.Text != "" && (r.failed || !r.streaming) {
+		if res != nil && res.Text != "" && (r.failed || !r.streaming) && r.rollovers == 0 {
 			final = res.Text + "\n\n" + final
 		}
 	}
-	if r.it.DM {
-		r.setStatus("")
+	var tail []slack.Block
+	if turnErr == nil && strings.TrimSpace(final) != "" {
+		tail = append(tail, feedbackBlock())
 	}
 	if !r.failed && !r.overflow && turnErr == nil {
 		r.flush()
 	}
-	if r.stoppedBy != "" {
-		if r.streaming {
-			_ = b.call(r.ctx, func() error {
-				_, _, err := b.cfg.API.StopStreamContext(r.ctx, r.it.Channel, r.streamTS)
-				return err
-			})
-		}
-		if r.statusTS != "" {
-			_ = b.update(r.ctx, r.it.Channel, r.statusTS, slack.MsgOptionText(final, false))
-			return
-		}
-		b.post(r.ctx, r.it.Channel, r.it.ThreadTS, final)
-		return
-	}
 	// The whole answer streamed: close the stream, and it is the answer.
 	if r.streaming && !r.failed && !r.overflow && r.pending.Len() == 0 && turnErr == nil {
-		err := b.call(r.ctx, func() error {
-			_, _, err := b.cfg.API.StopStreamContext(r.ctx, r.it.Channel, r.streamTS)
-			return err
-		})
+		var opts []slack.MsgOption
+		if len(tail) > 0 {
+			opts = append(opts, slack.MsgOptionBlocks(tail...))
+		}
+		err := r.stopStream(opts...)
 		if err == nil {
+			r.dropStop()
+			return
+		}
+		if streamClosed(err) {
+			// Closed after the last append: every word is in it.
+			r.settle(r.streamTS, r.acked.String(), tail...)
+			r.dropStop()
 			return
 		}
 		b.log.Info("stop stream failed; posting the answer", "err", err)
 	} else if r.streaming {
-		_ = b.call(r.ctx, func() error {
-			_, _, err := b.cfg.API.StopStreamContext(r.ctx, r.it.Channel, r.streamTS)
-			return err
-		})
+		_ = r.stopStream()
 	}
+	r.dropStop()
 	if final == "" {
 		if r.statusTS != "" {
-			_ = b.update(r.ctx, r.it.Channel, r.statusTS, slack.MsgOptionText("✅ Done.", false))
+			_ = b.update(r.ctx, r.it.Channel, r.statusTS, slack.MsgOptionText("✅ Done.", false), slack.MsgOptionBlocks())
 		}
 		return
 	}
-	// Fallback: the status message, or the expired or overflowing stream,
+	// Fallback: the status message, or the refused or overflowing stream,
 	// is replaced by the first piece of the answer; the rest follows. A
 	// healthy stream stays as it is and an error is posted below it.
 	replace := r.statusTS
 	if replace == "" && (r.failed || r.overflow) {
 		replace = r.streamTS
 	}
-	if (r.failed || r.overflow || !r.streaming) && len(r.notices) > 0 {
+	switch {
+	case r.rollovers > 0 && (r.failed || r.overflow) && turnErr == nil:
+		// Earlier stream messages hold the start of the answer: only what
+		// they do not show follows, notices included.
+		final = r.acked.String() + r.pending.String()
+	case (r.failed || r.overflow || !r.streaming) && len(r.notices) > 0:
 		final = strings.Join(r.notices, "\n") + "\n\n" + final
 	}
-	if err := b.postAnswer(r.ctx, r.it.Channel, r.it.ThreadTS, replace, final); err != nil {
+	if err := b.postAnswer(r.ctx, r.it.Channel, r.it.ThreadTS, replace, final, tail...); err != nil {
 		b.log.Error("post answer", "err", err)
 	}
+}
+
+// finishStopped ends a turn someone stopped: the stream keeps what was
+// said (with the text not yet shown), and the thread is told who stopped
+// it, in the status or Stop button message when there is one. The late
+// answer is never posted.
+func (r *reply) finishStopped() {
+	b := r.b
+	if r.streaming {
+		var opts []slack.MsgOption
+		if text := r.pending.String(); text != "" && !r.overflow && r.acked.Len()+len(text) <= streamTextLimit {
+			opts = append(opts, slack.MsgOptionMarkdownText(text))
+		}
+		if err := r.stopStream(opts...); err != nil {
+			b.log.Debug("stop stream after a stop", "err", err) // Slack's stop button ends it too
+		}
+	}
+	note := "⏹ Stopped by <@" + r.stoppedBy + ">. What was said so far is kept; write to continue."
+	ts := r.statusTS
+	if ts == "" {
+		ts, r.stopTS = r.stopTS, ""
+	}
+	r.dropStop()
+	if ts != "" {
+		if err := b.update(r.ctx, r.it.Channel, ts, slack.MsgOptionText(note, false), slack.MsgOptionBlocks()); err == nil {
+			return
+		}
+	}
+	b.post(r.ctx, r.it.Channel, r.it.ThreadTS, note)
 }
 
 // upload is a saved document to upload, with its bytes as read at the end

@@ -213,6 +213,7 @@ func (s *Server) chatAppendStream(r *apiRequest) (result, string) {
 	}
 	st.Appends++
 	s.current[msgKey(st.Channel, st.TS)].Text = st.Text
+	s.expireAfterAppendLocked(st) // ExpireStreamsAfterAppends (agents.go)
 	return result{"channel": st.Channel, "ts": st.TS}, ""
 }
 

@@ -15,9 +15,10 @@
 //	msgs, err := fake.WaitMessages(1, 5*time.Second)
 //
 // Every Web API call is recorded as a Call; typed views (Messages, Streams,
-// Uploads, Statuses, Reactions) show what the bot did. Faults are injected per
-// method: RateLimitNext answers HTTP 429 with Retry-After (slack-go turns it
-// into *slack.RateLimitedError), FailNext answers {"ok":false,"error":...}.
+// Uploads, Statuses, AgentSessionStatuses, Reactions) show what the bot did.
+// Faults are injected per method: RateLimitNext answers HTTP 429 with
+// Retry-After (slack-go turns it into *slack.RateLimitedError), FailNext
+// answers {"ok":false,"error":...}.
 //
 // The server is built on slacktest.NewTestServer. slacktest.Server.Handle keeps
 // the FIRST handler registered for a pattern and silently ignores later ones,

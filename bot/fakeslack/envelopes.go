@@ -158,6 +158,7 @@ type BlockAction struct {
 	BlockID     string
 	Value       string
 	Text        string // the button's label; default Value
+	Type        string // the element's type; default "button" (e.g. "feedback_buttons")
 }
 
 // SendBlockAction pushes an interactive envelope with a block_actions payload
@@ -169,6 +170,9 @@ func (s *Server) SendBlockAction(a BlockAction) string {
 	}
 	if a.Text == "" {
 		a.Text = a.Value
+	}
+	if a.Type == "" {
+		a.Type = "button"
 	}
 	now := time.Now()
 	actionTS := fmt.Sprintf("%d.%06d", now.Unix(), now.Nanosecond()/1000)
@@ -188,7 +192,7 @@ func (s *Server) SendBlockAction(a BlockAction) string {
 		"channel":      map[string]any{"id": a.ChannelID, "name": strings.ToLower(a.ChannelID)},
 		"response_url": s.newResponseURLLocked(a.ChannelID, a.UserID),
 		"actions": []map[string]any{{
-			"type": "button", "action_id": a.ActionID, "block_id": a.BlockID, "value": a.Value,
+			"type": a.Type, "action_id": a.ActionID, "block_id": a.BlockID, "value": a.Value,
 			"text": map[string]any{"type": "plain_text", "text": a.Text, "emoji": true}, "action_ts": actionTS,
 		}},
 	}

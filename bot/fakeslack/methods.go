@@ -162,5 +162,7 @@ func (s *Server) agentSessionSetStatus(r *apiRequest) (result, string) {
 		st != slack.AgentSessionStatusSuspended && st != slack.AgentSessionStatusClosed:
 		return nil, "invalid_status"
 	}
+	s.sessions = append(s.sessions, AgentSessionStatus{Channel: ch, ThreadTS: thread, Status: st,
+		Title: r.get("title"), InitiatorUserID: r.get("initiator_user_id"), Time: r.now})
 	return result{"status": st, "agent_status": st}, ""
 }

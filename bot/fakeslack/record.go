@@ -115,7 +115,8 @@ type Stream struct {
 	Started         time.Time
 	Stopped         bool
 	StoppedAt       time.Time
-	Expired         bool // set by ExpireStreams
+	Expired         bool // set by ExpireStreams, CloseStream and ExpireStreamsAfterAppends
+	Halted          bool // stopped by Slack's stop button (SendAgentSessionStopped)
 }
 
 // Upload is a file shared through the v2 upload flow

@@ -96,6 +96,7 @@ type Server struct {
 	streamIdx map[string]*Stream // channel/ts -> stream
 	refuse    string             // error for chat.startStream, "" to accept
 	statuses  []Status
+	sessions  []AgentSessionStatus // agents.sessions.setStatus calls (agents.go)
 	reactions []Reaction
 	uploads   []Upload
 	pendingUp map[string]*Upload // file id -> upload not yet completed
@@ -106,6 +107,10 @@ type Server struct {
 	envIdx    map[string]*Envelope
 	acks      []Ack
 	responses map[string]responseTarget // response_url id -> where it answers
+
+	// The next expireTimes streams expire once they have had expireAfter
+	// appends (ExpireStreamsAfterAppends).
+	expireAfter, expireTimes int
 
 	sock     sync.Mutex // serialises websocket writes, conns and pending
 	conns    []*wsConn

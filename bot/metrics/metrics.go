@@ -52,8 +52,10 @@ type Metrics struct {
 	turnDuration   prometheus.Histogram
 	uploads        *prometheus.CounterVec
 	queueDepth     prometheus.Gauge
+	feedback       *prometheus.CounterVec
 
-	kinds, tools *labelSet
+	kinds, tools      *labelSet
+	agents, workflows *labelSet
 }
 
 // New returns Metrics registered on a new private registry, together with
@@ -106,15 +108,21 @@ func New() *Metrics {
 			Name: "agentbot_queue_depth",
 			Help: "Inbound messages waiting for their thread's turn.",
 		}),
-		kinds: newLabelSet(maxLabelValues),
-		tools: newLabelSet(maxLabelValues),
+		feedback: prometheus.NewCounterVec(prometheus.CounterOpts{
+			Name: "agentbot_feedback_total",
+			Help: "Feedback button clicks on agents' answers, by agent, workflow (the active skill or the last menu item picked; empty when none) and value (positive or negative).",
+		}, []string{"agent", "workflow", "value"}),
+		kinds:     newLabelSet(maxLabelValues),
+		tools:     newLabelSet(maxLabelValues),
+		agents:    newLabelSet(maxLabelValues),
+		workflows: newLabelSet(maxLabelValues),
 	}
 	m.reg.MustRegister(
 		collectors.NewGoCollector(),
 		collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}),
 		m.eventsReceived, m.eventsDeduped, m.turnsStarted, m.turnsFinished,
 		m.modelCalls, m.modelRetries, m.toolCalls, m.tokens, m.turnDuration,
-		m.uploads, m.queueDepth,
+		m.uploads, m.queueDepth, m.feedback,
 	)
 	// Show the fixed label values at zero from the start, so rate() and
 	// alerts work before the first failure.
@@ -206,6 +214,29 @@ func (m *Metrics) QueueDepth(n int) {
 		return
 	}
 	m.queueDepth.Set(float64(max(n, 0)))
+}
+
+// Values of agentbot_feedback_total's value label.
+const (
+	FeedbackPositive = "positive"
+	FeedbackNegative = "negative"
+)
+
+// Feedback counts one feedback click on an answer of agent, in workflow
+// ("" when none), with value positive or negative (anything else counts as
+// "other").
+func (m *Metrics) Feedback(agent, workflow, value string) {
+	if m == nil {
+		return
+	}
+	if value != FeedbackPositive && value != FeedbackNegative {
+		value = labelOther
+	}
+	wf := ""
+	if workflow != "" {
+		wf = m.workflows.value(workflow)
+	}
+	m.feedback.WithLabelValues(m.agents.value(agent), wf, value).Inc()
 }
 
 // result is the result label value for a failure flag.
