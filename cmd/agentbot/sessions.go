@@ -8,6 +8,7 @@ import (
 	"text/tabwriter"
 	"time"
 
+	"agentbot/bot"
 	"agentbot/engine"
 	"agentbot/storage"
 )
@@ -73,6 +74,17 @@ func runSessions(ctx context.Context, e *env) int {
 			s.Usage.Calls, s.Usage.Prompt, s.Usage.Cached, s.Usage.Completion)
 		for _, o := range s.Outputs {
 			fmt.Fprintf(e.stdout, "Output:   %s v%d (%d bytes)\n", o.Path, o.Version, o.Size)
+		}
+		feedback, err := bot.SessionFeedback(s)
+		if err != nil {
+			fmt.Fprintf(e.stderr, "agentbot sessions show: %v\n", err)
+		}
+		for _, f := range feedback {
+			wf := ""
+			if f.Workflow != "" {
+				wf = " on " + f.Workflow
+			}
+			fmt.Fprintf(e.stdout, "Feedback: %s by %s%s, answer %s, %s\n", f.Value, f.User, wf, f.TS, f.Time.Local().Format("2006-01-02 15:04"))
 		}
 		return 0
 	case "export":

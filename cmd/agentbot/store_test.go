@@ -6,6 +6,7 @@ import (
 	"strings"
 	"testing"
 
+	"agentbot/bot"
 	"agentbot/bot/fakeslack"
 	"agentbot/engine/fakemodel"
 	"agentbot/storage"
@@ -125,4 +126,23 @@ func copyTo(t *testing.T, backup string) string {
 		t.Fatal(err)
 	}
 	return dir
+}
+
+// sessions show lists the feedback stored with a session.
+func TestSessionsShowFeedback(t *testing.T) {
+	data := filepath.Join(t.TempDir(), "data")
+	st, err := storage.Open(data)
+	if err != nil {
+		t.Fatal(err)
+	}
+	s, _ := st.NewSession("T/C/fb")
+	s.Meta = map[string]string{bot.MetaFeedback: `[{"ts":"1.2","user":"U1","value":"positive","agent":"product-lead","workflow":"brief","time":"2026-11-22T15:55:00Z"},{"ts":"1.3","user":"U2","value":"negative","agent":"product-lead","time":"2026-11-22T15:56:00Z"}]`}
+	if err := st.SaveSession(s); err != nil {
+		t.Fatal(err)
+	}
+	st.Close()
+	r := runCmd(t, map[string]string{"AGENTBOT_DATA": data}, "", "sessions", "show", s.ID)
+	r.wantCode(t, 0)
+	contains(t, "show", r.stdout, "Feedback: positive by U1 on brief, answer 1.2")
+	contains(t, "show", r.stdout, "Feedback: negative by U2, answer 1.3")
 }
