@@ -8,6 +8,7 @@ import (
 	"io"
 	"os"
 	"strings"
+	"sync"
 
 	"agentbot/engine"
 	"agentbot/engine/catalog"
@@ -149,9 +150,13 @@ func runChat(ctx context.Context, e *env) int {
 	return 0
 }
 
-// printer renders a turn's events on a terminal.
+// printer renders a turn's events on a terminal. Tool events come from the
+// parallel tool calls of one response, so writes are serialized.
 func printer(w io.Writer) func(engine.Event) {
+	var mu sync.Mutex
 	return func(ev engine.Event) {
+		mu.Lock()
+		defer mu.Unlock()
 		switch ev.Kind {
 		case engine.EventText:
 			fmt.Fprint(w, ev.Text)
