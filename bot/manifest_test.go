@@ -93,6 +93,17 @@ func TestManifestShape(t *testing.T) {
 	if m.Features.BotUser.DisplayName != "agentbot" || !m.Features.BotUser.AlwaysOnline {
 		t.Errorf("bot_user = %+v", m.Features.BotUser)
 	}
+	// The agent messaging experience: a description and at most four
+	// prompts, each with a title and a message.
+	if av := m.Features.AgentView; av == nil || strings.TrimSpace(av.AgentDescription) == "" || len(av.SuggestedPrompts) > 4 {
+		t.Errorf("agent_view = %+v, want a description and up to 4 suggested prompts", av)
+	} else {
+		for _, p := range av.SuggestedPrompts {
+			if p.Title == "" || p.Message == "" {
+				t.Errorf("suggested prompt %+v lacks a title or a message", p)
+			}
+		}
+	}
 	s := m.Settings
 	if !s.SocketModeEnabled {
 		t.Error("socket_mode_enabled is off; agentbot connects over Socket Mode")
