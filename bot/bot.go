@@ -106,10 +106,14 @@ type Bot struct {
 	slashes  sync.WaitGroup
 	acks     sync.WaitGroup // admissions waiting to be acked
 	running  turns          // turns that can be stopped, by thread
-	names    sync.Map       // user id → display name
-	inbox    *inbox
-	threads  *threads
-	sem      chan struct{}
+	// paneGreeted and contexts are the agent pane's: who was greeted
+	// today, and the channel each user looks at.
+	paneGreeted sync.Map
+	contexts    sync.Map
+	names       sync.Map // user id → display name
+	inbox       *inbox
+	threads     *threads
+	sem         chan struct{}
 	// turnCtx outlives the event loop at shutdown, so running turns can
 	// finish; cancelTurns stops them after the grace period.
 	turnCtx     context.Context

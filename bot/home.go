@@ -1,9 +1,120 @@
 package bot
 
-import "github.com/slack-go/slack/slackevents"
+import (
+	"context"
+	"fmt"
+	"time"
 
-// onAppHomeOpened answers the App Home being opened (to be built).
-func (b *Bot) onAppHomeOpened(team string, e *slackevents.AppHomeOpenedEvent) {}
+	"github.com/slack-go/slack"
+	"github.com/slack-go/slack/slackevents"
 
-// onAppContextChanged records the channel a user looks at (to be built).
-func (b *Bot) onAppContextChanged(team string, e *slackevents.AppContextChangedEvent) {}
+	"agentbot/engine"
+)
+
+// maxSuggestedPrompts is how many prompts Slack shows in the agent pane.
+const maxSuggestedPrompts = 4
+
+// onAppHomeOpened greets a user who opens the agent's DM pane (the
+// messages tab), once a day, and offers up to four suggested prompts: the
+// menu of the DM's default agent, or else the agents to pick from.
+func (b *Bot) onAppHomeOpened(team string, e *slackevents.AppHomeOpenedEvent) {
+	if e.Tab != "messages" || e.Channel == "" || e.User == "" {
+		return
+	}
+	key := team + "/" + e.User + "/" + time.Now().UTC().Format("2006-01-02")
+	if _, done := b.paneGreeted.LoadOrStore(key, true); done {
+		return
+	}
+	ctx := b.turnCtx
+	title, prompts := b.suggestedPrompts(team, e.Channel)
+	ts, err := b.postMsg(ctx, e.Channel, "", slack.MsgOptionText(title, false))
+	if err != nil {
+		b.log.Debug("agent pane greeting", "err", err)
+		return
+	}
+	if len(prompts) == 0 {
+		return
+	}
+	err = b.cfg.API.SetAssistantThreadsSuggestedPromptsContext(ctx, slack.AssistantThreadsSetSuggestedPromptsParameters{
+		ChannelID: e.Channel, ThreadTS: ts, Title: "Try one of these", Prompts: prompts})
+	if err != nil {
+		b.log.Debug("suggested prompts", "err", err)
+	}
+}
+
+// suggestedPrompts returns the pane's greeting and prompts for a DM.
+func (b *Bot) suggestedPrompts(team, channel string) (string, []slack.AssistantThreadsPrompt) {
+	var prompts []slack.AssistantThreadsPrompt
+	def, _ := b.cfg.Store.ChannelDefault(team, channel)
+	if a, ok := b.findAgent(def); ok {
+		for _, it := range a.Menu {
+			if len(prompts) == maxSuggestedPrompts {
+				break
+			}
+			if IsHelpItem(it.Trigger) {
+				continue
+			}
+			label := it.Description
+			if label == "" {
+				label = command(it)
+			}
+			prompts = append(prompts, slack.AssistantThreadsPrompt{Title: shorten(label, 60), Message: command(it)})
+		}
+		return fmt.Sprintf("Hi! %s %s is here. Pick a suggestion below or just say what you need.", a.Icon, a.Name), prompts
+	}
+	for _, a := range b.cfg.Catalog().EntryPoints() {
+		if len(prompts) == maxSuggestedPrompts {
+			break
+		}
+		label := "Talk to " + a.Name
+		if a.Title != "" && a.Title != a.Name {
+			label += " — " + a.Title
+		}
+		prompts = append(prompts, slack.AssistantThreadsPrompt{Title: shorten(label, 60), Message: "use " + a.ID})
+	}
+	return "Hi! Pick an agent below to start, or just say what you need.", prompts
+}
+
+// IsHelpItem reports whether a menu trigger is the plain help or exit item,
+// which are no useful suggestion.
+func IsHelpItem(trigger string) bool { return trigger == "help" || trigger == "exit" }
+
+// onAppContextChanged records the channel a user is looking at while the
+// agent pane is open, so a turn can tell the agent.
+func (b *Bot) onAppContextChanged(team string, e *slackevents.AppContextChangedEvent) {
+	for _, ent := range e.Context.Entities {
+		if ent.Type == slackevents.AppContextEntityChannel && ent.Value != "" {
+			b.contexts.Store(team+"/"+e.User, ent.Value)
+			return
+		}
+	}
+}
+
+// userContext returns the channel a user last looked at with the agent
+// pane open, or "".
+func (b *Bot) userContext(team, user string) string {
+	if v, ok := b.contexts.Load(team + "/" + user); ok {
+		return v.(string)
+	}
+	return ""
+}
+
+// setTitle names a DM session after its agent and, once one runs, its
+// workflow.
+func (b *Bot) setTitle(ctx context.Context, it item, s *engine.Session) {
+	if !it.DM || s.Agent == nil {
+		return
+	}
+	title := s.Agent.Name
+	if s.Agent.Title != "" && s.Agent.Title != s.Agent.Name {
+		title += " — " + s.Agent.Title
+	}
+	if s.Skill != nil && s.Skill.Name != s.Agent.SkillName {
+		title += ": " + s.Skill.Name
+	}
+	err := b.cfg.API.SetAssistantThreadsTitleContext(ctx, slack.AssistantThreadsSetTitleParameters{
+		ChannelID: it.Channel, ThreadTS: it.ThreadTS, Title: shorten(title, 80)})
+	if err != nil {
+		b.log.Debug("assistant title", "err", err)
+	}
+}

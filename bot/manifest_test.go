@@ -37,13 +37,15 @@ var methodScopes = map[string]string{
 	// assistant:write is still accepted but being retired.
 	"assistant.threads.setStatus": "chat:write",
 	// agents.sessions.setStatus: the agent surface's methods take chat:write.
-	"agents.sessions.setStatus":    "chat:write",
-	"files.getUploadURLExternal":   "files:write",
-	"files.completeUploadExternal": "files:write",
-	"users.info":                   "users:read",
-	fakeslack.MethodUpload:         "", // the upload_url handed out by files.getUploadURLExternal
-	fakeslack.MethodDownload:       "files:read",
-	fakeslack.MethodResponseURL:    "", // a slash command's response_url
+	"agents.sessions.setStatus":             "chat:write",
+	"assistant.threads.setSuggestedPrompts": "chat:write",
+	"assistant.threads.setTitle":            "chat:write",
+	"files.getUploadURLExternal":            "files:write",
+	"files.completeUploadExternal":          "files:write",
+	"users.info":                            "users:read",
+	fakeslack.MethodUpload:                  "", // the upload_url handed out by files.getUploadURLExternal
+	fakeslack.MethodDownload:                "files:read",
+	fakeslack.MethodResponseURL:             "", // a slash command's response_url
 }
 
 // eventScopes maps each Events API event the bot handles to its bot scope.
@@ -53,8 +55,10 @@ var eventScopes = map[string]string{
 	"message.groups":   "groups:history",
 	"message.im":       "im:history",
 	"message.mpim":     "mpim:history",
-	// The agent surface's stop button; it needs no scope of its own.
+	// The agent surface's events need no scope of their own.
 	"agent_session_stopped": "",
+	"app_home_opened":       "",
+	"app_context_changed":   "",
 }
 
 // loadManifest decodes manifest.yaml at the repo root strictly: a key slack-go's
@@ -328,5 +332,13 @@ func exerciseEverything(t *testing.T, r *rig) map[string]bool {
 		return false
 	})
 	used["agent_session_stopped"] = true
+
+	// The agent pane: a greeting with suggested prompts, and the context.
+	r.slack.SendEvent(map[string]any{"type": "app_home_opened", "user": user, "channel": "D0PANE9", "tab": "messages"})
+	r.waitFor("the pane's prompts", func() bool { return len(r.slack.CallsTo("assistant.threads.setSuggestedPrompts")) == 1 })
+	used["app_home_opened"] = true
+	r.slack.SendEvent(map[string]any{"type": "app_context_changed", "user": user, "channel": "D0PANE9",
+		"context": map[string]any{"entities": []any{map[string]any{"type": "slack#/types/channel_id", "value": "C0CTX1"}}}})
+	used["app_context_changed"] = true
 	return used
 }

@@ -102,6 +102,11 @@ func (b *Bot) process(seq uint64, it item) {
 		b.postGreeting(ctx, it.Channel, it.ThreadTS, s.Agent, b.cfg.Engine.Greet(s))
 		return
 	}
+	if it.DM {
+		if c := b.userContext(it.Team, it.User); c != "" && !isMenuPick(s, input) {
+			input = "(Slack context: the user is looking at channel <#" + c + ">.)\n" + input
+		}
+	}
 	if owner := s.Meta[metaOwner]; owner != "" && it.User != "" && it.User != owner && !isMenuPick(s, input) {
 		name := b.userName(ctx, it.User)
 		if name == "" {
@@ -134,7 +139,11 @@ func (b *Bot) runTurn(ctx context.Context, s *engine.Session, it item, input str
 	r.armStop()
 	b.setSessionStatus(ctx, it, slack.AgentSessionStatusProcessing)
 	defer b.setSessionStatus(ctx, it, slack.AgentSessionStatusActive)
+	skillBefore := activeSkill(s)
 	res, err := b.cfg.Engine.Turn(tctx, s, input, r.emit)
+	if activeSkill(s) != skillBefore {
+		b.setTitle(ctx, it, s) // the DM's title names the workflow now running
+	}
 	if by := rt.stoppedBy(); by != "" && ctx.Err() == nil {
 		// Stopped by a person: keep what was said, record the stop, and
 		// never post the late answer.
@@ -184,6 +193,7 @@ func (b *Bot) activate(ctx context.Context, s *engine.Session, a *catalog.Agent,
 		b.post(ctx, it.Channel, it.ThreadTS, fmt.Sprintf("⚠️ %s can't start here: %v", a.Name, err))
 		return false
 	}
+	b.setTitle(ctx, it, s)
 	b.postGreeting(ctx, it.Channel, it.ThreadTS, a, g)
 	return true
 }
@@ -315,4 +325,12 @@ func (b *Bot) userName(ctx context.Context, id string) string {
 		}
 	}
 	return ""
+}
+
+// activeSkill names the session's running skill, "" when none.
+func activeSkill(s *engine.Session) string {
+	if s.Skill == nil {
+		return ""
+	}
+	return s.Skill.Name
 }
