@@ -23,6 +23,8 @@ import (
 type Store interface {
 	engine.Store
 	FindSession(key string) (*engine.Session, error)
+	// ListSessions lists every session, most recently updated first.
+	ListSessions() ([]storage.SessionInfo, error)
 	HasSession(key string) (bool, error)
 	NewSession(key string) (*engine.Session, error)
 	DetachSession(id string) error

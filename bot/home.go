@@ -18,6 +18,10 @@ const maxSuggestedPrompts = 4
 // messages tab), once a day, and offers up to four suggested prompts: the
 // menu of the DM's default agent, or else the agents to pick from.
 func (b *Bot) onAppHomeOpened(team string, e *slackevents.AppHomeOpenedEvent) {
+	if e.Tab == "home" {
+		b.refreshHome(b.turnCtx, e.User)
+		return
+	}
 	if e.Tab != "messages" || e.Channel == "" || e.User == "" {
 		return
 	}

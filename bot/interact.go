@@ -39,6 +39,11 @@ func (b *Bot) onInteraction(cb slack.InteractionCallback, ack func()) bool {
 			return false
 		case actionFeedback: // feedback.go
 			return b.onFeedbackClick(team, channel, thread, cb.Container.MessageTs, cb.User.ID, act.Value, dm, ack)
+		case actionHome: // apphome.go: the Home tab has no channel
+			if why := b.denied(cb.User.ID, "", true); why != "" {
+				return false
+			}
+			return b.startFromHome(team, cb.User.ID, act.Value, ack)
 		}
 		if kind != actionMenu && kind != actionPick {
 			continue

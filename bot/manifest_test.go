@@ -40,6 +40,8 @@ var methodScopes = map[string]string{
 	"agents.sessions.setStatus":             "chat:write",
 	"assistant.threads.setSuggestedPrompts": "chat:write",
 	"assistant.threads.setTitle":            "chat:write",
+	"views.publish":                         "", // the Home tab needs no scope of its own
+	"conversations.open":                    "im:write",
 	"files.getUploadURLExternal":            "files:write",
 	"files.completeUploadExternal":          "files:write",
 	"users.info":                            "users:read",
@@ -340,5 +342,11 @@ func exerciseEverything(t *testing.T, r *rig) map[string]bool {
 	r.slack.SendEvent(map[string]any{"type": "app_context_changed", "user": user, "channel": "D0PANE9",
 		"context": map[string]any{"entities": []any{map[string]any{"type": "slack#/types/channel_id", "value": "C0CTX1"}}}})
 	used["app_context_changed"] = true
+
+	// The Home tab, and a session started from it in the user's DM.
+	r.slack.SendEvent(map[string]any{"type": "app_home_opened", "user": user, "tab": "home"})
+	r.waitFor("the home tab", func() bool { return len(r.slack.CallsTo("views.publish")) > 0 })
+	r.slack.SendBlockAction(fakeslack.BlockAction{UserID: user, ActionID: "home:product-lead", Value: "product-lead"})
+	r.waitFor("the DM opened", func() bool { return len(r.slack.CallsTo("conversations.open")) > 0 })
 	return used
 }

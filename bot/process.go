@@ -139,8 +139,11 @@ func (b *Bot) runTurn(ctx context.Context, s *engine.Session, it item, input str
 	r.armStop()
 	b.setSessionStatus(ctx, it, slack.AgentSessionStatusProcessing)
 	defer b.setSessionStatus(ctx, it, slack.AgentSessionStatusActive)
-	skillBefore := activeSkill(s)
+	skillBefore, outputsBefore := activeSkill(s), len(s.Outputs)
 	res, err := b.cfg.Engine.Turn(tctx, s, input, r.emit)
+	if len(s.Outputs) > outputsBefore {
+		defer b.refreshHome(ctx, ownerOf(s, it)) // after the uploads: the Home tab lists the new document
+	}
 	if activeSkill(s) != skillBefore {
 		b.setTitle(ctx, it, s) // the DM's title names the workflow now running
 	}
@@ -333,4 +336,12 @@ func activeSkill(s *engine.Session) string {
 		return ""
 	}
 	return s.Skill.Name
+}
+
+// ownerOf is the user a session belongs to: who started it.
+func ownerOf(s *engine.Session, it item) string {
+	if o := s.Meta[metaOwner]; o != "" {
+		return o
+	}
+	return it.User
 }

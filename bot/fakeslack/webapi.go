@@ -73,6 +73,8 @@ var methods = map[string]methodSpec{
 	"conversations.info":           {needBot, (*Server).conversationsInfo},
 	"reactions.add":                {needBot, (*Server).reactionsAdd},
 	"users.info":                   {needBot, (*Server).usersInfo},
+	"views.publish":                {needBot, (*Server).viewsPublish},
+	"conversations.open":           {needBot, (*Server).conversationsOpen},
 }
 
 // serveAPI answers /api/<method>: it records the call, applies injected

@@ -1,0 +1,144 @@
+package bot
+
+import (
+	"context"
+	"fmt"
+	"path"
+	"strings"
+
+	"github.com/slack-go/slack"
+
+	"agentbot/engine"
+)
+
+// actionHome is the Home tab's button that starts a DM session with an
+// agent; value: the agent id.
+const actionHome = "home"
+
+// homeSessions is how many of a user's sessions the Home tab lists.
+const homeSessions = 10
+
+// refreshHome publishes a user's Home tab: the agents to start a DM
+// session with, then the user's most recent sessions with their documents.
+func (b *Bot) refreshHome(ctx context.Context, user string) {
+	if user == "" {
+		return
+	}
+	blocks := []slack.Block{slack.NewHeaderBlock(slack.NewTextBlockObject(slack.PlainTextType, "Agents", false, false))}
+	for _, a := range b.cfg.Catalog().EntryPoints() {
+		text := fmt.Sprintf("%s *%s*", a.Icon, a.Name)
+		if a.Title != "" && a.Title != a.Name {
+			text += " — " + a.Title
+		}
+		if d := strings.TrimSpace(a.Description); d != "" {
+			text += "\n" + shorten(d, 200)
+		}
+		btn := slack.NewButtonBlockElement(actionHome+":"+a.ID, a.ID, slack.NewTextBlockObject(slack.PlainTextType, "Start a session", false, false))
+		blocks = append(blocks, slack.NewSectionBlock(slack.NewTextBlockObject(slack.MarkdownType, strings.TrimSpace(text), false, false), nil, slack.NewAccessory(btn)))
+	}
+	blocks = append(blocks, slack.NewDividerBlock(),
+		slack.NewHeaderBlock(slack.NewTextBlockObject(slack.PlainTextType, "Your recent sessions", false, false)))
+	sessions := b.recentSessions(user, homeSessions)
+	if len(sessions) == 0 {
+		blocks = append(blocks, slack.NewSectionBlock(slack.NewTextBlockObject(slack.MarkdownType, "No sessions yet: start one above, or mention me in a channel.", false, false), nil, nil))
+	}
+	for _, s := range sessions {
+		blocks = append(blocks, slack.NewSectionBlock(slack.NewTextBlockObject(slack.MarkdownType, sessionLine(s), false, false), nil, nil))
+	}
+	_, err := b.cfg.API.PublishViewContext(ctx, slack.PublishViewContextRequest{UserID: user,
+		View: slack.HomeTabViewRequest{Type: slack.VTHomeTab, Blocks: slack.Blocks{BlockSet: blocks}}})
+	if err != nil {
+		b.log.Debug("publish home tab", "err", err)
+	}
+}
+
+// sessionLine renders a session for the Home tab: agent, workflow, last
+// activity, a link to its thread, and its documents.
+func sessionLine(s *engine.Session) string {
+	name := s.AgentID
+	if s.Agent != nil {
+		name = strings.TrimSpace(s.Agent.Icon + " " + s.Agent.Name)
+	}
+	var b strings.Builder
+	fmt.Fprintf(&b, "*%s*", name)
+	if w := activeSkill(s); w != "" {
+		fmt.Fprintf(&b, " · %s", w)
+	} else if w := s.Meta[metaWorkflow]; w != "" {
+		fmt.Fprintf(&b, " · %s", w)
+	}
+	fmt.Fprintf(&b, " · last active %s", s.Updated.UTC().Format("2006-01-02 15:04 UTC"))
+	if _, channel, thread, ok := splitKey(s.Key); ok {
+		fmt.Fprintf(&b, " · <https://slack.com/archives/%s/p%s|open the thread>", channel, strings.ReplaceAll(thread, ".", ""))
+	}
+	latest := map[string]int{}
+	var order []string
+	for _, o := range s.Outputs {
+		if _, seen := latest[o.Path]; !seen {
+			order = append(order, o.Path)
+		}
+		latest[o.Path] = o.Version
+	}
+	if len(order) > 0 {
+		b.WriteString("\nDocuments:")
+		for i, p := range order {
+			if i > 0 {
+				b.WriteString(",")
+			}
+			fmt.Fprintf(&b, " %s (v%d)", path.Base(p), latest[p])
+		}
+	}
+	return b.String()
+}
+
+// splitKey splits a session key "team/channel/thread".
+func splitKey(key string) (team, channel, thread string, ok bool) {
+	parts := strings.SplitN(key, "/", 3)
+	if len(parts) != 3 {
+		return "", "", "", false
+	}
+	return parts[0], parts[1], parts[2], true
+}
+
+// recentSessions returns the user's sessions, most recent first, at most n.
+func (b *Bot) recentSessions(user string, n int) []*engine.Session {
+	list, err := b.cfg.Store.ListSessions()
+	if err != nil {
+		b.log.Debug("list sessions for the home tab", "err", err)
+		return nil
+	}
+	var out []*engine.Session
+	for _, info := range list {
+		if len(out) == n {
+			break
+		}
+		s, err := b.cfg.Store.FindSession(info.Key)
+		if err != nil || s == nil || s.ID != info.ID || s.Meta[metaOwner] != user {
+			continue
+		}
+		out = append(out, s)
+	}
+	return out
+}
+
+// startFromHome starts a DM session with an agent for a Home tab click: it
+// opens the user's DM with the bot, posts the thread's first message there
+// and queues the pick, so the agent greets in that thread.
+func (b *Bot) startFromHome(team, user, agentID string, ack func()) bool {
+	ctx := b.turnCtx
+	ch, _, _, err := b.cfg.API.OpenConversationContext(ctx, &slack.OpenConversationParameters{Users: []string{user}})
+	if err != nil || ch == nil {
+		b.log.Warn("open DM for the home tab", "err", err)
+		return false
+	}
+	a, ok := b.findAgent(agentID)
+	name := agentID
+	if ok {
+		name = strings.TrimSpace(a.Icon + " " + a.Name)
+	}
+	ts, err := b.postMsg(ctx, ch.ID, "", slack.MsgOptionText("Starting a session with "+name+"…", false))
+	if err != nil {
+		b.log.Warn("start a session from the home tab", "err", err)
+		return false
+	}
+	return b.enqueue(item{Kind: "pick", Team: team, Channel: ch.ID, ThreadTS: ts, User: user, DM: true, AgentID: agentID}, ack)
+}
