@@ -59,16 +59,24 @@ func runChat(ctx context.Context, e *env) int {
 	eng := newEngine(cfg, st, m, func() *catalog.Catalog { return cat }, newBudgets(cfg, st), log, nil)
 	out := e.stdout
 
+	lastFailed := false
 	if s != nil && s.Agent != nil {
+		// The session talks to the agent it started with (s.Agent, stored
+		// with it), whatever its id names in today's catalog.
 		if agentID != "" && agentID != s.AgentID {
 			fmt.Fprintf(e.stderr, "agentbot chat: session %q belongs to agent %s; resuming it with %s\n", name, s.AgentID, s.AgentID)
+		}
+		if now, ok := cat.Find(s.AgentID); ok && now.Path != s.Agent.Path {
+			fmt.Fprintf(e.stderr, "agentbot chat: the id %s now names %s; this session keeps the agent it started with (%s)\n", s.AgentID, now.Path, s.Agent.Path)
 		}
 		fmt.Fprintf(out, "Resuming session %q with %s (%d messages).\n\n", name, s.AgentID, len(s.Messages))
 		if engine.Unfinished(s) {
 			// A turn was cut short (the process died): finish it first, as
 			// the Slack bot does, instead of stacking a new message on it.
 			fmt.Fprintln(out, "Resuming the unfinished turn…")
-			if _, err := eng.Turn(ctx, s, "", printer(out)); err != nil {
+			_, err := eng.Turn(ctx, s, "", printer(out))
+			lastFailed = err != nil
+			if err != nil {
 				fmt.Fprintf(e.stderr, "\nagentbot chat: %v\n", err)
 				if ctx.Err() != nil {
 					return 1
@@ -105,7 +113,6 @@ func runChat(ctx context.Context, e *env) int {
 		fmt.Fprintln(out, g.Text)
 	}
 
-	lastFailed := false
 	interactive := isTerminal(e.stdin)
 	sc := bufio.NewScanner(e.stdin)
 	sc.Buffer(make([]byte, 64*1024), 4<<20)
@@ -127,6 +134,15 @@ func runChat(ctx context.Context, e *env) int {
 			fmt.Fprintf(out, "\n> %s\n", line)
 		}
 		fmt.Fprintln(out)
+		if lastFailed && engine.Unfinished(s) {
+			// The turn before failed without an answer: close it with a
+			// note, so this message does not follow the failed one
+			// directly (two user messages in a row).
+			if err := eng.Interrupt(s, failedNote); err != nil {
+				fmt.Fprintf(e.stderr, "agentbot chat: %v\n", err)
+				return 1
+			}
+		}
 		res, err := eng.Turn(ctx, s, line, printer(out))
 		lastFailed = err != nil
 		if err != nil {
@@ -149,6 +165,11 @@ func runChat(ctx context.Context, e *env) int {
 	}
 	return 0
 }
+
+// failedNote closes a failed turn in the transcript when the user writes
+// again in the same chat; a chat that ends after a failed turn leaves it
+// open instead, so the next chat on the session resumes it.
+const failedNote = "(This turn failed before an answer; the user wrote again.)"
 
 // printer renders a turn's events on a terminal. Tool events come from the
 // parallel tool calls of one response, so writes are serialized.

@@ -249,7 +249,7 @@ func TestChatBadTemperature(t *testing.T) {
 	vars["AGENTBOT_TEMPERATURE"] = "warm"
 	r := runCmd(t, vars, "hi\n", "chat", "--agent", "product-lead")
 	r.wantCode(t, 2)
-	contains(t, "stderr", r.stderr, `--temperature ($AGENTBOT_TEMPERATURE) = "warm": want empty (the provider's default) or a number from 0 to 2`)
+	contains(t, "stderr", r.stderr, `$AGENTBOT_TEMPERATURE="warm": want empty (the provider's default) or a number from 0 to 2`)
 }
 
 // A turn cut short (here the model failed; a kill -9 leaves the same
@@ -273,6 +273,46 @@ func TestChatResumesUnfinishedTurn(t *testing.T) {
 		for i := 1; i < len(req.Messages); i++ {
 			if req.Messages[i].Role == "user" && req.Messages[i-1].Role == "user" && i > 1 {
 				t.Fatalf("request %d has two user messages in a row at %d", req.N, i)
+			}
+		}
+	}
+}
+
+// chat exits 1 when its last turn failed, also when that turn is the
+// resumed one, and 0 when a later turn succeeded; a message written after a
+// failed turn does not follow it directly (no two user messages in a row).
+func TestChatExitCodes(t *testing.T) {
+	fm := fakemodel.NewTB(t)
+	vars := chatVars(t, fm)
+	fm.Handle(func(req fakemodel.Request) fakemodel.Reply {
+		if strings.Contains(req.LastUserText(), "fail") {
+			return fakemodel.Reply{Status: 400} // not retried
+		}
+		return fakemodel.Reply{Text: "ok: " + req.LastUserText()}
+	})
+	for _, c := range []struct {
+		session, input string
+		code           int
+	}{
+		{"a", "hello\n", 0},
+		{"b", "hello\nfail now\n", 1},
+		{"b", "", 1}, // the resumed turn fails again, nothing follows it
+		{"b", "hello again\n", 0},
+		{"c", "fail first\nthen hello\n", 0},
+	} {
+		args := []string{"chat", "--session", c.session}
+		if c.session != "b" || c.input == "hello\nfail now\n" {
+			args = append(args, "--agent", "product-lead")
+		}
+		r := runCmd(t, vars, c.input, args...)
+		if r.code != c.code {
+			t.Errorf("session %s, input %q: exit %d, want %d\n%s", c.session, c.input, r.code, c.code, r.stderr)
+		}
+	}
+	for _, req := range fm.Requests() {
+		for i := 1; i < len(req.Messages); i++ {
+			if req.Messages[i].Role == "user" && req.Messages[i-1].Role == "user" {
+				t.Fatalf("request %d has two user messages in a row at %d: %q then %q", req.N, i, req.Messages[i-1].Content, req.Messages[i].Content)
 			}
 		}
 	}

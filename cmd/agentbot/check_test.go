@@ -353,7 +353,7 @@ func TestCheckBadAPIType(t *testing.T) {
 	s := newCheckSetup(t)
 	s.vars["OPENAI_API_TYPE"] = "anthropic"
 	code, out := s.check(t)
-	if code != 2 || !strings.Contains(out, `--api-type ($OPENAI_API_TYPE) = "anthropic": want one of openai, azure, azure_ad`) {
+	if code != 2 || !strings.Contains(out, `$OPENAI_API_TYPE="anthropic": want one of openai, azure, azure_ad`) {
 		t.Fatalf("exit %d, want 2 naming the setting:\n%s", code, out)
 	}
 }

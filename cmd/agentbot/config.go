@@ -5,15 +5,16 @@ import (
 	"flag"
 	"fmt"
 	"os"
+	"regexp"
 	"strconv"
 	"strings"
 	"time"
 )
 
-// Config is every setting of agentbot. Each is a flag whose default comes
-// from an environment variable; the settings table below is the one place
-// they are declared, and flags and environment go through the same parser
-// and the same checks (see validate).
+// Config is every setting of agentbot. Each is a flag and an environment
+// variable, declared once in the settings table below; a flag wins over the
+// environment, and both go through the same parser (the setting's kind)
+// and the same range check (validate.go's checks).
 type Config struct {
 	Bundles   []string
 	BMADRoots []string
@@ -179,7 +180,10 @@ var settings = []setting{
 // default. Call the returned function after parsing the command line: it
 // applies the environment to every setting no flag set, through the flag's
 // own parser, so "$AGENTBOT_TURN_TIMEOUT=15" fails exactly as
-// "--turn-timeout=15" does.
+// "--turn-timeout=15" does; then it checks every setting's range. Its error
+// names each bad setting by where its value came from, the value and the
+// expected form: `$AGENTBOT_TURN_TIMEOUT="15": want ...` or
+// `--turn-timeout=-1s: want ...`, one per line (errors.Join).
 func newFlags(name string, getenv func(string) string) (*flag.FlagSet, *Config, func() error) {
 	fs := flag.NewFlagSet(name, flag.ContinueOnError)
 	c := &Config{}
@@ -191,23 +195,88 @@ func newFlags(name string, getenv func(string) string) (*flag.FlagSet, *Config, 
 		s.bind(fs, c, s.flag, def, fmt.Sprintf("%s [$%s]", s.usage, s.env))
 	}
 	return fs, c, func() error {
-		set := map[string]bool{}
-		fs.Visit(func(f *flag.Flag) { set[f.Name] = true })
+		byFlag := map[string]bool{}
+		fs.Visit(func(f *flag.Flag) { byFlag[f.Name] = true })
+		var errs []error
 		for _, s := range settings {
+			if byFlag[s.flag] {
+				if err := checkSetting(s.flag, c); err != nil {
+					errs = append(errs, fmt.Errorf("--%s=%s: %v", s.flag, shown(s, bare(err.value)), err.want))
+				}
+				continue
+			}
 			v, ok := lookup(getenv, s.env)
-			if !ok || set[s.flag] {
+			if !ok {
 				continue
 			}
 			if err := fs.Set(s.flag, v); err != nil {
-				shown := fmt.Sprintf("%q", v)
-				if secrets[s.env] {
-					shown = "(hidden)"
-				}
-				return fmt.Errorf("$%s=%s: %v", s.env, shown, reasonOf(err))
+				errs = append(errs, fmt.Errorf("$%s=%s: %v", s.env, shown(s, strconv.Quote(v)), reasonOf(err)))
+			} else if err := checkSetting(s.flag, c); err != nil {
+				errs = append(errs, fmt.Errorf("$%s=%s: %v", s.env, shown(s, strconv.Quote(v)), err.want))
 			}
 		}
-		return validate(c)
+		if len(errs) > 0 {
+			return errors.Join(errs...)
+		}
+		return validate(c) // the defaults too
 	}
+}
+
+// outOfRange is a setting's value out of its range: the value as shown
+// and the expected form ("want ...").
+type outOfRange struct{ value, want string }
+
+// checkSetting runs the range check of the setting named flag, if it has
+// one (see checks).
+func checkSetting(flag string, c *Config) *outOfRange {
+	for _, ch := range checks {
+		if ch.flag != flag {
+			continue
+		}
+		if v, want, bad := ch.bad(c); bad {
+			return &outOfRange{value: v, want: "want " + want}
+		}
+	}
+	return nil
+}
+
+// shown is v as an error message may show it: "(hidden)" for a secret.
+func shown(s setting, v string) string {
+	if secrets[s.env] {
+		return "(hidden)"
+	}
+	return v
+}
+
+// bare unquotes a quoted value that reads the same without quotes, as a
+// flag is written: --log-level=verbose, but --model="" and --model="a b".
+func bare(v string) string {
+	u, err := strconv.Unquote(v)
+	if err != nil || u == "" || strings.ContainsAny(u, " \t\n\"'\\") || strconv.Quote(u) != v {
+		return v
+	}
+	return u
+}
+
+// flagError matches the flag package's parse errors ("invalid value "15"
+// for flag -turn-timeout: ..."), so they can name the setting as agentbot's
+// other messages do: --turn-timeout=15: want ...
+var flagError = regexp.MustCompile(`^invalid (?:boolean )?value ("(?:[^"\\]|\\.)*") for (?:flag )?-(\S+): (.*)$`)
+
+// describeFlagError rewrites a flag package error in agentbot's form; other
+// errors (an unknown flag, a missing value) are returned as they are.
+func describeFlagError(err error) string {
+	m := flagError.FindStringSubmatch(err.Error())
+	if m == nil {
+		return err.Error()
+	}
+	value := bare(m[1])
+	for _, s := range settings {
+		if s.flag == m[2] {
+			value = shown(s, value)
+		}
+	}
+	return fmt.Sprintf("--%s=%s: %s", m[2], value, m[3])
 }
 
 // reasonOf shortens the flag package's parse errors.

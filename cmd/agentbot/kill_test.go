@@ -9,6 +9,7 @@ import (
 	"testing"
 	"time"
 
+	openai "github.com/sashabaranov/go-openai"
 	"github.com/slack-go/slack"
 	"github.com/slack-go/slack/slackevents"
 
@@ -21,19 +22,30 @@ import (
 // race detector and a busy machine slow a process start down.
 const waitLong = 30 * time.Second
 
-// serveProc is a real `agentbot serve` process: this test binary run with
-// childEnv=serve (see TestMain).
+// serveProc is a real `agentbot serve` (or other command) process: this
+// test binary run with childEnv=serve (see TestMain).
 type serveProc struct {
 	t    *testing.T
 	cmd  *exec.Cmd
 	logs *syncBuffer
 	done chan struct{}
 	err  error // Wait's result, once done is closed
+	// stdin writes to the process's input; it stays open until the test
+	// ends.
+	stdin *os.File
 }
 
 // startServe starts `agentbot serve` with vars as its agentbot settings.
 // Settings of the machine running the tests are left out.
 func startServe(t *testing.T, name string, vars map[string]string) *serveProc {
+	t.Helper()
+	return startChild(t, name, "serve", vars)
+}
+
+// startChild starts `agentbot <command>` (arguments split at spaces) with
+// vars as its agentbot settings, and stdin that never ends. Settings of the
+// machine running the tests are left out.
+func startChild(t *testing.T, name, command string, vars map[string]string) *serveProc {
 	t.Helper()
 	cmd := exec.Command(os.Args[0], "-test.run=^$")
 	for _, kv := range os.Environ() {
@@ -43,15 +55,23 @@ func startServe(t *testing.T, name string, vars map[string]string) *serveProc {
 		}
 		cmd.Env = append(cmd.Env, kv)
 	}
-	cmd.Env = append(cmd.Env, childEnv+"=serve")
+	cmd.Env = append(cmd.Env, childEnv+"="+command)
 	for k, v := range vars {
 		cmd.Env = append(cmd.Env, k+"="+v)
 	}
 	p := &serveProc{t: t, cmd: cmd, logs: &syncBuffer{}, done: make(chan struct{})}
 	cmd.Stdout, cmd.Stderr = p.logs, p.logs
+	r, w, err := os.Pipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	cmd.Stdin = r
 	if err := cmd.Start(); err != nil {
 		t.Fatalf("start %s: %v", name, err)
 	}
+	r.Close()
+	p.stdin = w
+	t.Cleanup(func() { w.Close() })
 	go func() { p.err = cmd.Wait(); close(p.done) }()
 	t.Cleanup(func() {
 		select {
@@ -294,5 +314,73 @@ func TestKillMidTurnLosesNoMessage(t *testing.T) {
 	}
 	if q, err := st.Pending(key); err != nil || len(q) != 0 {
 		t.Errorf("queue after the restart: %d items, err %v", len(q), err)
+	}
+}
+
+// consecutiveUsers returns the index of the first user message that
+// follows another user message, or -1.
+func consecutiveUsers(msgs []openai.ChatCompletionMessage) int {
+	for i := 1; i < len(msgs); i++ {
+		if msgs[i].Role == openai.ChatMessageRoleUser && msgs[i-1].Role == openai.ChatMessageRoleUser {
+			return i
+		}
+	}
+	return -1
+}
+
+// TestChatKillMidTurnResumes: `chat --session` killed with SIGKILL while
+// its turn waits for the model, then run again on the same session,
+// finishes the cut turn first and says so: no second greeting, the resumed
+// request extends the killed one, and no request holds two user messages
+// in a row.
+func TestChatKillMidTurnResumes(t *testing.T) {
+	if testing.Short() {
+		t.Skip("starts agentbot processes")
+	}
+	fm := fakemodel.NewTB(t)
+	vars := chatVars(t, fm)
+	fm.Enqueue(fakemodel.Reply{Hang: true})
+	p := startChild(t, "chat #1", "chat --agent product-lead --session cut", vars)
+	waitUntil(t, "the greeting", waitLong, func() bool { return strings.Contains(p.logs.String(), "Maren") || p.exited() })
+	if _, err := p.stdin.WriteString("tell me about reorder\n"); err != nil {
+		t.Fatal(err)
+	}
+	waitUntil(t, "the turn's model call", waitLong, func() bool { return fm.Calls() == 1 || p.exited() })
+	if p.exited() {
+		t.Fatalf("chat #1 ended before the kill:\n%s", p.logs.String())
+	}
+	p.kill()
+
+	fm.Handle(func(req fakemodel.Request) fakemodel.Reply {
+		return fakemodel.Reply{Text: "You said: " + req.LastUserText()}
+	})
+	r := runCmd(t, vars, "next question\n", "chat", "--session", "cut")
+	r.wantCode(t, 0)
+	contains(t, "stdout", r.stdout, "Resuming the unfinished turn…")
+	contains(t, "stdout", r.stdout, "You said: tell me about reorder")
+	contains(t, "stdout", r.stdout, "You said: next question")
+	lacks(t, "stdout", r.stdout, "Here is what I can do") // no second greeting
+
+	reqs := fm.Requests()
+	if len(reqs) != 3 {
+		t.Fatalf("%d model calls, want 3 (the killed one, the resumed one, the next question)", len(reqs))
+	}
+	for _, req := range reqs {
+		if i := consecutiveUsers(req.Messages); i >= 0 {
+			t.Errorf("request %d has two user messages in a row at %d: %+v", req.N, i, views(req.Messages))
+		}
+	}
+	if a, b := views(reqs[0].Messages), views(reqs[1].Messages); len(a) != len(b) {
+		t.Errorf("the resumed request has %d messages, the killed one %d", len(b), len(a))
+	} else {
+		for i := range a {
+			if a[i].Role != b[i].Role || a[i].Content != b[i].Content {
+				t.Errorf("message %d differs after the kill: %+v vs %+v", i, a[i], b[i])
+				break
+			}
+		}
+	}
+	if got := reqs[2].LastUserText(); got != "next question" {
+		t.Errorf("third request answers %q", got)
 	}
 }

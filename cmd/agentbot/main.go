@@ -49,17 +49,23 @@ func main() {
 	// cancels the command's context; if the command has not returned
 	// within stopGrace, or a second signal comes, the process exits anyway,
 	// so a start stuck in a system call can always be stopped.
-	os.Exit(runProcess(os.Args[1:], stopGrace))
+	ctx := stopOnSignals(stopGrace)
+	os.Exit(run(ctx, processEnv(os.Args[1:])))
 }
 
-// runProcess runs a command as the process does: signals handled first,
-// then the command with the process's streams and environment.
-func runProcess(args []string, grace time.Duration) int {
+// stopOnSignals starts handling SIGINT and SIGTERM (see watchSignals) and
+// returns the context the first of them cancels.
+func stopOnSignals(grace time.Duration) context.Context {
 	ctx, cancel := context.WithCancel(context.Background())
 	sigs := make(chan os.Signal, 2)
 	signal.Notify(sigs, os.Interrupt, syscall.SIGTERM)
 	go watchSignals(sigs, cancel, grace, os.Stderr, os.Exit)
-	return run(ctx, &env{args: args, stdin: os.Stdin, stdout: os.Stdout, stderr: os.Stderr, getenv: os.Getenv})
+	return ctx
+}
+
+// processEnv is the env of the process: args, its streams and environment.
+func processEnv(args []string) *env {
+	return &env{args: args, stdin: os.Stdin, stdout: os.Stdout, stderr: os.Stderr, getenv: os.Getenv}
 }
 
 // stopGrace is how long a command may take to stop after a signal.

@@ -1,6 +1,7 @@
 package main
 
 import (
+	"fmt"
 	"os"
 	"strings"
 	"testing"
@@ -15,6 +16,11 @@ const childEnv = "AGENTBOT_TEST_CHILD"
 // childGraceEnv shortens the child's stop grace (a Go duration).
 const childGraceEnv = "AGENTBOT_TEST_CHILD_GRACE"
 
+// childStallEnv names a FIFO the child opens for reading once its signals
+// are handled and before its command runs: nobody writes to it, so the
+// child is stuck in open(2), as a start stuck in a system call is.
+const childStallEnv = "AGENTBOT_TEST_CHILD_STALL"
+
 func TestMain(m *testing.M) {
 	if cmd := os.Getenv(childEnv); cmd != "" {
 		// The same process code as main; the grace is shortened for tests.
@@ -22,7 +28,14 @@ func TestMain(m *testing.M) {
 		if d, err := time.ParseDuration(os.Getenv(childGraceEnv)); err == nil {
 			grace = d
 		}
-		os.Exit(runProcess(strings.Fields(cmd), grace))
+		ctx := stopOnSignals(grace)
+		if fifo := os.Getenv(childStallEnv); fifo != "" {
+			fmt.Fprintln(os.Stderr, "stalling in open(2)")
+			if f, err := os.Open(fifo); err == nil {
+				f.Close()
+			}
+		}
+		os.Exit(run(ctx, processEnv(strings.Fields(cmd))))
 	}
 	os.Exit(m.Run())
 }

@@ -1,6 +1,8 @@
 package main
 
 import (
+	"bytes"
+	"errors"
 	"flag"
 	"fmt"
 	"io"
@@ -16,19 +18,31 @@ import (
 	"agentbot/storage"
 )
 
-// parse parses a command's flags; extra registers the command's own.
+// parse parses a command's flags, then the environment; extra registers
+// the command's own flags. A setting that does not parse or is out of
+// range prints an error naming it, its value and the expected form (one
+// line per bad setting) and returns exit code 2; -h prints the usage and
+// returns 2 as well.
 func parse(name string, e *env, extra func(*flagSet)) (*Config, []string, int) {
 	fs, cfg, fill := newFlags(name, e.getenv)
-	fs.SetOutput(e.stderr)
+	var usage bytes.Buffer // -h prints it; a parse error prints one line
+	fs.SetOutput(&usage)
 	if extra != nil {
 		extra(&flagSet{fs})
 	}
 	args, err := parseInterspersed(fs, e.args)
+	if errors.Is(err, flag.ErrHelp) {
+		_, _ = usage.WriteTo(e.stderr)
+		return nil, nil, 2
+	}
 	if err != nil {
+		fmt.Fprintf(e.stderr, "agentbot %s: %s\n(agentbot %s -h lists every setting)\n", name, describeFlagError(err), name)
 		return nil, nil, 2
 	}
 	if err := fill(); err != nil {
-		fmt.Fprintf(e.stderr, "agentbot %s: %v\n", name, err)
+		for _, line := range strings.Split(err.Error(), "\n") {
+			fmt.Fprintf(e.stderr, "agentbot %s: %s\n", name, line)
+		}
 		return nil, nil, 2
 	}
 	return cfg, args, 0
@@ -137,10 +151,14 @@ func newEngine(cfg *Config, st *storage.Store, m engine.Model, cat func() *catal
 	})
 }
 
-// newLogger returns the slog logger the configuration asks for.
+// newLogger returns the slog logger the configuration asks for. The
+// settings have checked the level and the format (see checks); an empty
+// level is info, an empty format text.
 func newLogger(cfg *Config, w io.Writer) *slog.Logger {
-	var lvl slog.Level
-	_ = lvl.UnmarshalText([]byte(cfg.LogLevel))
+	var lvl slog.Level // info
+	if cfg.LogLevel != "" {
+		_ = lvl.UnmarshalText([]byte(cfg.LogLevel)) // checked: debug, info, warn or error
+	}
 	opts := &slog.HandlerOptions{Level: lvl}
 	if strings.EqualFold(cfg.LogFormat, "json") {
 		return slog.New(slog.NewJSONHandler(w, opts))

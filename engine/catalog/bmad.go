@@ -95,7 +95,7 @@ func (l *loader) loadInstall(project, bmadDir string) {
 	l.loadSkillProject(project, bmadDir)
 	if cfg := cfgDir(bmadDir); cfg != "" {
 		manifest := filepath.Join(cfg, "agent-manifest.csv")
-		if isFile(manifest) {
+		if isFile(manifest) || special(manifest) {
 			if l.loadManifest(project, bmadDir, manifest, homes) {
 				return
 			}
@@ -251,10 +251,11 @@ func (l *loader) scanInstall(bmadDir string, homes *moduleHomes) {
 	}
 }
 
-// scanAgent loads a file found by scanning: a file that is not an agent is
-// skipped silently, any other failure is a problem.
+// scanAgent loads a file found by scanning: a file that is not an agent
+// (or a folder named like one) is skipped silently, any other failure is a
+// problem, a FIFO or device in the agent's place too.
 func (l *loader) scanAgent(file, module string, homes *moduleHomes) {
-	if !isFile(file) {
+	if !isFile(file) && !special(file) {
 		return
 	}
 	a, err := readAgent(file)

@@ -43,13 +43,13 @@ func (l *loader) loadBundles(path string) {
 		l.problem(dir, "bundle folder %s", r)
 		return
 	}
-	if isFile(filepath.Join(dir, "bundle.yaml")) {
+	if hasBundleFile(dir) {
 		l.loadBundle(dir)
 		return
 	}
 	found := false
 	for _, sub := range subdirs(dir) {
-		if isFile(filepath.Join(sub, "bundle.yaml")) {
+		if hasBundleFile(sub) {
 			found = true
 			l.loadBundle(sub)
 		}
@@ -57,6 +57,13 @@ func (l *loader) loadBundles(path string) {
 	if !found {
 		l.problem(dir, "no bundle.yaml in this folder or its sub-folders")
 	}
+}
+
+// hasBundleFile reports whether dir holds a bundle.yaml: a regular file,
+// or a FIFO or device there, which loadBundle reports instead of skipping.
+func hasBundleFile(dir string) bool {
+	p := filepath.Join(dir, "bundle.yaml")
+	return isFile(p) || special(p)
 }
 
 // loadBundle loads the agents of one bundle directory.

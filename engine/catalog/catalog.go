@@ -36,9 +36,12 @@ type Catalog struct {
 }
 
 // Load discovers agents: first the bundles, then the BMAD roots, then the
-// shared skills folder, then the shipped samples, each in the order given. A broken bundle, agent file or root becomes a Problem;
-// the others still load. A path given twice loads once. Agents get unique
-// ids (see assignIDs) and are sorted by id; problems keep discovery order.
+// shared skills folder, then the shipped samples, each in the order given.
+// A broken bundle, agent file or root becomes a Problem, and so does a
+// FIFO, socket or device where a file should be (it is never opened); the
+// others still load. A path given twice loads once. Agents get unique ids
+// (see assignIDs: the first loaded keeps an id) and are sorted by id;
+// problems keep discovery order.
 func Load(opts Options) *Catalog {
 	l := newLoader()
 	for _, p := range opts.Bundles {

@@ -51,3 +51,62 @@ func TestNonRegularFilesAreProblems(t *testing.T) {
 		t.Error("pm did not load")
 	}
 }
+
+// Every file the catalog would read is checked the same way: a FIFO where a
+// bundle's config.yaml, a bundle.yaml, an install's agent-manifest.csv, a
+// scanned agent file or a v4 core-config.yaml should be is a problem entry
+// naming its path, never a silent skip, and never a hang.
+func TestNonRegularFilesEverywhere(t *testing.T) {
+	bundles, roots := t.TempDir(), t.TempDir()
+	v6 := "```xml\n<agent id=\"pm\" name=\"John\" title=\"PM\" icon=\"I\">\n<menu><item cmd=\"*help\">Help</item></menu>\n</agent>\n```\n"
+	writeFiles(t, bundles, map[string]string{
+		"cfg/bundle.yaml":  "type: bundle\nname: cfg\nagents:\n  - id: withcfg\n    file: agents/a.md\n",
+		"cfg/agents/a.md":  agentMD("withcfg"),
+		"good/bundle.yaml": "type: standalone\nname: good\nagent:\n  id: good\n  file: agents/g.md\n",
+		"good/agents/g.md": agentMD("good"),
+		"pipe/agents/p.md": agentMD("p"),
+	})
+	writeFiles(t, roots, map[string]string{
+		"inst/bmad/bmm/agents/pm.md":     v6,
+		"inst/bmad/_cfg/.keep":           "",
+		"v4/bmad-core/agents/analyst.md": "# analyst\n\n```yaml\nagent:\n  name: Mary\n  id: analyst\n  title: Analyst\n```\n",
+	})
+	fifos := []string{
+		filepath.Join(bundles, "cfg/config.yaml"),
+		filepath.Join(bundles, "pipe/bundle.yaml"),
+		filepath.Join(roots, "inst/bmad/_cfg/agent-manifest.csv"),
+		filepath.Join(roots, "inst/bmad/bmm/agents/pipe.md"),
+		filepath.Join(roots, "v4/bmad-core/core-config.yaml"),
+	}
+	for _, p := range fifos {
+		if err := syscall.Mkfifo(p, 0o644); err != nil {
+			t.Skipf("mkfifo: %v", err)
+		}
+	}
+	done := make(chan *Catalog, 1)
+	go func() {
+		done <- Load(Options{Bundles: []string{bundles}, BMADRoots: []string{filepath.Join(roots, "inst"), filepath.Join(roots, "v4")}})
+	}()
+	var c *Catalog
+	select {
+	case c = <-done:
+	case <-time.After(10 * time.Second):
+		t.Fatal("loading a catalog with FIFOs hangs")
+	}
+	for _, p := range fifos {
+		found := false
+		for _, pr := range c.Problems {
+			if pr.Path == p && strings.Contains(pr.Reason, "not a regular file") {
+				found = true
+			}
+		}
+		if !found {
+			t.Errorf("no problem for %s: %+v", p, c.Problems)
+		}
+	}
+	for _, id := range []string{"withcfg", "good", "pm", "analyst"} {
+		if _, ok := c.Find(id); !ok {
+			t.Errorf("%s did not load: %v", id, ids(c.Agents))
+		}
+	}
+}

@@ -79,6 +79,10 @@ func reason(err error) string {
 // loadConfig reads a config.yaml into h when the file exists. A broken
 // config is a problem, but the agents that use it still load.
 func (l *loader) loadConfig(h *Home, path string) {
+	if special(path) {
+		l.problem(path, "config: %s", hostfile.ErrNotRegular)
+		return
+	}
 	if !isFile(path) {
 		return
 	}
@@ -106,6 +110,15 @@ func isDir(path string) bool {
 func isFile(path string) bool {
 	st, err := os.Stat(path)
 	return err == nil && st.Mode().IsRegular()
+}
+
+// special reports whether path (following symlinks) is neither a regular
+// file nor a folder: a FIFO, socket or device. The catalog never opens one;
+// where a file it would read is one, that is a problem ("not a regular
+// file"), never a silent skip.
+func special(path string) bool {
+	st, err := os.Stat(path)
+	return err == nil && !st.Mode().IsRegular() && !st.IsDir()
 }
 
 // absPath cleans a path and makes it absolute when it can.

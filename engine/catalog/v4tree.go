@@ -16,7 +16,7 @@ func findV4(root string) string {
 			return d
 		}
 	}
-	if isDir(filepath.Join(root, "agents")) && isFile(filepath.Join(root, "core-config.yaml")) {
+	if cfg := filepath.Join(root, "core-config.yaml"); isDir(filepath.Join(root, "agents")) && (isFile(cfg) || special(cfg)) {
 		return root
 	}
 	return ""
