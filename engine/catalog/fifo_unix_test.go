@@ -110,3 +110,34 @@ func TestNonRegularFilesEverywhere(t *testing.T) {
 		}
 	}
 }
+
+// A FIFO as a skill's customize.toml or as the central config.toml is a
+// problem entry, not a silent standalone skill or default config.
+func TestSkillFIFOsAreProblems(t *testing.T) {
+	root := fixtures.Copy(t, fixtures.V612)
+	for _, p := range []string{filepath.Join(root, ".claude/skills/bmad-prd/customize.toml"), filepath.Join(root, "_bmad/config.toml")} {
+		_ = os.Remove(p)
+		if err := syscall.Mkfifo(p, 0o644); err != nil {
+			t.Skipf("mkfifo: %v", err)
+		}
+	}
+	done := make(chan *Catalog, 1)
+	go func() { done <- Load(Options{BMADRoots: []string{root}}) }()
+	var c *Catalog
+	select {
+	case c = <-done:
+	case <-time.After(10 * time.Second):
+		t.Fatal("loading hangs")
+	}
+	for _, want := range []string{"bmad-prd/customize.toml", "_bmad/config.toml"} {
+		found := false
+		for _, p := range c.Problems {
+			if strings.HasSuffix(p.Path, want) && strings.Contains(p.Reason, "not a file") {
+				found = true
+			}
+		}
+		if !found {
+			t.Errorf("no problem for %s: %+v", want, c.Problems)
+		}
+	}
+}

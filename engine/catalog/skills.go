@@ -196,7 +196,7 @@ func (l *loader) loadSkillProject(project, bmadDir string) {
 	}
 	var manifest map[string]skillManifestRow
 	if cfg := cfgDir(bmadDir); cfg != "" {
-		if p := filepath.Join(cfg, "skill-manifest.csv"); isFile(p) {
+		if p := filepath.Join(cfg, "skill-manifest.csv"); isFile(p) || special(p) {
 			m, err := readSkillManifest(p)
 			if err != nil {
 				l.problem(p, "%s", err)
@@ -256,7 +256,7 @@ func (l *loader) addSkill(sk *Skill, sf *skillFile, project string, home *Home) 
 	switch {
 	case sf.fm.Lifecycle == "shim":
 		sk.Kind = SkillAlias
-	case !isFile(base):
+	case !isFile(base) && !special(base): // a FIFO is reported by the merge
 		sk.Kind = SkillStandalone
 		if strings.HasPrefix(sk.Name, "bmad-agent-") {
 			// A 6.3 agent skill: persona and menu live in SKILL.md.
@@ -353,7 +353,7 @@ func resolveAliases(skills []*Skill) {
 func (l *loader) skillHome(project, bmadDir string) *Home {
 	h := &Home{Kind: "skills", Name: filepath.Base(bmadDir), ProjectRoot: project, BundleRoot: project, Config: map[string]string{}}
 	central := filepath.Join(bmadDir, "config.toml")
-	if !isFile(central) {
+	if !isFile(central) && !special(central) {
 		for _, mod := range subdirs(bmadDir) {
 			if p := filepath.Join(mod, "config.yaml"); isFile(p) {
 				sub := &Home{}
