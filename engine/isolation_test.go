@@ -22,7 +22,7 @@ func TestSessionIsolationEndToEnd(t *testing.T) {
 	dir := t.TempDir()
 	bundle := filepath.Join(dir, "team")
 	src := filepath.Join(fixtures.Bundles(t), "product-team")
-	copyTree(t, src, bundle)
+	fixtures.CopyDir(t, src, bundle)
 	cfg, _ := os.ReadFile(filepath.Join(bundle, "config.yaml"))
 	cfg = append(cfg, []byte("docs_dir: "+filepath.Join(bundle, "workflows")+"\nother_dir: /etc/agentbot-secrets\n")...)
 	write(t, bundle, "config.yaml", string(cfg))
@@ -99,26 +99,4 @@ func flat(rs []map[string]any) []string {
 		}
 	}
 	return out
-}
-
-// copyTree copies a folder.
-func copyTree(t *testing.T, src, dst string) {
-	t.Helper()
-	err := filepath.Walk(src, func(p string, fi os.FileInfo, err error) error {
-		if err != nil {
-			return err
-		}
-		rel, _ := filepath.Rel(src, p)
-		if fi.IsDir() {
-			return os.MkdirAll(filepath.Join(dst, rel), 0o755)
-		}
-		b, err := os.ReadFile(p)
-		if err != nil {
-			return err
-		}
-		return os.WriteFile(filepath.Join(dst, rel), b, 0o644)
-	})
-	if err != nil {
-		t.Fatal(err)
-	}
 }

@@ -9,6 +9,7 @@ import (
 	openai "github.com/sashabaranov/go-openai"
 
 	"agentbot/engine/fakemodel"
+	"agentbot/engine/fixtures"
 )
 
 // Run inside the project with the data folder in it, as the issue tells:
@@ -16,7 +17,7 @@ import (
 // .env or a name AGENTBOT_DENY adds, however it names them.
 func TestChatSessionsIsolatedInsideProject(t *testing.T) {
 	team := filepath.Join(t.TempDir(), "team")
-	copyDir(t, filepath.Join(bundlesDir(t), "product-team"), team)
+	fixtures.CopyDir(t, filepath.Join(bundlesDir(t), "product-team"), team)
 	for name, body := range map[string]string{".env": "OPENAI_API_KEY=sk-live-secret\n", "notes.private.md": "private notes\n"} {
 		if err := os.WriteFile(filepath.Join(team, name), []byte(body), 0o644); err != nil {
 			t.Fatal(err)

@@ -5,7 +5,6 @@ import (
 	"context"
 	"encoding/json"
 	"io"
-	iofs "io/fs"
 	"net/http"
 	"os"
 	"path/filepath"
@@ -22,6 +21,7 @@ import (
 
 	"agentbot/bot/fakeslack"
 	"agentbot/engine/fakemodel"
+	"agentbot/engine/fixtures"
 	"agentbot/storage"
 )
 
@@ -161,35 +161,13 @@ func TestServeHealthMetricsAndTurnLog(t *testing.T) {
 	opsWait(t, "healthz 503", func() bool { code, _ := httpGet(t, base+"/healthz"); return code == 503 })
 }
 
-// copyDir copies a folder tree (a bundle) for a test to change.
-func copyDir(t *testing.T, src, dst string) {
-	t.Helper()
-	err := filepath.WalkDir(src, func(p string, d iofs.DirEntry, err error) error {
-		if err != nil {
-			return err
-		}
-		rel, _ := filepath.Rel(src, p)
-		if d.IsDir() {
-			return os.MkdirAll(filepath.Join(dst, rel), 0o755)
-		}
-		b, err := os.ReadFile(p)
-		if err != nil {
-			return err
-		}
-		return os.WriteFile(filepath.Join(dst, rel), b, 0o644)
-	})
-	if err != nil {
-		t.Fatal(err)
-	}
-}
-
 // SIGHUP reloads bundles without a restart; a running thread keeps the
 // agent definition it started with, a new thread gets the new one.
 func TestServeReloadOnSIGHUP(t *testing.T) {
 	fs := fakeslack.New(t)
 	fm := fakemodel.NewTB(t)
 	bundles := t.TempDir()
-	copyDir(t, filepath.Join(bundlesDir(t), "product-team"), filepath.Join(bundles, "product-team"))
+	fixtures.CopyDir(t, filepath.Join(bundlesDir(t), "product-team"), filepath.Join(bundles, "product-team"))
 	vars := map[string]string{
 		"SLACK_API_URL": fs.APIURL(), "SLACK_BOT_TOKEN": fs.BotToken(), "SLACK_APP_TOKEN": fs.AppToken(),
 		"OPENAI_BASE_URL": fm.URL(), "OPENAI_API_KEY": "k", "AGENTBOT_MODEL": "m",

@@ -107,8 +107,8 @@ func TestLoadSkillsProjectFromBMADFolder(t *testing.T) {
 // differs is a problem naming the skill, and the first copy is used.
 func TestSkillCopies(t *testing.T) {
 	root := fixtures.Copy(t, fixtures.V612)
-	copyDir(t, filepath.Join(root, ".claude/skills"), filepath.Join(root, ".agents/skills"))
-	copyDir(t, filepath.Join(root, ".claude/skills/bmad-prd"), filepath.Join(root, ".cursor/skills/bmad-prd"))
+	fixtures.CopyDir(t, filepath.Join(root, ".claude/skills"), filepath.Join(root, ".agents/skills"))
+	fixtures.CopyDir(t, filepath.Join(root, ".claude/skills/bmad-prd"), filepath.Join(root, ".cursor/skills/bmad-prd"))
 	c := Load(Options{BMADRoots: []string{root}})
 	if len(c.Skills) != 29 || len(c.Agents) != 5 || len(c.Problems) != 0 {
 		t.Fatalf("identical copies: %d skills, %d agents, problems %+v", len(c.Skills), len(c.Agents), c.Problems)
@@ -249,28 +249,5 @@ func TestSkillsFolder(t *testing.T) {
 	}
 	if files := s.Files(10); len(files) != 2 || files[0] != "SKILL.md" || files[1] != "template.md" {
 		t.Fatalf("files: %q", files)
-	}
-}
-
-// copyDir copies a folder tree.
-func copyDir(t *testing.T, src, dst string) {
-	t.Helper()
-	err := filepath.Walk(src, func(p string, fi os.FileInfo, err error) error {
-		if err != nil {
-			return err
-		}
-		rel, _ := filepath.Rel(src, p)
-		target := filepath.Join(dst, rel)
-		if fi.IsDir() {
-			return os.MkdirAll(target, 0o755)
-		}
-		data, err := os.ReadFile(p)
-		if err != nil {
-			return err
-		}
-		return os.WriteFile(target, data, 0o644)
-	})
-	if err != nil {
-		t.Fatal(err)
 	}
 }

@@ -3,7 +3,6 @@ package custom
 import (
 	"errors"
 	"fmt"
-	"io/fs"
 	"math"
 	"os"
 	"path/filepath"
@@ -36,32 +35,11 @@ func newProject(tb testing.TB) project {
 	src := fixtures.Dir(tb, fixtures.V612)
 	root := tb.TempDir()
 	p := project{root: root, skillDir: filepath.Join(root, ".claude", "skills", skillName)}
-	copyTree(tb, filepath.Join(src, ".claude", "skills", skillName), p.skillDir)
+	fixtures.CopyDir(tb, filepath.Join(src, ".claude", "skills", skillName), p.skillDir)
 	for _, rel := range []string{"config.toml", "config.user.toml", "custom/config.toml", "custom/config.user.toml"} {
 		copyFile(tb, filepath.Join(src, "_bmad", filepath.FromSlash(rel)), filepath.Join(root, "_bmad", filepath.FromSlash(rel)))
 	}
 	return p
-}
-
-func copyTree(tb testing.TB, src, dst string) {
-	tb.Helper()
-	err := filepath.WalkDir(src, func(path string, d fs.DirEntry, err error) error {
-		if err != nil {
-			return err
-		}
-		rel, err := filepath.Rel(src, path)
-		if err != nil {
-			return err
-		}
-		if d.IsDir() {
-			return os.MkdirAll(filepath.Join(dst, rel), 0o755)
-		}
-		copyFile(tb, path, filepath.Join(dst, rel))
-		return nil
-	})
-	if err != nil {
-		tb.Fatal(err)
-	}
 }
 
 // copyFile copies a file writable (the fixture is read-only).
