@@ -451,7 +451,7 @@ func (env *toolEnv) loadSkill(name string) (ToolResult, error) {
 	if sk.Kind == catalog.SkillAgent || sk.Kind == catalog.SkillWorkflow {
 		merged, err := custom.Skill(sk.Project, sk.Dir)
 		if err != nil {
-			return nil, fmt.Errorf("skill %s cannot start: %s", sk.Name, relPath(sk.Project, err.Error()))
+			return nil, fmt.Errorf("skill %s cannot start: %s", sk.Name, catalog.RelReason(sk.Project, err))
 		}
 		key := string(sk.Kind)
 		table, _ = merged[key].(map[string]any)
@@ -537,12 +537,4 @@ func expandTable(val any, v vars.Vars) any {
 		return out
 	}
 	return val
-}
-
-// relPath removes a project root from a message, so no host path is shown.
-func relPath(project, msg string) string {
-	if project == "" {
-		return msg
-	}
-	return strings.ReplaceAll(msg, project+string(filepath.Separator), "")
 }

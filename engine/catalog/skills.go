@@ -268,7 +268,7 @@ func (l *loader) addSkill(sk *Skill, sf *skillFile, project string, home *Home) 
 		// alone to tell the kind.
 		merged, err := custom.Skill(project, sk.Dir)
 		if err != nil {
-			sk.Problem = relReason(project, err)
+			sk.Problem = RelReason(project, err)
 			l.problem(errPath(err, base), "%s", sk.Problem)
 			if t, berr := custom.LoadFile(base, true); berr == nil {
 				merged = t
@@ -298,9 +298,9 @@ func errPath(err error, fallback string) string {
 	return fallback
 }
 
-// relReason renders a customization error with its path relative to the
+// RelReason renders a customization error with its path relative to the
 // project, so it can be shown to people without a host path.
-func relReason(project string, err error) string {
+func RelReason(project string, err error) string {
 	msg := err.Error()
 	if project != "" {
 		msg = strings.ReplaceAll(msg, project+string(filepath.Separator), "")
@@ -364,7 +364,7 @@ func (l *loader) skillHome(project, bmadDir string) *Home {
 			}
 		}
 	} else if t, err := custom.Central(project); err != nil {
-		h.Problem = relReason(project, err)
+		h.Problem = RelReason(project, err)
 		l.problem(errPath(err, central), "%s", h.Problem)
 	} else {
 		h.ConfigPath = central
