@@ -55,7 +55,7 @@ func (b *Bot) suggestedPrompts(team, channel string) (string, []slack.AssistantT
 			if len(prompts) == maxSuggestedPrompts {
 				break
 			}
-			if IsHelpItem(it.Trigger) {
+			if isHelpItem(it.Trigger) {
 				continue
 			}
 			label := it.Description
@@ -79,9 +79,9 @@ func (b *Bot) suggestedPrompts(team, channel string) (string, []slack.AssistantT
 	return "Hi! Pick an agent below to start, or just say what you need.", prompts
 }
 
-// IsHelpItem reports whether a menu trigger is the plain help or exit item,
+// isHelpItem reports whether a menu trigger is the plain help or exit item,
 // which are no useful suggestion.
-func IsHelpItem(trigger string) bool { return trigger == "help" || trigger == "exit" }
+func isHelpItem(trigger string) bool { return trigger == "help" || trigger == "exit" }
 
 // onAppContextChanged records the channel a user is looking at while the
 // agent pane is open, so a turn can tell the agent.
