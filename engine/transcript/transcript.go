@@ -1,0 +1,186 @@
+// Package transcript is agentbot's own session format: the messages, tool
+// calls, usage and documents of a conversation, and the session record that
+// stores persist. It depends on nothing but the standard library, so a store
+// can keep sessions without compiling the engine, and the model client can
+// change without a data migration: engine/model converts these types to and
+// from its client library, and nothing else does.
+//
+// The JSON of a Message is the shape OpenAI-compatible APIs use for chat
+// messages, so transcripts written before this package existed read as they
+// are.
+package transcript
+
+import "time"
+
+// Role says who wrote a message.
+type Role = string
+
+// The roles of a transcript.
+const (
+	RoleSystem    Role = "system"
+	RoleUser      Role = "user"
+	RoleAssistant Role = "assistant"
+	RoleTool      Role = "tool"
+)
+
+// ToolTypeFunction is the only kind of tool call.
+const ToolTypeFunction = "function"
+
+// Message is one message of a transcript.
+type Message struct {
+	Role    Role   `json:"role"`
+	Content string `json:"content,omitempty"`
+	// Refusal is the model's refusal text, when it refused.
+	Refusal string `json:"refusal,omitempty"`
+	// ToolCalls are the calls of an assistant message, in order.
+	ToolCalls []ToolCall `json:"tool_calls,omitempty"`
+	// ToolCallID names the call a tool message answers.
+	ToolCallID string `json:"tool_call_id,omitempty"`
+}
+
+// ToolCall is one tool call the model asked for.
+type ToolCall struct {
+	ID       string       `json:"id"`
+	Type     string       `json:"type"`
+	Function FunctionCall `json:"function"`
+}
+
+// FunctionCall is the tool's name and its arguments as JSON text.
+type FunctionCall struct {
+	Name      string `json:"name"`
+	Arguments string `json:"arguments"`
+}
+
+// Usage counts tokens and model calls.
+type Usage struct {
+	Prompt     int `json:"prompt"`
+	Cached     int `json:"cached"`
+	Completion int `json:"completion"`
+	Calls      int `json:"calls"`
+}
+
+// Add returns u plus v.
+func (u Usage) Add(v Usage) Usage {
+	return Usage{Prompt: u.Prompt + v.Prompt, Cached: u.Cached + v.Cached, Completion: u.Completion + v.Completion, Calls: u.Calls + v.Calls}
+}
+
+// Output is one version of a document the agent saved.
+type Output struct {
+	// Path is relative to the session's output folder ("prd.md").
+	Path    string    `json:"path"`
+	Size    int64     `json:"size"`
+	Version int       `json:"version"`
+	Time    time.Time `json:"time"`
+}
+
+// AgentSnapshot is what a session keeps of its agent: enough to name it and
+// to find it again, and no host path. The agent itself is resolved from the
+// catalog by id each time the session loads.
+type AgentSnapshot struct {
+	ID          string `json:"id"`
+	Name        string `json:"name"`
+	Title       string `json:"title,omitempty"`
+	Icon        string `json:"icon,omitempty"`
+	Description string `json:"description,omitempty"`
+	// Source ("bundle" or "module") and Module tell two agents of one id
+	// apart when a later install takes the id.
+	Source    string `json:"source,omitempty"`
+	Module    string `json:"module,omitempty"`
+	Format    string `json:"format,omitempty"`
+	SkillName string `json:"skill_name,omitempty"`
+}
+
+// ActiveSkill is the skill a session runs: its name, its folder as the
+// model sees it (/project/...) and the variables bound to it.
+type ActiveSkill struct {
+	Name string            `json:"name"`
+	Root string            `json:"root"`
+	Vars map[string]string `json:"vars,omitempty"`
+}
+
+// Compaction replaces the messages before Upto in requests by a summary.
+type Compaction struct {
+	Upto    int    `json:"upto"`
+	Summary string `json:"summary"`
+	// Kept is the active workflow's load (load_skill or preload_workflow)
+	// from before Upto: the assistant message, the call's id and its result.
+	Kept *KeptCall `json:"kept,omitempty"`
+}
+
+// KeptCall names one tool call and its result in the transcript.
+type KeptCall struct {
+	Assistant int    `json:"assistant"`
+	CallID    string `json:"call_id"`
+	Result    int    `json:"result"`
+}
+
+// Session is one conversation as stores keep it.
+type Session struct {
+	// ID is short and filesystem-safe; it names the session's folders.
+	ID string `json:"id"`
+	// Key is the caller's key (Slack uses team/channel/thread).
+	Key     string `json:"key"`
+	AgentID string `json:"agent_id"`
+	// Agent is the snapshot of the agent the session started with.
+	Agent *AgentSnapshot `json:"agent,omitempty"`
+	// Date is fixed once per session, for {date}.
+	Date string `json:"date"`
+	// Vars are the session's variables, as the model sees them (folders
+	// are virtual: /project, /outputs).
+	Vars map[string]string `json:"vars"`
+	// Messages is the transcript. It only grows; Messages[0] is the system
+	// prompt.
+	Messages []Message `json:"messages"`
+	// Skill is the skill the session runs, set when a skill is loaded.
+	Skill *ActiveSkill `json:"skill,omitempty"`
+	// Compaction, when set, replaces the older messages in requests by a
+	// summary.
+	Compaction *Compaction `json:"compaction,omitempty"`
+	// TokenRatio is the provider's prompt tokens per estimated token,
+	// learned from reported usage (0: not yet known).
+	TokenRatio float64 `json:"token_ratio,omitempty"`
+	// PrefixBreaks counts the times context management changed earlier
+	// content of requests; Compactions counts the compaction calls.
+	PrefixBreaks int `json:"prefix_breaks,omitempty"`
+	// Window is the provider's context window when it reported one smaller
+	// than the configured budget.
+	Window      int `json:"window,omitempty"`
+	Compactions int `json:"compactions,omitempty"`
+	// Elided is how many leading messages have their bulky tool results
+	// replaced by a stub in requests.
+	Elided  int      `json:"elided"`
+	Outputs []Output `json:"outputs"`
+	// Meta holds small facts of the caller's own.
+	Meta    map[string]string `json:"meta,omitempty"`
+	Usage   Usage             `json:"usage"`
+	Created time.Time         `json:"created"`
+	Updated time.Time         `json:"updated"`
+}
+
+// Unfinished reports whether the session's last turn was cut short: its
+// transcript does not end with the agent's answer.
+func (s *Session) Unfinished() bool {
+	if s == nil || len(s.Messages) < 2 {
+		return false
+	}
+	last := s.Messages[len(s.Messages)-1]
+	return !(last.Role == RoleAssistant && len(last.ToolCalls) == 0)
+}
+
+// Latest returns the newest version of each document, in the order each
+// path was first saved.
+func Latest(outputs []Output) []Output {
+	index := map[string]int{}
+	var out []Output
+	for _, o := range outputs {
+		if i, ok := index[o.Path]; ok {
+			if o.Version >= out[i].Version {
+				out[i] = o
+			}
+			continue
+		}
+		index[o.Path] = len(out)
+		out = append(out, o)
+	}
+	return out
+}
