@@ -8,7 +8,7 @@ import (
 
 	"github.com/slack-go/slack"
 
-	"agentbot/engine"
+	"agentbot/engine/transcript"
 )
 
 // actionHome is the Home tab's button that starts a DM session with an
@@ -54,7 +54,7 @@ func (b *Bot) refreshHome(ctx context.Context, user string) {
 
 // sessionLine renders a session for the Home tab: agent, workflow, last
 // activity, a link to its thread, and its documents.
-func sessionLine(s *engine.Session) string {
+func sessionLine(s *transcript.Session) string {
 	name := s.AgentID
 	if s.Agent != nil {
 		name = strings.TrimSpace(s.Agent.Icon + " " + s.Agent.Name)
@@ -70,21 +70,13 @@ func sessionLine(s *engine.Session) string {
 	if _, channel, thread, ok := splitKey(s.Key); ok {
 		fmt.Fprintf(&b, " · <https://slack.com/archives/%s/p%s|open the thread>", channel, strings.ReplaceAll(thread, ".", ""))
 	}
-	latest := map[string]int{}
-	var order []string
-	for _, o := range s.Outputs {
-		if _, seen := latest[o.Path]; !seen {
-			order = append(order, o.Path)
-		}
-		latest[o.Path] = o.Version
-	}
-	if len(order) > 0 {
+	if latest := transcript.Latest(s.Outputs); len(latest) > 0 {
 		b.WriteString("\nDocuments:")
-		for i, p := range order {
+		for i, o := range latest {
 			if i > 0 {
 				b.WriteString(",")
 			}
-			fmt.Fprintf(&b, " %s (v%d)", path.Base(p), latest[p])
+			fmt.Fprintf(&b, " %s (v%d)", path.Base(o.Path), o.Version)
 		}
 	}
 	return b.String()
@@ -100,13 +92,13 @@ func splitKey(key string) (team, channel, thread string, ok bool) {
 }
 
 // recentSessions returns the user's sessions, most recent first, at most n.
-func (b *Bot) recentSessions(user string, n int) []*engine.Session {
+func (b *Bot) recentSessions(user string, n int) []*transcript.Session {
 	list, err := b.cfg.Store.ListSessions()
 	if err != nil {
 		b.log.Debug("list sessions for the home tab", "err", err)
 		return nil
 	}
-	var out []*engine.Session
+	var out []*transcript.Session
 	for _, info := range list {
 		if len(out) == n {
 			break

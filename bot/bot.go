@@ -14,6 +14,7 @@ import (
 
 	"agentbot/engine"
 	"agentbot/engine/catalog"
+	"agentbot/engine/transcript"
 	"agentbot/storage"
 )
 
@@ -22,11 +23,11 @@ import (
 // backend needs only these methods.
 type Store interface {
 	engine.Store
-	FindSession(key string) (*engine.Session, error)
+	FindSession(key string) (*transcript.Session, error)
 	// ListSessions lists every session, most recently updated first.
 	ListSessions() ([]storage.SessionInfo, error)
 	HasSession(key string) (bool, error)
-	NewSession(key string) (*engine.Session, error)
+	NewSession(key string) (*transcript.Session, error)
 	DetachSession(id string) error
 	InputDir(id string) (string, error)
 	Seen(key string, ttl time.Duration) (bool, error)

@@ -8,6 +8,7 @@ import (
 	"github.com/slack-go/slack"
 
 	"agentbot/engine"
+	"agentbot/engine/transcript"
 )
 
 // Feedback on answers: final answers carry Slack's feedback buttons; a click
@@ -48,7 +49,7 @@ type Feedback struct {
 }
 
 // SessionFeedback returns the feedback stored with s, oldest first.
-func SessionFeedback(s *engine.Session) ([]Feedback, error) {
+func SessionFeedback(s *transcript.Session) ([]Feedback, error) {
 	raw := s.Meta[MetaFeedback]
 	if raw == "" {
 		return nil, nil
@@ -132,7 +133,7 @@ func (b *Bot) recordFeedback(it item) {
 
 // sessionWorkflow is the session's active skill, else the last menu item
 // picked, else "".
-func sessionWorkflow(s *engine.Session) string {
+func sessionWorkflow(s *transcript.Session) string {
 	if s.Skill != nil && s.Skill.Name != "" {
 		return s.Skill.Name
 	}

@@ -12,7 +12,22 @@ import (
 
 	"agentbot/engine"
 	"agentbot/engine/catalog"
+	"agentbot/engine/transcript"
 )
+
+// resume turns a stored session into a live one, its agent resolved from
+// the current catalog (see engine.Engine.Resume).
+func (b *Bot) resume(rec *transcript.Session) (*engine.Session, error) {
+	return b.cfg.Engine.Resume(rec)
+}
+
+// upperFirst capitalizes the first letter of an ASCII sentence.
+func upperFirst(s string) string {
+	if s != "" && s[0] >= 'a' && s[0] <= 'z' {
+		return string(s[0]-'a'+'A') + s[1:]
+	}
+	return s
+}
 
 // metaSeq is the session meta key holding the queue seq of the last message
 // handed to a turn, so a replay after a crash resumes instead of repeating.
@@ -33,9 +48,19 @@ func (b *Bot) process(seq uint64, it item) {
 	}
 	ctx := b.turnCtx
 	key := it.key()
-	s, err := b.cfg.Store.FindSession(key)
-	if err == nil && s == nil {
-		s, err = b.cfg.Store.NewSession(key)
+	rec, err := b.cfg.Store.FindSession(key)
+	if err == nil && rec == nil {
+		rec, err = b.cfg.Store.NewSession(key)
+	}
+	var s *engine.Session
+	if err == nil {
+		s, err = b.resume(rec)
+	}
+	var gone *engine.AgentGoneError
+	if errors.As(err, &gone) {
+		b.log.Warn("session's agent is gone", "session", gone.SessionID, "agent", gone.AgentID)
+		b.post(ctx, it.Channel, it.ThreadTS, "⚠️ "+upperFirst(gone.Error())+".")
+		return
 	}
 	if err != nil {
 		b.log.Error("load session", "err", err)
@@ -80,7 +105,7 @@ func (b *Bot) process(seq uint64, it item) {
 					text = prev + "\n\n" + text
 				}
 				s.Meta = setMeta(s.Meta, metaPending, text)
-				_ = b.cfg.Store.SaveSession(s)
+				_ = b.cfg.Store.SaveSession(&s.Session)
 			}
 			b.postPicker(ctx, it)
 			return
@@ -139,12 +164,12 @@ func (b *Bot) runTurn(ctx context.Context, s *engine.Session, it item, input str
 	r.armStop()
 	b.setSessionStatus(ctx, it, slack.AgentSessionStatusProcessing)
 	defer b.setSessionStatus(ctx, it, slack.AgentSessionStatusActive)
-	skillBefore, outputsBefore := activeSkill(s), len(s.Outputs)
+	skillBefore, outputsBefore := activeSkill(&s.Session), len(s.Outputs)
 	res, err := b.cfg.Engine.Turn(tctx, s, input, r.emit)
 	if len(s.Outputs) > outputsBefore {
 		defer b.refreshHome(ctx, ownerOf(s, it)) // after the uploads: the Home tab lists the new document
 	}
-	if activeSkill(s) != skillBefore {
+	if activeSkill(&s.Session) != skillBefore {
 		b.setTitle(ctx, it, s) // the DM's title names the workflow now running
 	}
 	if by := rt.stoppedBy(); by != "" && ctx.Err() == nil {
@@ -223,7 +248,7 @@ func (b *Bot) pick(ctx context.Context, s *engine.Session, it item, seq string) 
 	if isGreetingOnly(pending, a.Name) {
 		pending = "" // the greeting answers it
 		delete(s.Meta, metaPending)
-		_ = b.cfg.Store.SaveSession(s)
+		_ = b.cfg.Store.SaveSession(&s.Session)
 	}
 	if pending != "" {
 		delete(s.Meta, metaPending)
@@ -254,7 +279,7 @@ func (b *Bot) switchAgent(ctx context.Context, s *engine.Session, it item, agent
 			b.log.Error("new session", "err", err)
 			return
 		}
-		s = ns
+		s = &engine.Session{Session: *ns}
 	}
 	if a == nil {
 		b.postPicker(ctx, it)
@@ -331,7 +356,7 @@ func (b *Bot) userName(ctx context.Context, id string) string {
 }
 
 // activeSkill names the session's running skill, "" when none.
-func activeSkill(s *engine.Session) string {
+func activeSkill(s *transcript.Session) string {
 	if s.Skill == nil {
 		return ""
 	}

@@ -8,7 +8,7 @@ import (
 	"sort"
 	"strings"
 
-	openai "github.com/sashabaranov/go-openai"
+	"agentbot/engine/transcript"
 
 	"agentbot/engine/catalog"
 	"agentbot/engine/sandbox"
@@ -96,9 +96,9 @@ func (e *Engine) Activate(s *Session, a *catalog.Agent) (*Greeting, error) {
 
 	g := greeting(a, v)
 	s.Messages = append(s.Messages[:0],
-		openai.ChatCompletionMessage{Role: openai.ChatMessageRoleSystem, Content: systemPrompt(a, v, e.catalog().SkillsFor(a), e.toolsFor(s))},
-		openai.ChatCompletionMessage{Role: openai.ChatMessageRoleUser, Content: sessionFacts(v, missing)},
-		openai.ChatCompletionMessage{Role: openai.ChatMessageRoleAssistant, Content: g.Text},
+		transcript.Message{Role: transcript.RoleSystem, Content: systemPrompt(a, v, e.catalog().SkillsFor(a), e.toolsFor(s))},
+		transcript.Message{Role: transcript.RoleUser, Content: sessionFacts(v, missing)},
+		transcript.Message{Role: transcript.RoleAssistant, Content: g.Text},
 	)
 	if err := e.save(s); err != nil {
 		return nil, fmt.Errorf("activate %s: save session: %w", a.ID, err)

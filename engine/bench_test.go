@@ -43,8 +43,8 @@ func benchSession(b *testing.B, eng *engine.Engine) *engine.Session {
 	}
 	for len(s.Messages) < 100 {
 		s.Messages = append(s.Messages,
-			openai.ChatCompletionMessage{Role: openai.ChatMessageRoleUser, Content: strings.Repeat("The checkout flow needs a reorder button. ", 5)},
-			openai.ChatCompletionMessage{Role: openai.ChatMessageRoleAssistant, Content: strings.Repeat("Noted; who uses it most often? ", 5)})
+			transcript.Message{Role: transcript.RoleUser, Content: strings.Repeat("The checkout flow needs a reorder button. ", 5)},
+			transcript.Message{Role: transcript.RoleAssistant, Content: strings.Repeat("Noted; who uses it most often? ", 5)})
 	}
 	s.Messages = s.Messages[:100]
 	return s
@@ -62,7 +62,7 @@ func BenchmarkTurnOverhead(b *testing.B) {
 	out := b.TempDir()
 	eng := engine.New(engine.Config{Model: tm, OutputRoot: func(string) string { return out }})
 	s := benchSession(b, eng)
-	base := append([]openai.ChatCompletionMessage(nil), s.Messages...)
+	base := append([]transcript.Message(nil), s.Messages...)
 	ctx := context.Background()
 	overheads := make([]time.Duration, 0, b.N)
 	b.ReportAllocs()
@@ -99,7 +99,7 @@ func BenchmarkBareCall(b *testing.B) {
 	out := b.TempDir()
 	eng := engine.New(engine.Config{Model: &timedModel{}, OutputRoot: func(string) string { return out }})
 	s := benchSession(b, eng)
-	msgs := append(append([]openai.ChatCompletionMessage(nil), s.Messages...), openai.ChatCompletionMessage{Role: "user", Content: "The ops team, daily."})
+	msgs := append(append([]transcript.Message(nil), s.Messages...), transcript.Message{Role: "user", Content: "The ops team, daily."})
 	tools := engine.ToolDefinitions()
 	cfg := openai.DefaultConfig("k")
 	cfg.BaseURL = fm.URL()

@@ -45,7 +45,3 @@ func (e *Engine) budget(s *Session, turn Usage) Budget {
 	}
 	return e.cfg.Budget(s, turn)
 }
-
-// Tokens is the usage counted against budgets: prompt and completion
-// tokens, as the provider reported them.
-func (u Usage) Tokens() int { return u.Prompt + u.Completion }

@@ -8,7 +8,7 @@ import (
 	"path/filepath"
 	"strings"
 
-	openai "github.com/sashabaranov/go-openai"
+	"agentbot/engine/transcript"
 
 	"agentbot/engine/model"
 	"agentbot/engine/sandbox"
@@ -58,20 +58,10 @@ const (
 // Compaction is where a session's transcript was summarized: requests
 // carry Summary instead of the messages before Upto, except the Kept call
 // and result, which load the active workflow.
-type Compaction struct {
-	Upto    int    `json:"upto"`
-	Summary string `json:"summary"`
-	// Kept is the active workflow's load (load_skill or preload_workflow)
-	// from before Upto: the assistant message, the call's id and its result.
-	Kept *KeptCall `json:"kept,omitempty"`
-}
+type Compaction = transcript.Compaction
 
 // KeptCall names one tool call and its result in the transcript.
-type KeptCall struct {
-	Assistant int    `json:"assistant"`
-	CallID    string `json:"call_id"`
-	Result    int    `json:"result"`
-}
+type KeptCall = transcript.KeptCall
 
 // window is the session's context budget in tokens: the configured one, or
 // the provider's window when it said that is smaller.
@@ -85,22 +75,22 @@ func (e *Engine) window(s *Session) int {
 // requestMessages is the transcript as sent: after a compaction the summary
 // and the kept workflow load replace the older messages, and bulky content
 // before the elision mark is replaced by stubs.
-func requestMessages(s *Session) []openai.ChatCompletionMessage {
-	out := make([]openai.ChatCompletionMessage, 0, len(s.Messages)+3)
-	eachSent(s, func(m *openai.ChatCompletionMessage) { out = append(out, *m) })
+func requestMessages(s *Session) []transcript.Message {
+	out := make([]transcript.Message, 0, len(s.Messages)+3)
+	eachSent(s, func(m *transcript.Message) { out = append(out, *m) })
 	return out
 }
 
 // requestTokens is rawTokens of requestMessages, without building them.
 func requestTokens(s *Session) int {
 	n := 0
-	eachSent(s, func(m *openai.ChatCompletionMessage) { n += msgBytes(m) })
+	eachSent(s, func(m *transcript.Message) { n += msgBytes(m) })
 	return n / 4
 }
 
 // eachSent calls fn with each message a request carries, in order. fn must
 // not keep or change the message.
-func eachSent(s *Session, fn func(m *openai.ChatCompletionMessage)) {
+func eachSent(s *Session, fn func(m *transcript.Message)) {
 	msgs := s.Messages
 	if len(msgs) == 0 {
 		return
@@ -109,13 +99,13 @@ func eachSent(s *Session, fn func(m *openai.ChatCompletionMessage)) {
 	first := 1
 	var kept [2]int
 	if c := s.Compaction; c != nil && c.Upto > 1 && c.Upto <= len(msgs) {
-		sum := openai.ChatCompletionMessage{Role: openai.ChatMessageRoleUser, Content: summaryMessage(c)}
+		sum := transcript.Message{Role: transcript.RoleUser, Content: summaryMessage(c)}
 		fn(&sum)
 		if k := c.Kept; k != nil && k.Assistant < len(msgs) && k.Result < len(msgs) {
 			a := msgs[k.Assistant]
 			for _, tc := range a.ToolCalls {
 				if tc.ID == k.CallID {
-					a.Content, a.ToolCalls = "", []openai.ToolCall{tc}
+					a.Content, a.ToolCalls = "", []transcript.ToolCall{tc}
 					fn(&a)
 					fn(&msgs[k.Result])
 					kept = [2]int{k.Assistant, k.Result}
@@ -126,9 +116,9 @@ func eachSent(s *Session, fn func(m *openai.ChatCompletionMessage)) {
 		first = c.Upto
 	}
 	if s.Elided > first && s.stubs == nil {
-		s.stubs = map[int]*openai.ChatCompletionMessage{}
+		s.stubs = map[int]*transcript.Message{}
 	}
-	var calls map[string]openai.ToolCall // built only when a stub is new
+	var calls map[string]transcript.ToolCall // built only when a stub is new
 	for i := first; i < len(msgs); i++ {
 		if i >= s.Elided || i == kept[0] || i == kept[1] {
 			fn(&msgs[i])
@@ -137,7 +127,7 @@ func eachSent(s *Session, fn func(m *openai.ChatCompletionMessage)) {
 		st, cached := s.stubs[i]
 		if !cached {
 			if calls == nil {
-				calls = map[string]openai.ToolCall{}
+				calls = map[string]transcript.ToolCall{}
 				for _, m := range msgs[:s.Elided] {
 					for _, tc := range m.ToolCalls {
 						calls[tc.ID] = tc
@@ -158,7 +148,7 @@ func eachSent(s *Session, fn func(m *openai.ChatCompletionMessage)) {
 }
 
 // msgBytes is the size estimate of one message in bytes.
-func msgBytes(m *openai.ChatCompletionMessage) int {
+func msgBytes(m *transcript.Message) int {
 	n := len(m.Content) + 16
 	for _, tc := range m.ToolCalls {
 		n += len(tc.Function.Arguments) + len(tc.Function.Name) + 24
@@ -167,25 +157,25 @@ func msgBytes(m *openai.ChatCompletionMessage) int {
 }
 
 // elide returns the stubbed form of message i, and whether it changed.
-func elide(i int, m openai.ChatCompletionMessage, calls map[string]openai.ToolCall) (openai.ChatCompletionMessage, bool) {
+func elide(i int, m transcript.Message, calls map[string]transcript.ToolCall) (transcript.Message, bool) {
 	switch m.Role {
-	case openai.ChatMessageRoleTool:
+	case transcript.RoleTool:
 		if len(m.Content) > bulky {
 			m.Content = stub(calls[m.ToolCallID], m.Content)
 			return m, true
 		}
-	case openai.ChatMessageRoleUser, openai.ChatMessageRoleAssistant:
+	case transcript.RoleUser, transcript.RoleAssistant:
 		changed := false
 		if len(m.Content) > bulkyText {
 			m.Content = fmt.Sprintf("(An earlier message of %s was elided to save context; read_file %s to see it.)", sandbox.SizeText(int64(len(m.Content))), elidedPath(i))
 			changed = true
 		}
 		if len(m.ToolCalls) > 0 {
-			var tcs []openai.ToolCall
+			var tcs []transcript.ToolCall
 			for k, tc := range m.ToolCalls {
 				if args, ok := elideArgs(tc.Function.Arguments); ok {
 					if tcs == nil {
-						tcs = append([]openai.ToolCall(nil), m.ToolCalls...)
+						tcs = append([]transcript.ToolCall(nil), m.ToolCalls...)
 					}
 					tcs[k].Function.Arguments = args
 				}
@@ -232,7 +222,7 @@ func elideArgs(args string) (string, bool) {
 
 // stub is the one-line replacement of an elided tool result: what the call
 // was, and how to get it back.
-func stub(tc openai.ToolCall, content string) string {
+func stub(tc transcript.ToolCall, content string) string {
 	what := "an earlier tool result"
 	if tc.Function.Name != "" {
 		what = "the earlier result of " + tc.Function.Name + ": " + callSummary(tc, content) + ","
@@ -254,7 +244,7 @@ func (e *Engine) estimate(s *Session, tools int) int {
 
 // rawTokens is the uncalibrated estimate of messages: about four bytes a
 // token, plus a little per message and call.
-func rawTokens(msgs []openai.ChatCompletionMessage) int {
+func rawTokens(msgs []transcript.Message) int {
 	n := 0
 	for i := range msgs {
 		n += msgBytes(&msgs[i])
@@ -317,7 +307,7 @@ func (e *Engine) planElision(s *Session, tools int) (mark int, after float64) {
 		return mark, total
 	}
 	target := elideTo * float64(e.window(s))
-	calls := map[string]openai.ToolCall{}
+	calls := map[string]transcript.ToolCall{}
 	for i := 0; i < s.Elided && i < len(s.Messages); i++ {
 		for _, tc := range s.Messages[i].ToolCalls {
 			calls[tc.ID] = tc
@@ -337,7 +327,7 @@ func (e *Engine) planElision(s *Session, tools int) (mark int, after float64) {
 			calls[tc.ID] = tc
 		}
 		if st, ok := elide(i, m, calls); ok {
-			total -= float64(rawTokens([]openai.ChatCompletionMessage{m})-rawTokens([]openai.ChatCompletionMessage{st})) * ratio
+			total -= float64(rawTokens([]transcript.Message{m})-rawTokens([]transcript.Message{st})) * ratio
 		}
 		mark = i + 1
 		if total <= target {
@@ -351,7 +341,7 @@ func (e *Engine) planElision(s *Session, tools int) (mark int, after float64) {
 // messages under /inputs/context, where their stubs point.
 func (e *Engine) applyElision(s *Session, sb *sandbox.Sandbox, mark int, after float64) {
 	for i := max(s.Elided, 1); i < mark && i < len(s.Messages); i++ {
-		if m := s.Messages[i]; len(m.Content) > bulkyText && m.Role != openai.ChatMessageRoleTool {
+		if m := s.Messages[i]; len(m.Content) > bulkyText && m.Role != transcript.RoleTool {
 			e.keepText(sb, s.ID, i, m.Content)
 		}
 	}
@@ -402,15 +392,16 @@ func (e *Engine) compact(ctx context.Context, s *Session, tools int, force bool)
 		return nil // too little to gain: the request is large for other reasons
 	}
 	text := transcriptText(s, from, cut, prev, int(summaryInput*float64(e.window(s)))*4)
-	resp, err := e.cfg.Model.Complete(ctx, model.Request{Messages: []openai.ChatCompletionMessage{
-		{Role: openai.ChatMessageRoleSystem, Content: compactPrompt},
-		{Role: openai.ChatMessageRoleUser, Content: text},
+	resp, err := e.cfg.Model.Complete(ctx, model.Request{Messages: []transcript.Message{
+		{Role: transcript.RoleSystem, Content: compactPrompt},
+		{Role: transcript.RoleUser, Content: text},
 	}}, nil)
 	if err != nil {
 		return fmt.Errorf("context: compaction call: %w", err)
 	}
-	u := Usage{Usage: resp.Usage, Calls: 1}
-	s.Usage.add(u)
+	u := resp.Usage
+	u.Calls = 1
+	s.Usage = s.Usage.Add(u)
 	s.Compactions++
 	summary := strings.TrimSpace(resp.Message.Content)
 	if summary == "" {
@@ -433,7 +424,7 @@ func (e *Engine) cutPoint(s *Session, from, tools int) int {
 	}
 	last := -1
 	for i := len(s.Messages) - 1; i > from; i-- {
-		if s.Messages[i].Role == openai.ChatMessageRoleUser {
+		if s.Messages[i].Role == transcript.RoleUser {
 			last = i
 			break
 		}
@@ -448,7 +439,7 @@ func (e *Engine) cutPoint(s *Session, from, tools int) int {
 		if tail > limit {
 			break
 		}
-		if s.Messages[i].Role == openai.ChatMessageRoleUser {
+		if s.Messages[i].Role == transcript.RoleUser {
 			cut = i
 		}
 	}
@@ -460,7 +451,7 @@ func (e *Engine) cutPoint(s *Session, from, tools int) int {
 func activeLoad(s *Session, cut int) *KeptCall {
 	for i := cut - 1; i > 0; i-- {
 		m := s.Messages[i]
-		if m.Role != openai.ChatMessageRoleTool {
+		if m.Role != transcript.RoleTool {
 			continue
 		}
 		if strings.HasPrefix(m.Content, `{"error"`) {
@@ -468,7 +459,7 @@ func activeLoad(s *Session, cut int) *KeptCall {
 		}
 		for j := i - 1; j > 0; j-- {
 			a := s.Messages[j]
-			if a.Role != openai.ChatMessageRoleAssistant {
+			if a.Role != transcript.RoleAssistant {
 				continue
 			}
 			for _, tc := range a.ToolCalls {
@@ -486,21 +477,21 @@ func activeLoad(s *Session, cut int) *KeptCall {
 // earlier summary, the words of user and agent, and one line per tool
 // call, newest kept when over limit bytes.
 func transcriptText(s *Session, from, to int, prev string, limit int) string {
-	calls := map[string]openai.ToolCall{}
+	calls := map[string]transcript.ToolCall{}
 	var lines []string
 	for i := from; i < to && i < len(s.Messages); i++ {
 		m := s.Messages[i]
 		switch m.Role {
-		case openai.ChatMessageRoleUser:
+		case transcript.RoleUser:
 			lines = append(lines, "User: "+clip(m.Content, bulkyText))
-		case openai.ChatMessageRoleAssistant:
+		case transcript.RoleAssistant:
 			if c := strings.TrimSpace(m.Content); c != "" {
 				lines = append(lines, "Agent: "+clip(c, bulkyText))
 			}
 			for _, tc := range m.ToolCalls {
 				calls[tc.ID] = tc
 			}
-		case openai.ChatMessageRoleTool:
+		case transcript.RoleTool:
 			tc := calls[m.ToolCallID]
 			lines = append(lines, fmt.Sprintf("Tool %s (%s): %s", tc.Function.Name, callStatus(tc), callSummary(tc, m.Content)))
 		}

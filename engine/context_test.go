@@ -5,7 +5,7 @@ import (
 	"strings"
 	"testing"
 
-	openai "github.com/sashabaranov/go-openai"
+	"agentbot/engine/transcript"
 
 	"agentbot/engine"
 	"agentbot/engine/fakemodel"
@@ -36,7 +36,7 @@ func TestContextFortySaves(t *testing.T) {
 	s, _ := h.start("t/forty", "product-lead")
 	longSession(h, func(req fakemodel.Request) fakemodel.Reply {
 		last := req.Messages[len(req.Messages)-1]
-		if last.Role == openai.ChatMessageRoleUser {
+		if last.Role == transcript.RoleUser {
 			n := strings.TrimPrefix(last.Content, "step ")
 			doc := fmt.Sprintf("# PRD, step %s\n", n) + strings.Repeat("The reorder button lets a buyer repeat an order. ", 16*1024/49)
 			return fakemodel.Reply{ToolCalls: []fakemodel.ToolCall{call("save_output", map[string]string{"path": "prd.md", "content": doc})}, Chunks: 1}
@@ -68,7 +68,7 @@ func TestContextFortySaves(t *testing.T) {
 func runLong(t testing.TB, h *harness, s *engine.Session, turns int) {
 	longSession(h, func(req fakemodel.Request) fakemodel.Reply {
 		last := req.Messages[len(req.Messages)-1]
-		if last.Role != openai.ChatMessageRoleUser {
+		if last.Role != transcript.RoleUser {
 			return fakemodel.Reply{Text: "Done; " + strings.Repeat("here is what I did and what comes next. ", 12), Chunks: 1}
 		}
 		var n int
@@ -209,10 +209,10 @@ func BenchmarkContextPerTurn(b *testing.B) {
 	s, _ := h.start("b/ctx", "product-lead")
 	for i := 0; i < 300; i++ {
 		s.Messages = append(s.Messages,
-			openai.ChatCompletionMessage{Role: openai.ChatMessageRoleUser, Content: fmt.Sprintf("turn %d: %s", i, strings.Repeat("detail ", 60))},
-			openai.ChatCompletionMessage{Role: openai.ChatMessageRoleAssistant, ToolCalls: []openai.ToolCall{{ID: fmt.Sprintf("c%d", i), Type: "function", Function: openai.FunctionCall{Name: "save_output", Arguments: `{"path":"prd.md","content":"` + strings.Repeat("x", 3000) + `"}`}}}},
-			openai.ChatCompletionMessage{Role: openai.ChatMessageRoleTool, ToolCallID: fmt.Sprintf("c%d", i), Content: `{"path":"/outputs/prd.md","bytes":3000,"version":1}`},
-			openai.ChatCompletionMessage{Role: openai.ChatMessageRoleAssistant, Content: strings.Repeat("an answer ", 50)})
+			transcript.Message{Role: transcript.RoleUser, Content: fmt.Sprintf("turn %d: %s", i, strings.Repeat("detail ", 60))},
+			transcript.Message{Role: transcript.RoleAssistant, ToolCalls: []transcript.ToolCall{{ID: fmt.Sprintf("c%d", i), Type: "function", Function: transcript.FunctionCall{Name: "save_output", Arguments: `{"path":"prd.md","content":"` + strings.Repeat("x", 3000) + `"}`}}}},
+			transcript.Message{Role: transcript.RoleTool, ToolCallID: fmt.Sprintf("c%d", i), Content: `{"path":"/outputs/prd.md","bytes":3000,"version":1}`},
+			transcript.Message{Role: transcript.RoleAssistant, Content: strings.Repeat("an answer ", 50)})
 	}
 	s.Elided = len(s.Messages) - 40
 	b.ReportAllocs()

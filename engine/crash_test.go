@@ -9,7 +9,7 @@ import (
 	"testing"
 	"time"
 
-	openai "github.com/sashabaranov/go-openai"
+	"agentbot/engine/transcript"
 
 	"agentbot/engine"
 	"agentbot/engine/catalog"
@@ -62,7 +62,7 @@ func TestCrashMidTurnResumes(t *testing.T) {
 		t.Fatal(err)
 	}
 	n := len(s.Messages)
-	if n < 3 || s.Messages[n-1].Role != openai.ChatMessageRoleTool || s.Messages[n-2].ToolCalls == nil || s.Messages[n-3].Content != "A one-click reorder button" {
+	if n < 3 || s.Messages[n-1].Role != transcript.RoleTool || s.Messages[n-2].ToolCalls == nil || s.Messages[n-3].Content != "A one-click reorder button" {
 		t.Fatalf("stored transcript does not end with the user message, the tool call and its result: %+v", s.Messages[n-3:])
 	}
 	out, _ := st.OutputDir(s.ID)
@@ -120,12 +120,12 @@ func TestDanglingToolCallRepaired(t *testing.T) {
 	h := newHarness(t, harnessOpts{})
 	s, _ := h.start("t/dangling", "product-lead")
 	s.Messages = append(s.Messages,
-		openai.ChatCompletionMessage{Role: openai.ChatMessageRoleUser, Content: "save it"},
-		openai.ChatCompletionMessage{Role: openai.ChatMessageRoleAssistant, ToolCalls: []openai.ToolCall{
-			{ID: "call_a", Type: openai.ToolTypeFunction, Function: openai.FunctionCall{Name: "save_output", Arguments: `{"path":"a.md","content":"a"}`}},
-			{ID: "call_b", Type: openai.ToolTypeFunction, Function: openai.FunctionCall{Name: "read_file", Arguments: `{"path":"config.yaml"}`}},
+		transcript.Message{Role: transcript.RoleUser, Content: "save it"},
+		transcript.Message{Role: transcript.RoleAssistant, ToolCalls: []transcript.ToolCall{
+			{ID: "call_a", Type: transcript.ToolTypeFunction, Function: transcript.FunctionCall{Name: "save_output", Arguments: `{"path":"a.md","content":"a"}`}},
+			{ID: "call_b", Type: transcript.ToolTypeFunction, Function: transcript.FunctionCall{Name: "read_file", Arguments: `{"path":"config.yaml"}`}},
 		}},
-		openai.ChatCompletionMessage{Role: openai.ChatMessageRoleTool, ToolCallID: "call_a", Content: `{"path":"/outputs/a.md","bytes":1}`},
+		transcript.Message{Role: transcript.RoleTool, ToolCallID: "call_a", Content: `{"path":"/outputs/a.md","bytes":1}`},
 	)
 	if err := h.st.SaveSession(s); err != nil {
 		t.Fatal(err)
@@ -135,7 +135,7 @@ func TestDanglingToolCallRepaired(t *testing.T) {
 	req := h.fm.Requests()[0]
 	var repaired bool
 	for _, m := range req.Messages {
-		if m.Role == openai.ChatMessageRoleTool && m.ToolCallID == "call_b" && strings.Contains(m.Content, "interrupted") {
+		if m.Role == transcript.RoleTool && m.ToolCallID == "call_b" && strings.Contains(m.Content, "interrupted") {
 			repaired = true
 		}
 	}

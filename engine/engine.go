@@ -109,7 +109,10 @@ func (e *Engine) save(s *Session) error {
 	if e.cfg.Store == nil {
 		return nil
 	}
-	return e.cfg.Store.SaveSession(s)
+	if s.Agent != nil {
+		s.Session.Agent = Snapshot(s.Agent)
+	}
+	return e.cfg.Store.SaveSession(&s.Session)
 }
 
 // catalog returns the current catalog, or an empty one.

@@ -5,13 +5,13 @@ import (
 	"fmt"
 	"strings"
 
-	openai "github.com/sashabaranov/go-openai"
+	"agentbot/engine/transcript"
 )
 
 // ExportMarkdown renders a session's transcript as a markdown document: the
 // conversation, each tool call with a short summary of its result, and the
 // saved outputs. The system prompt is left out.
-func ExportMarkdown(s *Session) string {
+func ExportMarkdown(s *transcript.Session) string {
 	var b strings.Builder
 	name := s.AgentID
 	if s.Agent != nil && s.Agent.Name != "" {
@@ -26,14 +26,14 @@ func ExportMarkdown(s *Session) string {
 		}
 	}
 	b.WriteString("\n---\n")
-	calls := map[string]openai.ToolCall{}
+	calls := map[string]transcript.ToolCall{}
 	for _, m := range s.Messages {
 		switch m.Role {
-		case openai.ChatMessageRoleSystem:
+		case transcript.RoleSystem:
 			continue
-		case openai.ChatMessageRoleUser:
+		case transcript.RoleUser:
 			fmt.Fprintf(&b, "\n**User:**\n\n%s\n", strings.TrimSpace(m.Content))
-		case openai.ChatMessageRoleAssistant:
+		case transcript.RoleAssistant:
 			if c := strings.TrimSpace(m.Content); c != "" {
 				fmt.Fprintf(&b, "\n**Agent:**\n\n%s\n", c)
 			}
@@ -41,7 +41,7 @@ func ExportMarkdown(s *Session) string {
 				calls[tc.ID] = tc
 				fmt.Fprintf(&b, "\n> tool `%s`: %s\n", tc.Function.Name, callStatus(tc))
 			}
-		case openai.ChatMessageRoleTool:
+		case transcript.RoleTool:
 			fmt.Fprintf(&b, "> → %s\n", summarizeResult(calls[m.ToolCallID], m.Content))
 		}
 	}
@@ -50,7 +50,7 @@ func ExportMarkdown(s *Session) string {
 
 // summarizeResult describes a stored result: an elision stub as it says,
 // anything else through its tool.
-func summarizeResult(tc openai.ToolCall, content string) string {
+func summarizeResult(tc transcript.ToolCall, content string) string {
 	var r map[string]any
 	if json.Unmarshal([]byte(content), &r) != nil {
 		return fmt.Sprintf("%d bytes", len(content))

@@ -9,7 +9,7 @@ import (
 	"testing"
 	"time"
 
-	openai "github.com/sashabaranov/go-openai"
+	"agentbot/engine/transcript"
 
 	"agentbot/engine"
 	"agentbot/engine/catalog"
@@ -139,7 +139,7 @@ func TestEmptyModelAnswer(t *testing.T) {
 		t.Fatalf("result = %+v", res)
 	}
 	for _, m := range s.Messages {
-		if m.Role == openai.ChatMessageRoleAssistant && m.Content == "" && len(m.ToolCalls) == 0 {
+		if m.Role == transcript.RoleAssistant && m.Content == "" && len(m.ToolCalls) == 0 {
 			t.Fatal("an empty assistant message was stored")
 		}
 	}
@@ -232,7 +232,7 @@ func TestElisionInOneChunk(t *testing.T) {
 	last := reqs[len(reqs)-1]
 	stubs := 0
 	for _, m := range last.Messages {
-		if m.Role == openai.ChatMessageRoleTool && strings.Contains(m.Content, `"elided"`) {
+		if m.Role == transcript.RoleTool && strings.Contains(m.Content, `"elided"`) {
 			stubs++
 		}
 	}
@@ -302,10 +302,10 @@ func TestMalformedCallsAreStoredValid(t *testing.T) {
 	// An old session holding the raw calls is repaired before it is sent.
 	old, _ := h.start("t/old", "product-lead")
 	old.Messages = append(old.Messages,
-		openai.ChatCompletionMessage{Role: openai.ChatMessageRoleUser, Content: "x"},
-		openai.ChatCompletionMessage{Role: openai.ChatMessageRoleAssistant, ToolCalls: []openai.ToolCall{{ID: "c1", Type: "function", Function: openai.FunctionCall{Name: "", Arguments: "{bad"}}}},
-		openai.ChatCompletionMessage{Role: openai.ChatMessageRoleTool, ToolCallID: "c1", Content: `{"error":"x"}`},
-		openai.ChatCompletionMessage{Role: openai.ChatMessageRoleAssistant, Content: "ok"})
+		transcript.Message{Role: transcript.RoleUser, Content: "x"},
+		transcript.Message{Role: transcript.RoleAssistant, ToolCalls: []transcript.ToolCall{{ID: "c1", Type: "function", Function: transcript.FunctionCall{Name: "", Arguments: "{bad"}}}},
+		transcript.Message{Role: transcript.RoleTool, ToolCallID: "c1", Content: `{"error":"x"}`},
+		transcript.Message{Role: transcript.RoleAssistant, Content: "ok"})
 	h.fm.Enqueue(fakemodel.Reply{Text: "repaired"})
 	if res := h.turn(old, "next"); res.Text != "repaired" {
 		t.Fatalf("old session: %+v", res)

@@ -9,7 +9,7 @@ import (
 	"testing"
 	"time"
 
-	openai "github.com/sashabaranov/go-openai"
+	"agentbot/engine/transcript"
 
 	"agentbot/engine"
 	"agentbot/engine/catalog"
@@ -125,7 +125,7 @@ func toolResults(t testing.TB, req fakemodel.Request) []map[string]any {
 	t.Helper()
 	var out []map[string]any
 	for _, m := range req.Messages {
-		if m.Role != openai.ChatMessageRoleTool {
+		if m.Role != transcript.RoleTool {
 			continue
 		}
 		var r map[string]any

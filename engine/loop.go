@@ -9,7 +9,7 @@ import (
 	"sync"
 	"time"
 
-	openai "github.com/sashabaranov/go-openai"
+	"agentbot/engine/transcript"
 
 	"agentbot/engine/model"
 	"agentbot/engine/sandbox"
@@ -81,7 +81,7 @@ func (e *Engine) Turn(ctx context.Context, s *Session, input string, emit func(E
 	if input == "" {
 		// Resume: the input is already in the transcript (a crash cut the
 		// turn short). Nothing to do if the last word was the agent's.
-		if last := s.Messages[len(s.Messages)-1]; last.Role == openai.ChatMessageRoleAssistant && len(last.ToolCalls) == 0 {
+		if last := s.Messages[len(s.Messages)-1]; last.Role == transcript.RoleAssistant && len(last.ToolCalls) == 0 {
 			res.Text = last.Content
 			res.Duration = time.Since(start)
 			return res, nil
@@ -105,8 +105,8 @@ func (e *Engine) Turn(ctx context.Context, s *Session, input string, emit func(E
 		if IsPlainHelp(it) {
 			g := greeting(s.Agent, s.Vars)
 			s.Messages = append(s.Messages,
-				openai.ChatCompletionMessage{Role: openai.ChatMessageRoleUser, Content: input},
-				openai.ChatCompletionMessage{Role: openai.ChatMessageRoleAssistant, Content: g.Text})
+				transcript.Message{Role: transcript.RoleUser, Content: input},
+				transcript.Message{Role: transcript.RoleAssistant, Content: g.Text})
 			res.Text = g.Text
 			res.Duration = time.Since(start)
 			emit(Event{Kind: EventText, Text: g.Text})
@@ -117,13 +117,13 @@ func (e *Engine) Turn(ctx context.Context, s *Session, input string, emit func(E
 			for i := range calls {
 				calls[i].ID = fmt.Sprintf("call_menu_%d_%d", len(s.Messages), i)
 			}
-			s.Messages = append(s.Messages, openai.ChatCompletionMessage{Role: openai.ChatMessageRoleAssistant, ToolCalls: calls})
+			s.Messages = append(s.Messages, transcript.Message{Role: transcript.RoleAssistant, ToolCalls: calls})
 			s.Messages = append(s.Messages, e.runTools(ctx, tr, calls, emit)...)
 			res.Tools += len(calls)
 		}
 		userMsg = pickNote(s.Agent, idx, it, input, rest, len(calls) > 0)
 	}
-	s.Messages = append(s.Messages, openai.ChatCompletionMessage{Role: openai.ChatMessageRoleUser, Content: userMsg})
+	s.Messages = append(s.Messages, transcript.Message{Role: transcript.RoleUser, Content: userMsg})
 	if err := e.save(s); err != nil {
 		return nil, fmt.Errorf("turn %s: save: %w", s.ID, err)
 	}
@@ -131,15 +131,10 @@ func (e *Engine) Turn(ctx context.Context, s *Session, input string, emit func(E
 }
 
 // toolsTokens estimates the tokens of tool definitions.
-func toolsTokens(tools []openai.Tool) int {
+func toolsTokens(tools []model.Tool) int {
 	n := 0
 	for _, t := range tools {
-		if f := t.Function; f != nil {
-			n += len(f.Name) + len(f.Description) + 40
-			if raw, ok := f.Parameters.(json.RawMessage); ok {
-				n += len(raw)
-			}
-		}
+		n += len(t.Name) + len(t.Description) + 40 + len(t.Parameters)
 	}
 	return n / 4
 }
@@ -149,7 +144,7 @@ func toolsTokens(tools []openai.Tool) int {
 func firstTurn(s *Session) bool {
 	users := 0
 	for _, m := range s.Messages {
-		if m.Role == openai.ChatMessageRoleUser {
+		if m.Role == transcript.RoleUser {
 			users++
 		}
 	}
@@ -165,7 +160,7 @@ func (e *Engine) loop(ctx context.Context, s *Session, tr *toolEnv, res *Result,
 		if final {
 			res.LimitReached = true
 			emit(Event{Kind: EventNotice, Text: fmt.Sprintf("I hit the limit of %d steps for one message, so I'm stopping here with a summary.", e.cfg.MaxIterations)})
-			s.Messages = append(s.Messages, openai.ChatCompletionMessage{Role: openai.ChatMessageRoleUser, Content: limitNote})
+			s.Messages = append(s.Messages, transcript.Message{Role: transcript.RoleUser, Content: limitNote})
 		} else if b := e.budget(s, res.Usage); iter > 0 && b.Near() {
 			// Near a cap: this call is the turn's last, without tools.
 			final = true
@@ -173,10 +168,10 @@ func (e *Engine) loop(ctx context.Context, s *Session, tr *toolEnv, res *Result,
 				budgetNoted = true
 				res.BudgetNear = true
 				emit(Event{Kind: EventNotice, Text: fmt.Sprintf("I'm close to the %s (%d of %d tokens), so I'm wrapping up this turn.", b.Name, b.Used, b.Limit)})
-				s.Messages = append(s.Messages, openai.ChatCompletionMessage{Role: openai.ChatMessageRoleUser, Content: budgetNote})
+				s.Messages = append(s.Messages, transcript.Message{Role: transcript.RoleUser, Content: budgetNote})
 			}
 		}
-		var tools []openai.Tool
+		var tools []model.Tool
 		if !final {
 			tools = definitions(e.toolsFor(s))
 		}
@@ -208,19 +203,20 @@ func (e *Engine) loop(ctx context.Context, s *Session, tr *toolEnv, res *Result,
 			res.Duration = time.Since(start)
 			return res, fmt.Errorf("turn %s: model call %d: %w", s.ID, iter+1, err)
 		}
-		u := Usage{Usage: resp.Usage, Calls: 1}
-		res.Usage.add(u)
-		s.Usage.add(u)
+		u := resp.Usage
+		u.Calls = 1
+		res.Usage = res.Usage.Add(u)
+		s.Usage = s.Usage.Add(u)
 		calibrate(s, rawTokens(req.Messages)+toolTokens, resp.Usage.Prompt)
 		msg := resp.Message
-		msg.Role = openai.ChatMessageRoleAssistant
+		msg.Role = transcript.RoleAssistant
 		if final {
 			msg.ToolCalls = nil
 		}
 		// What is stored must be what every provider accepts; the calls as
 		// the model sent them are run, so bad arguments get the tool's own
 		// error with what was sent.
-		var sent []openai.ToolCall
+		var sent []transcript.ToolCall
 		msg.ToolCalls, sent = sanitizeCalls(msg.ToolCalls, len(s.Messages))
 		if len(msg.ToolCalls) == 0 && strings.TrimSpace(msg.Content) == "" {
 			if !emptyRetry && !final {
@@ -262,20 +258,19 @@ const invalidCallName = "unnamed_tool_call"
 // calls to run: the same ids, with the names and arguments as sent, so the
 // tool's error result shows the model what went wrong. n makes new ids
 // unique in the transcript.
-func sanitizeCalls(calls []openai.ToolCall, n int) (stored, sent []openai.ToolCall) {
+func sanitizeCalls(calls []transcript.ToolCall, n int) (stored, sent []transcript.ToolCall) {
 	if len(calls) == 0 {
 		return nil, nil
 	}
-	stored = make([]openai.ToolCall, len(calls))
-	sent = make([]openai.ToolCall, len(calls))
+	stored = make([]transcript.ToolCall, len(calls))
+	sent = make([]transcript.ToolCall, len(calls))
 	ids := map[string]bool{}
 	for i, tc := range calls {
 		if tc.ID == "" || ids[tc.ID] {
 			tc.ID = fmt.Sprintf("call_%d_%d", n, i)
 		}
 		ids[tc.ID] = true
-		tc.Type = openai.ToolTypeFunction
-		tc.Index = nil
+		tc.Type = transcript.ToolTypeFunction
 		sent[i] = tc
 		args := strings.TrimSpace(tc.Function.Arguments)
 		var obj map[string]any
@@ -292,8 +287,8 @@ func sanitizeCalls(calls []openai.ToolCall, n int) (stored, sent []openai.ToolCa
 
 // runTools runs the tool calls of one response in parallel, bounded, and
 // returns their results in call order.
-func (e *Engine) runTools(ctx context.Context, tr *toolEnv, calls []openai.ToolCall, emit func(Event)) []openai.ChatCompletionMessage {
-	out := make([]openai.ChatCompletionMessage, len(calls))
+func (e *Engine) runTools(ctx context.Context, tr *toolEnv, calls []transcript.ToolCall, emit func(Event)) []transcript.Message {
+	out := make([]transcript.Message, len(calls))
 	sem := make(chan struct{}, e.cfg.ToolParallelism)
 	var wg sync.WaitGroup
 	for i, tc := range calls {
@@ -316,7 +311,7 @@ func (e *Engine) runTools(ctx context.Context, tr *toolEnv, calls []openai.ToolC
 				e.cfg.OnToolCall(tc.Function.Name, failed != "")
 			}
 			emit(ev)
-			out[i] = openai.ChatCompletionMessage{Role: openai.ChatMessageRoleTool, ToolCallID: tc.ID, Content: encodeResult(r)}
+			out[i] = transcript.Message{Role: transcript.RoleTool, ToolCallID: tc.ID, Content: encodeResult(r)}
 		}()
 	}
 	wg.Wait()
@@ -370,7 +365,7 @@ func repairCalls(s *Session) {
 func repairDangling(s *Session) {
 	for i := len(s.Messages) - 1; i >= 0; i-- {
 		m := s.Messages[i]
-		if m.Role != openai.ChatMessageRoleAssistant {
+		if m.Role != transcript.RoleAssistant {
 			continue
 		}
 		if len(m.ToolCalls) == 0 {
@@ -378,27 +373,20 @@ func repairDangling(s *Session) {
 		}
 		have := map[string]bool{}
 		for _, r := range s.Messages[i+1:] {
-			if r.Role == openai.ChatMessageRoleTool {
+			if r.Role == transcript.RoleTool {
 				have[r.ToolCallID] = true
 			}
 		}
 		for _, tc := range m.ToolCalls {
 			if !have[tc.ID] {
-				s.Messages = append(s.Messages, openai.ChatCompletionMessage{
-					Role: openai.ChatMessageRoleTool, ToolCallID: tc.ID,
+				s.Messages = append(s.Messages, transcript.Message{
+					Role: transcript.RoleTool, ToolCallID: tc.ID,
 					Content: encodeResult(errResult(interrupted)),
 				})
 			}
 		}
 		return
 	}
-}
-
-func (u *Usage) add(o Usage) {
-	u.Prompt += o.Prompt
-	u.Cached += o.Cached
-	u.Completion += o.Completion
-	u.Calls += o.Calls
 }
 
 // Interrupt ends a turn the user stopped: tool calls left without a result
@@ -411,23 +399,23 @@ func (e *Engine) Interrupt(s *Session, note string) error {
 	}
 	for i := len(s.Messages) - 1; i >= 0; i-- {
 		m := s.Messages[i]
-		if m.Role != openai.ChatMessageRoleAssistant {
+		if m.Role != transcript.RoleAssistant {
 			continue
 		}
 		have := map[string]bool{}
 		for _, r := range s.Messages[i+1:] {
-			if r.Role == openai.ChatMessageRoleTool {
+			if r.Role == transcript.RoleTool {
 				have[r.ToolCallID] = true
 			}
 		}
 		for _, tc := range m.ToolCalls {
 			if !have[tc.ID] {
-				s.Messages = append(s.Messages, openai.ChatCompletionMessage{Role: openai.ChatMessageRoleTool, ToolCallID: tc.ID,
+				s.Messages = append(s.Messages, transcript.Message{Role: transcript.RoleTool, ToolCallID: tc.ID,
 					Content: encodeResult(errResult("stopped by the user before this tool finished"))})
 			}
 		}
 		break
 	}
-	s.Messages = append(s.Messages, openai.ChatCompletionMessage{Role: openai.ChatMessageRoleAssistant, Content: note})
+	s.Messages = append(s.Messages, transcript.Message{Role: transcript.RoleAssistant, Content: note})
 	return e.save(s)
 }

@@ -6,7 +6,7 @@ import (
 	"strconv"
 	"strings"
 
-	openai "github.com/sashabaranov/go-openai"
+	"agentbot/engine/transcript"
 
 	"agentbot/engine/catalog"
 	"agentbot/engine/sandbox"
@@ -58,8 +58,8 @@ func MatchMenu(menu []catalog.MenuItem, input string) (int, string, bool) {
 
 // shortcutCalls returns the tool calls the engine makes itself for a picked
 // menu item, so that starting a workflow costs one model call.
-func shortcutCalls(it catalog.MenuItem, exists func(string) bool) []openai.ToolCall {
-	var calls []openai.ToolCall
+func shortcutCalls(it catalog.MenuItem, exists func(string) bool) []transcript.ToolCall {
+	var calls []transcript.ToolCall
 	add := func(tool, key, val string) {
 		calls = append(calls, newCall(tool, map[string]string{key: val}))
 	}

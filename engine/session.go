@@ -4,80 +4,123 @@
 package engine
 
 import (
-	"time"
-
-	openai "github.com/sashabaranov/go-openai"
+	"errors"
+	"fmt"
+	"strings"
 
 	"agentbot/engine/catalog"
-	"agentbot/engine/model"
+	"agentbot/engine/transcript"
 )
 
-// Session is one long-running conversation with one agent.
+// Session is one long-running conversation with one agent: the stored
+// record (transcript.Session) and the agent it runs, resolved from the
+// catalog when the session starts or resumes.
 type Session struct {
-	// ID is short and filesystem-safe; it names the session's folders.
-	ID string `json:"id"`
-	// Key is the caller's key (Slack uses team/channel/thread).
-	Key     string `json:"key"`
-	AgentID string `json:"agent_id"`
-	// Agent is the definition the session started with; a reload does not
+	transcript.Session
+	// Agent is the definition the session runs; it is never persisted (the
+	// record keeps a snapshot, transcript.Session.Agent). A reload does not
 	// change it.
-	Agent *catalog.Agent `json:"agent"`
-	// Date is fixed once per session, for {date}.
-	Date string            `json:"date"`
-	Vars map[string]string `json:"vars"`
-	// Messages is the transcript. It only grows; Messages[0] is the system
-	// prompt.
-	Messages []openai.ChatCompletionMessage `json:"messages"`
-	// Skill is the skill the session runs, set when a skill is loaded.
-	Skill *ActiveSkill `json:"skill,omitempty"`
-	// Compaction, when set, replaces the older messages in requests by a
-	// summary (see context.go).
-	Compaction *Compaction `json:"compaction,omitempty"`
-	// TokenRatio is the provider's prompt tokens per estimated token,
-	// learned from reported usage (0: not yet known).
-	TokenRatio float64 `json:"token_ratio,omitempty"`
-	// PrefixBreaks counts the times context management changed earlier
-	// content of requests (the provider's cached prefix broke);
-	// Compactions counts the compaction calls.
-	PrefixBreaks int `json:"prefix_breaks,omitempty"`
-	// Window is the provider's context window when it reported one smaller
-	// than the configured budget (context_length_exceeded).
-	Window      int `json:"window,omitempty"`
-	Compactions int `json:"compactions,omitempty"`
+	Agent *catalog.Agent `json:"-"`
 	// stubs caches the elided form of messages by index (nil: unchanged),
 	// so requests do not rebuild them; stubs depend only on the message.
-	stubs map[int]*openai.ChatCompletionMessage
-	// Elided is how many leading messages have their bulky tool results
-	// replaced by a stub in requests.
-	Elided  int      `json:"elided"`
-	Outputs []Output `json:"outputs"`
-	// Meta holds small facts of the caller's own (the bot keeps the last
-	// inbound message it handed to a turn here).
-	Meta    map[string]string `json:"meta,omitempty"`
-	Usage   Usage             `json:"usage"`
-	Created time.Time         `json:"created"`
-	Updated time.Time         `json:"updated"`
+	stubs map[int]*transcript.Message
 }
 
 // Output is one document the agent saved.
-type Output struct {
-	// Path is relative to the session's output folder ("prd.md").
-	Path    string    `json:"path"`
-	Size    int64     `json:"size"`
-	Version int       `json:"version"`
-	Time    time.Time `json:"time"`
-}
+type Output = transcript.Output
 
 // Usage sums token counts and model calls.
-type Usage struct {
-	model.Usage
-	Calls int `json:"calls"`
-}
+type Usage = transcript.Usage
 
 // Store persists sessions. The engine calls SaveSession after every loop
 // iteration; an implementation appends only the messages it has not stored.
 type Store interface {
-	SaveSession(s *Session) error
+	SaveSession(s *transcript.Session) error
+}
+
+// Snapshot returns what a stored session keeps of a: its names and where
+// it comes from, no host path.
+func Snapshot(a *catalog.Agent) *transcript.AgentSnapshot {
+	if a == nil {
+		return nil
+	}
+	return &transcript.AgentSnapshot{
+		ID: a.ID, Name: a.Name, Title: a.Title, Icon: a.Icon, Description: a.Description,
+		Source: a.Source, Module: a.Module, Format: string(a.Format), SkillName: a.SkillName,
+	}
+}
+
+// AgentGoneError says a stored session's agent is no longer in the catalog.
+type AgentGoneError struct {
+	// SessionID is the session's id; Agent the snapshot it was stored with
+	// (nil for a record without one) and AgentID its agent id.
+	SessionID string
+	AgentID   string
+	Agent     *transcript.AgentSnapshot
+}
+
+func (e *AgentGoneError) Error() string {
+	name := e.AgentID
+	if a := e.Agent; a != nil && a.Name != "" {
+		name = strings.TrimSpace(a.Icon + " " + a.Name)
+		if a.Title != "" {
+			name += ", " + a.Title
+		}
+		name += " (" + e.AgentID + ")"
+	}
+	return fmt.Sprintf("this conversation's agent %s is no longer installed; start a new thread, or pick another agent with /agent use", name)
+}
+
+// Resume returns the live session of a stored record, its agent resolved
+// from the current catalog by AgentID. When a later install took the id,
+// the agent is found by the snapshot's module and name; when it is gone,
+// the error is an *AgentGoneError. A record with no AgentID resumes with
+// no agent.
+func (e *Engine) Resume(rec *transcript.Session) (*Session, error) {
+	if rec == nil {
+		return nil, errors.New("resume: no session")
+	}
+	s := &Session{Session: *rec}
+	if rec.AgentID == "" {
+		return s, nil
+	}
+	a := resolveAgent(e.catalog(), rec.AgentID, rec.Agent)
+	if a == nil {
+		return nil, &AgentGoneError{SessionID: rec.ID, AgentID: rec.AgentID, Agent: rec.Agent}
+	}
+	s.Agent = a
+	return s, nil
+}
+
+// resolveAgent finds a stored session's agent: the agent under id when it
+// is the one in the snapshot, else the snapshot's agent by module and name.
+func resolveAgent(c *catalog.Catalog, id string, snap *transcript.AgentSnapshot) *catalog.Agent {
+	same := func(a *catalog.Agent) bool {
+		return snap == nil || (a.Module == snap.Module && a.Source == snap.Source && a.Name == snap.Name)
+	}
+	for _, a := range c.Agents {
+		if a.ID == id {
+			if same(a) {
+				return a
+			}
+			break
+		}
+	}
+	if snap == nil {
+		return nil
+	}
+	var found *catalog.Agent
+	for _, a := range c.Agents {
+		if a.Module == snap.Module && a.Name == snap.Name {
+			if a.Source == snap.Source {
+				return a
+			}
+			if found == nil {
+				found = a
+			}
+		}
+	}
+	return found
 }
 
 // skillMode reports whether the session's agent is a skill-format agent
@@ -91,17 +134,13 @@ func (s *Session) skillMode() bool {
 // transcript does not end with the agent's answer (a crash came between
 // the user's message, a tool call or a tool result and the answer).
 func Unfinished(s *Session) bool {
-	if s == nil || len(s.Messages) < 2 {
-		return false
-	}
-	last := s.Messages[len(s.Messages)-1]
-	return !(last.Role == openai.ChatMessageRoleAssistant && len(last.ToolCalls) == 0)
+	return s != nil && s.Session.Unfinished()
 }
 
 // LastAnswer returns the agent's last answer, or "".
 func LastAnswer(s *Session) string {
 	for i := len(s.Messages) - 1; i >= 0; i-- {
-		if m := s.Messages[i]; m.Role == openai.ChatMessageRoleAssistant && len(m.ToolCalls) == 0 {
+		if m := s.Messages[i]; m.Role == transcript.RoleAssistant && len(m.ToolCalls) == 0 {
 			return m.Content
 		}
 	}

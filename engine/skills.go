@@ -8,7 +8,7 @@ import (
 	"regexp"
 	"strings"
 
-	openai "github.com/sashabaranov/go-openai"
+	"agentbot/engine/transcript"
 
 	"agentbot/engine/catalog"
 	"agentbot/engine/custom"
@@ -19,11 +19,7 @@ import (
 // ActiveSkill is the skill a session runs: its name, its folder as the
 // model sees it, and the variables it resolved ({skill-root},
 // {workflow.X}), so relative paths keep working on later turns.
-type ActiveSkill struct {
-	Name string            `json:"name"`
-	Root string            `json:"root"`
-	Vars map[string]string `json:"vars,omitempty"`
-}
+type ActiveSkill = transcript.ActiveSkill
 
 // Limits of what the runtime loads into a skill's context.
 const (
@@ -70,9 +66,9 @@ func (e *Engine) activateSkill(s *Session, a *catalog.Agent, preset map[string]s
 	hideHostPaths(v, sb)
 	g := skillGreeting(a, v)
 	s.Messages = append(s.Messages[:0],
-		openai.ChatCompletionMessage{Role: openai.ChatMessageRoleSystem, Content: skillPrompt(a, v, sb, e.catalog().SkillsFor(a), e.toolsFor(s))},
-		openai.ChatCompletionMessage{Role: openai.ChatMessageRoleUser, Content: skillSessionFacts(a, v)},
-		openai.ChatCompletionMessage{Role: openai.ChatMessageRoleAssistant, Content: g.Text},
+		transcript.Message{Role: transcript.RoleSystem, Content: skillPrompt(a, v, sb, e.catalog().SkillsFor(a), e.toolsFor(s))},
+		transcript.Message{Role: transcript.RoleUser, Content: skillSessionFacts(a, v)},
+		transcript.Message{Role: transcript.RoleAssistant, Content: g.Text},
 	)
 	if err := e.save(s); err != nil {
 		return nil, fmt.Errorf("activate %s: save session: %w", a.ID, err)

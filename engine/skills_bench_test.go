@@ -5,7 +5,7 @@ import (
 	"strings"
 	"testing"
 
-	openai "github.com/sashabaranov/go-openai"
+	"agentbot/engine/transcript"
 
 	"agentbot/engine/fakemodel"
 	"agentbot/engine/fixtures"
@@ -51,7 +51,7 @@ func BenchmarkSkillFirstPRDQuestion(b *testing.B) {
 	persona := len(sectionOf(req.Messages[0].Content, "## Your skill file"))
 	var skillMD, bmad int
 	for _, m := range req.Messages {
-		if m.Role != openai.ChatMessageRoleTool {
+		if m.Role != transcript.RoleTool {
 			continue
 		}
 		var r struct {

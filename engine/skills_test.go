@@ -7,7 +7,7 @@ import (
 	"strings"
 	"testing"
 
-	openai "github.com/sashabaranov/go-openai"
+	"agentbot/engine/transcript"
 
 	"agentbot/engine"
 	"agentbot/engine/fakemodel"
@@ -360,7 +360,7 @@ func TestSharedSkillsFolder(t *testing.T) {
 	if r := toolResults(t, reqs[len(reqs)-1]); len(r) == 0 || r[len(r)-1]["skill"] != "release-notes" {
 		t.Fatalf("bundle agent load_skill: %v", r)
 	}
-	_ = openai.ChatMessageRoleTool
+	_ = transcript.RoleTool
 }
 
 // write creates a file under root.

@@ -9,7 +9,8 @@ import (
 	"strings"
 	"sync"
 
-	openai "github.com/sashabaranov/go-openai"
+	"agentbot/engine/model"
+	"agentbot/engine/transcript"
 
 	"agentbot/engine/sandbox"
 )
@@ -177,18 +178,16 @@ func (e *Engine) toolsFor(s *Session) []Tool {
 }
 
 // definitions converts tools to the request's tool definitions.
-func definitions(tools []Tool) []openai.Tool {
-	out := make([]openai.Tool, len(tools))
+func definitions(tools []Tool) []model.Tool {
+	out := make([]model.Tool, len(tools))
 	for i, t := range tools {
-		out[i] = openai.Tool{Type: openai.ToolTypeFunction, Function: &openai.FunctionDefinition{
-			Name: t.Name, Description: t.Description, Parameters: json.RawMessage(t.Schema),
-		}}
+		out[i] = model.Tool{Name: t.Name, Description: t.Description, Parameters: json.RawMessage(t.Schema)}
 	}
 	return out
 }
 
 // ToolDefinitions returns the definitions of every tool, in request order.
-func ToolDefinitions() []openai.Tool { return definitions(allTools()) }
+func ToolDefinitions() []model.Tool { return definitions(allTools()) }
 
 // ToolNames returns the names of the tools a session is offered.
 func (e *Engine) ToolNames(s *Session) []string {
@@ -201,7 +200,7 @@ func (e *Engine) ToolNames(s *Session) []string {
 
 // runCall runs one tool call. It never panics on bad input: malformed JSON
 // and unknown tools become error results the model can recover from.
-func (env *toolEnv) runCall(ctx context.Context, tc openai.ToolCall) ToolResult {
+func (env *toolEnv) runCall(ctx context.Context, tc transcript.ToolCall) ToolResult {
 	if strings.TrimSpace(tc.Function.Name) == "" {
 		return errResult("this tool call has no name; call one of the tools by its name: %s", strings.Join(env.e.ToolNames(env.s), ", "))
 	}
@@ -217,7 +216,7 @@ func (env *toolEnv) runCall(ctx context.Context, tc openai.ToolCall) ToolResult 
 }
 
 // callStatus is the short human line for a tool call.
-func callStatus(tc openai.ToolCall) string {
+func callStatus(tc transcript.ToolCall) string {
 	if t, ok := lookupTool(tc.Function.Name); ok && t.Status != nil {
 		return t.Status(tc.Function.Arguments)
 	}
@@ -225,7 +224,7 @@ func callStatus(tc openai.ToolCall) string {
 }
 
 // callSummary describes a stored call and its result in a few words.
-func callSummary(tc openai.ToolCall, result string) string {
+func callSummary(tc transcript.ToolCall, result string) string {
 	if t, ok := lookupTool(tc.Function.Name); ok && t.Summary != nil {
 		return t.Summary(tc.Function.Arguments, result)
 	}
@@ -253,9 +252,9 @@ func summarize[R any](f func(r R, size int) string) func(args, result string) st
 }
 
 // newCall builds a tool call the runtime makes itself (the menu shortcut).
-func newCall(tool string, args any) openai.ToolCall {
+func newCall(tool string, args any) transcript.ToolCall {
 	b, _ := json.Marshal(args)
-	return openai.ToolCall{Type: openai.ToolTypeFunction, Function: openai.FunctionCall{Name: tool, Arguments: string(b)}}
+	return transcript.ToolCall{Type: transcript.ToolTypeFunction, Function: transcript.FunctionCall{Name: tool, Arguments: string(b)}}
 }
 
 // baseName is the last element of a slash or backslash path, or "a file".

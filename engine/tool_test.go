@@ -6,7 +6,7 @@ import (
 	"strings"
 	"testing"
 
-	openai "github.com/sashabaranov/go-openai"
+	"agentbot/engine/transcript"
 )
 
 // Every registered tool is whole: a schema that is a JSON object schema, a
@@ -52,7 +52,7 @@ func TestToolsAreWhole(t *testing.T) {
 // naming the tools there are.
 func TestUnknownTool(t *testing.T) {
 	env := &toolEnv{e: New(Config{}), s: &Session{}}
-	r := env.runCall(context.Background(), openai.ToolCall{Function: openai.FunctionCall{Name: "rm_rf", Arguments: "{}"}})
+	r := env.runCall(context.Background(), transcript.ToolCall{Function: transcript.FunctionCall{Name: "rm_rf", Arguments: "{}"}})
 	if !strings.Contains(r.Failure(), `unknown tool "rm_rf"`) || !strings.Contains(r.Failure(), ToolReadFile) {
 		t.Fatalf("unknown tool gave %q", r.Failure())
 	}

@@ -9,7 +9,7 @@ import (
 	"testing"
 	"time"
 
-	openai "github.com/sashabaranov/go-openai"
+	"agentbot/engine/transcript"
 
 	"agentbot/engine"
 	"agentbot/engine/fakemodel"
@@ -56,7 +56,7 @@ func TestBundleWorkflowFromMenuPickToSavedOutput(t *testing.T) {
 		t.Fatalf("host path leaked into the preload result")
 	}
 	last := req.Messages[len(req.Messages)-1]
-	if last.Role != openai.ChatMessageRoleUser || !strings.Contains(last.Content, "picked menu item") {
+	if last.Role != transcript.RoleUser || !strings.Contains(last.Content, "picked menu item") {
 		t.Fatalf("last message should tell the model which item was picked, got %+v", last)
 	}
 

@@ -18,7 +18,7 @@ import (
 
 	bolt "go.etcd.io/bbolt"
 
-	"agentbot/engine"
+	"agentbot/engine/transcript"
 )
 
 // ControlSocket is the name of the unix socket a running agentbot serves in
@@ -151,7 +151,7 @@ func (s *Store) answer(c net.Conn) {
 
 // Lookup returns a session by id, or else by key (as sessions list shows
 // it).
-func (s *Store) Lookup(idOrKey string) (*engine.Session, error) {
+func (s *Store) Lookup(idOrKey string) (*transcript.Session, error) {
 	sess, err := s.SessionByID(idOrKey)
 	if err == nil {
 		return sess, nil
@@ -224,8 +224,8 @@ func (r *Remote) ListSessions() ([]SessionInfo, error) {
 }
 
 // Lookup returns a session of the running store by id or key.
-func (r *Remote) Lookup(idOrKey string) (*engine.Session, error) {
-	var s engine.Session
+func (r *Remote) Lookup(idOrKey string) (*transcript.Session, error) {
+	var s transcript.Session
 	if err := r.decode(request{Op: "session", Key: idOrKey}, &s); err != nil {
 		return nil, err
 	}

@@ -8,9 +8,7 @@ import (
 	"testing"
 	"time"
 
-	openai "github.com/sashabaranov/go-openai"
-
-	"agentbot/engine/catalog"
+	"agentbot/engine/transcript"
 )
 
 // clock is a settable time source for tests.
@@ -59,51 +57,38 @@ func reopen(t testing.TB, s *Store, c *clock) *Store {
 	return openAt(t, s.Dir(), c)
 }
 
-// testAgent is an agent snapshot with most fields set.
-func testAgent() *catalog.Agent {
-	return &catalog.Agent{
+// testAgent is an agent snapshot with every field set.
+func testAgent() *transcript.AgentSnapshot {
+	return &transcript.AgentSnapshot{
 		ID: "pm", Name: "Priya", Title: "Product Manager", Icon: "📋",
 		Description: "writes PRDs", Source: "bundle", Module: "product-team",
-		Path: "/bundles/product-team/agents/pm.md", Format: catalog.FormatXMLCmds, EntryPoint: true,
-		Persona:    catalog.Persona{Role: "PM", Identity: "seasoned", CommunicationStyle: "direct", Principles: "users first"},
-		Activation: []string{"load config", "greet"},
-		Rules:      []string{"stay in character"},
-		Prompts:    []catalog.Prompt{{ID: "p1", Content: "do it"}},
-		Menu: []catalog.MenuItem{
-			{Cmd: "*help", Trigger: "help", Description: "show menu"},
-			{Cmd: "*create-prd", Trigger: "create-prd", Code: "CP", Description: "create a PRD", Workflow: "{bundle-root}/workflows/prd/workflow.yaml"},
-		},
-		Home: &catalog.Home{
-			Kind: "bundle", Name: "product-team", ProjectRoot: "/bundles/product-team",
-			BundleRoot: "/bundles/product-team", ConfigPath: "/bundles/product-team/config.yaml",
-			Config: map[string]string{"user_name": "Ada", "output_folder": "/outputs"},
-		},
+		Format: "xml-cmds", SkillName: "bmad-agent-pm",
 	}
 }
 
-// testMessages is a transcript with a system prompt, a multi-part user
-// message, an assistant tool call and its result.
-func testMessages() []openai.ChatCompletionMessage {
-	return []openai.ChatCompletionMessage{
-		{Role: openai.ChatMessageRoleSystem, Content: "You are Priya."},
-		{Role: openai.ChatMessageRoleUser, MultiContent: []openai.ChatMessagePart{{Type: openai.ChatMessagePartTypeText, Text: "*create-prd"}}},
-		{Role: openai.ChatMessageRoleAssistant, ToolCalls: []openai.ToolCall{
-			{ID: "call_1", Type: openai.ToolTypeFunction, Function: openai.FunctionCall{Name: "preload_workflow", Arguments: `{"path":"/project/workflows/prd"}`}},
-			{ID: "call_2", Type: openai.ToolTypeFunction, Function: openai.FunctionCall{Name: "read_file", Arguments: `{"path":"/project/config.yaml"}`}},
+// testMessages is a transcript with a system prompt, a user message, an
+// assistant tool call and its result.
+func testMessages() []transcript.Message {
+	return []transcript.Message{
+		{Role: transcript.RoleSystem, Content: "You are Priya."},
+		{Role: transcript.RoleUser, Content: "*create-prd"},
+		{Role: transcript.RoleAssistant, ToolCalls: []transcript.ToolCall{
+			{ID: "call_1", Type: transcript.ToolTypeFunction, Function: transcript.FunctionCall{Name: "preload_workflow", Arguments: `{"path":"/project/workflows/prd"}`}},
+			{ID: "call_2", Type: transcript.ToolTypeFunction, Function: transcript.FunctionCall{Name: "read_file", Arguments: `{"path":"/project/config.yaml"}`}},
 		}},
-		{Role: openai.ChatMessageRoleTool, ToolCallID: "call_1", Name: "preload_workflow", Content: "workflow.yaml: ..."},
-		{Role: openai.ChatMessageRoleTool, ToolCallID: "call_2", Name: "read_file", Content: "user_name: Ada"},
-		{Role: openai.ChatMessageRoleAssistant, Content: "Let's start the PRD.", ReasoningContent: "plan"},
+		{Role: transcript.RoleTool, ToolCallID: "call_1", Content: "workflow.yaml: ..."},
+		{Role: transcript.RoleTool, ToolCallID: "call_2", Content: "user_name: Ada"},
+		{Role: transcript.RoleAssistant, Content: "Let's start the PRD.", Refusal: "plan"},
 	}
 }
 
 // textMessage is a user message of about size bytes, numbered i.
-func textMessage(i, size int) openai.ChatCompletionMessage {
+func textMessage(i, size int) transcript.Message {
 	body := fmt.Sprintf("message %d ", i)
 	if size > len(body) {
 		body += strings.Repeat("x", size-len(body))
 	}
-	return openai.ChatCompletionMessage{Role: openai.ChatMessageRoleUser, Content: body}
+	return transcript.Message{Role: transcript.RoleUser, Content: body}
 }
 
 // wantErrIs fails unless err matches target.

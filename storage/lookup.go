@@ -6,12 +6,12 @@ import (
 
 	bolt "go.etcd.io/bbolt"
 
-	"agentbot/engine"
+	"agentbot/engine/transcript"
 )
 
 // FindSession is Session without the sentinel: it returns (nil, nil) when
 // key has no session.
-func (s *Store) FindSession(key string) (*engine.Session, error) {
+func (s *Store) FindSession(key string) (*transcript.Session, error) {
 	sess, err := s.Session(key)
 	if errors.Is(err, ErrNotFound) {
 		return nil, nil

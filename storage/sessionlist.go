@@ -8,26 +8,26 @@ import (
 
 	bolt "go.etcd.io/bbolt"
 
-	"agentbot/engine"
+	"agentbot/engine/transcript"
 )
 
 // SessionInfo summarises one stored session.
 type SessionInfo struct {
-	ID       string       `json:"id"`
-	Key      string       `json:"key"`
-	AgentID  string       `json:"agent_id"`
-	Messages int          `json:"messages"`
-	Outputs  int          `json:"outputs"`
-	Usage    engine.Usage `json:"usage"`
-	Created  time.Time    `json:"created"`
-	Updated  time.Time    `json:"updated"`
+	ID       string           `json:"id"`
+	Key      string           `json:"key"`
+	AgentID  string           `json:"agent_id"`
+	Messages int              `json:"messages"`
+	Outputs  int              `json:"outputs"`
+	Usage    transcript.Usage `json:"usage"`
+	Created  time.Time        `json:"created"`
+	Updated  time.Time        `json:"updated"`
 }
 
 // ListSessions returns every stored session, most recently updated first.
 func (s *Store) ListSessions() ([]SessionInfo, error) {
 	var list []SessionInfo
 	err := s.db.View(func(tx *bolt.Tx) error {
-		return eachSession(tx, func(id string, b *bolt.Bucket, sess *engine.Session) error {
+		return eachSession(tx, func(id string, b *bolt.Bucket, sess *transcript.Session) error {
 			n := 0
 			if msgs := b.Bucket(bucketMessages); msgs != nil {
 				n = int(messageCount(msgs))
@@ -73,7 +73,7 @@ func (s *Store) Prune(olderThan time.Time) ([]string, error) {
 	var ids []string
 	err := s.db.Update(func(tx *bolt.Tx) error {
 		keys := map[string]string{}
-		err := eachSession(tx, func(id string, _ *bolt.Bucket, sess *engine.Session) error {
+		err := eachSession(tx, func(id string, _ *bolt.Bucket, sess *transcript.Session) error {
 			if sess.Updated.Before(olderThan) {
 				ids = append(ids, id)
 				keys[id] = sess.Key
@@ -104,7 +104,7 @@ func (s *Store) Prune(olderThan time.Time) ([]string, error) {
 }
 
 // eachSession calls fn with every session's metadata, in id order.
-func eachSession(tx *bolt.Tx, fn func(id string, b *bolt.Bucket, sess *engine.Session) error) error {
+func eachSession(tx *bolt.Tx, fn func(id string, b *bolt.Bucket, sess *transcript.Session) error) error {
 	sessions := tx.Bucket(bucketSessions)
 	return sessions.ForEachBucket(func(k []byte) error {
 		b := sessions.Bucket(k)
@@ -116,11 +116,14 @@ func eachSession(tx *bolt.Tx, fn func(id string, b *bolt.Bucket, sess *engine.Se
 	})
 }
 
-// deleteSession drops a session's bucket and its key, if the key still
-// points at it.
+// deleteSession drops a session's bucket, its stored documents and its
+// key, if the key still points at it.
 func deleteSession(tx *bolt.Tx, id, key string) error {
 	if err := tx.Bucket(bucketSessions).DeleteBucket([]byte(id)); err != nil {
 		return fmt.Errorf("delete session %s: %w", id, err)
+	}
+	if err := deleteOutputs(tx, id); err != nil {
+		return fmt.Errorf("delete documents of session %s: %w", id, err)
 	}
 	keys := tx.Bucket(bucketKeys)
 	if key != "" && string(keys.Get([]byte(key))) == id {
@@ -132,7 +135,7 @@ func deleteSession(tx *bolt.Tx, id, key string) error {
 }
 
 // metaTx loads a session's metadata inside tx, or ErrNotFound.
-func metaTx(tx *bolt.Tx, id string) (*engine.Session, error) {
+func metaTx(tx *bolt.Tx, id string) (*transcript.Session, error) {
 	b := tx.Bucket(bucketSessions).Bucket([]byte(id))
 	if b == nil {
 		return nil, ErrNotFound

@@ -7,10 +7,7 @@ import (
 	"testing"
 	"time"
 
-	openai "github.com/sashabaranov/go-openai"
-
-	"agentbot/engine"
-	"agentbot/engine/model"
+	"agentbot/engine/transcript"
 )
 
 // withFiles creates a file in the session's outputs and inputs folders and
@@ -52,8 +49,8 @@ func TestListSessions(t *testing.T) {
 	}
 	newer.AgentID = "pm"
 	newer.Messages = testMessages()
-	newer.Outputs = []engine.Output{{Path: "a.md"}, {Path: "b.md"}}
-	newer.Usage = engine.Usage{Usage: model.Usage{Prompt: 10, Completion: 5}, Calls: 2}
+	newer.Outputs = []transcript.Output{{Path: "a.md"}, {Path: "b.md"}}
+	newer.Usage = transcript.Usage{Prompt: 10, Completion: 5, Calls: 2}
 	c.Add(time.Hour)
 	if err := s.SaveSession(newer); err != nil {
 		t.Fatal(err)
@@ -143,7 +140,7 @@ func TestPrune(t *testing.T) {
 		t.Fatal(err)
 	}
 	c.Add(2 * time.Hour)
-	active.Messages = []openai.ChatCompletionMessage{{Role: "system", Content: "s"}}
+	active.Messages = []transcript.Message{{Role: "system", Content: "s"}}
 	if err := s.SaveSession(active); err != nil { // Updated moves on
 		t.Fatal(err)
 	}

@@ -5,10 +5,9 @@ import (
 	"errors"
 	"fmt"
 
-	openai "github.com/sashabaranov/go-openai"
 	bolt "go.etcd.io/bbolt"
 
-	"agentbot/engine"
+	"agentbot/engine/transcript"
 )
 
 // Layout of one session: sessions/<id>/ holds "meta" (the session as JSON,
@@ -19,16 +18,13 @@ var (
 	bucketMessages = []byte("messages")
 )
 
-// Store implements engine.Store.
-var _ engine.Store = (*Store)(nil)
-
 // Session returns the session stored under key (Slack uses
 // "team/channel/thread"), or an error matching ErrNotFound.
-func (s *Store) Session(key string) (*engine.Session, error) {
+func (s *Store) Session(key string) (*transcript.Session, error) {
 	if err := checkKey("session key", key); err != nil {
 		return nil, fmt.Errorf("load session: %w", err)
 	}
-	var sess *engine.Session
+	var sess *transcript.Session
 	err := s.db.View(func(tx *bolt.Tx) error {
 		id := tx.Bucket(bucketKeys).Get([]byte(key))
 		if id == nil {
@@ -46,11 +42,11 @@ func (s *Store) Session(key string) (*engine.Session, error) {
 
 // SessionByID returns the session with the given id, or an error matching
 // ErrNotFound.
-func (s *Store) SessionByID(id string) (*engine.Session, error) {
+func (s *Store) SessionByID(id string) (*transcript.Session, error) {
 	if err := checkID(id); err != nil {
 		return nil, fmt.Errorf("load session: %w", err)
 	}
-	var sess *engine.Session
+	var sess *transcript.Session
 	err := s.db.View(func(tx *bolt.Tx) error {
 		var err error
 		sess, err = loadSession(tx, id)
@@ -65,12 +61,12 @@ func (s *Store) SessionByID(id string) (*engine.Session, error) {
 // NewSession creates and stores an empty session for key with a fresh ID
 // and Created/Updated set to now. If key already has a session it returns
 // an error matching ErrExists and changes nothing.
-func (s *Store) NewSession(key string) (*engine.Session, error) {
+func (s *Store) NewSession(key string) (*transcript.Session, error) {
 	if err := checkKey("session key", key); err != nil {
 		return nil, fmt.Errorf("new session: %w", err)
 	}
 	now := s.now()
-	var sess *engine.Session
+	var sess *transcript.Session
 	err := s.db.Update(func(tx *bolt.Tx) error {
 		keys := tx.Bucket(bucketKeys)
 		if id := keys.Get([]byte(key)); id != nil {
@@ -88,7 +84,7 @@ func (s *Store) NewSession(key string) (*engine.Session, error) {
 		if _, err := b.CreateBucket(bucketMessages); err != nil {
 			return err
 		}
-		sess = &engine.Session{ID: id, Key: key, Created: now, Updated: now}
+		sess = &transcript.Session{ID: id, Key: key, Created: now, Updated: now}
 		if err := putMeta(b, sess); err != nil {
 			return err
 		}
@@ -105,7 +101,7 @@ func (s *Store) NewSession(key string) (*engine.Session, error) {
 // O(new messages). It sets sess.Updated to now. The session must have been
 // created by NewSession; a transcript shorter than the stored one is an
 // error (transcripts only grow).
-func (s *Store) SaveSession(sess *engine.Session) error {
+func (s *Store) SaveSession(sess *transcript.Session) error {
 	if sess == nil {
 		return errors.New("save session: nil session")
 	}
@@ -149,7 +145,7 @@ func (s *Store) SaveSession(sess *engine.Session) error {
 }
 
 // putMeta writes the session without its messages.
-func putMeta(b *bolt.Bucket, sess *engine.Session) error {
+func putMeta(b *bolt.Bucket, sess *transcript.Session) error {
 	meta := *sess
 	meta.Messages = nil
 	data, err := json.Marshal(&meta)
@@ -160,12 +156,12 @@ func putMeta(b *bolt.Bucket, sess *engine.Session) error {
 }
 
 // loadMeta reads a session's metadata; Messages stays nil.
-func loadMeta(b *bolt.Bucket) (*engine.Session, error) {
+func loadMeta(b *bolt.Bucket) (*transcript.Session, error) {
 	data := b.Get(keyMeta)
 	if data == nil {
 		return nil, errors.New("session record has no metadata")
 	}
-	var sess engine.Session
+	var sess transcript.Session
 	if err := json.Unmarshal(data, &sess); err != nil {
 		return nil, fmt.Errorf("decode session: %w", err)
 	}
@@ -173,7 +169,7 @@ func loadMeta(b *bolt.Bucket) (*engine.Session, error) {
 }
 
 // loadSession reads a whole session, messages in order.
-func loadSession(tx *bolt.Tx, id string) (*engine.Session, error) {
+func loadSession(tx *bolt.Tx, id string) (*transcript.Session, error) {
 	b := tx.Bucket(bucketSessions).Bucket([]byte(id))
 	if b == nil {
 		return nil, ErrNotFound
@@ -186,14 +182,14 @@ func loadSession(tx *bolt.Tx, id string) (*engine.Session, error) {
 	if msgs == nil {
 		return nil, errors.New("messages bucket missing")
 	}
-	sess.Messages = make([]openai.ChatCompletionMessage, 0, messageCount(msgs))
+	sess.Messages = make([]transcript.Message, 0, messageCount(msgs))
 	c := msgs.Cursor()
 	for k, v := c.First(); k != nil; k, v = c.Next() {
 		i := uint64(len(sess.Messages))
 		if len(k) != 8 || be64(k) != i {
 			return nil, fmt.Errorf("transcript is not contiguous at message %d", i)
 		}
-		var m openai.ChatCompletionMessage
+		var m transcript.Message
 		if err := json.Unmarshal(v, &m); err != nil {
 			return nil, fmt.Errorf("decode message %d: %w", i, err)
 		}

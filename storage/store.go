@@ -26,7 +26,7 @@ const DBName = "agentbot.db"
 const lockTimeout = time.Second
 
 // schemaVersion is the layout this package writes; Open refuses newer ones.
-const schemaVersion = 1
+const schemaVersion = 2
 
 // Root bucket names.
 var (
@@ -110,12 +110,20 @@ func Open(dir string) (*Store, error) {
 		}
 		return nil, fmt.Errorf("open store %s: %w", path, err)
 	}
-	if err := guard(path, func() error { return db.Update(initBuckets) }); err != nil {
+	var migrated bool
+	if err := guard(path, func() error {
+		return db.Update(func(tx *bolt.Tx) (err error) { migrated, err = initBuckets(tx); return err })
+	}); err != nil {
 		_ = db.Close()
 		if errors.As(err, &damaged) {
 			return nil, err
 		}
 		return nil, fmt.Errorf("open store %s: %w", path, err)
+	}
+	if migrated {
+		if db, err = compact(path, db); err != nil {
+			return nil, fmt.Errorf("open store %s: %w", path, err)
+		}
 	}
 	s := &Store{Now: time.Now, dir: dir, db: db, admits: make(chan *admitReq, maxAdmitBatch), admitDone: make(chan struct{})}
 	if s.journal, err = openJournal(dir); err == nil {
@@ -132,25 +140,35 @@ func Open(dir string) (*Store, error) {
 	return s, nil
 }
 
-// initBuckets creates the root buckets and checks the schema version.
-func initBuckets(tx *bolt.Tx) error {
-	for _, name := range [][]byte{bucketMeta, bucketSessions, bucketKeys, bucketSeen, bucketChannels, bucketQueue} {
+// initBuckets creates the root buckets, checks the schema version and
+// migrates an older one; migrated reports a migration.
+func initBuckets(tx *bolt.Tx) (migrated bool, err error) {
+	for _, name := range [][]byte{bucketMeta, bucketSessions, bucketKeys, bucketSeen, bucketChannels, bucketQueue, bucketOutputs} {
 		if _, err := tx.CreateBucketIfNotExists(name); err != nil {
-			return fmt.Errorf("create bucket %s: %w", name, err)
+			return false, fmt.Errorf("create bucket %s: %w", name, err)
 		}
 	}
 	meta := tx.Bucket(bucketMeta)
 	v := meta.Get([]byte("version"))
 	if v == nil {
-		return meta.Put([]byte("version"), u64Key(schemaVersion))
+		return false, meta.Put([]byte("version"), u64Key(schemaVersion))
 	}
 	if len(v) != 8 {
-		return fmt.Errorf("bad schema version record (%d bytes)", len(v))
+		return false, fmt.Errorf("bad schema version record (%d bytes)", len(v))
 	}
-	if got := be64(v); got > schemaVersion {
-		return fmt.Errorf("database schema version %d is newer than this agentbot supports (%d)", got, schemaVersion)
+	got := be64(v)
+	if got > schemaVersion {
+		return false, fmt.Errorf("database schema version %d is newer than this agentbot supports (%d)", got, schemaVersion)
 	}
-	return nil
+	if got == schemaVersion {
+		return false, nil
+	}
+	if got == schemaV1 {
+		if err := migrateV1(tx); err != nil {
+			return false, fmt.Errorf("migrate schema %d to %d: %w", got, schemaVersion, err)
+		}
+	}
+	return true, meta.Put([]byte("version"), u64Key(schemaVersion))
 }
 
 // Close closes the database and releases the data directory.

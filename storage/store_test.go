@@ -1,6 +1,8 @@
 package storage
 
 import (
+	"agentbot/engine/transcript"
+
 	"errors"
 	"os"
 	"os/exec"
@@ -9,7 +11,6 @@ import (
 	"testing"
 	"time"
 
-	openai "github.com/sashabaranov/go-openai"
 	bolt "go.etcd.io/bbolt"
 )
 
@@ -135,11 +136,11 @@ func TestOpenCreatesDirAndReopens(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	sess.Messages = []openai.ChatCompletionMessage{{Role: "system", Content: "a"}}
+	sess.Messages = []transcript.Message{{Role: "system", Content: "a"}}
 	if err := s.SaveSession(sess); err != nil {
 		t.Fatal(err)
 	}
-	sess.Messages = append(sess.Messages, openai.ChatCompletionMessage{Role: "user", Content: "b"})
+	sess.Messages = append(sess.Messages, transcript.Message{Role: "user", Content: "b"})
 	if err := s.SaveSession(sess); err != nil {
 		t.Fatal(err)
 	}

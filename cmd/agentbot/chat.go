@@ -12,6 +12,7 @@ import (
 
 	"agentbot/engine"
 	"agentbot/engine/catalog"
+	"agentbot/engine/transcript"
 	"agentbot/storage"
 )
 
@@ -42,9 +43,9 @@ func runChat(ctx context.Context, e *env) int {
 	if name != "" {
 		key = "chat/" + name
 	}
-	var s *engine.Session
+	var rec *transcript.Session
 	if key != "" {
-		s, err = st.Session(key)
+		rec, err = st.Session(key)
 		if err != nil && !errors.Is(err, storage.ErrNotFound) {
 			fmt.Fprintf(e.stderr, "agentbot chat: %v\n", err)
 			return 1
@@ -59,15 +60,22 @@ func runChat(ctx context.Context, e *env) int {
 	eng := newEngine(cfg, st, m, func() *catalog.Catalog { return cat }, newBudgets(cfg, st), log, nil)
 	out := e.stdout
 
+	var s *engine.Session
+	if rec != nil {
+		if s, err = eng.Resume(rec); err != nil {
+			fmt.Fprintf(e.stderr, "agentbot chat: session %q: %v\n", name, err)
+			return 1
+		}
+	}
 	lastFailed := false
 	if s != nil && s.Agent != nil {
-		// The session talks to the agent it started with (s.Agent, stored
-		// with it), whatever its id names in today's catalog.
+		// The session talks to the agent it started with (found by the
+		// snapshot stored with it), whatever its id names today.
 		if agentID != "" && agentID != s.AgentID {
 			fmt.Fprintf(e.stderr, "agentbot chat: session %q belongs to agent %s; resuming it with %s\n", name, s.AgentID, s.AgentID)
 		}
-		if now, ok := cat.Find(s.AgentID); ok && now.Path != s.Agent.Path {
-			fmt.Fprintf(e.stderr, "agentbot chat: the id %s now names %s; this session keeps the agent it started with (%s)\n", s.AgentID, now.Path, s.Agent.Path)
+		if now, ok := cat.Find(s.AgentID); ok && now != s.Agent {
+			fmt.Fprintf(e.stderr, "agentbot chat: the id %s now names %s; this session keeps the agent it started with (%s, now %s)\n", s.AgentID, now.Path, s.Agent.Path, s.Agent.ID)
 		}
 		fmt.Fprintf(out, "Resuming session %q with %s (%d messages).\n\n", name, s.AgentID, len(s.Messages))
 		if engine.Unfinished(s) {
@@ -99,10 +107,11 @@ func runChat(ctx context.Context, e *env) int {
 		if key == "" {
 			key = "chat/" + a.ID + "/" + eng.NewSessionName()
 		}
-		if s, err = st.NewSession(key); err != nil {
+		if rec, err = st.NewSession(key); err != nil {
 			fmt.Fprintf(e.stderr, "agentbot chat: %v\n", err)
 			return 1
 		}
+		s = &engine.Session{Session: *rec}
 		g, err := eng.Activate(s, a)
 		if err != nil {
 			fmt.Fprintf(e.stderr, "agentbot chat: %v\n", err)

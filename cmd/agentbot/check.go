@@ -16,6 +16,7 @@ import (
 
 	"agentbot/engine/catalog"
 	"agentbot/engine/model"
+	"agentbot/engine/transcript"
 	"agentbot/storage"
 )
 
@@ -186,8 +187,8 @@ func (c *checker) completion(ctx context.Context, name string, listStatus int) {
 		c.r.fail(name, err.Error(), "fix AGENTBOT_TEMPERATURE")
 		return
 	}
-	_, err = mc.Complete(ctx, model.Request{Messages: []openai.ChatCompletionMessage{
-		{Role: openai.ChatMessageRoleUser, Content: "Reply with OK."},
+	_, err = mc.Complete(ctx, model.Request{Messages: []transcript.Message{
+		{Role: transcript.RoleUser, Content: "Reply with OK."},
 	}}, nil)
 	if err != nil {
 		c.r.fail(name, fmt.Sprintf("no models list (HTTP %d), and a one-token completion of %q failed: %s",

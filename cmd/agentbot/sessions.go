@@ -10,6 +10,7 @@ import (
 
 	"agentbot/bot"
 	"agentbot/engine"
+	"agentbot/engine/transcript"
 	"agentbot/storage"
 )
 
@@ -35,7 +36,7 @@ func runSessions(ctx context.Context, e *env) int {
 	}
 	defer closeStore()
 
-	find := func() (*engine.Session, int) {
+	find := func() (*transcript.Session, int) {
 		if len(args) < 2 {
 			fmt.Fprintf(e.stderr, "agentbot sessions %s: which session? give its ID (agentbot sessions list)\n", args[0])
 			return nil, 2
@@ -136,7 +137,7 @@ func runSessions(ctx context.Context, e *env) int {
 // a running agentbot's through its control socket.
 type sessionReader interface {
 	ListSessions() ([]storage.SessionInfo, error)
-	Lookup(idOrKey string) (*engine.Session, error)
+	Lookup(idOrKey string) (*transcript.Session, error)
 }
 
 // openReader opens the store, or, when a running agentbot holds it and

@@ -111,5 +111,5 @@ func (a *assembler) response() *Response {
 		}
 		msg.ToolCalls = append(msg.ToolCalls, call)
 	}
-	return &Response{Message: msg, FinishReason: a.finish, Usage: a.usage}
+	return &Response{Message: fromOpenAIMessage(msg), FinishReason: a.finish, Usage: a.usage}
 }

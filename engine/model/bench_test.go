@@ -12,17 +12,18 @@ import (
 
 	"agentbot/engine/fakemodel"
 	"agentbot/engine/model"
+	"agentbot/engine/transcript"
 )
 
 // benchMessages is a 100-message conversation of about 200 bytes a message.
-func benchMessages() []openai.ChatCompletionMessage {
-	msgs := []openai.ChatCompletionMessage{{Role: openai.ChatMessageRoleSystem, Content: strings.Repeat("You are a product manager. ", 8)}}
+func benchMessages() []transcript.Message {
+	msgs := []transcript.Message{{Role: transcript.RoleSystem, Content: strings.Repeat("You are a product manager. ", 8)}}
 	for i := 1; i < 100; i++ {
-		role := openai.ChatMessageRoleUser
+		role := transcript.RoleUser
 		if i%2 == 0 {
-			role = openai.ChatMessageRoleAssistant
+			role = transcript.RoleAssistant
 		}
-		msgs = append(msgs, openai.ChatCompletionMessage{Role: role, Content: fmt.Sprintf("message %d: %s", i, strings.Repeat("lorem ipsum ", 16))})
+		msgs = append(msgs, transcript.Message{Role: role, Content: fmt.Sprintf("message %d: %s", i, strings.Repeat("lorem ipsum ", 16))})
 	}
 	return msgs
 }
@@ -36,6 +37,15 @@ func benchServer(b *testing.B) *fakemodel.Server {
 	return s
 }
 
+// benchOpenAIMessages is benchMessages as go-openai's messages.
+func benchOpenAIMessages() []openai.ChatCompletionMessage {
+	var out []openai.ChatCompletionMessage
+	for _, m := range benchMessages() {
+		out = append(out, openai.ChatCompletionMessage{Role: m.Role, Content: m.Content})
+	}
+	return out
+}
+
 // BenchmarkBareCall is the baseline: go-openai's stream read to the end,
 // with no assembly, retries or bookkeeping.
 func BenchmarkBareCall(b *testing.B) {
@@ -43,7 +53,7 @@ func BenchmarkBareCall(b *testing.B) {
 	c := openai.NewClientWithConfig(s.ClientConfig())
 	req := openai.ChatCompletionRequest{
 		Model:         "test-model",
-		Messages:      benchMessages(),
+		Messages:      benchOpenAIMessages(),
 		StreamOptions: &openai.StreamOptions{IncludeUsage: true},
 	}
 	ctx := context.Background()

@@ -16,6 +16,8 @@ import (
 	"time"
 
 	openai "github.com/sashabaranov/go-openai"
+
+	"agentbot/engine/transcript"
 )
 
 func intp(i int) *int { return &i }
@@ -43,9 +45,9 @@ func TestAssemblerOrdersByIndex(t *testing.T) {
 	}
 	resp := a.response()
 	got := fmt.Sprint(resp.Message.ToolCalls)
-	want := fmt.Sprint([]openai.ToolCall{
-		{ID: "c0", Type: "function", Function: openai.FunctionCall{Name: "read_file", Arguments: `{"path":"a"}`}},
-		{ID: "c2", Type: "function", Function: openai.FunctionCall{Name: "save_output", Arguments: `{"path":"x.md"}`}},
+	want := fmt.Sprint([]transcript.ToolCall{
+		{ID: "c0", Type: "function", Function: transcript.FunctionCall{Name: "read_file", Arguments: `{"path":"a"}`}},
+		{ID: "c2", Type: "function", Function: transcript.FunctionCall{Name: "save_output", Arguments: `{"path":"x.md"}`}},
 	})
 	if got != want {
 		t.Errorf("calls = %s\nwant    %s", got, want)
@@ -186,7 +188,7 @@ func TestStreamWithoutFinishIsIncomplete(t *testing.T) {
 	// A clean end of body without a finish reason: a proxy closed early.
 	srv, calls := sseServer(t, sseText, sseFinish)
 	c := New(Config{BaseURL: srv.URL, Model: "m", Sleep: noSleep})
-	req := Request{Messages: []openai.ChatCompletionMessage{{Role: "user", Content: "hi"}}}
+	req := Request{Messages: []transcript.Message{{Role: "user", Content: "hi"}}}
 
 	resp, err := c.Complete(context.Background(), req, nil)
 	if err != nil || resp.Tries != 2 || resp.Message.Content != "done" || *calls != 2 {
@@ -206,7 +208,7 @@ func TestErrorEventInStream(t *testing.T) {
 	srv, calls := sseServer(t, sseError, sseFinish)
 	var retried error
 	c := New(Config{BaseURL: srv.URL, Model: "m", Sleep: noSleep, OnRetry: func(_ int, err error) { retried = err }})
-	req := Request{Messages: []openai.ChatCompletionMessage{{Role: "user", Content: "hi"}}}
+	req := Request{Messages: []transcript.Message{{Role: "user", Content: "hi"}}}
 	resp, err := c.Complete(context.Background(), req, nil)
 	if err != nil || resp.Tries != 2 || *calls != 2 {
 		t.Fatalf("resp %+v err %v calls %d, want the server_error event retried", resp, err, *calls)

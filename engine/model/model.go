@@ -12,6 +12,8 @@ import (
 	"time"
 
 	openai "github.com/sashabaranov/go-openai"
+
+	"agentbot/engine/transcript"
 )
 
 // Defaults for the zero values of Config.
@@ -60,20 +62,16 @@ type Config struct {
 
 // Request is one chat completion request.
 type Request struct {
-	Messages []openai.ChatCompletionMessage
-	Tools    []openai.Tool
+	Messages []transcript.Message
+	Tools    []Tool
 }
 
-// Usage counts tokens of one call.
-type Usage struct {
-	Prompt     int `json:"prompt"`
-	Cached     int `json:"cached"`
-	Completion int `json:"completion"`
-}
+// Usage counts tokens of one call (Calls is left 0).
+type Usage = transcript.Usage
 
 // Response is the assembled reply of one call.
 type Response struct {
-	Message      openai.ChatCompletionMessage
+	Message      transcript.Message
 	FinishReason string
 	Usage        Usage
 	Tries        int
@@ -187,11 +185,11 @@ func (c *Client) Complete(ctx context.Context, req Request, onText func(delta st
 func (c *Client) request(req Request) openai.ChatCompletionRequest {
 	creq := openai.ChatCompletionRequest{
 		Model:         c.cfg.Model,
-		Messages:      req.Messages,
+		Messages:      toOpenAIMessages(req.Messages),
 		StreamOptions: &openai.StreamOptions{IncludeUsage: true},
 	}
 	if len(req.Tools) > 0 {
-		creq.Tools = req.Tools
+		creq.Tools = toOpenAITools(req.Tools)
 	}
 	if c.cfg.Temperature != nil {
 		creq.Temperature = *c.cfg.Temperature

@@ -11,10 +11,9 @@ import (
 	"testing"
 	"time"
 
-	openai "github.com/sashabaranov/go-openai"
-
 	"agentbot/engine/fakemodel"
 	"agentbot/engine/model"
+	"agentbot/engine/transcript"
 )
 
 const testKey = "sk-test-secret-123"
@@ -51,7 +50,7 @@ func newClient(s *fakemodel.Server, edit func(*model.Config)) (*model.Client, *s
 
 // userRequest is a request with one user message.
 func userRequest(text string) model.Request {
-	return model.Request{Messages: []openai.ChatCompletionMessage{{Role: openai.ChatMessageRoleUser, Content: text}}}
+	return model.Request{Messages: []transcript.Message{{Role: transcript.RoleUser, Content: text}}}
 }
 
 // deltas collects onText calls.
@@ -90,7 +89,7 @@ func TestCompleteStreamsTextInOrder(t *testing.T) {
 	if len(d.ds) != 5 || d.text() != "The quick brown fox jumps." {
 		t.Errorf("deltas = %q, want the text in 5 pieces", d.ds)
 	}
-	if resp.Message.Role != openai.ChatMessageRoleAssistant || resp.Message.Content != "The quick brown fox jumps." {
+	if resp.Message.Role != transcript.RoleAssistant || resp.Message.Content != "The quick brown fox jumps." {
 		t.Errorf("message = %+v", resp.Message)
 	}
 	if resp.Message.ToolCalls != nil || resp.FinishReason != "stop" || resp.Tries != 1 {
@@ -127,25 +126,25 @@ func TestCompleteAssemblesParallelToolCalls(t *testing.T) {
 		InterleaveTools: true,
 	})
 	c, _ := newClient(s, nil)
-	tools := []openai.Tool{
-		{Type: openai.ToolTypeFunction, Function: &openai.FunctionDefinition{Name: "read_file"}},
-		{Type: openai.ToolTypeFunction, Function: &openai.FunctionDefinition{Name: "preload_workflow"}},
+	tools := []model.Tool{
+		{Name: "read_file"},
+		{Name: "preload_workflow"},
 	}
 	var d deltas
 	resp, err := c.Complete(context.Background(), model.Request{Messages: userRequest("go").Messages, Tools: tools}, d.on)
 	if err != nil {
 		t.Fatal(err)
 	}
-	want := []openai.ToolCall{
-		{ID: "call_a", Type: "function", Function: openai.FunctionCall{Name: "read_file", Arguments: `{"path":"/project/agents/pm.md"}`}},
-		{ID: "call_b", Type: "function", Function: openai.FunctionCall{Name: "preload_workflow", Arguments: `{"workflow":"/project/workflows/prd"}`}},
+	want := []transcript.ToolCall{
+		{ID: "call_a", Type: "function", Function: transcript.FunctionCall{Name: "read_file", Arguments: `{"path":"/project/agents/pm.md"}`}},
+		{ID: "call_b", Type: "function", Function: transcript.FunctionCall{Name: "preload_workflow", Arguments: `{"workflow":"/project/workflows/prd"}`}},
 	}
 	if len(resp.Message.ToolCalls) != len(want) {
 		t.Fatalf("tool calls = %+v", resp.Message.ToolCalls)
 	}
 	for i, w := range want {
 		got := resp.Message.ToolCalls[i]
-		if got.ID != w.ID || got.Type != w.Type || got.Function != w.Function || got.Index != nil {
+		if got.ID != w.ID || got.Type != w.Type || got.Function != w.Function {
 			t.Errorf("call %d = %+v, want %+v", i, got, w)
 		}
 	}

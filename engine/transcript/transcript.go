@@ -184,3 +184,6 @@ func Latest(outputs []Output) []Output {
 	}
 	return out
 }
+
+// Tokens is the prompt plus completion tokens.
+func (u Usage) Tokens() int { return u.Prompt + u.Completion }
