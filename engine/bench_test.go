@@ -2,21 +2,18 @@ package engine_test
 
 import (
 	"context"
-	"errors"
 	"fmt"
-	"io"
 	"sort"
 	"strings"
 	"testing"
 	"time"
-
-	openai "github.com/sashabaranov/go-openai"
 
 	"agentbot/engine"
 	"agentbot/engine/catalog"
 	"agentbot/engine/fakemodel"
 	"agentbot/engine/fixtures"
 	"agentbot/engine/model"
+	"agentbot/engine/transcript"
 )
 
 // timedModel measures the time spent in the model client, so the engine's
@@ -37,7 +34,7 @@ func (t *timedModel) Complete(ctx context.Context, req model.Request, on func(st
 func benchSession(b *testing.B, eng *engine.Engine) *engine.Session {
 	cat := catalog.Load(catalog.Options{Bundles: []string{fixtures.Bundles(b)}})
 	a, _ := cat.Find("product-lead")
-	s := &engine.Session{ID: "bench", Key: "bench"}
+	s := &engine.Session{Session: transcript.Session{ID: "bench", Key: "bench"}}
 	if _, err := eng.Activate(s, a); err != nil {
 		b.Fatal(err)
 	}
@@ -91,7 +88,7 @@ func BenchmarkTurnOverhead(b *testing.B) {
 }
 
 // BenchmarkBareCall is the baseline: the same request (100 messages plus
-// the tools) sent with the bare go-openai client to the same fake.
+// the tools) sent with the model client alone to the same fake.
 func BenchmarkBareCall(b *testing.B) {
 	fm := fakemodel.New()
 	defer fm.Close()
@@ -101,33 +98,16 @@ func BenchmarkBareCall(b *testing.B) {
 	s := benchSession(b, eng)
 	msgs := append(append([]transcript.Message(nil), s.Messages...), transcript.Message{Role: "user", Content: "The ops team, daily."})
 	tools := engine.ToolDefinitions()
-	cfg := openai.DefaultConfig("k")
-	cfg.BaseURL = fm.URL()
-	client := openai.NewClientWithConfig(cfg)
+	client := model.New(model.Config{APIKey: "k", BaseURL: fm.URL(), Model: "m"})
 	ctx := context.Background()
 	b.ReportAllocs()
 	b.ResetTimer()
 	for i := 0; i < b.N; i++ {
-		st, err := client.CreateChatCompletionStream(ctx, openai.ChatCompletionRequest{Model: "m", Messages: msgs, Tools: tools, Stream: true,
-			StreamOptions: &openai.StreamOptions{IncludeUsage: true}})
+		resp, err := client.Complete(ctx, model.Request{Messages: msgs, Tools: tools}, nil)
 		if err != nil {
 			b.Fatal(err)
 		}
-		var text strings.Builder
-		for {
-			r, err := st.Recv()
-			if errors.Is(err, io.EOF) {
-				break
-			}
-			if err != nil {
-				b.Fatal(err)
-			}
-			if len(r.Choices) > 0 {
-				text.WriteString(r.Choices[0].Delta.Content)
-			}
-		}
-		st.Close()
-		if text.Len() == 0 {
+		if resp.Message.Content == "" {
 			b.Fatal(fmt.Errorf("empty reply"))
 		}
 	}

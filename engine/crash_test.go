@@ -57,11 +57,15 @@ func TestCrashMidTurnResumes(t *testing.T) {
 		t.Fatalf("reopen after kill: %v", err)
 	}
 	defer st.Close()
-	s, err := st.Session("t/crash")
+	rec, err := st.Session("t/crash")
 	if err != nil {
 		t.Fatal(err)
 	}
-	n := len(s.Messages)
+	n := len(rec.Messages)
+	s := rec
+	if s.Agent == nil || s.Agent.ID != "product-lead" || s.Agent.Module == "" {
+		t.Fatalf("stored agent snapshot = %+v", s.Agent)
+	}
 	if n < 3 || s.Messages[n-1].Role != transcript.RoleTool || s.Messages[n-2].ToolCalls == nil || s.Messages[n-3].Content != "A one-click reorder button" {
 		t.Fatalf("stored transcript does not end with the user message, the tool call and its result: %+v", s.Messages[n-3:])
 	}
@@ -69,14 +73,21 @@ func TestCrashMidTurnResumes(t *testing.T) {
 	if b, err := os.ReadFile(filepath.Join(out, "brief.md")); err != nil || string(b) != "# Brief\n" {
 		t.Fatalf("output after crash: %q %v", b, err)
 	}
-	// A new process continues the session where it stopped.
+	// A new process continues the session where it stopped, its agent
+	// resolved from the catalog.
+	cat := catalog.Load(catalog.Options{Bundles: []string{fixtures.Bundles(t)}})
 	fm.Enqueue(fakemodel.Reply{Text: "Picking up: who is it for?"})
 	eng := engine.New(engine.Config{
 		Model: model.New(model.Config{APIKey: "k", BaseURL: fm.URL(), Model: "m"}), Store: st,
 		OutputRoot: func(id string) string { d, _ := st.OutputDir(id); return d },
+		Catalog:    func() *catalog.Catalog { return cat },
 	})
+	ls, err := eng.Resume(rec)
+	if err != nil || ls.Agent == nil || ls.Agent.ID != "product-lead" {
+		t.Fatalf("Resume: %v", err)
+	}
 	// An empty input resumes the interrupted turn without repeating its input.
-	res, err := eng.Turn(context.Background(), s, "", nil)
+	res, err := eng.Turn(context.Background(), ls, "", nil)
 	if err != nil || res.Text != "Picking up: who is it for?" {
 		t.Fatalf("resume: %v %+v", err, res)
 	}
@@ -85,7 +96,7 @@ func TestCrashMidTurnResumes(t *testing.T) {
 		t.Fatalf("resumed request has %d messages, want the %d stored", len(req.Messages), n)
 	}
 	// Resuming a finished turn makes no model call.
-	if res, err := eng.Turn(context.Background(), s, "", nil); err != nil || res.Iterations != 0 || res.Text != "Picking up: who is it for?" {
+	if res, err := eng.Turn(context.Background(), ls, "", nil); err != nil || res.Iterations != 0 || res.Text != "Picking up: who is it for?" {
 		t.Fatalf("second resume: %v %+v", err, res)
 	}
 	if fm.Calls() != 4 {
@@ -104,7 +115,7 @@ func crashChild() {
 		Model: model.New(model.Config{APIKey: "k", BaseURL: os.Getenv("AGENTBOT_CRASH_MODEL"), Model: "m", CallTimeout: time.Hour}), Store: st,
 		OutputRoot: func(id string) string { d, _ := st.OutputDir(id); return d },
 	})
-	s, _ := st.NewSession("t/crash")
+	s, _ := live(st.NewSession("t/crash"))
 	if _, err := eng.Activate(s, a); err != nil {
 		panic(err)
 	}
@@ -127,7 +138,7 @@ func TestDanglingToolCallRepaired(t *testing.T) {
 		}},
 		transcript.Message{Role: transcript.RoleTool, ToolCallID: "call_a", Content: `{"path":"/outputs/a.md","bytes":1}`},
 	)
-	if err := h.st.SaveSession(s); err != nil {
+	if err := h.st.SaveSession(&s.Session); err != nil {
 		t.Fatal(err)
 	}
 	h.fm.Enqueue(fakemodel.Reply{Text: "Where were we?"})

@@ -200,7 +200,7 @@ func TestActivationRefusesMissingCriticalFile(t *testing.T) {
 	os.WriteFile(filepath.Join(dir, "lonely.md"), []byte("```xml\n<agent id=\"lonely\" name=\"Lonely\" title=\"Test\">\n<persona><role>r</role></persona>\n<critical-actions><i>Load into memory {bundle-root}/missing-config.yaml and set variables</i></critical-actions>\n<cmds><c cmd=\"*help\">Help</c></cmds>\n</agent>\n```\n"), 0o644)
 	h := newHarness(t, harnessOpts{})
 	h.cat = catalog.Load(catalog.Options{Bundles: []string{dir}})
-	s, err := h.st.NewSession("t/lonely")
+	s, err := live(h.st.NewSession("t/lonely"))
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -82,7 +82,7 @@ func (h *harness) agent(id string) *catalog.Agent {
 
 func (h *harness) start(key, agentID string) (*engine.Session, *engine.Greeting) {
 	h.t.Helper()
-	s, err := h.st.NewSession(key)
+	s, err := live(h.st.NewSession(key))
 	if err != nil {
 		h.t.Fatal(err)
 	}
@@ -147,4 +147,12 @@ func contains(t testing.TB, s, sub, what string) {
 	if !strings.Contains(s, sub) {
 		t.Fatalf("%s: %q not found in:\n%.2000s", what, sub, s)
 	}
+}
+
+// live wraps a stored session the store just created as an engine session.
+func live(rec *transcript.Session, err error) (*engine.Session, error) {
+	if err != nil {
+		return nil, err
+	}
+	return &engine.Session{Session: *rec}, nil
 }

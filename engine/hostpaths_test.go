@@ -69,7 +69,7 @@ func TestConfigHostPathsReachModelAsVirtual(t *testing.T) {
 	if !ok {
 		t.Fatalf("agent missing: %+v", cat.Problems)
 	}
-	s, _ := st.NewSession("s1")
+	s, _ := live(st.NewSession("s1"))
 	if _, err := eng.Activate(s, a); err != nil {
 		t.Fatal(err)
 	}

@@ -46,7 +46,7 @@ func TestSessionIsolationEndToEnd(t *testing.T) {
 	if !ok {
 		t.Fatalf("agent missing: %+v", cat.Problems)
 	}
-	alice, _ := st.NewSession("alice")
+	alice, _ := live(st.NewSession("alice"))
 	if _, err := eng.Activate(alice, a); err != nil {
 		t.Fatal(err)
 	}
@@ -54,7 +54,7 @@ func TestSessionIsolationEndToEnd(t *testing.T) {
 	if _, err := eng.Turn(t.Context(), alice, "save it", nil); err != nil {
 		t.Fatal(err)
 	}
-	bob, _ := st.NewSession("bob")
+	bob, _ := live(st.NewSession("bob"))
 	if _, err := eng.Activate(bob, a); err != nil {
 		t.Fatal(err)
 	}

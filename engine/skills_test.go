@@ -305,7 +305,7 @@ func TestSkillInvalidOverrideCannotStart(t *testing.T) {
 	h, root := skillHarness(t, func(root string) {
 		write(t, root, "_bmad/custom/bmad-agent-pm.toml", "[agent]\nicon = \"🚀\"\nicon = \"again\"\n")
 	})
-	s, err := h.st.NewSession("k")
+	s, err := live(h.st.NewSession("k"))
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -232,7 +232,7 @@ func TestEveryBMADAgentActivates(t *testing.T) {
 			continue
 		}
 		n++
-		s, err := h.st.NewSession("t/all/" + a.ID)
+		s, err := live(h.st.NewSession("t/all/" + a.ID))
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -256,7 +256,7 @@ func TestEveryBMADAgentActivates(t *testing.T) {
 // A caller's user_name overrides the config's, in the greeting and prompt.
 func TestCallerVarsOverrideConfig(t *testing.T) {
 	h := newHarness(t, harnessOpts{})
-	s, err := h.st.NewSession("t/name")
+	s, err := live(h.st.NewSession("t/name"))
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -6,6 +6,8 @@ import (
 	"net/http"
 
 	openai "github.com/sashabaranov/go-openai"
+
+	"agentbot/engine/transcript"
 )
 
 // SetStrict makes the server validate every request's history as the
@@ -104,4 +106,18 @@ func keys(m map[string]bool) []string {
 		out = append(out, k)
 	}
 	return out
+}
+
+// ValidateTranscript is ValidateHistory for agentbot's own messages (a
+// stored transcript).
+func ValidateTranscript(msgs []transcript.Message) error {
+	out := make([]openai.ChatCompletionMessage, len(msgs))
+	for i, m := range msgs {
+		out[i] = openai.ChatCompletionMessage{Role: m.Role, Content: m.Content, Refusal: m.Refusal, ToolCallID: m.ToolCallID}
+		for _, tc := range m.ToolCalls {
+			out[i].ToolCalls = append(out[i].ToolCalls, openai.ToolCall{ID: tc.ID, Type: openai.ToolType(tc.Type),
+				Function: openai.FunctionCall{Name: tc.Function.Name, Arguments: tc.Function.Arguments}})
+		}
+	}
+	return ValidateHistory(out)
 }
