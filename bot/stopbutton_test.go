@@ -64,7 +64,7 @@ func checkStopped(t *testing.T, r *rig, thread, by string, calls int) {
 	if err != nil || sess == nil {
 		t.Fatal(err)
 	}
-	if err := fakemodel.ValidateHistory(sess.Messages); err != nil {
+	if err := fakemodel.ValidateTranscript(sess.Messages); err != nil {
 		t.Fatalf("the stored transcript is invalid: %v", err)
 	}
 	if last := sess.Messages[len(sess.Messages)-1]; !strings.Contains(last.Content, "The user stopped this turn") {

@@ -22,6 +22,7 @@ import (
 	"agentbot/engine/fakemodel"
 	"agentbot/engine/fixtures"
 	"agentbot/engine/model"
+	"agentbot/engine/transcript"
 	"agentbot/engine/vars"
 )
 
@@ -61,7 +62,7 @@ type turner func(input string, replies ...fakemodel.Reply) results
 // returns the tool results the engine ran before its one model call.
 func pick(t *testing.T, a *catalog.Agent, it catalog.MenuItem, coreFS fs.FS) (*engine.Session, turner, results) {
 	t.Helper()
-	s, fm, out := &engine.Session{ID: "t"}, fakemodel.NewTB(t), t.TempDir()
+	s, fm, out := &engine.Session{Session: transcript.Session{ID: "t"}}, fakemodel.NewTB(t), t.TempDir()
 	eng := engine.New(engine.Config{
 		Model:      model.New(model.Config{BaseURL: fm.URL(), APIKey: "k", Model: "m"}),
 		OutputRoot: func(string) string { return out },

@@ -19,7 +19,7 @@ import (
 	"agentbot/storage"
 )
 
-// harness wires a real engine, store and go-openai client to a fake model.
+// harness wires a real engine, store and model client to a fake model.
 type harness struct {
 	t   testing.TB
 	fm  *fakemodel.Server

@@ -8,9 +8,8 @@ import (
 	"strings"
 	"testing"
 
-	openai "github.com/sashabaranov/go-openai"
-
 	"agentbot/engine/fakemodel"
+	"agentbot/engine/transcript"
 	"agentbot/storage"
 )
 
@@ -139,7 +138,7 @@ type msgView struct {
 	Calls                     []string
 }
 
-func views(msgs []openai.ChatCompletionMessage) []msgView {
+func views(msgs []transcript.Message) []msgView {
 	out := make([]msgView, len(msgs))
 	for i, m := range msgs {
 		v := msgView{Role: m.Role, Content: m.Content, ToolCallID: m.ToolCallID}
@@ -184,7 +183,7 @@ func TestChatSessionResumes(t *testing.T) {
 	if len(reqs) != 2 {
 		t.Fatalf("%d model calls, want 2", len(reqs))
 	}
-	sent := views(reqs[1].Messages)
+	sent := views(sentMessages(t, reqs[1]))
 	want := views(stored.Messages)
 	if len(sent) != len(want)+1 {
 		t.Fatalf("resumed request has %d messages, want the %d stored plus the new line", len(sent), len(want))

@@ -3,12 +3,15 @@ package main
 import (
 	"bytes"
 	"context"
+	"encoding/json"
 	"strings"
 	"sync"
 	"testing"
 	"time"
 
+	"agentbot/engine/fakemodel"
 	"agentbot/engine/fixtures"
+	"agentbot/engine/transcript"
 )
 
 // bundlesDir is the repository's sample bundles folder.
@@ -91,4 +94,17 @@ func (s *syncBuffer) String() string {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	return s.b.String()
+}
+
+// sentMessages decodes the messages of a request the fake model received
+// as agentbot's own transcript messages.
+func sentMessages(t *testing.T, r fakemodel.Request) []transcript.Message {
+	t.Helper()
+	var body struct {
+		Messages []transcript.Message `json:"messages"`
+	}
+	if err := json.Unmarshal(r.Raw, &body); err != nil {
+		t.Fatalf("decode request %d: %v", r.N, err)
+	}
+	return body.Messages
 }

@@ -13,6 +13,7 @@ import (
 	"agentbot/bot/fakeslack"
 	"agentbot/engine"
 	"agentbot/engine/fakemodel"
+	"agentbot/engine/transcript"
 	"agentbot/storage"
 )
 
@@ -25,8 +26,8 @@ func writeMine(t *testing.T, parent string) string {
 	return parent
 }
 
-// storedAgent reads the agent a stored session holds.
-func storedAgent(t *testing.T, data, key string) *engine.Session {
+// storedAgent reads the session stored under key, with its agent snapshot.
+func storedAgent(t *testing.T, data, key string) *transcript.Session {
 	t.Helper()
 	st, err := storage.Open(data)
 	if err != nil {
@@ -52,7 +53,10 @@ func TestChatSessionKeepsItsAgentAfterAnIDCollision(t *testing.T) {
 	fm.Enqueue(fakemodel.Reply{Text: "Hi."})
 	r := runCmd(t, vars, "hello\n", "chat", "--agent", "product-lead", "--session", "keep")
 	r.wantCode(t, 0)
-	maren := storedAgent(t, vars["AGENTBOT_DATA"], "chat/keep").Agent.Path
+	maren := storedAgent(t, vars["AGENTBOT_DATA"], "chat/keep").Agent
+	if maren == nil || maren.Name != "Maren" || maren.Module != "product-team" {
+		t.Fatalf("stored snapshot = %+v", maren)
+	}
 
 	user := writeMine(t, t.TempDir())
 	vars["AGENTBOT_BUNDLES"] = "./bundles," + user
@@ -75,8 +79,8 @@ func TestChatSessionKeepsItsAgentAfterAnIDCollision(t *testing.T) {
 		t.Errorf("*brief was not Maren's menu item: the request answers %q", got)
 	}
 	s := storedAgent(t, vars["AGENTBOT_DATA"], "chat/keep")
-	if s.AgentID != "product-lead" || s.Agent.Name != "Maren" || s.Agent.Path != maren {
-		t.Errorf("the stored session now holds %s (%s, %s), want Maren (%s)", s.AgentID, s.Agent.Name, s.Agent.Path, maren)
+	if s.AgentID != "product-lead" || s.Agent.Name != "Maren" || s.Agent.Module != maren.Module || s.Agent.Source != maren.Source {
+		t.Errorf("the stored session now holds %s (%+v), want Maren (%+v)", s.AgentID, s.Agent, maren)
 	}
 }
 
@@ -139,7 +143,7 @@ func TestServeReloadKeepsThreadsAgentAfterAnIDCollision(t *testing.T) {
 	}
 	stop()
 	s := storedAgent(t, data, fs.TeamID()+"/C1/"+thread)
-	if s.Agent == nil || s.Agent.Name != "Maren" || !strings.HasPrefix(s.Agent.Path, bundlesDir(t)) {
+	if s.Agent == nil || s.Agent.Name != "Maren" || s.Agent.Module != "product-team" {
 		t.Errorf("the stored thread session holds %+v", s.Agent)
 	}
 }

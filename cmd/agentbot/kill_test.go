@@ -272,7 +272,7 @@ func TestKillMidTurnLosesNoMessage(t *testing.T) {
 		t.Errorf("second call after the restart answers %q, want %q", got, second)
 	}
 	// The resumed request extends the killed one: same messages, in order.
-	if a, b := views(reqs[0].Messages), views(reqs[1].Messages); len(a) > len(b) {
+	if a, b := views(sentMessages(t, reqs[0])), views(sentMessages(t, reqs[1])); len(a) > len(b) {
 		t.Errorf("resumed request is shorter (%d) than the killed one (%d)", len(b), len(a))
 	} else {
 		for i := range a {
@@ -367,10 +367,10 @@ func TestChatKillMidTurnResumes(t *testing.T) {
 	}
 	for _, req := range reqs {
 		if i := consecutiveUsers(req.Messages); i >= 0 {
-			t.Errorf("request %d has two user messages in a row at %d: %+v", req.N, i, views(req.Messages))
+			t.Errorf("request %d has two user messages in a row at %d: %+v", req.N, i, views(sentMessages(t, req)))
 		}
 	}
-	if a, b := views(reqs[0].Messages), views(reqs[1].Messages); len(a) != len(b) {
+	if a, b := views(sentMessages(t, reqs[0])), views(sentMessages(t, reqs[1])); len(a) != len(b) {
 		t.Errorf("the resumed request has %d messages, the killed one %d", len(b), len(a))
 	} else {
 		for i := range a {
