@@ -11,7 +11,6 @@ import (
 	"github.com/slack-go/slack/slackevents"
 
 	"agentbot/bot/fakeslack"
-	"agentbot/engine"
 	"agentbot/engine/fakemodel"
 	"agentbot/engine/transcript"
 	"agentbot/storage"
