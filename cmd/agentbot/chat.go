@@ -46,6 +46,12 @@ func runChat(ctx context.Context, e *env) int {
 	var rec *transcript.Session
 	if key != "" {
 		rec, err = st.Session(key)
+		if errors.Is(err, storage.ErrNotFound) {
+			// --session also takes a session id (agentbot sessions list).
+			if byID, idErr := st.SessionByID(name); idErr == nil {
+				rec, key, err = byID, byID.Key, nil
+			}
+		}
 		if err != nil && !errors.Is(err, storage.ErrNotFound) {
 			fmt.Fprintf(e.stderr, "agentbot chat: %v\n", err)
 			return 1
