@@ -528,21 +528,14 @@ func summaryMessage(c *Compaction) string {
 // documentsLine lists the documents saved so far, fixed at compaction so
 // later requests extend each other.
 func documentsLine(s *Session) string {
-	seen := map[string]int{}
-	var order []string
-	for _, o := range s.Outputs {
-		if _, ok := seen[o.Path]; !ok {
-			order = append(order, o.Path)
-		}
-		seen[o.Path] = o.Version
-	}
-	if len(order) == 0 {
+	latest := transcript.Latest(s.Outputs)
+	if len(latest) == 0 {
 		return ""
 	}
 	var b strings.Builder
 	b.WriteString("\n\nDocuments saved so far (read_file /outputs/<path> for the current text):")
-	for _, p := range order {
-		fmt.Fprintf(&b, "\n- %s (v%d)", p, seen[p])
+	for _, o := range latest {
+		fmt.Fprintf(&b, "\n- %s (v%d)", o.Path, o.Version)
 	}
 	return b.String()
 }

@@ -1,0 +1,61 @@
+package transcript
+
+import (
+	"encoding/json"
+	"reflect"
+	"testing"
+)
+
+func TestLatest(t *testing.T) {
+	got := Latest([]Output{{Path: "a.md", Version: 1}, {Path: "b.md", Version: 1}, {Path: "a.md", Version: 3}, {Path: "a.md", Version: 2}})
+	want := []Output{{Path: "a.md", Version: 3}, {Path: "b.md", Version: 1}}
+	if !reflect.DeepEqual(got, want) {
+		t.Fatalf("Latest = %+v, want %+v", got, want)
+	}
+	if Latest(nil) != nil {
+		t.Fatal("Latest(nil) must be nil")
+	}
+}
+
+// A message as go-openai wrote it (with fields agentbot does not keep)
+// decodes, and encodes back to the same chat-message shape.
+func TestMessageJSONCompatible(t *testing.T) {
+	old := `{"role":"assistant","content":"","name":"x","reasoning_content":"r","tool_calls":[{"index":0,"id":"c1","type":"function","function":{"name":"read_file","arguments":"{}"}}]}`
+	var m Message
+	if err := json.Unmarshal([]byte(old), &m); err != nil {
+		t.Fatal(err)
+	}
+	if m.Role != RoleAssistant || len(m.ToolCalls) != 1 || m.ToolCalls[0].Function.Name != "read_file" || m.ToolCalls[0].ID != "c1" {
+		t.Fatalf("decoded %+v", m)
+	}
+	b, _ := json.Marshal(m)
+	if want := `{"role":"assistant","tool_calls":[{"id":"c1","type":"function","function":{"name":"read_file","arguments":"{}"}}]}`; string(b) != want {
+		t.Fatalf("encoded %s, want %s", b, want)
+	}
+}
+
+func TestUsage(t *testing.T) {
+	u := Usage{Prompt: 10, Cached: 4, Completion: 2, Calls: 1}.Add(Usage{Prompt: 1, Completion: 1, Calls: 1})
+	if u != (Usage{Prompt: 11, Cached: 4, Completion: 3, Calls: 2}) || u.Tokens() != 14 {
+		t.Fatalf("Add = %+v, Tokens %d", u, u.Tokens())
+	}
+	b, _ := json.Marshal(u)
+	if string(b) != `{"prompt":11,"cached":4,"completion":3,"calls":2}` {
+		t.Fatalf("usage JSON %s", b)
+	}
+}
+
+func TestUnfinished(t *testing.T) {
+	s := &Session{Messages: []Message{{Role: RoleSystem}, {Role: RoleUser, Content: "hi"}}}
+	if !s.Unfinished() {
+		t.Error("a transcript ending with the user's message is unfinished")
+	}
+	s.Messages = append(s.Messages, Message{Role: RoleAssistant, Content: "hello"})
+	if s.Unfinished() {
+		t.Error("a transcript ending with an answer is finished")
+	}
+	var nilS *Session
+	if nilS.Unfinished() {
+		t.Error("nil session is not unfinished")
+	}
+}
