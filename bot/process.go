@@ -58,8 +58,14 @@ func (b *Bot) process(seq uint64, it item) {
 	}
 	var gone *engine.AgentGoneError
 	if errors.As(err, &gone) {
+		if cmd, arg := threadCommand(it.Text); it.Kind != "pick" && (cmd == "use" || cmd == "reset") {
+			// Moving the thread to another agent keeps the old session,
+			// detached.
+			b.switchAgent(ctx, &engine.Session{Session: *rec}, it, arg)
+			return
+		}
 		b.log.Warn("session's agent is gone", "session", gone.SessionID, "agent", gone.AgentID)
-		b.post(ctx, it.Channel, it.ThreadTS, "⚠️ "+upperFirst(gone.Error())+".")
+		b.post(ctx, it.Channel, it.ThreadTS, "⚠️ "+upperFirst(gone.Error())+" (or say `use <agent>` here).")
 		return
 	}
 	if err != nil {
@@ -268,7 +274,7 @@ func (b *Bot) switchAgent(ctx context.Context, s *engine.Session, it item, agent
 			return
 		}
 	}
-	if s.Agent != nil {
+	if s.Agent != nil || len(s.Messages) > 0 {
 		if err := b.cfg.Store.DetachSession(s.ID); err != nil {
 			b.log.Error("detach session", "err", err)
 			b.post(ctx, it.Channel, it.ThreadTS, "⚠️ I couldn't switch agents. Please try again.")

@@ -46,4 +46,16 @@ func TestThreadWithAGoneAgent(t *testing.T) {
 	if err != nil || len(got.Messages) != 3 || got.AgentID != "ghost" {
 		t.Fatalf("stored session after the refusal: %v, %+v", err, got)
 	}
+
+	// "use <agent>" moves the thread to an installed agent; the old
+	// session is kept, detached.
+	r.mention("use product-lead", thread)
+	r.waitText(thread, "Maren")
+	now, err := r.st.Session(r.sessionKey(thread))
+	if err != nil || now.ID == rec.ID || now.AgentID != "product-lead" {
+		t.Fatalf("thread session after use: %v, %+v", err, now)
+	}
+	if old, err := r.st.SessionByID(rec.ID); err != nil || len(old.Messages) != 3 {
+		t.Fatalf("the old session was not kept: %v", err)
+	}
 }
