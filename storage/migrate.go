@@ -18,6 +18,10 @@ import (
 //     keep documents' bytes.
 const schemaV1 = 1
 
+// keyNeedsCompact, in the meta bucket, marks a migrated database whose
+// file still holds the old bytes in freed pages; Open compacts it.
+var keyNeedsCompact = []byte("needs-compact")
+
 // migrateV1 re-encodes every session of a version 1 store through
 // agentbot's own format, in tx: metadata through transcript.Session (the
 // old agent definition becomes an AgentSnapshot; its host paths, home and
@@ -73,7 +77,9 @@ func migrateV1(tx *bolt.Tx) error {
 
 // compact rewrites the database at path into a fresh file, so the pages a
 // migration freed (which still hold the old bytes) are gone, and returns
-// the reopened database. db is closed.
+// the reopened database. db is closed. The copy is renamed over the file
+// only when whole, so a crash leaves the marked original, compacted at the
+// next Open.
 func compact(path string, db *bolt.DB) (*bolt.DB, error) {
 	tmp := path + ".compact"
 	_ = os.Remove(tmp)
@@ -83,6 +89,9 @@ func compact(path string, db *bolt.DB) (*bolt.DB, error) {
 		return nil, fmt.Errorf("compact: %w", err)
 	}
 	err = bolt.Compact(dst, db, 0)
+	if err == nil {
+		err = dst.Update(func(tx *bolt.Tx) error { return tx.Bucket(bucketMeta).Delete(keyNeedsCompact) })
+	}
 	if cerr := dst.Close(); err == nil {
 		err = cerr
 	}

@@ -99,6 +99,55 @@ func TestMigrateV1(t *testing.T) {
 	}
 }
 
+// A compaction cut short (the mark survives) runs at the next Open.
+func TestMigrateCompactionResumes(t *testing.T) {
+	dir := copyV1(t)
+	s := openAt(t, dir, nil)
+	var marked bool
+	if err := s.db.Update(func(tx *bolt.Tx) error {
+		marked = tx.Bucket(bucketMeta).Get(keyNeedsCompact) != nil
+		return tx.Bucket(bucketMeta).Put([]byte("junk"), []byte("/work/leftover"))
+	}); err != nil {
+		t.Fatal(err)
+	}
+	// Leave old bytes behind in a freed page, as a migration does, and
+	// the mark, as a crash before the rename does.
+	if err := s.db.Update(func(tx *bolt.Tx) error {
+		if err := tx.Bucket(bucketMeta).Delete([]byte("junk")); err != nil {
+			return err
+		}
+		return tx.Bucket(bucketMeta).Put(keyNeedsCompact, []byte{1})
+	}); err != nil {
+		t.Fatal(err)
+	}
+	if raw, err := os.ReadFile(filepath.Join(dir, DBName)); err != nil || !bytes.Contains(raw, []byte("/work/leftover")) {
+		t.Fatalf("the freed page does not hold the old bytes; the test would prove nothing (%v)", err)
+	}
+	if marked {
+		t.Fatal("the compaction mark outlived a finished compaction")
+	}
+	if err := s.Close(); err != nil {
+		t.Fatal(err)
+	}
+	s = openAt(t, dir, nil)
+	if err := s.db.View(func(tx *bolt.Tx) error {
+		marked = tx.Bucket(bucketMeta).Get(keyNeedsCompact) != nil
+		return nil
+	}); err != nil {
+		t.Fatal(err)
+	}
+	if err := s.Close(); err != nil {
+		t.Fatal(err)
+	}
+	raw, err := os.ReadFile(filepath.Join(dir, DBName))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if marked || bytes.Contains(raw, []byte("/work/")) {
+		t.Fatalf("the interrupted compaction did not run again (mark %v)", marked)
+	}
+}
+
 func TestMigrateNewerSchemaRefused(t *testing.T) {
 	dir := t.TempDir()
 	s := openAt(t, dir, nil)

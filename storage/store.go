@@ -161,12 +161,16 @@ func initBuckets(tx *bolt.Tx) (migrated bool, err error) {
 		return false, fmt.Errorf("database schema version %d is newer than this agentbot supports (%d)", got, schemaVersion)
 	}
 	if got == schemaVersion {
-		return false, nil
+		// A compaction after a migration that did not finish runs again.
+		return meta.Get(keyNeedsCompact) != nil, nil
 	}
 	if got == schemaV1 {
 		if err := migrateV1(tx); err != nil {
 			return false, fmt.Errorf("migrate schema %d to %d: %w", got, schemaVersion, err)
 		}
+	}
+	if err := meta.Put(keyNeedsCompact, []byte{1}); err != nil {
+		return false, err
 	}
 	return true, meta.Put([]byte("version"), u64Key(schemaVersion))
 }
