@@ -134,7 +134,7 @@ func Open(dir string) (*Store, error) {
 
 // initBuckets creates the root buckets and checks the schema version.
 func initBuckets(tx *bolt.Tx) error {
-	for _, name := range [][]byte{bucketMeta, bucketSessions, bucketKeys, bucketSeen, bucketChannels, bucketQueue} {
+	for _, name := range [][]byte{bucketMeta, bucketSessions, bucketKeys, bucketSeen, bucketChannels, bucketQueue, bucketLeases} {
 		if _, err := tx.CreateBucketIfNotExists(name); err != nil {
 			return fmt.Errorf("create bucket %s: %w", name, err)
 		}
