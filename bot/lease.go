@@ -70,8 +70,9 @@ func (b *Bot) holdLease(key string) *heldLease {
 }
 
 // renew renews the lease every LeaseTTL/3. When another replica holds it,
-// or renewals failed for two thirds of the TTL (so the lease may expire
-// before the next one), the lease is lost: ctx is cancelled.
+// or renewals failed for half the TTL (so the lease may expire before the
+// next one), the lease is lost: ctx is cancelled, before another replica
+// can take the thread over.
 func (l *heldLease) renew() {
 	defer close(l.done)
 	b, ttl := l.b, l.b.cfg.LeaseTTL
@@ -91,7 +92,7 @@ func (l *heldLease) renew() {
 			continue
 		case err == nil:
 			b.log.Warn("thread lease lost: another replica took the thread over", "thread", l.key, "replica", b.cfg.ReplicaID)
-		case time.Since(last) < ttl*2/3:
+		case time.Since(last) < ttl/2:
 			b.log.Warn("renew thread lease", "thread", l.key, "err", err)
 			continue
 		default:

@@ -25,6 +25,9 @@ func (s *Store) Lease(key, holder string, ttl time.Duration) (bool, error) {
 	if ttl <= 0 {
 		return false, fmt.Errorf("lease %q: ttl must be positive, got %s", key, ttl)
 	}
+	if held, err := s.heldByOther(key, holder); err != nil || held {
+		return false, err
+	}
 	var got bool
 	err := s.db.Batch(func(tx *bolt.Tx) error { // renewals of many threads share a commit
 		got = false
@@ -46,6 +49,26 @@ func (s *Store) Lease(key, holder string, ttl time.Duration) (bool, error) {
 		return false, fmt.Errorf("lease %q for %s: %w", key, holder, err)
 	}
 	return got, nil
+}
+
+// heldByOther reports, in a read transaction, whether another holder's
+// lease on key is live: replicas scanning for work ask often about threads
+// others work, and a refusal needs no write.
+func (s *Store) heldByOther(key, holder string) (bool, error) {
+	var held bool
+	err := s.db.View(func(tx *bolt.Tx) error {
+		v := tx.Bucket(bucketLeases).Get([]byte(key))
+		if v == nil {
+			return nil
+		}
+		exp, who, err := decodeLease(v)
+		held = err == nil && who != holder && s.now().Before(exp)
+		return err
+	})
+	if err != nil {
+		return false, fmt.Errorf("lease %q for %s: %w", key, holder, err)
+	}
+	return held, nil
 }
 
 // ReleaseLease gives up holder's lease on key. A lease of another holder,

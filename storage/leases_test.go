@@ -1,6 +1,8 @@
 package storage
 
 import (
+	"fmt"
+	"sync"
 	"testing"
 	"time"
 )
@@ -74,5 +76,33 @@ func TestLeaseBadInput(t *testing.T) {
 	}
 	if err := s.ReleaseLease("k", ""); err == nil {
 		t.Error("ReleaseLease with an empty holder: no error")
+	}
+}
+
+// Of many holders asking at once for a free lease, exactly one gets it.
+func TestLeaseConcurrentTakersGetOne(t *testing.T) {
+	s := openAt(t, t.TempDir(), nil)
+	const n = 16
+	got := make(chan bool, n)
+	var wg sync.WaitGroup
+	for i := range n {
+		wg.Go(func() {
+			ok, err := s.Lease("T/C/1", fmt.Sprintf("r%d", i), time.Minute)
+			if err != nil {
+				t.Error(err)
+			}
+			got <- ok
+		})
+	}
+	wg.Wait()
+	close(got)
+	winners := 0
+	for ok := range got {
+		if ok {
+			winners++
+		}
+	}
+	if winners != 1 {
+		t.Fatalf("%d holders got the lease, want 1", winners)
 	}
 }
