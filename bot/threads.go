@@ -119,11 +119,12 @@ func (t *threads) drainLeased(key string) bool {
 			return true
 		}
 		var it item
-		readable := json.Unmarshal(payload, &it) == nil
+		err = json.Unmarshal(payload, &it)
+		readable := err == nil
 		if readable {
 			b.process(l.ctx, seq, it)
 		} else {
-			b.log.Error("drop unreadable queued item", "seq", seq)
+			b.log.Error("drop unreadable queued item", "seq", seq, "err", err)
 		}
 		if l.ctx.Err() != nil {
 			// Cancelled at shutdown, or the lease was lost: keep the item
