@@ -184,6 +184,7 @@ func (c *cluster) idle() {
 type replicaStore struct {
 	*storage.Store
 	dead         atomic.Bool
+	failLeases   atomic.Bool // Lease fails: renewals do not reach the store
 	failDequeues atomic.Int32
 	failed       atomic.Int32
 }
@@ -218,6 +219,9 @@ func (s *replicaStore) Dequeue(key string, seq uint64) error {
 func (s *replicaStore) Lease(key, holder string, ttl time.Duration) (bool, error) {
 	if s.dead.Load() {
 		return false, errDead
+	}
+	if s.failLeases.Load() {
+		return false, errors.New("injected lease failure")
 	}
 	return s.Store.Lease(key, holder, ttl)
 }
@@ -419,5 +423,37 @@ func TestReplicaReplayAfterPostedPostsNothing(t *testing.T) {
 				t.Errorf("%d turns ran", a.turns.Load()+b.turns.Load())
 			}
 		})
+	}
+}
+
+// Replica A, alive, cannot renew its lease (the store refuses it): it gives
+// the thread up before the lease expires, cancelling its turn, so its late
+// answer is never posted, and replica B finishes the thread with one answer.
+func TestReplicaLeaseNotRenewedCancelsTurn(t *testing.T) {
+	c := newCluster(t)
+	var first atomic.Bool
+	c.model.Handle(func(req fakemodel.Request) fakemodel.Reply {
+		if first.CompareAndSwap(false, true) {
+			return fakemodel.Reply{Text: "LATE ANSWER", Delay: 3 * replicaTTL}
+		}
+		return fakemodel.Reply{Text: "FINAL ANSWER"}
+	})
+	a, b := c.start("replica-a", 5*time.Second), c.start("replica-b", 5*time.Second)
+	thread, _ := c.mention(a.conn, "draft the brief", "")
+	c.waitFor("A's model call", func() bool { return c.model.Calls() == 1 })
+	a.store.failLeases.Store(true)
+	c.waitFor("B's answer", func() bool { return c.count(thread, "FINAL ANSWER") > 0 })
+	c.idle()
+	time.Sleep(4 * replicaTTL) // A's late answer would have arrived by now
+	if got := c.count(thread, "FINAL ANSWER"); got != 1 {
+		t.Errorf("the answer was posted %d times", got)
+	}
+	for _, bad := range []string{"LATE ANSWER", "interrupted", "⚠️"} {
+		if got := c.count(thread, bad); got != 0 {
+			t.Errorf("A posted %q after giving the thread up", bad)
+		}
+	}
+	if a.turns.Load() != 1 || b.turns.Load() != 1 {
+		t.Errorf("turns: A %d, B %d; want 1 each", a.turns.Load(), b.turns.Load())
 	}
 }
