@@ -40,6 +40,11 @@ type Store interface {
 	Next(key string) (seq uint64, payload []byte, ok bool, err error)
 	Dequeue(key string, seq uint64) error
 	PendingKeys() ([]string, error)
+	// Lease takes or renews the lease on a thread's work for holder; it
+	// reports false while another holder's lease is live.
+	Lease(key, holder string, ttl time.Duration) (bool, error)
+	// ReleaseLease gives up holder's lease, if it holds it.
+	ReleaseLease(key, holder string) error
 }
 
 // Observer is told what the bot does, for metrics. Its methods must be cheap
@@ -90,6 +95,13 @@ type Config struct {
 	ShutdownGrace time.Duration
 	Observer      Observer
 	Logger        *slog.Logger
+	// ReplicaID names this bot among the replicas sharing the store: it
+	// holds thread leases (default: hostname-pid-random).
+	ReplicaID string
+	// LeaseTTL is how long a thread lease lasts unless renewed (default
+	// 15 s; renewed every LeaseTTL/3): after a replica dies, its threads
+	// are taken over this long after its last renewal.
+	LeaseTTL time.Duration
 }
 
 // Bot is agentbot's Slack adapter.
@@ -145,6 +157,7 @@ func New(cfg Config) (*Bot, error) {
 	if cfg.Logger == nil {
 		cfg.Logger = slog.Default()
 	}
+	cfg.leaseDefaults()
 	b := &Bot{cfg: cfg, log: cfg.Logger, obs: cfg.Observer, inbox: newInbox(), sem: make(chan struct{}, cfg.MaxConcurrentTurns), sleep: sleepCtx}
 	if b.obs == nil {
 		b.obs = nopObserver{}
@@ -186,6 +199,7 @@ func (b *Bot) Run(ctx context.Context) error {
 			b.log.Info("resuming queued messages", "threads", len(keys))
 		}
 	}
+	b.threads.startScan(sockCtx) // threads of replicas that died, items other replicas admitted
 
 loop:
 	for {

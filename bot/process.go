@@ -40,13 +40,13 @@ const metaPending = "bot.pending"
 // are attributed, so the agent can tell people apart.
 const metaOwner = "bot.owner"
 
-// process handles one queued item of a thread.
-func (b *Bot) process(seq uint64, it item) {
+// process handles one queued item of a thread; ctx ends at shutdown or
+// when the thread's lease is lost.
+func (b *Bot) process(ctx context.Context, seq uint64, it item) {
 	if it.Kind == kindFeedback {
 		b.recordFeedback(it) // feedback.go
 		return
 	}
-	ctx := b.turnCtx
 	key := it.key()
 	rec, err := b.cfg.Store.FindSession(key)
 	if err == nil && rec == nil {
@@ -75,6 +75,9 @@ func (b *Bot) process(seq uint64, it item) {
 	}
 
 	seqStr := strconv.FormatUint(seq, 10)
+	if s.Meta[metaPosted] == seqStr {
+		return // handled and posted before a crash; only its dequeue was lost
+	}
 	if s.Agent != nil && s.Meta[metaSeq] == seqStr {
 		// Replayed after a crash: the input is in the transcript already,
 		// so the turn resumes instead of repeating it.

@@ -6,7 +6,9 @@ import (
 )
 
 // threads runs one worker per thread with queued items: turns of a thread
-// run one at a time, in order; different threads run in parallel.
+// run one at a time, in order; different threads run in parallel. A worker
+// works a thread only while it holds the thread's lease (lease.go), so
+// replicas sharing the store never work one thread at once.
 type threads struct {
 	b      *Bot
 	mu     sync.Mutex
@@ -30,6 +32,20 @@ func (t *threads) wake(key string) {
 		w.kicked = true
 		return
 	}
+	t.startLocked(key)
+}
+
+// wakeIdle starts a worker for key unless one runs already.
+func (t *threads) wakeIdle(key string) {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	if _, ok := t.active[key]; !ok {
+		t.startLocked(key)
+	}
+}
+
+// startLocked starts a worker for key; t.mu must be held.
+func (t *threads) startLocked(key string) {
 	w := &worker{}
 	t.active[key] = w
 	t.b.obs.QueueDepth(len(t.active))
@@ -58,32 +74,70 @@ func (t *threads) run(key string, w *worker) {
 	}
 }
 
-// drain handles the thread's queued items, oldest first. An item leaves the
-// queue only after it was handled, so a crash replays it. At shutdown no new
-// item starts; the queue waits for the next start.
+// drain handles the thread's queued items, oldest first, while this
+// replica holds the thread's lease; without it, another replica works the
+// thread and drain leaves it. An item leaves the queue only after it was
+// handled, so a crash replays it. At shutdown no new item starts; the queue
+// waits for the next start (or another replica).
 func (t *threads) drain(key string) {
 	b := t.b
 	for b.turnCtx.Err() == nil && !b.stopping.Load() {
-		seq, payload, ok, err := b.cfg.Store.Next(key)
+		ok, err := b.cfg.Store.Lease(key, b.cfg.ReplicaID, b.cfg.LeaseTTL)
 		if err != nil {
-			b.log.Error("read queue", "err", err)
+			b.log.Error("take thread lease", "err", err) // the scan retries
 			return
 		}
 		if !ok {
+			return // another replica works this thread
+		}
+		if !t.drainLeased(key) {
 			return
 		}
-		var it item
-		if err := json.Unmarshal(payload, &it); err != nil {
-			b.log.Error("drop unreadable queued item", "seq", seq, "err", err)
-		} else {
-			b.process(seq, it)
-		}
-		if b.turnCtx.Err() != nil {
-			return // cancelled at shutdown: keep the item for the restart
-		}
-		if err := b.cfg.Store.Dequeue(key, seq); err != nil {
-			b.log.Error("dequeue", "err", err)
+		// The lease is released with the queue empty. An item another
+		// replica queued in between found the lease taken: look again, so
+		// it does not wait for the scan.
+		if _, _, ok, err := b.cfg.Store.Next(key); err != nil || !ok {
 			return
 		}
 	}
+}
+
+// drainLeased drains the queue under a lease just taken, and releases the
+// lease unless it was lost; it reports whether it stopped because the queue
+// was empty.
+func (t *threads) drainLeased(key string) bool {
+	b := t.b
+	l := b.holdLease(key)
+	defer l.release()
+	for l.ctx.Err() == nil && !b.stopping.Load() {
+		seq, payload, ok, err := b.cfg.Store.Next(key)
+		if err != nil {
+			b.log.Error("read queue", "err", err)
+			return false
+		}
+		if !ok {
+			return true
+		}
+		var it item
+		err = json.Unmarshal(payload, &it)
+		readable := err == nil
+		if readable {
+			b.process(l.ctx, seq, it)
+		} else {
+			b.log.Error("drop unreadable queued item", "seq", seq, "err", err)
+		}
+		if l.ctx.Err() != nil {
+			// Cancelled at shutdown, or the lease was lost: keep the item
+			// for the restart or the replica that holds the thread now.
+			return false
+		}
+		if readable && it.Kind != kindFeedback {
+			b.markPosted(key, seq)
+		}
+		if err := b.cfg.Store.Dequeue(key, seq); err != nil {
+			b.log.Error("dequeue", "err", err)
+			return false
+		}
+	}
+	return false
 }

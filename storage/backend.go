@@ -88,3 +88,6 @@ type Backend interface {
 	Ping() error
 	Close() error
 }
+
+// Store, the embedded bbolt store, meets the contract.
+var _ Backend = (*Store)(nil)

@@ -23,6 +23,10 @@ type EventOptions struct {
 	RetryAttempt int    // Slack's retry_attempt (0 for the first delivery)
 	RetryReason  string // Slack's retry_reason, e.g. "timeout"
 	TeamID       string // default: the fake's team
+	// Conn delivers the envelope on the websocket with this id (see
+	// ConnIDs and Envelope.Conn), waiting while it is not connected; 0
+	// spreads envelopes round-robin over the live websockets.
+	Conn int
 }
 
 // SendEvent pushes an events_api envelope carrying inner as the event (a
@@ -63,7 +67,7 @@ func (s *Server) SendEventWith(inner any, opt EventOptions) string {
 		}},
 		"is_ext_shared_channel": false,
 	}
-	e := &Envelope{ID: newEnvelopeID(), Type: "events_api", EventID: opt.EventID, RetryAttempt: opt.RetryAttempt}
+	e := &Envelope{ID: newEnvelopeID(), Type: "events_api", EventID: opt.EventID, RetryAttempt: opt.RetryAttempt, target: opt.Conn}
 	e.JSON, _ = json.Marshal(map[string]any{
 		"envelope_id": e.ID, "type": "events_api", "payload": payload,
 		"accepts_response_payload": false,
@@ -77,6 +81,12 @@ func (s *Server) SendEventWith(inner any, opt EventOptions) string {
 // late: same event and event_id, a new envelope_id, retry_attempt one higher
 // and the given retry_reason (e.g. "timeout").
 func (s *Server) Redeliver(envelopeID, reason string) (string, error) {
+	return s.RedeliverTo(envelopeID, reason, 0)
+}
+
+// RedeliverTo is Redeliver on the websocket with id conn (0: round-robin),
+// as when Slack retries an event on another of the app's connections.
+func (s *Server) RedeliverTo(envelopeID, reason string, conn int) (string, error) {
 	s.mu.Lock()
 	e, ok := s.envIdx[envelopeID]
 	var orig []byte
@@ -101,7 +111,7 @@ func (s *Server) Redeliver(envelopeID, reason string) (string, error) {
 	}
 	id := s.SendEventWith(env.Payload.Event, EventOptions{
 		EventID: env.Payload.EventID, EventTime: env.Payload.EventTime, TeamID: env.Payload.TeamID,
-		RetryAttempt: env.RetryAttempt + 1, RetryReason: reason,
+		RetryAttempt: env.RetryAttempt + 1, RetryReason: reason, Conn: conn,
 	})
 	return id, nil
 }

@@ -165,6 +165,8 @@ type Envelope struct {
 	Queued       time.Time
 	Sent         time.Time // zero until written to a websocket
 	Conn         int       // id of the websocket it went to
+
+	target int // the websocket it must go to (EventOptions.Conn); 0: any
 }
 
 // Ack is one message the bot wrote on a websocket with an envelope_id.

@@ -152,13 +152,19 @@ func (s *Server) enqueue(e *Envelope) {
 }
 
 // flushLocked writes pending envelopes, round-robin over the live
-// websockets, as Slack spreads events over an app's connections. s.sock must
-// be held.
+// websockets, as Slack spreads events over an app's connections; an
+// envelope for a given websocket (EventOptions.Conn) waits for it. s.sock
+// must be held.
 func (s *Server) flushLocked() {
+	var waiting []*Envelope // for a websocket that is not connected
 	for len(s.pending) > 0 && len(s.conns) > 0 {
 		e := s.pending[0]
-		wc := s.conns[s.rr%len(s.conns)]
-		s.rr++
+		wc := s.connForLocked(e)
+		if wc == nil {
+			waiting = append(waiting, e)
+			s.pending = s.pending[1:]
+			continue
+		}
 		s.mu.Lock()
 		e.Sent, e.Conn = time.Now(), wc.id
 		s.mu.Unlock()
@@ -174,6 +180,23 @@ func (s *Server) flushLocked() {
 		s.pending = s.pending[1:]
 		s.notify()
 	}
+	s.pending = append(waiting, s.pending...)
+}
+
+// connForLocked picks the websocket for e: its target, or the next one
+// round-robin; nil when its target is not connected. s.sock must be held.
+func (s *Server) connForLocked(e *Envelope) *wsConn {
+	if e.target != 0 {
+		for _, wc := range s.conns {
+			if wc.id == e.target {
+				return wc
+			}
+		}
+		return nil
+	}
+	wc := s.conns[s.rr%len(s.conns)]
+	s.rr++
+	return wc
 }
 
 func (s *Server) removeConnLocked(wc *wsConn) {
@@ -185,6 +208,18 @@ func (s *Server) Connected() int {
 	s.sock.Lock()
 	defer s.sock.Unlock()
 	return len(s.conns)
+}
+
+// ConnIDs lists the ids of the live websockets, oldest first: a
+// socketmode client's websocket is the one that appeared when it connected.
+func (s *Server) ConnIDs() []int {
+	s.sock.Lock()
+	defer s.sock.Unlock()
+	ids := make([]int, len(s.conns))
+	for i, wc := range s.conns {
+		ids[i] = wc.id
+	}
+	return ids
 }
 
 // TotalConnections is the number of websockets accepted so far.

@@ -21,6 +21,7 @@ const wait = 5 * time.Second
 func startSocketMode(t *testing.T, fake *Server) <-chan socketmode.Event {
 	t.Helper()
 	sm := socketmode.New(fake.Client())
+	before := fake.Connected()
 	ctx, cancel := context.WithCancel(context.Background())
 	runDone := make(chan struct{})
 	go func() {
@@ -51,7 +52,7 @@ func startSocketMode(t *testing.T, fake *Server) <-chan socketmode.Event {
 		<-runDone
 		<-loopDone
 	})
-	if err := fake.WaitFor(func() bool { return fake.Connected() == 1 }, wait); err != nil {
+	if err := fake.WaitFor(func() bool { return fake.Connected() == before+1 }, wait); err != nil {
 		t.Fatalf("socketmode did not connect: %v", err)
 	}
 	return out
