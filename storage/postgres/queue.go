@@ -273,4 +273,3 @@ func (s *Store) commitAdmissions(batch []*admitReq) {
 		r.done <- out[i]
 	}
 }
-
