@@ -197,10 +197,14 @@ func (s *Store) Admit(keys []string, ttl time.Duration, sessionKey string, paylo
 	return a.Dup, a.Seq, a.Err
 }
 
-// AdmitAsync is Admit with its outcome on the returned channel, which
-// receives once the admission is committed. Admissions waiting together
-// are applied in call order in one pipelined transaction (one round trip);
-// a mark made by an earlier one counts as seen for a later one.
+// AdmitAsync is Admit with its outcome on the returned channel. Unlike
+// the bbolt store, which returns once the admission is in its local
+// journal, it returns once the admission is committed in the database:
+// there is no local journal a replica could lose, so the caller (the bot
+// acks Slack's event then) may rely on it being durable. Admissions
+// waiting together are applied in call order in one pipelined
+// transaction (one round trip); a mark made by an earlier one counts as
+// seen for a later one.
 func (s *Store) AdmitAsync(keys []string, ttl time.Duration, sessionKey string, payload []byte) <-chan storage.Admission {
 	done := make(chan storage.Admission, 1)
 	if err := storage.CheckAdmit(keys, ttl, sessionKey, payload); err != nil {
@@ -208,12 +212,15 @@ func (s *Store) AdmitAsync(keys []string, ttl time.Duration, sessionKey string, 
 		return done
 	}
 	s.admitMu.Lock()
-	defer s.admitMu.Unlock()
 	if s.admitClosed {
+		s.admitMu.Unlock()
 		done <- storage.Admission{Err: fmt.Errorf("admit %q: the store is closed", sessionKey)}
 		return done
 	}
-	s.admits <- &admitReq{keys: keys, ttl: ttl, sessionKey: sessionKey, payload: payload, done: done}
+	wait := make(chan storage.Admission, 1)
+	s.admits <- &admitReq{keys: keys, ttl: ttl, sessionKey: sessionKey, payload: payload, done: wait}
+	s.admitMu.Unlock()
+	done <- <-wait
 	return done
 }
 
