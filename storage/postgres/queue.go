@@ -1,0 +1,282 @@
+package postgres
+
+import (
+	"encoding/json"
+	"fmt"
+	"slices"
+	"time"
+
+	"github.com/jackc/pgx/v5"
+
+	"agentbot/storage"
+)
+
+// sweepInterval is how often Seen and admissions also remove expired
+// marks.
+const sweepInterval = time.Minute
+
+// maxAdmitBatch bounds how many admissions share one round trip.
+const maxAdmitBatch = 256
+
+// markSQL marks each key of $1 until $2 unless a live mark exists (one
+// expiring after $3, now) and returns the keys it marked: a unique insert,
+// where an expired mark may be replaced.
+const markSQL = `INSERT INTO seen (key, expires) SELECT k, $2 FROM unnest($1::text[]) AS k
+	ON CONFLICT (key) DO UPDATE SET expires = excluded.expires WHERE seen.expires <= $3
+	RETURNING key`
+
+// admitSQL is one admission: it marks the keys of $1 as markSQL does and,
+// when it marked all of them, queues payload $5 for session key $4. It
+// returns the queue seq, or NULL when a key was marked already. $6 is the
+// number of keys the caller gave: a key given twice counts as marked
+// already, as in the bbolt store.
+const admitSQL = `WITH marked AS (` + markSQL + `), ins AS (
+	INSERT INTO queue (session_key, payload, enqueued)
+	SELECT $4, $5, $3 WHERE (SELECT count(*) FROM marked) = $6
+	RETURNING seq
+) SELECT (SELECT seq FROM ins)`
+
+// Seen marks key for ttl and reports whether a live mark existed; an
+// existing mark keeps its expiry. Expired marks are swept at most once a
+// minute, or by SweepSeen.
+func (s *Store) Seen(key string, ttl time.Duration) (bool, error) {
+	if err := storage.CheckKey("seen key", key); err != nil {
+		return false, fmt.Errorf("seen: %w", err)
+	}
+	if ttl <= 0 {
+		return false, fmt.Errorf("seen %q: ttl must be positive, got %s", key, ttl)
+	}
+	now := s.now()
+	ctx, cancel := s.ctx()
+	defer cancel()
+	b := &pgx.Batch{}
+	if s.sweepDue(now) {
+		b.Queue(`DELETE FROM seen WHERE expires <= $1`, now.UnixNano())
+	}
+	var marked bool
+	b.Queue(markSQL, []string{key}, now.Add(ttl).UnixNano(), now.UnixNano()).Query(func(rows pgx.Rows) error {
+		marked = rows.Next()
+		rows.Close()
+		return rows.Err()
+	})
+	if err := s.pool.SendBatch(ctx, b).Close(); err != nil {
+		return false, fmt.Errorf("seen %q: %w", key, err)
+	}
+	return !marked, nil
+}
+
+// SweepSeen removes the marks expired at now and returns how many.
+func (s *Store) SweepSeen(now time.Time) (int, error) {
+	ctx, cancel := s.ctx()
+	defer cancel()
+	tag, err := s.pool.Exec(ctx, `DELETE FROM seen WHERE expires <= $1`, now.UnixNano())
+	if err != nil {
+		return 0, fmt.Errorf("sweep seen: %w", err)
+	}
+	return int(tag.RowsAffected()), nil
+}
+
+// sweepDue reports whether a sweep is due now, and if so records it.
+func (s *Store) sweepDue(now time.Time) bool {
+	s.sweepMu.Lock()
+	defer s.sweepMu.Unlock()
+	if !s.lastSweep.IsZero() && now.Sub(s.lastSweep) < sweepInterval && !now.Before(s.lastSweep) {
+		return false
+	}
+	s.lastSweep = now
+	return true
+}
+
+// Enqueue persists payload (JSON) at the end of the session key's queue
+// and returns its sequence number, unique and growing across replicas.
+func (s *Store) Enqueue(sessionKey string, payload []byte) (uint64, error) {
+	if err := storage.CheckKey("session key", sessionKey); err != nil {
+		return 0, fmt.Errorf("enqueue: %w", err)
+	}
+	if !json.Valid(payload) {
+		return 0, fmt.Errorf("enqueue %q: payload is not valid JSON", sessionKey)
+	}
+	ctx, cancel := s.ctx()
+	defer cancel()
+	var seq int64
+	err := s.pool.QueryRow(ctx, `INSERT INTO queue (session_key, payload, enqueued) VALUES ($1, $2, $3) RETURNING seq`,
+		sessionKey, payload, s.now().UnixNano()).Scan(&seq)
+	if err != nil {
+		return 0, fmt.Errorf("enqueue %q: %w", sessionKey, err)
+	}
+	return uint64(seq), nil
+}
+
+// Pending returns the session key's queued items, oldest first.
+func (s *Store) Pending(sessionKey string) ([]storage.Queued, error) {
+	return s.pending(sessionKey, "")
+}
+
+func (s *Store) pending(sessionKey, limit string) ([]storage.Queued, error) {
+	if err := storage.CheckKey("session key", sessionKey); err != nil {
+		return nil, fmt.Errorf("pending: %w", err)
+	}
+	ctx, cancel := s.ctx()
+	defer cancel()
+	rows, err := s.pool.Query(ctx, `SELECT seq, payload, enqueued FROM queue WHERE session_key = $1 ORDER BY seq`+limit, sessionKey)
+	if err != nil {
+		return nil, fmt.Errorf("pending %q: %w", sessionKey, err)
+	}
+	items, err := pgx.CollectRows(rows, func(row pgx.CollectableRow) (storage.Queued, error) {
+		var (
+			q        storage.Queued
+			seq, enq int64
+		)
+		err := row.Scan(&seq, &q.Payload, &enq)
+		q.Seq, q.Enqueued = uint64(seq), time.Unix(0, enq)
+		return q, err
+	})
+	if err != nil {
+		return nil, fmt.Errorf("pending %q: %w", sessionKey, err)
+	}
+	return items, nil
+}
+
+// Next returns the oldest queued item of a session key; ok is false when
+// the queue is empty.
+func (s *Store) Next(sessionKey string) (seq uint64, payload []byte, ok bool, err error) {
+	items, err := s.pending(sessionKey, " LIMIT 1")
+	if err != nil || len(items) == 0 {
+		return 0, nil, false, err
+	}
+	return items[0].Seq, items[0].Payload, true, nil
+}
+
+// Dequeue removes one queued item; an unknown one is an error matching
+// storage.ErrNotFound.
+func (s *Store) Dequeue(sessionKey string, seq uint64) error {
+	if err := storage.CheckKey("session key", sessionKey); err != nil {
+		return fmt.Errorf("dequeue: %w", err)
+	}
+	ctx, cancel := s.ctx()
+	defer cancel()
+	tag, err := s.pool.Exec(ctx, `DELETE FROM queue WHERE session_key = $1 AND seq = $2`, sessionKey, int64(seq))
+	if err == nil && tag.RowsAffected() == 0 {
+		err = storage.ErrNotFound
+	}
+	if err != nil {
+		return fmt.Errorf("dequeue %q seq %d: %w", sessionKey, seq, err)
+	}
+	return nil
+}
+
+// PendingKeys returns every session key with queued items, in byte order.
+func (s *Store) PendingKeys() ([]string, error) {
+	ctx, cancel := s.ctx()
+	defer cancel()
+	rows, err := s.pool.Query(ctx, `SELECT DISTINCT session_key FROM queue ORDER BY session_key`)
+	if err != nil {
+		return nil, fmt.Errorf("pending keys: %w", err)
+	}
+	keys, err := pgx.CollectRows(rows, pgx.RowTo[string])
+	if err != nil {
+		return nil, fmt.Errorf("pending keys: %w", err)
+	}
+	return keys, nil
+}
+
+// admitReq is one admission waiting for the committer.
+type admitReq struct {
+	keys       []string
+	ttl        time.Duration
+	sessionKey string
+	payload    []byte
+	done       chan storage.Admission
+}
+
+// Admit marks every dedupe key for ttl and, unless one was marked already
+// (dup), queues payload for the session key, in one transaction; across
+// replicas one admission of an event wins. With no keys it is Enqueue.
+func (s *Store) Admit(keys []string, ttl time.Duration, sessionKey string, payload []byte) (dup bool, seq uint64, err error) {
+	a := <-s.AdmitAsync(keys, ttl, sessionKey, payload)
+	return a.Dup, a.Seq, a.Err
+}
+
+// AdmitAsync is Admit with its outcome on the returned channel. Unlike
+// the bbolt store, which returns once the admission is in its local
+// journal, it returns once the admission is committed in the database:
+// there is no local journal a replica could lose, so the caller (the bot
+// acks Slack's event then) may rely on it being durable. Admissions
+// waiting together are applied in call order in one pipelined
+// transaction (one round trip); a mark made by an earlier one counts as
+// seen for a later one.
+func (s *Store) AdmitAsync(keys []string, ttl time.Duration, sessionKey string, payload []byte) <-chan storage.Admission {
+	done := make(chan storage.Admission, 1)
+	if err := storage.CheckAdmit(keys, ttl, sessionKey, payload); err != nil {
+		done <- storage.Admission{Err: err}
+		return done
+	}
+	s.admitMu.Lock()
+	if s.admitClosed {
+		s.admitMu.Unlock()
+		done <- storage.Admission{Err: fmt.Errorf("admit %q: the store is closed", sessionKey)}
+		return done
+	}
+	wait := make(chan storage.Admission, 1)
+	s.admits <- &admitReq{keys: keys, ttl: ttl, sessionKey: sessionKey, payload: payload, done: wait}
+	s.admitMu.Unlock()
+	done <- <-wait
+	return done
+}
+
+// committer applies waiting admissions, as many as are waiting, one batch
+// at a time, until the queue is closed.
+func (s *Store) committer() {
+	defer close(s.admitDone)
+	for first := range s.admits {
+		batch := []*admitReq{first}
+	drain:
+		for len(batch) < maxAdmitBatch {
+			select {
+			case r, ok := <-s.admits:
+				if !ok {
+					break drain
+				}
+				batch = append(batch, r)
+			default:
+				break drain
+			}
+		}
+		s.commitAdmissions(batch)
+	}
+}
+
+// commitAdmissions sends a batch as one pipeline, which PostgreSQL runs as
+// one implicit transaction: all of it commits or none.
+func (s *Store) commitAdmissions(batch []*admitReq) {
+	out := make([]storage.Admission, len(batch))
+	now := s.now()
+	ctx, cancel := s.ctx()
+	defer cancel()
+	b := &pgx.Batch{}
+	if s.sweepDue(now) {
+		b.Queue(`DELETE FROM seen WHERE expires <= $1`, now.UnixNano())
+	}
+	for i, r := range batch {
+		keys := slices.Compact(slices.Sorted(slices.Values(r.keys))) // one row may not be marked twice in a statement
+		b.Queue(admitSQL, keys, now.Add(r.ttl).UnixNano(), now.UnixNano(), r.sessionKey, r.payload, len(r.keys)).QueryRow(func(row pgx.Row) error {
+			var seq *int64
+			if err := row.Scan(&seq); err != nil {
+				return err
+			}
+			if seq == nil {
+				out[i].Dup = true
+			} else {
+				out[i].Seq = uint64(*seq)
+			}
+			return nil
+		})
+	}
+	err := s.pool.SendBatch(ctx, b).Close()
+	for i, r := range batch {
+		if err != nil {
+			out[i] = storage.Admission{Err: fmt.Errorf("admit %q: %w", r.sessionKey, err)}
+		}
+		r.done <- out[i]
+	}
+}

@@ -1,0 +1,173 @@
+package postgres_test
+
+import (
+	"context"
+	"fmt"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/jackc/pgx/v5"
+
+	"agentbot/engine/transcript"
+	"agentbot/storage/pgtest"
+	"agentbot/storage/postgres"
+)
+
+// replicas opens two stores (replicas) on one fresh database.
+func replicas(t *testing.T) (*postgres.Store, *postgres.Store) {
+	url := pgtest.URL(t)
+	return open(t, url), open(t, url)
+}
+
+// TestReplicaLeaseExclusive: while one replica holds a thread's lease the
+// other cannot take it; after it expires (database clock) it can.
+func TestReplicaLeaseExclusive(t *testing.T) {
+	a, b := replicas(t)
+	if ok, err := a.Lease("T/C/1", "replica-a", 300*time.Millisecond); err != nil || !ok {
+		t.Fatalf("a: %v %v", ok, err)
+	}
+	if ok, err := b.Lease("T/C/1", "replica-b", time.Minute); err != nil || ok {
+		t.Fatalf("b took a live lease: %v %v", ok, err)
+	}
+	deadline := time.Now().Add(10 * time.Second)
+	for {
+		ok, err := b.Lease("T/C/1", "replica-b", time.Minute)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if ok {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatal("b never took the expired lease")
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+	if ok, err := a.Lease("T/C/1", "replica-a", time.Minute); err != nil || ok {
+		t.Fatalf("a renewed a lease b holds: %v %v", ok, err)
+	}
+}
+
+// TestReplicaLeaseRace: many replicas racing for one free lease: exactly
+// one wins.
+func TestReplicaLeaseRace(t *testing.T) {
+	url := pgtest.URL(t)
+	var stores []*postgres.Store
+	for range 4 {
+		stores = append(stores, open(t, url))
+	}
+	var (
+		wg   sync.WaitGroup
+		mu   sync.Mutex
+		wins int
+	)
+	for i, s := range stores {
+		for j := range 5 {
+			wg.Go(func() {
+				ok, err := s.Lease("T/C/race", fmt.Sprintf("r%d-%d", i, j), time.Minute)
+				if err != nil {
+					t.Error(err)
+				}
+				if ok {
+					mu.Lock()
+					wins++
+					mu.Unlock()
+				}
+			})
+		}
+	}
+	wg.Wait()
+	if wins != 1 {
+		t.Fatalf("%d holders won the lease, want 1", wins)
+	}
+}
+
+// TestReplicaAdmitDedupe: the same event admitted on both replicas (Slack
+// delivers it to either) is queued once; the queue is shared.
+func TestReplicaAdmitDedupe(t *testing.T) {
+	a, b := replicas(t)
+	for i := range 20 {
+		keys := []string{fmt.Sprintf("Ev%d", i), fmt.Sprintf("C1/%d", i)}
+		var wg sync.WaitGroup
+		res := make([]bool, 2)
+		for j, s := range []*postgres.Store{a, b} {
+			wg.Go(func() {
+				dup, _, err := s.Admit(keys, time.Minute, "T/C/1", []byte(fmt.Sprintf(`{"i":%d}`, i)))
+				if err != nil {
+					t.Error(err)
+				}
+				res[j] = dup
+			})
+		}
+		wg.Wait()
+		if res[0] == res[1] {
+			t.Fatalf("event %d: dup on a %v, on b %v; want exactly one admitted", i, res[0], res[1])
+		}
+	}
+	items, err := b.Pending("T/C/1")
+	if err != nil || len(items) != 20 {
+		t.Fatalf("b sees %d queued (%v), want 20", len(items), err)
+	}
+	seq, _, ok, err := a.Next("T/C/1")
+	if err != nil || !ok || seq != items[0].Seq {
+		t.Fatalf("a's Next = %d %v %v, want %d", seq, ok, err, items[0].Seq)
+	}
+	if err := b.Dequeue("T/C/1", seq); err != nil {
+		t.Fatal(err)
+	}
+	if err := a.Dequeue("T/C/1", seq); err == nil {
+		t.Fatal("a dequeued what b had dequeued")
+	}
+}
+
+// TestReplicaSessionHandover: a session saved on one replica continues on
+// the other, and the first, with a stale idea of the stored count,
+// appends correctly after it.
+func TestReplicaSessionHandover(t *testing.T) {
+	url := pgtest.URL(t)
+	a, b := open(t, url), open(t, url)
+	s, err := a.NewSession("T/C/1")
+	if err != nil {
+		t.Fatal(err)
+	}
+	s.Messages = []transcript.Message{{Role: "system", Content: "0"}, {Role: "user", Content: "1"}}
+	if err := a.SaveSession(s); err != nil {
+		t.Fatal(err)
+	}
+	onB, err := b.Session("T/C/1")
+	if err != nil || len(onB.Messages) != 2 {
+		t.Fatalf("b loads %v, %v", onB, err)
+	}
+	onB.Messages = append(onB.Messages, transcript.Message{Role: "assistant", Content: "2"}, transcript.Message{Role: "user", Content: "3"})
+	if err := b.SaveSession(onB); err != nil {
+		t.Fatal(err)
+	}
+	// a's copy is behind: saving it would shorten the transcript.
+	if err := a.SaveSession(s); err == nil {
+		t.Fatal("a saved a stale, shorter transcript")
+	}
+	s.Messages = append(onB.Messages[:4:4], transcript.Message{Role: "assistant", Content: "4"})
+	if err := a.SaveSession(s); err != nil {
+		t.Fatal(err)
+	}
+	got, err := b.SessionByID(s.ID)
+	if err != nil || len(got.Messages) != 5 {
+		t.Fatalf("b sees %v, %v", got, err)
+	}
+	for i, m := range got.Messages {
+		if m.Content != fmt.Sprint(i) {
+			t.Fatalf("message %d is %q", i, m.Content)
+		}
+	}
+	// One row per message.
+	conn, err := pgx.Connect(context.Background(), url)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer conn.Close(context.Background())
+	var rows int
+	if err := conn.QueryRow(context.Background(), `SELECT count(*) FROM messages WHERE session_id = $1`, s.ID).Scan(&rows); err != nil || rows != 5 {
+		t.Fatalf("%d message rows (%v), want 5", rows, err)
+	}
+}

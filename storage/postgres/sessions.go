@@ -1,0 +1,395 @@
+package postgres
+
+import (
+	"encoding/json"
+	"errors"
+	"fmt"
+	"time"
+
+	"github.com/jackc/pgx/v5"
+
+	"agentbot/engine/transcript"
+	"agentbot/storage"
+)
+
+var _ storage.Backend = (*Store)(nil)
+
+// sessionSQL loads a session's metadata and its messages, as a JSON array
+// in order, in one round trip.
+const sessionSQL = `SELECT s.meta, (SELECT '['::bytea || coalesce(string_agg(m.body, ','::bytea ORDER BY m.idx), '') || ']'::bytea
+	FROM messages m WHERE m.session_id = s.id) FROM sessions s `
+
+// scanSession decodes one row of sessionSQL.
+func (s *Store) scanSession(row pgx.Row) (*transcript.Session, error) {
+	var meta, msgs []byte
+	if err := row.Scan(&meta, &msgs); err != nil {
+		if errors.Is(err, pgx.ErrNoRows) {
+			return nil, storage.ErrNotFound
+		}
+		return nil, err
+	}
+	var sess transcript.Session
+	if err := json.Unmarshal(meta, &sess); err != nil {
+		return nil, fmt.Errorf("decode session: %w", err)
+	}
+	if err := json.Unmarshal(msgs, &sess.Messages); err != nil {
+		return nil, fmt.Errorf("decode messages: %w", err)
+	}
+	s.setCount(sess.ID, len(sess.Messages))
+	return &sess, nil
+}
+
+// setCount records a session's stored message count (-1 forgets it).
+func (s *Store) setCount(id string, n int) {
+	s.countMu.Lock()
+	defer s.countMu.Unlock()
+	if n < 0 {
+		delete(s.counts, id)
+		return
+	}
+	if len(s.counts) >= 100_000 {
+		clear(s.counts) // a hint only: forget rather than grow
+	}
+	s.counts[id] = n
+}
+
+func (s *Store) count(id string) int {
+	s.countMu.Lock()
+	defer s.countMu.Unlock()
+	return s.counts[id]
+}
+
+// Session returns the session stored under key, or an error matching
+// storage.ErrNotFound.
+func (s *Store) Session(key string) (*transcript.Session, error) {
+	if err := storage.CheckKey("session key", key); err != nil {
+		return nil, fmt.Errorf("load session: %w", err)
+	}
+	ctx, cancel := s.ctx()
+	defer cancel()
+	sess, err := s.scanSession(s.pool.QueryRow(ctx, sessionSQL+`WHERE s.key = $1 AND s.attached`, key))
+	if err != nil {
+		return nil, fmt.Errorf("load session %q: %w", key, err)
+	}
+	return sess, nil
+}
+
+// SessionByID returns the session with the given id, or an error matching
+// storage.ErrNotFound.
+func (s *Store) SessionByID(id string) (*transcript.Session, error) {
+	if err := storage.CheckID(id); err != nil {
+		return nil, fmt.Errorf("load session: %w", err)
+	}
+	ctx, cancel := s.ctx()
+	defer cancel()
+	sess, err := s.scanSession(s.pool.QueryRow(ctx, sessionSQL+`WHERE s.id = $1`, id))
+	if err != nil {
+		return nil, fmt.Errorf("load session %s: %w", id, err)
+	}
+	return sess, nil
+}
+
+// FindSession is Session returning (nil, nil) when key has no session.
+func (s *Store) FindSession(key string) (*transcript.Session, error) {
+	sess, err := s.Session(key)
+	if errors.Is(err, storage.ErrNotFound) {
+		return nil, nil
+	}
+	return sess, err
+}
+
+// Lookup returns a session by id, or else by key.
+func (s *Store) Lookup(idOrKey string) (*transcript.Session, error) {
+	sess, err := s.SessionByID(idOrKey)
+	if err == nil {
+		return sess, nil
+	}
+	if byKey, kerr := s.Session(idOrKey); kerr == nil {
+		return byKey, nil
+	} else if !errors.Is(err, storage.ErrNotFound) {
+		return nil, kerr // not an id: the key's answer
+	}
+	return nil, err
+}
+
+// HasSession reports whether key has a session, without loading it.
+func (s *Store) HasSession(key string) (bool, error) {
+	if err := storage.CheckKey("session key", key); err != nil {
+		return false, fmt.Errorf("has session: %w", err)
+	}
+	ctx, cancel := s.ctx()
+	defer cancel()
+	var ok bool
+	if err := s.pool.QueryRow(ctx, `SELECT EXISTS (SELECT 1 FROM sessions WHERE key = $1 AND attached)`, key).Scan(&ok); err != nil {
+		return false, fmt.Errorf("has session %q: %w", key, err)
+	}
+	return ok, nil
+}
+
+// metaJSON encodes the session without its messages.
+func metaJSON(sess *transcript.Session) ([]byte, error) {
+	meta := *sess
+	meta.Messages = nil
+	data, err := json.Marshal(&meta)
+	if err != nil {
+		return nil, fmt.Errorf("encode session: %w", err)
+	}
+	return data, nil
+}
+
+// NewSession creates and stores an empty session for key with a fresh id;
+// if key has a session already it returns an error matching
+// storage.ErrExists and changes nothing.
+func (s *Store) NewSession(key string) (*transcript.Session, error) {
+	if err := storage.CheckKey("session key", key); err != nil {
+		return nil, fmt.Errorf("new session: %w", err)
+	}
+	id, err := storage.NewID(func(string) bool { return false })
+	if err != nil {
+		return nil, err
+	}
+	now := s.now()
+	sess := &transcript.Session{ID: id, Key: key, Created: now, Updated: now}
+	meta, err := metaJSON(sess)
+	if err != nil {
+		return nil, err
+	}
+	ctx, cancel := s.ctx()
+	defer cancel()
+	var other string
+	err = s.pool.QueryRow(ctx, `WITH ins AS (
+			INSERT INTO sessions (id, key, meta, created, updated) VALUES ($1, $2, $3, $4, $4)
+			ON CONFLICT (key) WHERE attached DO NOTHING RETURNING id)
+		SELECT coalesce((SELECT id FROM ins), (SELECT id FROM sessions WHERE key = $2 AND attached), '')`,
+		id, key, meta, now.UnixNano()).Scan(&other)
+	if err != nil {
+		return nil, fmt.Errorf("new session %q: %w", key, err)
+	}
+	if other != id {
+		return nil, fmt.Errorf("new session %q: %w (id %s)", key, storage.ErrExists, other)
+	}
+	s.setCount(id, 0)
+	return sess, nil
+}
+
+// saveSQL appends the messages past the stored count and writes the
+// metadata, in one statement, when the session holds key, the stored
+// count is at least $3 (the index of the first message sent) and at most
+// $4 (the transcript's length). It returns what it found, so the caller
+// can tell why nothing was written.
+const saveSQL = `WITH cur AS (
+	SELECT id, messages AS n, key, attached FROM sessions WHERE id = $1 FOR UPDATE
+), ok AS (
+	SELECT id, n FROM cur WHERE attached AND key = $2 AND n >= $3 AND n <= $4
+), ins AS (
+	INSERT INTO messages (session_id, idx, body)
+	SELECT ok.id, $3 + t.ord - 1, t.m FROM ok, unnest($5::bytea[]) WITH ORDINALITY AS t(m, ord)
+	WHERE $3 + t.ord - 1 >= ok.n
+), up AS (
+	UPDATE sessions SET meta = $6, messages = $4, updated = $7 FROM ok WHERE sessions.id = ok.id
+)
+SELECT n, key, attached FROM cur`
+
+// SaveSession stores the session's metadata and appends the messages not
+// stored yet, in one statement that sends only those messages when the
+// store knows the stored count. It sets sess.Updated. The session must
+// hold its key (not detached); a transcript shorter than the stored one is
+// an error, as transcripts only grow.
+func (s *Store) SaveSession(sess *transcript.Session) error {
+	if sess == nil {
+		return errors.New("save session: nil session")
+	}
+	if err := storage.CheckID(sess.ID); err != nil {
+		return fmt.Errorf("save session: %w", err)
+	}
+	sess.Updated = s.now()
+	meta, err := metaJSON(sess)
+	if err != nil {
+		return fmt.Errorf("save session %s: %w", sess.ID, err)
+	}
+	total := len(sess.Messages)
+	from := min(s.count(sess.ID), total)
+	ctx, cancel := s.ctx()
+	defer cancel()
+	for range 2 {
+		msgs := make([][]byte, 0, total-from)
+		for i := from; i < total; i++ {
+			data, err := json.Marshal(&sess.Messages[i])
+			if err != nil {
+				return fmt.Errorf("save session %s: encode message %d: %w", sess.ID, i, err)
+			}
+			msgs = append(msgs, data)
+		}
+		var (
+			stored   int
+			key      string
+			attached bool
+		)
+		err := s.pool.QueryRow(ctx, saveSQL, sess.ID, sess.Key, from, total, msgs, meta, sess.Updated.UnixNano()).Scan(&stored, &key, &attached)
+		switch {
+		case errors.Is(err, pgx.ErrNoRows):
+			return fmt.Errorf("save session %s: %w", sess.ID, storage.ErrNotFound)
+		case err != nil:
+			return fmt.Errorf("save session %s: %w", sess.ID, err)
+		case !attached || key != sess.Key:
+			return fmt.Errorf("save session %s: key %q is not this session's key", sess.ID, sess.Key)
+		case stored > total:
+			return fmt.Errorf("save session %s: transcript has %d messages but %d are stored; transcripts only grow", sess.ID, total, stored)
+		case stored < from:
+			from = stored // the cached count was ahead: send from the stored one
+			continue
+		}
+		s.setCount(sess.ID, total)
+		return nil
+	}
+	return fmt.Errorf("save session %s: the stored transcript changed while saving", sess.ID)
+}
+
+// DetachSession frees the session's key, so the next NewSession for it
+// starts afresh, and keeps the session's data and folders.
+func (s *Store) DetachSession(id string) error {
+	if err := storage.CheckID(id); err != nil {
+		return fmt.Errorf("detach session: %w", err)
+	}
+	ctx, cancel := s.ctx()
+	defer cancel()
+	tag, err := s.pool.Exec(ctx, `UPDATE sessions SET attached = false WHERE id = $1`, id)
+	if err == nil && tag.RowsAffected() == 0 {
+		err = storage.ErrNotFound
+	}
+	if err != nil {
+		return fmt.Errorf("detach session %s: %w", id, err)
+	}
+	return nil
+}
+
+// DeleteSession removes the session with its transcript, its documents
+// and its local folders; queued inbound messages for its key are kept.
+func (s *Store) DeleteSession(id string) error {
+	if err := storage.CheckID(id); err != nil {
+		return fmt.Errorf("delete session: %w", err)
+	}
+	ctx, cancel := s.ctx()
+	defer cancel()
+	tag, err := s.pool.Exec(ctx, `DELETE FROM sessions WHERE id = $1`, id)
+	if err == nil && tag.RowsAffected() == 0 {
+		err = storage.ErrNotFound
+	}
+	if err != nil {
+		return fmt.Errorf("delete session %s: %w", id, err)
+	}
+	s.setCount(id, -1)
+	return s.removeSessionDirs(id)
+}
+
+// Prune deletes every session last updated before olderThan, with its
+// folders, and returns their ids.
+func (s *Store) Prune(olderThan time.Time) ([]string, error) {
+	ctx, cancel := s.ctx()
+	defer cancel()
+	rows, err := s.pool.Query(ctx, `DELETE FROM sessions WHERE updated < $1 RETURNING id`, olderThan.UnixNano())
+	if err != nil {
+		return nil, fmt.Errorf("prune sessions: %w", err)
+	}
+	ids, err := pgx.CollectRows(rows, pgx.RowTo[string])
+	if err != nil {
+		return nil, fmt.Errorf("prune sessions: %w", err)
+	}
+	var errs []error
+	for _, id := range ids {
+		s.setCount(id, -1)
+		errs = append(errs, s.removeSessionDirs(id))
+	}
+	if err := errors.Join(errs...); err != nil {
+		return ids, fmt.Errorf("prune sessions: %w", err)
+	}
+	return ids, nil
+}
+
+// ListSessions returns every stored session, most recently updated first.
+func (s *Store) ListSessions() ([]storage.SessionInfo, error) {
+	ctx, cancel := s.ctx()
+	defer cancel()
+	rows, err := s.pool.Query(ctx, `SELECT id, meta, messages FROM sessions ORDER BY updated DESC, id`)
+	if err != nil {
+		return nil, fmt.Errorf("list sessions: %w", err)
+	}
+	defer rows.Close()
+	var list []storage.SessionInfo
+	for rows.Next() {
+		var (
+			id   string
+			meta []byte
+			n    int
+		)
+		if err := rows.Scan(&id, &meta, &n); err != nil {
+			return nil, fmt.Errorf("list sessions: %w", err)
+		}
+		var sess transcript.Session
+		if err := json.Unmarshal(meta, &sess); err != nil {
+			return nil, fmt.Errorf("list sessions: session %s: %w", id, err)
+		}
+		info := storage.SessionInfo{ID: id, Key: sess.Key, AgentID: sess.AgentID, Messages: n,
+			Outputs: len(sess.Outputs), Created: sess.Created, Updated: sess.Updated}
+		// Field by field: SessionInfo.Usage carries the same counts.
+		info.Usage.Prompt, info.Usage.Cached = sess.Usage.Prompt, sess.Usage.Cached
+		info.Usage.Completion, info.Usage.Calls = sess.Usage.Completion, sess.Usage.Calls
+		list = append(list, info)
+	}
+	if err := rows.Err(); err != nil {
+		return nil, fmt.Errorf("list sessions: %w", err)
+	}
+	return list, nil
+}
+
+// PutOutput stores the bytes of one version of a session's document;
+// storing the same path and version again replaces it. An unknown session
+// is an error matching storage.ErrNotFound.
+func (s *Store) PutOutput(sessionID string, o transcript.Output, data []byte) error {
+	if err := storage.CheckID(sessionID); err != nil {
+		return fmt.Errorf("put output: %w", err)
+	}
+	if err := storage.CheckKey("output path", o.Path); err != nil {
+		return fmt.Errorf("put output of session %s: %w", sessionID, err)
+	}
+	if o.Version <= 0 {
+		return fmt.Errorf("put output %s of session %s: version must be positive, got %d", o.Path, sessionID, o.Version)
+	}
+	if data == nil {
+		data = []byte{}
+	}
+	t := o.Time
+	if t.IsZero() {
+		t = s.now()
+	}
+	ctx, cancel := s.ctx()
+	defer cancel()
+	_, err := s.pool.Exec(ctx, `INSERT INTO outputs (session_id, path, version, size, time, data) VALUES ($1, $2, $3, $4, $5, $6)
+		ON CONFLICT (session_id, path, version) DO UPDATE SET size = excluded.size, time = excluded.time, data = excluded.data`,
+		sessionID, o.Path, o.Version, int64(len(data)), t, data)
+	if isForeignKey(err) {
+		err = storage.ErrNotFound
+	}
+	if err != nil {
+		return fmt.Errorf("put output %s v%d of session %s: %w", o.Path, o.Version, sessionID, err)
+	}
+	return nil
+}
+
+// OutputData returns the bytes of a stored version of a session's
+// document; version 0 is the latest. A missing one is an error matching
+// storage.ErrNotFound.
+func (s *Store) OutputData(sessionID, path string, version int) ([]byte, error) {
+	ctx, cancel := s.ctx()
+	defer cancel()
+	var data []byte
+	err := s.pool.QueryRow(ctx, `SELECT data FROM outputs WHERE session_id = $1 AND path = $2 AND ($3 = 0 OR version = $3)
+		ORDER BY version DESC LIMIT 1`, sessionID, path, version).Scan(&data)
+	if errors.Is(err, pgx.ErrNoRows) {
+		err = storage.ErrNotFound
+	}
+	if err != nil {
+		return nil, fmt.Errorf("output %s v%d of session %s: %w", path, version, sessionID, err)
+	}
+	return data, nil
+}

@@ -1,0 +1,111 @@
+package storetest
+
+import (
+	"fmt"
+	"slices"
+	"sync"
+	"testing"
+	"time"
+
+	"agentbot/engine/transcript"
+	"agentbot/storage"
+)
+
+// BenchInbound measures the store's cost of one inbound message: Admit
+// (dedupe and enqueue), Next, Dequeue and one SaveSession appending the
+// user's message and the answer. It reports p50-ms and p99-ms per
+// message and, when roundTrips (a counter of the backend's round trips)
+// is given, roundtrips/msg.
+func BenchInbound(b *testing.B, be storage.Backend, roundTrips func() int64) {
+	const key = "T1/C1/1700000000.000100"
+	sess, err := be.NewSession(key)
+	if err != nil {
+		b.Fatal(err)
+	}
+	sess.Messages = []transcript.Message{{Role: transcript.RoleSystem, Content: "You are a product manager."}}
+	if err := be.SaveSession(sess); err != nil {
+		b.Fatal(err)
+	}
+	payload := []byte(`{"user":"U1","text":"Please draft the next section of the PRD.","ts":"1700000000.000200"}`)
+	lat := make([]time.Duration, 0, b.N)
+	var rt0 int64
+	if roundTrips != nil {
+		rt0 = roundTrips()
+	}
+	b.ResetTimer()
+	for i := 0; b.Loop(); i++ {
+		start := time.Now()
+		dup, _, err := be.Admit([]string{fmt.Sprintf("Ev%09d", i), fmt.Sprintf("C1/%d", i)}, 10*time.Minute, key, payload)
+		if err != nil || dup {
+			b.Fatalf("admit: dup %v, %v", dup, err)
+		}
+		seq, _, ok, err := be.Next(key)
+		if err != nil || !ok {
+			b.Fatalf("next: %v %v", ok, err)
+		}
+		if err := be.Dequeue(key, seq); err != nil {
+			b.Fatal(err)
+		}
+		sess.Messages = append(sess.Messages,
+			transcript.Message{Role: transcript.RoleUser, Content: "Please draft the next section of the PRD."},
+			transcript.Message{Role: transcript.RoleAssistant, Content: "Here is the next section: goals, users and scope."})
+		sess.Usage.Calls++
+		if err := be.SaveSession(sess); err != nil {
+			b.Fatal(err)
+		}
+		lat = append(lat, time.Since(start))
+	}
+	b.StopTimer()
+	reportLatency(b, lat, "")
+	if roundTrips != nil && len(lat) > 0 {
+		b.ReportMetric(float64(roundTrips()-rt0)/float64(len(lat)), "roundtrips/msg")
+	}
+}
+
+// BenchAdmitParallel measures the ack latency of inbound messages under
+// load: many goroutines (parallelism × GOMAXPROCS, 100 per core) each
+// admit events through AdmitAsync, the call the bot acks after. It
+// reports ack-p50-ms and ack-p99-ms.
+func BenchAdmitParallel(b *testing.B, be storage.Backend, parallelism int) {
+	var (
+		mu  sync.Mutex
+		lat []time.Duration
+		n   int64
+	)
+	b.SetParallelism(parallelism)
+	b.ResetTimer()
+	b.RunParallel(func(pb *testing.PB) {
+		var mine []time.Duration
+		for pb.Next() {
+			mu.Lock()
+			n++
+			i := n
+			mu.Unlock()
+			start := time.Now()
+			ch := be.AdmitAsync([]string{fmt.Sprintf("Ev%09d", i)}, 10*time.Minute, fmt.Sprintf("T1/C1/%d", i%50), []byte(`{"text":"hi"}`))
+			mine = append(mine, time.Since(start))
+			if a := <-ch; a.Err != nil || a.Dup {
+				b.Errorf("admit: %+v", a)
+				return
+			}
+		}
+		mu.Lock()
+		lat = append(lat, mine...)
+		mu.Unlock()
+	})
+	b.StopTimer()
+	reportLatency(b, lat, "ack-")
+}
+
+// reportLatency reports the p50 and p99 of lat in milliseconds.
+func reportLatency(b *testing.B, lat []time.Duration, prefix string) {
+	if len(lat) == 0 {
+		return
+	}
+	slices.Sort(lat)
+	pct := func(p float64) float64 {
+		return float64(lat[min(len(lat)-1, int(p*float64(len(lat))))]) / float64(time.Millisecond)
+	}
+	b.ReportMetric(pct(0.50), prefix+"p50-ms")
+	b.ReportMetric(pct(0.99), prefix+"p99-ms")
+}
