@@ -236,3 +236,6 @@ func (s *Store) now() time.Time { return s.Now().Round(0) }
 func (s *Store) Ping() error {
 	return s.db.View(func(*bolt.Tx) error { return nil })
 }
+
+// SetNow replaces the store's clock (tests move time with it).
+func (s *Store) SetNow(now func() time.Time) { s.Now = now }
