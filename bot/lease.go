@@ -162,3 +162,6 @@ func (t *threads) startScan(ctx context.Context) {
 		}
 	}()
 }
+
+// ReplicaID is this bot's name among the replicas sharing the store.
+func (b *Bot) ReplicaID() string { return b.cfg.ReplicaID }

@@ -23,6 +23,10 @@ func runBackup(ctx context.Context, e *env) int {
 		fmt.Fprintln(e.stderr, "usage: agentbot backup [--force] FILE")
 		return 2
 	}
+	if cfg.DatabaseURL != "" {
+		fmt.Fprintln(e.stderr, "agentbot backup: AGENTBOT_DATABASE_URL is set: the state, documents included, is in PostgreSQL; back it up with pg_dump (agentbot backup copies the bbolt store)")
+		return 2
+	}
 	var src interface {
 		Backup(w io.Writer) (int64, error)
 	}

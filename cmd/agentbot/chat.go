@@ -32,10 +32,10 @@ func runChat(ctx context.Context, e *env) int {
 		return 2
 	}
 	log := newLogger(cfg, e.stderr)
-	st, err := storage.Open(cfg.DataDir)
+	st, err := openStore(ctx, cfg)
 	if err != nil {
 		fmt.Fprintf(e.stderr, "agentbot chat: %v\n", err)
-		return 1
+		return storeExitCode(err)
 	}
 	defer st.Close()
 

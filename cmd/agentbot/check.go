@@ -7,6 +7,7 @@ import (
 	"io"
 	"net"
 	"net/http"
+	"net/url"
 	"slices"
 	"strings"
 	"time"
@@ -18,6 +19,7 @@ import (
 	"agentbot/engine/model"
 	"agentbot/engine/transcript"
 	"agentbot/storage"
+	"agentbot/storage/postgres"
 )
 
 // defaultCheckTimeout bounds each network check of agentbot check.
@@ -39,7 +41,7 @@ func runCheck(ctx context.Context, e *env) int {
 		fmt.Fprintf(e.stderr, "agentbot check: --check-timeout must be positive, not %s\n", timeout)
 		return 2
 	}
-	r := &checkReport{w: newRedactor(e.stdout, cfg.SlackBotToken, cfg.SlackAppToken, cfg.APIKey)}
+	r := &checkReport{w: newRedactor(e.stdout, cfg.SlackBotToken, cfg.SlackAppToken, cfg.APIKey, urlPassword(cfg.DatabaseURL))}
 	c := &checker{cfg: cfg, timeout: timeout, r: r}
 
 	ok := map[string]bool{}
@@ -59,7 +61,11 @@ func runCheck(ctx context.Context, e *env) int {
 	}
 	c.modelEndpoint(ctx)
 	c.agents()
-	c.dataDir()
+	if cfg.DatabaseURL != "" {
+		c.database(ctx)
+	} else {
+		c.dataDir()
+	}
 	return r.finish()
 }
 
@@ -299,6 +305,35 @@ func problemLines(problems []catalog.Problem) string {
 		fmt.Fprintf(&b, "\n    %s: %s", p.Path, p.Reason)
 	}
 	return b.String()
+}
+
+// database connects to PostgreSQL, measures the latency and says which
+// migrations the next start would apply, applying none.
+func (c *checker) database(ctx context.Context) {
+	name := "database (AGENTBOT_DATABASE_URL)"
+	ctx, cancel := context.WithTimeout(ctx, c.timeout)
+	defer cancel()
+	rep, err := postgres.Check(ctx, c.cfg.DatabaseURL)
+	if err != nil {
+		c.r.fail(name, err.Error(), "check the URL (postgres://user:password@host:5432/db?sslmode=...), that the server is up and reachable, and that this agentbot is not older than the one that last migrated it")
+		return
+	}
+	migrations := "schema up to date"
+	if len(rep.Pending) > 0 {
+		migrations = fmt.Sprintf("%d migration(s) to apply at the next start: %s", len(rep.Pending), strings.Join(rep.Pending, ", "))
+	}
+	c.r.ok(name, fmt.Sprintf("connected; schema version %d of %d, %s; round trip %s", rep.Version, rep.Known, migrations, rep.Latency.Round(10*time.Microsecond)))
+}
+
+// urlPassword is the password of a database URL, so reports can hide it
+// wherever it appears; "" when there is none.
+func urlPassword(raw string) string {
+	u, err := url.Parse(raw)
+	if err != nil || u.User == nil {
+		return ""
+	}
+	p, _ := u.User.Password()
+	return p
 }
 
 // dataDir opens and closes the store.

@@ -22,6 +22,11 @@ type Config struct {
 	Deny      []string
 	CoreRoot  string
 	DataDir   string
+	// DatabaseURL selects PostgreSQL, shared by replicas, instead of bbolt
+	// in DataDir; LeaseTTL and ReplicaID govern the work sharing.
+	DatabaseURL string
+	LeaseTTL    time.Duration
+	ReplicaID   string
 
 	APIKey      string
 	BaseURL     string
@@ -65,7 +70,7 @@ type setting struct {
 
 // secrets are the settings whose values must never be printed: their flags
 // show no default (the usage text would print the environment's value).
-var secrets = map[string]bool{"SLACK_APP_TOKEN": true, "SLACK_BOT_TOKEN": true, "OPENAI_API_KEY": true}
+var secrets = map[string]bool{"SLACK_APP_TOKEN": true, "SLACK_BOT_TOKEN": true, "OPENAI_API_KEY": true, "AGENTBOT_DATABASE_URL": true}
 
 func str(p func(*Config) *string) func(*flag.FlagSet, *Config, string, string, string) {
 	return func(fs *flag.FlagSet, c *Config, name, def, usage string) { fs.StringVar(p(c), name, def, usage) }
@@ -147,6 +152,9 @@ var settings = []setting{
 	{"deny", "AGENTBOT_DENY", "file patterns agents may never read, added to the built-in secrets list (.env, *.pem, .git/, ...)", list(func(c *Config) *[]string { return &c.Deny }), ""},
 	{"core-root", "AGENTBOT_CORE_ROOT", "folder replacing the embedded core for bundles", str(func(c *Config) *string { return &c.CoreRoot }), ""},
 	{"data", "AGENTBOT_DATA", "data folder: agentbot.db and session folders", str(func(c *Config) *string { return &c.DataDir }), "./data"},
+	{"database-url", "AGENTBOT_DATABASE_URL", "PostgreSQL URL shared by replicas (empty: bbolt in the data folder)", str(func(c *Config) *string { return &c.DatabaseURL }), ""},
+	{"lease-ttl", "AGENTBOT_LEASE_TTL", "how long a replica's hold on a thread lasts without renewal; a dead replica's threads move after it", dur(func(c *Config) *time.Duration { return &c.LeaseTTL }), "15s"},
+	{"replica-id", "AGENTBOT_REPLICA_ID", "this replica's name in leases and logs (empty: host-pid-random)", str(func(c *Config) *string { return &c.ReplicaID }), ""},
 	{"api-key", "OPENAI_API_KEY", "API key of the model endpoint", str(func(c *Config) *string { return &c.APIKey }), ""},
 	{"base-url", "OPENAI_BASE_URL", "OpenAI-compatible base URL (empty: OpenAI)", str(func(c *Config) *string { return &c.BaseURL }), ""},
 	{"api-type", "OPENAI_API_TYPE", "openai or azure", str(func(c *Config) *string { return &c.APIType }), "openai"},

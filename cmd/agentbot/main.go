@@ -6,6 +6,7 @@
 //	agentbot sessions list|show|export|prune
 //	agentbot check                 validate the configuration
 //	agentbot backup FILE           copy the database, also while serve runs
+//	agentbot migrate [--from DIR]  copy a bbolt store into PostgreSQL
 package main
 
 import (
@@ -41,6 +42,7 @@ func commands() []command {
 		{"sessions", "list, show, export or prune sessions", runSessions},
 		{"check", "validate tokens, model endpoint and bundles", runCheck},
 		{"backup", "copy the database consistently, also while serve runs", runBackup},
+		{"migrate", "copy a bbolt store into PostgreSQL (AGENTBOT_DATABASE_URL)", runMigrate},
 	}
 }
 

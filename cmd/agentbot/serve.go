@@ -61,16 +61,18 @@ func runServe(ctx context.Context, e *env) int {
 		return 2
 	}
 	log := newLogger(cfg, e.stderr)
-	st, err := storage.Open(cfg.DataDir)
+	st, err := openStore(ctx, cfg)
 	if err != nil {
 		fmt.Fprintf(e.stderr, "agentbot serve: %v\n", err)
-		return 1
+		return storeExitCode(err)
 	}
 	defer st.Close()
-	if stopControl, err := st.ServeControl(ctx); err != nil {
-		log.Warn("control socket: backup and sessions will not reach this process", "err", err)
-	} else {
-		defer stopControl()
+	if local, ok := st.(*storage.Store); ok {
+		if stopControl, err := local.ServeControl(ctx); err != nil {
+			log.Warn("control socket: backup and sessions will not reach this process", "err", err)
+		} else {
+			defer stopControl()
+		}
 	}
 
 	cats := &catalogs{load: func() *catalog.Catalog { return loadCatalog(cfg) }, log: log}
@@ -106,6 +108,7 @@ func runServe(ctx context.Context, e *env) int {
 		Catalog: cats.get, Reload: cats.reload, Admins: cfg.Admins,
 		MaxConcurrentTurns: cfg.MaxTurns, AllowedUsers: cfg.AllowedUsers, AllowedChannels: cfg.AllowedChannels,
 		MaxUploadBytes: cfg.MaxUploadBytes, NoStreaming: cfg.NoStreaming, Logger: log, Observer: met, Budgets: budgets,
+		ReplicaID: cfg.ReplicaID, LeaseTTL: cfg.LeaseTTL,
 	})
 	if err != nil {
 		fmt.Fprintf(e.stderr, "agentbot serve: %v\n", err)
@@ -146,7 +149,10 @@ func runServe(ctx context.Context, e *env) int {
 			if !b.Connected() {
 				return errors.New("socket mode connection is down")
 			}
-			return st.Ping()
+			if err := st.Ping(); err != nil {
+				return fmt.Errorf("%s store: %w", storeName(cfg), err)
+			}
+			return nil
 		}
 		srv, addr, served, err := listenHTTP(cfg.HTTPAddr, met.Handler(health))
 		if err != nil {
@@ -164,7 +170,7 @@ func runServe(ctx context.Context, e *env) int {
 		log.Info("serving /healthz and /metrics", "addr", addr)
 	}
 
-	log.Info("agentbot starting", "agents", len(first.Agents), "data", cfg.DataDir, "model", cfg.Model)
+	log.Info("agentbot starting", "agents", len(first.Agents), "store", storeName(cfg), "data", cfg.DataDir, "model", cfg.Model, "replica", b.ReplicaID())
 	if err := b.Run(ctx); err != nil && !errors.Is(err, context.Canceled) {
 		fmt.Fprintf(e.stderr, "agentbot serve: %v\n", err)
 		return 1
@@ -174,7 +180,7 @@ func runServe(ctx context.Context, e *env) int {
 }
 
 // retention removes sessions inactive longer than ttl, now and every hour.
-func retention(ctx context.Context, st *storage.Store, ttl time.Duration, log *slog.Logger) {
+func retention(ctx context.Context, st storage.Backend, ttl time.Duration, log *slog.Logger) {
 	t := time.NewTicker(time.Hour)
 	defer t.Stop()
 	for {

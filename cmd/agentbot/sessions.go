@@ -29,10 +29,10 @@ func runSessions(ctx context.Context, e *env) int {
 		fmt.Fprintln(e.stderr, "usage: agentbot sessions list | show ID | export ID [-o FILE] | prune [--older-than DURATION]")
 		return 2
 	}
-	st, closeStore, err := openReader(cfg.DataDir, args[0] != "prune")
+	st, closeStore, err := openReader(ctx, cfg, args[0] != "prune")
 	if err != nil {
 		fmt.Fprintf(e.stderr, "agentbot sessions: %v\n", err)
-		return 1
+		return storeExitCode(err)
 	}
 	defer closeStore()
 
@@ -113,7 +113,7 @@ func runSessions(ctx context.Context, e *env) int {
 			fmt.Fprintln(e.stderr, "agentbot sessions prune: say how old: --older-than 720h (or set AGENTBOT_SESSION_TTL)")
 			return 2
 		}
-		local, ok := st.(*storage.Store)
+		local, ok := st.(storage.Backend)
 		if !ok {
 			fmt.Fprintln(e.stderr, "agentbot sessions prune: agentbot serve holds the store; it prunes by itself with AGENTBOT_SESSION_TTL, or stop it to prune by hand")
 			return 1
@@ -140,10 +140,12 @@ type sessionReader interface {
 	Lookup(idOrKey string) (*transcript.Session, error)
 }
 
-// openReader opens the store, or, when a running agentbot holds it and
+// openReader opens the store (PostgreSQL when configured, which every
+// replica shares), or, when a running agentbot holds the bbolt store and
 // remote is allowed, reaches that agentbot's control socket.
-func openReader(dir string, remote bool) (sessionReader, func(), error) {
-	st, err := storage.Open(dir)
+func openReader(ctx context.Context, cfg *Config, remote bool) (sessionReader, func(), error) {
+	dir := cfg.DataDir
+	st, err := openStore(ctx, cfg)
 	if err == nil {
 		return st, func() { st.Close() }, nil
 	}

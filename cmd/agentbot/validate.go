@@ -44,6 +44,9 @@ var checks = []rangeCheck{
 	between("max-iterations", "AGENTBOT_MAX_ITERATIONS", 1, 1000, func(c *Config) int64 { return int64(c.MaxIterations) }),
 	positive("turn-timeout", "AGENTBOT_TURN_TIMEOUT", func(c *Config) time.Duration { return c.TurnTimeout }),
 	positive("call-timeout", "AGENTBOT_CALL_TIMEOUT", func(c *Config) time.Duration { return c.CallTimeout }),
+	{"lease-ttl", "AGENTBOT_LEASE_TTL", func(c *Config) (string, string, bool) {
+		return c.LeaseTTL.String(), "a duration from 100ms to 10m, such as 15s", c.LeaseTTL < 100*time.Millisecond || c.LeaseTTL > 10*time.Minute
+	}},
 	between("context-tokens", "AGENTBOT_CONTEXT_TOKENS", 2000, 10_000_000, func(c *Config) int64 { return int64(c.ContextBudget) }),
 	between("max-file-bytes", "AGENTBOT_MAX_FILE_BYTES", 1, 1<<30, func(c *Config) int64 { return c.MaxFileBytes }),
 	between("max-upload-bytes", "AGENTBOT_MAX_UPLOAD_BYTES", 1, 1<<31, func(c *Config) int64 { return c.MaxUploadBytes }),

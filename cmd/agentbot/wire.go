@@ -125,12 +125,12 @@ func newModel(cfg *Config, onRetry func(int, error)) (*model.Client, error) {
 
 // newBudgets returns the token caps the configuration sets, with daily
 // usage kept in the store.
-func newBudgets(cfg *Config, st *storage.Store) *bot.Budgets {
+func newBudgets(cfg *Config, st storage.Backend) *bot.Budgets {
 	return &bot.Budgets{SessionTokens: cfg.SessionTokenBudget, DailyTokens: cfg.DailyTokenBudget, Admins: cfg.Admins, Store: st}
 }
 
 // newEngine wires an engine to the store and the model.
-func newEngine(cfg *Config, st *storage.Store, m engine.Model, cat func() *catalog.Catalog, budgets *bot.Budgets, log *slog.Logger, onTool func(string, bool)) *engine.Engine {
+func newEngine(cfg *Config, st storage.Backend, m engine.Model, cat func() *catalog.Catalog, budgets *bot.Budgets, log *slog.Logger, onTool func(string, bool)) *engine.Engine {
 	return engine.New(engine.Config{
 		Budget:        budgets.Budget,
 		Model:         m,

@@ -1,0 +1,57 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"fmt"
+
+	"agentbot/storage"
+	"agentbot/storage/postgres"
+)
+
+// runMigrate copies a bbolt store (the data folder's agentbot.db, with the
+// documents) into the PostgreSQL database of AGENTBOT_DATABASE_URL.
+func runMigrate(ctx context.Context, e *env) int {
+	var from string
+	cfg, args, code := parse("migrate", e, func(fs *flagSet) {
+		fs.StringVar(&from, "from", "", "data folder of the bbolt store to copy (default: --data)")
+	})
+	if cfg == nil {
+		return code
+	}
+	if len(args) > 0 {
+		fmt.Fprintln(e.stderr, "usage: agentbot migrate [--from DATA_FOLDER]   (into AGENTBOT_DATABASE_URL)")
+		return 2
+	}
+	if cfg.DatabaseURL == "" {
+		fmt.Fprintln(e.stderr, "agentbot migrate: set AGENTBOT_DATABASE_URL (--database-url) to the PostgreSQL database to copy into")
+		return 2
+	}
+	if from == "" {
+		from = cfg.DataDir
+	}
+	src, err := storage.Open(from)
+	if errors.Is(err, storage.ErrLocked) {
+		fmt.Fprintf(e.stderr, "agentbot migrate: %v: stop agentbot serve on it first, so nothing changes while it is copied\n", err)
+		return 1
+	}
+	if err != nil {
+		fmt.Fprintf(e.stderr, "agentbot migrate: %v\n", err)
+		return 1
+	}
+	defer src.Close()
+	dst, err := postgres.Open(ctx, cfg.DatabaseURL, cfg.DataDir)
+	if err != nil {
+		fmt.Fprintf(e.stderr, "agentbot migrate: %v\n", (&databaseError{err: err}).Error())
+		return 2
+	}
+	defer dst.Close()
+	rep, err := storage.Migrate(dst, src)
+	fmt.Fprintf(e.stdout, "copied %d session(s) with %d message(s) and %d document version(s), %d channel default(s), %d queued message(s); %d session(s) were there already\n",
+		rep.Sessions, rep.Messages, rep.Outputs, rep.Channels, rep.Queued, rep.Skipped)
+	if err != nil {
+		fmt.Fprintf(e.stderr, "agentbot migrate: %v (what was copied stays; run it again to go on)\n", err)
+		return 1
+	}
+	return 0
+}
