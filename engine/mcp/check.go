@@ -54,4 +54,3 @@ func Check(ctx context.Context, cfg *Config, configProblems []Problem) []ServerR
 	}
 	return out
 }
-

@@ -174,8 +174,8 @@ type conn struct {
 	tools    []Tool // cached list of the current session; nil to list again
 	probs    []Problem
 	stale    atomic.Bool // the server said its tool list changed
-	failures int       // consecutive failures
-	nextTry  time.Time // no connect before this
+	failures int         // consecutive failures
+	nextTry  time.Time   // no connect before this
 	lastErr  string
 }
 
@@ -352,7 +352,7 @@ func (c *conn) call(ctx context.Context, remote string, args map[string]any) (Re
 		c.mu.Lock()
 		c.ok()
 		c.mu.Unlock()
-		return toResult(res, c.m.opts.MaxResultBytes), nil
+		return toResult(res, c.m.opts.MaxResultBytes, c.redact), nil
 	}
 	if ctx.Err() != nil { // the caller gave up; the server is not to blame
 		return Result{}, ctx.Err()

@@ -46,7 +46,8 @@ func (t Tool) Remote() string { return t.remote }
 // Result is what a tool call gives the model.
 type Result struct {
 	// Text is the text content joined by newlines or, when the server sent
-	// structured content and no text, that content as JSON. Valid UTF-8, cut
+	// structured content and no text, that content as JSON. Valid UTF-8, with
+	// the server's own configured secrets replaced by "[redacted]", cut
 	// to the size cap with a note at the end.
 	Text string
 	// IsError is set when the tool failed or the server could not be reached.
@@ -197,8 +198,9 @@ func checkSchema(s any) (json.RawMessage, error) {
 	return data, nil
 }
 
-// toResult converts a call result, capped at max bytes of text.
-func toResult(r *sdk.CallToolResult, max int) Result {
+// toResult converts a call result, capped at max bytes of text, after
+// redact has scrubbed the server's secrets from it.
+func toResult(r *sdk.CallToolResult, max int, redact func(string) string) Result {
 	var parts []string
 	for _, c := range r.Content {
 		switch c := c.(type) {
@@ -224,7 +226,7 @@ func toResult(r *sdk.CallToolResult, max int) Result {
 			text = string(b)
 		}
 	}
-	text = strings.ToValidUTF8(text, "\uFFFD")
+	text = redact(strings.ToValidUTF8(text, "\uFFFD"))
 	res := Result{IsError: r.IsError, Bytes: len(text)}
 	if len(text) > max {
 		text = cutUTF8(text, max) + fmt.Sprintf("\n[result cut: %d of %d bytes shown]", len(cutUTF8(text, max)), res.Bytes)

@@ -11,7 +11,7 @@ import (
 )
 
 func main() {
-	if err := mcptest.NewServer(true).Run(context.Background(), &mcp.StdioTransport{}); err != nil {
+	if err := mcptest.NewServer(true, nil).Run(context.Background(), &mcp.StdioTransport{}); err != nil {
 		log.Fatal(err)
 	}
 }
