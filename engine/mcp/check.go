@@ -22,6 +22,9 @@ type ServerReport struct {
 // are reported with that problem; configProblems are the ones LoadConfig
 // returned (pass nil if you have none).
 func Check(ctx context.Context, cfg *Config, configProblems []Problem) []ServerReport {
+	if cfg == nil {
+		cfg = &Config{}
+	}
 	m := NewManager(cfg, Options{Logger: discardLogger})
 	defer m.Close()
 	var out []ServerReport

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"log/slog"
 	"maps"
 	"net/url"
 	"os"
@@ -59,6 +60,12 @@ func (Secret) String() string { return "[redacted]" }
 
 // GoString hides the value.
 func (Secret) GoString() string { return "[redacted]" }
+
+// MarshalJSON hides the value.
+func (Secret) MarshalJSON() ([]byte, error) { return []byte(`"[redacted]"`), nil }
+
+// LogValue hides the value from slog.
+func (Secret) LogValue() slog.Value { return slog.StringValue("[redacted]") }
 
 // Reveal returns the value itself, for the one place that needs it.
 func (s Secret) Reveal() string { return string(s) }

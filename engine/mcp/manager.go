@@ -7,6 +7,7 @@ import (
 	"log/slog"
 	"math/rand/v2"
 	"net/http"
+	"net/url"
 	"os"
 	"os/exec"
 	"strings"
@@ -272,13 +273,16 @@ func (c *conn) connect(ctx context.Context) (*session, error) {
 		cmd := exec.Command(c.srv.Command, c.srv.Args...)
 		cmd.Env = childEnv(c.srv.Env)
 		cmd.Stderr = &stderrLog{c: c}
+		// Wait returns this long after the server exits even if a process it
+		// started still holds stderr open.
+		cmd.WaitDelay = c.m.opts.TerminateWait
 		setGroup(cmd)
 		s.cmd = cmd
 		t = &sdk.CommandTransport{Command: cmd, TerminateDuration: c.m.opts.TerminateWait}
 	case TransportHTTP:
 		t = &sdk.StreamableClientTransport{
 			Endpoint:             c.srv.URL,
-			HTTPClient:           &http.Client{Transport: &headerRT{headers: c.srv.Headers, base: http.DefaultTransport}},
+			HTTPClient:           &http.Client{Transport: newHeaderRT(c.srv)},
 			MaxRetries:           -1,
 			DisableStandaloneSSE: true,
 		}
@@ -317,7 +321,12 @@ func (c *conn) list(ctx context.Context) ([]Tool, []Problem, error) {
 	lctx, cancel := context.WithTimeout(ctx, c.srv.Timeout)
 	defer cancel()
 	var raw []*sdk.Tool
+	tooMany := false
 	for t, err := range s.cs.Tools(lctx, nil) {
+		if err == nil && len(raw) == maxTools {
+			tooMany = true
+			break
+		}
 		if err != nil {
 			if ctx.Err() == nil { // not the caller giving up: the server failed
 				c.drop("list tools: " + err.Error())
@@ -327,7 +336,11 @@ func (c *conn) list(ctx context.Context) ([]Tool, []Problem, error) {
 		raw = append(raw, t)
 	}
 	c.ok()
-	c.tools, c.probs = c.build(raw)
+	tools, probs := c.build(raw)
+	if tooMany {
+		probs = append(probs, Problem{Server: c.srv.Name, Reason: fmt.Sprintf("lists more than %d tools; the rest are left out", maxTools)})
+	}
+	c.tools, c.probs = tools, probs
 	if c.tools == nil {
 		c.tools = []Tool{}
 	}
@@ -394,14 +407,24 @@ func childEnv(extra map[string]Secret) []string {
 	return env
 }
 
-// headerRT adds the configured headers to every request.
+// headerRT adds the configured headers to every request to the configured
+// host, and to no other (a redirect elsewhere gets no secret).
 type headerRT struct {
+	host    string
 	headers map[string]Secret
 	base    http.RoundTripper
 }
 
+func newHeaderRT(s *Server) *headerRT {
+	h := &headerRT{headers: s.Headers, base: http.DefaultTransport}
+	if u, err := url.Parse(s.URL); err == nil {
+		h.host = u.Host
+	}
+	return h
+}
+
 func (h *headerRT) RoundTrip(r *http.Request) (*http.Response, error) {
-	if len(h.headers) > 0 {
+	if len(h.headers) > 0 && r.URL.Host == h.host {
 		r = r.Clone(r.Context())
 		for k, v := range h.headers {
 			r.Header.Set(k, v.Reveal())

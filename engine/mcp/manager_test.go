@@ -8,7 +8,10 @@ import (
 	"fmt"
 	"log/slog"
 	"net"
+	"net/http"
+	"net/http/httptest"
 	"os"
+	"path/filepath"
 	"strconv"
 	"strings"
 	"sync"
@@ -486,5 +489,67 @@ func TestConcurrentCalls(t *testing.T) {
 	close(errs)
 	for e := range errs {
 		t.Error(e)
+	}
+}
+
+func TestCloseStopsWhatAStdioServerStarted(t *testing.T) {
+	pidFile := filepath.Join(t.TempDir(), "child.pid")
+	script := fmt.Sprintf("sleep 300 & echo $! > %s; exec %s", pidFile, mcptest.BuildStdio(t))
+	y := fmt.Sprintf("servers:\n  - name: sh\n    transport: stdio\n    command: /bin/sh\n    args: [-c, %q]\n", script)
+	m, _ := setup(t, y, Options{TerminateWait: 200 * time.Millisecond})
+	pid := pidOf(t, get(t, tools(t, m, "sh"), "sh__pid"))
+	data, err := os.ReadFile(pidFile)
+	if err != nil {
+		t.Fatal(err)
+	}
+	sleepPid, err := strconv.Atoi(strings.TrimSpace(string(data)))
+	if err != nil || syscall.Kill(sleepPid, 0) != nil {
+		t.Fatalf("background child %q not running: %v", data, err)
+	}
+	start := time.Now()
+	if err := m.Close(); err != nil {
+		t.Fatal(err)
+	}
+	if took := time.Since(start); took > 5*time.Second {
+		t.Errorf("Close took %s", took)
+	}
+	t.Logf("Close took %s", time.Since(start))
+	// sleep is our grandchild; once killed, init reaps it.
+	if alive(pid) || alive(sleepPid) {
+		t.Errorf("after Close: server %d alive=%v, its child %d alive=%v", pid, alive(pid), sleepPid, alive(sleepPid))
+	}
+}
+
+func TestHeadersNotSentOnRedirectElsewhere(t *testing.T) {
+	var mu sync.Mutex
+	var got []string
+	other := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		mu.Lock()
+		got = append(got, r.Header.Get("X-Token"))
+		mu.Unlock()
+		http.Error(w, "no", http.StatusNotFound)
+	}))
+	defer other.Close()
+	first := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		mu.Lock()
+		got = append(got, "first:"+r.Header.Get("X-Token"))
+		mu.Unlock()
+		http.Redirect(w, r, other.URL+"/mcp", http.StatusTemporaryRedirect)
+	}))
+	defer first.Close()
+	m, _ := setup(t, "servers:\n"+httpEntry(first.URL+"/mcp", "r", "    headers: {X-Token: {env: MCP_SECRET}}\n"), Options{})
+	_, probs := m.Tools(context.Background(), []string{"r"})
+	if !hasProblem(probs, "r", "connect") {
+		t.Errorf("problems = %v", probs)
+	}
+	mu.Lock()
+	defer mu.Unlock()
+	if len(got) < 2 || got[0] != "first:"+secret {
+		t.Fatalf("requests = %q, want the first with the token, then the redirect", got)
+	}
+	for _, h := range got[1:] {
+		if !strings.HasPrefix(h, "first:") && h != "" {
+			t.Errorf("redirected request carried X-Token")
+		}
 	}
 }

@@ -18,6 +18,7 @@ const (
 	maxToolName    = 64 // OpenAI's limit on a function name
 	maxSchemaBytes = 64 << 10
 	maxDescBytes   = 4 << 10
+	maxTools       = 512 // per server
 )
 
 // Tool is one MCP server tool as the model sees it.
@@ -58,7 +59,7 @@ type Result struct {
 	Truncated bool
 }
 
-// Call runs the tool with args, a JSON object (empty means {}). Whatever goes
+// Call runs the tool with args, a JSON object (empty or null means {}). Whatever goes
 // wrong with the server (unreachable, crashed, no answer within the server's
 // timeout, a bad answer) is an error Result, and the session is reconnected
 // on a later call. The error is non-nil only when ctx ends first (the caller
@@ -68,8 +69,8 @@ func (t Tool) Call(ctx context.Context, args json.RawMessage) (Result, error) {
 		return Result{}, errors.New("mcp: call of a Tool not listed by a Manager")
 	}
 	var m map[string]any
-	if len(bytes.TrimSpace(args)) > 0 {
-		if err := json.Unmarshal(args, &m); err != nil || m == nil {
+	if a := bytes.TrimSpace(args); len(a) > 0 && string(a) != "null" {
+		if err := json.Unmarshal(a, &m); err != nil || m == nil {
 			return t.c.errResult(fmt.Sprintf("tool %s: arguments must be a JSON object", t.remote)), nil
 		}
 	}
