@@ -1,7 +1,10 @@
 package mcp
 
 import (
+	"bytes"
+	"encoding/json"
 	"fmt"
+	"log/slog"
 	"os"
 	"path/filepath"
 	"strings"
@@ -251,5 +254,19 @@ func TestCutUTF8(t *testing.T) {
 	s := "aé" // a, then a two-byte character
 	if got := cutUTF8(s, 2); got != "a" {
 		t.Errorf("cutUTF8 = %q, want no split character", got)
+	}
+}
+
+func TestSecretHiddenFromSlogAndJSON(t *testing.T) {
+	var buf bytes.Buffer
+	log := slog.New(slog.NewJSONHandler(&buf, nil))
+	s := Server{Name: "x", Headers: map[string]Secret{"A": "s3cr3t-token"}}
+	log.Info("server", "secret", Secret("s3cr3t-token"), "server", s, "headers", s.Headers)
+	b, err := json.Marshal(s)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if out := buf.String() + string(b); strings.Contains(out, "s3cr3t") || !strings.Contains(out, "[redacted]") {
+		t.Errorf("secret shown: %s", out)
 	}
 }

@@ -553,3 +553,25 @@ func TestHeadersNotSentOnRedirectElsewhere(t *testing.T) {
 		}
 	}
 }
+
+func TestToolListChangedRefreshesTools(t *testing.T) {
+	m, _ := setup(t, "servers:\n"+stdioEntry(t, "s", ""), Options{})
+	ts := tools(t, m, "s")
+	if _, ok := ts["s__extra"]; ok {
+		t.Fatal("extra listed before grow")
+	}
+	if r := call(t, get(t, ts, "s__grow"), `{}`); r.Text != "grown" {
+		t.Fatalf("grow = %+v", r)
+	}
+	deadline := time.Now().Add(5 * time.Second)
+	for time.Now().Before(deadline) {
+		if tl, ok := tools(t, m, "s")["s__extra"]; ok {
+			if r := call(t, tl, `{}`); r.Text != "extra" {
+				t.Errorf("extra = %+v", r)
+			}
+			return
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+	t.Error("s__extra never listed after the server's list-changed notification")
+}

@@ -16,6 +16,7 @@
 //	fail        fails with a protocol error quoting the variable "name"
 //	stderr      writes the variable "name" to the server's stderr
 //	bad_schema  has an invalid input schema ("properties" is a string)
+//	grow        adds the tool "extra" (the server tells clients the list changed)
 //
 // and the stdio server also has crash, which exits the process mid-call.
 package mcptest
@@ -129,6 +130,12 @@ func NewServer(withCrash bool, stop <-chan struct{}) *mcp.Server {
 		InputSchema: map[string]any{"type": "object", "properties": "not an object"}},
 		func(context.Context, *mcp.CallToolRequest) (*mcp.CallToolResult, error) {
 			return text("should not be callable"), nil
+		})
+	s.AddTool(&mcp.Tool{Name: "grow", Description: "Adds a tool.", InputSchema: obj(``)},
+		func(context.Context, *mcp.CallToolRequest) (*mcp.CallToolResult, error) {
+			s.AddTool(&mcp.Tool{Name: "extra", Description: "Added later.", InputSchema: obj(``)},
+				func(context.Context, *mcp.CallToolRequest) (*mcp.CallToolResult, error) { return text("extra"), nil })
+			return text("grown"), nil
 		})
 	if withCrash {
 		s.AddTool(&mcp.Tool{Name: "crash", Description: "Exits the server mid-call.", InputSchema: obj(``)},
