@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"sort"
+	"sync"
 )
 
 // ServerReport is what Check found for one server.
@@ -17,8 +18,9 @@ type ServerReport struct {
 	Err error
 }
 
-// Check connects to every server named in the config, lists its tools and
-// stops it again, for `agentbot check`. Servers disabled by a config problem
+// Check connects to every server named in the config (all at once), lists
+// its tools and stops it again, for `agentbot check`. Reports come in config
+// order, then the disabled servers by name. Servers disabled by a config problem
 // are reported with that problem; configProblems are the ones LoadConfig
 // returned (pass nil if you have none).
 func Check(ctx context.Context, cfg *Config, configProblems []Problem) []ServerReport {
@@ -27,16 +29,22 @@ func Check(ctx context.Context, cfg *Config, configProblems []Problem) []ServerR
 	}
 	m := NewManager(cfg, Options{Logger: discardLogger})
 	defer m.Close()
-	var out []ServerReport
-	for _, s := range cfg.Servers {
-		r := ServerReport{Name: s.Name}
-		tools, probs, err := m.conns[s.Name].list(ctx)
-		r.Err, r.Problems = err, probs
-		for _, t := range tools {
-			r.Tools = append(r.Tools, t.Name)
-		}
-		out = append(out, r)
+	out := make([]ServerReport, len(cfg.Servers))
+	var wg sync.WaitGroup
+	for i, s := range cfg.Servers {
+		wg.Add(1)
+		go func() { // servers are checked at once, each within its timeout
+			defer wg.Done()
+			r := ServerReport{Name: s.Name}
+			tools, probs, err := m.conns[s.Name].list(ctx)
+			r.Err, r.Problems = err, probs
+			for _, t := range tools {
+				r.Tools = append(r.Tools, t.Name)
+			}
+			out[i] = r
+		}()
 	}
+	wg.Wait()
 	seen := map[string]bool{}
 	var names []string
 	reasons := map[string][]string{}

@@ -190,7 +190,7 @@ func (c *conn) redact(s string) string {
 
 // errorf builds an error about this server with secrets scrubbed.
 func (c *conn) errorf(format string, args ...any) error {
-	return errors.New(c.redact(fmt.Sprintf(format, args...)))
+	return errors.New(clean(c.redact(fmt.Sprintf(format, args...)), maxErrBytes))
 }
 
 // get returns a live session, connecting if needed. Called with c.mu held.
@@ -209,10 +209,13 @@ func (c *conn) get(ctx context.Context) (*session, error) {
 	if wait := time.Until(c.nextTry); wait > 0 {
 		return nil, c.errorf("unavailable after %d failures (last: %s); next try in %s", c.failures, c.lastErr, wait.Round(time.Millisecond))
 	}
-	ctx, cancel := context.WithTimeout(ctx, c.srv.Timeout)
+	cctx, cancel := context.WithTimeout(ctx, c.srv.Timeout)
 	defer cancel()
-	s, err := c.connect(ctx)
+	s, err := c.connect(cctx)
 	if err != nil {
+		if ctx.Err() != nil { // the caller gave up; the server is not to blame
+			return nil, ctx.Err()
+		}
 		c.fail(err.Error())
 		return nil, c.errorf("connect: %s", err)
 	}
@@ -292,8 +295,7 @@ func (c *conn) connect(ctx context.Context) (*session, error) {
 	cs, err := client.Connect(ctx, t, nil)
 	if err != nil {
 		if s.cmd != nil && s.cmd.Process != nil {
-			killGroup(s.cmd)
-			go func() { _ = s.cmd.Wait() }() // reap it if the SDK did not
+			killGroup(s.cmd) // the SDK has closed the session and reaped the server
 		}
 		return nil, err
 	}
@@ -353,7 +355,7 @@ func (c *conn) call(ctx context.Context, remote string, args map[string]any) (Re
 	s, err := c.get(ctx)
 	c.mu.Unlock()
 	if err != nil {
-		if errors.Is(err, ErrClosed) {
+		if errors.Is(err, ErrClosed) || ctx.Err() != nil {
 			return Result{}, err
 		}
 		return c.errResult(err.Error()), nil
@@ -387,7 +389,7 @@ func (c *conn) call(ctx context.Context, remote string, args map[string]any) (Re
 }
 
 func (c *conn) errResult(msg string) Result {
-	text := "mcp server " + c.srv.Name + ": " + c.redact(msg)
+	text := "mcp server " + c.srv.Name + ": " + clean(c.redact(msg), maxErrBytes)
 	return Result{Text: text, IsError: true, Bytes: len(text)}
 }
 

@@ -19,6 +19,7 @@ const (
 	maxSchemaBytes = 64 << 10
 	maxDescBytes   = 4 << 10
 	maxTools       = 512 // per server
+	maxErrBytes    = 4 << 10
 )
 
 // Tool is one MCP server tool as the model sees it.
