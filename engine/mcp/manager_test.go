@@ -575,3 +575,26 @@ func TestToolListChangedRefreshesTools(t *testing.T) {
 	}
 	t.Error("s__extra never listed after the server's list-changed notification")
 }
+
+func TestBackoffGrowsWithJitter(t *testing.T) {
+	cfg, _ := parse(t, "servers: [{name: s, transport: stdio, command: x}]", nil)
+	m := NewManager(cfg, Options{Logger: discardLogger, BackoffBase: 100 * time.Millisecond, BackoffMax: time.Second})
+	c := m.conns["s"]
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	for n, max := range []time.Duration{0, 100, 200, 400, 800, 1000, 1000} {
+		before := time.Now()
+		c.fail("test")
+		d := c.nextTry.Sub(before)
+		max *= time.Millisecond
+		if d < max/2-time.Millisecond || d > max+10*time.Millisecond {
+			t.Errorf("failure %d: delay %s, want %s..%s", n+1, d, max/2, max)
+		}
+	}
+}
+
+func TestZeroToolCall(t *testing.T) {
+	if _, err := (Tool{}).Call(context.Background(), nil); err == nil {
+		t.Error("call of a zero Tool: no error")
+	}
+}
