@@ -47,6 +47,12 @@ type Backend interface {
 	ChannelDefault(team, channel string) (string, error)
 	// SetChannelDefault sets it; "" clears it.
 	SetChannelDefault(team, channel, agentID string) error
+	// ChannelTools are the MCP servers a channel adds to its agents'
+	// tools (/agent tools add), sorted; nil when none.
+	ChannelTools(team, channel string) ([]string, error)
+	// SetChannelTools sets them (deduplicated and sorted, as
+	// CleanChannelTools returns them); an empty list clears them.
+	SetChannelTools(team, channel string, servers []string) error
 
 	// Admit marks the dedupe keys for ttl and, unless one was marked
 	// already, queues payload for the session key, atomically.

@@ -87,6 +87,16 @@ func Migrate(dst Importer, src *Store) (MigrateReport, error) {
 		}
 		rep.Channels++
 	}
+	tools, err := src.channelTools()
+	if err != nil {
+		return rep, fmt.Errorf("migrate: %w", err)
+	}
+	for key, servers := range tools {
+		team, channel, _ := strings.Cut(key, "/")
+		if err := dst.SetChannelTools(team, channel, servers); err != nil {
+			return rep, fmt.Errorf("migrate channel tools %s: %w", key, err)
+		}
+	}
 	keys, err := src.PendingKeys()
 	if err != nil {
 		return rep, fmt.Errorf("migrate: %w", err)

@@ -484,6 +484,51 @@ func (s *Store) SetChannelDefault(team, channel, agentID string) error {
 	return nil
 }
 
+// ChannelTools returns the MCP servers the channel adds to its agents'
+// tools, sorted; nil when none.
+func (s *Store) ChannelTools(team, channel string) ([]string, error) {
+	key, err := storage.ChannelKey(team, channel)
+	if err != nil {
+		return nil, fmt.Errorf("channel tools: %w", err)
+	}
+	ctx, cancel := s.ctx()
+	defer cancel()
+	var servers []string
+	err = s.pool.QueryRow(ctx, `SELECT servers FROM channel_tools WHERE team = $1 AND channel = $2`, team, channel).Scan(&servers)
+	if err != nil && !errors.Is(err, pgx.ErrNoRows) {
+		return nil, fmt.Errorf("channel tools %s: %w", key, err)
+	}
+	if len(servers) == 0 {
+		return nil, nil
+	}
+	return servers, nil
+}
+
+// SetChannelTools sets the channel's MCP servers (deduplicated and
+// sorted); an empty list clears them.
+func (s *Store) SetChannelTools(team, channel string, servers []string) error {
+	key, err := storage.ChannelKey(team, channel)
+	if err != nil {
+		return fmt.Errorf("set channel tools: %w", err)
+	}
+	servers, err = storage.CleanChannelTools(servers)
+	if err != nil {
+		return fmt.Errorf("set channel tools %s: %w", key, err)
+	}
+	ctx, cancel := s.ctx()
+	defer cancel()
+	if len(servers) == 0 {
+		_, err = s.pool.Exec(ctx, `DELETE FROM channel_tools WHERE team = $1 AND channel = $2`, team, channel)
+	} else {
+		_, err = s.pool.Exec(ctx, `INSERT INTO channel_tools (team, channel, servers) VALUES ($1, $2, $3)
+			ON CONFLICT (team, channel) DO UPDATE SET servers = excluded.servers`, team, channel, servers)
+	}
+	if err != nil {
+		return fmt.Errorf("set channel tools %s: %w", key, err)
+	}
+	return nil
+}
+
 // AddDailyUsage adds tokens (negative counts as 0) to a workspace's day
 // and returns the day's total.
 func (s *Store) AddDailyUsage(team, day string, tokens int) (int, error) {

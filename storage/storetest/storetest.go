@@ -82,6 +82,7 @@ var behaviours = []behaviour{
 	{"AdmitRejectsBadInput", admitRejectsBadInput},
 	{"QueueNextPendingDequeue", queueNextPendingDequeue},
 	{"ChannelDefaultsSetAndClear", channelDefaults},
+	{"ChannelToolsSetSortedAndClear", channelTools},
 	{"DailyUsageAddsPerTeamAndDay", dailyUsage},
 	{"OutputsVersionsLatestReplace", outputsVersions},
 	{"OutputsDeletedWithSession", outputsDeletedWithSession},
@@ -785,6 +786,36 @@ func channelDefaults(t *testing.T, b storage.Backend) {
 	get("T1", "C1", "")
 	get("", "C1", "dev")
 	must(t, b.SetChannelDefault("T1", "C1", "")) // clearing twice is fine
+}
+
+func channelTools(t *testing.T, b storage.Backend) {
+	get := func(team, ch string, want ...string) {
+		t.Helper()
+		got, err := b.ChannelTools(team, ch)
+		if err != nil || !slices.Equal(got, want) {
+			t.Fatalf("ChannelTools(%s, %s) = %q, %v; want %q", team, ch, got, err, want)
+		}
+	}
+	get("T1", "C1")
+	must(t, b.SetChannelTools("T1", "C1", []string{"jira", "github", "jira"}))
+	get("T1", "C1", "github", "jira") // sorted, deduplicated
+	get("T1", "C2")
+	get("T2", "C1")
+	must(t, b.SetChannelTools("", "C1", []string{"docs"})) // no team
+	must(t, b.SetChannelTools("T1", "C1", []string{"github"}))
+	get("T1", "C1", "github")
+	get("", "C1", "docs")
+	if err := b.SetChannelTools("T1", "C1", []string{""}); err == nil {
+		t.Error("SetChannelTools with an empty server name succeeded")
+	}
+	if err := b.SetChannelTools("T1", "a/b", []string{"x"}); err == nil {
+		t.Error("SetChannelTools with '/' in the channel succeeded")
+	}
+	get("T1", "C1", "github") // a refused change changes nothing
+	must(t, b.SetChannelTools("T1", "C1", nil))
+	get("T1", "C1")
+	must(t, b.SetChannelTools("T1", "C1", nil)) // clearing twice is fine
+	get("", "C1", "docs")
 }
 
 func dailyUsage(t *testing.T, b storage.Backend) {
