@@ -33,6 +33,10 @@ type Store interface {
 	Seen(key string, ttl time.Duration) (bool, error)
 	ChannelDefault(team, channel string) (string, error)
 	SetChannelDefault(team, channel, agentID string) error
+	// ChannelTools are the MCP servers a channel adds to its agents'
+	// tools; SetChannelTools sets them (/agent tools).
+	ChannelTools(team, channel string) ([]string, error)
+	SetChannelTools(team, channel string, servers []string) error
 	// AdmitAsync marks the dedupe keys and, unless one was marked already,
 	// queues payload for the session key, in one commit shared with the
 	// admissions waiting then; the outcome arrives once it is durable.
@@ -68,8 +72,15 @@ type Config struct {
 	Catalog func() *catalog.Catalog
 	// Reload reloads bundles (for /agent reload); nil disables it.
 	Reload func() error
-	// Admins may run /agent reload, besides workspace admins and owners.
+	// Admins may run /agent reload and /agent tools, besides workspace
+	// admins and owners, and may approve any session's tool calls.
 	Admins []string
+	// ApprovalTimeout is how long a tool call waits for approval before
+	// it is denied (default 15 minutes).
+	ApprovalTimeout time.Duration
+	// MCPServers are the servers of the MCP configuration, which
+	// /agent tools add may give a channel.
+	MCPServers []string
 	// MaxConcurrentTurns bounds turns running at once over all threads
 	// (default 8).
 	MaxConcurrentTurns int
@@ -157,6 +168,9 @@ func New(cfg Config) (*Bot, error) {
 	if cfg.Logger == nil {
 		cfg.Logger = slog.Default()
 	}
+	if cfg.ApprovalTimeout <= 0 {
+		cfg.ApprovalTimeout = defaultApprovalTimeout
+	}
 	cfg.leaseDefaults()
 	b := &Bot{cfg: cfg, log: cfg.Logger, obs: cfg.Observer, inbox: newInbox(), sem: make(chan struct{}, cfg.MaxConcurrentTurns), sleep: sleepCtx}
 	if b.obs == nil {
@@ -199,7 +213,8 @@ func (b *Bot) Run(ctx context.Context) error {
 			b.log.Info("resuming queued messages", "threads", len(keys))
 		}
 	}
-	b.threads.startScan(sockCtx) // threads of replicas that died, items other replicas admitted
+	b.threads.startScan(sockCtx)          // threads of replicas that died, items other replicas admitted
+	b.threads.startApprovalSweep(sockCtx) // tool calls left undecided too long (approval.go)
 
 loop:
 	for {

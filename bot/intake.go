@@ -17,7 +17,7 @@ import (
 // item is one persisted unit of work for a thread: a user's message, or an
 // agent picked from the picker.
 type item struct {
-	Kind     string    `json:"kind"` // "message" or "pick"
+	Kind     string    `json:"kind"` // "message", "pick", "feedback" or "approval"
 	Team     string    `json:"team"`
 	Channel  string    `json:"channel"`
 	ThreadTS string    `json:"thread_ts"`
@@ -29,6 +29,9 @@ type item struct {
 	AgentID  string    `json:"agent_id,omitempty"`
 	// PickerTS is the picker message to close once an agent is picked.
 	PickerTS string `json:"picker_ts,omitempty"`
+	// CallID is the tool call an approval item decides (Text is the
+	// decision).
+	CallID string `json:"call_id,omitempty"`
 }
 
 // fileRef is a file a user shared with a message.

@@ -37,6 +37,8 @@ func (b *Bot) onInteraction(cb slack.InteractionCallback, ack func()) bool {
 		case actionStop: // stopbutton.go
 			b.onStopClick(team, channel, thread, cb.User.ID, dm)
 			return false
+		case actionApprove, actionDeny: // approval.go
+			return b.onApprovalClick(team, channel, thread, cb.Container.MessageTs, cb.User.ID, kind, act.Value, dm, ack)
 		case actionFeedback: // feedback.go
 			return b.onFeedbackClick(team, channel, thread, cb.Container.MessageTs, cb.User.ID, act.Value, dm, ack)
 		case actionHome: // apphome.go: the Home tab has no channel

@@ -84,6 +84,10 @@ func (b *Bot) process(ctx context.Context, seq uint64, it item) {
 		b.runTurn(ctx, s, it, "")
 		return
 	}
+	if it.Kind == kindApproval {
+		b.decide(ctx, s, it, seqStr) // approval.go
+		return
+	}
 	if it.Kind == "pick" {
 		b.pick(ctx, s, it, seqStr)
 		return
@@ -173,8 +177,9 @@ func (b *Bot) runTurn(ctx context.Context, s *engine.Session, it item, input str
 	r.armStop()
 	b.setSessionStatus(ctx, it, slack.AgentSessionStatusProcessing)
 	defer b.setSessionStatus(ctx, it, slack.AgentSessionStatusActive)
-	skillBefore, outputsBefore := activeSkill(&s.Session), len(s.Outputs)
+	skillBefore, outputsBefore, auditBefore := activeSkill(&s.Session), len(s.Outputs), len(s.Audit)
 	res, err := b.cfg.Engine.Turn(tctx, s, input, r.emit)
+	b.countTools(s, auditBefore)
 	if len(s.Outputs) > outputsBefore {
 		defer b.refreshHome(ctx, ownerOf(s, it)) // after the uploads: the Home tab lists the new document
 	}
@@ -196,6 +201,9 @@ func (b *Bot) runTurn(ctx context.Context, s *engine.Session, it item, input str
 		}
 	}
 	r.finish(res, err)
+	if res != nil && len(res.Pending) > 0 && r.stoppedBy == "" {
+		b.postApprovals(ctx, s, it, res.Pending) // approval.go
+	}
 	d := time.Since(start)
 	var u engine.Usage
 	iters, tools := 0, 0

@@ -297,8 +297,12 @@ func (r *reply) finish(res *engine.Result, turnErr error) {
 		}
 	}
 	var tail []slack.Block
+	waiting := turnErr == nil && res != nil && len(res.Pending) > 0
 	if turnErr == nil && strings.TrimSpace(final) != "" {
 		tail = append(tail, feedbackBlock())
+	}
+	if waiting {
+		tail = append(tail, slack.NewContextBlock("waiting", slack.NewTextBlockObject(slack.MarkdownType, waitingText(len(res.Pending)), false, false)))
 	}
 	if !r.failed && !r.overflow && turnErr == nil {
 		r.flush()
@@ -326,7 +330,9 @@ func (r *reply) finish(res *engine.Result, turnErr error) {
 	}
 	r.dropStop()
 	if final == "" {
-		if r.statusTS != "" {
+		if r.statusTS != "" && waiting {
+			_ = b.update(r.ctx, r.it.Channel, r.statusTS, slack.MsgOptionText(waitingText(len(res.Pending)), false), slack.MsgOptionBlocks())
+		} else if r.statusTS != "" {
 			_ = b.update(r.ctx, r.it.Channel, r.statusTS, slack.MsgOptionText("✅ Done.", false), slack.MsgOptionBlocks())
 		}
 		return
@@ -436,4 +442,12 @@ func shorten(s string, n int) string {
 		return s
 	}
 	return string(r[:n]) + "…"
+}
+
+// waitingText is the status of a turn that waits for n approvals.
+func waitingText(n int) string {
+	if n == 1 {
+		return "⏸ Waiting for approval of a tool call (below)."
+	}
+	return fmt.Sprintf("⏸ Waiting for approval of %d tool calls (below).", n)
 }

@@ -19,6 +19,7 @@ const slashHelp = "*/agent* — pick who helps in this channel\n" +
 	"• `/agent status` — this channel's default and what is loaded\n" +
 	"• `/agent reset` — clear this channel's default (threads start with a picker)\n" +
 	"• `/agent reload` — reload bundles without a restart (admins)\n" +
+	"• `/agent tools` · `/agent tools add <server>` · `/agent tools remove <server>` — the MCP servers this channel's agents may use (admins)\n" +
 	"In a thread, `@agentbot use <agent>` switches that thread's agent."
 
 // onSlash answers /agent ephemerally. Slash commands never run in threads,
@@ -80,6 +81,8 @@ func (b *Bot) onSlash(cmd slack.SlashCommand) {
 		b.respond(cmd, "This channel has no default agent now; a mention gets a picker.")
 	case "reload":
 		b.reload(cmd)
+	case "tools":
+		b.slashTools(cmd, team, f[1:]) // tools.go
 	default:
 		b.respond(cmd, fmt.Sprintf("I don't know `/agent %s`.\n%s", sub, slashHelp))
 	}

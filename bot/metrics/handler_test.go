@@ -92,9 +92,9 @@ agentbot_events_received_total{kind="app_mention"} 1
 # TYPE agentbot_turns_finished_total counter
 agentbot_turns_finished_total{result="error"} 1
 agentbot_turns_finished_total{result="ok"} 0
-# HELP agentbot_tool_calls_total Tool calls run, by tool and result (ok or error).
+# HELP agentbot_tool_calls_total Tool calls, by MCP server (empty for a built-in tool), tool (its own name) and outcome (ok, error, denied or expired).
 # TYPE agentbot_tool_calls_total counter
-agentbot_tool_calls_total{result="ok",tool="preload_workflow"} 1
+agentbot_tool_calls_total{outcome="ok",server="",tool="preload_workflow"} 1
 # HELP agentbot_queue_depth Inbound messages waiting for their thread's turn.
 # TYPE agentbot_queue_depth gauge
 agentbot_queue_depth 5

@@ -8,6 +8,7 @@
 package metrics
 
 import (
+	"strings"
 	"time"
 
 	"github.com/prometheus/client_golang/prometheus"
@@ -53,6 +54,7 @@ type Metrics struct {
 	uploads        *prometheus.CounterVec
 	queueDepth     prometheus.Gauge
 	feedback       *prometheus.CounterVec
+	approvals      *prometheus.CounterVec
 
 	kinds, tools      *labelSet
 	agents, workflows *labelSet
@@ -89,8 +91,12 @@ func New() *Metrics {
 		}),
 		toolCalls: prometheus.NewCounterVec(prometheus.CounterOpts{
 			Name: "agentbot_tool_calls_total",
-			Help: "Tool calls run, by tool and result (ok or error).",
-		}, []string{"tool", "result"}),
+			Help: "Tool calls, by MCP server (empty for a built-in tool), tool (its own name) and outcome (ok, error, denied or expired).",
+		}, []string{"server", "tool", "outcome"}),
+		approvals: prometheus.NewCounterVec(prometheus.CounterOpts{
+			Name: "agentbot_tool_approvals_total",
+			Help: "Decisions on tool calls that needed approval, by decision (approved, denied or expired).",
+		}, []string{"decision"}),
 		tokens: prometheus.NewCounterVec(prometheus.CounterOpts{
 			Name: "agentbot_tokens_total",
 			Help: "Model tokens used by finished turns, by kind: prompt, cached (the part of prompt served from the provider's cache) and completion.",
@@ -122,13 +128,16 @@ func New() *Metrics {
 		collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}),
 		m.eventsReceived, m.eventsDeduped, m.turnsStarted, m.turnsFinished,
 		m.modelCalls, m.modelRetries, m.toolCalls, m.tokens, m.turnDuration,
-		m.uploads, m.queueDepth, m.feedback,
+		m.uploads, m.queueDepth, m.feedback, m.approvals,
 	)
 	// Show the fixed label values at zero from the start, so rate() and
 	// alerts work before the first failure.
 	for _, r := range []string{ResultOK, ResultError} {
 		m.turnsFinished.WithLabelValues(r)
 		m.uploads.WithLabelValues(r)
+	}
+	for _, d := range []string{DecisionApproved, DecisionDenied, DecisionExpired} {
+		m.approvals.WithLabelValues(d)
 	}
 	for _, k := range []string{TokensPrompt, TokensCached, TokensCompletion} {
 		m.tokens.WithLabelValues(k)
@@ -192,12 +201,71 @@ func (m *Metrics) ModelRetry() {
 	m.modelRetries.Inc()
 }
 
-// ToolCall counts one tool call of tool, failed or not.
+// ToolCall counts one call of a built-in tool, failed or not (the
+// engine's OnToolCall hook). An MCP tool ("server__tool") is not counted
+// here: the bot counts those from the session's audit trail, with their
+// server and approval outcome (ToolOutcome).
 func (m *Metrics) ToolCall(tool string, failed bool) {
+	if strings.Contains(tool, "__") {
+		return
+	}
+	outcome := OutcomeOK
+	if failed {
+		outcome = OutcomeError
+	}
+	m.ToolOutcome("", tool, outcome)
+}
+
+// Outcomes of a tool call (agentbot_tool_calls_total's outcome label) and
+// decisions on a call that needed approval.
+const (
+	OutcomeOK        = "ok"
+	OutcomeError     = "error"
+	OutcomeDenied    = "denied"
+	OutcomeExpired   = "expired"
+	DecisionApproved = "approved"
+	DecisionDenied   = "denied"
+	DecisionExpired  = "expired"
+)
+
+// ToolOutcome counts one tool call: server is the MCP server ("" for a
+// built-in tool), tool the tool's name as configured, outcome ok, error,
+// denied or expired (anything else counts as "other"). Server and tool
+// names are bounded: past maxLabelValues distinct pairs, new ones count as
+// "other".
+func (m *Metrics) ToolOutcome(server, tool, outcome string) {
 	if m == nil {
 		return
 	}
-	m.toolCalls.WithLabelValues(m.tools.value(tool), result(failed)).Inc()
+	switch outcome {
+	case OutcomeOK, OutcomeError, OutcomeDenied, OutcomeExpired:
+	default:
+		outcome = labelOther
+	}
+	srv, name := "", labelOther
+	if v := m.tools.value(server + "\x00" + tool); v != labelOther {
+		name = clean(tool)
+		if server != "" {
+			srv = clean(server)
+		}
+	} else if server != "" {
+		srv = labelOther
+	}
+	m.toolCalls.WithLabelValues(srv, name, outcome).Inc()
+}
+
+// ApprovalDecided counts one decision on a tool call that needed approval
+// (approved, denied or expired; anything else counts as "other").
+func (m *Metrics) ApprovalDecided(decision string) {
+	if m == nil {
+		return
+	}
+	switch decision {
+	case DecisionApproved, DecisionDenied, DecisionExpired:
+	default:
+		decision = labelOther
+	}
+	m.approvals.WithLabelValues(decision).Inc()
 }
 
 // Uploaded counts one output upload; err != nil means it failed.

@@ -149,7 +149,7 @@ func TestToolCallsAndUploads(t *testing.T) {
 		{"save_output", ResultError, 1},
 		{"save_output", ResultOK, 0},
 	} {
-		if got := value(t, m.toolCalls.WithLabelValues(c.tool, c.result)); got != c.want {
+		if got := value(t, m.toolCalls.WithLabelValues("", c.tool, c.result)); got != c.want {
 			t.Errorf("tool_calls{%s,%s} = %v, want %v", c.tool, c.result, got, c.want)
 		}
 	}
@@ -167,10 +167,10 @@ func TestFreeFormLabelsAreBounded(t *testing.T) {
 	m.ToolCall("bad\xff\xfename", true)
 	m.ToolCall("", false)
 	m.EventReceived(strings.Repeat("k", 500))
-	if got := value(t, m.toolCalls.WithLabelValues("bad?name", ResultError)); got != 1 {
+	if got := value(t, m.toolCalls.WithLabelValues("", "bad?name", ResultError)); got != 1 {
 		t.Errorf("tool_calls{bad?name} = %v, want 1", got)
 	}
-	if got := value(t, m.toolCalls.WithLabelValues(labelUnknown, ResultOK)); got != 1 {
+	if got := value(t, m.toolCalls.WithLabelValues("", labelUnknown, ResultOK)); got != 1 {
 		t.Errorf("tool_calls{unknown} = %v, want 1", got)
 	}
 	if got := value(t, m.eventsReceived.WithLabelValues(strings.Repeat("k", maxLabelLen))); got != 1 {
@@ -184,7 +184,7 @@ func TestFreeFormLabelsAreBounded(t *testing.T) {
 	if n := testutil.CollectAndCount(m.toolCalls); n > 2*maxLabelValues+2 {
 		t.Errorf("tool_calls has %d series, want at most %d", n, 2*maxLabelValues+2)
 	}
-	if got := value(t, m.toolCalls.WithLabelValues(labelOther, ResultOK)); got == 0 {
+	if got := value(t, m.toolCalls.WithLabelValues("", labelOther, ResultOK)); got == 0 {
 		t.Error(`tool names past the bound were not counted under "other"`)
 	}
 }
@@ -231,5 +231,42 @@ func TestNewRegistriesAreIndependent(t *testing.T) {
 	a.TurnStarted()
 	if got := value(t, b.turnsStarted); got != 0 {
 		t.Errorf("second Metrics saw the first's turn: %v", got)
+	}
+}
+
+func TestToolOutcomesAndApprovals(t *testing.T) {
+	m := New()
+	m.ToolOutcome("notes", "write_note", OutcomeOK)
+	m.ToolOutcome("notes", "write_note", OutcomeDenied)
+	m.ToolOutcome("notes", "write_note", OutcomeDenied)
+	m.ToolOutcome("", "read_file", OutcomeError)
+	m.ToolOutcome("notes", "echo", "weird")
+	m.ApprovalDecided(DecisionApproved)
+	m.ApprovalDecided(DecisionExpired)
+	m.ApprovalDecided("maybe")
+	for _, c := range []struct {
+		server, tool, outcome string
+		want                  float64
+	}{
+		{"notes", "write_note", OutcomeOK, 1},
+		{"notes", "write_note", OutcomeDenied, 2},
+		{"", "read_file", OutcomeError, 1},
+		{"notes", "echo", labelOther, 1},
+	} {
+		if got := value(t, m.toolCalls.WithLabelValues(c.server, c.tool, c.outcome)); got != c.want {
+			t.Errorf("tool_calls{%s,%s,%s} = %v, want %v", c.server, c.tool, c.outcome, got, c.want)
+		}
+	}
+	for d, want := range map[string]float64{DecisionApproved: 1, DecisionDenied: 0, DecisionExpired: 1, labelOther: 1} {
+		if got := value(t, m.approvals.WithLabelValues(d)); got != want {
+			t.Errorf("approvals{%s} = %v, want %v", d, got, want)
+		}
+	}
+	// Server and tool names past the bound count as "other".
+	for i := range maxLabelValues + 5 {
+		m.ToolOutcome("srv", strings.Repeat("t", 1+i%50)+string(rune('a'+i%26))+string(rune('a'+i/26%26)), OutcomeOK)
+	}
+	if got := value(t, m.toolCalls.WithLabelValues("other", labelOther, OutcomeOK)); got == 0 {
+		t.Error("tool names past the bound were not counted under other")
 	}
 }

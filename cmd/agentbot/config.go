@@ -52,6 +52,9 @@ type Config struct {
 	AllowedUsers    []string
 	AllowedChannels []string
 	Admins          []string
+	// ApprovalTimeout is how long a tool call waits for approval in Slack
+	// before it is denied.
+	ApprovalTimeout time.Duration
 	MaxUploadBytes  int64
 	NoStreaming     bool
 
@@ -175,7 +178,8 @@ var settings = []setting{
 	{"max-concurrent-turns", "AGENTBOT_MAX_CONCURRENT_TURNS", "threads whose turns run at once", num(func(c *Config) *int { return &c.MaxTurns }), "8"},
 	{"allowed-users", "AGENTBOT_ALLOWED_USERS", "Slack user ids allowed (empty: everyone)", list(func(c *Config) *[]string { return &c.AllowedUsers }), ""},
 	{"allowed-channels", "AGENTBOT_ALLOWED_CHANNELS", "Slack channel ids allowed (empty: all)", list(func(c *Config) *[]string { return &c.AllowedChannels }), ""},
-	{"admins", "AGENTBOT_ADMINS", "Slack user ids who may /agent reload (besides workspace admins)", list(func(c *Config) *[]string { return &c.Admins }), ""},
+	{"admins", "AGENTBOT_ADMINS", "Slack user ids who may /agent reload and /agent tools (besides workspace admins) and approve any tool call", list(func(c *Config) *[]string { return &c.Admins }), ""},
+	{"approval-timeout", "AGENTBOT_APPROVAL_TIMEOUT", "how long a tool call waits for approval in Slack before it is denied", dur(func(c *Config) *time.Duration { return &c.ApprovalTimeout }), "15m"},
 	{"no-streaming", "AGENTBOT_NO_STREAMING", "show progress by updating a message instead of chat.startStream", boolean(func(c *Config) *bool { return &c.NoStreaming }), "false"},
 	{"max-upload-bytes", "AGENTBOT_MAX_UPLOAD_BYTES", "largest user file downloaded into a session", size(func(c *Config) *int64 { return &c.MaxUploadBytes }), "10485760"},
 	{"log-format", "AGENTBOT_LOG_FORMAT", "text or json", str(func(c *Config) *string { return &c.LogFormat }), "text"},

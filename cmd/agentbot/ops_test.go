@@ -124,22 +124,22 @@ func TestServeHealthMetricsAndTurnLog(t *testing.T) {
 			strings.Contains(metricsText, "\nagentbot_queue_depth 0\n") // the thread's worker has finished
 	})
 	for sample, want := range map[string]float64{
-		`agentbot_events_received_total{kind="events_api"}`:          2,
-		`agentbot_events_received_total{kind="slash_commands"}`:      1,
-		`agentbot_events_deduped_total`:                              1,
-		`agentbot_turns_started_total`:                               1,
-		`agentbot_turns_finished_total{result="ok"}`:                 1,
-		`agentbot_model_calls_total`:                                 2,
-		`agentbot_model_retries_total`:                               1,
-		`agentbot_tool_calls_total{result="ok",tool="read_file"}`:    1,
-		`agentbot_tool_calls_total{result="error",tool="read_file"}`: 1,
-		`agentbot_tool_calls_total{result="ok",tool="save_output"}`:  1,
-		`agentbot_tokens_total{kind="prompt"}`:                       2200,
-		`agentbot_tokens_total{kind="cached"}`:                       1800,
-		`agentbot_tokens_total{kind="completion"}`:                   70,
-		`agentbot_turn_duration_seconds_count`:                       1,
-		`agentbot_uploads_total{result="ok"}`:                        1,
-		`agentbot_queue_depth`:                                       0,
+		`agentbot_events_received_total{kind="events_api"}`:                     2,
+		`agentbot_events_received_total{kind="slash_commands"}`:                 1,
+		`agentbot_events_deduped_total`:                                         1,
+		`agentbot_turns_started_total`:                                          1,
+		`agentbot_turns_finished_total{result="ok"}`:                            1,
+		`agentbot_model_calls_total`:                                            2,
+		`agentbot_model_retries_total`:                                          1,
+		`agentbot_tool_calls_total{outcome="ok",server="",tool="read_file"}`:    1,
+		`agentbot_tool_calls_total{outcome="error",server="",tool="read_file"}`: 1,
+		`agentbot_tool_calls_total{outcome="ok",server="",tool="save_output"}`:  1,
+		`agentbot_tokens_total{kind="prompt"}`:                                  2200,
+		`agentbot_tokens_total{kind="cached"}`:                                  1800,
+		`agentbot_tokens_total{kind="completion"}`:                              70,
+		`agentbot_turn_duration_seconds_count`:                                  1,
+		`agentbot_uploads_total{result="ok"}`:                                   1,
+		`agentbot_queue_depth`:                                                  0,
 	} {
 		if got := metricValue(t, metricsText, sample); got != want {
 			t.Errorf("%s = %v, want %v", sample, got, want)

@@ -44,6 +44,9 @@ var checks = []rangeCheck{
 	between("max-iterations", "AGENTBOT_MAX_ITERATIONS", 1, 1000, func(c *Config) int64 { return int64(c.MaxIterations) }),
 	positive("turn-timeout", "AGENTBOT_TURN_TIMEOUT", func(c *Config) time.Duration { return c.TurnTimeout }),
 	positive("call-timeout", "AGENTBOT_CALL_TIMEOUT", func(c *Config) time.Duration { return c.CallTimeout }),
+	{"approval-timeout", "AGENTBOT_APPROVAL_TIMEOUT", func(c *Config) (string, string, bool) {
+		return c.ApprovalTimeout.String(), "a duration from 1s to 7 days, such as 15m", c.ApprovalTimeout < time.Second || c.ApprovalTimeout > 7*24*time.Hour
+	}},
 	{"lease-ttl", "AGENTBOT_LEASE_TTL", func(c *Config) (string, string, bool) {
 		return c.LeaseTTL.String(), "a duration from 100ms to 10m, such as 15s", c.LeaseTTL < 100*time.Millisecond || c.LeaseTTL > 10*time.Minute
 	}},

@@ -1,0 +1,511 @@
+package bot
+
+import (
+	"bytes"
+	"context"
+	"crypto/sha256"
+	"encoding/hex"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"regexp"
+	"slices"
+	"strings"
+	"time"
+
+	"github.com/slack-go/slack"
+
+	"agentbot/engine"
+	"agentbot/engine/transcript"
+)
+
+// Approvals: a tool call whose policy is "ask" ends the engine's turn with
+// the call pending in the session. The bot posts one message per pending
+// call with Approve / Deny buttons; a click by the session's owner or an
+// admin is queued in the thread like a message (kind "approval"), and the
+// thread's worker records the decision (engine.Decide) and resumes the
+// turn. A call left undecided for ApprovalTimeout is expired the same way,
+// by an item the periodic sweep queues: whichever replica holds the
+// thread's lease handles it, and a restart loses nothing, since the pending
+// call is in the stored session and the click or expiry in the queue.
+
+const (
+	// actionApprove and actionDeny are the action ids (before ":") of the
+	// approval buttons; their value is an approvalValue.
+	actionApprove = "approve"
+	actionDeny    = "deny"
+	// kindApproval is the item kind of a decision on a pending call: Text
+	// is the decision, CallID the call, User who decided ("" on expiry).
+	kindApproval = "approval"
+	// metaApprovals holds the approval messages posted, as a JSON object
+	// call id → message ts, so they are updated once decided.
+	metaApprovals = "bot.approvals"
+	// defaultApprovalTimeout is Config.ApprovalTimeout's default.
+	defaultApprovalTimeout = 15 * time.Minute
+	// maxArgsShown bounds the arguments shown in an approval message.
+	maxArgsShown = 2500
+	// maxButtonValue is Slack's limit on a button's value.
+	maxButtonValue = 2000
+	// masked replaces a secret-looking value.
+	masked = "••••"
+	// startupSweepHorizon is how far back the first sweep after a start
+	// looks for sessions with pending calls; later sweeps look back
+	// ApprovalTimeout and a little more.
+	startupSweepHorizon = 7 * 24 * time.Hour
+)
+
+// approvalValue is what an approval button carries: the session key and
+// the call id (or, for an id too long for a button, "sha256:" and its
+// digest).
+type approvalValue struct {
+	Key  string `json:"k"`
+	Call string `json:"c"`
+}
+
+// ToolObserver is told of each tool call's outcome and of each decision on
+// a call that needed approval, for metrics. An Observer that implements it
+// (metrics.Metrics does) counts them.
+type ToolObserver interface {
+	// ToolOutcome counts one tool call: server is "" for a built-in tool,
+	// tool the tool's own name (without the "server__" prefix), outcome
+	// one of the transcript.Outcome constants.
+	ToolOutcome(server, tool, outcome string)
+	// ApprovalDecided counts one decision (a transcript.Decision constant).
+	ApprovalDecided(decision string)
+}
+
+// secretKeyRE matches argument names whose values are masked.
+var secretKeyRE = regexp.MustCompile(`(?i)token|secret|password|passwd|key|authorization|cookie|credential`)
+
+// MaskArgs returns JSON arguments pretty-printed, the value of every key
+// that looks like it names a secret (at any depth) replaced by "••••", cut
+// to about maxArgsShown characters. Text that is not JSON is not shown.
+func MaskArgs(args string) string {
+	if strings.TrimSpace(args) == "" {
+		return "{}"
+	}
+	var v any
+	dec := json.NewDecoder(strings.NewReader(args))
+	dec.UseNumber()
+	if err := dec.Decode(&v); err != nil {
+		return fmt.Sprintf("(arguments are not valid JSON: %d bytes, not shown)", len(args))
+	}
+	var buf bytes.Buffer
+	enc := json.NewEncoder(&buf)
+	enc.SetEscapeHTML(false)
+	enc.SetIndent("", "  ")
+	if err := enc.Encode(maskValue(v)); err != nil {
+		return fmt.Sprintf("(arguments could not be shown: %d bytes)", len(args))
+	}
+	out := strings.TrimRight(buf.String(), "\n")
+	if len(out) > maxArgsShown {
+		cut := maxArgsShown
+		for cut > 0 && out[cut]&0xC0 == 0x80 {
+			cut--
+		}
+		out = out[:cut] + fmt.Sprintf("\n… (%d more bytes)", len(out)-cut)
+	}
+	// A fence in a value must not close the code block.
+	return strings.ReplaceAll(out, "```", "``\u200b`")
+}
+
+func maskValue(v any) any {
+	switch t := v.(type) {
+	case map[string]any:
+		for k, x := range t {
+			if secretKeyRE.MatchString(k) {
+				t[k] = masked
+				continue
+			}
+			t[k] = maskValue(x)
+		}
+	case []any:
+		for i, x := range t {
+			t[i] = maskValue(x)
+		}
+	}
+	return v
+}
+
+// callDigest is "sha256:" and the first 32 hex digits of the call id's
+// SHA-256: a call id of any length, short enough for a button.
+func callDigest(callID string) string {
+	sum := sha256.Sum256([]byte(callID))
+	return "sha256:" + hex.EncodeToString(sum[:16])
+}
+
+// buttonValue is the value of an approval button of call a in session key.
+func buttonValue(key, callID string) string {
+	v, _ := json.Marshal(approvalValue{Key: key, Call: callID})
+	if len(v) > maxButtonValue {
+		v, _ = json.Marshal(approvalValue{Key: key, Call: callDigest(callID)})
+	}
+	return string(v)
+}
+
+// findApproval returns the approval of s for the call a button names: by
+// id, or by digest.
+func findApproval(s *transcript.Session, call string) *transcript.Approval {
+	if s == nil || call == "" {
+		return nil
+	}
+	for i := range s.Pending {
+		if id := s.Pending[i].CallID; id == call || callDigest(id) == call {
+			return &s.Pending[i]
+		}
+	}
+	return nil
+}
+
+// approvers names who may decide on a call of s: its owner and the admins.
+func (b *Bot) approvers(s *transcript.Session) string {
+	var who []string
+	if o := s.Meta[metaOwner]; o != "" {
+		who = append(who, "<@"+o+">")
+	}
+	for _, a := range b.cfg.Admins {
+		if !slices.Contains(who, "<@"+a+">") {
+			who = append(who, "<@"+a+">")
+		}
+	}
+	if len(who) == 0 {
+		return "nobody (this session has no owner and AGENTBOT_ADMINS is empty)"
+	}
+	if len(who) > 10 {
+		who = append(who[:10], "…")
+	}
+	return strings.Join(who, ", ")
+}
+
+// mayApprove reports whether user may decide on the calls of s.
+func (b *Bot) mayApprove(user string, s *transcript.Session) bool {
+	if user == "" {
+		return false
+	}
+	return user == s.Meta[metaOwner] || slices.Contains(b.cfg.Admins, user)
+}
+
+// decisionLine is how a decided call's message ends.
+func decisionLine(a *transcript.Approval) string {
+	switch a.Decision {
+	case transcript.DecisionApproved:
+		return "✅ Approved by <@" + a.By + ">"
+	case transcript.DecisionDenied:
+		return "⛔ Denied by <@" + a.By + ">"
+	case transcript.DecisionExpired:
+		return "⌛ No answer in time; denied"
+	}
+	return ""
+}
+
+// toolLabel names a call's tool for people: "tool on server".
+func toolLabel(a *transcript.Approval) string {
+	tool := a.Tool
+	if a.Server != "" {
+		tool = strings.TrimPrefix(tool, a.Server+"__")
+		return fmt.Sprintf("`%s` on the `%s` server", tool, a.Server)
+	}
+	return "`" + tool + "`"
+}
+
+// approvalMessage renders the message of call a of session s: the tool,
+// its arguments (secrets masked) and who may approve, with the buttons
+// while it is pending, or how it was decided.
+func (b *Bot) approvalMessage(s *transcript.Session, a *transcript.Approval) []slack.MsgOption {
+	md := fmt.Sprintf("🔐 The agent wants to run %s with:\n```\n%s\n```", toolLabel(a), MaskArgs(a.Args))
+	blocks := []slack.Block{MarkdownBlock(md)}
+	fallback := "Approval needed: " + shorten(a.Tool, 100)
+	if line := decisionLine(a); line != "" {
+		fallback = line
+		blocks = append(blocks, slack.NewContextBlock("decision", slack.NewTextBlockObject(slack.MarkdownType, line, false, false)))
+	} else {
+		value := buttonValue(s.Key, a.CallID)
+		id := callDigest(s.Key + "\n" + a.CallID)[7:19]
+		approve := slack.NewButtonBlockElement(actionApprove+":"+id, value, slack.NewTextBlockObject(slack.PlainTextType, "Approve", true, false))
+		approve.Style = slack.StylePrimary
+		deny := slack.NewButtonBlockElement(actionDeny+":"+id, value, slack.NewTextBlockObject(slack.PlainTextType, "Deny", true, false))
+		deny.Style = slack.StyleDanger
+		blocks = append(blocks,
+			slack.NewActionBlock("approval", approve, deny),
+			slack.NewContextBlock("approvers", slack.NewTextBlockObject(slack.MarkdownType,
+				"Who may approve: "+b.approvers(s)+".", false, false)))
+	}
+	return []slack.MsgOption{slack.MsgOptionText(fallback, false), slack.MsgOptionBlocks(blocks...)}
+}
+
+// approvalTS returns the posted messages of s's approvals, by call id.
+func approvalTS(s *transcript.Session) map[string]string {
+	m := map[string]string{}
+	if raw := s.Meta[metaApprovals]; raw != "" {
+		_ = json.Unmarshal([]byte(raw), &m)
+	}
+	return m
+}
+
+// setApprovalTS stores the posted messages of s's approvals, keeping only
+// the calls still in s.Pending.
+func setApprovalTS(s *transcript.Session, m map[string]string) {
+	for id := range m {
+		if findApproval(s, id) == nil {
+			delete(m, id)
+		}
+	}
+	if len(m) == 0 {
+		delete(s.Meta, metaApprovals)
+		return
+	}
+	data, _ := json.Marshal(m)
+	s.Meta = setMeta(s.Meta, metaApprovals, string(data))
+}
+
+// postApprovals posts a message with Approve / Deny buttons for each
+// pending call not shown yet, and remembers the messages in the session.
+func (b *Bot) postApprovals(ctx context.Context, s *engine.Session, it item, pending []transcript.Approval) {
+	posted := approvalTS(&s.Session)
+	changed := false
+	for _, p := range pending {
+		a := findApproval(&s.Session, p.CallID)
+		if a == nil {
+			a = &p
+		}
+		if _, ok := posted[a.CallID]; ok || a.Decision != "" {
+			continue
+		}
+		ts, err := b.postMsg(ctx, it.Channel, it.ThreadTS, b.approvalMessage(&s.Session, a)...)
+		if err != nil {
+			b.log.Error("post approval request", "session", s.ID, "tool", a.Tool, "err", err)
+			continue
+		}
+		posted[a.CallID], changed = ts, true
+	}
+	if !changed {
+		return
+	}
+	setApprovalTS(&s.Session, posted)
+	if err := b.cfg.Store.SaveSession(&s.Session); err != nil {
+		b.log.Error("save approval messages", "session", s.ID, "err", err)
+	}
+}
+
+// onApprovalClick handles a click of Approve or Deny: someone who may not
+// decide is told who may, ephemerally; an allowed click on a pending call
+// is queued in the call's thread. It reports whether ack was handed on.
+func (b *Bot) onApprovalClick(team, channel, thread, messageTS, user, kind, value string, dm bool, ack func()) bool {
+	if why := b.denied(user, channel, dm); why != "" {
+		b.ephemeral(channel, user, thread, why)
+		return false
+	}
+	var v approvalValue
+	if err := json.Unmarshal([]byte(value), &v); err != nil || v.Key != team+"/"+channel+"/"+thread {
+		b.log.Warn("approval click with a bad value", "channel", channel)
+		b.ephemeral(channel, user, thread, "⚠️ This button doesn't belong to this thread.")
+		return false
+	}
+	rec, err := b.cfg.Store.FindSession(v.Key)
+	if err != nil {
+		b.log.Error("load session for an approval", "err", err)
+		b.ephemeral(channel, user, thread, "⚠️ I couldn't open this thread's session. Please click again in a moment.")
+		return false
+	}
+	a := findApproval(rec, v.Call)
+	switch {
+	case a == nil:
+		b.ephemeral(channel, user, thread, "This tool call isn't waiting for approval any more.")
+		return false
+	case a.Decision != "":
+		b.ephemeral(channel, user, thread, "This tool call was decided already: "+decisionLine(a)+".")
+		return false
+	case !b.mayApprove(user, rec):
+		b.ephemeral(channel, user, thread, "Only "+b.approvers(rec)+" may approve or deny this tool call.")
+		return false
+	}
+	decision := transcript.DecisionApproved
+	if kind == actionDeny {
+		decision = transcript.DecisionDenied
+	}
+	it := item{Kind: kindApproval, Team: team, Channel: channel, ThreadTS: thread, TS: messageTS, User: user,
+		Text: decision, CallID: a.CallID, DM: dm}
+	return b.enqueue(it, ack, approvalDedupe(v.Key, a.CallID))
+}
+
+// approvalDedupe is the dedupe key of a decision on a call: the first
+// click (or expiry) queued wins; later ones are dropped.
+func approvalDedupe(key, callID string) string {
+	return "approval/" + key + "/" + callDigest(callID)
+}
+
+// decide handles a queued decision under the thread's lease: it records
+// it, updates the call's message, and resumes the turn once every pending
+// call is decided.
+func (b *Bot) decide(ctx context.Context, s *engine.Session, it item, seq string) {
+	a := findApproval(&s.Session, it.CallID)
+	if a == nil {
+		return // the turn moved on
+	}
+	if a.Decision != "" {
+		b.updateApproval(ctx, s, it, a) // a replay: the message may not show it yet
+		return
+	}
+	s.Meta = setMeta(s.Meta, metaSeq, seq) // a crash from here replays as a resume
+	if err := b.cfg.Engine.Decide(s, it.CallID, it.Text, it.User); err != nil {
+		if errors.Is(err, engine.ErrNoPending) {
+			return
+		}
+		b.log.Error("record approval", "session", s.ID, "err", err)
+		b.post(ctx, it.Channel, it.ThreadTS, "⚠️ I couldn't record that decision. Please try again.")
+		return
+	}
+	if a = findApproval(&s.Session, it.CallID); a != nil {
+		if o, ok := b.obs.(ToolObserver); ok {
+			o.ApprovalDecided(a.Decision)
+		}
+		b.log.Info("tool call decided", "session", s.ID, "tool", a.Tool, "decision", a.Decision, "by", a.By)
+		b.updateApproval(ctx, s, it, a)
+	}
+	for _, p := range s.Pending {
+		if p.Decision == "" {
+			return // the turn resumes once the others are decided
+		}
+	}
+	turn := it
+	turn.User = ownerOf(s, it) // the resumed turn streams to its owner
+	b.runTurn(ctx, s, turn, "")
+}
+
+// updateApproval shows the decision in the call's message, without buttons.
+func (b *Bot) updateApproval(ctx context.Context, s *engine.Session, it item, a *transcript.Approval) {
+	ts := approvalTS(&s.Session)[a.CallID]
+	if ts == "" {
+		ts = it.TS
+	}
+	if ts == "" {
+		return
+	}
+	if err := b.update(ctx, it.Channel, ts, b.approvalMessage(&s.Session, a)...); err != nil {
+		b.log.Warn("update approval message", "err", err)
+	}
+}
+
+// approvalSweepEvery is how often pending calls are checked for expiry:
+// the lease scan's cadence, or more often for a short timeout.
+func (b *Bot) approvalSweepEvery() time.Duration {
+	return max(min(b.cfg.LeaseTTL/3, b.cfg.ApprovalTimeout/4), 10*time.Millisecond)
+}
+
+// startApprovalSweep expires, until ctx ends or the bot stops, the pending
+// calls left undecided for ApprovalTimeout: each gets an expiry item in its
+// thread's queue. The first sweep, at start, looks back a week, so calls
+// that timed out while no bot ran are expired too.
+func (t *threads) startApprovalSweep(ctx context.Context) {
+	b := t.b
+	t.wg.Add(1)
+	go func() {
+		defer t.wg.Done()
+		every := b.approvalSweepEvery()
+		tick := time.NewTicker(every)
+		defer tick.Stop()
+		sw := &sweeper{b: b, clean: map[string]time.Time{}, queued: map[string]bool{}}
+		horizon := startupSweepHorizon
+		for {
+			if b.stopping.Load() || ctx.Err() != nil {
+				return
+			}
+			sw.sweep(horizon)
+			horizon = b.cfg.ApprovalTimeout + 3*every + time.Minute
+			select {
+			case <-ctx.Done():
+				return
+			case <-tick.C:
+			}
+		}
+	}()
+}
+
+// sweeper remembers the sessions found without pending calls, by their
+// last update, so an unchanged session is not loaded again.
+type sweeper struct {
+	b     *Bot
+	clean map[string]time.Time
+	// queued are the expiries queued already (session key and call id).
+	queued map[string]bool
+}
+
+// sweep queues an expiry for every overdue call of the sessions updated
+// within horizon.
+func (sw *sweeper) sweep(horizon time.Duration) {
+	b := sw.b
+	list, err := b.cfg.Store.ListSessions()
+	if err != nil {
+		b.log.Error("sweep pending approvals", "err", err)
+		return
+	}
+	now := time.Now()
+	since := now.Add(-horizon)
+	seen := map[string]bool{}
+	for _, info := range list {
+		if info.Updated.Before(since) {
+			break // most recently updated first
+		}
+		if info.Key == "" || strings.Count(info.Key, "/") != 2 {
+			continue
+		}
+		seen[info.ID] = true
+		if u, ok := sw.clean[info.ID]; ok && u.Equal(info.Updated) {
+			continue
+		}
+		rec, err := b.cfg.Store.FindSession(info.Key)
+		if err != nil || rec == nil || rec.ID != info.ID {
+			continue
+		}
+		waiting := false
+		for _, a := range rec.Pending {
+			if a.Decision != "" {
+				continue
+			}
+			waiting = true
+			if q := rec.Key + "\n" + a.CallID; now.Sub(a.Asked) >= b.cfg.ApprovalTimeout && !sw.queued[q] {
+				sw.queued[q] = true
+				b.expire(rec, a)
+			}
+		}
+		if !waiting {
+			sw.clean[info.ID] = info.Updated
+		}
+	}
+	for id := range sw.clean {
+		if !seen[id] {
+			delete(sw.clean, id)
+		}
+	}
+	if len(sw.queued) > 10000 {
+		clear(sw.queued) // a later sweep queues again; the dedupe mark drops it
+	}
+}
+
+// expire queues the expiry of pending call a of session rec in its thread.
+func (b *Bot) expire(rec *transcript.Session, a transcript.Approval) {
+	parts := strings.SplitN(rec.Key, "/", 3)
+	it := item{Kind: kindApproval, Team: parts[0], Channel: parts[1], ThreadTS: parts[2],
+		Text: transcript.DecisionExpired, CallID: a.CallID, DM: strings.HasPrefix(parts[1], "D")}
+	b.enqueue(it, func() {}, approvalDedupe(rec.Key, a.CallID))
+}
+
+// countTools tells the ToolObserver of the MCP tool calls recorded in s's
+// audit trail since index from (built-in tools are counted by the engine's
+// OnToolCall hook).
+func (b *Bot) countTools(s *engine.Session, from int) {
+	o, ok := b.obs.(ToolObserver)
+	if !ok || from < 0 || from >= len(s.Audit) {
+		return
+	}
+	for _, r := range s.Audit[from:] {
+		if r.Server == "" {
+			continue
+		}
+		tool := r.Tool
+		if r.Server != "" {
+			tool = strings.TrimPrefix(tool, r.Server+"__")
+		}
+		o.ToolOutcome(r.Server, tool, r.Outcome)
+	}
+}

@@ -1,0 +1,114 @@
+package bot
+
+import (
+	"fmt"
+	"slices"
+	"strings"
+
+	"github.com/slack-go/slack"
+)
+
+// Channel tools: admins give a channel's agents MCP servers with
+// /agent tools add|remove <server>; the engine asks ChannelServers for the
+// servers of a session's channel.
+
+// slashTools lists, adds or removes the channel's MCP servers, for admins.
+func (b *Bot) slashTools(cmd slack.SlashCommand, team string, args []string) {
+	if !b.isAdmin(cmd.UserID) {
+		b.respond(cmd, "Only workspace admins or the people in AGENTBOT_ADMINS can change or list this channel's tools.")
+		return
+	}
+	current, err := b.cfg.Store.ChannelTools(team, cmd.ChannelID)
+	if err != nil {
+		b.log.Error("read channel tools", "err", err)
+		b.respond(cmd, "⚠️ I couldn't read this channel's tools. Please try again.")
+		return
+	}
+	op := ""
+	if len(args) > 0 {
+		op = strings.ToLower(args[0])
+	}
+	switch {
+	case op == "" || op == "list":
+		b.respond(cmd, b.toolsText(current))
+		return
+	case (op == "add" || op == "remove") && len(args) == 2:
+	default:
+		b.respond(cmd, "Usage: `/agent tools`, `/agent tools add <server>` or `/agent tools remove <server>`. "+b.knownServers())
+		return
+	}
+	name := args[1]
+	next := slices.Clone(current)
+	switch op {
+	case "add":
+		if !slices.Contains(b.cfg.MCPServers, name) {
+			b.respond(cmd, fmt.Sprintf("There is no MCP server `%s` in the MCP configuration. %s", shorten(name, 100), b.knownServers()))
+			return
+		}
+		if slices.Contains(current, name) {
+			b.respond(cmd, fmt.Sprintf("`%s` is already one of this channel's tools.\n%s", name, b.toolsText(current)))
+			return
+		}
+		next = append(next, name)
+	case "remove":
+		if !slices.Contains(current, name) {
+			b.respond(cmd, fmt.Sprintf("`%s` is not one of this channel's tools.\n%s", shorten(name, 100), b.toolsText(current)))
+			return
+		}
+		next = slices.DeleteFunc(next, func(s string) bool { return s == name })
+	}
+	if err := b.cfg.Store.SetChannelTools(team, cmd.ChannelID, next); err != nil {
+		b.log.Error("set channel tools", "err", err)
+		b.respond(cmd, "⚠️ I couldn't save this channel's tools. Please try again.")
+		return
+	}
+	b.log.Info("channel tools changed", "channel", cmd.ChannelID, "op", op, "server", name, "by", cmd.UserID)
+	verb := "added to"
+	if op == "remove" {
+		verb = "removed from"
+	}
+	next, _ = b.cfg.Store.ChannelTools(team, cmd.ChannelID)
+	b.respond(cmd, fmt.Sprintf("`%s` %s this channel's tools; it applies from the next turn.\n%s", name, verb, b.toolsText(next)))
+}
+
+// toolsText lists a channel's servers and the configured ones.
+func (b *Bot) toolsText(current []string) string {
+	msg := "This channel adds no MCP servers to its agents' tools."
+	if len(current) > 0 {
+		msg = "This channel's agents may also use the MCP servers: `" + strings.Join(current, "`, `") + "`."
+	}
+	return msg + " " + b.knownServers()
+}
+
+// knownServers names the servers of the MCP configuration.
+func (b *Bot) knownServers() string {
+	if len(b.cfg.MCPServers) == 0 {
+		return "No MCP servers are configured (AGENTBOT_MCP_CONFIG)."
+	}
+	known := slices.Sorted(slices.Values(b.cfg.MCPServers))
+	return "Configured servers: `" + strings.Join(known, "`, `") + "`."
+}
+
+// ChannelToolsReader reads a channel's MCP servers; Store and
+// storage.Backend implement it.
+type ChannelToolsReader interface {
+	ChannelTools(team, channel string) ([]string, error)
+}
+
+// ChannelServers returns the engine's hook for a session's channel tools:
+// the MCP servers the channel of a session key ("team/channel/thread")
+// adds to its agents' tools, read from st. It exists before the Bot does
+// (the engine is built first). A key without a channel has none.
+func ChannelServers(st ChannelToolsReader) func(sessionKey string) ([]string, error) {
+	return func(sessionKey string) ([]string, error) {
+		parts := strings.SplitN(sessionKey, "/", 3)
+		if len(parts) != 3 || parts[1] == "" {
+			return nil, nil
+		}
+		servers, err := st.ChannelTools(parts[0], parts[1])
+		if err != nil {
+			return nil, fmt.Errorf("channel tools of %s: %w", sessionKey, err)
+		}
+		return servers, nil
+	}
+}
