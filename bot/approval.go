@@ -208,14 +208,18 @@ func toolLabel(a *transcript.Approval) string {
 	return "`" + tool + "`"
 }
 
+// supersededLine ends the message of a call left undecided when the user
+// wrote a new message instead (the engine denies it).
+const supersededLine = "⛔ Not run: a new message came instead of a decision"
+
 // approvalMessage renders the message of call a of session s: the tool,
 // its arguments (secrets masked) and who may approve, with the buttons
-// while it is pending, or how it was decided.
-func (b *Bot) approvalMessage(s *transcript.Session, a *transcript.Approval) []slack.MsgOption {
+// while line is "", or line saying how it was decided.
+func (b *Bot) approvalMessage(s *transcript.Session, a *transcript.Approval, line string) []slack.MsgOption {
 	md := fmt.Sprintf("🔐 The agent wants to run %s with:\n```\n%s\n```", toolLabel(a), MaskArgs(a.Args))
 	blocks := []slack.Block{MarkdownBlock(md)}
 	fallback := "Approval needed: " + shorten(a.Tool, 100)
-	if line := decisionLine(a); line != "" {
+	if line != "" {
 		fallback = line
 		blocks = append(blocks, slack.NewContextBlock("decision", slack.NewTextBlockObject(slack.MarkdownType, line, false, false)))
 	} else {
@@ -228,7 +232,7 @@ func (b *Bot) approvalMessage(s *transcript.Session, a *transcript.Approval) []s
 		blocks = append(blocks,
 			slack.NewActionBlock("approval", approve, deny),
 			slack.NewContextBlock("approvers", slack.NewTextBlockObject(slack.MarkdownType,
-				"Who may approve: "+b.approvers(s)+".", false, false)))
+				"⏸ Waiting for approval. Who may approve: "+b.approvers(s)+".", false, false)))
 	}
 	return []slack.MsgOption{slack.MsgOptionText(fallback, false), slack.MsgOptionBlocks(blocks...)}
 }
@@ -271,7 +275,7 @@ func (b *Bot) postApprovals(ctx context.Context, s *engine.Session, it item, pen
 		if _, ok := posted[a.CallID]; ok || a.Decision != "" {
 			continue
 		}
-		ts, err := b.postMsg(ctx, it.Channel, it.ThreadTS, b.approvalMessage(&s.Session, a)...)
+		ts, err := b.postMsg(ctx, it.Channel, it.ThreadTS, b.approvalMessage(&s.Session, a, "")...)
 		if err != nil {
 			b.log.Error("post approval request", "session", s.ID, "tool", a.Tool, "err", err)
 			continue
@@ -381,8 +385,42 @@ func (b *Bot) updateApproval(ctx context.Context, s *engine.Session, it item, a 
 	if ts == "" {
 		return
 	}
-	if err := b.update(ctx, it.Channel, ts, b.approvalMessage(&s.Session, a)...); err != nil {
+	if err := b.update(ctx, it.Channel, ts, b.approvalMessage(&s.Session, a, decisionLine(a))...); err != nil {
 		b.log.Warn("update approval message", "err", err)
+	}
+}
+
+// undecided returns copies of the calls of s still waiting for a decision
+// whose message was posted, with their messages.
+func undecided(s *engine.Session) ([]transcript.Approval, map[string]string) {
+	posted := approvalTS(&s.Session)
+	var out []transcript.Approval
+	for _, a := range s.Pending {
+		if a.Decision == "" && posted[a.CallID] != "" {
+			out = append(out, a)
+		}
+	}
+	return out, posted
+}
+
+// closeSuperseded updates the messages of calls that were waiting before a
+// turn and are no longer pending after it (a new message denied them), and
+// forgets them.
+func (b *Bot) closeSuperseded(ctx context.Context, s *engine.Session, it item, before []transcript.Approval, posted map[string]string) {
+	if len(before) == 0 {
+		return
+	}
+	for _, a := range before {
+		if findApproval(&s.Session, a.CallID) != nil {
+			continue
+		}
+		if err := b.update(ctx, it.Channel, posted[a.CallID], b.approvalMessage(&s.Session, &a, supersededLine)...); err != nil {
+			b.log.Warn("update approval message", "err", err)
+		}
+	}
+	setApprovalTS(&s.Session, approvalTS(&s.Session))
+	if err := b.cfg.Store.SaveSession(&s.Session); err != nil {
+		b.log.Error("save approval messages", "session", s.ID, "err", err)
 	}
 }
 

@@ -178,8 +178,10 @@ func (b *Bot) runTurn(ctx context.Context, s *engine.Session, it item, input str
 	b.setSessionStatus(ctx, it, slack.AgentSessionStatusProcessing)
 	defer b.setSessionStatus(ctx, it, slack.AgentSessionStatusActive)
 	skillBefore, outputsBefore, auditBefore := activeSkill(&s.Session), len(s.Outputs), len(s.Audit)
+	waiting, posted := undecided(s) // a new message denies the calls still waiting
 	res, err := b.cfg.Engine.Turn(tctx, s, input, r.emit)
 	b.countTools(s, auditBefore)
+	b.closeSuperseded(ctx, s, it, waiting, posted)
 	if len(s.Outputs) > outputsBefore {
 		defer b.refreshHome(ctx, ownerOf(s, it)) // after the uploads: the Home tab lists the new document
 	}

@@ -270,3 +270,13 @@ func TestToolOutcomesAndApprovals(t *testing.T) {
 		t.Error("tool names past the bound were not counted under other")
 	}
 }
+
+// MCP tools reach the engine's OnToolCall hook too, as "server__tool";
+// ToolCall leaves them to ToolOutcome, so they are counted once.
+func TestToolCallLeavesMCPToolsToToolOutcome(t *testing.T) {
+	m := New()
+	m.ToolCall("notes__write_note", false)
+	if n := testutil.CollectAndCount(m.toolCalls); n != 0 {
+		t.Fatalf("an MCP tool counted by ToolCall: %d series", n)
+	}
+}

@@ -1,0 +1,75 @@
+package bot_test
+
+import (
+	"encoding/json"
+	"slices"
+	"strings"
+	"testing"
+
+	"agentbot/bot"
+)
+
+const (
+	other     = "U0OTHER1" // a person in the channel who may not approve
+	noteArgs  = `{"text":"hello","api_key":"sk-SECRET-4242","nested":{"Authorization":"Bearer tok-SECRET-77","list":[{"password":"pw-SECRET-9"}]}}`
+	secretOne = "SECRET"
+)
+
+// MaskArgs masks secret-looking keys at any depth, case-insensitively,
+// and cuts long arguments.
+func TestMaskArgs(t *testing.T) {
+	got := bot.MaskArgs(noteArgs)
+	hasNot(t, got, secretOne, "masked args")
+	for _, want := range []string{`"api_key": "••••"`, `"Authorization": "••••"`, `"password": "••••"`, `"text": "hello"`} {
+		has(t, got, want, "masked args")
+	}
+	long := bot.MaskArgs(`{"text":"` + strings.Repeat("x", 10000) + `"}`)
+	if len(long) > 3000 || !strings.Contains(long, "more bytes") {
+		t.Fatalf("long args not cut: %d bytes", len(long))
+	}
+	if bad := bot.MaskArgs(`{"token": "abc`); strings.Contains(bad, "abc") {
+		t.Fatalf("invalid JSON shown: %q", bad)
+	}
+	if fence := bot.MaskArgs(`{"text":"a` + "```" + `b"}`); strings.Contains(fence, "```") {
+		t.Fatalf("a fence in a value is kept: %q", fence)
+	}
+	var v any
+	if err := json.Unmarshal([]byte(bot.MaskArgs(`{"a":[1,{"cookie":{"x":1}}]}`)), &v); err != nil {
+		t.Fatalf("masked args are not JSON: %v", err)
+	}
+}
+
+// /agent tools add|remove, by an admin; refused for others; unknown
+// servers get the list of known ones.
+func TestSlashTools(t *testing.T) {
+	const admin = "U0ADMIN1"
+	r := newRig(t, rigOpts{mutate: func(c *bot.Config) {
+		c.Admins = []string{admin}
+		c.MCPServers = []string{"notes", "jira"}
+	}})
+	team := r.slack.TeamID()
+	has(t, r.slash(other, channel, "tools add notes"), "Only workspace admins", "non-admin add")
+	if got, _ := r.st.ChannelTools(team, channel); len(got) != 0 {
+		t.Fatalf("a refused add stored %v", got)
+	}
+	has(t, r.slash(admin, channel, "tools"), "adds no MCP servers", "empty list")
+	has(t, r.slash(admin, channel, "tools add notes"), "`notes` added", "add")
+	has(t, r.slash(admin, channel, "tools add jira"), "`jira`, `notes`", "add a second")
+	unknown := r.slash(admin, channel, "tools add github")
+	has(t, unknown, "no MCP server `github`", "unknown server")
+	has(t, unknown, "`jira`, `notes`", "known servers listed")
+	if got, _ := r.st.ChannelTools(team, channel); !slices.Equal(got, []string{"jira", "notes"}) {
+		t.Fatalf("channel tools = %v", got)
+	}
+	has(t, r.slash(other, channel, "tools remove notes"), "Only workspace admins", "non-admin remove")
+	has(t, r.slash(admin, channel, "tools remove notes"), "`notes` removed", "remove")
+	has(t, r.slash(admin, channel, "tools remove notes"), "not one of this channel's tools", "remove twice")
+	has(t, r.slash(admin, channel, "tools frobnicate"), "Usage", "bad subcommand")
+	if got, _ := r.st.ChannelTools(team, channel); !slices.Equal(got, []string{"jira"}) {
+		t.Fatalf("channel tools = %v", got)
+	}
+	servers, err := bot.ChannelServers(r.st)(r.sessionKey("123.456"))
+	if err != nil || !slices.Equal(servers, []string{"jira"}) {
+		t.Fatalf("ChannelServers = %v, %v", servers, err)
+	}
+}
