@@ -134,10 +134,13 @@ func Open(dir string) (*Store, error) {
 
 // initBuckets creates the root buckets and checks the schema version.
 func initBuckets(tx *bolt.Tx) error {
-	for _, name := range [][]byte{bucketMeta, bucketSessions, bucketKeys, bucketSeen, bucketChannels, bucketQueue, bucketLeases} {
+	for _, name := range [][]byte{bucketMeta, bucketSessions, bucketKeys, bucketSeen, bucketChannels, bucketQueue} {
 		if _, err := tx.CreateBucketIfNotExists(name); err != nil {
 			return fmt.Errorf("create bucket %s: %w", name, err)
 		}
+	}
+	if err := clearLeases(tx); err != nil { // leases.go
+		return err
 	}
 	meta := tx.Bucket(bucketMeta)
 	v := meta.Get([]byte("version"))
