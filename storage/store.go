@@ -148,6 +148,9 @@ func initBuckets(tx *bolt.Tx) (migrated bool, err error) {
 			return false, fmt.Errorf("create bucket %s: %w", name, err)
 		}
 	}
+	if err := clearLeases(tx); err != nil { // leases.go
+		return false, err
+	}
 	meta := tx.Bucket(bucketMeta)
 	v := meta.Get([]byte("version"))
 	if v == nil {
