@@ -136,6 +136,7 @@ func newEngine(cfg *Config, st *storage.Store, m engine.Model, cat func() *catal
 		Model:         m,
 		Catalog:       cat,
 		Store:         st,
+		Outputs:       st,
 		OutputRoot:    func(id string) string { d, _ := st.OutputDir(id); return d },
 		InputRoot:     func(id string) string { d, _ := st.InputDir(id); return d },
 		CoreRoot:      cfg.CoreRoot,
