@@ -295,3 +295,38 @@ func TestOutputsLegacyStoredOnOpen(t *testing.T) {
 		t.Fatalf("stored %d bytes, want the local file's %d", len(got), len(want))
 	}
 }
+
+// Catching up from the store never writes outside the output folder: a
+// recorded path that is not local is skipped, a document found nowhere is
+// logged, and the turn goes on.
+func TestOutputsSyncBadPaths(t *testing.T) {
+	h := newHarness(t, harnessOpts{})
+	s, _ := h.start("t/bad", "product-lead")
+	now := time.Now()
+	s.Outputs = append(s.Outputs,
+		transcript.Output{Path: "../evil.md", Version: 1, Size: 4, Time: now},
+		transcript.Output{Path: "gone.md", Version: 1, Size: 4, Time: now},
+		transcript.Output{Path: "ok.md", Version: 1, Size: 2, Time: now})
+	if err := h.st.SaveSession(&s.Session); err != nil {
+		t.Fatal(err)
+	}
+	for path, data := range map[string]string{"../evil.md": "evil", "ok.md": "ok"} {
+		if err := h.st.PutOutput(s.ID, transcript.Output{Path: path, Version: 1}, []byte(data)); err != nil {
+			t.Fatal(err)
+		}
+	}
+	h.fm.Enqueue(fakemodel.Reply{Text: "Hello."})
+	if res := h.turn(s, "hi"); res.Text != "Hello." {
+		t.Fatalf("turn answered %q", res.Text)
+	}
+	dir, _ := h.st.OutputDir(s.ID)
+	if _, err := os.Stat(filepath.Join(dir, "..", "evil.md")); !errors.Is(err, os.ErrNotExist) {
+		t.Fatalf("a document was written outside the output folder: %v", err)
+	}
+	if data, err := os.ReadFile(filepath.Join(dir, "ok.md")); err != nil || string(data) != "ok" {
+		t.Fatalf("ok.md: %q, %v", data, err)
+	}
+	if _, err := os.Stat(filepath.Join(dir, "gone.md")); !errors.Is(err, os.ErrNotExist) {
+		t.Fatalf("gone.md: %v", err)
+	}
+}
