@@ -95,6 +95,9 @@ func Open(dir string) (*Store, error) {
 	err := guard(path, func() error {
 		var err error
 		db, err = bolt.Open(path, 0o600, &bolt.Options{Timeout: lockTimeout})
+		if err == nil {
+			db.MaxBatchDelay = maxBatchDelay
+		}
 		return err
 	})
 	if errors.Is(err, bolt.ErrTimeout) {
@@ -147,6 +150,9 @@ func initBuckets(tx *bolt.Tx) (migrated bool, err error) {
 		if _, err := tx.CreateBucketIfNotExists(name); err != nil {
 			return false, fmt.Errorf("create bucket %s: %w", name, err)
 		}
+	}
+	if err := clearLeases(tx); err != nil { // leases.go
+		return false, err
 	}
 	meta := tx.Bucket(bucketMeta)
 	v := meta.Get([]byte("version"))
@@ -207,26 +213,11 @@ func (s *Store) InputDir(id string) (string, error) {
 }
 
 func (s *Store) sessionDir(kind, id string) (string, error) {
-	if err := checkID(id); err != nil {
-		return "", fmt.Errorf("%s folder: %w", kind, err)
-	}
-	path := filepath.Join(s.dir, kind, id)
-	if err := os.MkdirAll(path, 0o700); err != nil {
-		return "", fmt.Errorf("%s folder for session %s: %w", kind, id, err)
-	}
-	return path, nil
+	return Folders{s.dir}.Session(kind, id)
 }
 
 // removeSessionDirs deletes a session's outputs and inputs folders.
-func (s *Store) removeSessionDirs(id string) error {
-	var errs []error
-	for _, kind := range []string{"outputs", "inputs"} {
-		if err := os.RemoveAll(filepath.Join(s.dir, kind, id)); err != nil {
-			errs = append(errs, fmt.Errorf("remove %s folder of session %s: %w", kind, id, err))
-		}
-	}
-	return errors.Join(errs...)
-}
+func (s *Store) removeSessionDirs(id string) error { return Folders{s.dir}.Remove(id) }
 
 // now reads the clock without its monotonic part, so stored and in-memory
 // times compare alike.
@@ -239,3 +230,8 @@ func (s *Store) Ping() error {
 
 // SetNow replaces the store's clock (tests move time with it).
 func (s *Store) SetNow(now func() time.Time) { s.Now = now }
+
+// maxBatchDelay is how long a write waits for others to share its commit
+// (bbolt's default is 10 ms). Concurrent writers still share commits; a
+// lone write is not held back long.
+const maxBatchDelay = 2 * time.Millisecond
