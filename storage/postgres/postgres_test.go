@@ -26,3 +26,27 @@ func open(t testing.TB, url string) *postgres.Store {
 func TestContract(t *testing.T) {
 	storetest.Run(t, func(t *testing.T) storage.Backend { return open(t, pgtest.URL(t)) })
 }
+
+// TestMigrateCopiesChannelTools: storage.Migrate carries each channel's
+// MCP servers (and default agent) from bbolt to PostgreSQL.
+func TestMigrateCopiesChannelTools(t *testing.T) {
+	src, err := storage.Open(t.TempDir())
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer src.Close()
+	if err := src.SetChannelTools("T1", "C1", []string{"notes", "jira"}); err != nil {
+		t.Fatal(err)
+	}
+	if err := src.SetChannelDefault("T1", "C1", "pm"); err != nil {
+		t.Fatal(err)
+	}
+	dst := open(t, pgtest.URL(t))
+	if _, err := storage.Migrate(dst, src); err != nil {
+		t.Fatal(err)
+	}
+	got, err := dst.ChannelTools("T1", "C1")
+	if err != nil || len(got) != 2 || got[0] != "jira" || got[1] != "notes" {
+		t.Fatalf("ChannelTools after migrate = %v, %v; want [jira notes]", got, err)
+	}
+}
