@@ -1,0 +1,240 @@
+package main
+
+import (
+	"context"
+	"fmt"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/jackc/pgx/v5"
+	"github.com/slack-go/slack/slackevents"
+
+	"agentbot/bot/fakeslack"
+	"agentbot/engine/fakemodel"
+	"agentbot/storage/pgtest"
+	"agentbot/storage/postgres"
+)
+
+// The Replica tests run real `agentbot serve` processes (two, mostly) on
+// one PostgreSQL database, each with its own Socket Mode connection to one
+// fake Slack, and one fake model that answers "ANSWER[<what was asked>]".
+
+const replicaChannel = "C0REPLICAS"
+
+// replicaEnv is what the replicas of a test share.
+type replicaEnv struct {
+	t    *testing.T
+	fake *fakeslack.Server
+	fm   *fakemodel.Server
+	url  string
+	vars map[string]string
+}
+
+// replicaProc is one running replica and the id of its websocket.
+type replicaProc struct {
+	*serveProc
+	name string
+	conn int
+}
+
+// newReplicaEnv prepares the database at url ("" for a fresh one from
+// pgtest.URL) with product-lead as the test channel's default agent; extra
+// settings go to every replica.
+func newReplicaEnv(t *testing.T, url string, extra map[string]string) *replicaEnv {
+	t.Helper()
+	if testing.Short() {
+		t.Skip("starts agentbot processes")
+	}
+	if url == "" {
+		url = pgtest.URL(t)
+	}
+	e := &replicaEnv{t: t, fake: fakeslack.New(t), fm: fakemodel.NewTB(t), url: url}
+	st := e.store()
+	if err := st.SetChannelDefault(e.fake.TeamID(), replicaChannel, "product-lead"); err != nil {
+		t.Fatal(err)
+	}
+	st.Close()
+	e.fm.Handle(func(req fakemodel.Request) fakemodel.Reply {
+		first, _, _ := strings.Cut(req.LastUserText(), "\n")
+		return fakemodel.Reply{Text: "ANSWER[" + first + "]"}
+	})
+	e.vars = map[string]string{
+		"SLACK_API_URL":         e.fake.APIURL(),
+		"SLACK_BOT_TOKEN":       fakeslack.DefaultBotToken,
+		"SLACK_APP_TOKEN":       fakeslack.DefaultAppToken,
+		"OPENAI_BASE_URL":       e.fm.URL(),
+		"OPENAI_API_KEY":        "k",
+		"AGENTBOT_MODEL":        "m",
+		"AGENTBOT_BUNDLES":      bundlesDir(t),
+		"AGENTBOT_DATABASE_URL": url,
+		"AGENTBOT_LOG_LEVEL":    "info",
+	}
+	for k, v := range extra {
+		e.vars[k] = v
+	}
+	return e
+}
+
+// store opens the test's database as a replica would.
+func (e *replicaEnv) store() *postgres.Store {
+	e.t.Helper()
+	st, err := postgres.Open(context.Background(), e.url, e.t.TempDir())
+	if err != nil {
+		e.t.Fatal(err)
+	}
+	return st
+}
+
+// start runs a replica named name, with its own data folder, and waits
+// for its websocket.
+func (e *replicaEnv) start(name string) *replicaProc {
+	e.t.Helper()
+	before := e.fake.ConnIDs()
+	vars := map[string]string{"AGENTBOT_REPLICA_ID": name, "AGENTBOT_DATA": e.t.TempDir()}
+	for k, v := range e.vars {
+		vars[k] = v
+	}
+	p := &replicaProc{serveProc: startServe(e.t, name, vars), name: name}
+	err := e.fake.WaitFor(func() bool {
+		for _, id := range e.fake.ConnIDs() {
+			if !containsInt(before, id) {
+				p.conn = id
+			}
+		}
+		return p.conn != 0 || p.exited()
+	}, waitLong)
+	if err != nil || p.exited() {
+		e.t.Fatalf("%s did not connect (err %v)\n%s", name, err, p.logs.String())
+	}
+	return p
+}
+
+func containsInt(xs []int, x int) bool {
+	for _, y := range xs {
+		if y == x {
+			return true
+		}
+	}
+	return false
+}
+
+// turns counts the turns the replica logged as finished.
+func (p *replicaProc) turns() int { return strings.Count(p.logs.String(), "msg=turn ") }
+
+// mention sends "<@bot> text" in thread (a new thread when thread is ""),
+// on websocket conn (0: any), and returns the message's ts and envelope id.
+func (e *replicaEnv) mention(conn int, thread, text string) (ts, env string) {
+	ts = e.fake.NextTS()
+	ev := slackevents.AppMentionEvent{Type: "app_mention", User: "U0REPLUSER", Channel: replicaChannel,
+		Text: "<@" + e.fake.BotUserID() + "> " + text, TimeStamp: ts, ThreadTimeStamp: thread}
+	return ts, e.fake.SendEventWith(ev, fakeslack.EventOptions{Conn: conn})
+}
+
+// answers counts the bot messages of thread that hold the answer to text.
+func (e *replicaEnv) answers(thread, text string) int {
+	n := 0
+	for _, s := range botText(e.fake, replicaChannel, thread) {
+		if strings.Contains(s, "ANSWER["+text+"]") {
+			n++
+		}
+	}
+	return n
+}
+
+// userMessages counts the user messages of thread's transcript with
+// content text.
+func (e *replicaEnv) userMessages(st *postgres.Store, thread, text string) int {
+	e.t.Helper()
+	s, err := st.FindSession(e.fake.TeamID() + "/" + replicaChannel + "/" + thread)
+	if err != nil {
+		e.t.Fatal(err)
+	}
+	if s == nil {
+		return 0
+	}
+	n := 0
+	for _, m := range s.Messages {
+		if m.Role == "user" && m.Content == text {
+			n++
+		}
+	}
+	return n
+}
+
+// leaseHolder returns the replica holding thread's lease, or "".
+func (e *replicaEnv) leaseHolder(thread string) string {
+	e.t.Helper()
+	conn, err := pgx.Connect(context.Background(), e.url)
+	if err != nil {
+		e.t.Fatal(err)
+	}
+	defer conn.Close(context.Background())
+	var holder string
+	err = conn.QueryRow(context.Background(), `SELECT holder FROM leases WHERE key = $1 AND expires > now()`,
+		e.fake.TeamID()+"/"+replicaChannel+"/"+thread).Scan(&holder)
+	if err == pgx.ErrNoRows {
+		return ""
+	}
+	if err != nil {
+		e.t.Fatal(err)
+	}
+	return holder
+}
+
+// TestReplicaEveryThreadAnsweredOnce: 20 threads of two messages each,
+// their events spread over both replicas' connections, get each message
+// answered exactly once, and both replicas work turns.
+func TestReplicaEveryThreadAnsweredOnce(t *testing.T) {
+	e := newReplicaEnv(t, "", nil)
+	a, b := e.start("replica-a"), e.start("replica-b")
+	conns := []int{a.conn, b.conn}
+	const n = 20
+	roots := make([]string, n)
+	for i := range n {
+		roots[i], _ = e.mention(conns[i%2], "", fmt.Sprintf("t%d first", i))
+	}
+	for i := range n {
+		e.mention(conns[(i+1)%2], roots[i], fmt.Sprintf("t%d second", i))
+	}
+	waitUntil(t, "every answer", waitLong, func() bool {
+		for i := range n {
+			if e.answers(roots[i], fmt.Sprintf("t%d first", i)) == 0 || e.answers(roots[i], fmt.Sprintf("t%d second", i)) == 0 {
+				return a.exited() || b.exited()
+			}
+		}
+		return true
+	})
+	if a.exited() || b.exited() {
+		t.Fatalf("a replica ended (a %v, b %v)", a.exited(), b.exited())
+	}
+	// Late duplicates would come within a lease scan or two.
+	time.Sleep(500 * time.Millisecond)
+	st := e.store()
+	defer st.Close()
+	for i := range n {
+		for _, m := range []string{fmt.Sprintf("t%d first", i), fmt.Sprintf("t%d second", i)} {
+			if got := e.answers(roots[i], m); got != 1 {
+				t.Errorf("thread %d: %d answers to %q, want 1: %q", i, got, m, botText(e.fake, replicaChannel, roots[i]))
+			}
+			if got := e.userMessages(st, roots[i], m); got != 1 {
+				t.Errorf("thread %d: transcript has %q %d times, want 1", i, m, got)
+			}
+		}
+	}
+	ta, tb := a.turns(), b.turns()
+	t.Logf("turns: replica-a %d, replica-b %d", ta, tb)
+	if ta == 0 || tb == 0 {
+		t.Errorf("one replica did no work: a %d turns, b %d", ta, tb)
+	}
+	if ta+tb != 2*n {
+		t.Errorf("%d turns logged, want %d", ta+tb, 2*n)
+	}
+	acked := map[int]int{}
+	for _, env := range e.fake.Envelopes() {
+		acked[env.Conn]++
+	}
+	if acked[a.conn] == 0 || acked[b.conn] == 0 {
+		t.Errorf("events went to one connection only: %v", acked)
+	}
+}
