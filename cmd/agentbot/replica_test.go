@@ -24,7 +24,7 @@ const replicaChannel = "C0REPLICAS"
 
 // replicaEnv is what the replicas of a test share.
 type replicaEnv struct {
-	t    *testing.T
+	t    testing.TB
 	fake *fakeslack.Server
 	fm   *fakemodel.Server
 	url  string
@@ -41,7 +41,7 @@ type replicaProc struct {
 // newReplicaEnv prepares the database at url ("" for a fresh one from
 // pgtest.URL) with product-lead as the test channel's default agent; extra
 // settings go to every replica.
-func newReplicaEnv(t *testing.T, url string, extra map[string]string) *replicaEnv {
+func newReplicaEnv(t testing.TB, url string, extra map[string]string) *replicaEnv {
 	t.Helper()
 	if testing.Short() {
 		t.Skip("starts agentbot processes")
@@ -236,5 +236,136 @@ func TestReplicaEveryThreadAnsweredOnce(t *testing.T) {
 	}
 	if acked[a.conn] == 0 || acked[b.conn] == 0 {
 		t.Errorf("events went to one connection only: %v", acked)
+	}
+}
+
+// failover runs the kill scenario: replica A's turn waits for the model,
+// A is SIGKILLed, B takes the thread over when A's 1s lease expires and
+// answers. It checks that the answer is posted once and the message is in
+// the transcript once, and returns the time from the kill to B's first
+// output in the thread and to the answer.
+func failover(tb testing.TB) (first, answered time.Duration) {
+	tb.Helper()
+	const ttl = time.Second
+	e := newReplicaEnv(tb, "", map[string]string{"AGENTBOT_LEASE_TTL": ttl.String()})
+	a, b := e.start("replica-a"), e.start("replica-b")
+	e.fm.Enqueue(fakemodel.Reply{Hang: true})
+	const text = "write the brief"
+	root, _ := e.mention(a.conn, "", text)
+	waitUntil(tb, "the held model call", waitLong, func() bool { return e.fm.Calls() == 1 || a.exited() })
+	holder := e.leaseHolder(root)
+	killed, survivor := a, b
+	if holder == b.name {
+		killed, survivor = b, a
+	} else if holder != a.name {
+		tb.Fatalf("thread lease held by %q during the turn", holder)
+	}
+	before := strings.Join(botText(e.fake, replicaChannel, root), "\x00")
+	killed.kill()
+	start := time.Now()
+	deadline := start.Add(waitLong)
+	for e.answers(root, text) == 0 {
+		if first == 0 && strings.Join(botText(e.fake, replicaChannel, root), "\x00") != before {
+			first = time.Since(start)
+		}
+		if time.Now().After(deadline) || survivor.exited() {
+			tb.Fatalf("no answer after the kill (survivor exited %v): %q\n%s", survivor.exited(), botText(e.fake, replicaChannel, root), survivor.logs.String())
+		}
+		time.Sleep(2 * time.Millisecond)
+	}
+	answered = time.Since(start)
+	if first == 0 {
+		first = answered
+	}
+	if limit := ttl + 5*time.Second; answered > limit {
+		tb.Errorf("answered %s after the kill, want within the lease TTL and one turn (%s)", answered, limit)
+	}
+	time.Sleep(ttl) // a second answer would come within a scan
+	if got := e.answers(root, text); got != 1 {
+		tb.Errorf("%d answers after the failover, want 1: %q", got, botText(e.fake, replicaChannel, root))
+	}
+	if got := e.fm.Calls(); got != 2 {
+		tb.Errorf("%d model calls, want 2 (the killed one and the resumed one)", got)
+	}
+	st := e.store()
+	defer st.Close()
+	if got := e.userMessages(st, root, text); got != 1 {
+		tb.Errorf("the transcript has the message %d times, want 1", got)
+	}
+	if q, err := st.Pending(e.fake.TeamID() + "/" + replicaChannel + "/" + root); err != nil || len(q) != 0 {
+		tb.Errorf("queue after the failover: %d items, err %v", len(q), err)
+	}
+	if survivor.turns() != 1 {
+		tb.Errorf("the survivor logged %d turns, want 1", survivor.turns())
+	}
+	return first, answered
+}
+
+// TestReplicaKilledMidTurn: a replica SIGKILLed while its turn waits for
+// the model; the other replica finishes the thread within the lease TTL
+// and one turn, posting one answer.
+func TestReplicaKilledMidTurn(t *testing.T) {
+	first, answered := failover(t)
+	t.Logf("failover: first output %s, answer %s after the kill (lease TTL 1s)", first.Round(time.Millisecond), answered.Round(time.Millisecond))
+}
+
+// BenchmarkReplicaFailover reports the failover time of the kill scenario
+// with a 1s lease TTL: kill to the survivor's first output in the thread
+// (failover-ms), and to the answer (answer-ms).
+func BenchmarkReplicaFailover(b *testing.B) {
+	var first, answered time.Duration
+	for range b.N {
+		f, a := failover(b)
+		first += f
+		answered += a
+	}
+	b.ReportMetric(float64(first.Milliseconds())/float64(b.N), "failover-ms")
+	b.ReportMetric(float64(answered.Milliseconds())/float64(b.N), "answer-ms")
+}
+
+// TestReplicaRedeliveryPostsNothing: an event replica A handled is
+// delivered again (Slack's retry) on replica B's connection: B acks it and
+// posts nothing, and the model is not called again.
+func TestReplicaRedeliveryPostsNothing(t *testing.T) {
+	e := newReplicaEnv(t, "", nil)
+	a, b := e.start("replica-a"), e.start("replica-b")
+	const text = "the only question"
+	root, env := e.mention(a.conn, "", text)
+	waitUntil(t, "the answer", waitLong, func() bool { return e.answers(root, text) == 1 || a.exited() })
+	calls, posted := e.fm.Calls(), len(e.fake.Messages())
+	thread := strings.Join(botText(e.fake, replicaChannel, root), "\x00")
+
+	again, err := e.fake.RedeliverTo(env, "timeout", b.conn)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := e.fake.WaitAck(again, waitLong); err != nil {
+		t.Fatalf("the redelivery was not acked: %v", err)
+	}
+	// B handles its events in order: once a later message on B's
+	// connection is answered, the redelivery was handled.
+	const later = "a later question"
+	root2, _ := e.mention(b.conn, "", later)
+	waitUntil(t, "the later answer", waitLong, func() bool { return e.answers(root2, later) == 1 || b.exited() })
+	for _, env := range e.fake.Envelopes() {
+		if env.ID == again && env.Conn != b.conn {
+			t.Fatalf("the redelivery went to connection %d, not B's %d", env.Conn, b.conn)
+		}
+	}
+	if got := strings.Join(botText(e.fake, replicaChannel, root), "\x00"); got != thread {
+		t.Errorf("the thread changed after the redelivery:\nbefore %q\nafter  %q", thread, got)
+	}
+	if got := e.fm.Calls(); got != calls+1 {
+		t.Errorf("%d model calls, want %d (the later question only)", got, calls+1)
+	}
+	for _, m := range e.fake.Messages()[posted:] {
+		if m.Channel == replicaChannel && (m.ThreadTS == root || m.TS == root) {
+			t.Errorf("posted in the redelivered thread: %+v", m)
+		}
+	}
+	st := e.store()
+	defer st.Close()
+	if got := e.userMessages(st, root, text); got != 1 {
+		t.Errorf("the transcript has the message %d times, want 1", got)
 	}
 }
