@@ -2,7 +2,9 @@ package main
 
 import (
 	"context"
+	"encoding/json"
 	"fmt"
+	"os"
 	"strings"
 	"testing"
 	"time"
@@ -367,5 +369,77 @@ func TestReplicaRedeliveryPostsNothing(t *testing.T) {
 	defer st.Close()
 	if got := e.userMessages(st, root, text); got != 1 {
 		t.Errorf("the transcript has the message %d times, want 1", got)
+	}
+}
+
+// saveReply is a model reply that saves content to brief.md.
+func saveReply(content string) fakemodel.Reply {
+	args, _ := json.Marshal(map[string]string{"path": "brief.md", "content": content})
+	return fakemodel.Reply{ToolCalls: []fakemodel.ToolCall{{Name: "save_output", Arguments: string(args)}}}
+}
+
+// TestReplicaUploadsFromEither: a document saved in a thread worked by
+// replica A is uploaded; after A stops, a second save in the same thread,
+// worked by B (another data folder), is uploaded as v2 with its bytes.
+func TestReplicaUploadsFromEither(t *testing.T) {
+	e := newReplicaEnv(t, "", nil)
+	a, b := e.start("replica-a"), e.start("replica-b")
+	const v1, v2 = "# Brief\n\nversion one\n", "# Brief\n\nversion two, longer\n"
+	e.fm.Enqueue(saveReply(v1), fakemodel.Reply{Text: "Saved the first version."})
+	root, _ := e.mention(a.conn, "", "draft the brief")
+	waitUntil(t, "the first upload", waitLong, func() bool { return (len(e.fake.Uploads()) == 1 && a.turns() == 1) || a.exited() })
+	if a.turns() != 1 {
+		t.Fatalf("replica A logged %d turns, want 1 (the first save)", a.turns())
+	}
+	a.stop(waitLong)
+
+	e.fm.Enqueue(saveReply(v2), fakemodel.Reply{Text: "Saved the second version."})
+	e.mention(b.conn, root, "revise it")
+	waitUntil(t, "the second upload", waitLong, func() bool {
+		return (len(e.fake.Uploads()) == 2 && b.turns() == 1) || strings.Contains(strings.Join(botText(e.fake, replicaChannel, root), ""), "couldn't upload") || b.exited()
+	})
+	ups := e.fake.Uploads()
+	if len(ups) != 2 {
+		t.Fatalf("%d uploads, want 2; thread: %q\n%s", len(ups), botText(e.fake, replicaChannel, root), b.logs.String())
+	}
+	if b.turns() != 1 {
+		t.Errorf("replica B logged %d turns, want 1 (the second save)", b.turns())
+	}
+	for i, want := range []string{v1, v2} {
+		u := ups[i]
+		if string(u.Content) != want || u.ThreadTS != root || u.Filename != "brief.md" {
+			t.Errorf("upload %d: %q named %q in thread %q, want %q in %q", i+1, u.Content, u.Filename, u.ThreadTS, want, root)
+		}
+	}
+	if !strings.Contains(ups[1].Title, "v2") {
+		t.Errorf("the second upload is titled %q, want v2", ups[1].Title)
+	}
+}
+
+// TestReplicaReadsDocumentFromEither: a document saved in a thread worked
+// by replica A can be read by the thread's next turn on replica B.
+func TestReplicaReadsDocumentFromEither(t *testing.T) {
+	if os.Getenv("AGENTBOT_TEST_LOCAL_OUTPUTS_FIXED") == "" {
+		t.Skip("documents live in each replica's own AGENTBOT_DATA folder (postgres.Store.OutputDir): another replica cannot read them; needs documents read from the store")
+	}
+	e := newReplicaEnv(t, "", nil)
+	a, b := e.start("replica-a"), e.start("replica-b")
+	e.fm.Enqueue(saveReply("# Brief\n\nversion one\n"), fakemodel.Reply{Text: "Saved."})
+	root, _ := e.mention(a.conn, "", "draft the brief")
+	waitUntil(t, "the first turn", waitLong, func() bool { return a.turns() == 1 || a.exited() })
+	a.stop(waitLong)
+
+	e.fm.Enqueue(fakemodel.Reply{ToolCalls: []fakemodel.ToolCall{{Name: "read_file", Arguments: `{"path": "/outputs/brief.md"}`}}},
+		fakemodel.Reply{Text: "Read it."})
+	readCall := e.fm.Calls() + 2 // the request that carries read_file's result
+	e.mention(b.conn, root, "what does it say")
+	waitUntil(t, "the second turn", waitLong, func() bool { return b.turns() == 1 || b.exited() })
+	reqs := e.fm.Requests()
+	if len(reqs) < readCall {
+		t.Fatalf("%d model calls, want at least %d", len(reqs), readCall)
+	}
+	msgs := reqs[readCall-1].Messages
+	if last := msgs[len(msgs)-1]; last.Role != "tool" || !strings.Contains(last.Content, "version one") {
+		t.Errorf("replica B could not read the document replica A saved: read_file answered %+v", last)
 	}
 }
