@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"os"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -441,5 +442,81 @@ func TestReplicaReadsDocumentFromEither(t *testing.T) {
 	msgs := reqs[readCall-1].Messages
 	if last := msgs[len(msgs)-1]; last.Role != "tool" || !strings.Contains(last.Content, "version one") {
 		t.Errorf("replica B could not read the document replica A saved: read_file answered %+v", last)
+	}
+}
+
+// replicaScale is the size of TestReplicaConcurrency: threads × turns.
+// AGENTBOT_TEST_REPLICA_THREADS overrides the thread count.
+func replicaScale() (threads, turns int) {
+	threads = 100
+	if testing.Short() {
+		threads = 20
+	}
+	if n, err := strconv.Atoi(os.Getenv("AGENTBOT_TEST_REPLICA_THREADS")); err == nil && n > 0 {
+		threads = n
+	}
+	return threads, 3
+}
+
+// TestReplicaConcurrency: two replicas, 100 threads of 3 turns each, the
+// turns of a thread one after the other (the next message is sent when
+// the last was answered), the threads in parallel, the events spread over
+// both connections: every thread gets 3 answers, one per message, and its
+// transcript has each message once.
+func TestReplicaConcurrency(t *testing.T) {
+	e := newReplicaEnv(t, "", map[string]string{"AGENTBOT_MAX_CONCURRENT_TURNS": "32"})
+	a, b := e.start("replica-a"), e.start("replica-b")
+	conns := []int{a.conn, b.conn}
+	threads, turns := replicaScale()
+	msg := func(i, k int) string { return fmt.Sprintf("thread %d turn %d", i, k) }
+	roots := make([]string, threads)
+	sent := make([]int, threads)
+	start := time.Now()
+	for i := range threads {
+		roots[i], _ = e.mention(conns[i%2], "", msg(i, 1))
+		sent[i] = 1
+	}
+	deadline := time.Now().Add(2 * time.Minute)
+	for {
+		done := 0
+		for i := range threads {
+			if e.answers(roots[i], msg(i, sent[i])) == 0 {
+				continue
+			}
+			if sent[i] == turns {
+				done++
+				continue
+			}
+			sent[i]++
+			e.mention(conns[(i+sent[i])%2], roots[i], msg(i, sent[i]))
+		}
+		if done == threads {
+			break
+		}
+		if time.Now().After(deadline) || a.exited() || b.exited() {
+			t.Fatalf("%d of %d threads done after %s (a exited %v, b exited %v)", done, threads, time.Since(start), a.exited(), b.exited())
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+	took := time.Since(start)
+	t.Logf("%d threads × %d turns over 2 replicas in %s; turns: a %d, b %d", threads, turns, took.Round(time.Millisecond), a.turns(), b.turns())
+	time.Sleep(300 * time.Millisecond) // room for a duplicate to show
+	st := e.store()
+	defer st.Close()
+	for i := range threads {
+		for k := 1; k <= turns; k++ {
+			if got := e.answers(roots[i], msg(i, k)); got != 1 {
+				t.Errorf("thread %d: %d answers to turn %d, want 1", i, got, k)
+			}
+			if got := e.userMessages(st, roots[i], msg(i, k)); got != 1 {
+				t.Errorf("thread %d: the transcript has turn %d's message %d times, want 1", i, k, got)
+			}
+		}
+	}
+	if got, want := a.turns()+b.turns(), threads*turns; got != want {
+		t.Errorf("%d turns logged, want %d", got, want)
+	}
+	if a.turns() == 0 || b.turns() == 0 {
+		t.Errorf("one replica did no work: a %d turns, b %d", a.turns(), b.turns())
 	}
 }
