@@ -126,9 +126,13 @@ type Bot struct {
 	paneGreeted sync.Map
 	contexts    sync.Map
 	names       sync.Map // user id → display name
-	inbox       *inbox
-	threads     *threads
-	sem         chan struct{}
+	// unsaved holds the messages (channel/ts) the user was told could not
+	// be saved, so Slack's redeliveries do not repeat the notice. The
+	// intake goroutine alone uses it.
+	unsaved map[string]bool
+	inbox   *inbox
+	threads *threads
+	sem     chan struct{}
 	// turnCtx outlives the event loop at shutdown, so running turns can
 	// finish; cancelTurns stops them after the grace period.
 	turnCtx     context.Context
@@ -158,7 +162,7 @@ func New(cfg Config) (*Bot, error) {
 		cfg.Logger = slog.Default()
 	}
 	cfg.leaseDefaults()
-	b := &Bot{cfg: cfg, log: cfg.Logger, obs: cfg.Observer, inbox: newInbox(), sem: make(chan struct{}, cfg.MaxConcurrentTurns), sleep: sleepCtx}
+	b := &Bot{cfg: cfg, log: cfg.Logger, obs: cfg.Observer, inbox: newInbox(), unsaved: map[string]bool{}, sem: make(chan struct{}, cfg.MaxConcurrentTurns), sleep: sleepCtx}
 	if b.obs == nil {
 		b.obs = nopObserver{}
 	}

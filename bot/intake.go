@@ -152,6 +152,7 @@ func (b *Bot) onEventsAPI(ev slackevents.EventsAPIEvent, ack func()) bool {
 		mention = true
 	}
 	it.Team, it.Kind = team, "message"
+	reply := it.ThreadTS != "" && it.ThreadTS != it.TS
 	if it.ThreadTS == "" {
 		it.ThreadTS = it.TS // a new thread under this message
 	}
@@ -159,7 +160,17 @@ func (b *Bot) onEventsAPI(ev slackevents.EventsAPIEvent, ack func()) bool {
 	// thread that has a session; in DMs every message counts. Other channel
 	// chatter is dropped before any write.
 	if !mention && !it.DM {
-		if ok, err := b.cfg.Store.HasSession(it.key()); err != nil || !ok {
+		if !reply {
+			return false // a new thread without a mention has no session
+		}
+		ok, err := b.cfg.Store.HasSession(it.key())
+		if err != nil {
+			// Whether it counts is unknown: not acked, so Slack delivers
+			// it again, rather than dropped.
+			b.notSaved(it, fmt.Errorf("look up thread session: %w", err))
+			return true
+		}
+		if !ok {
 			return false
 		}
 	}
@@ -207,7 +218,7 @@ func (b *Bot) enqueue(it item, ack func(), dedupe ...string) bool {
 	select {
 	case a := <-done: // refused at once: not persisted, so not acked
 		if a.Err != nil {
-			b.log.Error("persist inbound message; not acked, so Slack redelivers it", "err", a.Err)
+			b.notSaved(it, a.Err)
 			return true
 		}
 		b.admitted(it, a, ack)
@@ -222,6 +233,30 @@ func (b *Bot) enqueue(it item, ack func(), dedupe ...string) bool {
 	}()
 	return true
 }
+
+// maxUnsaved bounds Bot.unsaved; past it the set starts over (a notice
+// may then show twice).
+const maxUnsaved = 1000
+
+// notSaved handles a message that could not be persisted (the store is
+// unreachable): it is not acked, so Slack delivers it again, and the user
+// is told once, so a message is never dropped without a word when the
+// store stays away longer than Slack's retries.
+func (b *Bot) notSaved(it item, err error) {
+	b.log.Error("persist inbound message; not acked, so Slack redelivers it", "channel", it.Channel, "err", err)
+	k := it.Channel + "/" + it.TS
+	if b.unsaved[k] {
+		return
+	}
+	if len(b.unsaved) >= maxUnsaved {
+		clear(b.unsaved)
+	}
+	b.unsaved[k] = true
+	b.ephemeral(it.Channel, it.User, it.ThreadTS, unsavedNotice)
+}
+
+// unsavedNotice is what a user reads when their message could not be saved.
+const unsavedNotice = "⚠️ agentbot couldn't save this message: its database is unreachable right now. Slack will deliver the message again shortly; if it was meant for agentbot and there is no answer in a few minutes, please send it again."
 
 // admitted wakes the thread of a committed item; a duplicate is dropped.
 func (b *Bot) admitted(it item, a storage.Admission, ack func()) {
