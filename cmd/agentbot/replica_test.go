@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"os"
+	"regexp"
 	"strconv"
 	"strings"
 	"testing"
@@ -518,5 +519,101 @@ func TestReplicaConcurrency(t *testing.T) {
 	}
 	if a.turns() == 0 || b.turns() == 0 {
 		t.Errorf("one replica did no work: a %d turns, b %d", a.turns(), b.turns())
+	}
+}
+
+// TestReplicaDatabaseGoesAway: the database of a running replica stops.
+// /healthz turns 503 naming the database; a message sent meanwhile is not
+// acked (Slack delivers it again) and nothing is answered; once the
+// database is back, Slack's redelivery of that message is answered, the
+// next message too, and /healthz is 200 again.
+func TestReplicaDatabaseGoesAway(t *testing.T) {
+	if testing.Short() {
+		t.Skip("starts agentbot processes and a PostgreSQL server")
+	}
+	cl := pgtest.Cluster(t)
+	e := newReplicaEnv(t, cl.CreateDB(t), map[string]string{"AGENTBOT_HTTP_ADDR": "127.0.0.1:0", "AGENTBOT_LEASE_TTL": "1s"})
+	a := e.start("replica-a")
+	addrRE := regexp.MustCompile(`serving /healthz and /metrics" addr=(\S+)`)
+	var base string
+	waitUntil(t, "the HTTP listener", waitLong, func() bool {
+		if m := addrRE.FindStringSubmatch(a.logs.String()); m != nil {
+			base = "http://" + m[1]
+		}
+		return base != "" || a.exited()
+	})
+	waitUntil(t, "healthz 200", waitLong, func() bool { code, _ := httpGet(t, base+"/healthz"); return code == 200 })
+	root, _ := e.mention(a.conn, "", "before the outage")
+	waitUntil(t, "the first answer", waitLong, func() bool { return e.answers(root, "before the outage") == 1 || a.exited() })
+
+	cl.Stop()
+	var body string
+	waitUntil(t, "healthz 503", waitLong, func() bool {
+		var code int
+		code, body = httpGet(t, base+"/healthz")
+		return code == 503
+	})
+	if !strings.Contains(body, "postgresql") {
+		t.Errorf("healthz body %q does not name the database", body)
+	}
+	// A mention, and a plain reply in the bot's thread, while the
+	// database is down: neither is acked, each sender is told once, also
+	// when Slack delivers the message again meanwhile.
+	const during, plain = "during the outage", "a plain reply during the outage"
+	_, env := e.mention(a.conn, root, during)
+	env2 := e.fake.SendEventWith(slackevents.MessageEvent{Type: "message", User: "U0REPLUSER", Channel: replicaChannel,
+		ChannelType: "channel", Text: plain, TimeStamp: e.fake.NextTS(), ThreadTimeStamp: root}, fakeslack.EventOptions{Conn: a.conn})
+	notices := func() int {
+		n := 0
+		for _, m := range e.fake.Messages() {
+			if m.Kind == fakeslack.KindEphemeral && strings.Contains(m.Text, "database is unreachable") {
+				n++
+			}
+		}
+		return n
+	}
+	waitUntil(t, "the notices", waitLong, func() bool { return notices() == 2 || a.exited() })
+	retry, err := e.fake.Redeliver(env, "timeout")
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, id := range []string{env, env2, retry} {
+		if _, err := e.fake.WaitAck(id, time.Second); err == nil {
+			t.Errorf("a message that could not be persisted was acked: Slack will not deliver it again")
+		}
+	}
+	if n := notices(); n != 2 {
+		t.Errorf("%d notices, want 2 (one per message, none for the redelivery)", n)
+	}
+	if a.exited() {
+		t.Fatalf("the replica ended while the database was down\n%s", a.logs.String())
+	}
+
+	cl.Start()
+	waitUntil(t, "healthz 200 again", waitLong, func() bool { code, _ := httpGet(t, base+"/healthz"); return code == 200 })
+	// Slack delivers the unacked events again.
+	for _, id := range []string{env, env2} {
+		again, err := e.fake.Redeliver(id, "timeout")
+		if err != nil {
+			t.Fatal(err)
+		}
+		if _, err := e.fake.WaitAck(again, waitLong); err != nil {
+			t.Fatalf("the redelivery was not acked: %v\n%s", err, a.logs.String())
+		}
+	}
+	const after = "after the outage"
+	e.mention(a.conn, root, after)
+	waitUntil(t, "the answers after the outage", waitLong, func() bool {
+		return (e.answers(root, during) == 1 && e.answers(root, plain) == 1 && e.answers(root, after) == 1) || a.exited()
+	})
+	if a.exited() {
+		t.Fatalf("the replica ended\n%s", a.logs.String())
+	}
+	st := e.store()
+	defer st.Close()
+	for _, m := range []string{"before the outage", during, plain, after} {
+		if got := e.userMessages(st, root, m); got != 1 {
+			t.Errorf("the transcript has %q %d times, want 1", m, got)
+		}
 	}
 }
