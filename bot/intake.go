@@ -201,13 +201,14 @@ func (b *Bot) onEventsAPI(ev slackevents.EventsAPIEvent, ack func()) bool {
 }
 
 // enqueue persists an item, unless one of its dedupe keys was seen before,
-// acks it, and wakes its thread once committed. AdmitAsync returns when the
-// item is in the store's inbound journal, so the ack never precedes
-// persistence and a crash of the process after the ack cannot lose the
-// message; the commit (dedupe marks and queue entry, shared with the
-// admissions waiting then) follows without holding up the intake. A
-// message that cannot be persisted is not acked: Slack delivers it again.
-// It reports whether ack was handed on.
+// acks it, and wakes its thread once committed. With a journaled store
+// (bbolt), AdmitAsync returns when the item is in the inbound journal, so
+// it is acked then: a crash of the process after the ack cannot lose the
+// message. Otherwise (PostgreSQL) it is acked when the commit is done. The
+// commit (dedupe marks and queue entry, shared with the admissions waiting
+// then) follows without holding up the intake. A message that cannot be
+// persisted is not acked: Slack delivers it again. It reports whether ack
+// was handed on.
 func (b *Bot) enqueue(it item, ack func(), dedupe ...string) bool {
 	payload, err := json.Marshal(it)
 	if err != nil {
@@ -225,7 +226,9 @@ func (b *Bot) enqueue(it item, ack func(), dedupe ...string) bool {
 		return true
 	default:
 	}
-	ack()
+	if b.journaled {
+		ack() // in the store's journal: a crash cannot lose it
+	}
 	b.acks.Add(1)
 	go func() {
 		defer b.acks.Done()
@@ -245,13 +248,18 @@ const maxUnsaved = 1000
 func (b *Bot) notSaved(it item, err error) {
 	b.log.Error("persist inbound message; not acked, so Slack redelivers it", "channel", it.Channel, "err", err)
 	k := it.Channel + "/" + it.TS
-	if b.unsaved[k] {
+	b.unsavedMu.Lock()
+	told := b.unsaved[k]
+	if !told {
+		if len(b.unsaved) >= maxUnsaved {
+			clear(b.unsaved)
+		}
+		b.unsaved[k] = true
+	}
+	b.unsavedMu.Unlock()
+	if told {
 		return
 	}
-	if len(b.unsaved) >= maxUnsaved {
-		clear(b.unsaved)
-	}
-	b.unsaved[k] = true
 	b.ephemeral(it.Channel, it.User, it.ThreadTS, unsavedNotice)
 }
 
@@ -261,7 +269,11 @@ const unsavedNotice = "⚠️ agentbot couldn't save this message: its database 
 // admitted wakes the thread of a committed item; a duplicate is dropped.
 func (b *Bot) admitted(it item, a storage.Admission, ack func()) {
 	if a.Err != nil {
-		b.log.Error("commit inbound message; it is replayed from the journal at the next start", "err", a.Err)
+		if b.journaled {
+			b.log.Error("commit inbound message; it is replayed from the journal at the next start", "err", a.Err)
+		} else {
+			b.notSaved(it, a.Err)
+		}
 		return
 	}
 	ack()
