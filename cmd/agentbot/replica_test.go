@@ -4,8 +4,10 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"math"
 	"os"
 	"regexp"
+	"slices"
 	"strconv"
 	"strings"
 	"testing"
@@ -616,4 +618,137 @@ func TestReplicaDatabaseGoesAway(t *testing.T) {
 			t.Errorf("the transcript has %q %d times, want 1", m, got)
 		}
 	}
+}
+
+// replicaLoadRun is what a load run over two replica processes measured.
+type replicaLoadRun struct {
+	wall time.Duration
+	acks []time.Duration // ack latency of every message sent
+	a, b *replicaProc
+}
+
+// replicaLoad runs two replicas (AGENTBOT_MAX_CONCURRENT_TURNS maxTurns
+// each) on one database against a model that answers after latency, and
+// drives threads conversations of turns messages: every thread starts at
+// once, its next message is sent when the answer to the last one has
+// arrived (a stopped stream), the events alternate between the two
+// connections. It fails unless every message got one answer.
+func replicaLoad(tb testing.TB, threads, turns int, latency time.Duration, maxTurns int) replicaLoadRun {
+	tb.Helper()
+	e := newReplicaEnv(tb, "", map[string]string{"AGENTBOT_MAX_CONCURRENT_TURNS": strconv.Itoa(maxTurns)})
+	e.fm.Handle(func(req fakemodel.Request) fakemodel.Reply {
+		return fakemodel.Reply{Text: "ANSWER[" + req.LastUserText() + "]", Delay: latency}
+	})
+	run := replicaLoadRun{a: e.start("replica-a"), b: e.start("replica-b")}
+	conns := []int{run.a.conn, run.b.conn}
+	msg := func(i, k int) string { return fmt.Sprintf("thread %03d turn %d", i, k) }
+	roots := make([]string, threads)
+	sent := make([]int, threads)
+	var envs []string
+	start := time.Now()
+	for i := range threads {
+		var env string
+		roots[i], env = e.mention(conns[i%2], "", msg(i, 1))
+		sent[i] = 1
+		envs = append(envs, env)
+	}
+	deadline := start.Add(time.Duration(turns)*(latency+20*time.Second) + time.Minute)
+	for {
+		answered := map[string]bool{} // "thread ts/text" of answers
+		for _, s := range e.fake.Streams() {
+			if s.Stopped {
+				answered[s.ThreadTS+"/"+strings.TrimSpace(s.Text)] = true
+			}
+		}
+		done := 0
+		for i := range threads {
+			if !answered[roots[i]+"/ANSWER["+msg(i, sent[i])+"]"] {
+				continue
+			}
+			if sent[i] == turns {
+				done++
+				continue
+			}
+			sent[i]++
+			_, env := e.mention(conns[(i+sent[i])%2], roots[i], msg(i, sent[i]))
+			envs = append(envs, env)
+		}
+		if done == threads {
+			break
+		}
+		if time.Now().After(deadline) || run.a.exited() || run.b.exited() {
+			tb.Fatalf("%d of %d threads done after %s (a exited %v, b exited %v)", done, threads, time.Since(start), run.a.exited(), run.b.exited())
+		}
+		time.Sleep(5 * time.Millisecond)
+	}
+	run.wall = time.Since(start)
+	for _, env := range envs {
+		d, err := e.fake.WaitAck(env, 3*time.Second)
+		if err != nil {
+			tb.Fatalf("ack of %s: %v", env, err)
+		}
+		run.acks = append(run.acks, d)
+	}
+	if got, want := e.fm.Calls(), threads*turns; got != want {
+		tb.Errorf("%d model calls, want %d (one per message)", got, want)
+	}
+	for i := range threads {
+		for k := 1; k <= turns; k++ {
+			if n := e.answers(roots[i], msg(i, k)); n != 1 {
+				tb.Errorf("thread %d: %d answers to turn %d, want 1", i, n, k)
+			}
+		}
+	}
+	return run
+}
+
+// BenchmarkReplicaAckP99 is the ack latency under load with PostgreSQL:
+// two replica processes, 200 busy threads (3 turns each, a model that
+// takes 500 ms per call, 50 turns at a time per replica). Target: p99 <
+// 50 ms.
+func BenchmarkReplicaAckP99(b *testing.B) {
+	var acks []time.Duration
+	for range b.N {
+		run := replicaLoad(b, 200, 3, 500*time.Millisecond, 50)
+		acks = append(acks, run.acks...)
+	}
+	b.ReportMetric(msOf(percentile(acks, 0.50)), "ack-p50-ms")
+	b.ReportMetric(msOf(percentile(acks, 0.99)), "ack-p99-ms")
+	b.ReportMetric(msOf(slices.Max(acks)), "ack-max-ms")
+}
+
+// BenchmarkReplicaThroughput: 200 threads × 3 turns over two replica
+// processes, 200 turns at a time each, a model that takes 500 ms per call.
+// With enough turn slots every thread runs at once, so the ideal wall time
+// is turns × latency (1.5 s); it reports wall/ideal (target ≤ 1.3).
+func BenchmarkReplicaThroughput(b *testing.B) {
+	const turns, latency = 3, 500 * time.Millisecond
+	var wall time.Duration
+	var ta, tb int
+	for range b.N {
+		run := replicaLoad(b, 200, turns, latency, 200)
+		wall += run.wall
+		ta += run.a.turns()
+		tb += run.b.turns()
+	}
+	wall /= time.Duration(b.N)
+	ideal := turns * latency
+	b.ReportMetric(wall.Seconds(), "wall-s")
+	b.ReportMetric(ideal.Seconds(), "ideal-s")
+	b.ReportMetric(wall.Seconds()/ideal.Seconds(), "wall/ideal")
+	b.ReportMetric(float64(ta)/float64(b.N), "turns-a")
+	b.ReportMetric(float64(tb)/float64(b.N), "turns-b")
+}
+
+func msOf(d time.Duration) float64 { return float64(d) / float64(time.Millisecond) }
+
+// percentile returns the p-quantile (0..1) of ds by the nearest-rank method.
+func percentile(ds []time.Duration, p float64) time.Duration {
+	if len(ds) == 0 {
+		return 0
+	}
+	s := slices.Clone(ds)
+	slices.Sort(s)
+	i := int(math.Ceil(p*float64(len(s)))) - 1
+	return s[max(0, min(i, len(s)-1))]
 }
