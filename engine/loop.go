@@ -30,6 +30,9 @@ type Result struct {
 	LimitReached bool
 	BudgetNear   bool
 	Duration     time.Duration
+	// Pending are the calls of this turn waiting for a person's approval:
+	// the turn ended there and resumes once each is decided (Decide).
+	Pending []transcript.Approval
 }
 
 // ErrNotActive is returned by Turn for a session that has no agent.

@@ -14,6 +14,21 @@ import (
 // holder.
 var bucketLeases = []byte("leases")
 
+// clearLeases empties the leases bucket (creating it) when the store opens:
+// the database is locked to one process, so leases found then were held by
+// a process that is gone, and a restart resumes its threads at once.
+func clearLeases(tx *bolt.Tx) error {
+	if tx.Bucket(bucketLeases) != nil {
+		if err := tx.DeleteBucket(bucketLeases); err != nil {
+			return fmt.Errorf("clear leases: %w", err)
+		}
+	}
+	if _, err := tx.CreateBucket(bucketLeases); err != nil {
+		return fmt.Errorf("create bucket %s: %w", bucketLeases, err)
+	}
+	return nil
+}
+
 // Lease takes the lease on key's work for holder until now+ttl, when it is
 // free, expired, or holder's own (a renewal). It reports false, changing
 // nothing, while another holder's lease is live. The expiry is read on the

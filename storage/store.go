@@ -95,6 +95,9 @@ func Open(dir string) (*Store, error) {
 	err := guard(path, func() error {
 		var err error
 		db, err = bolt.Open(path, 0o600, &bolt.Options{Timeout: lockTimeout})
+		if err == nil {
+			db.MaxBatchDelay = maxBatchDelay
+		}
 		return err
 	})
 	if errors.Is(err, bolt.ErrTimeout) {
@@ -147,6 +150,9 @@ func initBuckets(tx *bolt.Tx) (migrated bool, err error) {
 		if _, err := tx.CreateBucketIfNotExists(name); err != nil {
 			return false, fmt.Errorf("create bucket %s: %w", name, err)
 		}
+	}
+	if err := clearLeases(tx); err != nil { // leases.go
+		return false, err
 	}
 	meta := tx.Bucket(bucketMeta)
 	v := meta.Get([]byte("version"))
@@ -239,3 +245,8 @@ func (s *Store) Ping() error {
 
 // SetNow replaces the store's clock (tests move time with it).
 func (s *Store) SetNow(now func() time.Time) { s.Now = now }
+
+// maxBatchDelay is how long a write waits for others to share its commit
+// (bbolt's default is 10 ms). Concurrent writers still share commits; a
+// lone write is not held back long.
+const maxBatchDelay = 2 * time.Millisecond

@@ -150,6 +150,15 @@ type Session struct {
 	// replaced by a stub in requests.
 	Elided  int      `json:"elided"`
 	Outputs []Output `json:"outputs"`
+	// Pending are tool calls waiting for a person's approval: the turn that
+	// made them ended, and the next turn resumes once each is decided.
+	Pending []Approval `json:"pending,omitempty"`
+	// Held are the results of the other calls of the response that made
+	// the pending calls, already run, kept until those are decided so
+	// every result is appended in call order.
+	Held []Message `json:"held,omitempty"`
+	// Audit records every tool call of the session, in order.
+	Audit []ToolRecord `json:"audit,omitempty"`
 	// Meta holds small facts of the caller's own.
 	Meta    map[string]string `json:"meta,omitempty"`
 	Usage   Usage             `json:"usage"`
@@ -187,3 +196,52 @@ func Latest(outputs []Output) []Output {
 
 // Tokens is the prompt plus completion tokens.
 func (u Usage) Tokens() int { return u.Prompt + u.Completion }
+
+// Decisions on a tool call that needs approval.
+const (
+	DecisionApproved = "approved"
+	DecisionDenied   = "denied"
+	DecisionExpired  = "expired" // no answer in time
+)
+
+// Approval is one tool call that waits for, or got, a person's decision.
+type Approval struct {
+	CallID string `json:"call_id"`
+	// Tool is the name the model called ("server__tool"); Server is the
+	// MCP server it belongs to ("" for a built-in tool).
+	Tool   string `json:"tool"`
+	Server string `json:"server,omitempty"`
+	// Args are the call's arguments as JSON text.
+	Args  string    `json:"args"`
+	Asked time.Time `json:"asked"`
+	// Decision is "" while pending, else one of the Decision constants;
+	// By is the user who decided ("" when it expired).
+	Decision string    `json:"decision,omitempty"`
+	By       string    `json:"by,omitempty"`
+	Decided  time.Time `json:"decided,omitempty"`
+}
+
+// Outcomes of a tool call in the audit trail.
+const (
+	OutcomeOK      = "ok"
+	OutcomeError   = "error"
+	OutcomeDenied  = "denied"
+	OutcomeExpired = "expired"
+)
+
+// ToolRecord is one tool call in a session's audit trail: what ran, when,
+// for how long, with what outcome, and who approved it. Arguments and
+// results are never kept here, only a digest and a size.
+type ToolRecord struct {
+	Time   time.Time `json:"time"`
+	Tool   string    `json:"tool"`
+	Server string    `json:"server,omitempty"`
+	CallID string    `json:"call_id"`
+	// ArgsDigest is "sha256:" and the hex SHA-256 of the arguments text.
+	ArgsDigest  string `json:"args_digest"`
+	ResultBytes int    `json:"result_bytes"`
+	// DurationMS is how long the tool ran, in milliseconds.
+	DurationMS int64  `json:"duration_ms"`
+	Outcome    string `json:"outcome"`
+	Approver   string `json:"approver,omitempty"`
+}

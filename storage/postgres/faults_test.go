@@ -75,6 +75,16 @@ func TestBadURLHidesPassword(t *testing.T) {
 			t.Errorf("Check(bad URL): %v", err)
 		}
 	}
+	// An escaped password shows neither escaped nor plain.
+	for _, url := range []string{
+		"postgres://agentbot:s3cr3t%40Pa55%2Fw0rd@localhost:notaport/db",
+		"postgres://agentbot:s3cr3t%40Pa55%2Fw0rd@" + closedPort(t) + "/db?sslmode=disable",
+	} {
+		_, err := postgres.Open(context.Background(), url, t.TempDir())
+		if err == nil || strings.Contains(err.Error(), "s3cr3t") {
+			t.Errorf("Open(escaped password): %v", err)
+		}
+	}
 	if _, err := postgres.Open(context.Background(), "", t.TempDir()); err == nil {
 		t.Error("Open(\"\") succeeded")
 	}

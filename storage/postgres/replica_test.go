@@ -2,6 +2,7 @@ package postgres_test
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"sync"
 	"testing"
@@ -10,6 +11,7 @@ import (
 	"github.com/jackc/pgx/v5"
 
 	"agentbot/engine/transcript"
+	"agentbot/storage"
 	"agentbot/storage/pgtest"
 	"agentbot/storage/postgres"
 )
@@ -169,5 +171,28 @@ func TestReplicaSessionHandover(t *testing.T) {
 	var rows int
 	if err := conn.QueryRow(context.Background(), `SELECT count(*) FROM messages WHERE session_id = $1`, s.ID).Scan(&rows); err != nil || rows != 5 {
 		t.Fatalf("%d message rows (%v), want 5", rows, err)
+	}
+}
+
+// TestReplicaNewSessionRace: two replicas creating a session for one key
+// at once: one creates it, the other gets ErrExists.
+func TestReplicaNewSessionRace(t *testing.T) {
+	a, b := replicas(t)
+	for i := range 20 {
+		key := fmt.Sprintf("T/C/%d", i)
+		errs := make([]error, 2)
+		var wg sync.WaitGroup
+		for j, s := range []*postgres.Store{a, b} {
+			wg.Go(func() { _, errs[j] = s.NewSession(key) })
+		}
+		wg.Wait()
+		if (errs[0] == nil) == (errs[1] == nil) {
+			t.Fatalf("key %s: errors %v and %v; want one success", key, errs[0], errs[1])
+		}
+		for _, err := range errs {
+			if err != nil && !errors.Is(err, storage.ErrExists) {
+				t.Fatalf("key %s: %v, want ErrExists", key, err)
+			}
+		}
 	}
 }

@@ -144,32 +144,37 @@ func (s *Store) NewSession(key string) (*transcript.Session, error) {
 	if err := storage.CheckKey("session key", key); err != nil {
 		return nil, fmt.Errorf("new session: %w", err)
 	}
-	id, err := storage.NewID(func(string) bool { return false })
-	if err != nil {
-		return nil, err
-	}
 	now := s.now()
-	sess := &transcript.Session{ID: id, Key: key, Created: now, Updated: now}
-	meta, err := metaJSON(sess)
-	if err != nil {
-		return nil, err
-	}
 	ctx, cancel := s.ctx()
 	defer cancel()
-	var other string
-	err = s.pool.QueryRow(ctx, `WITH ins AS (
-			INSERT INTO sessions (id, key, meta, created, updated) VALUES ($1, $2, $3, $4, $4)
-			ON CONFLICT (key) WHERE attached DO NOTHING RETURNING id)
-		SELECT coalesce((SELECT id FROM ins), (SELECT id FROM sessions WHERE key = $2 AND attached), '')`,
-		id, key, meta, now.UnixNano()).Scan(&other)
-	if err != nil {
-		return nil, fmt.Errorf("new session %q: %w", key, err)
+	for try := 0; ; try++ {
+		id, err := storage.NewID(func(string) bool { return false })
+		if err != nil {
+			return nil, err
+		}
+		sess := &transcript.Session{ID: id, Key: key, Created: now, Updated: now}
+		meta, err := metaJSON(sess)
+		if err != nil {
+			return nil, err
+		}
+		var other string
+		err = s.pool.QueryRow(ctx, `WITH ins AS (
+				INSERT INTO sessions (id, key, meta, created, updated) VALUES ($1, $2, $3, $4, $4)
+				ON CONFLICT (key) WHERE attached DO NOTHING RETURNING id)
+			SELECT coalesce((SELECT id FROM ins), (SELECT id FROM sessions WHERE key = $2 AND attached), '')`,
+			id, key, meta, now.UnixNano()).Scan(&other)
+		if isUnique(err) && try < 3 {
+			continue // the random id is taken (or a racing insert took the key): again
+		}
+		if err != nil {
+			return nil, fmt.Errorf("new session %q: %w", key, err)
+		}
+		if other != id {
+			return nil, fmt.Errorf("new session %q: %w (id %s)", key, storage.ErrExists, other)
+		}
+		s.setCount(id, 0)
+		return sess, nil
 	}
-	if other != id {
-		return nil, fmt.Errorf("new session %q: %w (id %s)", key, storage.ErrExists, other)
-	}
-	s.setCount(id, 0)
-	return sess, nil
 }
 
 // saveSQL appends the messages past the stored count and writes the

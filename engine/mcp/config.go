@@ -1,0 +1,423 @@
+package mcp
+
+import (
+	"bytes"
+	"errors"
+	"fmt"
+	"io"
+	"log/slog"
+	"maps"
+	"net/url"
+	"os"
+	"path"
+	"regexp"
+	"slices"
+	"strings"
+	"time"
+
+	"gopkg.in/yaml.v3"
+)
+
+// Defaults for values the config file may leave out.
+const (
+	DefaultTimeout        = 30 * time.Second
+	DefaultMaxResultBytes = 64 << 10
+	maxServerNameLen      = 32
+)
+
+// Transport names accepted in the config file.
+const (
+	TransportStdio = "stdio"
+	TransportHTTP  = "http"
+)
+
+// Approval policies of a tool.
+const (
+	PolicyAuto = "auto" // the tool runs without asking
+	PolicyAsk  = "ask"  // a person approves each call
+)
+
+// Problem is one thing wrong with the MCP configuration or a server; the named
+// server is unusable, everything else keeps working.
+type Problem struct {
+	Server string // the server concerned; empty for the file as a whole
+	Reason string // what is wrong, free of secrets
+}
+
+func (p Problem) String() string {
+	if p.Server == "" {
+		return "mcp: " + p.Reason
+	}
+	return "mcp server " + p.Server + ": " + p.Reason
+}
+
+// Secret is a value read from the environment for a header or a child's
+// environment. It prints as "[redacted]" in every fmt verb and in slog.
+type Secret string
+
+// String hides the value.
+func (Secret) String() string { return "[redacted]" }
+
+// GoString hides the value.
+func (Secret) GoString() string { return "[redacted]" }
+
+// MarshalJSON hides the value.
+func (Secret) MarshalJSON() ([]byte, error) { return []byte(`"[redacted]"`), nil }
+
+// LogValue hides the value from slog.
+func (Secret) LogValue() slog.Value { return slog.StringValue("[redacted]") }
+
+// Reveal returns the value itself, for the one place that needs it.
+func (s Secret) Reveal() string { return string(s) }
+
+// PolicyRule sets the approval policy of the tools whose name matches Glob.
+type PolicyRule struct {
+	Glob   string
+	Policy string // PolicyAuto or PolicyAsk
+}
+
+// Server is one usable MCP server from the config file, its secret references
+// already resolved.
+type Server struct {
+	Name      string
+	Transport string // TransportStdio or TransportHTTP
+	// stdio
+	Command string
+	Args    []string
+	Env     map[string]Secret // added to a minimal environment (see childEnv)
+	// http (streamable HTTP)
+	URL     string
+	Headers map[string]Secret
+	// Timeout bounds connecting and each call.
+	Timeout time.Duration
+	// Include and Exclude filter the server's tools by name (path.Match globs);
+	// an empty Include means every tool, Exclude wins.
+	Include, Exclude []string
+	// Policy rules in file order; the first match wins.
+	Policy []PolicyRule
+}
+
+// secrets lists the resolved secret values of s, to scrub them from errors.
+func (s *Server) secrets() []string {
+	var out []string
+	for _, m := range []map[string]Secret{s.Env, s.Headers} {
+		for _, v := range m {
+			if len(v) >= 4 { // shorter values would scrub ordinary text
+				out = append(out, string(v))
+			}
+		}
+	}
+	return out
+}
+
+// Config is a loaded MCP config file.
+type Config struct {
+	// Servers are the usable servers, in file order.
+	Servers []Server
+	// MaxResultBytes caps the text of one tool result.
+	MaxResultBytes int
+	// disabled maps a named server with problems to its first problem.
+	disabled map[string]string
+}
+
+// Server returns the usable server called name.
+func (c *Config) Server(name string) (*Server, bool) {
+	if c == nil {
+		return nil, false
+	}
+	for i := range c.Servers {
+		if c.Servers[i].Name == name {
+			return &c.Servers[i], true
+		}
+	}
+	return nil, false
+}
+
+// Resolve checks an agent's list of MCP server names: it returns the usable
+// ones in order (duplicates dropped) and a problem for each name that is
+// unknown or disabled by a config problem.
+func (c *Config) Resolve(names []string) ([]string, []Problem) {
+	var ok []string
+	var probs []Problem
+	seen := map[string]bool{}
+	for _, n := range names {
+		if seen[n] {
+			continue
+		}
+		seen[n] = true
+		if _, found := c.Server(n); found {
+			ok = append(ok, n)
+			continue
+		}
+		if c != nil {
+			if why, dis := c.disabled[n]; dis {
+				probs = append(probs, Problem{Server: n, Reason: "disabled by a config problem: " + why})
+				continue
+			}
+		}
+		probs = append(probs, Problem{Server: n, Reason: "no such server in the MCP config"})
+	}
+	return ok, probs
+}
+
+var serverNameRE = regexp.MustCompile(`^[a-z0-9][a-z0-9_-]*$`)
+
+// refRE matches a ${VAR} reference inside a string value.
+var refRE = regexp.MustCompile(`\$\{([A-Za-z_][A-Za-z0-9_]*)\}`)
+
+var knownKeys = map[string]bool{
+	"name": true, "transport": true, "command": true, "args": true, "env": true,
+	"url": true, "headers": true, "timeout": true, "include": true, "exclude": true, "policy": true,
+}
+
+type fileConfig struct {
+	Servers        []yaml.Node `yaml:"servers"`
+	MaxResultBytes int         `yaml:"max_result_bytes"`
+}
+
+type rawServer struct {
+	Name      string               `yaml:"name"`
+	Transport string               `yaml:"transport"`
+	Command   string               `yaml:"command"`
+	Args      []string             `yaml:"args"`
+	Env       map[string]yaml.Node `yaml:"env"`
+	URL       string               `yaml:"url"`
+	Headers   map[string]yaml.Node `yaml:"headers"`
+	Timeout   string               `yaml:"timeout"`
+	Include   []string             `yaml:"include"`
+	Exclude   []string             `yaml:"exclude"`
+	Policy    yaml.Node            `yaml:"policy"`
+}
+
+// LoadConfig reads the MCP config file at path. Secrets are looked up with
+// getenv (os.Getenv when nil).
+//
+// The error is for a file that cannot be read or is not YAML of the right
+// shape at the top. Everything wrong with one server is a Problem and that
+// server is left out of Config.Servers; the others keep working.
+//
+// Secrets are only ever written as references: a header or env value is
+// either {env: VAR} or a string holding ${VAR} references (text around them
+// is kept, as in "Bearer ${TOKEN}"). A plain string with no reference is
+// refused as a possible literal secret, and so is a URL with a user:password
+// part. A reference to an unset or empty variable disables the server.
+func LoadConfig(path string, getenv func(string) string) (*Config, []Problem, error) {
+	data, err := os.ReadFile(path)
+	if err != nil {
+		return nil, nil, fmt.Errorf("read mcp config: %w", err)
+	}
+	cfg, probs, err := ParseConfig(data, getenv)
+	if err != nil {
+		return nil, nil, fmt.Errorf("mcp config %s: %w", path, err)
+	}
+	return cfg, probs, nil
+}
+
+// ParseConfig is LoadConfig on the file's bytes.
+func ParseConfig(data []byte, getenv func(string) string) (*Config, []Problem, error) {
+	if getenv == nil {
+		getenv = os.Getenv
+	}
+	var fc fileConfig
+	dec := yaml.NewDecoder(bytes.NewReader(data))
+	dec.KnownFields(true)
+	if err := dec.Decode(&fc); err != nil && !errors.Is(err, io.EOF) {
+		return nil, nil, fmt.Errorf("parse: %w", err)
+	}
+	cfg := &Config{MaxResultBytes: fc.MaxResultBytes, disabled: map[string]string{}}
+	var probs []Problem
+	if cfg.MaxResultBytes < 0 {
+		return nil, nil, fmt.Errorf("max_result_bytes: %d is negative", cfg.MaxResultBytes)
+	}
+	if cfg.MaxResultBytes == 0 {
+		cfg.MaxResultBytes = DefaultMaxResultBytes
+	}
+	seen := map[string]bool{}
+	for i := range fc.Servers {
+		srv, label, reasons := parseServer(&fc.Servers[i], i, getenv)
+		if len(reasons) == 0 && seen[srv.Name] {
+			reasons = append(reasons, "a server of this name comes earlier in the file; this one is left out")
+		}
+		if label != "" && serverNameRE.MatchString(label) {
+			seen[label] = true
+		}
+		if len(reasons) > 0 {
+			for _, r := range reasons {
+				probs = append(probs, Problem{Server: label, Reason: r})
+			}
+			if _, dup := cfg.Server(label); !dup {
+				if _, already := cfg.disabled[label]; !already {
+					cfg.disabled[label] = reasons[0]
+				}
+			}
+			continue
+		}
+		cfg.Servers = append(cfg.Servers, srv)
+	}
+	return cfg, probs, nil
+}
+
+// parseServer validates one server entry; label names it in problems.
+func parseServer(node *yaml.Node, idx int, getenv func(string) string) (Server, string, []string) {
+	var reasons []string
+	label := fmt.Sprintf("#%d", idx+1)
+	if node.Kind != yaml.MappingNode {
+		return Server{}, label, []string{"entry is not a mapping"}
+	}
+	for i := 0; i+1 < len(node.Content); i += 2 {
+		k := node.Content[i].Value
+		if k == "name" {
+			label = node.Content[i+1].Value
+		}
+		if !knownKeys[k] {
+			reasons = append(reasons, fmt.Sprintf("unknown key %q (line %d)", k, node.Content[i].Line))
+		}
+	}
+	var raw rawServer
+	if err := node.Decode(&raw); err != nil {
+		return Server{}, label, append(reasons, "bad entry: "+err.Error())
+	}
+	s := Server{
+		Name: raw.Name, Transport: raw.Transport, Command: raw.Command, Args: raw.Args,
+		URL: raw.URL, Include: raw.Include, Exclude: raw.Exclude, Timeout: DefaultTimeout,
+	}
+	switch {
+	case raw.Name == "":
+		reasons = append(reasons, "name is missing")
+	case len(raw.Name) > maxServerNameLen || !serverNameRE.MatchString(raw.Name) || strings.Contains(raw.Name, "__"):
+		reasons = append(reasons, fmt.Sprintf("name %q must be 1-%d characters of a-z 0-9 _ - starting with a letter or digit, without \"__\"", raw.Name, maxServerNameLen))
+		label = fmt.Sprintf("#%d", idx+1)
+	}
+	switch raw.Transport {
+	case TransportStdio:
+		if raw.Command == "" {
+			reasons = append(reasons, "stdio transport needs a command")
+		}
+		if raw.URL != "" || len(raw.Headers) > 0 {
+			reasons = append(reasons, "url and headers belong to the http transport, not stdio")
+		}
+	case TransportHTTP:
+		if raw.Command != "" || len(raw.Args) > 0 || len(raw.Env) > 0 {
+			reasons = append(reasons, "command, args and env belong to the stdio transport, not http")
+		}
+		u, err := url.Parse(raw.URL)
+		switch {
+		case raw.URL == "":
+			reasons = append(reasons, "http transport needs a url")
+		case err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "":
+			reasons = append(reasons, "url must be an absolute http or https URL")
+		case u.User != nil:
+			reasons = append(reasons, "url must not carry user:password; send credentials in a header by env reference")
+		}
+	case "":
+		reasons = append(reasons, "transport is missing (stdio or http)")
+	default:
+		reasons = append(reasons, fmt.Sprintf("unknown transport %q (stdio or http)", raw.Transport))
+	}
+	if raw.Timeout != "" {
+		d, err := time.ParseDuration(raw.Timeout)
+		if err != nil || d <= 0 {
+			reasons = append(reasons, fmt.Sprintf("timeout %q is not a positive duration like 30s", raw.Timeout))
+		} else {
+			s.Timeout = d
+		}
+	}
+	for _, g := range append(append([]string{}, raw.Include...), raw.Exclude...) {
+		if err := checkGlob(g); err != nil {
+			reasons = append(reasons, err.Error())
+		}
+	}
+	var r []string
+	s.Env, r = resolveRefs("env", raw.Env, getenv)
+	reasons = append(reasons, r...)
+	s.Headers, r = resolveRefs("header", raw.Headers, getenv)
+	reasons = append(reasons, r...)
+	s.Policy, r = parsePolicy(&raw.Policy)
+	reasons = append(reasons, r...)
+	return s, label, reasons
+}
+
+func checkGlob(g string) error {
+	if g == "" {
+		return errors.New("empty tool glob")
+	}
+	if _, err := path.Match(g, ""); err != nil {
+		return fmt.Errorf("bad tool glob %q: %v", g, err)
+	}
+	return nil
+}
+
+func parsePolicy(n *yaml.Node) ([]PolicyRule, []string) {
+	if n.Kind == 0 {
+		return nil, nil
+	}
+	if n.Kind != yaml.MappingNode {
+		return nil, []string{"policy must be a mapping of tool glob to auto or ask"}
+	}
+	var rules []PolicyRule
+	var reasons []string
+	for i := 0; i+1 < len(n.Content); i += 2 {
+		g, v := n.Content[i].Value, n.Content[i+1].Value
+		if err := checkGlob(g); err != nil {
+			reasons = append(reasons, "policy: "+err.Error())
+			continue
+		}
+		if v != PolicyAuto && v != PolicyAsk {
+			reasons = append(reasons, fmt.Sprintf("policy for %q is %q; want auto or ask", g, v))
+			continue
+		}
+		rules = append(rules, PolicyRule{Glob: g, Policy: v})
+	}
+	return rules, reasons
+}
+
+// resolveRefs turns env or header values, each {env: VAR} or a string with
+// ${VAR} references, into their values. Reasons never hold a value.
+func resolveRefs(kind string, in map[string]yaml.Node, getenv func(string) string) (map[string]Secret, []string) {
+	if len(in) == 0 {
+		return nil, nil
+	}
+	out := make(map[string]Secret, len(in))
+	var reasons []string
+	for _, key := range slices.Sorted(maps.Keys(in)) {
+		n := in[key]
+		switch n.Kind {
+		case yaml.MappingNode:
+			var ref struct {
+				Env string `yaml:"env"`
+			}
+			if err := n.Decode(&ref); err != nil || ref.Env == "" || len(n.Content) != 2 {
+				reasons = append(reasons, fmt.Sprintf("%s %s: want {env: VAR}", kind, key))
+				continue
+			}
+			v := getenv(ref.Env)
+			if v == "" {
+				reasons = append(reasons, fmt.Sprintf("%s %s: environment variable %s is not set", kind, key, ref.Env))
+				continue
+			}
+			out[key] = Secret(v)
+		case yaml.ScalarNode:
+			if !refRE.MatchString(n.Value) {
+				reasons = append(reasons, fmt.Sprintf("%s %s: a literal value is refused; write {env: VAR} or ${VAR} so no secret sits in the file", kind, key))
+				continue
+			}
+			var missing []string
+			v := refRE.ReplaceAllStringFunc(n.Value, func(m string) string {
+				name := refRE.FindStringSubmatch(m)[1]
+				val := getenv(name)
+				if val == "" {
+					missing = append(missing, name)
+				}
+				return val
+			})
+			if len(missing) > 0 {
+				reasons = append(reasons, fmt.Sprintf("%s %s: environment variable %s is not set", kind, key, strings.Join(missing, ", ")))
+				continue
+			}
+			out[key] = Secret(v)
+		default:
+			reasons = append(reasons, fmt.Sprintf("%s %s: want {env: VAR} or a string with ${VAR}", kind, key))
+		}
+	}
+	return out, reasons
+}
