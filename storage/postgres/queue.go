@@ -269,7 +269,7 @@ func (s *Store) commitAdmissions(batch []*admitReq) {
 			return nil
 		})
 	}
-	err := s.pool.SendBatch(ctx, b).Close()
+	err := s.admitPool.SendBatch(ctx, b).Close()
 	for i, r := range batch {
 		if err != nil {
 			out[i] = storage.Admission{Err: fmt.Errorf("admit %q: %w", r.sessionKey, err)}
