@@ -623,8 +623,11 @@ func TestReplicaDatabaseGoesAway(t *testing.T) {
 // replicaLoadRun is what a load run over two replica processes measured.
 type replicaLoadRun struct {
 	wall time.Duration
-	acks []time.Duration // ack latency of every message sent
-	a, b *replicaProc
+	acks []time.Duration // ack latency of every message sent, in sending order
+	// cpuA and cpuB are the replicas' CPU time (user and system) up to
+	// the last answer; 0 where /proc is missing.
+	cpuA, cpuB time.Duration
+	a, b       *replicaProc
 }
 
 // replicaLoad runs two replicas (AGENTBOT_MAX_CONCURRENT_TURNS maxTurns
@@ -679,9 +682,10 @@ func replicaLoad(tb testing.TB, threads, turns int, latency time.Duration, maxTu
 		if time.Now().After(deadline) || run.a.exited() || run.b.exited() {
 			tb.Fatalf("%d of %d threads done after %s (a exited %v, b exited %v)", done, threads, time.Since(start), run.a.exited(), run.b.exited())
 		}
-		time.Sleep(5 * time.Millisecond)
+		time.Sleep(10 * time.Millisecond)
 	}
 	run.wall = time.Since(start)
+	run.cpuA, run.cpuB = cpuTime(run.a.cmd.Process.Pid), cpuTime(run.b.cmd.Process.Pid)
 	for _, env := range envs {
 		d, err := e.fake.WaitAck(env, 3*time.Second)
 		if err != nil {
@@ -707,11 +711,15 @@ func replicaLoad(tb testing.TB, threads, turns int, latency time.Duration, maxTu
 // takes 500 ms per call, 50 turns at a time per replica). Target: p99 <
 // 50 ms.
 func BenchmarkReplicaAckP99(b *testing.B) {
-	var acks []time.Duration
+	var acks, burst, later []time.Duration
 	for range b.N {
 		run := replicaLoad(b, 200, 3, 500*time.Millisecond, 50)
 		acks = append(acks, run.acks...)
+		burst = append(burst, run.acks[:200]...) // the 200 threads' first messages, at once
+		later = append(later, run.acks[200:]...) // replies, while turns run
 	}
+	b.ReportMetric(msOf(percentile(burst, 0.99)), "burst-ack-p99-ms")
+	b.ReportMetric(msOf(percentile(later, 0.99)), "busy-ack-p99-ms")
 	b.ReportMetric(msOf(percentile(acks, 0.50)), "ack-p50-ms")
 	b.ReportMetric(msOf(percentile(acks, 0.99)), "ack-p99-ms")
 	b.ReportMetric(msOf(slices.Max(acks)), "ack-max-ms")
@@ -725,12 +733,15 @@ func BenchmarkReplicaThroughput(b *testing.B) {
 	const turns, latency = 3, 500 * time.Millisecond
 	var wall time.Duration
 	var ta, tb int
+	var cpu time.Duration
 	for range b.N {
 		run := replicaLoad(b, 200, turns, latency, 200)
 		wall += run.wall
 		ta += run.a.turns()
 		tb += run.b.turns()
+		cpu += run.cpuA + run.cpuB
 	}
+	b.ReportMetric(cpu.Seconds()/float64(b.N), "replicas-cpu-s")
 	wall /= time.Duration(b.N)
 	ideal := turns * latency
 	b.ReportMetric(wall.Seconds(), "wall-s")
@@ -751,4 +762,22 @@ func percentile(ds []time.Duration, p float64) time.Duration {
 	slices.Sort(s)
 	i := int(math.Ceil(p*float64(len(s)))) - 1
 	return s[max(0, min(i, len(s)-1))]
+}
+
+// cpuTime is the CPU time (user and system) process pid used so far, read
+// from /proc; 0 when it cannot be read.
+func cpuTime(pid int) time.Duration {
+	b, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", pid))
+	if err != nil {
+		return 0
+	}
+	// The fields after the command (which may hold spaces) start at ")".
+	_, rest, ok := strings.Cut(string(b), ") ")
+	f := strings.Fields(rest)
+	if !ok || len(f) < 13 {
+		return 0
+	}
+	utime, _ := strconv.Atoi(f[11])
+	stime, _ := strconv.Atoi(f[12])
+	return time.Duration(utime+stime) * time.Second / 100 // USER_HZ
 }
