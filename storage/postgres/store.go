@@ -86,7 +86,8 @@ func WithTracer(t pgx.QueryTracer) Option {
 	return func(c *pgxpool.Config) { c.ConnConfig.Tracer = t }
 }
 
-// WithMaxConns bounds the store's connection pool.
+// WithMaxConns bounds the store's connection pool; admissions use one
+// connection more, of their own.
 func WithMaxConns(n int32) Option {
 	return func(c *pgxpool.Config) { c.MaxConns = n }
 }
