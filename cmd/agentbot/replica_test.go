@@ -189,7 +189,8 @@ func (e *replicaEnv) leaseHolder(thread string) string {
 }
 
 // TestReplicaEveryThreadAnsweredOnce: 20 threads of two messages each,
-// their events spread over both replicas' connections, get each message
+// their events spread over both replicas' connections (a thread's second
+// message goes to the other replica than its first), get each message
 // answered exactly once, and both replicas work turns.
 func TestReplicaEveryThreadAnsweredOnce(t *testing.T) {
 	e := newReplicaEnv(t, "", nil)
@@ -197,9 +198,20 @@ func TestReplicaEveryThreadAnsweredOnce(t *testing.T) {
 	conns := []int{a.conn, b.conn}
 	const n = 20
 	roots := make([]string, n)
+	// The first messages: each replica works the threads it admitted.
 	for i := range n {
 		roots[i], _ = e.mention(conns[i%2], "", fmt.Sprintf("t%d first", i))
 	}
+	waitUntil(t, "the first answers", waitLong, func() bool {
+		for i := range n {
+			if e.answers(roots[i], fmt.Sprintf("t%d first", i)) == 0 {
+				return a.exited() || b.exited()
+			}
+		}
+		return true
+	})
+	// The second messages, at once, each on the other replica's
+	// connection: that replica takes the thread and its session over.
 	for i := range n {
 		e.mention(conns[(i+1)%2], roots[i], fmt.Sprintf("t%d second", i))
 	}

@@ -121,6 +121,12 @@ func Open(ctx context.Context, url, dataDir string, opts ...Option) (*Store, err
 	acfg := cfg.Copy()
 	acfg.MaxConns, acfg.MinConns = 1, 0
 	admitPool, err := pgxpool.NewWithConfig(ctx, acfg)
+	if err == nil {
+		err = admitPool.Ping(ctx) // connect now: the first ack does not wait for it
+		if err != nil {
+			admitPool.Close()
+		}
+	}
 	if err != nil {
 		pool.Close()
 		return nil, scrub(url, fmt.Errorf("open postgres store: %w", err))
