@@ -23,6 +23,8 @@ import (
 // backend needs only these methods.
 type Store interface {
 	engine.Store
+	// OutputStore holds the documents' bytes, which uploads come from.
+	engine.OutputStore
 	FindSession(key string) (*transcript.Session, error)
 	// ListSessions lists every session, most recently updated first.
 	ListSessions() ([]storage.SessionInfo, error)

@@ -68,6 +68,7 @@ func (r *rig) start() {
 		Model: model.New(model.Config{APIKey: "k", BaseURL: r.model.URL(), Model: "m",
 			Sleep: func(ctx context.Context, d time.Duration) error { return ctx.Err() }}),
 		Store:      st,
+		Outputs:    st,
 		Catalog:    func() *catalog.Catalog { return r.cat },
 		OutputRoot: func(id string) string { d, _ := st.OutputDir(id); return d },
 		InputRoot:  func(id string) string { d, _ := st.InputDir(id); return d },

@@ -163,7 +163,7 @@ func (b *Bot) runTurn(ctx context.Context, s *engine.Session, it item, input str
 	defer func() { <-b.sem }()
 	b.obs.TurnStarted()
 	start := time.Now()
-	r := b.newReply(ctx, it)
+	r := b.newReply(ctx, it, s.ID)
 	tctx, cancel := context.WithCancel(ctx)
 	defer cancel()
 	rt := b.running.start(it.key(), cancel)

@@ -84,6 +84,7 @@ func (c *cluster) start(id string, grace time.Duration) *replica {
 		Model: model.New(model.Config{APIKey: "k", BaseURL: c.model.URL(), Model: "m",
 			Sleep: func(ctx context.Context, d time.Duration) error { return ctx.Err() }}),
 		Store:      r.store,
+		Outputs:    r.store,
 		Catalog:    func() *catalog.Catalog { return c.cat },
 		OutputRoot: func(id string) string { d, _ := c.st.OutputDir(id); return d },
 		InputRoot:  func(id string) string { d, _ := c.st.InputDir(id); return d },

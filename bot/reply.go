@@ -5,7 +5,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"os"
 	"path"
 	"strings"
 	"sync"
@@ -64,10 +63,13 @@ type reply struct {
 	// written, each with its latest event: a document written several
 	// times in a turn is uploaded once, at the end, with its final bytes.
 	saved []engine.Event
+	// session is the id of the session whose turn this is, under which
+	// its documents are stored.
+	session string
 }
 
-func (b *Bot) newReply(ctx context.Context, it item) *reply {
-	return &reply{b: b, ctx: ctx, it: it, failed: b.cfg.NoStreaming}
+func (b *Bot) newReply(ctx context.Context, it item, sessionID string) *reply {
+	return &reply{b: b, ctx: ctx, it: it, session: sessionID, failed: b.cfg.NoStreaming}
 }
 
 // stopped reports whether someone stopped the turn.
@@ -275,7 +277,8 @@ func (r *reply) finish(res *engine.Result, turnErr error) {
 		r.stopTimer.Stop()
 	}
 	for _, ev := range r.saved {
-		data, err := os.ReadFile(ev.HostPath)
+		// From the store, as any replica would serve it.
+		data, err := r.b.cfg.Store.OutputData(r.session, ev.Output.Path, ev.Output.Version)
 		r.b.upload(r.ctx, r.it, upload{ev: ev, data: data, err: err})
 	}
 	if r.it.DM {

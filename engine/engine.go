@@ -4,12 +4,25 @@ import (
 	"context"
 	"io/fs"
 	"log/slog"
+	"sync"
 	"time"
 
 	"agentbot/engine/catalog"
 	"agentbot/engine/core"
 	"agentbot/engine/model"
+	"agentbot/engine/transcript"
 )
+
+// OutputStore keeps the bytes of saved documents, so that any replica can
+// upload, export or serve them; storage.Store and postgres.Store implement
+// it.
+type OutputStore interface {
+	// PutOutput stores the bytes of one version of a session's document;
+	// the same path and version again replaces them.
+	PutOutput(sessionID string, o transcript.Output, data []byte) error
+	// OutputData returns the bytes of a stored version (0: the latest).
+	OutputData(sessionID, path string, version int) ([]byte, error)
+}
 
 // Model is what the loop needs of a model client; *model.Client implements it.
 type Model interface {
@@ -21,6 +34,10 @@ type Config struct {
 	Model Model
 	// Store persists sessions after every iteration; it may be nil in tests.
 	Store Store
+	// Outputs, when set, keeps every saved document's bytes: each save
+	// writes through to it, and a session's output folder is brought up to
+	// date from it when its sandbox opens. Nil: the local folder alone.
+	Outputs OutputStore
 	// OutputRoot and InputRoot return the host folders of a session.
 	OutputRoot func(sessionID string) string
 	InputRoot  func(sessionID string) string
@@ -70,6 +87,9 @@ type Config struct {
 // turns of one session must not run concurrently.
 type Engine struct {
 	cfg Config
+	// stored marks the document versions known to be in cfg.Outputs with
+	// the bytes of the local file (keys from storedKey).
+	stored sync.Map
 }
 
 // New returns an engine for cfg.

@@ -59,6 +59,7 @@ func newHarness(t testing.TB, o harnessOpts) *harness {
 		Catalog:    func() *catalog.Catalog { return h.cat },
 		Model:      model.New(mc),
 		Store:      st,
+		Outputs:    st,
 		OutputRoot: func(id string) string { d, _ := st.OutputDir(id); return d },
 		InputRoot:  func(id string) string { d, _ := st.InputDir(id); return d },
 		Now:        func() time.Time { return time.Date(2026, 11, 21, 9, 30, 0, 0, time.UTC) },

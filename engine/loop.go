@@ -68,10 +68,10 @@ func (e *Engine) Turn(ctx context.Context, s *Session, input string, emit func(E
 	res := &Result{}
 	tr := &toolEnv{e: e, s: s, sb: sb}
 	thisTurn := map[string]int{} // output path -> index in s.Outputs, saved this turn
-	tr.saved = func(virtual string, size int64) *Output {
+	tr.saved = func(virtual string, data []byte) (*Output, error) {
 		tr.mu.Lock()
 		defer tr.mu.Unlock()
-		return e.recordOutput(s, sb, virtual, size, thisTurn, emit)
+		return e.recordOutput(s, sb, virtual, data, thisTurn, emit)
 	}
 
 	repairDangling(s)
@@ -323,13 +323,17 @@ func (e *Engine) runTools(ctx context.Context, tr *toolEnv, calls []transcript.T
 
 // recordOutput adds a saved document to the session and reports it. A
 // document written several times in one turn is one version: the later
-// writes update it, so it is shared once, with its final bytes.
-func (e *Engine) recordOutput(s *Session, sb *sandbox.Sandbox, virtual string, size int64, thisTurn map[string]int, emit func(Event)) *Output {
+// writes update it, so it is shared once, with its final bytes. With an
+// output store the bytes are stored first: a document the store refused is
+// an error for the tool and stays out of the session (its local file
+// stays), so a recorded output always has its bytes in the store.
+func (e *Engine) recordOutput(s *Session, sb *sandbox.Sandbox, virtual string, data []byte, thisTurn map[string]int, emit func(Event)) (*Output, error) {
 	rel := outputRel(virtual)
+	i, again := thisTurn[rel]
 	var out Output
-	if i, ok := thisTurn[rel]; ok {
-		s.Outputs[i].Size, s.Outputs[i].Time = size, e.cfg.Now()
+	if again {
 		out = s.Outputs[i]
+		out.Size, out.Time = int64(len(data)), e.cfg.Now()
 	} else {
 		version := 1
 		for _, o := range s.Outputs {
@@ -337,13 +341,24 @@ func (e *Engine) recordOutput(s *Session, sb *sandbox.Sandbox, virtual string, s
 				version = o.Version + 1
 			}
 		}
-		out = Output{Path: rel, Size: size, Version: version, Time: e.cfg.Now()}
+		out = Output{Path: rel, Size: int64(len(data)), Version: version, Time: e.cfg.Now()}
+	}
+	if e.cfg.Outputs != nil {
+		if err := e.cfg.Outputs.PutOutput(s.ID, out, data); err != nil {
+			e.cfg.Logger.Error("store document", "session", s.ID, "path", rel, "version", out.Version, "err", err)
+			return nil, fmt.Errorf("%s was written but could not be stored, so the user would not get it (%v); save it again", virtual, err)
+		}
+		e.stored.Store(storedKey(s.ID, out), struct{}{})
+	}
+	if again {
+		s.Outputs[i] = out
+	} else {
 		thisTurn[rel] = len(s.Outputs)
 		s.Outputs = append(s.Outputs, out)
 	}
 	host, _ := sb.HostPath(virtual)
 	emit(Event{Kind: EventOutput, Output: &out, HostPath: host, Status: "saved " + rel})
-	return &out
+	return &out, nil
 }
 
 // repairCalls makes stored tool calls valid for strict providers: a

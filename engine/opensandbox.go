@@ -1,10 +1,15 @@
 package engine
 
 import (
+	"errors"
+	"io/fs"
+	"os"
 	"path/filepath"
+	"strconv"
 	"strings"
 
 	"agentbot/engine/sandbox"
+	"agentbot/engine/transcript"
 	"agentbot/engine/vars"
 )
 
@@ -37,10 +42,87 @@ func (e *Engine) openSandbox(s *Session) (*sandbox.Sandbox, error) {
 	if err != nil {
 		return nil, err
 	}
+	e.syncOutputs(s, cfg.OutputRoot)
 	if s.Skill != nil {
 		sb.SetBase(s.Skill.Root, s.Skill.Vars)
 	}
 	return sb, nil
+}
+
+// storedKey names a document version in Engine.stored.
+func storedKey(sessionID string, o transcript.Output) string {
+	return sessionID + "\x00" + o.Path + "\x00" + strconv.Itoa(o.Version)
+}
+
+// syncOutputs brings the session's output folder root up to date with the
+// output store, so a replica taking a thread over sees the documents saved
+// before: the latest version of each document that is missing locally, or
+// whose size is not the recorded one, is written from the store. A
+// document found only locally (saved before documents were stored) is
+// stored from its file. Problems are logged; the turn goes on with what
+// there is.
+func (e *Engine) syncOutputs(s *Session, root string) {
+	if e.cfg.Outputs == nil || root == "" || len(s.Outputs) == 0 {
+		return
+	}
+	log := e.cfg.Logger.With("session", s.ID)
+	r, err := os.OpenRoot(root)
+	if err != nil {
+		log.Error("open output folder", "err", err)
+		return
+	}
+	defer r.Close()
+	for _, o := range transcript.Latest(s.Outputs) {
+		name := filepath.FromSlash(o.Path)
+		if !filepath.IsLocal(name) {
+			log.Warn("document path is not under /outputs; not synced", "path", o.Path)
+			continue
+		}
+		key := storedKey(s.ID, o)
+		fi, err := r.Stat(name)
+		local := err == nil && fi.Mode().IsRegular() && fi.Size() == o.Size
+		if _, ok := e.stored.Load(key); ok && local {
+			continue
+		}
+		data, err := e.cfg.Outputs.OutputData(s.ID, o.Path, o.Version)
+		switch {
+		case err == nil:
+			if !local || int64(len(data)) != fi.Size() {
+				if werr := writeRooted(r, name, data); werr != nil {
+					log.Error("restore document from the store", "path", o.Path, "err", werr)
+					continue
+				}
+			}
+			e.stored.Store(key, struct{}{})
+		case local:
+			// Saved before documents lived in the store: store the file.
+			data, rerr := r.ReadFile(name)
+			if rerr == nil {
+				rerr = e.cfg.Outputs.PutOutput(s.ID, o, data)
+			}
+			if rerr != nil {
+				log.Error("store local document", "path", o.Path, "version", o.Version, "err", rerr)
+				continue
+			}
+			e.stored.Store(key, struct{}{})
+			log.Info("stored a document kept only locally", "path", o.Path, "version", o.Version)
+		default:
+			log.Error("document is neither stored nor local", "path", o.Path, "version", o.Version, "err", err)
+		}
+	}
+}
+
+// writeRooted writes data to name inside r, creating its folders.
+func writeRooted(r *os.Root, name string, data []byte) error {
+	if dir := filepath.Dir(name); dir != "." {
+		if err := r.MkdirAll(dir, 0o755); err != nil {
+			return err
+		}
+	}
+	if fi, err := r.Lstat(name); err == nil && !fi.Mode().IsRegular() {
+		return &fs.PathError{Op: "write", Path: name, Err: errors.New("not a regular file")}
+	}
+	return r.WriteFile(name, data, 0o644)
 }
 
 // hostPathNote stands in for a config value that is a host path the model

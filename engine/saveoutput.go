@@ -58,7 +58,10 @@ func (env *toolEnv) write(p string, content []byte) (SaveResult, error) {
 	if err != nil {
 		return SaveResult{}, err
 	}
-	out := env.saved(virtual, int64(len(content)))
+	out, err := env.saved(virtual, content)
+	if err != nil {
+		return SaveResult{}, err
+	}
 	return SaveResult{Path: virtual, Bytes: len(content), Version: out.Version, Shared: "the user receives this file in the thread"}, nil
 }
 

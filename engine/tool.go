@@ -82,7 +82,8 @@ type toolEnv struct {
 	s  *Session
 	sb *sandbox.Sandbox
 	// saved records a document written by a call, for events and the session.
-	saved func(virtual string, size int64) *Output
+	// It fails when the output store refuses the bytes.
+	saved func(virtual string, data []byte) (*Output, error)
 	// mu guards session fields tools change while calls run in parallel;
 	// editMu serializes read-modify-write edits of documents.
 	mu     sync.Mutex

@@ -215,19 +215,7 @@ func checkAdmit(keys []string, ttl time.Duration, sessionKey string, payload []b
 func (s *Store) committer() {
 	defer close(s.admitDone)
 	for first := range s.admits {
-		batch := []*admitReq{first}
-	drain:
-		for len(batch) < maxAdmitBatch {
-			select {
-			case r, ok := <-s.admits:
-				if !ok {
-					break drain
-				}
-				batch = append(batch, r)
-			default:
-				break drain
-			}
-		}
+		batch := Batch(first, s.admits, maxAdmitBatch)
 		s.commitAdmissions(batch)
 		s.admitMu.Lock()
 		s.pendingAdmits -= len(batch)

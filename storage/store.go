@@ -213,26 +213,11 @@ func (s *Store) InputDir(id string) (string, error) {
 }
 
 func (s *Store) sessionDir(kind, id string) (string, error) {
-	if err := checkID(id); err != nil {
-		return "", fmt.Errorf("%s folder: %w", kind, err)
-	}
-	path := filepath.Join(s.dir, kind, id)
-	if err := os.MkdirAll(path, 0o700); err != nil {
-		return "", fmt.Errorf("%s folder for session %s: %w", kind, id, err)
-	}
-	return path, nil
+	return Folders{s.dir}.Session(kind, id)
 }
 
 // removeSessionDirs deletes a session's outputs and inputs folders.
-func (s *Store) removeSessionDirs(id string) error {
-	var errs []error
-	for _, kind := range []string{"outputs", "inputs"} {
-		if err := os.RemoveAll(filepath.Join(s.dir, kind, id)); err != nil {
-			errs = append(errs, fmt.Errorf("remove %s folder of session %s: %w", kind, id, err))
-		}
-	}
-	return errors.Join(errs...)
-}
+func (s *Store) removeSessionDirs(id string) error { return Folders{s.dir}.Remove(id) }
 
 // now reads the clock without its monotonic part, so stored and in-memory
 // times compare alike.

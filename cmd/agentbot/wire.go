@@ -136,6 +136,7 @@ func newEngine(cfg *Config, st storage.Backend, m engine.Model, cat func() *cata
 		Model:         m,
 		Catalog:       cat,
 		Store:         st,
+		Outputs:       st,
 		OutputRoot:    func(id string) string { d, _ := st.OutputDir(id); return d },
 		InputRoot:     func(id string) string { d, _ := st.InputDir(id); return d },
 		CoreRoot:      cfg.CoreRoot,

@@ -226,19 +226,7 @@ func (s *Store) AdmitAsync(keys []string, ttl time.Duration, sessionKey string, 
 func (s *Store) committer() {
 	defer close(s.admitDone)
 	for first := range s.admits {
-		batch := []*admitReq{first}
-	drain:
-		for len(batch) < maxAdmitBatch {
-			select {
-			case r, ok := <-s.admits:
-				if !ok {
-					break drain
-				}
-				batch = append(batch, r)
-			default:
-				break drain
-			}
-		}
+		batch := storage.Batch(first, s.admits, maxAdmitBatch)
 		s.commitAdmissions(batch)
 	}
 }
