@@ -433,11 +433,9 @@ func TestReplicaUploadsFromEither(t *testing.T) {
 }
 
 // TestReplicaReadsDocumentFromEither: a document saved in a thread worked
-// by replica A can be read by the thread's next turn on replica B.
+// by replica A can be read by the thread's next turn on replica B, whose
+// data folder never held it: documents live in the store.
 func TestReplicaReadsDocumentFromEither(t *testing.T) {
-	if os.Getenv("AGENTBOT_TEST_LOCAL_OUTPUTS_FIXED") == "" {
-		t.Skip("documents live in each replica's own AGENTBOT_DATA folder (postgres.Store.OutputDir): another replica cannot read them; needs documents read from the store")
-	}
 	e := newReplicaEnv(t, "", nil)
 	a, b := e.start("replica-a"), e.start("replica-b")
 	e.fm.Enqueue(saveReply("# Brief\n\nversion one\n"), fakemodel.Reply{Text: "Saved."})
