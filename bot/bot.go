@@ -139,9 +139,16 @@ type Bot struct {
 	paneGreeted sync.Map
 	contexts    sync.Map
 	names       sync.Map // user id → display name
-	inbox       *inbox
-	threads     *threads
-	sem         chan struct{}
+	// unsaved holds the messages (channel/ts) the user was told could not
+	// be saved, so Slack's redeliveries do not repeat the notice.
+	unsavedMu sync.Mutex
+	unsaved   map[string]bool
+	// journaled: the store's AdmitAsync journals before it returns
+	// (storage.Journaled), so a message may be acked before its commit.
+	journaled bool
+	inbox     *inbox
+	threads   *threads
+	sem       chan struct{}
 	// turnCtx outlives the event loop at shutdown, so running turns can
 	// finish; cancelTurns stops them after the grace period.
 	turnCtx     context.Context
@@ -174,9 +181,12 @@ func New(cfg Config) (*Bot, error) {
 		cfg.ApprovalTimeout = defaultApprovalTimeout
 	}
 	cfg.leaseDefaults()
-	b := &Bot{cfg: cfg, log: cfg.Logger, obs: cfg.Observer, inbox: newInbox(), sem: make(chan struct{}, cfg.MaxConcurrentTurns), sleep: sleepCtx}
+	b := &Bot{cfg: cfg, log: cfg.Logger, obs: cfg.Observer, inbox: newInbox(), unsaved: map[string]bool{}, sem: make(chan struct{}, cfg.MaxConcurrentTurns), sleep: sleepCtx}
 	if b.obs == nil {
 		b.obs = nopObserver{}
+	}
+	if j, ok := cfg.Store.(storage.Journaled); ok {
+		b.journaled = j.AdmitJournaled()
 	}
 	b.turnCtx, b.cancelTurns = context.WithCancel(context.Background())
 	b.threads = newThreads(b)

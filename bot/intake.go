@@ -155,6 +155,7 @@ func (b *Bot) onEventsAPI(ev slackevents.EventsAPIEvent, ack func()) bool {
 		mention = true
 	}
 	it.Team, it.Kind = team, "message"
+	reply := it.ThreadTS != "" && it.ThreadTS != it.TS
 	if it.ThreadTS == "" {
 		it.ThreadTS = it.TS // a new thread under this message
 	}
@@ -162,7 +163,17 @@ func (b *Bot) onEventsAPI(ev slackevents.EventsAPIEvent, ack func()) bool {
 	// thread that has a session; in DMs every message counts. Other channel
 	// chatter is dropped before any write.
 	if !mention && !it.DM {
-		if ok, err := b.cfg.Store.HasSession(it.key()); err != nil || !ok {
+		if !reply {
+			return false // a new thread without a mention has no session
+		}
+		ok, err := b.cfg.Store.HasSession(it.key())
+		if err != nil {
+			// Whether it counts is unknown: not acked, so Slack delivers
+			// it again, rather than dropped.
+			b.notSaved(it, fmt.Errorf("look up thread session: %w", err))
+			return true
+		}
+		if !ok {
 			return false
 		}
 	}
@@ -193,13 +204,14 @@ func (b *Bot) onEventsAPI(ev slackevents.EventsAPIEvent, ack func()) bool {
 }
 
 // enqueue persists an item, unless one of its dedupe keys was seen before,
-// acks it, and wakes its thread once committed. AdmitAsync returns when the
-// item is in the store's inbound journal, so the ack never precedes
-// persistence and a crash of the process after the ack cannot lose the
-// message; the commit (dedupe marks and queue entry, shared with the
-// admissions waiting then) follows without holding up the intake. A
-// message that cannot be persisted is not acked: Slack delivers it again.
-// It reports whether ack was handed on.
+// acks it, and wakes its thread once committed. With a journaled store
+// (bbolt), AdmitAsync returns when the item is in the inbound journal, so
+// it is acked then: a crash of the process after the ack cannot lose the
+// message. Otherwise (PostgreSQL) it is acked when the commit is done. The
+// commit (dedupe marks and queue entry, shared with the admissions waiting
+// then) follows without holding up the intake. A message that cannot be
+// persisted is not acked: Slack delivers it again. It reports whether ack
+// was handed on.
 func (b *Bot) enqueue(it item, ack func(), dedupe ...string) bool {
 	payload, err := json.Marshal(it)
 	if err != nil {
@@ -210,14 +222,16 @@ func (b *Bot) enqueue(it item, ack func(), dedupe ...string) bool {
 	select {
 	case a := <-done: // refused at once: not persisted, so not acked
 		if a.Err != nil {
-			b.log.Error("persist inbound message; not acked, so Slack redelivers it", "err", a.Err)
+			b.notSaved(it, a.Err)
 			return true
 		}
 		b.admitted(it, a, ack)
 		return true
 	default:
 	}
-	ack()
+	if b.journaled {
+		ack() // in the store's journal: a crash cannot lose it
+	}
 	b.acks.Add(1)
 	go func() {
 		defer b.acks.Done()
@@ -226,10 +240,43 @@ func (b *Bot) enqueue(it item, ack func(), dedupe ...string) bool {
 	return true
 }
 
+// maxUnsaved bounds Bot.unsaved; past it the set starts over (a notice
+// may then show twice).
+const maxUnsaved = 1000
+
+// notSaved handles a message that could not be persisted (the store is
+// unreachable): it is not acked, so Slack delivers it again, and the user
+// is told once, so a message is never dropped without a word when the
+// store stays away longer than Slack's retries.
+func (b *Bot) notSaved(it item, err error) {
+	b.log.Error("persist inbound message; not acked, so Slack redelivers it", "channel", it.Channel, "err", err)
+	k := it.Channel + "/" + it.TS
+	b.unsavedMu.Lock()
+	told := b.unsaved[k]
+	if !told {
+		if len(b.unsaved) >= maxUnsaved {
+			clear(b.unsaved)
+		}
+		b.unsaved[k] = true
+	}
+	b.unsavedMu.Unlock()
+	if told {
+		return
+	}
+	b.ephemeral(it.Channel, it.User, it.ThreadTS, unsavedNotice)
+}
+
+// unsavedNotice is what a user reads when their message could not be saved.
+const unsavedNotice = "⚠️ agentbot couldn't save this message: its database is unreachable right now. Slack will deliver the message again shortly; if it was meant for agentbot and there is no answer in a few minutes, please send it again."
+
 // admitted wakes the thread of a committed item; a duplicate is dropped.
 func (b *Bot) admitted(it item, a storage.Admission, ack func()) {
 	if a.Err != nil {
-		b.log.Error("commit inbound message; it is replayed from the journal at the next start", "err", a.Err)
+		if b.journaled {
+			b.log.Error("commit inbound message; it is replayed from the journal at the next start", "err", a.Err)
+		} else {
+			b.notSaved(it, a.Err)
+		}
 		return
 	}
 	ack()

@@ -97,3 +97,12 @@ type Backend interface {
 
 // Store, the embedded bbolt store, meets the contract.
 var _ Backend = (*Store)(nil)
+
+// Journaled is implemented by a backend whose AdmitAsync returns only once
+// the admission is in a local journal that a restart replays (bbolt): the
+// caller may ack the message before the outcome arrives. For any other
+// backend the outcome alone says the admission is durable.
+type Journaled interface {
+	// AdmitJournaled reports whether AdmitAsync journals before it returns.
+	AdmitJournaled() bool
+}

@@ -158,6 +158,10 @@ func (s *Store) Admit(keys []string, ttl time.Duration, sessionKey string, paylo
 	return a.Dup, a.Seq, a.Err
 }
 
+// AdmitJournaled is true: AdmitAsync returns once the admission is in the
+// inbound journal (see Journaled).
+func (s *Store) AdmitJournaled() bool { return true }
+
 // AdmitAsync is Admit without waiting for the commit: when it returns,
 // the admission is in the inbound journal, so a crash of the process does
 // not lose it; it is applied in the order of the calls, in the next commit,

@@ -25,7 +25,7 @@ const waitLong = 30 * time.Second
 // serveProc is a real `agentbot serve` (or other command) process: this
 // test binary run with childEnv=serve (see TestMain).
 type serveProc struct {
-	t    *testing.T
+	t    testing.TB
 	cmd  *exec.Cmd
 	logs *syncBuffer
 	done chan struct{}
@@ -37,7 +37,7 @@ type serveProc struct {
 
 // startServe starts `agentbot serve` with vars as its agentbot settings.
 // Settings of the machine running the tests are left out.
-func startServe(t *testing.T, name string, vars map[string]string) *serveProc {
+func startServe(t testing.TB, name string, vars map[string]string) *serveProc {
 	t.Helper()
 	return startChild(t, name, "serve", vars)
 }
@@ -45,7 +45,7 @@ func startServe(t *testing.T, name string, vars map[string]string) *serveProc {
 // startChild starts `agentbot <command>` (arguments split at spaces) with
 // vars as its agentbot settings, and stdin that never ends. Settings of the
 // machine running the tests are left out.
-func startChild(t *testing.T, name, command string, vars map[string]string) *serveProc {
+func startChild(t testing.TB, name, command string, vars map[string]string) *serveProc {
 	t.Helper()
 	cmd := exec.Command(os.Args[0], "-test.run=^$")
 	for _, kv := range os.Environ() {

@@ -98,7 +98,8 @@ func runServe(ctx context.Context, e *env) int {
 	budgets := newBudgets(cfg, st)
 	eng := newEngine(cfg, st, m, cats.get, budgets, log, met.ToolCall)
 
-	opts := []slack.Option{slack.OptionAppLevelToken(cfg.SlackAppToken)}
+	opts := []slack.Option{slack.OptionAppLevelToken(cfg.SlackAppToken),
+		slack.OptionHTTPClient(&http.Client{Transport: pooledTransport(cfg.MaxTurns)})}
 	if cfg.SlackAPIURL != "" {
 		opts = append(opts, slack.OptionAPIURL(cfg.SlackAPIURL))
 	}

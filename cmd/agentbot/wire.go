@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
+	"net/http"
 	"path/filepath"
 	"strconv"
 	"strings"
@@ -112,6 +113,9 @@ func newModel(cfg *Config, onRetry func(int, error)) (*model.Client, error) {
 		CallTimeout: cfg.CallTimeout,
 		OnRetry:     onRetry,
 	}
+	if cfg.MaxTurns > 0 {
+		mc.HTTPClient = &http.Client{Transport: pooledTransport(cfg.MaxTurns)}
+	}
 	if t := strings.TrimSpace(cfg.Temperature); t != "" {
 		f, err := strconv.ParseFloat(t, 32)
 		if err != nil {
@@ -121,6 +125,17 @@ func newModel(cfg *Config, onRetry func(int, error)) (*model.Client, error) {
 		mc.Temperature = &f32
 	}
 	return model.New(mc), nil
+}
+
+// pooledTransport is the HTTP transport of the model and Slack clients
+// of serve: it keeps an idle connection per turn that may run at once, so
+// concurrent turns reuse connections instead of opening (and TLS
+// handshaking) one per call past Go's default of 2 idle per host.
+func pooledTransport(turns int) *http.Transport {
+	t := http.DefaultTransport.(*http.Transport).Clone()
+	t.MaxIdleConnsPerHost = max(turns, 2)
+	t.MaxIdleConns = max(t.MaxIdleConns, 2*t.MaxIdleConnsPerHost)
+	return t
 }
 
 // newBudgets returns the token caps the configuration sets, with daily

@@ -198,13 +198,13 @@ func (s *Store) Admit(keys []string, ttl time.Duration, sessionKey string, paylo
 }
 
 // AdmitAsync is Admit with its outcome on the returned channel. Unlike
-// the bbolt store, which returns once the admission is in its local
-// journal, it returns once the admission is committed in the database:
-// there is no local journal a replica could lose, so the caller (the bot
-// acks Slack's event then) may rely on it being durable. Admissions
-// waiting together are applied in call order in one pipelined
-// transaction (one round trip); a mark made by an earlier one counts as
-// seen for a later one.
+// the bbolt store, it journals nothing locally (it is not Journaled): it
+// returns at once, and the outcome arrives once the admission is
+// committed in the database, so the caller (the bot acks Slack's event
+// then) must wait for it. Admissions waiting together are applied in call
+// order in one pipelined transaction (one round trip); a mark made by an
+// earlier one counts as seen for a later one. Calls that do not wait for
+// each other's outcome share commits.
 func (s *Store) AdmitAsync(keys []string, ttl time.Duration, sessionKey string, payload []byte) <-chan storage.Admission {
 	done := make(chan storage.Admission, 1)
 	if err := storage.CheckAdmit(keys, ttl, sessionKey, payload); err != nil {
@@ -212,15 +212,12 @@ func (s *Store) AdmitAsync(keys []string, ttl time.Duration, sessionKey string, 
 		return done
 	}
 	s.admitMu.Lock()
+	defer s.admitMu.Unlock()
 	if s.admitClosed {
-		s.admitMu.Unlock()
 		done <- storage.Admission{Err: fmt.Errorf("admit %q: the store is closed", sessionKey)}
 		return done
 	}
-	wait := make(chan storage.Admission, 1)
-	s.admits <- &admitReq{keys: keys, ttl: ttl, sessionKey: sessionKey, payload: payload, done: wait}
-	s.admitMu.Unlock()
-	done <- <-wait
+	s.admits <- &admitReq{keys: keys, ttl: ttl, sessionKey: sessionKey, payload: payload, done: done}
 	return done
 }
 
@@ -260,7 +257,7 @@ func (s *Store) commitAdmissions(batch []*admitReq) {
 			return nil
 		})
 	}
-	err := s.pool.SendBatch(ctx, b).Close()
+	err := s.admitPool.SendBatch(ctx, b).Close()
 	for i, r := range batch {
 		if err != nil {
 			out[i] = storage.Admission{Err: fmt.Errorf("admit %q: %w", r.sessionKey, err)}

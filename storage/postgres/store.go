@@ -68,6 +68,9 @@ type Store struct {
 	sweepMu   sync.Mutex
 	lastSweep time.Time
 
+	// admitPool is the committer's own connection, so admissions (whose
+	// commit an ack waits for) never queue behind the turns' queries.
+	admitPool   *pgxpool.Pool
 	admitMu     sync.Mutex
 	admitClosed bool
 	admits      chan *admitReq
@@ -83,7 +86,8 @@ func WithTracer(t pgx.QueryTracer) Option {
 	return func(c *pgxpool.Config) { c.ConnConfig.Tracer = t }
 }
 
-// WithMaxConns bounds the store's connection pool.
+// WithMaxConns bounds the store's connection pool; admissions use one
+// connection more, of their own.
 func WithMaxConns(n int32) Option {
 	return func(c *pgxpool.Config) { c.MaxConns = n }
 }
@@ -114,7 +118,20 @@ func Open(ctx context.Context, url, dataDir string, opts ...Option) (*Store, err
 		pool.Close()
 		return nil, scrub(url, fmt.Errorf("open postgres store %s: %w", describe(cfg.ConnConfig), err))
 	}
-	s := &Store{Now: time.Now, pool: pool, dir: dataDir, counts: map[string]int{},
+	acfg := cfg.Copy()
+	acfg.MaxConns, acfg.MinConns = 1, 0
+	admitPool, err := pgxpool.NewWithConfig(ctx, acfg)
+	if err == nil {
+		err = admitPool.Ping(ctx) // connect now: the first ack does not wait for it
+		if err != nil {
+			admitPool.Close()
+		}
+	}
+	if err != nil {
+		pool.Close()
+		return nil, scrub(url, fmt.Errorf("open postgres store: %w", err))
+	}
+	s := &Store{Now: time.Now, pool: pool, admitPool: admitPool, dir: dataDir, counts: map[string]int{},
 		admits: make(chan *admitReq, maxAdmitBatch), admitDone: make(chan struct{})}
 	go s.committer()
 	return s, nil
@@ -394,6 +411,7 @@ func (s *Store) Close() error {
 	}
 	s.admitMu.Unlock()
 	<-s.admitDone
+	s.admitPool.Close()
 	s.pool.Close()
 	return nil
 }
