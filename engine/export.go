@@ -22,6 +22,9 @@ func ExportMarkdown(s *transcript.Session) string {
 	if len(s.Outputs) > 0 {
 		b.WriteString("- Outputs:\n")
 		for _, o := range s.Outputs {
+			if o.Internal {
+				continue
+			}
 			fmt.Fprintf(&b, "  - %s v%d (%d bytes, %s)\n", o.Path, o.Version, o.Size, o.Time.UTC().Format("2006-01-02 15:04"))
 		}
 	}

@@ -71,7 +71,13 @@ func (e *Engine) Turn(ctx context.Context, s *Session, input string, emit func(E
 	tr.saved = func(virtual string, data []byte) (*Output, error) {
 		tr.mu.Lock()
 		defer tr.mu.Unlock()
-		return e.recordOutput(s, sb, virtual, data, thisTurn, emit)
+		return e.recordOutput(s, sb, virtual, data, false, thisTurn, emit)
+	}
+	tr.kept = func(virtual string, data []byte) error {
+		tr.mu.Lock()
+		defer tr.mu.Unlock()
+		_, err := e.recordOutput(s, sb, virtual, data, true, thisTurn, emit)
+		return err
 	}
 
 	repairDangling(s)
@@ -327,7 +333,7 @@ func (e *Engine) runTools(ctx context.Context, tr *toolEnv, calls []transcript.T
 // output store the bytes are stored first: a document the store refused is
 // an error for the tool and stays out of the session (its local file
 // stays), so a recorded output always has its bytes in the store.
-func (e *Engine) recordOutput(s *Session, sb *sandbox.Sandbox, virtual string, data []byte, thisTurn map[string]int, emit func(Event)) (*Output, error) {
+func (e *Engine) recordOutput(s *Session, sb *sandbox.Sandbox, virtual string, data []byte, internal bool, thisTurn map[string]int, emit func(Event)) (*Output, error) {
 	rel := outputRel(virtual)
 	i, again := thisTurn[rel]
 	var out Output
@@ -341,7 +347,7 @@ func (e *Engine) recordOutput(s *Session, sb *sandbox.Sandbox, virtual string, d
 				version = o.Version + 1
 			}
 		}
-		out = Output{Path: rel, Size: int64(len(data)), Version: version, Time: e.cfg.Now()}
+		out = Output{Path: rel, Size: int64(len(data)), Version: version, Time: e.cfg.Now(), Internal: internal}
 	}
 	if e.cfg.Outputs != nil {
 		if err := e.cfg.Outputs.PutOutput(s.ID, out, data); err != nil {
@@ -355,6 +361,9 @@ func (e *Engine) recordOutput(s *Session, sb *sandbox.Sandbox, virtual string, d
 	} else {
 		thisTurn[rel] = len(s.Outputs)
 		s.Outputs = append(s.Outputs, out)
+	}
+	if internal {
+		return &out, nil // kept for another replica, never shown or uploaded
 	}
 	host, _ := sb.HostPath(virtual)
 	emit(Event{Kind: EventOutput, Output: &out, HostPath: host, Status: "saved " + rel})

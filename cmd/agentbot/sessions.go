@@ -74,6 +74,9 @@ func runSessions(ctx context.Context, e *env) int {
 			s.ID, s.Key, s.AgentID, s.Date, len(s.Messages), s.Created.Local().Format(time.RFC3339), s.Updated.Local().Format(time.RFC3339),
 			s.Usage.Calls, s.Usage.Prompt, s.Usage.Cached, s.Usage.Completion)
 		for _, o := range s.Outputs {
+			if o.Internal {
+				continue
+			}
 			fmt.Fprintf(e.stdout, "Output:   %s v%d (%d bytes)\n", o.Path, o.Version, o.Size)
 		}
 		feedback, err := bot.SessionFeedback(s)
