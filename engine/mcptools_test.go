@@ -126,6 +126,10 @@ func TestMCPAutoToolRunsAndIsAudited(t *testing.T) {
 	if err != nil || len(stored.Audit) != 2 {
 		t.Fatalf("stored audit = %+v (%v)", stored, err)
 	}
+	md := engine.ExportMarkdown(stored)
+	if !strings.Contains(md, "## Tool calls") || !strings.Contains(md, rec.ArgsDigest) || !strings.Contains(md, "| web__echo | web | c1 | ok |") {
+		t.Fatalf("export lacks the audit:\n%s", md)
+	}
 	b, _ := json.Marshal(stored.Audit)
 	if strings.Contains(string(b), "secret-looking") || strings.Contains(string(b), "nope.md") {
 		t.Fatalf("the audit holds arguments or results: %s", b)
