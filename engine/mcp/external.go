@@ -3,6 +3,8 @@ package mcp
 import (
 	"context"
 	"encoding/json"
+	"log/slog"
+	"sync"
 
 	"agentbot/engine"
 )
@@ -25,6 +27,7 @@ func (t Tool) External() engine.ExternalTool {
 // its channel's). Servers that are unknown or unreachable are logged at
 // warn level and left out; the others are offered all the same.
 func (m *Manager) SessionTools(servers func(s *engine.Session) []string) func(context.Context, *engine.Session) []engine.ExternalTool {
+	var seen sync.Map // problems already logged at warn level
 	return func(ctx context.Context, s *engine.Session) []engine.ExternalTool {
 		names := servers(s)
 		if len(names) == 0 {
@@ -32,7 +35,12 @@ func (m *Manager) SessionTools(servers func(s *engine.Session) []string) func(co
 		}
 		tools, probs := m.Tools(ctx, names)
 		for _, p := range probs {
-			m.log.Warn("mcp tools unavailable", "session", s.ID, "server", p.Server, "problem", p.Reason)
+			// Each problem is a warning once, then a debug line per turn.
+			lvl := slog.LevelDebug
+			if _, dup := seen.LoadOrStore(p.Server+"\x00"+p.Reason, true); !dup {
+				lvl = slog.LevelWarn
+			}
+			m.log.Log(ctx, lvl, "mcp tools unavailable", "session", s.ID, "server", p.Server, "problem", p.Reason)
 		}
 		out := make([]engine.ExternalTool, len(tools))
 		for i, t := range tools {
