@@ -8,6 +8,7 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+	"time"
 
 	"agentbot/engine"
 	"agentbot/engine/catalog"
@@ -21,7 +22,7 @@ import (
 
 // mcpHarness is a harness whose sessions are offered the tools of the
 // servers of yaml (an MCP config), all of them.
-func mcpHarness(t *testing.T, yaml string) (*harness, *mcp.Manager) {
+func mcpHarness(t testing.TB, yaml string) (*harness, *mcp.Manager) {
 	t.Helper()
 	cfg, probs, err := mcp.ParseConfig([]byte(yaml), func(string) string { return "" })
 	if err != nil || len(probs) > 0 {
@@ -410,4 +411,101 @@ func TestMCPCrashAndHangAreErrorResults(t *testing.T) {
 	if rec, ok := auditOf(s, "x3"); !ok {
 		t.Fatalf("x3 not audited: %+v", rec)
 	}
+}
+
+// The menu shortcut's own calls are audited like the model's.
+func TestMenuShortcutCallsAreAudited(t *testing.T) {
+	h := newHarness(t, harnessOpts{})
+	s, _ := h.start("t/menu-audit", "product-lead")
+	h.fm.Enqueue(fakemodel.Reply{Text: "Let's write the brief."})
+	h.turn(s, "*brief")
+	if len(s.Audit) == 0 {
+		t.Fatal("no audit record for the shortcut's calls")
+	}
+	for _, r := range s.Audit {
+		if !strings.HasPrefix(r.CallID, "call_menu_") || r.Outcome != transcript.OutcomeOK || r.Server != "" || !strings.HasPrefix(r.ArgsDigest, "sha256:") {
+			t.Fatalf("record = %+v", r)
+		}
+	}
+}
+
+// Stopping a turn while calls wait for approval keeps the held results,
+// closes the waiting calls as stopped, and clears the wait.
+func TestInterruptWhilePending(t *testing.T) {
+	srv := mcptest.NewHTTPServer(t)
+	h, _ := mcpHarness(t, webConfig(srv.URL, ""))
+	s, _ := h.start("t/stop", "product-lead")
+	pauseOn(t, h, s,
+		fakemodel.ToolCall{ID: "s1", Name: "web__echo", Arguments: `{"text":"kept"}`},
+		fakemodel.ToolCall{ID: "s2", Name: "web__write_note", Arguments: `{"text":"x"}`})
+	if err := h.eng.Interrupt(s, "(stopped)"); err != nil {
+		t.Fatal(err)
+	}
+	if len(s.Pending) != 0 || len(s.Held) != 0 || engine.Unfinished(s) {
+		t.Fatalf("pending %+v held %+v", s.Pending, s.Held)
+	}
+	n := len(s.Messages)
+	if s.Messages[n-3].ToolCallID != "s1" || !strings.Contains(s.Messages[n-3].Content, "kept") ||
+		s.Messages[n-2].ToolCallID != "s2" || !strings.Contains(s.Messages[n-2].Content, "stopped by the user") {
+		t.Fatalf("tail = %+v", s.Messages[n-3:])
+	}
+	if rec, _ := auditOf(s, "s2"); rec.Outcome != transcript.OutcomeDenied {
+		t.Fatalf("audit s2 = %+v", rec)
+	}
+	h.fm.Enqueue(fakemodel.Reply{Text: "next"})
+	if r := h.turn(s, "go on"); r.Text != "next" {
+		t.Fatalf("after stop = %+v", r)
+	}
+}
+
+func TestDisplayArgsMasksSecrets(t *testing.T) {
+	got := engine.DisplayArgs(`{"path":"a.md","API_Key":"k1","nested":{"Authorization":"x","list":["Bearer abc","plain"]},"cookie_jar":[1,2],"n":3}`)
+	for _, want := range []string{`"path": "a.md"`, `"API_Key": "[masked]"`, `"Authorization": "[masked]"`, `"[masked]",`, `"plain"`, `"n": 3`} {
+		if !strings.Contains(got, want) {
+			t.Errorf("lacks %s:\n%s", want, got)
+		}
+	}
+	for _, bad := range []string{"k1", "Bearer abc", `1,`} {
+		if strings.Contains(got, bad) {
+			t.Errorf("shows %q:\n%s", bad, got)
+		}
+	}
+	if got := engine.DisplayArgs("password=hunter2"); strings.Contains(got, "hunter2") {
+		t.Errorf("non-JSON arguments shown: %s", got)
+	}
+}
+
+// BenchmarkApprovalClickToTool is the engine's part of an approval: from
+// Decide (the click) to the approved MCP call starting, over streamable
+// HTTP on loopback with the fake model. The pause itself is not timed.
+func BenchmarkApprovalClickToTool(b *testing.B) {
+	srv := mcptest.NewHTTPServer(b)
+	h, _ := mcpHarness(b, webConfig(srv.URL, ""))
+	s, _ := h.start("t/bench-approve", "product-lead")
+	var total time.Duration
+	for i := 0; b.Loop(); i++ {
+		b.StopTimer()
+		id := fmt.Sprintf("b%d", i)
+		h.fm.Enqueue(fakemodel.Reply{ToolCalls: []fakemodel.ToolCall{{ID: id, Name: "web__write_note", Arguments: `{"text":"x"}`}}}, fakemodel.Reply{Text: "ok"})
+		res, err := h.eng.Turn(context.Background(), s, "note", nil)
+		if err != nil || len(res.Pending) != 1 {
+			b.Fatalf("no pause: %+v %v", res, err)
+		}
+		b.StartTimer()
+		click := time.Now()
+		var started time.Time
+		if err := h.eng.Decide(s, id, transcript.DecisionApproved, "U1"); err != nil {
+			b.Fatal(err)
+		}
+		_, err = h.eng.Turn(context.Background(), s, "", func(ev engine.Event) {
+			if ev.Kind == engine.EventToolStart && ev.CallID == id {
+				started = time.Now()
+			}
+		})
+		if err != nil || started.IsZero() {
+			b.Fatalf("resume: %v", err)
+		}
+		total += started.Sub(click)
+	}
+	b.ReportMetric(float64(total.Microseconds())/float64(b.N), "µs-click-to-tool")
 }
