@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"log/slog"
+	"regexp"
 	"sync"
 
 	"agentbot/engine"
@@ -22,6 +23,9 @@ func (t Tool) External() engine.ExternalTool {
 	}
 }
 
+// digits are the numbers of a problem text.
+var digits = regexp.MustCompile(`[0-9][0-9.]*`)
+
 // SessionTools returns an engine.Config.ExternalTools for m: a session is
 // offered the tools of the servers servers names for it (its agent's and
 // its channel's). Servers that are unknown or unreachable are logged at
@@ -37,7 +41,8 @@ func (m *Manager) SessionTools(servers func(s *engine.Session) []string) func(co
 		for _, p := range probs {
 			// Each problem is a warning once, then a debug line per turn.
 			lvl := slog.LevelDebug
-			if _, dup := seen.LoadOrStore(p.Server+"\x00"+p.Reason, true); !dup {
+			// Numbers (failure counts, retry delays) do not make a new problem.
+			if _, dup := seen.LoadOrStore(p.Server+"\x00"+digits.ReplaceAllString(p.Reason, "#"), true); !dup {
 				lvl = slog.LevelWarn
 			}
 			m.log.Log(ctx, lvl, "mcp tools unavailable", "session", s.ID, "server", p.Server, "problem", p.Reason)
