@@ -9,6 +9,7 @@ import (
 	"strings"
 	"testing"
 	"time"
+	"unicode/utf8"
 
 	"agentbot/engine"
 	"agentbot/engine/catalog"
@@ -508,4 +509,46 @@ func BenchmarkApprovalClickToTool(b *testing.B) {
 		total += started.Sub(click)
 	}
 	b.ReportMetric(float64(total.Microseconds())/float64(b.N), "µs-click-to-tool")
+}
+
+// A large result is cut to the engine's read cap (valid UTF-8, marked); a
+// tool's Go error is an error result the model can recover from.
+func TestExternalResultCapAndErrors(t *testing.T) {
+	srv := mcptest.NewHTTPServer(t)
+	cfg, _, err := mcp.ParseConfig([]byte(webConfig(srv.URL, "")), func(string) string { return "" })
+	if err != nil {
+		t.Fatal(err)
+	}
+	mgr := mcp.NewManager(cfg, mcp.Options{})
+	t.Cleanup(func() { mgr.Close() })
+	web := mgr.SessionTools(func(*engine.Session) []string { return []string{"web"} })
+	h := newHarness(t, harnessOpts{mutate: func(c *engine.Config) {
+		c.MaxRead = 1001
+		c.ExternalTools = func(ctx context.Context, s *engine.Session) []engine.ExternalTool {
+			return append(web(ctx, s), engine.ExternalTool{Name: "local__broken", Server: "local", Policy: engine.PolicyAuto,
+				Schema: json.RawMessage(`{"type":"object"}`),
+				Call: func(context.Context, json.RawMessage) (string, bool, error) {
+					return "", false, errors.New("source closed")
+				}})
+		}
+	}})
+	s, _ := h.start("t/cap", "product-lead")
+	h.fm.Enqueue(
+		fakemodel.Reply{ToolCalls: []fakemodel.ToolCall{{ID: "g1", Name: "web__big", Arguments: `{}`}, {ID: "g2", Name: "local__broken", Arguments: `{}`}}},
+		fakemodel.Reply{Text: "ok"},
+	)
+	if r := h.turn(s, "big"); r.Text != "ok" {
+		t.Fatalf("result = %+v", r)
+	}
+	big := resultOf(t, h.fm.Requests()[1], "g1")
+	text, _ := big["result"].(string)
+	if big["truncated"] != true || len(text) > 1001 || len(text) < 900 || !utf8.ValidString(text) {
+		t.Fatalf("big: truncated=%v len=%d", big["truncated"], len(text))
+	}
+	if e, _ := resultOf(t, h.fm.Requests()[1], "g2")["error"].(string); !strings.Contains(e, "source closed") {
+		t.Fatalf("broken = %q", e)
+	}
+	if rec, _ := auditOf(s, "g2"); rec.Outcome != transcript.OutcomeError || rec.Server != "local" {
+		t.Fatalf("audit g2 = %+v", rec)
+	}
 }
