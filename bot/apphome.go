@@ -70,7 +70,7 @@ func sessionLine(s *transcript.Session) string {
 	if _, channel, thread, ok := splitKey(s.Key); ok {
 		fmt.Fprintf(&b, " · <https://slack.com/archives/%s/p%s|open the thread>", channel, strings.ReplaceAll(thread, ".", ""))
 	}
-	if latest := transcript.Latest(s.Outputs); len(latest) > 0 {
+	if latest := transcript.Documents(s.Outputs); len(latest) > 0 {
 		b.WriteString("\nDocuments:")
 		for i, o := range latest {
 			if i > 0 {

@@ -1,7 +1,13 @@
 package engine
 
 import (
+	"context"
+	"encoding/json"
 	"errors"
+	"fmt"
+	"regexp"
+	"strings"
+	"time"
 
 	"agentbot/engine/transcript"
 )
@@ -15,13 +21,266 @@ const (
 // ErrNoPending means the session has no pending call with that id.
 var ErrNoPending = errors.New("no pending tool call with that id")
 
+// The results the model reads for a call that did not run for want of
+// approval.
+const (
+	expiredText    = "no answer within the approval time; denied"
+	supersededText = "not run: the user sent a new message instead of approving this call; denied"
+)
+
 // Decide records a person's decision (transcript.DecisionApproved,
 // DecisionDenied or DecisionExpired) on a pending call of s, by user by
 // ("" for an expiry), and saves s. The next Turn(ctx, s, "", emit) resumes
 // the turn: an approved call runs, a denied or expired one gives the model
 // a "denied by <user>" result. Deciding a call already decided changes
-// nothing and returns nil.
+// nothing and returns nil. Decisions come only through Decide: nothing a
+// tool or the model writes can approve a call. Like a turn, Decide must not
+// run concurrently with another turn or Decide of the same session.
 func (e *Engine) Decide(s *Session, callID, decision, by string) error {
-	_ = transcript.DecisionApproved
-	return errors.New("engine.Decide: not implemented yet")
+	switch decision {
+	case transcript.DecisionApproved, transcript.DecisionDenied, transcript.DecisionExpired:
+	default:
+		return fmt.Errorf("decide %s: unknown decision %q", callID, decision)
+	}
+	if s == nil {
+		return ErrNoPending
+	}
+	for i := range s.Pending {
+		p := &s.Pending[i]
+		if p.CallID != callID {
+			continue
+		}
+		if p.Decision != "" {
+			return nil
+		}
+		if decision == transcript.DecisionExpired {
+			by = ""
+		}
+		p.Decision, p.By, p.Decided = decision, by, e.cfg.Now()
+		if err := e.save(s); err != nil {
+			return fmt.Errorf("decide %s: save: %w", callID, err)
+		}
+		return nil
+	}
+	return ErrNoPending
+}
+
+// undecided returns the pending calls of s still waiting for a decision.
+func undecided(s *Session) []transcript.Approval {
+	var out []transcript.Approval
+	for _, p := range s.Pending {
+		if p.Decision == "" {
+			out = append(out, p)
+		}
+	}
+	return out
+}
+
+// asks returns the indexes of the calls that wait for approval: calls of
+// an external tool whose policy is ask. Built-in tools never ask.
+func (env *toolEnv) asks(calls []transcript.ToolCall) []int {
+	var out []int
+	for i, tc := range calls {
+		if t, ok := env.external(tc.Function.Name); ok && t.ask() {
+			out = append(out, i)
+		}
+	}
+	return out
+}
+
+// pause ends a turn whose response holds calls that need approval: the
+// other calls run now and their results are held; the ask calls become
+// s.Pending; the session is saved and the turn returns them. stored are
+// the calls as stored in the transcript, sent as the model sent them.
+func (e *Engine) pause(ctx context.Context, s *Session, tr *toolEnv, res *Result, stored, sent []transcript.ToolCall, asks []int, start time.Time, emit func(Event)) (*Result, error) {
+	ask := map[int]bool{}
+	for _, i := range asks {
+		ask[i] = true
+	}
+	var others []transcript.ToolCall
+	for i, tc := range sent {
+		if !ask[i] {
+			others = append(others, tc)
+		}
+	}
+	held := e.runTools(ctx, tr, others, emit, nil)
+	res.Tools += len(others)
+	now := e.cfg.Now()
+	var pending []transcript.Approval
+	for _, i := range asks {
+		tc := stored[i]
+		t, _ := tr.external(sent[i].Function.Name)
+		pending = append(pending, transcript.Approval{CallID: tc.ID, Tool: tc.Function.Name, Server: t.Server, Args: tc.Function.Arguments, Asked: now})
+	}
+	s.Held, s.Pending = held, pending
+	if err := e.save(s); err != nil {
+		return res, fmt.Errorf("turn %s: save: %w", s.ID, err)
+	}
+	res.Pending = append([]transcript.Approval(nil), pending...)
+	for i := range res.Pending {
+		emit(Event{Kind: EventApproval, Tool: res.Pending[i].Tool, CallID: res.Pending[i].CallID,
+			Status: "waiting for approval of " + res.Pending[i].Tool, Approval: &res.Pending[i]})
+	}
+	e.cfg.Logger.Info("turn paused for approval", "session", s.ID, "pending", len(pending))
+	res.Duration = time.Since(start)
+	return res, nil
+}
+
+// settle ends the wait of the last response: approved calls run (in
+// parallel), denied and expired ones get a result saying so, and every
+// result of the response is appended in call order, the held ones
+// included. With superseded, calls still undecided are denied because the
+// user sent a new message. It clears Pending and Held and returns the
+// number of calls that ran.
+func (e *Engine) settle(ctx context.Context, s *Session, tr *toolEnv, emit func(Event), superseded bool) int {
+	now := e.cfg.Now()
+	decided := map[string]transcript.Approval{}
+	moved := map[string]bool{} // denied by the new message
+	for _, p := range s.Pending {
+		if p.Decision == "" && superseded {
+			p.Decision, p.Decided = transcript.DecisionDenied, now
+			moved[p.CallID] = true
+		}
+		decided[p.CallID] = p
+	}
+	held := map[string]transcript.Message{}
+	for _, m := range s.Held {
+		held[m.ToolCallID] = m
+	}
+	var calls []transcript.ToolCall
+	for i := len(s.Messages) - 1; i >= 0; i-- {
+		if m := s.Messages[i]; m.Role == transcript.RoleAssistant {
+			calls = m.ToolCalls
+			break
+		}
+	}
+	var run []transcript.ToolCall
+	approvers := map[string]string{}
+	for _, tc := range calls {
+		if p, ok := decided[tc.ID]; ok && p.Decision == transcript.DecisionApproved {
+			if _, done := held[tc.ID]; !done {
+				run = append(run, tc)
+				approvers[tc.ID] = p.By
+			}
+		}
+	}
+	ran := map[string]transcript.Message{}
+	for _, m := range e.runTools(ctx, tr, run, emit, approvers) {
+		ran[m.ToolCallID] = m
+	}
+	var recs []transcript.ToolRecord
+	for _, tc := range calls {
+		if m, ok := held[tc.ID]; ok {
+			s.Messages = append(s.Messages, m)
+			continue
+		}
+		if m, ok := ran[tc.ID]; ok {
+			s.Messages = append(s.Messages, m)
+			continue
+		}
+		p, ok := decided[tc.ID]
+		if !ok {
+			s.Messages = append(s.Messages, transcript.Message{Role: transcript.RoleTool, ToolCallID: tc.ID, Content: encodeResult(errResult(interrupted))})
+			continue
+		}
+		var text, outcome string
+		switch {
+		case p.Decision == transcript.DecisionExpired:
+			text, outcome = expiredText, transcript.OutcomeExpired
+		case moved[tc.ID]:
+			text, outcome = supersededText, transcript.OutcomeDenied
+		case p.By == "":
+			text, outcome = "denied", transcript.OutcomeDenied
+		default:
+			text, outcome = "denied by "+p.By, transcript.OutcomeDenied
+		}
+		content := encodeResult(ErrorResult{Error: text})
+		s.Messages = append(s.Messages, transcript.Message{Role: transcript.RoleTool, ToolCallID: tc.ID, Content: content})
+		recs = append(recs, tr.record(tc, outcome, p.By, len(content), 0))
+		emit(Event{Kind: EventToolEnd, Tool: tc.Function.Name, CallID: tc.ID, Status: text, Err: text})
+	}
+	e.addAudit(s, recs...)
+	s.Pending, s.Held = nil, nil
+	return len(run)
+}
+
+// record builds the audit record of a call: no arguments, no result, only
+// a digest and a size.
+func (env *toolEnv) record(tc transcript.ToolCall, outcome, approver string, size int, d time.Duration) transcript.ToolRecord {
+	var server string
+	if t, ok := env.external(tc.Function.Name); ok {
+		server = t.Server
+	}
+	return transcript.ToolRecord{
+		Time: env.e.cfg.Now(), Tool: tc.Function.Name, Server: server, CallID: tc.ID,
+		ArgsDigest: ArgsDigest(tc.Function.Arguments), ResultBytes: size,
+		DurationMS: d.Milliseconds(), Outcome: outcome, Approver: approver,
+	}
+}
+
+// addAudit appends records to the session's audit trail and reports each.
+func (e *Engine) addAudit(s *Session, recs ...transcript.ToolRecord) {
+	for _, r := range recs {
+		s.Audit = append(s.Audit, r)
+		e.cfg.Logger.Debug("tool call", "session", s.ID, "tool", r.Tool, "server", r.Server, "outcome", r.Outcome, "ms", r.DurationMS)
+		if e.cfg.OnToolRecord != nil {
+			e.cfg.OnToolRecord(r)
+		}
+	}
+}
+
+// secretKey matches argument names whose values are never shown.
+var secretKey = regexp.MustCompile(`(?i)token|secret|password|passwd|key|authorization|cookie|credential`)
+
+// secretValue matches values that look like credentials whatever their key.
+var secretValue = regexp.MustCompile(`(?i)^(bearer\s|basic\s|sk-|xox[abpr]-|xapp-|ghp_|gho_|github_pat_|glpat-|AKIA)`)
+
+// masked replaces a secret value in DisplayArgs.
+const masked = "[masked]"
+
+// DisplayArgs renders a call's arguments (JSON text) for a person asked to
+// approve it: pretty-printed, with the values of secret-looking keys
+// (token, secret, password, key, authorization, cookie, any case) and
+// credential-looking strings masked. Arguments that are not JSON are not
+// shown, only their size.
+func DisplayArgs(args string) string {
+	var v any
+	if err := json.Unmarshal([]byte(args), &v); err != nil {
+		return fmt.Sprintf("(arguments that are not JSON, %d bytes)", len(args))
+	}
+	b, err := json.MarshalIndent(maskValue(v, false), "", "  ")
+	if err != nil {
+		return fmt.Sprintf("(arguments that cannot be shown, %d bytes)", len(args))
+	}
+	return string(b)
+}
+
+// maskValue masks v, all of it when secret is set.
+func maskValue(v any, secret bool) any {
+	switch x := v.(type) {
+	case map[string]any:
+		out := make(map[string]any, len(x))
+		for k, val := range x {
+			out[k] = maskValue(val, secret || secretKey.MatchString(k))
+		}
+		return out
+	case []any:
+		out := make([]any, len(x))
+		for i, val := range x {
+			out[i] = maskValue(val, secret)
+		}
+		return out
+	case string:
+		if secret || secretValue.MatchString(strings.TrimSpace(x)) {
+			return masked
+		}
+		return x
+	case nil:
+		return nil
+	default:
+		if secret {
+			return masked
+		}
+		return x
+	}
 }

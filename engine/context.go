@@ -528,7 +528,7 @@ func summaryMessage(c *Compaction) string {
 // documentsLine lists the documents saved so far, fixed at compaction so
 // later requests extend each other.
 func documentsLine(s *Session) string {
-	latest := transcript.Latest(s.Outputs)
+	latest := transcript.Documents(s.Outputs)
 	if len(latest) == 0 {
 		return ""
 	}

@@ -81,6 +81,14 @@ type Config struct {
 	// OnToolCall, when set, is told of every tool call and whether it failed
 	// (for metrics).
 	OnToolCall func(tool string, failed bool)
+	// OnToolRecord, when set, is told of every tool call's audit record as
+	// it is added to Session.Audit (for metrics per server, tool and
+	// outcome). It never sees arguments or results.
+	OnToolRecord func(rec transcript.ToolRecord)
+	// ExternalTools, when set, returns the tools from outside the engine a
+	// session is offered besides the built-in ones (its agent's and its
+	// channel's MCP servers' tools). It is called once per turn.
+	ExternalTools func(ctx context.Context, s *Session) []ExternalTool
 }
 
 // Engine runs sessions. It is safe for concurrent use by different sessions;

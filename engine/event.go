@@ -1,5 +1,7 @@
 package engine
 
+import "agentbot/engine/transcript"
+
 // EventKind says what an Event reports.
 type EventKind string
 
@@ -10,6 +12,7 @@ const (
 	EventToolEnd   EventKind = "tool_end"   // a tool call finished
 	EventOutput    EventKind = "output"     // a document was saved
 	EventNotice    EventKind = "notice"     // something the user should be told
+	EventApproval  EventKind = "approval"   // a tool call waits for a person's approval
 )
 
 // Event is progress reported by a turn.
@@ -26,4 +29,6 @@ type Event struct {
 	// Output and HostPath describe a saved document.
 	Output   *Output
 	HostPath string
+	// Approval is the pending call of an EventApproval.
+	Approval *transcript.Approval
 }

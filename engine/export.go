@@ -22,6 +22,9 @@ func ExportMarkdown(s *transcript.Session) string {
 	if len(s.Outputs) > 0 {
 		b.WriteString("- Outputs:\n")
 		for _, o := range s.Outputs {
+			if o.Internal {
+				continue
+			}
 			fmt.Fprintf(&b, "  - %s v%d (%d bytes, %s)\n", o.Path, o.Version, o.Size, o.Time.UTC().Format("2006-01-02 15:04"))
 		}
 	}
@@ -44,6 +47,34 @@ func ExportMarkdown(s *transcript.Session) string {
 		case transcript.RoleTool:
 			fmt.Fprintf(&b, "> → %s\n", summarizeResult(calls[m.ToolCallID], m.Content))
 		}
+	}
+	if len(s.Pending) > 0 {
+		b.WriteString("\n---\n\n## Waiting for approval\n\n")
+		for _, p := range s.Pending {
+			state := "undecided"
+			if p.Decision != "" {
+				state = strings.TrimSpace(p.Decision + " " + p.By)
+			}
+			fmt.Fprintf(&b, "- `%s` (call %s), asked %s: %s\n", p.Tool, p.CallID, p.Asked.UTC().Format("2006-01-02 15:04:05"), state)
+		}
+	}
+	if len(s.Audit) > 0 {
+		b.WriteString("\n---\n\n## Tool calls\n\n")
+		b.WriteString(AuditTable(s.Audit))
+	}
+	return b.String()
+}
+
+// AuditTable renders an audit trail as a markdown table: time, tool,
+// server, call id, outcome, approver, duration, result size and the digest
+// of the arguments. It never holds arguments or results.
+func AuditTable(recs []transcript.ToolRecord) string {
+	var b strings.Builder
+	b.WriteString("| Time | Tool | Server | Call | Outcome | Approver | ms | Result bytes | Arguments |\n")
+	b.WriteString("|---|---|---|---|---|---|---|---|---|\n")
+	for _, r := range recs {
+		fmt.Fprintf(&b, "| %s | %s | %s | %s | %s | %s | %d | %d | %s |\n", r.Time.UTC().Format("2006-01-02 15:04:05"),
+			r.Tool, r.Server, r.CallID, r.Outcome, r.Approver, r.DurationMS, r.ResultBytes, r.ArgsDigest)
 	}
 	return b.String()
 }

@@ -71,9 +71,30 @@ func (e *Engine) Turn(ctx context.Context, s *Session, input string, emit func(E
 	tr.saved = func(virtual string, data []byte) (*Output, error) {
 		tr.mu.Lock()
 		defer tr.mu.Unlock()
-		return e.recordOutput(s, sb, virtual, data, thisTurn, emit)
+		return e.recordOutput(s, sb, virtual, data, false, thisTurn, emit)
+	}
+	tr.kept = func(virtual string, data []byte) error {
+		tr.mu.Lock()
+		defer tr.mu.Unlock()
+		_, err := e.recordOutput(s, sb, virtual, data, true, thisTurn, emit)
+		return err
 	}
 
+	tr.ext, tr.extList = e.externalTools(ctx, s)
+	if len(s.Pending) > 0 {
+		// The last response holds calls waiting for approval. An empty
+		// input resumes once each is decided; a new message denies the
+		// ones still undecided (the person moved on instead of answering).
+		if und := undecided(s); input == "" && len(und) > 0 {
+			res.Pending = und
+			res.Duration = time.Since(start)
+			return res, nil
+		}
+		res.Tools += e.settle(ctx, s, tr, emit, input != "")
+		if err := e.save(s); err != nil {
+			return nil, fmt.Errorf("turn %s: save: %w", s.ID, err)
+		}
+	}
 	repairDangling(s)
 	repairCalls(s)
 	if b := e.budget(s, Usage{}); b.Over() {
@@ -121,7 +142,7 @@ func (e *Engine) Turn(ctx context.Context, s *Session, input string, emit func(E
 				calls[i].ID = fmt.Sprintf("call_menu_%d_%d", len(s.Messages), i)
 			}
 			s.Messages = append(s.Messages, transcript.Message{Role: transcript.RoleAssistant, ToolCalls: calls})
-			s.Messages = append(s.Messages, e.runTools(ctx, tr, calls, emit)...)
+			s.Messages = append(s.Messages, e.runTools(ctx, tr, calls, emit, nil)...)
 			res.Tools += len(calls)
 		}
 		userMsg = pickNote(s.Agent, idx, it, input, rest, len(calls) > 0)
@@ -176,7 +197,7 @@ func (e *Engine) loop(ctx context.Context, s *Session, tr *toolEnv, res *Result,
 		}
 		var tools []model.Tool
 		if !final {
-			tools = definitions(e.toolsFor(s))
+			tools = tr.definitions()
 		}
 		toolTokens := toolsTokens(tools)
 		if err := e.fitContext(ctx, s, tr.sb, toolTokens, false); err != nil {
@@ -240,7 +261,10 @@ func (e *Engine) loop(ctx context.Context, s *Session, tr *toolEnv, res *Result,
 		if err := e.save(s); err != nil {
 			return res, fmt.Errorf("turn %s: save: %w", s.ID, err)
 		}
-		s.Messages = append(s.Messages, e.runTools(ctx, tr, sent, emit)...)
+		if asks := tr.asks(sent); len(asks) > 0 {
+			return e.pause(ctx, s, tr, res, msg.ToolCalls, sent, asks, start, emit)
+		}
+		s.Messages = append(s.Messages, e.runTools(ctx, tr, sent, emit, nil)...)
 		res.Tools += len(msg.ToolCalls)
 		if err := e.save(s); err != nil {
 			return res, fmt.Errorf("turn %s: save: %w", s.ID, err)
@@ -289,9 +313,11 @@ func sanitizeCalls(calls []transcript.ToolCall, n int) (stored, sent []transcrip
 }
 
 // runTools runs the tool calls of one response in parallel, bounded, and
-// returns their results in call order.
-func (e *Engine) runTools(ctx context.Context, tr *toolEnv, calls []transcript.ToolCall, emit func(Event)) []transcript.Message {
+// returns their results in call order. Each call is added to the audit
+// trail, with its approver from approvers (by call id; nil for none).
+func (e *Engine) runTools(ctx context.Context, tr *toolEnv, calls []transcript.ToolCall, emit func(Event), approvers map[string]string) []transcript.Message {
 	out := make([]transcript.Message, len(calls))
+	recs := make([]transcript.ToolRecord, len(calls))
 	sem := make(chan struct{}, e.cfg.ToolParallelism)
 	var wg sync.WaitGroup
 	for i, tc := range calls {
@@ -303,21 +329,29 @@ func (e *Engine) runTools(ctx context.Context, tr *toolEnv, calls []transcript.T
 			status := callStatus(tc)
 			emit(Event{Kind: EventToolStart, Tool: tc.Function.Name, CallID: tc.ID, Status: status})
 			var r ToolResult
+			began := time.Now()
 			if ctx.Err() != nil {
 				r = errResult("cancelled: %v", ctx.Err())
 			} else {
 				r = tr.runCall(ctx, tc)
 			}
 			failed := r.Failure()
+			content := encodeResult(r)
+			outcome := transcript.OutcomeOK
+			if failed != "" {
+				outcome = transcript.OutcomeError
+			}
+			recs[i] = tr.record(tc, outcome, approvers[tc.ID], len(content), time.Since(began))
 			ev := Event{Kind: EventToolEnd, Tool: tc.Function.Name, CallID: tc.ID, Status: status, Err: failed}
 			if e.cfg.OnToolCall != nil {
 				e.cfg.OnToolCall(tc.Function.Name, failed != "")
 			}
 			emit(ev)
-			out[i] = transcript.Message{Role: transcript.RoleTool, ToolCallID: tc.ID, Content: encodeResult(r)}
+			out[i] = transcript.Message{Role: transcript.RoleTool, ToolCallID: tc.ID, Content: content}
 		}()
 	}
 	wg.Wait()
+	e.addAudit(tr.s, recs...)
 	return out
 }
 
@@ -327,7 +361,7 @@ func (e *Engine) runTools(ctx context.Context, tr *toolEnv, calls []transcript.T
 // output store the bytes are stored first: a document the store refused is
 // an error for the tool and stays out of the session (its local file
 // stays), so a recorded output always has its bytes in the store.
-func (e *Engine) recordOutput(s *Session, sb *sandbox.Sandbox, virtual string, data []byte, thisTurn map[string]int, emit func(Event)) (*Output, error) {
+func (e *Engine) recordOutput(s *Session, sb *sandbox.Sandbox, virtual string, data []byte, internal bool, thisTurn map[string]int, emit func(Event)) (*Output, error) {
 	rel := outputRel(virtual)
 	i, again := thisTurn[rel]
 	var out Output
@@ -341,7 +375,7 @@ func (e *Engine) recordOutput(s *Session, sb *sandbox.Sandbox, virtual string, d
 				version = o.Version + 1
 			}
 		}
-		out = Output{Path: rel, Size: int64(len(data)), Version: version, Time: e.cfg.Now()}
+		out = Output{Path: rel, Size: int64(len(data)), Version: version, Time: e.cfg.Now(), Internal: internal}
 	}
 	if e.cfg.Outputs != nil {
 		if err := e.cfg.Outputs.PutOutput(s.ID, out, data); err != nil {
@@ -355,6 +389,9 @@ func (e *Engine) recordOutput(s *Session, sb *sandbox.Sandbox, virtual string, d
 	} else {
 		thisTurn[rel] = len(s.Outputs)
 		s.Outputs = append(s.Outputs, out)
+	}
+	if internal {
+		return &out, nil // kept for another replica, never shown or uploaded
 	}
 	host, _ := sb.HostPath(virtual)
 	emit(Event{Kind: EventOutput, Output: &out, HostPath: host, Status: "saved " + rel})
@@ -426,14 +463,32 @@ func (e *Engine) Interrupt(s *Session, note string) error {
 				have[r.ToolCallID] = true
 			}
 		}
+		held := map[string]transcript.Message{}
+		for _, h := range s.Held {
+			held[h.ToolCallID] = h
+		}
+		waiting := map[string]transcript.Approval{}
+		for _, p := range s.Pending {
+			waiting[p.CallID] = p
+		}
 		for _, tc := range m.ToolCalls {
-			if !have[tc.ID] {
-				s.Messages = append(s.Messages, transcript.Message{Role: transcript.RoleTool, ToolCallID: tc.ID,
-					Content: encodeResult(errResult("stopped by the user before this tool finished"))})
+			if have[tc.ID] {
+				continue
+			}
+			if h, ok := held[tc.ID]; ok {
+				s.Messages = append(s.Messages, h)
+				continue
+			}
+			content := encodeResult(errResult("stopped by the user before this tool finished"))
+			s.Messages = append(s.Messages, transcript.Message{Role: transcript.RoleTool, ToolCallID: tc.ID, Content: content})
+			if p, ok := waiting[tc.ID]; ok {
+				e.addAudit(s, transcript.ToolRecord{Time: e.cfg.Now(), Tool: p.Tool, Server: p.Server, CallID: p.CallID,
+					ArgsDigest: ArgsDigest(tc.Function.Arguments), ResultBytes: len(content), Outcome: transcript.OutcomeDenied, Approver: p.By})
 			}
 		}
 		break
 	}
+	s.Pending, s.Held = nil, nil
 	s.Messages = append(s.Messages, transcript.Message{Role: transcript.RoleAssistant, Content: note})
 	return e.save(s)
 }

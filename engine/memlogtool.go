@@ -110,5 +110,10 @@ func (env *toolEnv) memlog(a memlogArgs) (ToolResult, error) {
 	if err != nil {
 		return nil, err
 	}
+	if env.kept != nil {
+		if err := env.kept(virtual, data); err != nil {
+			return nil, err
+		}
+	}
 	return MemlogResult{OK: true, Memlog: virtual, Entries: memlog.Entries(data)}, nil
 }

@@ -211,6 +211,33 @@ func TestSkillMemlogRoundTrip(t *testing.T) {
 	if e, _ := results[4]["error"].(string); !strings.Contains(e, "already exists") {
 		t.Fatalf("a second init: %v", results[4])
 	}
+
+	// The log is kept in the store as an internal file, not a document:
+	// another replica (here: the same engine with its local folder gone)
+	// goes on with it.
+	logPath := "planning-artifacts/prds/prd-bmadnew-2026-11-21/.memlog.md"
+	if docs := transcript.Documents(s.Outputs); len(docs) != 0 {
+		t.Fatalf("the memlog is listed as a document: %+v", docs)
+	}
+	if stored, err := h.st.OutputData(s.ID, logPath, 0); err != nil || string(stored) != want {
+		t.Fatalf("stored memlog %q, %v; want the final bytes", stored, err)
+	}
+	if err := os.RemoveAll(dir); err != nil {
+		t.Fatal(err)
+	}
+	h.fm.Enqueue(
+		fakemodel.Reply{ToolCalls: []fakemodel.ToolCall{call("memlog", map[string]any{"command": "append", "workspace": ws, "text": "after the move"})}},
+		fakemodel.Reply{Text: "Logged again."},
+	)
+	h.turn(s, "go on")
+	reqs := h.fm.Requests()
+	again := toolResults(t, reqs[len(reqs)-1])
+	if last := again[len(again)-1]; last["entries"] != float64(3) {
+		t.Fatalf("append after the local folder went away: %v", last)
+	}
+	if stored, _ := h.st.OutputData(s.ID, logPath, 0); !strings.HasSuffix(string(stored), "- after the move\n") {
+		t.Fatalf("the store lacks the new entry:\n%s", stored)
+	}
 }
 
 // A step-file workflow builds a document a section at a time: appends and

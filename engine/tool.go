@@ -84,10 +84,17 @@ type toolEnv struct {
 	// saved records a document written by a call, for events and the session.
 	// It fails when the output store refuses the bytes.
 	saved func(virtual string, data []byte) (*Output, error)
+	// kept records a working file of the runtime's (a memlog) the same
+	// way, as an internal output: stored, never shown or uploaded.
+	kept func(virtual string, data []byte) error
 	// mu guards session fields tools change while calls run in parallel;
 	// editMu serializes read-modify-write edits of documents.
 	mu     sync.Mutex
 	editMu sync.Mutex
+	// ext are the session's external tools this turn, by name, and extList
+	// the same in order.
+	ext     map[string]ExternalTool
+	extList []ExternalTool
 }
 
 // define builds a Tool from typed pieces: args of type A are decoded from
@@ -199,19 +206,50 @@ func (e *Engine) ToolNames(s *Session) []string {
 	return out
 }
 
+// toolNames are the names of every tool of the turn, external ones last.
+func (env *toolEnv) toolNames() string {
+	names := env.e.ToolNames(env.s)
+	for _, t := range env.extList {
+		names = append(names, t.Name)
+	}
+	return strings.Join(names, ", ")
+}
+
+// definitions are the request's tool definitions of the turn: the built-in
+// tools, then the external ones in their order.
+func (env *toolEnv) definitions() []model.Tool {
+	out := definitions(env.e.toolsFor(env.s))
+	for _, t := range env.extList {
+		out = append(out, model.Tool{Name: t.Name, Description: t.Description, Parameters: t.Schema})
+	}
+	return out
+}
+
+// external returns the external tool a call names, if it is one.
+func (env *toolEnv) external(name string) (ExternalTool, bool) {
+	if _, builtin := lookupTool(name); builtin {
+		return ExternalTool{}, false
+	}
+	t, ok := env.ext[name]
+	return t, ok
+}
+
 // runCall runs one tool call. It never panics on bad input: malformed JSON
 // and unknown tools become error results the model can recover from.
 func (env *toolEnv) runCall(ctx context.Context, tc transcript.ToolCall) ToolResult {
 	if strings.TrimSpace(tc.Function.Name) == "" {
-		return errResult("this tool call has no name; call one of the tools by its name: %s", strings.Join(env.e.ToolNames(env.s), ", "))
-	}
-	t, ok := lookupTool(tc.Function.Name)
-	if !ok || (t.Offered != nil && !t.Offered(env.e.offer(env.s))) {
-		return errResult("unknown tool %q; the tools are %s", tc.Function.Name, strings.Join(env.e.ToolNames(env.s), ", "))
+		return errResult("this tool call has no name; call one of the tools by its name: %s", env.toolNames())
 	}
 	args := strings.TrimSpace(tc.Function.Arguments)
 	if args == "" {
 		args = "{}"
+	}
+	if x, ok := env.external(tc.Function.Name); ok {
+		return env.runExternal(ctx, x, args)
+	}
+	t, ok := lookupTool(tc.Function.Name)
+	if !ok || (t.Offered != nil && !t.Offered(env.e.offer(env.s))) {
+		return errResult("unknown tool %q; the tools are %s", tc.Function.Name, env.toolNames())
 	}
 	return t.Run(ctx, env, args)
 }

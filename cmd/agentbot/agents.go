@@ -4,7 +4,12 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"io"
+	"log/slog"
+	"strings"
+	"sync"
 	"text/tabwriter"
+	"time"
 
 	"agentbot/engine/catalog"
 )
@@ -26,11 +31,15 @@ func runAgents(ctx context.Context, e *env) int {
 		agents = cat.EntryPoints()
 	}
 	if asJSON {
+		tools, code := agentTools(ctx, cfg, e, agents)
+		if code != 0 {
+			return code
+		}
 		out := struct {
-			Agents   []catalog.AgentSummary `json:"agents"`
-			Skills   []*catalog.Skill       `json:"skills"`
-			Problems []catalog.Problem      `json:"problems"`
-		}{Agents: []catalog.AgentSummary{}, Skills: cat.Skills, Problems: cat.Problems}
+			Agents   []agentJSON       `json:"agents"`
+			Skills   []*catalog.Skill  `json:"skills"`
+			Problems []catalog.Problem `json:"problems"`
+		}{Agents: []agentJSON{}, Skills: cat.Skills, Problems: cat.Problems}
 		if out.Skills == nil {
 			out.Skills = []*catalog.Skill{}
 		}
@@ -38,7 +47,11 @@ func runAgents(ctx context.Context, e *env) int {
 			out.Problems = []catalog.Problem{}
 		}
 		for _, a := range agents {
-			out.Agents = append(out.Agents, a.Summary())
+			aj := agentJSON{AgentSummary: a.Summary()}
+			for _, n := range a.MCP {
+				aj.Tools = append(aj.Tools, tools[n])
+			}
+			out.Agents = append(out.Agents, aj)
 		}
 		enc := json.NewEncoder(e.stdout)
 		enc.SetIndent("", "  ")
@@ -103,4 +116,84 @@ func agentIDs(agents []*catalog.Agent) []string {
 		ids = append(ids, a.ID)
 	}
 	return ids
+}
+
+// agentJSON is one agent in agents --json: its summary and its MCP tools.
+type agentJSON struct {
+	catalog.AgentSummary
+	// Tools are the agent's MCP servers, in its order, with their tools.
+	Tools []serverTools `json:"tools,omitempty"`
+}
+
+// serverTools is one MCP server of an agent: the tools it offers, or why
+// it offers none.
+type serverTools struct {
+	Server  string     `json:"server"`
+	Tools   []toolJSON `json:"tools,omitempty"`
+	Problem string     `json:"problem,omitempty"`
+}
+
+// toolJSON is one MCP tool as the model sees it, with its policy.
+type toolJSON struct {
+	Name   string `json:"name"`
+	Policy string `json:"policy"`
+}
+
+// agentToolsTimeout bounds connecting to the MCP servers for agents --json.
+const agentToolsTimeout = 30 * time.Second
+
+// agentTools connects to every MCP server the agents name and lists its
+// tools, by server name. A config that cannot be read returns exit code 2.
+func agentTools(ctx context.Context, cfg *Config, e *env, agents []*catalog.Agent) (map[string]serverTools, int) {
+	out := map[string]serverTools{}
+	var names []string
+	for _, a := range agents {
+		for _, n := range a.MCP {
+			if _, seen := out[n]; !seen {
+				out[n] = serverTools{Server: n}
+				names = append(names, n)
+			}
+		}
+	}
+	if len(names) == 0 {
+		return out, 0
+	}
+	if cfg.MCPConfig == "" {
+		for _, n := range names {
+			out[n] = serverTools{Server: n, Problem: "no MCP config: set AGENTBOT_MCP_CONFIG (--mcp-config)"}
+		}
+		return out, 0
+	}
+	quiet := slog.New(slog.NewTextHandler(io.Discard, nil))
+	tools, err := loadMCP(cfg, e.getenv, quiet)
+	if err != nil {
+		fmt.Fprintf(e.stderr, "agentbot agents: %v\n", err)
+		return nil, 2
+	}
+	defer tools.Close()
+	ctx, cancel := context.WithTimeout(ctx, agentToolsTimeout)
+	defer cancel()
+	var mu sync.Mutex
+	var wg sync.WaitGroup
+	for _, n := range names {
+		wg.Add(1)
+		go func() { // servers are listed at once, each within its timeout
+			defer wg.Done()
+			st := serverTools{Server: n}
+			ts, probs := tools.mgr.Tools(ctx, []string{n})
+			for _, t := range ts {
+				st.Tools = append(st.Tools, toolJSON{Name: t.Name, Policy: t.Policy})
+			}
+			var why []string
+			for _, p := range probs {
+				why = append(why, p.Reason)
+			}
+			st.Problem = strings.Join(why, "; ")
+			mu.Lock()
+			out[n] = st
+			mu.Unlock()
+		}()
+	}
+	wg.Wait()
+	return out, 0
 }

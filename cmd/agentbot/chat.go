@@ -63,10 +63,33 @@ func runChat(ctx context.Context, e *env) int {
 		return 2
 	}
 	cat := loadCatalog(cfg)
-	eng := newEngine(cfg, st, m, func() *catalog.Catalog { return cat }, newBudgets(cfg, st), log, nil)
+	tools, err := loadMCP(cfg, e.getenv, log)
+	if err != nil {
+		fmt.Fprintf(e.stderr, "agentbot chat: %v\n", err)
+		return 2
+	}
+	defer tools.Close() // stops the stdio servers
+	tools.warnAgents(cat, log)
+	eng := newEngine(cfg, st, m, func() *catalog.Catalog { return cat }, newBudgets(cfg, st), log, nil, tools)
 	out := e.stdout
+	interactive := isTerminal(e.stdin)
+	sc := bufio.NewScanner(e.stdin)
+	sc.Buffer(make([]byte, 64*1024), 4<<20)
 
 	var s *engine.Session
+	// ask asks on the terminal about each call a turn waits on, and resumes
+	// the turn, until it ends without pending calls.
+	ask := func(res *engine.Result, err error) (*engine.Result, error) {
+		for err == nil && res != nil && len(res.Pending) > 0 {
+			for _, p := range res.Pending {
+				if err := eng.Decide(s, p.CallID, askApproval(out, sc, interactive, p), "terminal"); err != nil {
+					return res, err
+				}
+			}
+			res, err = eng.Turn(ctx, s, "", printer(out))
+		}
+		return res, err
+	}
 	if rec != nil {
 		if s, err = eng.Resume(rec); err != nil {
 			fmt.Fprintf(e.stderr, "agentbot chat: session %q: %v\n", name, err)
@@ -88,7 +111,7 @@ func runChat(ctx context.Context, e *env) int {
 			// A turn was cut short (the process died): finish it first, as
 			// the Slack bot does, instead of stacking a new message on it.
 			fmt.Fprintln(out, "Resuming the unfinished turn…")
-			_, err := eng.Turn(ctx, s, "", printer(out))
+			_, err := ask(eng.Turn(ctx, s, "", printer(out)))
 			lastFailed = err != nil
 			if err != nil {
 				fmt.Fprintf(e.stderr, "\nagentbot chat: %v\n", err)
@@ -128,9 +151,6 @@ func runChat(ctx context.Context, e *env) int {
 		fmt.Fprintln(out, g.Text)
 	}
 
-	interactive := isTerminal(e.stdin)
-	sc := bufio.NewScanner(e.stdin)
-	sc.Buffer(make([]byte, 64*1024), 4<<20)
 	for {
 		if interactive {
 			fmt.Fprint(out, "\n> ")
@@ -158,7 +178,7 @@ func runChat(ctx context.Context, e *env) int {
 				return 1
 			}
 		}
-		res, err := eng.Turn(ctx, s, line, printer(out))
+		res, err := ask(eng.Turn(ctx, s, line, printer(out)))
 		lastFailed = err != nil
 		if err != nil {
 			fmt.Fprintf(e.stderr, "\nagentbot chat: %v\n", err)
@@ -179,6 +199,28 @@ func runChat(ctx context.Context, e *env) int {
 		return 1 // the last turn failed: scripts must see it
 	}
 	return 0
+}
+
+// askApproval shows a call waiting for approval (its tool and its
+// arguments, secrets masked) and reads the answer: y or yes approves,
+// anything else, or the end of the input, denies.
+func askApproval(w io.Writer, sc *bufio.Scanner, interactive bool, p transcript.Approval) string {
+	fmt.Fprintf(w, "\n  ? The agent wants to run %s with:\n", p.Tool)
+	for _, l := range strings.Split(engine.DisplayArgs(p.Args), "\n") {
+		fmt.Fprintf(w, "      %s\n", l)
+	}
+	fmt.Fprint(w, "  Approve? [y/N] ")
+	answer := ""
+	if sc.Scan() {
+		answer = strings.ToLower(strings.TrimSpace(sc.Text()))
+	}
+	if !interactive {
+		fmt.Fprintln(w, answer)
+	}
+	if answer == "y" || answer == "yes" {
+		return transcript.DecisionApproved
+	}
+	return transcript.DecisionDenied
 }
 
 // failedNote closes a failed turn in the transcript when the user writes

@@ -16,6 +16,7 @@ import (
 	"github.com/slack-go/slack"
 
 	"agentbot/engine/catalog"
+	"agentbot/engine/mcp"
 	"agentbot/engine/model"
 	"agentbot/engine/transcript"
 	"agentbot/storage"
@@ -41,7 +42,15 @@ func runCheck(ctx context.Context, e *env) int {
 		fmt.Fprintf(e.stderr, "agentbot check: --check-timeout must be positive, not %s\n", timeout)
 		return 2
 	}
-	r := &checkReport{w: newRedactor(e.stdout, cfg.SlackBotToken, cfg.SlackAppToken, cfg.APIKey, urlPassword(cfg.DatabaseURL))}
+	var mc *mcp.Config
+	var mcProbs []mcp.Problem
+	var mcErr error
+	secrets := []string{cfg.SlackBotToken, cfg.SlackAppToken, cfg.APIKey, urlPassword(cfg.DatabaseURL)}
+	if cfg.MCPConfig != "" {
+		mc, mcProbs, mcErr = mcp.LoadConfig(cfg.MCPConfig, e.getenv)
+		secrets = append(secrets, (&mcpTools{cfg: mc}).secrets()...)
+	}
+	r := &checkReport{w: newRedactor(e.stdout, secrets...)}
 	c := &checker{cfg: cfg, timeout: timeout, r: r}
 
 	ok := map[string]bool{}
@@ -60,7 +69,10 @@ func runCheck(ctx context.Context, e *env) int {
 		r.skip("Slack Socket Mode", "SLACK_APP_TOKEN is missing or malformed")
 	}
 	c.modelEndpoint(ctx)
-	c.agents()
+	cat := c.agents()
+	if cfg.MCPConfig != "" {
+		c.mcpServers(ctx, cat, mc, mcProbs, mcErr)
+	}
 	if cfg.DatabaseURL != "" {
 		c.database(ctx)
 	} else {
@@ -261,7 +273,7 @@ func isTimeout(err error) bool {
 
 // agents loads the catalog: any problem fails the check, and so does an
 // empty catalog.
-func (c *checker) agents() {
+func (c *checker) agents() *catalog.Catalog {
 	const name = "agents"
 	cat := loadCatalog(c.cfg)
 	where := "--bundles " + strings.Join(c.cfg.Bundles, ",")
@@ -277,7 +289,7 @@ func (c *checker) agents() {
 			hint = "fix what is listed, or " + hint
 		}
 		c.r.fail(name, fmt.Sprintf("no agent found in %s%s", where, problemLines(cat.Problems)), hint)
-		return
+		return cat
 	}
 	entries := agentIDs(cat.EntryPoints())
 	detail := fmt.Sprintf("%d agent(s) in %s; entry points: %s", len(cat.Agents), where, summarize(entries, 12))
@@ -291,6 +303,44 @@ func (c *checker) agents() {
 		c.r.warn(name, detail, "mark the agents people should pick with entry_point: true in bundle.yaml")
 	default:
 		c.r.ok(name, detail)
+	}
+	return cat
+}
+
+// mcpServers checks the MCP config: the file, then each server (all at
+// once: connect, list the tools, stop), then the servers agents name.
+func (c *checker) mcpServers(ctx context.Context, cat *catalog.Catalog, mc *mcp.Config, probs []mcp.Problem, loadErr error) {
+	const name = "MCP config"
+	if loadErr != nil {
+		c.r.fail(name, loadErr.Error(), "fix the file AGENTBOT_MCP_CONFIG (--mcp-config) names: a YAML mapping with servers: [...]")
+		return
+	}
+	c.r.ok(name, fmt.Sprintf("%d usable server(s) in %s", len(mc.Servers), c.cfg.MCPConfig))
+	ctx, cancel := context.WithTimeout(ctx, c.timeout)
+	defer cancel()
+	for _, rep := range mcp.Check(ctx, mc, probs) {
+		label := "MCP server " + rep.Name
+		if rep.Name == "" {
+			label = name
+		}
+		if rep.Err != nil {
+			c.r.fail(label, rep.Err.Error(), "fix the server's entry in the MCP config, set the variables it names, or start the server; the other servers still work")
+			continue
+		}
+		c.r.ok(label, fmt.Sprintf("%d tool(s): %s", len(rep.Tools), summarize(rep.Tools, 20)))
+		for _, p := range rep.Problems {
+			c.r.warn(label, p.Reason, "the other tools of the server still work")
+		}
+	}
+	var bad []string
+	for _, a := range cat.Agents {
+		_, ps := mc.Resolve(a.MCP)
+		for _, p := range ps {
+			bad = append(bad, fmt.Sprintf("agent %s: MCP server %q: %s", a.ID, p.Server, p.Reason))
+		}
+	}
+	if len(bad) > 0 {
+		c.r.warn("MCP servers of agents", strings.Join(bad, "; "), "add the server to the MCP config or remove it from the agent's mcp list in bundle.yaml; the agents run without it")
 	}
 }
 

@@ -22,6 +22,8 @@ type Config struct {
 	Deny      []string
 	CoreRoot  string
 	DataDir   string
+	// MCPConfig is the MCP servers' config file (empty: no MCP tools).
+	MCPConfig string
 	// DatabaseURL selects PostgreSQL, shared by replicas, instead of bbolt
 	// in DataDir; LeaseTTL and ReplicaID govern the work sharing.
 	DatabaseURL string
@@ -154,6 +156,7 @@ var settings = []setting{
 	{"skills", "AGENTBOT_SKILLS", "folder of Agent Skills (SKILL.md folders) every agent may use", str(func(c *Config) *string { return &c.Skills }), ""},
 	{"deny", "AGENTBOT_DENY", "file patterns agents may never read, added to the built-in secrets list (.env, *.pem, .git/, ...)", list(func(c *Config) *[]string { return &c.Deny }), ""},
 	{"core-root", "AGENTBOT_CORE_ROOT", "folder replacing the embedded core for bundles", str(func(c *Config) *string { return &c.CoreRoot }), ""},
+	{"mcp-config", "AGENTBOT_MCP_CONFIG", "MCP servers config file (YAML) whose tools agents may use (empty: none)", str(func(c *Config) *string { return &c.MCPConfig }), ""},
 	{"data", "AGENTBOT_DATA", "data folder: agentbot.db and session folders", str(func(c *Config) *string { return &c.DataDir }), "./data"},
 	{"database-url", "AGENTBOT_DATABASE_URL", "PostgreSQL URL shared by replicas (empty: bbolt in the data folder)", str(func(c *Config) *string { return &c.DatabaseURL }), ""},
 	{"lease-ttl", "AGENTBOT_LEASE_TTL", "how long a replica's hold on a thread lasts without renewal; a dead replica's threads move after it", dur(func(c *Config) *time.Duration { return &c.LeaseTTL }), "15s"},

@@ -86,6 +86,17 @@ func runServe(ctx context.Context, e *env) int {
 		log.Warn("bundle problem", "path", p.Path, "reason", p.Reason)
 	}
 
+	tools, err := loadMCP(cfg, e.getenv, log)
+	if err != nil {
+		fmt.Fprintf(e.stderr, "agentbot serve: %v\n", err)
+		return 2
+	}
+	defer tools.Close() // stops the stdio servers
+	tools.warnAgents(first, log)
+	// The seam for the Slack side: a channel's own servers (/agent tools
+	// add) join the agent's when tools.Channel is set (tools is nil
+	// without an MCP config).
+
 	met := metrics.New()
 	m, err := newModel(cfg, func(attempt int, err error) {
 		met.ModelRetry()
@@ -96,7 +107,7 @@ func runServe(ctx context.Context, e *env) int {
 		return 2
 	}
 	budgets := newBudgets(cfg, st)
-	eng := newEngine(cfg, st, m, cats.get, budgets, log, met.ToolCall)
+	eng := newEngine(cfg, st, m, cats.get, budgets, log, met.ToolCall, tools)
 
 	opts := []slack.Option{slack.OptionAppLevelToken(cfg.SlackAppToken),
 		slack.OptionHTTPClient(&http.Client{Transport: pooledTransport(cfg.MaxTurns)})}

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"os"
+	"strings"
 	"text/tabwriter"
 	"time"
 
@@ -74,6 +75,9 @@ func runSessions(ctx context.Context, e *env) int {
 			s.ID, s.Key, s.AgentID, s.Date, len(s.Messages), s.Created.Local().Format(time.RFC3339), s.Updated.Local().Format(time.RFC3339),
 			s.Usage.Calls, s.Usage.Prompt, s.Usage.Cached, s.Usage.Completion)
 		for _, o := range s.Outputs {
+			if o.Internal {
+				continue
+			}
 			fmt.Fprintf(e.stdout, "Output:   %s v%d (%d bytes)\n", o.Path, o.Version, o.Size)
 		}
 		feedback, err := bot.SessionFeedback(s)
@@ -86,6 +90,23 @@ func runSessions(ctx context.Context, e *env) int {
 				wf = " on " + f.Workflow
 			}
 			fmt.Fprintf(e.stdout, "Feedback: %s by %s%s, answer %s, %s\n", f.Value, f.User, wf, f.TS, f.Time.Local().Format("2006-01-02 15:04"))
+		}
+		for _, p := range s.Pending {
+			state := "waiting"
+			if p.Decision != "" {
+				state = strings.TrimSpace(p.Decision + " " + p.By)
+			}
+			fmt.Fprintf(e.stdout, "Pending:  %s (call %s), asked %s, %s\n", p.Tool, p.CallID, p.Asked.Local().Format("2006-01-02 15:04:05"), state)
+		}
+		if len(s.Audit) > 0 {
+			fmt.Fprintf(e.stdout, "\n%d tool call(s):\n", len(s.Audit))
+			tw := tabwriter.NewWriter(e.stdout, 0, 4, 2, ' ', 0)
+			fmt.Fprintln(tw, "TIME\tTOOL\tSERVER\tCALL\tOUTCOME\tAPPROVER\tMS\tRESULT BYTES\tARGUMENTS")
+			for _, r := range s.Audit {
+				fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\t%d\t%d\t%s\n", r.Time.Local().Format("2006-01-02 15:04:05"), r.Tool,
+					orDash(r.Server), r.CallID, r.Outcome, orDash(r.Approver), r.DurationMS, r.ResultBytes, r.ArgsDigest)
+			}
+			tw.Flush()
 		}
 		return 0
 	case "export":
@@ -157,4 +178,12 @@ func openReader(ctx context.Context, cfg *Config, remote bool) (sessionReader, f
 		return nil, nil, fmt.Errorf("%w; and the running agentbot did not answer on its control socket (%v): run this on the machine that runs it, with the same data folder", err, derr)
 	}
 	return r, func() {}, nil
+}
+
+// orDash is s, or "-" when it is empty, for table cells.
+func orDash(s string) string {
+	if s == "" {
+		return "-"
+	}
+	return s
 }

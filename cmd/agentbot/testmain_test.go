@@ -6,6 +6,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"agentbot/engine/mcp/mcptest"
 )
 
 // childEnv names the environment variable that makes the test binary run
@@ -37,5 +39,7 @@ func TestMain(m *testing.M) {
 		}
 		os.Exit(run(ctx, processEnv(strings.Fields(cmd))))
 	}
-	os.Exit(m.Run())
+	code := m.Run()
+	mcptest.RemoveBuilds()
+	os.Exit(code)
 }

@@ -145,7 +145,7 @@ func newBudgets(cfg *Config, st storage.Backend) *bot.Budgets {
 }
 
 // newEngine wires an engine to the store and the model.
-func newEngine(cfg *Config, st storage.Backend, m engine.Model, cat func() *catalog.Catalog, budgets *bot.Budgets, log *slog.Logger, onTool func(string, bool)) *engine.Engine {
+func newEngine(cfg *Config, st storage.Backend, m engine.Model, cat func() *catalog.Catalog, budgets *bot.Budgets, log *slog.Logger, onTool func(string, bool), tools *mcpTools) *engine.Engine {
 	return engine.New(engine.Config{
 		Budget:        budgets.Budget,
 		Model:         m,
@@ -164,6 +164,7 @@ func newEngine(cfg *Config, st storage.Backend, m engine.Model, cat func() *cata
 		ContextBudget: cfg.ContextBudget,
 		Logger:        log,
 		OnToolCall:    onTool,
+		ExternalTools: tools.external(),
 	})
 }
 

@@ -68,6 +68,9 @@ type Agent struct {
 
 	// Home is where the agent's paths resolve.
 	Home *Home `json:"home,omitempty"`
+	// MCP names the MCP servers whose tools the agent is offered, from its
+	// bundle.yaml (the bundle's mcp list, then its agent entry's).
+	MCP []string `json:"mcp,omitempty"`
 
 	// The fields below are set for skill-format agents (FormatSkill).
 

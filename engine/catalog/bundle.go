@@ -4,6 +4,8 @@ import (
 	"fmt"
 	"path/filepath"
 	"strings"
+
+	"gopkg.in/yaml.v3"
 )
 
 // bundleFile is bundle.yaml, field for field as the spec's data model
@@ -22,6 +24,8 @@ type bundleFile struct {
 	// bundle; config names the config file (default config.yaml).
 	Resources        map[string]string
 	CoreDependencies []string
+	// MCP names the MCP servers every agent of the bundle may use.
+	MCP []string
 }
 
 // bundleAgent is one agent entry of bundle.yaml.
@@ -33,6 +37,9 @@ type bundleAgent struct {
 	File        string `yaml:"file"`
 	EntryPoint  *bool  `yaml:"entry_point"`
 	Description string `yaml:"description"`
+	// MCP names MCP servers this agent may use besides the bundle's: a
+	// list of names (a single name is accepted).
+	MCP yaml.Node `yaml:"mcp"`
 }
 
 // loadBundles loads the option path: a bundle directory, or a directory
@@ -128,6 +135,11 @@ func (l *loader) loadBundle(dir string) {
 			continue
 		}
 		bundleOverride(a, e)
+		names, ok := mcpNames(&e.MCP)
+		if !ok {
+			l.problem(manifest, "%s: mcp: want a list of MCP server names; it is ignored", label)
+		}
+		a.MCP = mergeNames(bf.MCP, names)
 		key := strings.ToLower(a.ID)
 		if ids[key] {
 			l.problem(manifest, "duplicate agent id %q (file %s)", a.ID, e.File)
@@ -182,4 +194,41 @@ func bundleOverride(a *Agent, e bundleAgent) {
 	set(&a.Title, e.Title)
 	set(&a.Icon, e.Icon)
 	set(&a.Description, e.Description)
+}
+
+// mcpNames reads an mcp field: a list of server names, or one name. ok is
+// false for any other shape.
+func mcpNames(n *yaml.Node) (names []string, ok bool) {
+	n = deref(n)
+	if isNull(n) || (n.Kind == 0) {
+		return nil, true
+	}
+	switch {
+	case n.Kind == yaml.ScalarNode:
+		if s := scalar(n); s != "" {
+			return []string{s}, true
+		}
+		return nil, true
+	case n.Kind == yaml.SequenceNode && allScalars(n):
+		for _, c := range n.Content {
+			if s := scalar(c); s != "" {
+				names = append(names, s)
+			}
+		}
+		return names, true
+	}
+	return nil, false
+}
+
+// mergeNames returns a then b, each name once.
+func mergeNames(a, b []string) []string {
+	var out []string
+	seen := map[string]bool{}
+	for _, n := range append(append([]string(nil), a...), b...) {
+		if !seen[n] {
+			seen[n] = true
+			out = append(out, n)
+		}
+	}
+	return out
 }

@@ -98,6 +98,13 @@ func parseBundleFile(data []byte) (*bundleFile, []string, error) {
 			bf.CoreDependencies = texts(n)
 		}
 	}
+	if n := mapGet(root, "mcp"); n != nil {
+		names, ok := mcpNames(n)
+		if !ok {
+			warn("mcp", "a list of MCP server names")
+		}
+		bf.MCP = names
+	}
 	return bf, warnings, nil
 }
 

@@ -3,19 +3,21 @@ package catalog
 // AgentSummary is the short view of an agent that `agentbot agents --json`
 // prints.
 type AgentSummary struct {
-	ID          string        `json:"id"`
-	Name        string        `json:"name"`
-	Title       string        `json:"title,omitempty"`
-	Icon        string        `json:"icon,omitempty"`
-	Description string        `json:"description,omitempty"`
-	Source      string        `json:"source"`
-	Module      string        `json:"module,omitempty"`
-	Path        string        `json:"path"`
-	Format      Format        `json:"format"`
-	EntryPoint  bool          `json:"entry_point"`
-	Skill       string        `json:"skill,omitempty"`
-	Problem     string        `json:"problem,omitempty"`
-	Menu        []MenuSummary `json:"menu"`
+	ID          string `json:"id"`
+	Name        string `json:"name"`
+	Title       string `json:"title,omitempty"`
+	Icon        string `json:"icon,omitempty"`
+	Description string `json:"description,omitempty"`
+	Source      string `json:"source"`
+	Module      string `json:"module,omitempty"`
+	Path        string `json:"path"`
+	Format      Format `json:"format"`
+	EntryPoint  bool   `json:"entry_point"`
+	Skill       string `json:"skill,omitempty"`
+	Problem     string `json:"problem,omitempty"`
+	// MCP names the MCP servers whose tools the agent is offered.
+	MCP  []string      `json:"mcp,omitempty"`
+	Menu []MenuSummary `json:"menu"`
 }
 
 // MenuSummary is one menu item in an AgentSummary: its command, its text
@@ -40,7 +42,7 @@ func (a *Agent) Summary() AgentSummary {
 	s := AgentSummary{
 		ID: a.ID, Name: a.Name, Title: a.Title, Icon: a.Icon, Description: a.Description,
 		Source: a.Source, Module: a.Module, Path: a.Path, Format: a.Format, EntryPoint: a.EntryPoint,
-		Skill: a.SkillName, Problem: a.Problem,
+		Skill: a.SkillName, Problem: a.Problem, MCP: a.MCP,
 		Menu: make([]MenuSummary, 0, len(a.Menu)),
 	}
 	for _, it := range a.Menu {

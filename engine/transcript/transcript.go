@@ -71,6 +71,10 @@ type Output struct {
 	Size    int64     `json:"size"`
 	Version int       `json:"version"`
 	Time    time.Time `json:"time"`
+	// Internal marks a working file of the runtime's (a memlog), kept in
+	// the store so another replica can go on with it, but not a document:
+	// never uploaded, listed or exported.
+	Internal bool `json:"internal,omitempty"`
 }
 
 // AgentSnapshot is what a session keeps of its agent: enough to name it and
@@ -176,8 +180,20 @@ func (s *Session) Unfinished() bool {
 	return !(last.Role == RoleAssistant && len(last.ToolCalls) == 0)
 }
 
-// Latest returns the newest version of each document, in the order each
-// path was first saved.
+// Documents returns the newest version of each document, in the order each
+// path was first saved, leaving out the runtime's internal files.
+func Documents(outputs []Output) []Output {
+	var out []Output
+	for _, o := range Latest(outputs) {
+		if !o.Internal {
+			out = append(out, o)
+		}
+	}
+	return out
+}
+
+// Latest returns the newest version of each saved file, internal ones
+// included, in the order each path was first saved.
 func Latest(outputs []Output) []Output {
 	index := map[string]int{}
 	var out []Output

@@ -1,0 +1,14 @@
+package engine_test
+
+import (
+	"os"
+	"testing"
+
+	"agentbot/engine/mcp/mcptest"
+)
+
+func TestMain(m *testing.M) {
+	code := m.Run()
+	mcptest.RemoveBuilds()
+	os.Exit(code)
+}
