@@ -1,14 +1,12 @@
 package bot
 
 import (
-	"bytes"
 	"context"
 	"crypto/sha256"
 	"encoding/hex"
 	"encoding/json"
 	"errors"
 	"fmt"
-	"regexp"
 	"slices"
 	"strings"
 	"time"
@@ -46,8 +44,6 @@ const (
 	maxArgsShown = 2500
 	// maxButtonValue is Slack's limit on a button's value.
 	maxButtonValue = 2000
-	// masked replaces a secret-looking value.
-	masked = "••••"
 	// startupSweepHorizon is how far back the first sweep after a start
 	// looks for sessions with pending calls; later sweeps look back
 	// ApprovalTimeout and a little more.
@@ -74,30 +70,11 @@ type ToolObserver interface {
 	ApprovalDecided(decision string)
 }
 
-// secretKeyRE matches argument names whose values are masked.
-var secretKeyRE = regexp.MustCompile(`(?i)token|secret|password|passwd|key|authorization|cookie|credential`)
-
-// MaskArgs returns JSON arguments pretty-printed, the value of every key
-// that looks like it names a secret (at any depth) replaced by "••••", cut
-// to about maxArgsShown characters. Text that is not JSON is not shown.
+// MaskArgs renders a call's arguments for its approval message:
+// engine.DisplayArgs (pretty-printed, secret-looking values masked), cut to
+// about maxArgsShown bytes, with no fence that could close the code block.
 func MaskArgs(args string) string {
-	if strings.TrimSpace(args) == "" {
-		return "{}"
-	}
-	var v any
-	dec := json.NewDecoder(strings.NewReader(args))
-	dec.UseNumber()
-	if err := dec.Decode(&v); err != nil {
-		return fmt.Sprintf("(arguments are not valid JSON: %d bytes, not shown)", len(args))
-	}
-	var buf bytes.Buffer
-	enc := json.NewEncoder(&buf)
-	enc.SetEscapeHTML(false)
-	enc.SetIndent("", "  ")
-	if err := enc.Encode(maskValue(v)); err != nil {
-		return fmt.Sprintf("(arguments could not be shown: %d bytes)", len(args))
-	}
-	out := strings.TrimRight(buf.String(), "\n")
+	out := engine.DisplayArgs(args)
 	if len(out) > maxArgsShown {
 		cut := maxArgsShown
 		for cut > 0 && out[cut]&0xC0 == 0x80 {
@@ -105,26 +82,7 @@ func MaskArgs(args string) string {
 		}
 		out = out[:cut] + fmt.Sprintf("\n… (%d more bytes)", len(out)-cut)
 	}
-	// A fence in a value must not close the code block.
 	return strings.ReplaceAll(out, "```", "``\u200b`")
-}
-
-func maskValue(v any) any {
-	switch t := v.(type) {
-	case map[string]any:
-		for k, x := range t {
-			if secretKeyRE.MatchString(k) {
-				t[k] = masked
-				continue
-			}
-			t[k] = maskValue(x)
-		}
-	case []any:
-		for i, x := range t {
-			t[i] = maskValue(x)
-		}
-	}
-	return v
 }
 
 // callDigest is "sha256:" and the first 32 hex digits of the call id's
