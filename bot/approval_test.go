@@ -1,6 +1,7 @@
 package bot_test
 
 import (
+	"maps"
 	"slices"
 	"sort"
 	"strings"
@@ -9,6 +10,7 @@ import (
 
 	"agentbot/bot"
 	"agentbot/bot/fakeslack"
+	"agentbot/bot/metrics"
 	"agentbot/engine/fakemodel"
 	"agentbot/engine/mcp/mcptest"
 	"agentbot/engine/transcript"
@@ -386,4 +388,51 @@ func BenchmarkApprovalClickToTool(b *testing.B) {
 		b.ReportMetric(float64(lat[len(lat)/2].Microseconds())/1000, "p50-ms")
 		b.ReportMetric(float64(lat[min(len(lat)-1, len(lat)*99/100)].Microseconds())/1000, "p99-ms")
 	}
+}
+
+// /metrics counts MCP calls by server, tool and outcome, once each, and
+// the decisions.
+func TestApprovalMetrics(t *testing.T) {
+	met := metrics.New()
+	r, _ := approvalRig(t, func(c *bot.Config) { c.Observer = met })
+	r.model.Enqueue(fakemodel.Reply{ToolCalls: []fakemodel.ToolCall{
+		{ID: "call_m1", Name: "notes__echo", Arguments: `{"text":"x"}`}, writeNote("call_m2")}},
+		fakemodel.Reply{ToolCalls: []fakemodel.ToolCall{writeNote("call_m3")}},
+		fakemodel.Reply{Text: "Counted."})
+	thread, _ := r.mention("count", "")
+	r.click(user, r.waitApprovals(thread, 1)[0], "approve")
+	m := r.waitApprovals(thread, 2)[1]
+	r.click(user, m, "deny")
+	r.waitText(thread, "Counted.")
+	want := map[string]float64{
+		"notes/echo/ok": 1, "notes/write_note/ok": 1, "notes/write_note/denied": 1,
+		"approved": 1, "denied": 1,
+	}
+	got := map[string]float64{}
+	r.waitFor("the counts", func() bool {
+		fams, err := met.Registry().Gather()
+		if err != nil {
+			t.Fatal(err)
+		}
+		clear(got)
+		for _, f := range fams {
+			for _, mt := range f.GetMetric() {
+				l := map[string]string{}
+				for _, p := range mt.GetLabel() {
+					l[p.GetName()] = p.GetValue()
+				}
+				switch f.GetName() {
+				case "agentbot_tool_calls_total":
+					if v := mt.GetCounter().GetValue(); v > 0 {
+						got[l["server"]+"/"+l["tool"]+"/"+l["outcome"]] = v
+					}
+				case "agentbot_tool_approvals_total":
+					if v := mt.GetCounter().GetValue(); v > 0 {
+						got[l["decision"]] = v
+					}
+				}
+			}
+		}
+		return maps.Equal(got, want)
+	})
 }
