@@ -465,3 +465,45 @@ func TestApprovalMetrics(t *testing.T) {
 		return maps.Equal(got, want)
 	})
 }
+
+// Replicas: the replica that posted an approval stops; the click reaches
+// another, which decides and resumes the turn from the shared store.
+func TestApprovalOnAnotherReplica(t *testing.T) {
+	c := newCluster(t)
+	hs := mcptest.NewHTTPServer(t)
+	c.engine = withNotesServer(t, hs)
+	if err := c.st.SetChannelTools(c.slack.TeamID(), channel, []string{"notes"}); err != nil {
+		t.Fatal(err)
+	}
+	c.model.Handle(func(req fakemodel.Request) fakemodel.Reply {
+		if req.Messages[len(req.Messages)-1].Role == "tool" {
+			return fakemodel.Reply{Text: "RESUMED ELSEWHERE"}
+		}
+		return fakemodel.Reply{ToolCalls: []fakemodel.ToolCall{writeNote("call_rep1")}}
+	})
+	a, b := c.start("replica-a", 5*time.Second), c.start("replica-b", 5*time.Second)
+	thread, _ := c.mention(a.conn, "write a note", "")
+	c.waitFor("the approval message", func() bool { return c.count(thread, "wants to run") == 1 })
+	c.idle()
+	var m fakeslack.Message
+	for _, x := range c.slack.ThreadMessages(channel, thread) {
+		if strings.Contains(text(x), "wants to run") {
+			m = x
+		}
+	}
+	a.shutdown(t)
+	c.waitFor("A's websocket to close", func() bool { return !slices.Contains(c.slack.ConnIDs(), a.conn) })
+	for id, v := range buttons(t, m) {
+		if strings.HasPrefix(id, "approve:") {
+			c.slack.SendBlockAction(fakeslack.BlockAction{UserID: user, ChannelID: channel, MessageTS: m.TS, ThreadTS: thread, ActionID: id, Value: v})
+		}
+	}
+	c.waitFor("B's resumed answer", func() bool { return c.count(thread, "RESUMED ELSEWHERE") == 1 })
+	if b.turns.Load() != 1 {
+		t.Fatalf("B ran %d turns, want 1 (the resumed one)", b.turns.Load())
+	}
+	s, err := c.st.FindSession(c.slack.TeamID() + "/" + channel + "/" + thread)
+	if err != nil || s == nil || len(s.Audit) != 1 || s.Audit[0].Outcome != transcript.OutcomeOK || s.Audit[0].Approver != user {
+		t.Fatalf("audit after B resumed: %+v, %v", s, err)
+	}
+}

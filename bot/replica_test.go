@@ -41,6 +41,8 @@ type cluster struct {
 	model *fakemodel.Server
 	st    *storage.Store
 	cat   *catalog.Catalog
+	// engine, when set, changes each replica's engine config.
+	engine func(*engine.Config)
 }
 
 // replica is one bot of a cluster. Its store and Slack Web API calls go
@@ -88,6 +90,9 @@ func (c *cluster) start(id string, grace time.Duration) *replica {
 		Catalog:    func() *catalog.Catalog { return c.cat },
 		OutputRoot: func(id string) string { d, _ := c.st.OutputDir(id); return d },
 		InputRoot:  func(id string) string { d, _ := c.st.InputDir(id); return d },
+	}
+	if c.engine != nil {
+		c.engine(&ecfg)
 	}
 	api := c.slack.Client(slack.OptionHTTPClient(&http.Client{Transport: deadSwitch{dead: &r.store.dead}}))
 	b, err := bot.New(bot.Config{
