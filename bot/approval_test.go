@@ -507,3 +507,31 @@ func TestApprovalOnAnotherReplica(t *testing.T) {
 		t.Fatalf("audit after B resumed: %+v, %v", s, err)
 	}
 }
+
+// A new message instead of a decision denies the waiting call; its
+// message loses its buttons and says so.
+func TestApprovalSupersededByNewMessage(t *testing.T) {
+	r, _ := approvalRig(t, nil)
+	r.model.Enqueue(fakemodel.Reply{ToolCalls: []fakemodel.ToolCall{writeNote("call_s1")}}, fakemodel.Reply{Text: "Fine, no note."})
+	thread, _ := r.mention("write a note", "")
+	m := r.waitApprovals(thread, 1)[0]
+	r.reply("never mind, skip it", thread)
+	r.waitText(thread, "Fine, no note.")
+	r.waitFor("the message to show it was not run", func() bool {
+		cur, _ := r.slack.Message(channel, m.TS)
+		return strings.Contains(shown(cur), "Not run: a new message came") && len(buttons(t, cur)) == 0
+	})
+	if recs := r.audit(thread, "notes__write_note"); len(recs) != 1 || recs[0].Outcome != transcript.OutcomeDenied {
+		t.Fatalf("audit = %+v, want one denied call", recs)
+	}
+	// Its buttons, clicked late, do nothing.
+	calls := r.model.Calls()
+	r.click(user, m, "approve")
+	r.waitFor("the late click's answer", func() bool {
+		e := r.ephemerals(user)
+		return len(e) > 0 && strings.Contains(e[len(e)-1].Text, "isn't waiting")
+	})
+	if r.model.Calls() != calls {
+		t.Fatal("a late click ran the model")
+	}
+}
