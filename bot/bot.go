@@ -29,6 +29,9 @@ type Store interface {
 	// ListSessions lists every session, most recently updated first.
 	ListSessions() ([]storage.SessionInfo, error)
 	HasSession(key string) (bool, error)
+	// SetMeta sets one Meta entry of the session holding key, without
+	// rewriting its transcript.
+	SetMeta(key, name, value string) error
 	NewSession(key string) (*transcript.Session, error)
 	DetachSession(id string) error
 	InputDir(id string) (string, error)

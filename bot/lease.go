@@ -4,11 +4,14 @@ import (
 	"context"
 	"crypto/rand"
 	"encoding/hex"
+	"errors"
 	"fmt"
 	"os"
 	"strconv"
 	"sync/atomic"
 	"time"
+
+	"agentbot/storage"
 )
 
 // Replicas: several bots may share one store. Slack hands each event to one
@@ -118,16 +121,10 @@ func (l *heldLease) release() {
 
 // markPosted records in the thread's session that item seq was handled and
 // its reply posted, before the item leaves the queue.
+// Only the session's metadata is written, never its transcript.
 func (b *Bot) markPosted(key string, seq uint64) {
-	s, err := b.cfg.Store.FindSession(key)
-	if err != nil || s == nil {
-		if err != nil {
-			b.log.Error("record posted reply", "err", err)
-		}
-		return
-	}
-	s.Meta = setMeta(s.Meta, metaPosted, strconv.FormatUint(seq, 10))
-	if err := b.cfg.Store.SaveSession(s); err != nil {
+	err := b.cfg.Store.SetMeta(key, metaPosted, strconv.FormatUint(seq, 10))
+	if err != nil && !errors.Is(err, storage.ErrNotFound) {
 		b.log.Error("record posted reply", "err", err)
 	}
 }

@@ -28,6 +28,10 @@ type Backend interface {
 	// SaveSession stores the metadata and appends the messages not stored
 	// yet; transcripts only grow. It sets Updated.
 	SaveSession(s *transcript.Session) error
+	// SetMeta sets one entry of the Meta of the session that holds key,
+	// without loading or rewriting its transcript ("" deletes it); no such
+	// session is an error matching ErrNotFound.
+	SetMeta(key, name, value string) error
 	// DetachSession frees the session's key and keeps its data.
 	DetachSession(id string) error
 	// DeleteSession removes a session with its transcript and documents.

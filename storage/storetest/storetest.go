@@ -68,6 +68,7 @@ var behaviours = []behaviour{
 	{"SaveSessionRefusesShorterTranscript", saveSessionRefusesShorter},
 	{"SaveSessionRefusesWrongKey", saveSessionRefusesWrongKey},
 	{"DetachThenNewSessionForKey", detachThenNewSession},
+	{"SetMetaKeepsTranscript", setMetaKeepsTranscript},
 	{"DeleteSessionRemovesAll", deleteSessionRemovesAll},
 	{"PruneRemovesOldSessions", pruneRemovesOld},
 	{"ListSessionsMostRecentFirst", listSessionsOrder},
@@ -343,6 +344,37 @@ func saveSessionRefusesWrongKey(t *testing.T, b storage.Backend) {
 	must(t, err)
 	if got.ID == s.ID {
 		t.Error("k2 now names the first session")
+	}
+}
+
+// setMetaKeepsTranscript: SetMeta changes one Meta entry of the key's
+// session and nothing else; later saves still append; "" deletes; a key
+// without a session (or only a detached one) is ErrNotFound.
+func setMetaKeepsTranscript(t *testing.T, b storage.Backend) {
+	s := newSession(t, b, "k")
+	s.Meta = map[string]string{"a": "1"}
+	s.Messages = []transcript.Message{msg("system", "sys"), msg("user", "hi")}
+	must(t, b.SaveSession(s))
+	must(t, b.SetMeta("k", "posted", "42"))
+	got, err := b.Session("k")
+	must(t, err)
+	if got.Meta["posted"] != "42" || got.Meta["a"] != "1" || len(got.Messages) != 2 || got.Messages[1].Content != "hi" {
+		t.Fatalf("after SetMeta: meta %v, %d messages", got.Meta, len(got.Messages))
+	}
+	got.Messages = append(got.Messages, msg("assistant", "hello"))
+	must(t, b.SaveSession(got))
+	must(t, b.SetMeta("k", "a", ""))
+	got, err = b.Session("k")
+	must(t, err)
+	if _, ok := got.Meta["a"]; ok || got.Meta["posted"] != "42" || len(got.Messages) != 3 {
+		t.Fatalf("after deleting a: meta %v, %d messages", got.Meta, len(got.Messages))
+	}
+	if err := b.SetMeta("nobody", "x", "1"); !errors.Is(err, storage.ErrNotFound) {
+		t.Fatalf("SetMeta on a key without a session: %v", err)
+	}
+	must(t, b.DetachSession(s.ID))
+	if err := b.SetMeta("k", "x", "1"); !errors.Is(err, storage.ErrNotFound) {
+		t.Fatalf("SetMeta on a detached key: %v", err)
 	}
 }
 
