@@ -152,16 +152,7 @@ func (s *Store) answer(c net.Conn) {
 // Lookup returns a session by id, or else by key (as sessions list shows
 // it).
 func (s *Store) Lookup(idOrKey string) (*transcript.Session, error) {
-	sess, err := s.SessionByID(idOrKey)
-	if err == nil {
-		return sess, nil
-	}
-	if byKey, kerr := s.Session(idOrKey); kerr == nil {
-		return byKey, nil
-	} else if !errors.Is(err, ErrNotFound) {
-		return nil, kerr
-	}
-	return nil, err
+	return LookupIn(s, idOrKey)
 }
 
 // Remote is a running agentbot's store, reached through its control socket.

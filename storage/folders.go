@@ -36,21 +36,3 @@ func (f Folders) Remove(id string) error {
 	}
 	return errors.Join(errs...)
 }
-
-// Batch returns first and whatever else is waiting on ch, up to max in
-// all, without blocking: the group a committer writes in one transaction.
-func Batch[T any](first T, ch <-chan T, max int) []T {
-	batch := []T{first}
-	for len(batch) < max {
-		select {
-		case r, ok := <-ch:
-			if !ok {
-				return batch
-			}
-			batch = append(batch, r)
-		default:
-			return batch
-		}
-	}
-	return batch
-}

@@ -58,13 +58,7 @@ func (s *Store) SweepSeen(now time.Time) (int, error) {
 
 // sweepDue reports whether Seen should sweep now, and if so records it.
 func (s *Store) sweepDue(now time.Time) bool {
-	s.sweepMu.Lock()
-	defer s.sweepMu.Unlock()
-	if !s.lastSweep.IsZero() && now.Sub(s.lastSweep) < sweepInterval && !now.Before(s.lastSweep) {
-		return false
-	}
-	s.lastSweep = now
-	return true
+	return s.sweeper.Due(now, sweepInterval)
 }
 
 // sweepSeen deletes the entries of b that expire at or before now.

@@ -1,6 +1,12 @@
 package storage
 
-import "time"
+import (
+	"errors"
+	"sync"
+	"time"
+
+	"agentbot/engine/transcript"
+)
 
 // The checks and id scheme every Backend shares, exported so that
 // storage/postgres accepts and produces exactly what the bbolt store does.
@@ -28,4 +34,59 @@ func CheckAdmit(keys []string, ttl time.Duration, sessionKey string, payload []b
 func ChannelKey(team, channel string) (string, error) {
 	k, err := channelKey(team, channel)
 	return string(k), err
+}
+
+// Batch returns first and whatever else is waiting on ch, up to max in
+// all, without blocking: the group a committer writes in one transaction.
+func Batch[T any](first T, ch <-chan T, max int) []T {
+	batch := []T{first}
+	for len(batch) < max {
+		select {
+		case r, ok := <-ch:
+			if !ok {
+				return batch
+			}
+			batch = append(batch, r)
+		default:
+			return batch
+		}
+	}
+	return batch
+}
+
+// LookupIn finds a session by id, or else by key (as sessions list shows
+// it), in a store; both stores' Lookup is this.
+func LookupIn(st interface {
+	SessionByID(id string) (*transcript.Session, error)
+	Session(key string) (*transcript.Session, error)
+}, idOrKey string) (*transcript.Session, error) {
+	sess, err := st.SessionByID(idOrKey)
+	if err == nil {
+		return sess, nil
+	}
+	if byKey, kerr := st.Session(idOrKey); kerr == nil {
+		return byKey, nil
+	} else if !errors.Is(err, ErrNotFound) {
+		return nil, kerr // not an id: the key's answer
+	}
+	return nil, err
+}
+
+// Sweeper spaces out the sweeps of expired dedupe marks: at most one per
+// interval, whatever the callers. The zero value is ready to use.
+type Sweeper struct {
+	mu   sync.Mutex
+	last time.Time
+}
+
+// Due reports whether a sweep is due at now (none in the last interval,
+// or the clock went back), and if so records it.
+func (w *Sweeper) Due(now time.Time, interval time.Duration) bool {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	if !w.last.IsZero() && now.Sub(w.last) < interval && !now.Before(w.last) {
+		return false
+	}
+	w.last = now
+	return true
 }

@@ -65,8 +65,7 @@ type Store struct {
 	dir string
 	db  *bolt.DB
 
-	sweepMu   sync.Mutex
-	lastSweep time.Time
+	sweeper Sweeper
 
 	// admits feeds the committer that groups admissions into commits.
 	admitMu       sync.Mutex

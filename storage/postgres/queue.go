@@ -78,13 +78,7 @@ func (s *Store) SweepSeen(now time.Time) (int, error) {
 
 // sweepDue reports whether a sweep is due now, and if so records it.
 func (s *Store) sweepDue(now time.Time) bool {
-	s.sweepMu.Lock()
-	defer s.sweepMu.Unlock()
-	if !s.lastSweep.IsZero() && now.Sub(s.lastSweep) < sweepInterval && !now.Before(s.lastSweep) {
-		return false
-	}
-	s.lastSweep = now
-	return true
+	return s.sweeper.Due(now, sweepInterval)
 }
 
 // Enqueue persists payload (JSON) at the end of the session key's queue

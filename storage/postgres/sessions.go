@@ -100,16 +100,7 @@ func (s *Store) FindSession(key string) (*transcript.Session, error) {
 
 // Lookup returns a session by id, or else by key.
 func (s *Store) Lookup(idOrKey string) (*transcript.Session, error) {
-	sess, err := s.SessionByID(idOrKey)
-	if err == nil {
-		return sess, nil
-	}
-	if byKey, kerr := s.Session(idOrKey); kerr == nil {
-		return byKey, nil
-	} else if !errors.Is(err, storage.ErrNotFound) {
-		return nil, kerr // not an id: the key's answer
-	}
-	return nil, err
+	return storage.LookupIn(s, idOrKey)
 }
 
 // HasSession reports whether key has a session, without loading it.

@@ -65,8 +65,7 @@ type Store struct {
 	countMu sync.Mutex
 	counts  map[string]int
 
-	sweepMu   sync.Mutex
-	lastSweep time.Time
+	sweeper storage.Sweeper
 
 	// admitPool is the committer's own connection, so admissions (whose
 	// commit an ack waits for) never queue behind the turns' queries.
