@@ -230,6 +230,7 @@ func (s *Server) chatStopStream(r *apiRequest) (result, string) {
 		return nil, e
 	}
 	st.Stopped, st.StoppedAt, st.StopBlocks = true, r.now, rawOrNil(blocks)
+	s.stops = append(s.stops, st)
 	cur := s.current[msgKey(st.Channel, st.TS)]
 	cur.Text = st.Text
 	if blocks != "" {

@@ -256,6 +256,23 @@ func (s *Server) Streams() []Stream {
 	return out
 }
 
+// StoppedSince returns the streams chat.stopStream stopped after the first
+// n stops, in the order they stopped, and the number of stops so far. A
+// test that polls for answers under load reads each stop once, instead of
+// copying every stream (and holding the server's lock) on each poll.
+func (s *Server) StoppedSince(n int) ([]Stream, int) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	n = max(0, min(n, len(s.stops)))
+	out := make([]Stream, 0, len(s.stops)-n)
+	for _, st := range s.stops[n:] {
+		c := *st
+		c.Chunks = slices.Clone(st.Chunks)
+		out = append(out, c)
+	}
+	return out, len(s.stops)
+}
+
 // Uploads returns the completed uploads, in completion order.
 func (s *Server) Uploads() []Upload {
 	s.mu.Lock()

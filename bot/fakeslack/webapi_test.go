@@ -490,3 +490,41 @@ func TestBadRequests(t *testing.T) {
 		t.Errorf("%d websockets accepted, want 1 (one valid ticket): %v", fake.TotalConnections(), err)
 	}
 }
+
+// StoppedSince hands each stopped stream out once, in the order of the
+// stops, whatever order the streams started in.
+func TestStoppedSince(t *testing.T) {
+	fake := New(t)
+	api := fake.Client()
+	opts := func(thread string) []slack.MsgOption {
+		return []slack.MsgOption{slack.MsgOptionRecipientUserID("U1"), slack.MsgOptionRecipientTeamID(fake.TeamID()), slack.MsgOptionTS(thread)}
+	}
+	_, first, err := api.StartStream("C1", opts("1.000001")...)
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, second, err := api.StartStream("C1", opts("1.000002")...)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got, n := fake.StoppedSince(0); len(got) != 0 || n != 0 {
+		t.Fatalf("before any stop: %d streams, %d stops", len(got), n)
+	}
+	if _, _, err := api.StopStream("C1", second, slack.MsgOptionMarkdownText("two")); err != nil {
+		t.Fatal(err)
+	}
+	got, n := fake.StoppedSince(0)
+	if n != 1 || len(got) != 1 || got[0].TS != second || got[0].Text != "two" || !got[0].Stopped {
+		t.Fatalf("after one stop: %+v, %d", got, n)
+	}
+	if _, _, err := api.StopStream("C1", first, slack.MsgOptionMarkdownText("one")); err != nil {
+		t.Fatal(err)
+	}
+	got, n = fake.StoppedSince(n)
+	if n != 2 || len(got) != 1 || got[0].TS != first {
+		t.Fatalf("the second stop alone: %+v, %d", got, n)
+	}
+	if got, n = fake.StoppedSince(99); len(got) != 0 || n != 2 {
+		t.Fatalf("past the end: %+v, %d", got, n)
+	}
+}

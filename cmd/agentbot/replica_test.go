@@ -666,12 +666,13 @@ func replicaLoad(tb testing.TB, threads, turns int, latency time.Duration, maxTu
 		envs = append(envs, env)
 	}
 	deadline := start.Add(time.Duration(turns)*(latency+20*time.Second) + time.Minute)
+	answered := map[string]bool{} // "thread ts/text" of answers
+	stops := 0
 	for {
-		answered := map[string]bool{} // "thread ts/text" of answers
-		for _, s := range e.fake.Streams() {
-			if s.Stopped {
-				answered[s.ThreadTS+"/"+strings.TrimSpace(s.Text)] = true
-			}
+		var stopped []fakeslack.Stream
+		stopped, stops = e.fake.StoppedSince(stops)
+		for _, s := range stopped {
+			answered[s.ThreadTS+"/"+strings.TrimSpace(s.Text)] = true
 		}
 		done := 0
 		for i := range threads {
