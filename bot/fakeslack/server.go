@@ -93,7 +93,7 @@ type Server struct {
 	current   map[string]*Message // channel/ts -> current state
 	order     []string            // keys of current, in creation order
 	streams   []*Stream
-	stops     []*Stream // streams in the order chat.stopStream stopped them
+	stops     []*Stream          // streams in the order chat.stopStream stopped them
 	streamIdx map[string]*Stream // channel/ts -> stream
 	refuse    string             // error for chat.startStream, "" to accept
 	statuses  []Status
