@@ -34,6 +34,12 @@ func (b *Bot) fetchFiles(ctx context.Context, s *engine.Session, it item) string
 			skipped = append(skipped, fmt.Sprintf("%s (could not download)", name))
 			continue
 		}
+		// Kept in the store too, so a replica taking the thread over has it.
+		if data, err := os.ReadFile(filepath.Join(dir, name)); err != nil {
+			b.log.Error("read shared file", "file", name, "err", err)
+		} else if err := b.cfg.Engine.KeepInput(s, name, data); err != nil {
+			b.log.Error("store shared file", "file", name, "err", err)
+		}
 		got = append(got, fmt.Sprintf("%s/%s (%s)", sandbox.InputDir, name, sandbox.SizeText(n)))
 	}
 	var note strings.Builder

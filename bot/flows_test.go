@@ -2,6 +2,7 @@ package bot_test
 
 import (
 	"encoding/json"
+	"os"
 	"strings"
 	"testing"
 	"time"
@@ -12,6 +13,7 @@ import (
 	"agentbot/bot/fakeslack"
 	"agentbot/engine"
 	"agentbot/engine/fakemodel"
+	"agentbot/engine/transcript"
 )
 
 func call(name string, args any) fakemodel.ToolCall {
@@ -319,6 +321,36 @@ func TestAttachedFileReadable(t *testing.T) {
 	has(t, reqs[0].LastUserText(), "/inputs/notes.md", "the agent is told about the file")
 	last := reqs[1].Messages[len(reqs[1].Messages)-1]
 	has(t, last.Content, "Customer quotes: reorder is painful.", "read_file result")
+
+	// The file is kept in the store as well: a replica without it on its
+	// disk (here: the inputs folder removed) restores it for the next turn.
+	list, err := r.st.ListSessions()
+	if err != nil || len(list) != 1 {
+		t.Fatalf("sessions: %v, %v", list, err)
+	}
+	id := list[0].ID
+	if data, err := r.st.OutputData(id, transcript.InputPrefix+"notes.md", 0); err != nil || string(data) != "Customer quotes: reorder is painful." {
+		t.Fatalf("stored shared file: %q, %v", data, err)
+	}
+	dir, err := r.st.InputDir(id)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := os.RemoveAll(dir); err != nil {
+		t.Fatal(err)
+	}
+	r.model.Enqueue(
+		fakemodel.Reply{ToolCalls: []fakemodel.ToolCall{call("read_file", map[string]string{"path": "/inputs/notes.md"})}},
+		fakemodel.Reply{Text: "Read them again."},
+	)
+	r.reply("read my notes again", ts)
+	r.waitFor("the second answer", func() bool { return r.model.Calls() == 4 })
+	reqs = r.model.Requests()
+	last = reqs[3].Messages[len(reqs[3].Messages)-1]
+	has(t, last.Content, "Customer quotes: reorder is painful.", "read_file after the inputs folder was lost")
+	if n := len(r.slack.Uploads()); n != 0 {
+		t.Fatalf("a shared file was uploaded back: %d uploads", n)
+	}
 }
 
 // A user outside the allowlist gets an ephemeral refusal that says why, and

@@ -42,7 +42,7 @@ func (e *Engine) openSandbox(s *Session) (*sandbox.Sandbox, error) {
 	if err != nil {
 		return nil, err
 	}
-	e.syncOutputs(s, cfg.OutputRoot)
+	e.syncOutputs(s, cfg.OutputRoot, cfg.InputRoot)
 	if s.Skill != nil {
 		sb.SetBase(s.Skill.Root, s.Skill.Vars)
 	}
@@ -61,21 +61,39 @@ func storedKey(sessionID string, o transcript.Output) string {
 // document found only locally (saved before documents were stored) is
 // stored from its file. Problems are logged; the turn goes on with what
 // there is.
-func (e *Engine) syncOutputs(s *Session, root string) {
+func (e *Engine) syncOutputs(s *Session, root, inputRoot string) {
 	if e.cfg.Outputs == nil || root == "" || len(s.Outputs) == 0 {
 		return
 	}
 	log := e.cfg.Logger.With("session", s.ID)
-	r, err := os.OpenRoot(root)
-	if err != nil {
-		log.Error("open output folder", "err", err)
-		return
+	roots := map[string]*os.Root{}
+	defer func() {
+		for _, r := range roots {
+			r.Close()
+		}
+	}()
+	open := func(dir string) *os.Root {
+		if r, ok := roots[dir]; ok {
+			return r
+		}
+		r, err := os.OpenRoot(dir)
+		if err != nil {
+			log.Error("open session folder", "err", err)
+		}
+		roots[dir] = r
+		return r
 	}
-	defer r.Close()
 	for _, o := range transcript.Latest(s.Outputs) {
-		name := filepath.FromSlash(o.Path)
-		if !filepath.IsLocal(name) {
+		dir, name := root, filepath.FromSlash(o.Path)
+		if rest, ok := strings.CutPrefix(o.Path, transcript.InputPrefix); ok {
+			dir, name = inputRoot, filepath.FromSlash(rest) // a file people shared
+		}
+		if !filepath.IsLocal(name) || dir == "" {
 			log.Warn("document path is not under /outputs; not synced", "path", o.Path)
+			continue
+		}
+		r := open(dir)
+		if r == nil {
 			continue
 		}
 		key := storedKey(s.ID, o)

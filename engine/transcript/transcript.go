@@ -180,6 +180,11 @@ func (s *Session) Unfinished() bool {
 	return !(last.Role == RoleAssistant && len(last.ToolCalls) == 0)
 }
 
+// InputPrefix starts the Path of an internal output that is a file people
+// shared into the session (the model's /inputs), kept in the store so that
+// another replica has it too; document paths never start with "/".
+const InputPrefix = "/inputs/"
+
 // Documents returns the newest version of each document, in the order each
 // path was first saved, leaving out the runtime's internal files.
 func Documents(outputs []Output) []Output {

@@ -1,0 +1,38 @@
+package engine
+
+import (
+	"fmt"
+	"path"
+	"path/filepath"
+
+	"agentbot/engine/transcript"
+)
+
+// KeepInput stores a file a person shared into the session, which the
+// caller has written to the session's /inputs folder as name, as an
+// internal output (transcript.InputPrefix), so that a replica taking the
+// thread over restores it there. A file shared again under the same name is
+// a new version. Without an output store it does nothing; the caller saves
+// the session.
+func (e *Engine) KeepInput(s *Session, name string, data []byte) error {
+	if e.cfg.Outputs == nil {
+		return nil
+	}
+	if !filepath.IsLocal(filepath.FromSlash(name)) {
+		return fmt.Errorf("keep shared file %q: not a name inside /inputs", name)
+	}
+	p := transcript.InputPrefix + path.Clean(name)
+	version := 1
+	for _, o := range s.Outputs {
+		if o.Path == p && o.Version >= version {
+			version = o.Version + 1
+		}
+	}
+	o := Output{Path: p, Size: int64(len(data)), Version: version, Time: e.cfg.Now(), Internal: true}
+	if err := e.cfg.Outputs.PutOutput(s.ID, o, data); err != nil {
+		return fmt.Errorf("keep shared file %s: %w", name, err)
+	}
+	e.stored.Store(storedKey(s.ID, o), struct{}{})
+	s.Outputs = append(s.Outputs, o)
+	return nil
+}
