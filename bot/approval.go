@@ -44,10 +44,6 @@ const (
 	maxArgsShown = 2500
 	// maxButtonValue is Slack's limit on a button's value.
 	maxButtonValue = 2000
-	// startupSweepHorizon is how far back the first sweep after a start
-	// looks for sessions with pending calls; later sweeps look back
-	// ApprovalTimeout and a little more.
-	startupSweepHorizon = 7 * 24 * time.Hour
 )
 
 // approvalValue is what an approval button carries: the session key and
@@ -390,24 +386,21 @@ func (b *Bot) approvalSweepEvery() time.Duration {
 
 // startApprovalSweep expires, until ctx ends or the bot stops, the pending
 // calls left undecided for ApprovalTimeout: each gets an expiry item in its
-// thread's queue. The first sweep, at start, looks back a week, so calls
-// that timed out while no bot ran are expired too.
+// thread's queue. The first sweep runs at start, so calls that timed out
+// while no bot ran are expired too.
 func (t *threads) startApprovalSweep(ctx context.Context) {
 	b := t.b
 	t.wg.Add(1)
 	go func() {
 		defer t.wg.Done()
-		every := b.approvalSweepEvery()
-		tick := time.NewTicker(every)
+		tick := time.NewTicker(b.approvalSweepEvery())
 		defer tick.Stop()
-		sw := &sweeper{b: b, clean: map[string]time.Time{}, queued: map[string]bool{}}
-		horizon := startupSweepHorizon
+		sw := &sweeper{b: b, queued: map[string]bool{}}
 		for {
 			if b.stopping.Load() || ctx.Err() != nil {
 				return
 			}
-			sw.sweep(horizon)
-			horizon = b.cfg.ApprovalTimeout + 3*every + time.Minute
+			sw.sweep()
 			select {
 			case <-ctx.Done():
 				return
@@ -417,60 +410,33 @@ func (t *threads) startApprovalSweep(ctx context.Context) {
 	}()
 }
 
-// sweeper remembers the sessions found without pending calls, by their
-// last update, so an unchanged session is not loaded again.
+// sweeper remembers the expiries it queued, so a call is queued once.
 type sweeper struct {
-	b     *Bot
-	clean map[string]time.Time
+	b *Bot
 	// queued are the expiries queued already (session key and call id).
 	queued map[string]bool
 }
 
-// sweep queues an expiry for every overdue call of the sessions updated
-// within horizon.
-func (sw *sweeper) sweep(horizon time.Duration) {
+// sweep queues an expiry for every overdue call of the sessions waiting
+// for an approval (the store's index of them: no scan of every session).
+func (sw *sweeper) sweep() {
 	b := sw.b
-	list, err := b.cfg.Store.ListSessions()
+	keys, err := b.cfg.Store.WaitingSessions()
 	if err != nil {
 		b.log.Error("sweep pending approvals", "err", err)
 		return
 	}
 	now := time.Now()
-	since := now.Add(-horizon)
-	seen := map[string]bool{}
-	for _, info := range list {
-		if info.Updated.Before(since) {
-			break // most recently updated first
-		}
-		if info.Key == "" || strings.Count(info.Key, "/") != 2 {
+	for _, key := range keys {
+		rec, err := b.cfg.Store.FindSession(key)
+		if err != nil || rec == nil {
 			continue
 		}
-		seen[info.ID] = true
-		if u, ok := sw.clean[info.ID]; ok && u.Equal(info.Updated) {
-			continue
-		}
-		rec, err := b.cfg.Store.FindSession(info.Key)
-		if err != nil || rec == nil || rec.ID != info.ID {
-			continue
-		}
-		waiting := false
 		for _, a := range rec.Pending {
-			if a.Decision != "" {
-				continue
-			}
-			waiting = true
-			if q := rec.Key + "\n" + a.CallID; now.Sub(a.Asked) >= b.cfg.ApprovalTimeout && !sw.queued[q] {
+			if q := rec.Key + "\n" + a.CallID; a.Decision == "" && now.Sub(a.Asked) >= b.cfg.ApprovalTimeout && !sw.queued[q] {
 				sw.queued[q] = true
 				b.expire(rec, a)
 			}
-		}
-		if !waiting {
-			sw.clean[info.ID] = info.Updated
-		}
-	}
-	for id := range sw.clean {
-		if !seen[id] {
-			delete(sw.clean, id)
 		}
 	}
 	if len(sw.queued) > 10000 {

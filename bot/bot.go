@@ -49,6 +49,9 @@ type Store interface {
 	Next(key string) (seq uint64, payload []byte, ok bool, err error)
 	Dequeue(key string, seq uint64) error
 	PendingKeys() ([]string, error)
+	// WaitingSessions lists the keys of sessions with a call waiting for
+	// approval.
+	WaitingSessions() ([]string, error)
 	// Lease takes or renews the lease on a thread's work for holder; it
 	// reports false while another holder's lease is live.
 	Lease(key, holder string, ttl time.Duration) (bool, error)

@@ -32,6 +32,10 @@ type Backend interface {
 	// without loading or rewriting its transcript ("" deletes it); no such
 	// session is an error matching ErrNotFound.
 	SetMeta(key, name, value string) error
+	// WaitingSessions lists the keys of the attached sessions with a tool
+	// call waiting for approval (Session.Pending), from an index kept by
+	// SaveSession, so finding them never scans every session.
+	WaitingSessions() ([]string, error)
 	// DetachSession frees the session's key and keeps its data.
 	DetachSession(id string) error
 	// DeleteSession removes a session with its transcript and documents.

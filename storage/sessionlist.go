@@ -125,6 +125,9 @@ func deleteSession(tx *bolt.Tx, id, key string) error {
 	if err := deleteOutputs(tx, id); err != nil {
 		return fmt.Errorf("delete documents of session %s: %w", id, err)
 	}
+	if err := tx.Bucket(bucketWaiting).Delete([]byte(id)); err != nil {
+		return fmt.Errorf("delete session %s: %w", id, err)
+	}
 	keys := tx.Bucket(bucketKeys)
 	if key != "" && string(keys.Get([]byte(key))) == id {
 		if err := keys.Delete([]byte(key)); err != nil {

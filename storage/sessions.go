@@ -136,6 +136,9 @@ func (s *Store) SaveSession(sess *transcript.Session) error {
 				return fmt.Errorf("store message %d: %w", i, err)
 			}
 		}
+		if err := indexWaiting(tx, sess); err != nil {
+			return err
+		}
 		return putMeta(b, sess)
 	})
 	if err != nil {

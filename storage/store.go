@@ -145,7 +145,7 @@ func Open(dir string) (*Store, error) {
 // initBuckets creates the root buckets, checks the schema version and
 // migrates an older one; migrated reports a migration.
 func initBuckets(tx *bolt.Tx) (migrated bool, err error) {
-	for _, name := range [][]byte{bucketMeta, bucketSessions, bucketKeys, bucketSeen, bucketChannels, bucketQueue, bucketOutputs, bucketLeases, bucketChannelTools} {
+	for _, name := range [][]byte{bucketMeta, bucketSessions, bucketKeys, bucketSeen, bucketChannels, bucketQueue, bucketOutputs, bucketLeases, bucketChannelTools, bucketWaiting} {
 		if _, err := tx.CreateBucketIfNotExists(name); err != nil {
 			return false, fmt.Errorf("create bucket %s: %w", name, err)
 		}

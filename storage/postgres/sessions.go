@@ -182,7 +182,7 @@ const saveSQL = `WITH cur AS (
 	SELECT ok.id, $3 + t.ord - 1, t.m FROM ok, unnest($5::bytea[]) WITH ORDINALITY AS t(m, ord)
 	WHERE $3 + t.ord - 1 >= ok.n
 ), up AS (
-	UPDATE sessions SET meta = $6, messages = $4, updated = $7 FROM ok WHERE sessions.id = ok.id
+	UPDATE sessions SET meta = $6, messages = $4, updated = $7, waiting = $8 FROM ok WHERE sessions.id = ok.id
 )
 SELECT n, key, attached FROM cur`
 
@@ -221,7 +221,7 @@ func (s *Store) SaveSession(sess *transcript.Session) error {
 			key      string
 			attached bool
 		)
-		err := s.pool.QueryRow(ctx, saveSQL, sess.ID, sess.Key, from, total, msgs, meta, sess.Updated.UnixNano()).Scan(&stored, &key, &attached)
+		err := s.pool.QueryRow(ctx, saveSQL, sess.ID, sess.Key, from, total, msgs, meta, sess.Updated.UnixNano(), len(sess.Pending) > 0).Scan(&stored, &key, &attached)
 		switch {
 		case errors.Is(err, pgx.ErrNoRows):
 			return fmt.Errorf("save session %s: %w", sess.ID, storage.ErrNotFound)

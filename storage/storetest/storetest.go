@@ -69,6 +69,7 @@ var behaviours = []behaviour{
 	{"SaveSessionRefusesWrongKey", saveSessionRefusesWrongKey},
 	{"DetachThenNewSessionForKey", detachThenNewSession},
 	{"SetMetaKeepsTranscript", setMetaKeepsTranscript},
+	{"WaitingSessionsFollowPending", waitingSessions},
 	{"DeleteSessionRemovesAll", deleteSessionRemovesAll},
 	{"PruneRemovesOldSessions", pruneRemovesOld},
 	{"ListSessionsMostRecentFirst", listSessionsOrder},
@@ -344,6 +345,45 @@ func saveSessionRefusesWrongKey(t *testing.T, b storage.Backend) {
 	must(t, err)
 	if got.ID == s.ID {
 		t.Error("k2 now names the first session")
+	}
+}
+
+// waitingSessions: a session saved with a pending approval is listed by
+// WaitingSessions until a save without one; detached and deleted sessions
+// are not listed.
+func waitingSessions(t *testing.T, b storage.Backend) {
+	list := func() []string {
+		t.Helper()
+		keys, err := b.WaitingSessions()
+		must(t, err)
+		return keys
+	}
+	a, c := newSession(t, b, "a"), newSession(t, b, "c")
+	if got := list(); len(got) != 0 {
+		t.Fatalf("waiting before any approval: %q", got)
+	}
+	pending := []transcript.Approval{{CallID: "call_1", Tool: "files__write", Args: "{}", Asked: time.Unix(1700000000, 0)}}
+	a.Pending, c.Pending = pending, pending
+	must(t, b.SaveSession(a))
+	must(t, b.SaveSession(c))
+	if got := list(); len(got) != 2 || got[0] != "a" || got[1] != "c" {
+		t.Fatalf("waiting = %q, want [a c]", got)
+	}
+	a.Pending = nil
+	must(t, b.SaveSession(a))
+	if got := list(); len(got) != 1 || got[0] != "c" {
+		t.Fatalf("waiting after a was decided = %q, want [c]", got)
+	}
+	must(t, b.DetachSession(c.ID))
+	if got := list(); len(got) != 0 {
+		t.Fatalf("a detached session is listed: %q", got)
+	}
+	d := newSession(t, b, "d")
+	d.Pending = pending
+	must(t, b.SaveSession(d))
+	must(t, b.DeleteSession(d.ID))
+	if got := list(); len(got) != 0 {
+		t.Fatalf("a deleted session is listed: %q", got)
 	}
 }
 
