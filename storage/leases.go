@@ -2,7 +2,6 @@ package storage
 
 import (
 	"bytes"
-	"errors"
 	"fmt"
 	"time"
 
@@ -34,7 +33,7 @@ func clearLeases(tx *bolt.Tx) error {
 // nothing, while another holder's lease is live. The expiry is read on the
 // store's clock (Now).
 func (s *Store) Lease(key, holder string, ttl time.Duration) (bool, error) {
-	if err := checkLease(key, holder); err != nil {
+	if err := CheckLease(key, holder); err != nil {
 		return false, fmt.Errorf("lease: %w", err)
 	}
 	if ttl <= 0 {
@@ -89,7 +88,7 @@ func (s *Store) heldByOther(key, holder string) (bool, error) {
 // ReleaseLease gives up holder's lease on key. A lease of another holder,
 // or none, is left as it is.
 func (s *Store) ReleaseLease(key, holder string) error {
-	if err := checkLease(key, holder); err != nil {
+	if err := CheckLease(key, holder); err != nil {
 		return fmt.Errorf("release lease: %w", err)
 	}
 	err := s.db.Batch(func(tx *bolt.Tx) error {
@@ -109,15 +108,13 @@ func (s *Store) ReleaseLease(key, holder string) error {
 	return nil
 }
 
-// checkLease validates a lease's key and holder.
-func checkLease(key, holder string) error {
+// CheckLease validates a lease's key and holder (neither empty nor
+// oversized); every Backend's Lease and ReleaseLease check them with it.
+func CheckLease(key, holder string) error {
 	if err := checkKey("lease key", key); err != nil {
 		return err
 	}
-	if holder == "" {
-		return errors.New("empty lease holder")
-	}
-	return nil
+	return checkKey("lease holder", holder)
 }
 
 // decodeLease splits a stored lease into its expiry and holder.

@@ -24,10 +24,15 @@ func outputKey(path string, version uint64) []byte {
 	return append(k, u64Key(version)...)
 }
 
-// checkOutputPath refuses a document path the store cannot key.
-func checkOutputPath(path string) error {
+// CheckOutputPath refuses a document path a store cannot key: empty,
+// oversized or holding a NUL byte. Every Backend's PutOutput and
+// OutputData check paths with it.
+func CheckOutputPath(path string) error {
 	if path == "" {
 		return errors.New("empty document path")
+	}
+	if len(path) > maxKeyLen {
+		return fmt.Errorf("document path too long (%d bytes, max %d)", len(path), maxKeyLen)
 	}
 	if strings.IndexByte(path, 0) >= 0 {
 		return fmt.Errorf("document path %q contains a NUL byte", path)
@@ -42,7 +47,7 @@ func (s *Store) PutOutput(sessionID string, o transcript.Output, data []byte) er
 	if err := checkID(sessionID); err != nil {
 		return fmt.Errorf("store document: %w", err)
 	}
-	if err := checkOutputPath(o.Path); err != nil {
+	if err := CheckOutputPath(o.Path); err != nil {
 		return fmt.Errorf("store document of session %s: %w", sessionID, err)
 	}
 	if o.Version < 1 {
@@ -70,7 +75,7 @@ func (s *Store) OutputData(sessionID, path string, version int) ([]byte, error) 
 	if err := checkID(sessionID); err != nil {
 		return nil, fmt.Errorf("load document: %w", err)
 	}
-	if err := checkOutputPath(path); err != nil {
+	if err := CheckOutputPath(path); err != nil {
 		return nil, fmt.Errorf("load document of session %s: %w", sessionID, err)
 	}
 	if version < 0 {

@@ -345,7 +345,7 @@ func (s *Store) PutOutput(sessionID string, o transcript.Output, data []byte) er
 	if err := storage.CheckID(sessionID); err != nil {
 		return fmt.Errorf("put output: %w", err)
 	}
-	if err := storage.CheckKey("output path", o.Path); err != nil {
+	if err := storage.CheckOutputPath(o.Path); err != nil {
 		return fmt.Errorf("put output of session %s: %w", sessionID, err)
 	}
 	if o.Version <= 0 {
@@ -376,6 +376,15 @@ func (s *Store) PutOutput(sessionID string, o transcript.Output, data []byte) er
 // document; version 0 is the latest. A missing one is an error matching
 // storage.ErrNotFound.
 func (s *Store) OutputData(sessionID, path string, version int) ([]byte, error) {
+	if err := storage.CheckID(sessionID); err != nil {
+		return nil, fmt.Errorf("output: %w", err)
+	}
+	if err := storage.CheckOutputPath(path); err != nil {
+		return nil, fmt.Errorf("output of session %s: %w", sessionID, err)
+	}
+	if version < 0 {
+		return nil, fmt.Errorf("output %s v%d of session %s: %w", path, version, sessionID, storage.ErrNotFound)
+	}
 	ctx, cancel := s.ctx()
 	defer cancel()
 	var data []byte

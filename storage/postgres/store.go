@@ -562,11 +562,8 @@ func (s *Store) DailyUsage(team, day string) (int, error) {
 // expired, or renews holder's own; it reports false while another
 // holder's lease is live. Expiry is by the database's clock.
 func (s *Store) Lease(key, holder string, ttl time.Duration) (bool, error) {
-	if err := storage.CheckKey("lease key", key); err != nil {
+	if err := storage.CheckLease(key, holder); err != nil {
 		return false, fmt.Errorf("lease: %w", err)
-	}
-	if err := storage.CheckKey("lease holder", holder); err != nil {
-		return false, fmt.Errorf("lease %q: %w", key, err)
 	}
 	if ttl <= 0 {
 		return false, fmt.Errorf("lease %q: ttl must be positive, got %s", key, ttl)
@@ -587,6 +584,9 @@ func (s *Store) Lease(key, holder string, ttl time.Duration) (bool, error) {
 // ReleaseLease gives up holder's lease on key; a lease another holder has
 // is left alone.
 func (s *Store) ReleaseLease(key, holder string) error {
+	if err := storage.CheckLease(key, holder); err != nil {
+		return fmt.Errorf("release lease: %w", err)
+	}
 	ctx, cancel := s.ctx()
 	defer cancel()
 	if _, err := s.pool.Exec(ctx, `DELETE FROM leases WHERE key = $1 AND holder = $2`, key, holder); err != nil {

@@ -606,6 +606,30 @@ func badKeysRejected(t *testing.T, b storage.Backend) {
 	if _, err := b.Lease("k", "h", 0); err == nil {
 		t.Error("Lease with ttl 0 succeeded")
 	}
+	if _, err := b.Lease("k", "", time.Minute); err == nil {
+		t.Error("Lease with no holder succeeded")
+	}
+	if err := b.ReleaseLease("", "h"); err == nil {
+		t.Error("ReleaseLease with no key succeeded")
+	}
+	doc := newSession(t, b, "doc")
+	for _, path := range []string{"", "a\x00b", strings.Repeat("p", storage.MaxKeyLen+1)} {
+		if err := b.PutOutput(doc.ID, transcript.Output{Path: path, Version: 1}, []byte("x")); err == nil {
+			t.Errorf("PutOutput with path %.20q succeeded", path)
+		}
+		if _, err := b.OutputData(doc.ID, path, 0); err == nil {
+			t.Errorf("OutputData with path %.20q succeeded", path)
+		}
+	}
+	if err := b.PutOutput(doc.ID, transcript.Output{Path: "a.md", Version: 0}, []byte("x")); err == nil {
+		t.Error("PutOutput with version 0 succeeded")
+	}
+	if _, err := b.OutputData("../x", "a.md", 0); err == nil {
+		t.Error("OutputData with a bad session id succeeded")
+	}
+	if _, err := b.OutputData(doc.ID, "a.md", -1); !errors.Is(err, storage.ErrNotFound) {
+		t.Errorf("OutputData with version -1: %v, want ErrNotFound", err)
+	}
 	// The store keeps working after the bad calls.
 	newSession(t, b, "fine")
 }
