@@ -56,13 +56,3 @@ func (s *Store) DetachSession(id string) error {
 	}
 	return nil
 }
-
-// Next returns the oldest queued item of a session key; ok is false when
-// the queue is empty.
-func (s *Store) Next(sessionKey string) (seq uint64, payload []byte, ok bool, err error) {
-	items, err := s.Pending(sessionKey)
-	if err != nil || len(items) == 0 {
-		return 0, nil, false, err
-	}
-	return items[0].Seq, items[0].Payload, true, nil
-}

@@ -73,6 +73,33 @@ func (s *Store) Pending(sessionKey string) ([]Queued, error) {
 	return items, nil
 }
 
+// Next returns the oldest queued item of a session key, reading only that
+// one; ok is false when the queue is empty.
+func (s *Store) Next(sessionKey string) (seq uint64, payload []byte, ok bool, err error) {
+	if err := checkKey("session key", sessionKey); err != nil {
+		return 0, nil, false, fmt.Errorf("next: %w", err)
+	}
+	err = s.db.View(func(tx *bolt.Tx) error {
+		b := tx.Bucket(bucketQueue).Bucket([]byte(sessionKey))
+		if b == nil {
+			return nil
+		}
+		k, v := b.Cursor().First()
+		if k == nil {
+			return nil
+		}
+		if len(k) != 8 || len(v) < 8 {
+			return fmt.Errorf("corrupt queue item %x", k)
+		}
+		seq, payload, ok = be64(k), bytes.Clone(v[8:]), true
+		return nil
+	})
+	if err != nil {
+		return 0, nil, false, fmt.Errorf("next %q: %w", sessionKey, err)
+	}
+	return seq, payload, ok, nil
+}
+
 // Dequeue removes one queued item. An unknown seq is an error matching
 // ErrNotFound.
 func (s *Store) Dequeue(sessionKey string, seq uint64) error {

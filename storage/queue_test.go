@@ -105,6 +105,9 @@ func TestQueueBadInput(t *testing.T) {
 	if _, err := s.Pending(""); err == nil {
 		t.Error("Pending(\"\"): want error")
 	}
+	if _, _, _, err := s.Next(""); err == nil {
+		t.Error("Next(\"\"): want error")
+	}
 	if err := s.Dequeue("", 1); err == nil {
 		t.Error("Dequeue(\"\"): want error")
 	}
