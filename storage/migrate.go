@@ -1,113 +1,177 @@
 package storage
 
 import (
-	"encoding/json"
+	"errors"
 	"fmt"
 	"os"
+	"path/filepath"
+	"strings"
 
 	bolt "go.etcd.io/bbolt"
 
 	"agentbot/engine/transcript"
 )
 
-// Schema versions:
-//
-//  1. sessions held the engine's Session: go-openai messages and the whole
-//     agent definition, host paths included.
-//  2. sessions hold transcript.Session and transcript.Message; outputs
-//     keep documents' bytes.
-const schemaV1 = 1
-
-// keyNeedsCompact, in the meta bucket, marks a migrated database whose
-// file still holds the old bytes in freed pages; Open compacts it.
-var keyNeedsCompact = []byte("needs-compact")
-
-// migrateV1 re-encodes every session of a version 1 store through
-// agentbot's own format, in tx: metadata through transcript.Session (the
-// old agent definition becomes an AgentSnapshot; its host paths, home and
-// config are dropped) and messages through transcript.Message.
-func migrateV1(tx *bolt.Tx) error {
-	sessions := tx.Bucket(bucketSessions)
-	var ids [][]byte
-	if err := sessions.ForEachBucket(func(k []byte) error {
-		ids = append(ids, append([]byte(nil), k...))
-		return nil
-	}); err != nil {
-		return err
-	}
-	for _, id := range ids {
-		b := sessions.Bucket(id)
-		if data := b.Get(keyMeta); data != nil {
-			var sess transcript.Session
-			if err := json.Unmarshal(data, &sess); err != nil {
-				return fmt.Errorf("migrate session %s: decode: %w", id, err)
-			}
-			if err := putMeta(b, &sess); err != nil {
-				return fmt.Errorf("migrate session %s: %w", id, err)
-			}
-		}
-		msgs := b.Bucket(bucketMessages)
-		if msgs == nil {
-			continue
-		}
-		type kv struct{ k, v []byte }
-		var out []kv
-		if err := msgs.ForEach(func(k, v []byte) error {
-			var m transcript.Message
-			if err := json.Unmarshal(v, &m); err != nil {
-				return fmt.Errorf("decode message %x: %w", k, err)
-			}
-			data, err := json.Marshal(&m)
-			if err != nil {
-				return err
-			}
-			out = append(out, kv{append([]byte(nil), k...), data})
-			return nil
-		}); err != nil {
-			return fmt.Errorf("migrate session %s: %w", id, err)
-		}
-		for _, e := range out {
-			if err := msgs.Put(e.k, e.v); err != nil {
-				return fmt.Errorf("migrate session %s: %w", id, err)
-			}
-		}
-	}
-	return nil
+// Importer is a store that takes sessions whole, with their ids, times and
+// transcripts, as `agentbot migrate` copies them; storage/postgres meets it.
+type Importer interface {
+	Backend
+	// ImportSession stores s as it is; attached says whether it holds its
+	// key. It reports false, changing nothing, when a session with s's id
+	// exists already, so a migration can run again.
+	ImportSession(s *transcript.Session, attached bool) (bool, error)
 }
 
-// compact rewrites the database at path into a fresh file, so the pages a
-// migration freed (which still hold the old bytes) are gone, and returns
-// the reopened database. db is closed. The copy is renamed over the file
-// only when whole, so a crash leaves the marked original, compacted at the
-// next Open.
-func compact(path string, db *bolt.DB) (*bolt.DB, error) {
-	tmp := path + ".compact"
-	_ = os.Remove(tmp)
-	dst, err := bolt.Open(tmp, 0o600, &bolt.Options{Timeout: lockTimeout})
+// MigrateReport counts what Migrate copied.
+type MigrateReport struct {
+	// Sessions were copied; Skipped were in the destination already.
+	Sessions, Skipped int
+	// Messages and Outputs (document versions) came with the sessions.
+	Messages, Outputs int
+	// Channels are channel defaults; Queued are inbound messages waiting.
+	Channels, Queued int
+}
+
+// Migrate copies everything src holds into dst: every session (detached
+// ones too) with its transcript and documents, channel defaults and the
+// inbound messages still queued. Documents stored before they lived in the
+// store (files in the data folder's outputs/<id>/) are copied from there.
+// Run it with the bot stopped; running it again copies only what is new.
+func Migrate(dst Importer, src *Store) (MigrateReport, error) {
+	var rep MigrateReport
+	list, err := src.ListSessions()
 	if err != nil {
-		_ = db.Close()
-		return nil, fmt.Errorf("compact: %w", err)
+		return rep, fmt.Errorf("migrate: %w", err)
 	}
-	err = bolt.Compact(dst, db, 0)
-	if err == nil {
-		err = dst.Update(func(tx *bolt.Tx) error { return tx.Bucket(bucketMeta).Delete(keyNeedsCompact) })
+	for _, info := range list {
+		sess, err := src.SessionByID(info.ID)
+		if err != nil {
+			return rep, fmt.Errorf("migrate session %s: %w", info.ID, err)
+		}
+		attached, err := src.holdsKey(sess)
+		if err != nil {
+			return rep, fmt.Errorf("migrate session %s: %w", info.ID, err)
+		}
+		added, err := dst.ImportSession(sess, attached)
+		if err != nil {
+			return rep, fmt.Errorf("migrate session %s: %w", info.ID, err)
+		}
+		if !added {
+			rep.Skipped++
+			continue
+		}
+		rep.Sessions++
+		rep.Messages += len(sess.Messages)
+		for _, o := range sess.Outputs {
+			data, err := src.outputBytes(sess.ID, o)
+			if errors.Is(err, ErrNotFound) {
+				continue // a version overwritten before documents were stored
+			}
+			if err != nil {
+				return rep, fmt.Errorf("migrate session %s: document %s v%d: %w", sess.ID, o.Path, o.Version, err)
+			}
+			if err := dst.PutOutput(sess.ID, o, data); err != nil {
+				return rep, fmt.Errorf("migrate session %s: document %s v%d: %w", sess.ID, o.Path, o.Version, err)
+			}
+			rep.Outputs++
+		}
 	}
-	if cerr := dst.Close(); err == nil {
-		err = cerr
-	}
-	if cerr := db.Close(); err == nil {
-		err = cerr
-	}
-	if err == nil {
-		err = os.Rename(tmp, path)
-	}
+	defaults, err := src.channelDefaults()
 	if err != nil {
-		_ = os.Remove(tmp)
-		return nil, fmt.Errorf("compact: %w", err)
+		return rep, fmt.Errorf("migrate: %w", err)
 	}
-	db, err = bolt.Open(path, 0o600, &bolt.Options{Timeout: lockTimeout})
+	for key, agent := range defaults {
+		team, channel, _ := strings.Cut(key, "/")
+		if err := dst.SetChannelDefault(team, channel, agent); err != nil {
+			return rep, fmt.Errorf("migrate channel default %s: %w", key, err)
+		}
+		rep.Channels++
+	}
+	tools, err := src.channelTools()
 	if err != nil {
-		return nil, fmt.Errorf("compact: reopen: %w", err)
+		return rep, fmt.Errorf("migrate: %w", err)
 	}
-	return db, nil
+	for key, servers := range tools {
+		team, channel, _ := strings.Cut(key, "/")
+		if err := dst.SetChannelTools(team, channel, servers); err != nil {
+			return rep, fmt.Errorf("migrate channel tools %s: %w", key, err)
+		}
+	}
+	keys, err := src.PendingKeys()
+	if err != nil {
+		return rep, fmt.Errorf("migrate: %w", err)
+	}
+	for _, key := range keys {
+		items, err := src.Pending(key)
+		if err != nil {
+			return rep, fmt.Errorf("migrate: %w", err)
+		}
+		for _, it := range items {
+			if _, err := dst.Enqueue(key, it.Payload); err != nil {
+				return rep, fmt.Errorf("migrate queued message of %q: %w", key, err)
+			}
+			if err := src.Dequeue(key, it.Seq); err != nil {
+				return rep, fmt.Errorf("migrate queued message of %q: %w", key, err)
+			}
+			rep.Queued++
+		}
+	}
+	return rep, nil
+}
+
+// holdsKey reports whether sess is the session its key names (not
+// detached).
+func (s *Store) holdsKey(sess *transcript.Session) (bool, error) {
+	var holds bool
+	err := s.db.View(func(tx *bolt.Tx) error {
+		holds = string(tx.Bucket(bucketKeys).Get([]byte(sess.Key))) == sess.ID
+		return nil
+	})
+	return holds, err
+}
+
+// outputBytes returns a document version from the store, or from the
+// session's outputs folder for the latest version of a document saved
+// before documents lived in the store.
+func (s *Store) outputBytes(id string, o transcript.Output) ([]byte, error) {
+	data, err := s.OutputData(id, o.Path, o.Version)
+	if !errors.Is(err, ErrNotFound) {
+		return data, err
+	}
+	var latest transcript.Output
+	if sess, err := s.SessionByID(id); err == nil {
+		for _, l := range transcript.Latest(sess.Outputs) {
+			if l.Path == o.Path {
+				latest = l
+			}
+		}
+	}
+	if latest.Version != o.Version || !filepath.IsLocal(filepath.FromSlash(o.Path)) {
+		return nil, ErrNotFound
+	}
+	root, err := os.OpenRoot(filepath.Join(s.dir, "outputs", id))
+	if err != nil {
+		return nil, ErrNotFound
+	}
+	defer root.Close()
+	data, err = root.ReadFile(filepath.FromSlash(o.Path))
+	if errors.Is(err, os.ErrNotExist) {
+		return nil, ErrNotFound
+	}
+	return data, err
+}
+
+// channelDefaults returns every channel default, "team/channel" → agent.
+func (s *Store) channelDefaults() (map[string]string, error) {
+	out := map[string]string{}
+	err := s.db.View(func(tx *bolt.Tx) error {
+		return tx.Bucket(bucketChannels).ForEach(func(k, v []byte) error {
+			out[string(k)] = string(v)
+			return nil
+		})
+	})
+	if err != nil {
+		return nil, fmt.Errorf("channel defaults: %w", err)
+	}
+	return out, nil
 }
