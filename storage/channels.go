@@ -32,8 +32,8 @@ func (s *Store) SetChannelDefault(team, channel, agentID string) error {
 	if err != nil {
 		return fmt.Errorf("set channel default: %w", err)
 	}
-	if len(agentID) > maxKeyLen {
-		return fmt.Errorf("set channel default %s: agent id too long (%d bytes, max %d)", key, len(agentID), maxKeyLen)
+	if len(agentID) > MaxKeyLen {
+		return fmt.Errorf("set channel default %s: agent id too long (%d bytes, max %d)", key, len(agentID), MaxKeyLen)
 	}
 	err = s.db.Update(func(tx *bolt.Tx) error {
 		b := tx.Bucket(bucketChannels)
@@ -51,14 +51,14 @@ func (s *Store) SetChannelDefault(team, channel, agentID string) error {
 // channelKey is "team/channel"; team may be empty, channel may not, and
 // neither may hold '/'.
 func channelKey(team, channel string) ([]byte, error) {
-	if err := checkKey("channel", channel); err != nil {
+	if err := CheckKey("channel", channel); err != nil {
 		return nil, err
 	}
 	if strings.Contains(team, "/") || strings.Contains(channel, "/") {
 		return nil, fmt.Errorf("team %q or channel %q contains '/'", team, channel)
 	}
-	if len(team) > maxKeyLen {
-		return nil, fmt.Errorf("team too long (%d bytes, max %d)", len(team), maxKeyLen)
+	if len(team) > MaxKeyLen {
+		return nil, fmt.Errorf("team too long (%d bytes, max %d)", len(team), MaxKeyLen)
 	}
 	return []byte(team + "/" + channel), nil
 }

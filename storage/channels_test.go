@@ -53,7 +53,7 @@ func TestChannelDefaultsBadInput(t *testing.T) {
 			t.Errorf("ChannelDefault(%q, %q): want error", tc[0], tc[1])
 		}
 	}
-	if err := s.SetChannelDefault("T1", "C1", string(make([]byte, maxKeyLen+1))); err == nil {
+	if err := s.SetChannelDefault("T1", "C1", string(make([]byte, MaxKeyLen+1))); err == nil {
 		t.Error("SetChannelDefault with an oversized agent id: want error")
 	}
 }

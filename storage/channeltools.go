@@ -81,7 +81,7 @@ func CleanChannelTools(servers []string) ([]string, error) {
 		return nil, fmt.Errorf("too many servers (%d, max %d)", len(out), maxChannelTools)
 	}
 	for _, name := range out {
-		if err := checkKey("server name", name); err != nil {
+		if err := CheckKey("server name", name); err != nil {
 			return nil, err
 		}
 	}

@@ -16,7 +16,7 @@ type Folders struct{ Dir string }
 // Session returns the session's folder of kind ("outputs" or "inputs"),
 // creating it if needed.
 func (f Folders) Session(kind, id string) (string, error) {
-	if err := checkID(id); err != nil {
+	if err := CheckID(id); err != nil {
 		return "", fmt.Errorf("%s folder: %w", kind, err)
 	}
 	path := filepath.Join(f.Dir, kind, id)

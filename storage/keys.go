@@ -9,8 +9,8 @@ import (
 	"strings"
 )
 
-// maxKeyLen bounds caller-given keys (session keys, Seen keys).
-const maxKeyLen = 1024
+// MaxKeyLen bounds caller-given keys (session keys, seen keys, channels).
+const MaxKeyLen = 1024
 
 // maxIDLen bounds session ids accepted from callers.
 const maxIDLen = 64
@@ -18,8 +18,9 @@ const maxIDLen = 64
 // idEncoding writes ids in lowercase base32 without padding: [a-z2-7].
 var idEncoding = base32.NewEncoding("abcdefghijklmnopqrstuvwxyz234567").WithPadding(base32.NoPadding)
 
-// newID returns a random 13-character session id for which taken is false.
-func newID(taken func(id string) bool) (string, error) {
+// NewID returns a random 13-character session id for which taken is
+// false.
+func NewID(taken func(id string) bool) (string, error) {
 	for range 10 {
 		var b [8]byte
 		if _, err := rand.Read(b[:]); err != nil {
@@ -33,9 +34,9 @@ func newID(taken func(id string) bool) (string, error) {
 	return "", errors.New("new session id: no free id after 10 tries")
 }
 
-// checkID accepts only ids that are safe as one path element: lowercase
-// letters and digits.
-func checkID(id string) error {
+// CheckID accepts only session ids that are safe as one path element:
+// lowercase letters and digits.
+func CheckID(id string) error {
 	if id == "" {
 		return errors.New("empty session id")
 	}
@@ -48,14 +49,14 @@ func checkID(id string) error {
 	return nil
 }
 
-// checkKey rejects empty and oversized caller keys; what names the key in
-// the error.
-func checkKey(what, key string) error {
+// CheckKey rejects an empty or oversized caller key; what names it in the
+// error.
+func CheckKey(what, key string) error {
 	if key == "" {
 		return fmt.Errorf("empty %s", what)
 	}
-	if len(key) > maxKeyLen {
-		return fmt.Errorf("%s too long (%d bytes, max %d)", what, len(key), maxKeyLen)
+	if len(key) > MaxKeyLen {
+		return fmt.Errorf("%s too long (%d bytes, max %d)", what, len(key), MaxKeyLen)
 	}
 	return nil
 }

@@ -111,10 +111,10 @@ func (s *Store) ReleaseLease(key, holder string) error {
 // CheckLease validates a lease's key and holder (neither empty nor
 // oversized); every Backend's Lease and ReleaseLease check them with it.
 func CheckLease(key, holder string) error {
-	if err := checkKey("lease key", key); err != nil {
+	if err := CheckKey("lease key", key); err != nil {
 		return err
 	}
-	return checkKey("lease holder", holder)
+	return CheckKey("lease holder", holder)
 }
 
 // decodeLease splits a stored lease into its expiry and holder.

@@ -21,7 +21,7 @@ func (s *Store) FindSession(key string) (*transcript.Session, error) {
 
 // HasSession reports whether key has a session, without loading it.
 func (s *Store) HasSession(key string) (bool, error) {
-	if err := checkKey("session key", key); err != nil {
+	if err := CheckKey("session key", key); err != nil {
 		return false, fmt.Errorf("has session: %w", err)
 	}
 	var ok bool
@@ -37,7 +37,7 @@ func (s *Store) HasSession(key string) (bool, error) {
 // Prune and DeleteSession remove it). The bot uses it when a thread
 // switches agents, so nothing of the earlier conversation is lost.
 func (s *Store) DetachSession(id string) error {
-	if err := checkID(id); err != nil {
+	if err := CheckID(id); err != nil {
 		return fmt.Errorf("detach session: %w", err)
 	}
 	err := s.db.Update(func(tx *bolt.Tx) error {

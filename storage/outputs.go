@@ -31,8 +31,8 @@ func CheckOutputPath(path string) error {
 	if path == "" {
 		return errors.New("empty document path")
 	}
-	if len(path) > maxKeyLen {
-		return fmt.Errorf("document path too long (%d bytes, max %d)", len(path), maxKeyLen)
+	if len(path) > MaxKeyLen {
+		return fmt.Errorf("document path too long (%d bytes, max %d)", len(path), MaxKeyLen)
 	}
 	if strings.IndexByte(path, 0) >= 0 {
 		return fmt.Errorf("document path %q contains a NUL byte", path)
@@ -44,7 +44,7 @@ func CheckOutputPath(path string) error {
 // storing the same path and version again replaces it. The session must
 // exist (else ErrNotFound) and o.Version be 1 or more.
 func (s *Store) PutOutput(sessionID string, o transcript.Output, data []byte) error {
-	if err := checkID(sessionID); err != nil {
+	if err := CheckID(sessionID); err != nil {
 		return fmt.Errorf("store document: %w", err)
 	}
 	if err := CheckOutputPath(o.Path); err != nil {
@@ -72,7 +72,7 @@ func (s *Store) PutOutput(sessionID string, o transcript.Output, data []byte) er
 // OutputData returns the bytes of a stored version of a session's document
 // (version 0: the latest), or an error matching ErrNotFound.
 func (s *Store) OutputData(sessionID, path string, version int) ([]byte, error) {
-	if err := checkID(sessionID); err != nil {
+	if err := CheckID(sessionID); err != nil {
 		return nil, fmt.Errorf("load document: %w", err)
 	}
 	if err := CheckOutputPath(path); err != nil {

@@ -25,7 +25,7 @@ type Queued struct {
 // Enqueue persists payload (JSON the caller defines) at the end of the
 // session key's queue and returns its sequence number.
 func (s *Store) Enqueue(sessionKey string, payload []byte) (uint64, error) {
-	if err := checkKey("session key", sessionKey); err != nil {
+	if err := CheckKey("session key", sessionKey); err != nil {
 		return 0, fmt.Errorf("enqueue: %w", err)
 	}
 	if !json.Valid(payload) {
@@ -46,7 +46,7 @@ func (s *Store) Enqueue(sessionKey string, payload []byte) (uint64, error) {
 // Pending returns the session key's queued items, oldest first; none is an
 // empty result, not an error.
 func (s *Store) Pending(sessionKey string) ([]Queued, error) {
-	if err := checkKey("session key", sessionKey); err != nil {
+	if err := CheckKey("session key", sessionKey); err != nil {
 		return nil, fmt.Errorf("pending: %w", err)
 	}
 	var items []Queued
@@ -76,7 +76,7 @@ func (s *Store) Pending(sessionKey string) ([]Queued, error) {
 // Next returns the oldest queued item of a session key, reading only that
 // one; ok is false when the queue is empty.
 func (s *Store) Next(sessionKey string) (seq uint64, payload []byte, ok bool, err error) {
-	if err := checkKey("session key", sessionKey); err != nil {
+	if err := CheckKey("session key", sessionKey); err != nil {
 		return 0, nil, false, fmt.Errorf("next: %w", err)
 	}
 	err = s.db.View(func(tx *bolt.Tx) error {
@@ -103,7 +103,7 @@ func (s *Store) Next(sessionKey string) (seq uint64, payload []byte, ok bool, er
 // Dequeue removes one queued item. An unknown seq is an error matching
 // ErrNotFound.
 func (s *Store) Dequeue(sessionKey string, seq uint64) error {
-	if err := checkKey("session key", sessionKey); err != nil {
+	if err := CheckKey("session key", sessionKey); err != nil {
 		return fmt.Errorf("dequeue: %w", err)
 	}
 	err := s.db.Batch(func(tx *bolt.Tx) error { // concurrent dequeues share a commit
@@ -197,7 +197,7 @@ func (s *Store) AdmitJournaled() bool { return true }
 // admission that could not be journaled fails at once.
 func (s *Store) AdmitAsync(keys []string, ttl time.Duration, sessionKey string, payload []byte) <-chan Admission {
 	done := make(chan Admission, 1)
-	if err := checkAdmit(keys, ttl, sessionKey, payload); err != nil {
+	if err := CheckAdmit(keys, ttl, sessionKey, payload); err != nil {
 		done <- Admission{Err: err}
 		return done
 	}
@@ -218,14 +218,14 @@ func (s *Store) AdmitAsync(keys []string, ttl time.Duration, sessionKey string, 
 	return done
 }
 
-// checkAdmit validates an admission before it is queued.
-func checkAdmit(keys []string, ttl time.Duration, sessionKey string, payload []byte) error {
+// CheckAdmit validates the arguments of Admit, for every Backend.
+func CheckAdmit(keys []string, ttl time.Duration, sessionKey string, payload []byte) error {
 	for _, k := range keys {
-		if err := checkKey("seen key", k); err != nil {
+		if err := CheckKey("seen key", k); err != nil {
 			return fmt.Errorf("admit: %w", err)
 		}
 	}
-	if err := checkKey("session key", sessionKey); err != nil {
+	if err := CheckKey("session key", sessionKey); err != nil {
 		return fmt.Errorf("admit: %w", err)
 	}
 	if len(keys) > 0 && ttl <= 0 {

@@ -16,7 +16,7 @@ const sweepInterval = time.Minute
 // keeps its original expiry. Marks persist across restarts; expired ones are
 // swept at most once a minute by Seen, or by SweepSeen.
 func (s *Store) Seen(key string, ttl time.Duration) (bool, error) {
-	if err := checkKey("seen key", key); err != nil {
+	if err := CheckKey("seen key", key); err != nil {
 		return false, fmt.Errorf("seen: %w", err)
 	}
 	if ttl <= 0 {

@@ -51,7 +51,7 @@ func (s *Store) ListSessions() ([]SessionInfo, error) {
 // folders. An unknown id is an error matching ErrNotFound. Queued inbound
 // messages for its key are kept.
 func (s *Store) DeleteSession(id string) error {
-	if err := checkID(id); err != nil {
+	if err := CheckID(id); err != nil {
 		return fmt.Errorf("delete session: %w", err)
 	}
 	err := s.db.Update(func(tx *bolt.Tx) error {

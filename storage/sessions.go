@@ -21,7 +21,7 @@ var (
 // Session returns the session stored under key (Slack uses
 // "team/channel/thread"), or an error matching ErrNotFound.
 func (s *Store) Session(key string) (*transcript.Session, error) {
-	if err := checkKey("session key", key); err != nil {
+	if err := CheckKey("session key", key); err != nil {
 		return nil, fmt.Errorf("load session: %w", err)
 	}
 	var sess *transcript.Session
@@ -43,7 +43,7 @@ func (s *Store) Session(key string) (*transcript.Session, error) {
 // SessionByID returns the session with the given id, or an error matching
 // ErrNotFound.
 func (s *Store) SessionByID(id string) (*transcript.Session, error) {
-	if err := checkID(id); err != nil {
+	if err := CheckID(id); err != nil {
 		return nil, fmt.Errorf("load session: %w", err)
 	}
 	var sess *transcript.Session
@@ -62,7 +62,7 @@ func (s *Store) SessionByID(id string) (*transcript.Session, error) {
 // and Created/Updated set to now. If key already has a session it returns
 // an error matching ErrExists and changes nothing.
 func (s *Store) NewSession(key string) (*transcript.Session, error) {
-	if err := checkKey("session key", key); err != nil {
+	if err := CheckKey("session key", key); err != nil {
 		return nil, fmt.Errorf("new session: %w", err)
 	}
 	now := s.now()
@@ -73,7 +73,7 @@ func (s *Store) NewSession(key string) (*transcript.Session, error) {
 			return fmt.Errorf("%w (id %s)", ErrExists, id)
 		}
 		sessions := tx.Bucket(bucketSessions)
-		id, err := newID(func(id string) bool { return sessions.Get([]byte(id)) != nil || sessions.Bucket([]byte(id)) != nil })
+		id, err := NewID(func(id string) bool { return sessions.Get([]byte(id)) != nil || sessions.Bucket([]byte(id)) != nil })
 		if err != nil {
 			return err
 		}
@@ -105,7 +105,7 @@ func (s *Store) SaveSession(sess *transcript.Session) error {
 	if sess == nil {
 		return errors.New("save session: nil session")
 	}
-	if err := checkID(sess.ID); err != nil {
+	if err := CheckID(sess.ID); err != nil {
 		return fmt.Errorf("save session: %w", err)
 	}
 	sess.Updated = s.now()

@@ -191,7 +191,7 @@ func TestNewSessionAndLookup(t *testing.T) {
 	wantErrIs(t, "Session of an unknown key", err, ErrNotFound)
 	_, err = s.SessionByID("aaaaaaaa")
 	wantErrIs(t, "SessionByID of an unknown id", err, ErrNotFound)
-	for _, key := range []string{"", strings.Repeat("k", maxKeyLen+1)} {
+	for _, key := range []string{"", strings.Repeat("k", MaxKeyLen+1)} {
 		if _, err := s.NewSession(key); err == nil {
 			t.Errorf("NewSession(%.10q...): want error", key)
 		}

@@ -13,7 +13,7 @@ import (
 // value deletes it), reading and writing only the session's metadata,
 // never its transcript. No such session is an error matching ErrNotFound.
 func (s *Store) SetMeta(key, name, value string) error {
-	if err := checkKey("session key", key); err != nil {
+	if err := CheckKey("session key", key); err != nil {
 		return fmt.Errorf("set session meta: %w", err)
 	}
 	err := s.db.Batch(func(tx *bolt.Tx) error {
