@@ -258,7 +258,7 @@ func (s *Store) committer() {
 func (s *Store) commitAdmissions(batch []*admitReq) {
 	out := make([]Admission, len(batch))
 	now := s.now()
-	sweep := s.sweepDue(now)
+	sweep := s.sweeper.Due(now)
 	// Batch: the admissions join the commit that concurrent session saves
 	// share, instead of queueing behind them for the write lock. The
 	// function is idempotent, as Batch may run it again alone.

@@ -8,9 +8,6 @@ import (
 	bolt "go.etcd.io/bbolt"
 )
 
-// sweepInterval is how often Seen also removes expired marks.
-const sweepInterval = time.Minute
-
 // Seen marks key for ttl and reports whether it was already marked and not
 // yet expired; the check and the mark are one transaction. An existing mark
 // keeps its original expiry. Marks persist across restarts; expired ones are
@@ -23,7 +20,7 @@ func (s *Store) Seen(key string, ttl time.Duration) (bool, error) {
 		return false, fmt.Errorf("seen %q: ttl must be positive, got %s", key, ttl)
 	}
 	now := s.now()
-	sweep := s.sweepDue(now)
+	sweep := s.sweeper.Due(now)
 	var seen bool
 	err := s.db.Update(func(tx *bolt.Tx) error {
 		b := tx.Bucket(bucketSeen)
@@ -54,11 +51,6 @@ func (s *Store) SweepSeen(now time.Time) (int, error) {
 		return 0, fmt.Errorf("sweep seen: %w", err)
 	}
 	return n, nil
-}
-
-// sweepDue reports whether Seen should sweep now, and if so records it.
-func (s *Store) sweepDue(now time.Time) bool {
-	return s.sweeper.Due(now, sweepInterval)
 }
 
 // sweepSeen deletes the entries of b that expire at or before now.

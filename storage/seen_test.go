@@ -81,7 +81,7 @@ func TestSeenSweeps(t *testing.T) {
 	for i := range 20 {
 		mustSeen(t, s, fmt.Sprintf("again-%d", i), time.Minute, false)
 	}
-	c.Add(sweepInterval + time.Minute)
+	c.Add(SweepInterval + time.Minute)
 	mustSeen(t, s, "trigger", time.Minute, false)
 	if n := seenEntries(t, s); n != 2 {
 		t.Fatalf("%d marks after Seen's own sweep, want 2 (long, trigger)", n)

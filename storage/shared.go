@@ -56,19 +56,23 @@ func LookupIn(st interface {
 	return nil, err
 }
 
+// SweepInterval is how often a store's Seen and admissions also remove
+// expired dedupe marks.
+const SweepInterval = time.Minute
+
 // Sweeper spaces out the sweeps of expired dedupe marks: at most one per
-// interval, whatever the callers. The zero value is ready to use.
+// SweepInterval, whatever the callers. The zero value is ready to use.
 type Sweeper struct {
 	mu   sync.Mutex
 	last time.Time
 }
 
-// Due reports whether a sweep is due at now (none in the last interval,
-// or the clock went back), and if so records it.
-func (w *Sweeper) Due(now time.Time, interval time.Duration) bool {
+// Due reports whether a sweep is due at now (none in the last
+// SweepInterval, or the clock went back), and if so records it.
+func (w *Sweeper) Due(now time.Time) bool {
 	w.mu.Lock()
 	defer w.mu.Unlock()
-	if !w.last.IsZero() && now.Sub(w.last) < interval && !now.Before(w.last) {
+	if !w.last.IsZero() && now.Sub(w.last) < SweepInterval && !now.Before(w.last) {
 		return false
 	}
 	w.last = now

@@ -11,9 +11,9 @@ import (
 	"agentbot/storage"
 )
 
-// sweepInterval is how often Seen and admissions also remove expired
-// marks.
-const sweepInterval = time.Minute
+// sweepSQL removes the marks expired at $1: SweepSeen, and Seen and
+// admissions once every storage.SweepInterval.
+const sweepSQL = `DELETE FROM seen WHERE expires <= $1`
 
 // maxAdmitBatch bounds how many admissions share one round trip.
 const maxAdmitBatch = 256
@@ -50,8 +50,8 @@ func (s *Store) Seen(key string, ttl time.Duration) (bool, error) {
 	ctx, cancel := s.ctx()
 	defer cancel()
 	b := &pgx.Batch{}
-	if s.sweepDue(now) {
-		b.Queue(`DELETE FROM seen WHERE expires <= $1`, now.UnixNano())
+	if s.sweeper.Due(now) {
+		b.Queue(sweepSQL, now.UnixNano())
 	}
 	var marked bool
 	b.Queue(markSQL, []string{key}, now.Add(ttl).UnixNano(), now.UnixNano()).Query(func(rows pgx.Rows) error {
@@ -69,16 +69,11 @@ func (s *Store) Seen(key string, ttl time.Duration) (bool, error) {
 func (s *Store) SweepSeen(now time.Time) (int, error) {
 	ctx, cancel := s.ctx()
 	defer cancel()
-	tag, err := s.pool.Exec(ctx, `DELETE FROM seen WHERE expires <= $1`, now.UnixNano())
+	tag, err := s.pool.Exec(ctx, sweepSQL, now.UnixNano())
 	if err != nil {
 		return 0, fmt.Errorf("sweep seen: %w", err)
 	}
 	return int(tag.RowsAffected()), nil
-}
-
-// sweepDue reports whether a sweep is due now, and if so records it.
-func (s *Store) sweepDue(now time.Time) bool {
-	return s.sweeper.Due(now, sweepInterval)
 }
 
 // Enqueue persists payload (JSON) at the end of the session key's queue
@@ -233,8 +228,8 @@ func (s *Store) commitAdmissions(batch []*admitReq) {
 	ctx, cancel := s.ctx()
 	defer cancel()
 	b := &pgx.Batch{}
-	if s.sweepDue(now) {
-		b.Queue(`DELETE FROM seen WHERE expires <= $1`, now.UnixNano())
+	if s.sweeper.Due(now) {
+		b.Queue(sweepSQL, now.UnixNano())
 	}
 	for i, r := range batch {
 		keys := slices.Compact(slices.Sorted(slices.Values(r.keys))) // one row may not be marked twice in a statement
