@@ -149,13 +149,23 @@ func (s *Store) SaveSession(sess *transcript.Session) error {
 
 // putMeta writes the session without its messages.
 func putMeta(b *bolt.Bucket, sess *transcript.Session) error {
+	data, err := EncodeMeta(sess)
+	if err != nil {
+		return err
+	}
+	return b.Put(keyMeta, data)
+}
+
+// EncodeMeta is a session's metadata as every Backend stores it: the
+// session as JSON without its messages.
+func EncodeMeta(sess *transcript.Session) ([]byte, error) {
 	meta := *sess
 	meta.Messages = nil
 	data, err := json.Marshal(&meta)
 	if err != nil {
-		return fmt.Errorf("encode session: %w", err)
+		return nil, fmt.Errorf("encode session: %w", err)
 	}
-	return b.Put(keyMeta, data)
+	return data, nil
 }
 
 // loadMeta reads a session's metadata; Messages stays nil.

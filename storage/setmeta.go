@@ -59,9 +59,5 @@ func SetMetaJSON(meta []byte, name, value string) ([]byte, error) {
 		return nil, fmt.Errorf("decode session: %w", err)
 	}
 	sess.Meta = setMetaEntry(sess.Meta, name, value)
-	out, err := json.Marshal(&sess)
-	if err != nil {
-		return nil, fmt.Errorf("encode session: %w", err)
-	}
-	return out, nil
+	return EncodeMeta(&sess)
 }

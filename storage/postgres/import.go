@@ -26,7 +26,7 @@ func (s *Store) ImportSession(sess *transcript.Session, attached bool) (bool, er
 	if err := storage.CheckKey("session key", sess.Key); err != nil {
 		return false, fmt.Errorf("import session %s: %w", sess.ID, err)
 	}
-	meta, err := metaJSON(sess)
+	meta, err := storage.EncodeMeta(sess)
 	if err != nil {
 		return false, fmt.Errorf("import session %s: %w", sess.ID, err)
 	}

@@ -117,17 +117,6 @@ func (s *Store) HasSession(key string) (bool, error) {
 	return ok, nil
 }
 
-// metaJSON encodes the session without its messages.
-func metaJSON(sess *transcript.Session) ([]byte, error) {
-	meta := *sess
-	meta.Messages = nil
-	data, err := json.Marshal(&meta)
-	if err != nil {
-		return nil, fmt.Errorf("encode session: %w", err)
-	}
-	return data, nil
-}
-
 // NewSession creates and stores an empty session for key with a fresh id;
 // if key has a session already it returns an error matching
 // storage.ErrExists and changes nothing.
@@ -144,7 +133,7 @@ func (s *Store) NewSession(key string) (*transcript.Session, error) {
 			return nil, err
 		}
 		sess := &transcript.Session{ID: id, Key: key, Created: now, Updated: now}
-		meta, err := metaJSON(sess)
+		meta, err := storage.EncodeMeta(sess)
 		if err != nil {
 			return nil, err
 		}
@@ -199,7 +188,7 @@ func (s *Store) SaveSession(sess *transcript.Session) error {
 		return fmt.Errorf("save session: %w", err)
 	}
 	sess.Updated = s.now()
-	meta, err := metaJSON(sess)
+	meta, err := storage.EncodeMeta(sess)
 	if err != nil {
 		return fmt.Errorf("save session %s: %w", sess.ID, err)
 	}
