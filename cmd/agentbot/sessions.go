@@ -31,6 +31,10 @@ func runSessions(ctx context.Context, e *env) int {
 		return 2
 	}
 	st, closeStore, err := openReader(ctx, cfg, args[0] != "prune")
+	if args[0] == "prune" && errors.Is(err, storage.ErrLocked) {
+		fmt.Fprintf(e.stderr, "agentbot sessions prune: %v: agentbot serve holds the store; it prunes by itself with AGENTBOT_SESSION_TTL, or stop it to prune by hand\n", err)
+		return 1
+	}
 	if err != nil {
 		fmt.Fprintf(e.stderr, "agentbot sessions: %v\n", err)
 		return storeExitCode(err)
@@ -134,12 +138,9 @@ func runSessions(ctx context.Context, e *env) int {
 			fmt.Fprintln(e.stderr, "agentbot sessions prune: say how old: --older-than 720h (or set AGENTBOT_SESSION_TTL)")
 			return 2
 		}
-		local, ok := st.(storage.Backend)
-		if !ok {
-			fmt.Fprintln(e.stderr, "agentbot sessions prune: agentbot serve holds the store; it prunes by itself with AGENTBOT_SESSION_TTL, or stop it to prune by hand")
-			return 1
-		}
-		ids, err := local.Prune(time.Now().Add(-ttl))
+		// prune opens the store itself (never the control socket), so st is
+		// a Backend.
+		ids, err := st.(storage.Backend).Prune(time.Now().Add(-ttl))
 		if err != nil {
 			fmt.Fprintf(e.stderr, "agentbot sessions prune: %v\n", err)
 			return 1
