@@ -48,7 +48,7 @@ func runCheck(ctx context.Context, e *env) int {
 	secrets := []string{cfg.SlackBotToken, cfg.SlackAppToken, cfg.APIKey, urlPassword(cfg.DatabaseURL)}
 	if cfg.MCPConfig != "" {
 		mc, mcProbs, mcErr = mcp.LoadConfig(cfg.MCPConfig, e.getenv)
-		secrets = append(secrets, (&mcpTools{cfg: mc}).secrets()...)
+		secrets = append(secrets, mcpSecrets(mc)...)
 	}
 	r := &checkReport{w: newRedactor(e.stdout, secrets...)}
 	c := &checker{cfg: cfg, timeout: timeout, r: r}

@@ -132,10 +132,14 @@ func (t *mcpTools) Close() {
 	}
 }
 
-// secrets are the config's secret values, for redacting output.
-func (t *mcpTools) secrets() []string {
+// mcpSecrets are the secret values of an MCP config, for redacting output
+// (none for a nil config).
+func mcpSecrets(mc *mcp.Config) []string {
+	if mc == nil {
+		return nil
+	}
 	var out []string
-	for _, s := range t.config().Servers {
+	for _, s := range mc.Servers {
 		for _, v := range s.Env {
 			out = append(out, v.Reveal())
 		}
