@@ -48,7 +48,7 @@ func runCheck(ctx context.Context, e *env) int {
 	secrets := []string{cfg.SlackBotToken, cfg.SlackAppToken, cfg.APIKey, urlPassword(cfg.DatabaseURL)}
 	if cfg.MCPConfig != "" {
 		mc, mcProbs, mcErr = mcp.LoadConfig(cfg.MCPConfig, e.getenv)
-		secrets = append(secrets, (&mcpTools{cfg: mc}).secrets()...)
+		secrets = append(secrets, mcpSecrets(mc)...)
 	}
 	r := &checkReport{w: newRedactor(e.stdout, secrets...)}
 	c := &checker{cfg: cfg, timeout: timeout, r: r}
@@ -333,11 +333,8 @@ func (c *checker) mcpServers(ctx context.Context, cat *catalog.Catalog, mc *mcp.
 		}
 	}
 	var bad []string
-	for _, a := range cat.Agents {
-		_, ps := mc.Resolve(a.MCP)
-		for _, p := range ps {
-			bad = append(bad, fmt.Sprintf("agent %s: MCP server %q: %s", a.ID, p.Server, p.Reason))
-		}
+	for _, p := range agentServerProblems(cat, mc) {
+		bad = append(bad, fmt.Sprintf("agent %s: MCP server %q: %s", p.Agent, p.Server, p.Reason))
 	}
 	if len(bad) > 0 {
 		c.r.warn("MCP servers of agents", strings.Join(bad, "; "), "add the server to the MCP config or remove it from the agent's mcp list in bundle.yaml; the agents run without it")

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"log/slog"
 
+	"agentbot/bot"
 	"agentbot/engine"
 	"agentbot/engine/catalog"
 	"agentbot/engine/mcp"
@@ -42,15 +43,57 @@ func loadMCP(cfg *Config, getenv func(string) string, log *slog.Logger) (*mcpToo
 
 // warnAgents logs each agent's MCP servers that the config does not offer.
 func (t *mcpTools) warnAgents(cat *catalog.Catalog, log *slog.Logger) {
-	if cat == nil {
-		return
+	for _, p := range agentServerProblems(cat, t.config()) {
+		log.Warn("agent names an unusable MCP server", "agent", p.Agent, "server", p.Server, "reason", p.Reason)
 	}
+}
+
+// agentServerProblem is an MCP server an agent names that the config does
+// not offer.
+type agentServerProblem struct {
+	Agent string
+	mcp.Problem
+}
+
+// agentServerProblems lists, agent by agent, the MCP servers of the
+// catalog's agents that mc does not offer (none for a nil catalog).
+func agentServerProblems(cat *catalog.Catalog, mc *mcp.Config) []agentServerProblem {
+	if cat == nil {
+		return nil
+	}
+	var out []agentServerProblem
 	for _, a := range cat.Agents {
-		_, probs := t.config().Resolve(a.MCP)
+		_, probs := mc.Resolve(a.MCP)
 		for _, p := range probs {
-			log.Warn("agent names an unusable MCP server", "agent", a.ID, "server", p.Server, "reason", p.Reason)
+			out = append(out, agentServerProblem{Agent: a.ID, Problem: p})
 		}
 	}
+	return out
+}
+
+// useChannels adds a session's channel servers (/agent tools add, kept in
+// the store) to its agent's; a store error is logged and adds none.
+func (t *mcpTools) useChannels(st bot.ChannelToolsReader, log *slog.Logger) {
+	if t == nil {
+		return
+	}
+	channelServers := bot.ChannelServers(st)
+	t.Channel = func(key string) []string {
+		servers, err := channelServers(key)
+		if err != nil {
+			log.Warn("channel MCP servers", "err", err)
+		}
+		return servers
+	}
+}
+
+// names are the names of the config's usable servers (nil without MCP).
+func (t *mcpTools) names() []string {
+	var out []string
+	for _, s := range t.config().Servers {
+		out = append(out, s.Name)
+	}
+	return out
 }
 
 // config returns the MCP config (an empty one without a file).
@@ -89,10 +132,14 @@ func (t *mcpTools) Close() {
 	}
 }
 
-// secrets are the config's secret values, for redacting output.
-func (t *mcpTools) secrets() []string {
+// mcpSecrets are the secret values of an MCP config, for redacting output
+// (none for a nil config).
+func mcpSecrets(mc *mcp.Config) []string {
+	if mc == nil {
+		return nil
+	}
 	var out []string
-	for _, s := range t.config().Servers {
+	for _, s := range mc.Servers {
 		for _, v := range s.Env {
 			out = append(out, v.Reveal())
 		}

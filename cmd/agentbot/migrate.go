@@ -6,7 +6,6 @@ import (
 	"fmt"
 
 	"agentbot/storage"
-	"agentbot/storage/postgres"
 )
 
 // runMigrate copies a bbolt store (the data folder's agentbot.db, with the
@@ -40,13 +39,19 @@ func runMigrate(ctx context.Context, e *env) int {
 		return 1
 	}
 	defer src.Close()
-	dst, err := postgres.Open(ctx, cfg.DatabaseURL, cfg.DataDir)
+	// cfg.DatabaseURL is set, so openStore opens PostgreSQL.
+	dst, err := openStore(ctx, cfg)
 	if err != nil {
-		fmt.Fprintf(e.stderr, "agentbot migrate: %v\n", (&databaseError{err: err}).Error())
-		return 2
+		fmt.Fprintf(e.stderr, "agentbot migrate: %v\n", err)
+		return storeExitCode(err)
 	}
 	defer dst.Close()
-	rep, err := storage.Migrate(dst, src)
+	imp, ok := dst.(storage.Importer)
+	if !ok {
+		fmt.Fprintf(e.stderr, "agentbot migrate: the %s store cannot import sessions\n", storeName(cfg))
+		return 1
+	}
+	rep, err := storage.Migrate(imp, src)
 	fmt.Fprintf(e.stdout, "copied %d session(s) with %d message(s) and %d document version(s), %d channel default(s), %d queued message(s); %d session(s) were there already\n",
 		rep.Sessions, rep.Messages, rep.Outputs, rep.Channels, rep.Queued, rep.Skipped)
 	if err != nil {

@@ -72,7 +72,8 @@ func TestServeDatabaseUnreachable(t *testing.T) {
 	}
 }
 
-// A malformed URL is a setting to fix: exit code 2, no password shown.
+// A malformed URL is a setting to fix, for chat and migrate alike: exit
+// code 2, no password shown.
 func TestBadDatabaseURL(t *testing.T) {
 	fm := fakemodel.NewTB(t)
 	vars := chatVars(t, fm)
@@ -82,11 +83,13 @@ func TestBadDatabaseURL(t *testing.T) {
 		"mysql://agentbot:pa55-w0rd-secret@127.0.0.1/agentbot",
 	} {
 		vars["AGENTBOT_DATABASE_URL"] = bad
-		r := runCmd(t, vars, "hello\n", "chat", "--agent", "product-lead")
-		r.wantCode(t, 2)
-		lacks(t, "output of "+bad, r.stderr+r.stdout, "pa55-w0rd-secret")
-		if !strings.Contains(r.stderr, "AGENTBOT_DATABASE_URL") {
-			t.Errorf("the error for %s does not name the setting:\n%s", bad, r.stderr)
+		for _, args := range [][]string{{"chat", "--agent", "product-lead"}, {"migrate"}} {
+			r := runCmd(t, vars, "hello\n", args...)
+			r.wantCode(t, 2)
+			lacks(t, "output of "+args[0]+" "+bad, r.stderr+r.stdout, "pa55-w0rd-secret")
+			if !strings.Contains(r.stderr, "AGENTBOT_DATABASE_URL") {
+				t.Errorf("the %s error for %s does not name the setting:\n%s", args[0], bad, r.stderr)
+			}
 		}
 	}
 }

@@ -104,7 +104,7 @@ func (e *replicaEnv) start(name string) *replicaProc {
 	p := &replicaProc{serveProc: startServe(e.t, name, vars), name: name}
 	err := e.fake.WaitFor(func() bool {
 		for _, id := range e.fake.ConnIDs() {
-			if !containsInt(before, id) {
+			if !slices.Contains(before, id) {
 				p.conn = id
 			}
 		}
@@ -114,15 +114,6 @@ func (e *replicaEnv) start(name string) *replicaProc {
 		e.t.Fatalf("%s did not connect (err %v)\n%s", name, err, p.logs.String())
 	}
 	return p
-}
-
-func containsInt(xs []int, x int) bool {
-	for _, y := range xs {
-		if y == x {
-			return true
-		}
-	}
-	return false
 }
 
 // turns counts the turns the replica logged as finished.

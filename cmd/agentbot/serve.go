@@ -93,21 +93,7 @@ func runServe(ctx context.Context, e *env) int {
 	}
 	defer tools.Close() // stops the stdio servers
 	tools.warnAgents(first, log)
-	// A channel's own servers (/agent tools add) join the agent's.
-	var mcpServers []string
-	if tools != nil {
-		channelServers := bot.ChannelServers(st)
-		tools.Channel = func(key string) []string {
-			servers, err := channelServers(key)
-			if err != nil {
-				log.Warn("channel MCP servers", "err", err)
-			}
-			return servers
-		}
-		for _, s := range tools.config().Servers {
-			mcpServers = append(mcpServers, s.Name)
-		}
-	}
+	tools.useChannels(st, log)
 
 	met := metrics.New()
 	m, err := newModel(cfg, func(attempt int, err error) {
@@ -133,7 +119,7 @@ func runServe(ctx context.Context, e *env) int {
 		MaxConcurrentTurns: cfg.MaxTurns, AllowedUsers: cfg.AllowedUsers, AllowedChannels: cfg.AllowedChannels,
 		MaxUploadBytes: cfg.MaxUploadBytes, NoStreaming: cfg.NoStreaming, Logger: log, Observer: met, Budgets: budgets,
 		ReplicaID: cfg.ReplicaID, LeaseTTL: cfg.LeaseTTL, ApprovalTimeout: cfg.ApprovalTimeout,
-		MCPServers: mcpServers,
+		MCPServers: tools.names(),
 	})
 	if err != nil {
 		fmt.Fprintf(e.stderr, "agentbot serve: %v\n", err)

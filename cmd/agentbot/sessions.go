@@ -31,6 +31,10 @@ func runSessions(ctx context.Context, e *env) int {
 		return 2
 	}
 	st, closeStore, err := openReader(ctx, cfg, args[0] != "prune")
+	if args[0] == "prune" && errors.Is(err, storage.ErrLocked) {
+		fmt.Fprintf(e.stderr, "agentbot sessions prune: %v: agentbot serve holds the store; it prunes by itself with AGENTBOT_SESSION_TTL, or stop it to prune by hand\n", err)
+		return 1
+	}
 	if err != nil {
 		fmt.Fprintf(e.stderr, "agentbot sessions: %v\n", err)
 		return storeExitCode(err)
@@ -99,14 +103,8 @@ func runSessions(ctx context.Context, e *env) int {
 			fmt.Fprintf(e.stdout, "Pending:  %s (call %s), asked %s, %s\n", p.Tool, p.CallID, p.Asked.Local().Format("2006-01-02 15:04:05"), state)
 		}
 		if len(s.Audit) > 0 {
-			fmt.Fprintf(e.stdout, "\n%d tool call(s):\n", len(s.Audit))
-			tw := tabwriter.NewWriter(e.stdout, 0, 4, 2, ' ', 0)
-			fmt.Fprintln(tw, "TIME\tTOOL\tSERVER\tCALL\tOUTCOME\tAPPROVER\tMS\tRESULT BYTES\tARGUMENTS")
-			for _, r := range s.Audit {
-				fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\t%d\t%d\t%s\n", r.Time.Local().Format("2006-01-02 15:04:05"), r.Tool,
-					orDash(r.Server), r.CallID, r.Outcome, orDash(r.Approver), r.DurationMS, r.ResultBytes, r.ArgsDigest)
-			}
-			tw.Flush()
+			// The same table as sessions export (times in UTC).
+			fmt.Fprintf(e.stdout, "\n%d tool call(s):\n\n%s", len(s.Audit), engine.AuditTable(s.Audit))
 		}
 		return 0
 	case "export":
@@ -134,12 +132,9 @@ func runSessions(ctx context.Context, e *env) int {
 			fmt.Fprintln(e.stderr, "agentbot sessions prune: say how old: --older-than 720h (or set AGENTBOT_SESSION_TTL)")
 			return 2
 		}
-		local, ok := st.(storage.Backend)
-		if !ok {
-			fmt.Fprintln(e.stderr, "agentbot sessions prune: agentbot serve holds the store; it prunes by itself with AGENTBOT_SESSION_TTL, or stop it to prune by hand")
-			return 1
-		}
-		ids, err := local.Prune(time.Now().Add(-ttl))
+		// prune opens the store itself (never the control socket), so st is
+		// a Backend.
+		ids, err := st.(storage.Backend).Prune(time.Now().Add(-ttl))
 		if err != nil {
 			fmt.Fprintf(e.stderr, "agentbot sessions prune: %v\n", err)
 			return 1
@@ -178,12 +173,4 @@ func openReader(ctx context.Context, cfg *Config, remote bool) (sessionReader, f
 		return nil, nil, fmt.Errorf("%w; and the running agentbot did not answer on its control socket (%v): run this on the machine that runs it, with the same data folder", err, derr)
 	}
 	return r, func() {}, nil
-}
-
-// orDash is s, or "-" when it is empty, for table cells.
-func orDash(s string) string {
-	if s == "" {
-		return "-"
-	}
-	return s
 }

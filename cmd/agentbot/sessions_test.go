@@ -5,6 +5,8 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"agentbot/storage"
 )
 
 func TestSessionsListShowExportPrune(t *testing.T) {
@@ -116,4 +118,21 @@ func TestSessionsErrors(t *testing.T) {
 	if lines := strings.Split(strings.TrimSpace(r.stdout), "\n"); len(lines) != 1 || !strings.HasPrefix(lines[0], "ID") {
 		t.Errorf("empty list:\n%s", r.stdout)
 	}
+}
+
+// prune never goes through the control socket: while another process holds
+// the bbolt store it says serve prunes by itself, and removes nothing.
+func TestSessionsPruneWhileHeld(t *testing.T) {
+	_, vars, chat := briefChat(t)
+	id := sessionID(t, chat.stdout)
+	st, err := storage.Open(vars["AGENTBOT_DATA"])
+	if err != nil {
+		t.Fatal(err)
+	}
+	r := runCmd(t, vars, "", "sessions", "prune", "--older-than", "1ns")
+	r.wantCode(t, 1)
+	contains(t, "prune while held", r.stderr, "prunes by itself with AGENTBOT_SESSION_TTL")
+	st.Close()
+	r = runCmd(t, vars, "", "sessions", "show", id)
+	r.wantCode(t, 0)
 }

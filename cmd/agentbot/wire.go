@@ -112,9 +112,7 @@ func newModel(cfg *Config, onRetry func(int, error)) (*model.Client, error) {
 		MaxTokens:   cfg.MaxTokens,
 		CallTimeout: cfg.CallTimeout,
 		OnRetry:     onRetry,
-	}
-	if cfg.MaxTurns > 0 {
-		mc.HTTPClient = &http.Client{Transport: pooledTransport(cfg.MaxTurns)}
+		HTTPClient:  &http.Client{Transport: pooledTransport(cfg.MaxTurns)},
 	}
 	if t := strings.TrimSpace(cfg.Temperature); t != "" {
 		f, err := strconv.ParseFloat(t, 32)
@@ -127,10 +125,10 @@ func newModel(cfg *Config, onRetry func(int, error)) (*model.Client, error) {
 	return model.New(mc), nil
 }
 
-// pooledTransport is the HTTP transport of the model and Slack clients
-// of serve: it keeps an idle connection per turn that may run at once, so
-// concurrent turns reuse connections instead of opening (and TLS
-// handshaking) one per call past Go's default of 2 idle per host.
+// pooledTransport is the HTTP transport of the model client and of serve's
+// Slack client: it keeps an idle connection per turn that may run at once
+// (at least 2), so concurrent turns reuse connections instead of opening
+// (and TLS handshaking) one per call past Go's default of 2 idle per host.
 func pooledTransport(turns int) *http.Transport {
 	t := http.DefaultTransport.(*http.Transport).Clone()
 	t.MaxIdleConnsPerHost = max(turns, 2)
