@@ -30,6 +30,8 @@ type MigrateReport struct {
 	Messages, Outputs int
 	// Channels are channel defaults; Queued are inbound messages waiting.
 	Channels, Queued int
+	// ChannelTools are channels' lists of MCP servers.
+	ChannelTools int
 }
 
 // Migrate copies everything src holds into dst: every session (detached
@@ -96,6 +98,7 @@ func Migrate(dst Importer, src *Store) (MigrateReport, error) {
 		if err := dst.SetChannelTools(team, channel, servers); err != nil {
 			return rep, fmt.Errorf("migrate channel tools %s: %w", key, err)
 		}
+		rep.ChannelTools++
 	}
 	keys, err := src.PendingKeys()
 	if err != nil {

@@ -7,7 +7,6 @@ import (
 	"io"
 	"net"
 	"net/http"
-	"net/url"
 	"slices"
 	"strings"
 	"time"
@@ -45,7 +44,7 @@ func runCheck(ctx context.Context, e *env) int {
 	var mc *mcp.Config
 	var mcProbs []mcp.Problem
 	var mcErr error
-	secrets := []string{cfg.SlackBotToken, cfg.SlackAppToken, cfg.APIKey, urlPassword(cfg.DatabaseURL)}
+	secrets := append([]string{cfg.SlackBotToken, cfg.SlackAppToken, cfg.APIKey}, postgres.Secrets(cfg.DatabaseURL)...)
 	if cfg.MCPConfig != "" {
 		mc, mcProbs, mcErr = mcp.LoadConfig(cfg.MCPConfig, e.getenv)
 		secrets = append(secrets, mcpSecrets(mc)...)
@@ -370,17 +369,6 @@ func (c *checker) database(ctx context.Context) {
 		migrations = fmt.Sprintf("%d migration(s) to apply at the next start: %s", len(rep.Pending), strings.Join(rep.Pending, ", "))
 	}
 	c.r.ok(name, fmt.Sprintf("connected; schema version %d of %d, %s; round trip %s", rep.Version, rep.Known, migrations, rep.Latency.Round(10*time.Microsecond)))
-}
-
-// urlPassword is the password of a database URL, so reports can hide it
-// wherever it appears; "" when there is none.
-func urlPassword(raw string) string {
-	u, err := url.Parse(raw)
-	if err != nil || u.User == nil {
-		return ""
-	}
-	p, _ := u.User.Password()
-	return p
 }
 
 // dataDir opens and closes the store.

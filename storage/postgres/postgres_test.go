@@ -42,8 +42,12 @@ func TestMigrateCopiesChannelTools(t *testing.T) {
 		t.Fatal(err)
 	}
 	dst := open(t, pgtest.URL(t))
-	if _, err := storage.Migrate(dst, src); err != nil {
+	rep, err := storage.Migrate(dst, src)
+	if err != nil {
 		t.Fatal(err)
+	}
+	if rep.ChannelTools != 1 || rep.Channels != 1 {
+		t.Fatalf("report = %+v, want 1 channel default and 1 channel tool list", rep)
 	}
 	got, err := dst.ChannelTools("T1", "C1")
 	if err != nil || len(got) != 2 || got[0] != "jira" || got[1] != "notes" {

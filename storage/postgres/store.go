@@ -175,30 +175,42 @@ func scrub(rawURL string, err error) error {
 	if err == nil {
 		return nil
 	}
+	msg := err.Error()
+	for _, p := range Secrets(rawURL) {
+		msg = strings.ReplaceAll(msg, p, "xxxxx")
+	}
+	return &scrubError{msg: msg, err: err}
+}
+
+// Secrets returns every form in which a database URL's password could
+// show in a message (as written, URL-escaped, in key=value form or as a
+// password parameter), so errors and reports can hide it.
+func Secrets(rawURL string) []string {
 	var secrets []string
+	add := func(p ...string) {
+		for _, s := range p {
+			if s != "" {
+				secrets = append(secrets, s)
+			}
+		}
+	}
 	if u, perr := url.Parse(rawURL); perr == nil && u.User != nil {
 		if p, ok := u.User.Password(); ok {
-			secrets = append(secrets, p, url.QueryEscape(p), url.PathEscape(p))
+			add(p, url.QueryEscape(p), url.PathEscape(p))
 		}
 	}
 	for _, m := range urlPassword.FindAllStringSubmatch(rawURL, -1) {
-		secrets = append(secrets, m[1])
+		add(m[1])
 	}
 	for _, m := range kvPassword.FindAllStringSubmatch(rawURL, -1) {
-		secrets = append(secrets, strings.Trim(m[1], "'"))
+		add(strings.Trim(m[1], "'"))
 	}
 	if u, perr := url.Parse(rawURL); perr == nil {
 		if p := u.Query().Get("password"); p != "" {
-			secrets = append(secrets, p, url.QueryEscape(p))
+			add(p, url.QueryEscape(p))
 		}
 	}
-	msg := err.Error()
-	for _, p := range secrets {
-		if p != "" {
-			msg = strings.ReplaceAll(msg, p, "xxxxx")
-		}
-	}
-	return &scrubError{msg: msg, err: err}
+	return secrets
 }
 
 // migration is one embedded schema change.
