@@ -369,13 +369,7 @@ func (e *Engine) recordOutput(s *Session, sb *sandbox.Sandbox, virtual string, d
 		out = s.Outputs[i]
 		out.Size, out.Time = int64(len(data)), e.cfg.Now()
 	} else {
-		version := 1
-		for _, o := range s.Outputs {
-			if o.Path == rel && o.Version >= version {
-				version = o.Version + 1
-			}
-		}
-		out = Output{Path: rel, Size: int64(len(data)), Version: version, Time: e.cfg.Now(), Internal: internal}
+		out = Output{Path: rel, Size: int64(len(data)), Version: transcript.NextVersion(s.Outputs, rel), Time: e.cfg.Now(), Internal: internal}
 	}
 	if e.cfg.Outputs != nil {
 		if err := e.cfg.Outputs.PutOutput(s.ID, out, data); err != nil {
