@@ -420,12 +420,7 @@ func repairDangling(s *Session) {
 		if len(m.ToolCalls) == 0 {
 			return
 		}
-		have := map[string]bool{}
-		for _, r := range s.Messages[i+1:] {
-			if r.Role == transcript.RoleTool {
-				have[r.ToolCallID] = true
-			}
-		}
+		have := answered(s.Messages[i+1:])
 		for _, tc := range m.ToolCalls {
 			if !have[tc.ID] {
 				s.Messages = append(s.Messages, transcript.Message{
@@ -436,6 +431,17 @@ func repairDangling(s *Session) {
 		}
 		return
 	}
+}
+
+// answered returns the ids of the tool calls msgs hold a result of.
+func answered(msgs []transcript.Message) map[string]bool {
+	have := map[string]bool{}
+	for _, r := range msgs {
+		if r.Role == transcript.RoleTool {
+			have[r.ToolCallID] = true
+		}
+	}
+	return have
 }
 
 // Interrupt ends a turn the user stopped: tool calls left without a result
@@ -451,12 +457,7 @@ func (e *Engine) Interrupt(s *Session, note string) error {
 		if m.Role != transcript.RoleAssistant {
 			continue
 		}
-		have := map[string]bool{}
-		for _, r := range s.Messages[i+1:] {
-			if r.Role == transcript.RoleTool {
-				have[r.ToolCallID] = true
-			}
-		}
+		have := answered(s.Messages[i+1:])
 		held := map[string]transcript.Message{}
 		for _, h := range s.Held {
 			held[h.ToolCallID] = h
@@ -476,8 +477,7 @@ func (e *Engine) Interrupt(s *Session, note string) error {
 			content := encodeResult(errResult("stopped by the user before this tool finished"))
 			s.Messages = append(s.Messages, transcript.Message{Role: transcript.RoleTool, ToolCallID: tc.ID, Content: content})
 			if p, ok := waiting[tc.ID]; ok {
-				e.addAudit(s, transcript.ToolRecord{Time: e.cfg.Now(), Tool: p.Tool, Server: p.Server, CallID: p.CallID,
-					ArgsDigest: ArgsDigest(tc.Function.Arguments), ResultBytes: len(content), Outcome: transcript.OutcomeDenied, Approver: p.By})
+				e.addAudit(s, e.auditRecord(tc, p.Server, transcript.OutcomeDenied, p.By, len(content), 0))
 			}
 		}
 		break
