@@ -23,10 +23,9 @@ func (e *Engine) KeepInput(s *Session, name string, data []byte) error {
 	}
 	p := transcript.InputPrefix + path.Clean(name)
 	o := Output{Path: p, Size: int64(len(data)), Version: transcript.NextVersion(s.Outputs, p), Time: e.cfg.Now(), Internal: true}
-	if err := e.cfg.Outputs.PutOutput(s.ID, o, data); err != nil {
+	if err := e.putOutput(s.ID, o, data); err != nil {
 		return fmt.Errorf("keep shared file %s: %w", name, err)
 	}
-	e.stored.Store(storedKey(s.ID, o), struct{}{})
 	s.Outputs = append(s.Outputs, o)
 	return nil
 }

@@ -372,11 +372,10 @@ func (e *Engine) recordOutput(s *Session, sb *sandbox.Sandbox, virtual string, d
 		out = Output{Path: rel, Size: int64(len(data)), Version: transcript.NextVersion(s.Outputs, rel), Time: e.cfg.Now(), Internal: internal}
 	}
 	if e.cfg.Outputs != nil {
-		if err := e.cfg.Outputs.PutOutput(s.ID, out, data); err != nil {
+		if err := e.putOutput(s.ID, out, data); err != nil {
 			e.cfg.Logger.Error("store document", "session", s.ID, "path", rel, "version", out.Version, "err", err)
 			return nil, fmt.Errorf("%s was written but could not be stored, so the user would not get it (%v); save it again", virtual, err)
 		}
-		e.stored.Store(storedKey(s.ID, out), struct{}{})
 	}
 	if again {
 		s.Outputs[i] = out
