@@ -204,15 +204,20 @@ func (e *Engine) settle(ctx context.Context, s *Session, tr *toolEnv, emit func(
 	return len(run)
 }
 
-// record builds the audit record of a call: no arguments, no result, only
-// a digest and a size.
+// record builds the audit record of a call of the turn's tools.
 func (env *toolEnv) record(tc transcript.ToolCall, outcome, approver string, size int, d time.Duration) transcript.ToolRecord {
 	var server string
 	if t, ok := env.external(tc.Function.Name); ok {
 		server = t.Server
 	}
+	return env.e.auditRecord(tc, server, outcome, approver, size, d)
+}
+
+// auditRecord builds the audit record of a call of a tool from server ("":
+// a built-in tool): no arguments, no result, only a digest and a size.
+func (e *Engine) auditRecord(tc transcript.ToolCall, server, outcome, approver string, size int, d time.Duration) transcript.ToolRecord {
 	return transcript.ToolRecord{
-		Time: env.e.cfg.Now(), Tool: tc.Function.Name, Server: server, CallID: tc.ID,
+		Time: e.cfg.Now(), Tool: tc.Function.Name, Server: server, CallID: tc.ID,
 		ArgsDigest: ArgsDigest(tc.Function.Arguments), ResultBytes: size,
 		DurationMS: d.Milliseconds(), Outcome: outcome, Approver: approver,
 	}

@@ -55,14 +55,6 @@ const (
 	minCompact   = 0.15
 )
 
-// Compaction is where a session's transcript was summarized: requests
-// carry Summary instead of the messages before Upto, except the Kept call
-// and result, which load the active workflow.
-type Compaction = transcript.Compaction
-
-// KeptCall names one tool call and its result in the transcript.
-type KeptCall = transcript.KeptCall
-
 // window is the session's context budget in tokens: the configured one, or
 // the provider's window when it said that is smaller.
 func (e *Engine) window(s *Session) int {
@@ -407,7 +399,7 @@ func (e *Engine) compact(ctx context.Context, s *Session, tools int, force bool)
 	if summary == "" {
 		return fmt.Errorf("context: the compaction call returned no summary")
 	}
-	s.Compaction = &Compaction{Upto: cut, Summary: summary + documentsLine(s), Kept: activeLoad(s, cut)}
+	s.Compaction = &transcript.Compaction{Upto: cut, Summary: summary + documentsLine(s), Kept: activeLoad(s, cut)}
 	s.PrefixBreaks++
 	e.cfg.Logger.Info("context: compacted", "session", s.ID, "upto", cut, "summary_bytes", len(summary))
 	return nil
@@ -448,7 +440,7 @@ func (e *Engine) cutPoint(s *Session, from, tools int) int {
 
 // activeLoad finds the last successful load of a skill or workflow before
 // cut, so its instructions stay in requests after a compaction.
-func activeLoad(s *Session, cut int) *KeptCall {
+func activeLoad(s *Session, cut int) *transcript.KeptCall {
 	for i := cut - 1; i > 0; i-- {
 		m := s.Messages[i]
 		if m.Role != transcript.RoleTool {
@@ -464,7 +456,7 @@ func activeLoad(s *Session, cut int) *KeptCall {
 			}
 			for _, tc := range a.ToolCalls {
 				if tc.ID == m.ToolCallID && (tc.Function.Name == ToolLoadSkill || tc.Function.Name == ToolPreloadWorkflow) {
-					return &KeptCall{Assistant: j, CallID: tc.ID, Result: i}
+					return &transcript.KeptCall{Assistant: j, CallID: tc.ID, Result: i}
 				}
 			}
 			break
@@ -521,7 +513,7 @@ func clip(text string, n int) string {
 }
 
 // summaryMessage is the message that stands for the compacted messages.
-func summaryMessage(c *Compaction) string {
+func summaryMessage(c *transcript.Compaction) string {
 	return "[The runtime summarized the earlier conversation to stay within the model's context. The full transcript is kept; documents are under /outputs.]\n\n" + c.Summary
 }
 

@@ -77,7 +77,7 @@ func (env *toolEnv) runExternal(ctx context.Context, t ExternalTool, args string
 	text = strings.ToValidUTF8(text, "\uFFFD")
 	cut := false
 	if max := int(env.e.cfg.MaxRead); len(text) > max {
-		text, cut = cutUTF8(text, max), true
+		text, cut = CutUTF8(text, max), true
 	}
 	if isErr {
 		if text == "" {
@@ -88,8 +88,8 @@ func (env *toolEnv) runExternal(ctx context.Context, t ExternalTool, args string
 	return ExternalResult{Result: text, Truncated: cut}
 }
 
-// cutUTF8 cuts s to at most n bytes on a rune boundary.
-func cutUTF8(s string, n int) string {
+// CutUTF8 cuts s to at most n bytes without splitting a character.
+func CutUTF8(s string, n int) string {
 	if len(s) <= n {
 		return s
 	}

@@ -22,17 +22,10 @@ func (e *Engine) KeepInput(s *Session, name string, data []byte) error {
 		return fmt.Errorf("keep shared file %q: not a name inside /inputs", name)
 	}
 	p := transcript.InputPrefix + path.Clean(name)
-	version := 1
-	for _, o := range s.Outputs {
-		if o.Path == p && o.Version >= version {
-			version = o.Version + 1
-		}
-	}
-	o := Output{Path: p, Size: int64(len(data)), Version: version, Time: e.cfg.Now(), Internal: true}
-	if err := e.cfg.Outputs.PutOutput(s.ID, o, data); err != nil {
+	o := Output{Path: p, Size: int64(len(data)), Version: transcript.NextVersion(s.Outputs, p), Time: e.cfg.Now(), Internal: true}
+	if err := e.putOutput(s.ID, o, data); err != nil {
 		return fmt.Errorf("keep shared file %s: %w", name, err)
 	}
-	e.stored.Store(storedKey(s.ID, o), struct{}{})
 	s.Outputs = append(s.Outputs, o)
 	return nil
 }

@@ -369,20 +369,13 @@ func (e *Engine) recordOutput(s *Session, sb *sandbox.Sandbox, virtual string, d
 		out = s.Outputs[i]
 		out.Size, out.Time = int64(len(data)), e.cfg.Now()
 	} else {
-		version := 1
-		for _, o := range s.Outputs {
-			if o.Path == rel && o.Version >= version {
-				version = o.Version + 1
-			}
-		}
-		out = Output{Path: rel, Size: int64(len(data)), Version: version, Time: e.cfg.Now(), Internal: internal}
+		out = Output{Path: rel, Size: int64(len(data)), Version: transcript.NextVersion(s.Outputs, rel), Time: e.cfg.Now(), Internal: internal}
 	}
 	if e.cfg.Outputs != nil {
-		if err := e.cfg.Outputs.PutOutput(s.ID, out, data); err != nil {
+		if err := e.putOutput(s.ID, out, data); err != nil {
 			e.cfg.Logger.Error("store document", "session", s.ID, "path", rel, "version", out.Version, "err", err)
 			return nil, fmt.Errorf("%s was written but could not be stored, so the user would not get it (%v); save it again", virtual, err)
 		}
-		e.stored.Store(storedKey(s.ID, out), struct{}{})
 	}
 	if again {
 		s.Outputs[i] = out
@@ -426,12 +419,7 @@ func repairDangling(s *Session) {
 		if len(m.ToolCalls) == 0 {
 			return
 		}
-		have := map[string]bool{}
-		for _, r := range s.Messages[i+1:] {
-			if r.Role == transcript.RoleTool {
-				have[r.ToolCallID] = true
-			}
-		}
+		have := answered(s.Messages[i+1:])
 		for _, tc := range m.ToolCalls {
 			if !have[tc.ID] {
 				s.Messages = append(s.Messages, transcript.Message{
@@ -442,6 +430,17 @@ func repairDangling(s *Session) {
 		}
 		return
 	}
+}
+
+// answered returns the ids of the tool calls msgs hold a result of.
+func answered(msgs []transcript.Message) map[string]bool {
+	have := map[string]bool{}
+	for _, r := range msgs {
+		if r.Role == transcript.RoleTool {
+			have[r.ToolCallID] = true
+		}
+	}
+	return have
 }
 
 // Interrupt ends a turn the user stopped: tool calls left without a result
@@ -457,12 +456,7 @@ func (e *Engine) Interrupt(s *Session, note string) error {
 		if m.Role != transcript.RoleAssistant {
 			continue
 		}
-		have := map[string]bool{}
-		for _, r := range s.Messages[i+1:] {
-			if r.Role == transcript.RoleTool {
-				have[r.ToolCallID] = true
-			}
-		}
+		have := answered(s.Messages[i+1:])
 		held := map[string]transcript.Message{}
 		for _, h := range s.Held {
 			held[h.ToolCallID] = h
@@ -482,8 +476,7 @@ func (e *Engine) Interrupt(s *Session, note string) error {
 			content := encodeResult(errResult("stopped by the user before this tool finished"))
 			s.Messages = append(s.Messages, transcript.Message{Role: transcript.RoleTool, ToolCallID: tc.ID, Content: content})
 			if p, ok := waiting[tc.ID]; ok {
-				e.addAudit(s, transcript.ToolRecord{Time: e.cfg.Now(), Tool: p.Tool, Server: p.Server, CallID: p.CallID,
-					ArgsDigest: ArgsDigest(tc.Function.Arguments), ResultBytes: len(content), Outcome: transcript.OutcomeDenied, Approver: p.By})
+				e.addAudit(s, e.auditRecord(tc, p.Server, transcript.OutcomeDenied, p.By, len(content), 0))
 			}
 		}
 		break

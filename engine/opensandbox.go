@@ -54,6 +54,16 @@ func storedKey(sessionID string, o transcript.Output) string {
 	return sessionID + "\x00" + o.Path + "\x00" + strconv.Itoa(o.Version)
 }
 
+// putOutput stores the bytes of a document version in the output store
+// and marks the version stored.
+func (e *Engine) putOutput(sessionID string, o transcript.Output, data []byte) error {
+	if err := e.cfg.Outputs.PutOutput(sessionID, o, data); err != nil {
+		return err
+	}
+	e.stored.Store(storedKey(sessionID, o), struct{}{})
+	return nil
+}
+
 // syncOutputs brings the session's output folder root up to date with the
 // output store, so a replica taking a thread over sees the documents saved
 // before: the latest version of each document that is missing locally, or
@@ -116,13 +126,12 @@ func (e *Engine) syncOutputs(s *Session, root, inputRoot string) {
 			// Saved before documents lived in the store: store the file.
 			data, rerr := r.ReadFile(name)
 			if rerr == nil {
-				rerr = e.cfg.Outputs.PutOutput(s.ID, o, data)
+				rerr = e.putOutput(s.ID, o, data)
 			}
 			if rerr != nil {
 				log.Error("store local document", "path", o.Path, "version", o.Version, "err", rerr)
 				continue
 			}
-			e.stored.Store(key, struct{}{})
 			log.Info("stored a document kept only locally", "path", o.Path, "version", o.Version)
 		default:
 			log.Error("document is neither stored nor local", "path", o.Path, "version", o.Version, "err", err)

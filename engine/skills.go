@@ -16,11 +16,6 @@ import (
 	"agentbot/engine/vars"
 )
 
-// ActiveSkill is the skill a session runs: its name, its folder as the
-// model sees it, and the variables it resolved ({skill-root},
-// {workflow.X}), so relative paths keep working on later turns.
-type ActiveSkill = transcript.ActiveSkill
-
 // Limits of what the runtime loads into a skill's context.
 const (
 	maxFactBytes      = 64 << 10  // persistent facts loaded from files, all together
@@ -56,7 +51,7 @@ func (e *Engine) activateSkill(s *Session, a *catalog.Agent, preset map[string]s
 	s.Vars = v
 	s.Skill = nil
 	if root := v["skill-root"]; root != "" {
-		s.Skill = &ActiveSkill{Name: a.SkillName, Root: root, Vars: map[string]string{"skill-root": root, "skill-name": a.SkillName}}
+		s.Skill = &transcript.ActiveSkill{Name: a.SkillName, Root: root, Vars: map[string]string{"skill-root": root, "skill-name": a.SkillName}}
 	}
 	sb, err := e.openSandbox(s)
 	if err != nil {
@@ -484,7 +479,7 @@ func (env *toolEnv) loadSkill(name string) (ToolResult, error) {
 	res.Files = sk.Files(maxSkillFiles)
 
 	// The skill becomes the active one: bare paths resolve in its folder.
-	active := &ActiveSkill{Name: sk.Name, Root: sk.Virtual, Vars: map[string]string{"skill-root": sk.Virtual, "skill-name": sk.Name}}
+	active := &transcript.ActiveSkill{Name: sk.Name, Root: sk.Virtual, Vars: map[string]string{"skill-root": sk.Virtual, "skill-name": sk.Name}}
 	for k, val := range v {
 		if strings.HasPrefix(k, "workflow.") {
 			active.Vars[k] = val

@@ -200,22 +200,11 @@ func bundleOverride(a *Agent, e bundleAgent) {
 // false for any other shape.
 func mcpNames(n *yaml.Node) (names []string, ok bool) {
 	n = deref(n)
-	if isNull(n) || (n.Kind == 0) {
-		return nil, true
-	}
 	switch {
-	case n.Kind == yaml.ScalarNode:
-		if s := scalar(n); s != "" {
-			return []string{s}, true
-		}
+	case isNull(n) || n.Kind == 0:
 		return nil, true
-	case n.Kind == yaml.SequenceNode && allScalars(n):
-		for _, c := range n.Content {
-			if s := scalar(c); s != "" {
-				names = append(names, s)
-			}
-		}
-		return names, true
+	case n.Kind == yaml.ScalarNode, n.Kind == yaml.SequenceNode && allScalars(n):
+		return texts(n), true
 	}
 	return nil, false
 }

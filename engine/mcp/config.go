@@ -16,6 +16,8 @@ import (
 	"time"
 
 	"gopkg.in/yaml.v3"
+
+	"agentbot/engine"
 )
 
 // Defaults for values the config file may leave out.
@@ -31,10 +33,10 @@ const (
 	TransportHTTP  = "http"
 )
 
-// Approval policies of a tool.
+// Approval policies of a tool: the engine's, which applies them.
 const (
-	PolicyAuto = "auto" // the tool runs without asking
-	PolicyAsk  = "ask"  // a person approves each call
+	PolicyAuto = engine.PolicyAuto // the tool runs without asking
+	PolicyAsk  = engine.PolicyAsk  // a person approves each call
 )
 
 // Problem is one thing wrong with the MCP configuration or a server; the named

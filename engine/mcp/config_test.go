@@ -10,6 +10,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"agentbot/engine"
 )
 
 func envOf(m map[string]string) func(string) string {
@@ -252,8 +254,8 @@ func TestToolName(t *testing.T) {
 
 func TestCutUTF8(t *testing.T) {
 	s := "aé" // a, then a two-byte character
-	if got := cutUTF8(s, 2); got != "a" {
-		t.Errorf("cutUTF8 = %q, want no split character", got)
+	if got := engine.CutUTF8(s, 2); got != "a" {
+		t.Errorf("CutUTF8 = %q, want no split character", got)
 	}
 }
 

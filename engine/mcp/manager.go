@@ -17,6 +17,8 @@ import (
 
 	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"agentbot/engine"
 )
 
 // Options tune a Manager; the zero value is fine.
@@ -464,7 +466,7 @@ func (w *stderrLog) Write(p []byte) (int, error) {
 func (w *stderrLog) emit(line []byte) {
 	s := strings.ToValidUTF8(string(line), "\uFFFD")
 	if len(s) > 1024 {
-		s = cutUTF8(s, 1024) + "…"
+		s = engine.CutUTF8(s, 1024) + "…"
 	}
 	w.c.m.log.Debug("mcp server stderr", "server", w.c.srv.Name, "line", w.c.redact(s))
 }

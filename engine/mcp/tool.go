@@ -11,6 +11,8 @@ import (
 	"strings"
 
 	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"agentbot/engine"
 )
 
 // Limits on what a server may hand the model about a tool.
@@ -231,25 +233,15 @@ func toResult(r *sdk.CallToolResult, max int, redact func(string) string) Result
 	text = redact(strings.ToValidUTF8(text, "\uFFFD"))
 	res := Result{IsError: r.IsError, Bytes: len(text)}
 	if len(text) > max {
-		text = cutUTF8(text, max) + fmt.Sprintf("\n[result cut: %d of %d bytes shown]", len(cutUTF8(text, max)), res.Bytes)
+		shown := engine.CutUTF8(text, max)
+		text = shown + fmt.Sprintf("\n[result cut: %d of %d bytes shown]", len(shown), res.Bytes)
 		res.Truncated = true
 	}
 	res.Text = text
 	return res
 }
 
-// cutUTF8 cuts s to at most n bytes without splitting a character.
-func cutUTF8(s string, n int) string {
-	if len(s) <= n {
-		return s
-	}
-	for n > 0 && n < len(s) && s[n]&0xC0 == 0x80 {
-		n--
-	}
-	return s[:n]
-}
-
 // clean makes a server-supplied string valid UTF-8 of at most n bytes.
 func clean(s string, n int) string {
-	return cutUTF8(strings.ToValidUTF8(s, "\uFFFD"), n)
+	return engine.CutUTF8(strings.ToValidUTF8(s, "\uFFFD"), n)
 }

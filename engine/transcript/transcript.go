@@ -215,6 +215,18 @@ func Latest(outputs []Output) []Output {
 	return out
 }
 
+// NextVersion returns the version a new save of path gets: one more than
+// the highest version of path in outputs, 1 for a new path.
+func NextVersion(outputs []Output, path string) int {
+	version := 1
+	for _, o := range outputs {
+		if o.Path == path && o.Version >= version {
+			version = o.Version + 1
+		}
+	}
+	return version
+}
+
 // Tokens is the prompt plus completion tokens.
 func (u Usage) Tokens() int { return u.Prompt + u.Completion }
 

@@ -59,3 +59,15 @@ func TestUnfinished(t *testing.T) {
 		t.Error("nil session is not unfinished")
 	}
 }
+
+func TestNextVersion(t *testing.T) {
+	outs := []Output{{Path: "a.md", Version: 1}, {Path: "b.md", Version: 4}, {Path: "a.md", Version: 3}, {Path: "a.md", Version: 2}}
+	for path, want := range map[string]int{"a.md": 4, "b.md": 5, "new.md": 1} {
+		if got := NextVersion(outs, path); got != want {
+			t.Errorf("NextVersion(%s) = %d, want %d", path, got, want)
+		}
+	}
+	if got := NextVersion(nil, "a.md"); got != 1 {
+		t.Errorf("NextVersion(nil) = %d, want 1", got)
+	}
+}
