@@ -378,36 +378,11 @@ func (b *Bot) closeSuperseded(ctx context.Context, s *engine.Session, it item, b
 	}
 }
 
-// approvalSweepEvery is how often pending calls are checked for expiry:
-// the lease scan's cadence, or more often for a short timeout.
+// approvalSweepEvery is how often pending calls are checked for expiry
+// (the periodic loop's tick, lease.go): the lease scan's cadence, or more
+// often for a short timeout.
 func (b *Bot) approvalSweepEvery() time.Duration {
 	return max(min(b.cfg.LeaseTTL/3, b.cfg.ApprovalTimeout/4), 10*time.Millisecond)
-}
-
-// startApprovalSweep expires, until ctx ends or the bot stops, the pending
-// calls left undecided for ApprovalTimeout: each gets an expiry item in its
-// thread's queue. The first sweep runs at start, so calls that timed out
-// while no bot ran are expired too.
-func (t *threads) startApprovalSweep(ctx context.Context) {
-	b := t.b
-	t.wg.Add(1)
-	go func() {
-		defer t.wg.Done()
-		tick := time.NewTicker(b.approvalSweepEvery())
-		defer tick.Stop()
-		sw := &sweeper{b: b, queued: map[string]bool{}}
-		for {
-			if b.stopping.Load() || ctx.Err() != nil {
-				return
-			}
-			sw.sweep()
-			select {
-			case <-ctx.Done():
-				return
-			case <-tick.C:
-			}
-		}
-	}()
 }
 
 // sweeper remembers the expiries it queued, so a call is queued once.
