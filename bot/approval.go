@@ -216,6 +216,16 @@ func setApprovalTS(s *transcript.Session, m map[string]string) {
 	s.Meta = setMeta(s.Meta, metaApprovals, string(data))
 }
 
+// saveApprovalTS sets the posted messages of s's approvals (setApprovalTS)
+// and stores them with the session's metadata only: the engine saved the
+// transcript already.
+func (b *Bot) saveApprovalTS(s *engine.Session, m map[string]string) {
+	setApprovalTS(&s.Session, m)
+	if err := b.cfg.Store.SetMeta(s.Key, metaApprovals, s.Meta[metaApprovals]); err != nil {
+		b.log.Error("save approval messages", "session", s.ID, "err", err)
+	}
+}
+
 // postApprovals posts a message with Approve / Deny buttons for each
 // pending call not shown yet, and remembers the messages in the session.
 func (b *Bot) postApprovals(ctx context.Context, s *engine.Session, it item, pending []transcript.Approval) {
@@ -239,10 +249,7 @@ func (b *Bot) postApprovals(ctx context.Context, s *engine.Session, it item, pen
 	if !changed {
 		return
 	}
-	setApprovalTS(&s.Session, posted)
-	if err := b.cfg.Store.SaveSession(&s.Session); err != nil {
-		b.log.Error("save approval messages", "session", s.ID, "err", err)
-	}
+	b.saveApprovalTS(s, posted)
 }
 
 // onApprovalClick handles a click of Approve or Deny: someone who may not
@@ -372,10 +379,7 @@ func (b *Bot) closeSuperseded(ctx context.Context, s *engine.Session, it item, b
 			b.log.Warn("update approval message", "err", err)
 		}
 	}
-	setApprovalTS(&s.Session, approvalTS(&s.Session))
-	if err := b.cfg.Store.SaveSession(&s.Session); err != nil {
-		b.log.Error("save approval messages", "session", s.ID, "err", err)
-	}
+	b.saveApprovalTS(s, approvalTS(&s.Session))
 }
 
 // approvalSweepEvery is how often pending calls are checked for expiry
