@@ -154,12 +154,16 @@ func decisionLine(a *transcript.Approval) string {
 
 // toolLabel names a call's tool for people: "tool on server".
 func toolLabel(a *transcript.Approval) string {
-	tool := a.Tool
 	if a.Server != "" {
-		tool = strings.TrimPrefix(tool, a.Server+"__")
-		return fmt.Sprintf("`%s` on the `%s` server", tool, a.Server)
+		return fmt.Sprintf("`%s` on the `%s` server", serverTool(a.Server, a.Tool), a.Server)
 	}
-	return "`" + tool + "`"
+	return "`" + a.Tool + "`"
+}
+
+// serverTool is the name of an MCP server's tool without the
+// "server__" prefix the model calls it by.
+func serverTool(server, tool string) string {
+	return strings.TrimPrefix(tool, server+"__")
 }
 
 // supersededLine ends the message of a call left undecided when the user
@@ -440,13 +444,8 @@ func (b *Bot) countTools(s *engine.Session, from int) {
 		return
 	}
 	for _, r := range s.Audit[from:] {
-		if r.Server == "" {
-			continue
-		}
-		tool := r.Tool
 		if r.Server != "" {
-			tool = strings.TrimPrefix(tool, r.Server+"__")
+			o.ToolOutcome(r.Server, serverTool(r.Server, r.Tool), r.Outcome)
 		}
-		o.ToolOutcome(r.Server, tool, r.Outcome)
 	}
 }
