@@ -429,9 +429,13 @@ func (sw *sweeper) sweep() {
 
 // expire queues the expiry of pending call a of session rec in its thread.
 func (b *Bot) expire(rec *transcript.Session, a transcript.Approval) {
-	parts := strings.SplitN(rec.Key, "/", 3)
-	it := item{Kind: kindApproval, Team: parts[0], Channel: parts[1], ThreadTS: parts[2],
-		Text: transcript.DecisionExpired, CallID: a.CallID, DM: strings.HasPrefix(parts[1], "D")}
+	team, channel, thread, ok := splitKey(rec.Key)
+	if !ok {
+		b.log.Error("expire a pending tool call: the session key names no thread", "session", rec.ID)
+		return
+	}
+	it := item{Kind: kindApproval, Team: team, Channel: channel, ThreadTS: thread,
+		Text: transcript.DecisionExpired, CallID: a.CallID, DM: strings.HasPrefix(channel, "D")}
 	b.enqueue(it, func() {}, approvalDedupe(rec.Key, a.CallID))
 }
 
