@@ -154,12 +154,16 @@ func decisionLine(a *transcript.Approval) string {
 
 // toolLabel names a call's tool for people: "tool on server".
 func toolLabel(a *transcript.Approval) string {
-	tool := a.Tool
 	if a.Server != "" {
-		tool = strings.TrimPrefix(tool, a.Server+"__")
-		return fmt.Sprintf("`%s` on the `%s` server", tool, a.Server)
+		return fmt.Sprintf("`%s` on the `%s` server", serverTool(a.Server, a.Tool), a.Server)
 	}
-	return "`" + tool + "`"
+	return "`" + a.Tool + "`"
+}
+
+// serverTool is the name of an MCP server's tool without the
+// "server__" prefix the model calls it by.
+func serverTool(server, tool string) string {
+	return strings.TrimPrefix(tool, server+"__")
 }
 
 // supersededLine ends the message of a call left undecided when the user
@@ -216,6 +220,16 @@ func setApprovalTS(s *transcript.Session, m map[string]string) {
 	s.Meta = setMeta(s.Meta, metaApprovals, string(data))
 }
 
+// saveApprovalTS sets the posted messages of s's approvals (setApprovalTS)
+// and stores them with the session's metadata only: the engine saved the
+// transcript already.
+func (b *Bot) saveApprovalTS(s *engine.Session, m map[string]string) {
+	setApprovalTS(&s.Session, m)
+	if err := b.cfg.Store.SetMeta(s.Key, metaApprovals, s.Meta[metaApprovals]); err != nil {
+		b.log.Error("save approval messages", "session", s.ID, "err", err)
+	}
+}
+
 // postApprovals posts a message with Approve / Deny buttons for each
 // pending call not shown yet, and remembers the messages in the session.
 func (b *Bot) postApprovals(ctx context.Context, s *engine.Session, it item, pending []transcript.Approval) {
@@ -239,10 +253,7 @@ func (b *Bot) postApprovals(ctx context.Context, s *engine.Session, it item, pen
 	if !changed {
 		return
 	}
-	setApprovalTS(&s.Session, posted)
-	if err := b.cfg.Store.SaveSession(&s.Session); err != nil {
-		b.log.Error("save approval messages", "session", s.ID, "err", err)
-	}
+	b.saveApprovalTS(s, posted)
 }
 
 // onApprovalClick handles a click of Approve or Deny: someone who may not
@@ -372,42 +383,14 @@ func (b *Bot) closeSuperseded(ctx context.Context, s *engine.Session, it item, b
 			b.log.Warn("update approval message", "err", err)
 		}
 	}
-	setApprovalTS(&s.Session, approvalTS(&s.Session))
-	if err := b.cfg.Store.SaveSession(&s.Session); err != nil {
-		b.log.Error("save approval messages", "session", s.ID, "err", err)
-	}
+	b.saveApprovalTS(s, approvalTS(&s.Session))
 }
 
-// approvalSweepEvery is how often pending calls are checked for expiry:
-// the lease scan's cadence, or more often for a short timeout.
+// approvalSweepEvery is how often pending calls are checked for expiry
+// (the periodic loop's tick, lease.go): the lease scan's cadence, or more
+// often for a short timeout.
 func (b *Bot) approvalSweepEvery() time.Duration {
 	return max(min(b.cfg.LeaseTTL/3, b.cfg.ApprovalTimeout/4), 10*time.Millisecond)
-}
-
-// startApprovalSweep expires, until ctx ends or the bot stops, the pending
-// calls left undecided for ApprovalTimeout: each gets an expiry item in its
-// thread's queue. The first sweep runs at start, so calls that timed out
-// while no bot ran are expired too.
-func (t *threads) startApprovalSweep(ctx context.Context) {
-	b := t.b
-	t.wg.Add(1)
-	go func() {
-		defer t.wg.Done()
-		tick := time.NewTicker(b.approvalSweepEvery())
-		defer tick.Stop()
-		sw := &sweeper{b: b, queued: map[string]bool{}}
-		for {
-			if b.stopping.Load() || ctx.Err() != nil {
-				return
-			}
-			sw.sweep()
-			select {
-			case <-ctx.Done():
-				return
-			case <-tick.C:
-			}
-		}
-	}()
 }
 
 // sweeper remembers the expiries it queued, so a call is queued once.
@@ -446,9 +429,13 @@ func (sw *sweeper) sweep() {
 
 // expire queues the expiry of pending call a of session rec in its thread.
 func (b *Bot) expire(rec *transcript.Session, a transcript.Approval) {
-	parts := strings.SplitN(rec.Key, "/", 3)
-	it := item{Kind: kindApproval, Team: parts[0], Channel: parts[1], ThreadTS: parts[2],
-		Text: transcript.DecisionExpired, CallID: a.CallID, DM: strings.HasPrefix(parts[1], "D")}
+	team, channel, thread, ok := splitKey(rec.Key)
+	if !ok {
+		b.log.Error("expire a pending tool call: the session key names no thread", "session", rec.ID)
+		return
+	}
+	it := item{Kind: kindApproval, Team: team, Channel: channel, ThreadTS: thread,
+		Text: transcript.DecisionExpired, CallID: a.CallID, DM: strings.HasPrefix(channel, "D")}
 	b.enqueue(it, func() {}, approvalDedupe(rec.Key, a.CallID))
 }
 
@@ -461,13 +448,8 @@ func (b *Bot) countTools(s *engine.Session, from int) {
 		return
 	}
 	for _, r := range s.Audit[from:] {
-		if r.Server == "" {
-			continue
-		}
-		tool := r.Tool
 		if r.Server != "" {
-			tool = strings.TrimPrefix(tool, r.Server+"__")
+			o.ToolOutcome(r.Server, serverTool(r.Server, r.Tool), r.Outcome)
 		}
-		o.ToolOutcome(r.Server, tool, r.Outcome)
 	}
 }

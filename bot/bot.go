@@ -231,8 +231,9 @@ func (b *Bot) Run(ctx context.Context) error {
 			b.log.Info("resuming queued messages", "threads", len(keys))
 		}
 	}
-	b.threads.startScan(sockCtx)          // threads of replicas that died, items other replicas admitted
-	b.threads.startApprovalSweep(sockCtx) // tool calls left undecided too long (approval.go)
+	// Threads of replicas that died, items other replicas admitted, and
+	// tool calls left undecided too long (lease.go).
+	b.threads.startPeriodic(sockCtx)
 
 loop:
 	for {

@@ -1,6 +1,7 @@
 package bot
 
 import (
+	"bytes"
 	"context"
 	"fmt"
 	"io"
@@ -28,19 +29,17 @@ func (b *Bot) fetchFiles(ctx context.Context, s *engine.Session, it item) string
 			skipped = append(skipped, fmt.Sprintf("%s (%s, over the %s limit)", name, sandbox.SizeText(int64(f.Size)), sandbox.SizeText(b.cfg.MaxUploadBytes)))
 			continue
 		}
-		n, err := b.download(ctx, f.URL, filepath.Join(dir, name))
+		data, err := b.download(ctx, f.URL, filepath.Join(dir, name))
 		if err != nil {
 			b.log.Warn("download shared file", "file", name, "err", err)
 			skipped = append(skipped, fmt.Sprintf("%s (could not download)", name))
 			continue
 		}
 		// Kept in the store too, so a replica taking the thread over has it.
-		if data, err := os.ReadFile(filepath.Join(dir, name)); err != nil {
-			b.log.Error("read shared file", "file", name, "err", err)
-		} else if err := b.cfg.Engine.KeepInput(s, name, data); err != nil {
+		if err := b.cfg.Engine.KeepInput(s, name, data); err != nil {
 			b.log.Error("store shared file", "file", name, "err", err)
 		}
-		got = append(got, fmt.Sprintf("%s/%s (%s)", sandbox.InputDir, name, sandbox.SizeText(n)))
+		got = append(got, fmt.Sprintf("%s/%s (%s)", sandbox.InputDir, name, sandbox.SizeText(int64(len(data)))))
 	}
 	var note strings.Builder
 	if len(got) > 0 {
@@ -53,29 +52,30 @@ func (b *Bot) fetchFiles(ctx context.Context, s *engine.Session, it item) string
 	return note.String()
 }
 
-// download fetches a Slack file with the bot token, stopping at the cap.
-func (b *Bot) download(ctx context.Context, url, dst string) (int64, error) {
+// download fetches a Slack file with the bot token into dst, stopping at
+// the cap, and returns its bytes (for the store: no read back from disk).
+func (b *Bot) download(ctx context.Context, url, dst string) ([]byte, error) {
 	tmp, err := os.CreateTemp(filepath.Dir(dst), ".download-*")
 	if err != nil {
-		return 0, err
+		return nil, err
 	}
 	defer os.Remove(tmp.Name())
-	w := &capWriter{w: tmp, left: b.cfg.MaxUploadBytes}
+	var buf bytes.Buffer
+	w := &capWriter{w: io.MultiWriter(tmp, &buf), left: b.cfg.MaxUploadBytes}
 	err = b.call(ctx, func() error { return b.cfg.API.GetFileContext(ctx, url, w) })
 	if cerr := tmp.Close(); err == nil {
 		err = cerr
 	}
 	if err != nil {
-		return 0, err
+		return nil, err
 	}
-	return w.n, os.Rename(tmp.Name(), dst)
+	return buf.Bytes(), os.Rename(tmp.Name(), dst)
 }
 
 // capWriter fails once more than left bytes were written.
 type capWriter struct {
 	w    io.Writer
 	left int64
-	n    int64
 }
 
 func (c *capWriter) Write(p []byte) (int, error) {
@@ -84,7 +84,6 @@ func (c *capWriter) Write(p []byte) (int, error) {
 	}
 	n, err := c.w.Write(p)
 	c.left -= int64(n)
-	c.n += int64(n)
 	return n, err
 }
 

@@ -64,15 +64,7 @@ func (r *rig) start() {
 		t.Fatal(err)
 	}
 	r.st = st
-	ecfg := engine.Config{
-		Model: model.New(model.Config{APIKey: "k", BaseURL: r.model.URL(), Model: "m",
-			Sleep: func(ctx context.Context, d time.Duration) error { return ctx.Err() }}),
-		Store:      st,
-		Outputs:    st,
-		Catalog:    func() *catalog.Catalog { return r.cat },
-		OutputRoot: func(id string) string { d, _ := st.OutputDir(id); return d },
-		InputRoot:  func(id string) string { d, _ := st.InputDir(id); return d },
-	}
+	ecfg := testEngineConfig(r.model, st, st, r.cat)
 	if r.opts.engine != nil {
 		r.opts.engine(&ecfg)
 	}
@@ -120,14 +112,38 @@ func (r *rig) restart() {
 	r.start()
 }
 
-func (r *rig) waitFor(what string, cond func() bool) {
-	r.t.Helper()
+func (r *rig) waitFor(what string, cond func() bool) { r.t.Helper(); waitFor(r.t, what, cond) }
+
+// waitFor polls cond until it holds, failing t after 15 seconds.
+func waitFor(t testing.TB, what string, cond func() bool) {
+	t.Helper()
 	deadline := time.Now().Add(15 * time.Second)
 	for !cond() {
 		if time.Now().After(deadline) {
-			r.t.Fatalf("timed out waiting for %s", what)
+			t.Fatalf("timed out waiting for %s", what)
 		}
 		time.Sleep(5 * time.Millisecond)
+	}
+}
+
+// sessionStore is what a test bot's engine keeps sessions and documents in.
+type sessionStore interface {
+	engine.Store
+	engine.OutputStore
+}
+
+// testEngineConfig is the engine config of a test bot: the fake model m
+// (retries without waiting), sessions and documents in st, the document
+// folders of disk, and catalog cat.
+func testEngineConfig(m *fakemodel.Server, st sessionStore, disk *storage.Store, cat *catalog.Catalog) engine.Config {
+	return engine.Config{
+		Model: model.New(model.Config{APIKey: "k", BaseURL: m.URL(), Model: "m",
+			Sleep: func(ctx context.Context, d time.Duration) error { return ctx.Err() }}),
+		Store:      st,
+		Outputs:    st,
+		Catalog:    func() *catalog.Catalog { return cat },
+		OutputRoot: func(id string) string { d, _ := disk.OutputDir(id); return d },
+		InputRoot:  func(id string) string { d, _ := disk.InputDir(id); return d },
 	}
 }
 

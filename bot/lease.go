@@ -129,35 +129,49 @@ func (b *Bot) markPosted(key string, seq uint64) {
 	}
 }
 
-// startScan wakes, every LeaseTTL/3 until ctx ends or the bot stops, a
-// worker for each thread with queued items and no local worker: a thread
-// of a replica that died, or an item another replica admitted for a thread
-// this one was working.
-func (t *threads) startScan(ctx context.Context) {
+// startPeriodic runs, until ctx ends or the bot stops, the bot's periodic
+// work on one ticker: the approval sweep at every tick, the first at start,
+// so calls that timed out while no bot ran are expired too (approval.go);
+// and the queue scan about every LeaseTTL/3.
+func (t *threads) startPeriodic(ctx context.Context) {
+	b := t.b
+	every := b.approvalSweepEvery()
+	scanEvery := max(int((b.cfg.LeaseTTL/3)/every), 1) // in ticks
 	t.wg.Add(1)
 	go func() {
 		defer t.wg.Done()
-		tick := time.NewTicker(t.b.cfg.LeaseTTL / 3)
+		tick := time.NewTicker(every)
 		defer tick.Stop()
-		for {
+		sw := &sweeper{b: b, queued: map[string]bool{}}
+		for n := 0; ; n++ {
+			if b.stopping.Load() || ctx.Err() != nil {
+				return
+			}
+			sw.sweep()
+			if n > 0 && n%scanEvery == 0 {
+				t.scan()
+			}
 			select {
 			case <-ctx.Done():
 				return
 			case <-tick.C:
 			}
-			if t.b.stopping.Load() {
-				return
-			}
-			keys, err := t.b.cfg.Store.PendingKeys()
-			if err != nil {
-				t.b.log.Error("scan queued threads", "err", err)
-				continue
-			}
-			for _, k := range keys {
-				t.wakeIdle(k)
-			}
 		}
 	}()
+}
+
+// scan wakes a worker for each thread with queued items and no local
+// worker: a thread of a replica that died, or an item another replica
+// admitted for a thread this one was working.
+func (t *threads) scan() {
+	keys, err := t.b.cfg.Store.PendingKeys()
+	if err != nil {
+		t.b.log.Error("scan queued threads", "err", err)
+		return
+	}
+	for _, k := range keys {
+		t.wakeIdle(k)
+	}
 }
 
 // ReplicaID is this bot's name among the replicas sharing the store.

@@ -24,7 +24,6 @@ import (
 	"agentbot/engine/catalog"
 	"agentbot/engine/fakemodel"
 	"agentbot/engine/fixtures"
-	"agentbot/engine/model"
 	"agentbot/engine/transcript"
 	"agentbot/storage"
 )
@@ -82,15 +81,7 @@ func (c *cluster) start(id string, grace time.Duration) *replica {
 	t := c.t
 	r := &replica{id: id, store: &replicaStore{Store: c.st}}
 	before := c.slack.ConnIDs()
-	ecfg := engine.Config{
-		Model: model.New(model.Config{APIKey: "k", BaseURL: c.model.URL(), Model: "m",
-			Sleep: func(ctx context.Context, d time.Duration) error { return ctx.Err() }}),
-		Store:      r.store,
-		Outputs:    r.store,
-		Catalog:    func() *catalog.Catalog { return c.cat },
-		OutputRoot: func(id string) string { d, _ := c.st.OutputDir(id); return d },
-		InputRoot:  func(id string) string { d, _ := c.st.InputDir(id); return d },
-	}
+	ecfg := testEngineConfig(c.model, r.store, c.st, c.cat)
 	if c.engine != nil {
 		c.engine(&ecfg)
 	}
@@ -145,16 +136,7 @@ func (r *replica) kill(t *testing.T) {
 	r.shutdown(t)
 }
 
-func (c *cluster) waitFor(what string, cond func() bool) {
-	c.t.Helper()
-	deadline := time.Now().Add(15 * time.Second)
-	for !cond() {
-		if time.Now().After(deadline) {
-			c.t.Fatalf("timed out waiting for %s", what)
-		}
-		time.Sleep(5 * time.Millisecond)
-	}
-}
+func (c *cluster) waitFor(what string, cond func() bool) { c.t.Helper(); waitFor(c.t, what, cond) }
 
 // mention sends "@agentbot text" in thread ("" starts one) on the websocket
 // conn (0: round-robin over the replicas).

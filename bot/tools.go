@@ -101,11 +101,11 @@ type ChannelToolsReader interface {
 // (the engine is built first). A key without a channel has none.
 func ChannelServers(st ChannelToolsReader) func(sessionKey string) ([]string, error) {
 	return func(sessionKey string) ([]string, error) {
-		parts := strings.SplitN(sessionKey, "/", 3)
-		if len(parts) != 3 || parts[1] == "" {
+		team, channel, _, ok := splitKey(sessionKey)
+		if !ok || channel == "" {
 			return nil, nil
 		}
-		servers, err := st.ChannelTools(parts[0], parts[1])
+		servers, err := st.ChannelTools(team, channel)
 		if err != nil {
 			return nil, fmt.Errorf("channel tools of %s: %w", sessionKey, err)
 		}

@@ -13,6 +13,8 @@ import (
 
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/prometheus/client_golang/prometheus/collectors"
+
+	"agentbot/engine/transcript"
 )
 
 // Label values of result labels.
@@ -217,15 +219,16 @@ func (m *Metrics) ToolCall(tool string, failed bool) {
 }
 
 // Outcomes of a tool call (agentbot_tool_calls_total's outcome label) and
-// decisions on a call that needed approval.
+// decisions on a call that needed approval: the values the session's
+// audit trail records (transcript), so the two never drift apart.
 const (
-	OutcomeOK        = "ok"
-	OutcomeError     = "error"
-	OutcomeDenied    = "denied"
-	OutcomeExpired   = "expired"
-	DecisionApproved = "approved"
-	DecisionDenied   = "denied"
-	DecisionExpired  = "expired"
+	OutcomeOK        = transcript.OutcomeOK
+	OutcomeError     = transcript.OutcomeError
+	OutcomeDenied    = transcript.OutcomeDenied
+	OutcomeExpired   = transcript.OutcomeExpired
+	DecisionApproved = transcript.DecisionApproved
+	DecisionDenied   = transcript.DecisionDenied
+	DecisionExpired  = transcript.DecisionExpired
 )
 
 // ToolOutcome counts one tool call: server is the MCP server ("" for a
