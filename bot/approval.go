@@ -72,11 +72,8 @@ type ToolObserver interface {
 func MaskArgs(args string) string {
 	out := engine.DisplayArgs(args)
 	if len(out) > maxArgsShown {
-		cut := maxArgsShown
-		for cut > 0 && out[cut]&0xC0 == 0x80 {
-			cut--
-		}
-		out = out[:cut] + fmt.Sprintf("\n… (%d more bytes)", len(out)-cut)
+		shown := engine.CutUTF8(out, maxArgsShown)
+		out = shown + fmt.Sprintf("\n… (%d more bytes)", len(out)-len(shown))
 	}
 	return strings.ReplaceAll(out, "```", "``\u200b`")
 }
@@ -217,7 +214,7 @@ func setApprovalTS(s *transcript.Session, m map[string]string) {
 		return
 	}
 	data, _ := json.Marshal(m)
-	s.Meta = setMeta(s.Meta, metaApprovals, string(data))
+	s.SetMeta(metaApprovals, string(data))
 }
 
 // saveApprovalTS sets the posted messages of s's approvals (setApprovalTS)
@@ -315,7 +312,7 @@ func (b *Bot) decide(ctx context.Context, s *engine.Session, it item, seq string
 		b.updateApproval(ctx, s, it, a) // a replay: the message may not show it yet
 		return
 	}
-	s.Meta = setMeta(s.Meta, metaSeq, seq) // a crash from here replays as a resume
+	s.SetMeta(metaSeq, seq) // a crash from here replays as a resume
 	if err := b.cfg.Engine.Decide(s, it.CallID, it.Text, it.User); err != nil {
 		if errors.Is(err, engine.ErrNoPending) {
 			return

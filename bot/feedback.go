@@ -120,7 +120,7 @@ func (b *Bot) recordFeedback(it item) {
 		b.log.Error("encode feedback", "err", err)
 		return
 	}
-	s.Meta = setMeta(s.Meta, MetaFeedback, string(data))
+	s.SetMeta(MetaFeedback, string(data))
 	if err := b.cfg.Store.SaveSession(s); err != nil {
 		b.log.Error("save feedback", "session", s.ID, "err", err)
 		return
@@ -157,5 +157,5 @@ func noteWorkflow(s *engine.Session, input string) {
 	case it.Trigger != "":
 		name = it.Trigger
 	}
-	s.Meta = setMeta(s.Meta, metaWorkflow, name)
+	s.SetMeta(metaWorkflow, name)
 }

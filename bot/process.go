@@ -117,7 +117,7 @@ func (b *Bot) process(ctx context.Context, seq uint64, it item) {
 				if prev := s.Meta[metaPending]; prev != "" {
 					text = prev + "\n\n" + text
 				}
-				s.Meta = setMeta(s.Meta, metaPending, text)
+				s.SetMeta(metaPending, text)
 				_ = b.cfg.Store.SaveSession(&s.Session)
 			}
 			b.postPicker(ctx, it)
@@ -152,7 +152,7 @@ func (b *Bot) process(ctx context.Context, seq uint64, it item) {
 		}
 		input = fmt.Sprintf("(%s, another person in this thread, writes:) %s", name, input)
 	}
-	s.Meta = setMeta(s.Meta, metaSeq, seqStr)
+	s.SetMeta(metaSeq, seqStr)
 	b.runTurn(ctx, s, it, input)
 }
 
@@ -232,7 +232,7 @@ func (b *Bot) activate(ctx context.Context, s *engine.Session, a *catalog.Agent,
 		s.Vars = map[string]string{"user_name": name}
 	}
 	if it.User != "" {
-		s.Meta = setMeta(s.Meta, metaOwner, it.User)
+		s.SetMeta(metaOwner, it.User)
 	}
 	g, err := b.cfg.Engine.Activate(s, a)
 	if err != nil {
@@ -271,7 +271,7 @@ func (b *Bot) pick(ctx context.Context, s *engine.Session, it item, seq string) 
 	}
 	if pending != "" {
 		delete(s.Meta, metaPending)
-		s.Meta = setMeta(s.Meta, metaSeq, seq)
+		s.SetMeta(metaSeq, seq)
 		b.runTurn(ctx, s, it, pending)
 	}
 }
@@ -341,14 +341,6 @@ func isMenuPick(s *engine.Session, text string) bool {
 func isHelp(s *engine.Session, text string) bool {
 	idx, _, ok := engine.MatchMenu(s.Agent.Menu, text)
 	return ok && engine.IsPlainHelp(s.Agent.Menu[idx])
-}
-
-func setMeta(m map[string]string, k, v string) map[string]string {
-	if m == nil {
-		m = map[string]string{}
-	}
-	m[k] = v
-	return m
 }
 
 // userName is how the agent addresses a user: their Slack display name, or

@@ -29,7 +29,7 @@ func (s *Store) SetMeta(key, name, value string) error {
 		if err != nil {
 			return err
 		}
-		sess.Meta = setMetaEntry(sess.Meta, name, value)
+		sess.SetMeta(name, value)
 		return putMeta(b, sess)
 	})
 	if err != nil {
@@ -38,26 +38,13 @@ func (s *Store) SetMeta(key, name, value string) error {
 	return nil
 }
 
-// setMetaEntry sets or ("" value) deletes one entry of a session's Meta.
-func setMetaEntry(meta map[string]string, name, value string) map[string]string {
-	if value == "" {
-		delete(meta, name)
-		return meta
-	}
-	if meta == nil {
-		meta = map[string]string{}
-	}
-	meta[name] = value
-	return meta
-}
-
-// SetMetaJSON is setMetaEntry on a session's metadata as JSON (the form
+// SetMetaJSON is transcript.Session.SetMeta on a session's metadata as JSON (the form
 // a store keeps it in).
 func SetMetaJSON(meta []byte, name, value string) ([]byte, error) {
 	var sess transcript.Session
 	if err := json.Unmarshal(meta, &sess); err != nil {
 		return nil, fmt.Errorf("decode session: %w", err)
 	}
-	sess.Meta = setMetaEntry(sess.Meta, name, value)
+	sess.SetMeta(name, value)
 	return EncodeMeta(&sess)
 }

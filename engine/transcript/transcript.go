@@ -170,6 +170,18 @@ type Session struct {
 	Updated time.Time         `json:"updated"`
 }
 
+// SetMeta sets one entry of the session's Meta; an empty value deletes it.
+func (s *Session) SetMeta(name, value string) {
+	if value == "" {
+		delete(s.Meta, name)
+		return
+	}
+	if s.Meta == nil {
+		s.Meta = map[string]string{}
+	}
+	s.Meta[name] = value
+}
+
 // Unfinished reports whether the session's last turn was cut short: its
 // transcript does not end with the agent's answer.
 func (s *Session) Unfinished() bool {

@@ -71,3 +71,22 @@ func TestNextVersion(t *testing.T) {
 		t.Errorf("NextVersion(nil) = %d, want 1", got)
 	}
 }
+
+// SetMeta sets an entry, creating the map, and an empty value deletes it.
+func TestSessionSetMeta(t *testing.T) {
+	var s Session
+	s.SetMeta("a", "1")
+	s.SetMeta("b", "2")
+	if s.Meta["a"] != "1" || s.Meta["b"] != "2" {
+		t.Fatalf("meta = %v", s.Meta)
+	}
+	s.SetMeta("a", "")
+	if _, ok := s.Meta["a"]; ok || len(s.Meta) != 1 {
+		t.Fatalf("after deleting a: %v", s.Meta)
+	}
+	var empty Session
+	empty.SetMeta("x", "") // deleting from no map is a no-op
+	if empty.Meta != nil {
+		t.Fatalf("an empty value created the map: %v", empty.Meta)
+	}
+}
