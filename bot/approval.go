@@ -267,7 +267,7 @@ func (b *Bot) onApprovalClick(team, channel, thread, messageTS, user, kind, valu
 		b.ephemeral(channel, user, thread, "⚠️ This button doesn't belong to this thread.")
 		return false
 	}
-	rec, err := b.cfg.Store.FindSession(v.Key)
+	rec, err := b.cfg.Store.FindMeta(v.Key) // no transcript on the ack path
 	if err != nil {
 		b.log.Error("load session for an approval", "err", err)
 		b.ephemeral(channel, user, thread, "⚠️ I couldn't open this thread's session. Please click again in a moment.")
@@ -408,7 +408,7 @@ func (sw *sweeper) sweep() {
 	}
 	now := time.Now()
 	for _, key := range keys {
-		rec, err := b.cfg.Store.FindSession(key)
+		rec, err := b.cfg.Store.FindMeta(key)
 		if err != nil || rec == nil {
 			continue
 		}

@@ -26,6 +26,8 @@ type Store interface {
 	// OutputStore holds the documents' bytes, which uploads come from.
 	engine.OutputStore
 	FindSession(key string) (*transcript.Session, error)
+	// FindMeta is FindSession without the transcript.
+	FindMeta(key string) (*transcript.Session, error)
 	// ListSessions lists every session, most recently updated first.
 	ListSessions() ([]storage.SessionInfo, error)
 	HasSession(key string) (bool, error)

@@ -18,6 +18,9 @@ type Backend interface {
 	SessionByID(id string) (*transcript.Session, error)
 	// FindSession is Session returning (nil, nil) when key has none.
 	FindSession(key string) (*transcript.Session, error)
+	// FindMeta is FindSession without the transcript (Messages stays
+	// empty): the metadata alone, for callers that need no messages.
+	FindMeta(key string) (*transcript.Session, error)
 	// Lookup finds a session by id, then by key.
 	Lookup(idOrKey string) (*transcript.Session, error)
 	// HasSession reports whether key has a session, without loading it.

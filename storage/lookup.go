@@ -19,6 +19,28 @@ func (s *Store) FindSession(key string) (*transcript.Session, error) {
 	return sess, err
 }
 
+// FindMeta returns the metadata of the session key holds, without its
+// transcript, or (nil, nil) when key has none.
+func (s *Store) FindMeta(key string) (*transcript.Session, error) {
+	if err := CheckKey("session key", key); err != nil {
+		return nil, fmt.Errorf("load session metadata: %w", err)
+	}
+	var sess *transcript.Session
+	err := s.db.View(func(tx *bolt.Tx) error {
+		id := tx.Bucket(bucketKeys).Get([]byte(key))
+		if id == nil {
+			return nil
+		}
+		var err error
+		sess, err = metaTx(tx, string(id))
+		return err
+	})
+	if err != nil {
+		return nil, fmt.Errorf("load session metadata %q: %w", key, err)
+	}
+	return sess, nil
+}
+
 // HasSession reports whether key has a session, without loading it.
 func (s *Store) HasSession(key string) (bool, error) {
 	if err := CheckKey("session key", key); err != nil {

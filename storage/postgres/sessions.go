@@ -98,6 +98,29 @@ func (s *Store) FindSession(key string) (*transcript.Session, error) {
 	return sess, err
 }
 
+// FindMeta returns the metadata of the session key holds, without its
+// messages (one small row), or (nil, nil) when key has none.
+func (s *Store) FindMeta(key string) (*transcript.Session, error) {
+	if err := storage.CheckKey("session key", key); err != nil {
+		return nil, fmt.Errorf("load session metadata: %w", err)
+	}
+	ctx, cancel := s.ctx()
+	defer cancel()
+	var meta []byte
+	err := s.pool.QueryRow(ctx, `SELECT meta FROM sessions WHERE key = $1 AND attached`, key).Scan(&meta)
+	if errors.Is(err, pgx.ErrNoRows) {
+		return nil, nil
+	}
+	if err != nil {
+		return nil, fmt.Errorf("load session metadata %q: %w", key, err)
+	}
+	var sess transcript.Session
+	if err := json.Unmarshal(meta, &sess); err != nil {
+		return nil, fmt.Errorf("load session metadata %q: decode: %w", key, err)
+	}
+	return &sess, nil
+}
+
 // Lookup returns a session by id, or else by key.
 func (s *Store) Lookup(idOrKey string) (*transcript.Session, error) {
 	return storage.LookupIn(s, idOrKey)

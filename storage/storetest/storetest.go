@@ -69,6 +69,7 @@ var behaviours = []behaviour{
 	{"SaveSessionRefusesWrongKey", saveSessionRefusesWrongKey},
 	{"DetachThenNewSessionForKey", detachThenNewSession},
 	{"SetMetaKeepsTranscript", setMetaKeepsTranscript},
+	{"FindMetaLeavesTranscriptOut", findMeta},
 	{"WaitingSessionsFollowPending", waitingSessions},
 	{"DeleteSessionRemovesAll", deleteSessionRemovesAll},
 	{"PruneRemovesOldSessions", pruneRemovesOld},
@@ -384,6 +385,28 @@ func waitingSessions(t *testing.T, b storage.Backend) {
 	must(t, b.DeleteSession(d.ID))
 	if got := list(); len(got) != 0 {
 		t.Fatalf("a deleted session is listed: %q", got)
+	}
+}
+
+// findMeta: FindMeta returns the key's session without its messages,
+// (nil, nil) for a key without one, and nothing for a detached session.
+func findMeta(t *testing.T, b storage.Backend) {
+	s := newSession(t, b, "k")
+	s.Meta = map[string]string{"owner": "U1"}
+	s.Pending = []transcript.Approval{{CallID: "call_1", Tool: "files__write", Args: "{}", Asked: time.Unix(1700000000, 0)}}
+	s.Messages = []transcript.Message{msg("system", "sys"), msg("user", "hi")}
+	must(t, b.SaveSession(s))
+	got, err := b.FindMeta("k")
+	must(t, err)
+	if got == nil || got.ID != s.ID || got.Meta["owner"] != "U1" || len(got.Pending) != 1 || len(got.Messages) != 0 {
+		t.Fatalf("FindMeta = %+v", got)
+	}
+	if got, err := b.FindMeta("nobody"); err != nil || got != nil {
+		t.Fatalf("FindMeta of a key without a session = %+v, %v", got, err)
+	}
+	must(t, b.DetachSession(s.ID))
+	if got, err := b.FindMeta("k"); err != nil || got != nil {
+		t.Fatalf("FindMeta of a detached key = %+v, %v", got, err)
 	}
 }
 
