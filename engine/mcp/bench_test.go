@@ -25,7 +25,7 @@ func BenchmarkStdioCallOverhead(b *testing.B) {
 	m := NewManager(cfg, Options{Logger: discardLogger})
 	defer m.Close()
 	ctx := context.Background()
-	list, _ := m.Tools(ctx, []string{"s"})
+	list, toolProbs := m.Tools(ctx, []string{"s"})
 	var echo Tool
 	for _, t := range list {
 		if t.Remote() == "echo" {
@@ -33,7 +33,7 @@ func BenchmarkStdioCallOverhead(b *testing.B) {
 		}
 	}
 	if echo.Name == "" {
-		b.Fatal("no echo tool")
+		b.Fatalf("no echo tool (problems: %v)", toolProbs)
 	}
 	client := sdk.NewClient(&sdk.Implementation{Name: "bench", Version: "1"}, nil)
 	cs, err := client.Connect(ctx, &sdk.CommandTransport{Command: exec.Command(bin)}, nil)
