@@ -1,11 +1,9 @@
 package bot
 
 import (
-	"bytes"
 	"context"
 	"errors"
 	"fmt"
-	"path"
 	"strings"
 	"sync"
 	"time"
@@ -13,7 +11,6 @@ import (
 	"github.com/slack-go/slack"
 
 	"agentbot/engine"
-	"agentbot/engine/sandbox"
 )
 
 const (
@@ -387,41 +384,6 @@ func (r *reply) finishStopped() {
 		}
 	}
 	b.post(r.ctx, r.it.Channel, r.it.ThreadTS, note)
-}
-
-// upload is a saved document to upload, with its bytes as read at the end
-// of the turn.
-type upload struct {
-	ev   engine.Event
-	data []byte
-	err  error
-}
-
-// upload sends one saved output to the thread with UploadFile (the v2
-// upload flow); a re-save is titled as a new version.
-func (b *Bot) upload(ctx context.Context, it item, u upload) {
-	o := u.ev.Output
-	name := path.Base(o.Path)
-	title := name
-	if o.Version > 1 {
-		title = fmt.Sprintf("%s, v%d", name, o.Version)
-	}
-	err := u.err
-	if err == nil {
-		err = b.call(ctx, func() error {
-			_, err := b.cfg.API.UploadFileContext(ctx, slack.UploadFileParameters{
-				Reader: bytes.NewReader(u.data), FileSize: len(u.data), Filename: name, Title: title,
-				InitialComment: fmt.Sprintf("📄 Saved *%s* (v%d, %s)", o.Path, o.Version, sandbox.SizeText(int64(len(u.data)))),
-				Channel:        it.Channel, ThreadTimestamp: it.ThreadTS,
-			})
-			return err
-		})
-	}
-	b.obs.Uploaded(err)
-	if err != nil {
-		b.log.Error("upload output", "file", name, "err", err)
-		b.post(ctx, it.Channel, it.ThreadTS, fmt.Sprintf("⚠️ I saved %s but couldn't upload it to this thread (%v).", o.Path, err))
-	}
 }
 
 // friendlyError is what the user reads when a turn fails; details go to the

@@ -6,9 +6,6 @@ import (
 	"github.com/slack-go/slack"
 )
 
-// actionStop is the action id of the Stop button of a running turn.
-const actionStop = "stop"
-
 // stopButtonAfter is how long a turn runs in a channel thread before its
 // Stop button shows, unless a tool call shows it sooner: a quick answer
 // never flashes one. Slack's own stop button (agent_session_stopped) is
@@ -101,17 +98,5 @@ func (r *reply) dropStop() {
 	})
 	if err != nil {
 		b.log.Debug("delete stop button", "err", err)
-	}
-}
-
-// onStopClick stops the thread's running turn when someone clicks its Stop
-// button; anyone who may talk to the bot there may.
-func (b *Bot) onStopClick(team, channel, thread, user string, dm bool) {
-	if why := b.denied(user, channel, dm); why != "" {
-		b.ephemeral(channel, user, thread, why)
-		return
-	}
-	if !b.running.stop(team+"/"+channel+"/"+thread, user) {
-		b.ephemeral(channel, user, thread, "Nothing is running in this thread now.")
 	}
 }

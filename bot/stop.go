@@ -1,0 +1,16 @@
+package bot
+
+// actionStop is the action id of the Stop button of a running turn.
+const actionStop = "stop"
+
+// onStopClick stops the thread's running turn when someone clicks its Stop
+// button; anyone who may talk to the bot there may.
+func (b *Bot) onStopClick(team, channel, thread, user string, dm bool) {
+	if why := b.denied(user, channel, dm); why != "" {
+		b.ephemeral(channel, user, thread, why)
+		return
+	}
+	if !b.running.stop(team+"/"+channel+"/"+thread, user) {
+		b.ephemeral(channel, user, thread, "Nothing is running in this thread now.")
+	}
+}

@@ -1,0 +1,48 @@
+package bot
+
+import (
+	"bytes"
+	"context"
+	"fmt"
+	"path"
+
+	"github.com/slack-go/slack"
+
+	"agentbot/engine"
+	"agentbot/engine/sandbox"
+)
+
+// upload is a saved document to upload, with its bytes as read at the end
+// of the turn.
+type upload struct {
+	ev   engine.Event
+	data []byte
+	err  error
+}
+
+// upload sends one saved output to the thread with UploadFile (the v2
+// upload flow); a re-save is titled as a new version.
+func (b *Bot) upload(ctx context.Context, it item, u upload) {
+	o := u.ev.Output
+	name := path.Base(o.Path)
+	title := name
+	if o.Version > 1 {
+		title = fmt.Sprintf("%s, v%d", name, o.Version)
+	}
+	err := u.err
+	if err == nil {
+		err = b.call(ctx, func() error {
+			_, err := b.cfg.API.UploadFileContext(ctx, slack.UploadFileParameters{
+				Reader: bytes.NewReader(u.data), FileSize: len(u.data), Filename: name, Title: title,
+				InitialComment: fmt.Sprintf("📄 Saved *%s* (v%d, %s)", o.Path, o.Version, sandbox.SizeText(int64(len(u.data)))),
+				Channel:        it.Channel, ThreadTimestamp: it.ThreadTS,
+			})
+			return err
+		})
+	}
+	b.obs.Uploaded(err)
+	if err != nil {
+		b.log.Error("upload output", "file", name, "err", err)
+		b.post(ctx, it.Channel, it.ThreadTS, fmt.Sprintf("⚠️ I saved %s but couldn't upload it to this thread (%v).", o.Path, err))
+	}
+}
