@@ -13,6 +13,7 @@ import (
 
 	"github.com/slack-go/slack"
 
+	"agentbot/bot/slackmd"
 	"agentbot/engine"
 	"agentbot/engine/transcript"
 )
@@ -172,7 +173,7 @@ const supersededLine = "⛔ Not run: a new message came instead of a decision"
 // while line is "", or line saying how it was decided.
 func (b *Bot) approvalMessage(s *transcript.Session, a *transcript.Approval, line string) []slack.MsgOption {
 	md := fmt.Sprintf("🔐 The agent wants to run %s with:\n```\n%s\n```", toolLabel(a), MaskArgs(a.Args))
-	blocks := []slack.Block{MarkdownBlock(md)}
+	blocks := []slack.Block{slackmd.Block(md)}
 	fallback := "Approval needed: " + shorten(a.Tool, 100)
 	if line != "" {
 		fallback = line

@@ -7,6 +7,7 @@ import (
 
 	"github.com/slack-go/slack"
 
+	"agentbot/bot/slackmd"
 	"agentbot/engine"
 	"agentbot/engine/catalog"
 )
@@ -32,7 +33,7 @@ func (b *Bot) postGreeting(ctx context.Context, channel, thread string, a *catal
 			md.WriteString(" — " + it.Description)
 		}
 	}
-	blocks := []slack.Block{MarkdownBlock(md.String())}
+	blocks := []slack.Block{slackmd.Block(md.String())}
 	var buttons []slack.BlockElement
 	for i, it := range g.Menu {
 		label := shorten(command(it), 70)
@@ -50,7 +51,7 @@ func (b *Bot) postGreeting(ctx context.Context, channel, thread string, a *catal
 	blocks = append(blocks, slack.NewContextBlock("hint", slack.NewTextBlockObject(slack.MarkdownType,
 		"Click a button, type a number or a command, or just say what you need.", false, false)))
 	_, err := b.postMsg(ctx, channel, thread,
-		slack.MsgOptionText(Fallback(g.Intro, DefaultFallbackChars), false),
+		slack.MsgOptionText(slackmd.Fallback(g.Intro, slackmd.DefaultFallbackChars), false),
 		slack.MsgOptionBlocks(blocks...))
 	if err != nil {
 		b.log.Error("post greeting", "agent", a.ID, "err", err)
@@ -84,7 +85,7 @@ func (b *Bot) postPicker(ctx context.Context, it item) {
 		buttons = append(buttons, slack.NewButtonBlockElement(actionPick+":"+a.ID, a.ID,
 			slack.NewTextBlockObject(slack.PlainTextType, shorten(label, 70), true, false)))
 	}
-	blocks := []slack.Block{MarkdownBlock(fmt.Sprintf("Hi <@%s>! Which agent should help in this thread?", it.User))}
+	blocks := []slack.Block{slackmd.Block(fmt.Sprintf("Hi <@%s>! Which agent should help in this thread?", it.User))}
 	for i := 0; i < len(buttons); i += maxButtons {
 		end := min(i+maxButtons, len(buttons))
 		blocks = append(blocks, slack.NewActionBlock(fmt.Sprintf("pick-%d", i/maxButtons), buttons[i:end]...))
@@ -103,7 +104,7 @@ func (b *Bot) closePicker(ctx context.Context, it item) {
 		name = strings.TrimSpace(a.Icon + " " + a.Name)
 	}
 	text := fmt.Sprintf("<@%s> picked %s.", it.User, name)
-	if err := b.update(ctx, it.Channel, it.PickerTS, slack.MsgOptionText(text, false), slack.MsgOptionBlocks(MarkdownBlock(text))); err != nil {
+	if err := b.update(ctx, it.Channel, it.PickerTS, slack.MsgOptionText(text, false), slack.MsgOptionBlocks(slackmd.Block(text))); err != nil {
 		b.log.Debug("close picker", "err", err)
 	}
 }

@@ -6,6 +6,8 @@ import (
 	"time"
 
 	"github.com/slack-go/slack"
+
+	"agentbot/bot/slackmd"
 )
 
 // maxRateLimitRetries bounds how often one Slack call is retried after 429.
@@ -76,19 +78,19 @@ func (b *Bot) ephemeral(channel, user, thread, text string) {
 }
 
 // postAnswer renders an answer: split at paragraph or fence boundaries into
-// markdown blocks of at most MaxPieceChars, each message with a short
+// markdown blocks of at most slackmd.MaxPieceChars, each message with a short
 // plain-text fallback. With replaceTS set, the first piece replaces that
 // message (a status or expired stream); if that fails it is posted anew.
 // tail blocks (the feedback buttons) follow the last piece.
 func (b *Bot) postAnswer(ctx context.Context, channel, thread, replaceTS, text string, tail ...slack.Block) error {
-	pieces := SplitMarkdown(text, MaxPieceChars)
+	pieces := slackmd.Split(text, slackmd.MaxPieceChars)
 	for i, p := range pieces {
-		blocks := []slack.Block{MarkdownBlock(p)}
+		blocks := []slack.Block{slackmd.Block(p)}
 		if i == len(pieces)-1 {
 			blocks = append(blocks, tail...)
 		}
 		opts := []slack.MsgOption{
-			slack.MsgOptionText(Fallback(p, DefaultFallbackChars), false),
+			slack.MsgOptionText(slackmd.Fallback(p, slackmd.DefaultFallbackChars), false),
 			slack.MsgOptionBlocks(blocks...),
 		}
 		if i == 0 && replaceTS != "" {

@@ -10,6 +10,7 @@ import (
 
 	"github.com/slack-go/slack"
 
+	"agentbot/bot/slackmd"
 	"agentbot/engine"
 )
 
@@ -197,9 +198,9 @@ func (r *reply) settle(ts, text string, tail ...slack.Block) {
 		return
 	}
 	var blocks []slack.Block
-	fallback := Fallback(text, DefaultFallbackChars)
+	fallback := slackmd.Fallback(text, slackmd.DefaultFallbackChars)
 	if strings.TrimSpace(text) != "" {
-		blocks = append(blocks, MarkdownBlock(text))
+		blocks = append(blocks, slackmd.Block(text))
 	} else {
 		fallback = "(continued below)"
 		blocks = append(blocks, slack.NewContextBlock("", slack.NewTextBlockObject(slack.MarkdownType, "_"+fallback+"_", false, false)))

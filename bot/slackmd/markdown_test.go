@@ -1,4 +1,4 @@
-package bot
+package slackmd
 
 import (
 	"encoding/json"
@@ -43,7 +43,7 @@ func fenceBalanced(piece string) bool {
 	return size == 0
 }
 
-// checkSplit asserts the contract of SplitMarkdown for text and max:
+// checkSplit asserts the contract of Split for text and max:
 //   - every piece has at most max characters and is non-blank;
 //   - every piece's fences are balanced when text's are;
 //   - the pieces are spans of text plus added fence lines: the spans appear in
@@ -52,7 +52,7 @@ func fenceBalanced(piece string) bool {
 //     the joined pieces equal the text.
 func checkSplit(t *testing.T, text string, max int) []string {
 	t.Helper()
-	pieces := SplitMarkdown(text, max)
+	pieces := Split(text, max)
 	spans := splitSpans(text, max)
 	if len(spans) != len(pieces) {
 		t.Fatalf("%d spans, %d pieces", len(spans), len(pieces))
@@ -122,9 +122,9 @@ func TestSplitMarkdownShortAndEmpty(t *testing.T) {
 		{"exactly max", strings.Repeat("a", 100), []string{strings.Repeat("a", 100)}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			got := SplitMarkdown(tc.text, 100)
+			got := Split(tc.text, 100)
 			if fmt.Sprint(got) != fmt.Sprint(tc.want) || len(got) != len(tc.want) {
-				t.Errorf("SplitMarkdown = %q, want %q", got, tc.want)
+				t.Errorf("Split = %q, want %q", got, tc.want)
 			}
 		})
 	}
@@ -385,7 +385,7 @@ func regionals(s string) int {
 func TestSplitMarkdownMaxOutOfRange(t *testing.T) {
 	text := words(1, 15_000)
 	for _, max := range []int{0, -5} {
-		pieces := SplitMarkdown(text, max)
+		pieces := Split(text, max)
 		if len(pieces) != 2 {
 			t.Errorf("max %d: %d pieces, want 2 of at most %d", max, len(pieces), MaxPieceChars)
 		}
@@ -396,7 +396,7 @@ func TestSplitMarkdownMaxOutOfRange(t *testing.T) {
 		}
 	}
 	checkSplit(t, "```\n"+words(2, 300)+"\n```", MinPieceChars)
-	for _, p := range SplitMarkdown(words(3, 300), 5) {
+	for _, p := range Split(words(3, 300), 5) {
 		if n := utf8.RuneCountInString(p); n > MinPieceChars {
 			t.Errorf("max 5: piece of %d characters, want at most %d", n, MinPieceChars)
 		}
@@ -405,14 +405,14 @@ func TestSplitMarkdownMaxOutOfRange(t *testing.T) {
 
 func TestSplitMarkdownInvalidUTF8(t *testing.T) {
 	text := strings.Repeat("ok \xff\xfe bytes ", 100)
-	pieces := SplitMarkdown(text, 64)
+	pieces := Split(text, 64)
 	if squeeze(strings.Join(pieces, "")) != squeeze(text) {
 		t.Error("invalid bytes were lost")
 	}
 }
 
 func TestMarkdownBlock(t *testing.T) {
-	got, err := json.Marshal(MarkdownBlock("**hi**"))
+	got, err := json.Marshal(Block("**hi**"))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -485,6 +485,6 @@ func BenchmarkSplitMarkdown100k(b *testing.B) {
 	text := strings.Join(parts, "\n\n")
 	b.SetBytes(int64(len(text)))
 	for b.Loop() {
-		SplitMarkdown(text, MaxPieceChars)
+		Split(text, MaxPieceChars)
 	}
 }

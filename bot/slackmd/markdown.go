@@ -1,4 +1,4 @@
-package bot
+package slackmd
 
 import (
 	"regexp"
@@ -15,20 +15,20 @@ import (
 // each. Slack caps a markdown block at 12,000 characters; we keep a margin.
 const MaxPieceChars = 10_000
 
-// MinPieceChars is the smallest piece size SplitMarkdown honours; smaller
+// MinPieceChars is the smallest piece size Split honours; smaller
 // positive limits are raised to it so a re-opened code fence still fits.
 const MinPieceChars = 32
 
 // DefaultFallbackChars is the fallback length Fallback uses when n <= 0.
 const DefaultFallbackChars = 150
 
-// MarkdownBlock wraps one piece of SplitMarkdown in a Slack markdown block,
+// Block wraps one piece of Split in a Slack markdown block,
 // the only block the bot renders answers with.
-func MarkdownBlock(piece string) slack.Block {
+func Block(piece string) slack.Block {
 	return slack.NewMarkdownBlock("", piece)
 }
 
-// SplitMarkdown splits text into pieces of at most limit characters
+// Split splits text into pieces of at most limit characters
 // (limit <= 0 means MaxPieceChars; limit < MinPieceChars means MinPieceChars).
 //
 // It cuts, in order of preference, at a block boundary (a blank line, or the
@@ -46,7 +46,7 @@ func MarkdownBlock(piece string) slack.Block {
 // nothing else is: removing the re-opened and added fence lines, the pieces
 // appear in text in order, separated only by whitespace. Empty or blank text
 // yields no pieces.
-func SplitMarkdown(text string, limit int) []string {
+func Split(text string, limit int) []string {
 	switch {
 	case limit <= 0:
 		limit = MaxPieceChars
