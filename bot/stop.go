@@ -1,7 +1,10 @@
 package bot
 
-// actionStop is the action id of the Stop button of a running turn.
-const actionStop = "stop"
+import "agentbot/bot/render"
+
+// actionStop is the action id of the Stop button of a running turn
+// (bot/render shows it).
+const actionStop = render.ActionStop
 
 // onStopClick stops the thread's running turn when someone clicks its Stop
 // button; anyone who may talk to the bot there may.

@@ -599,3 +599,12 @@ func plainInline(s string) string {
 	}
 	return strings.ReplaceAll(s, "`", "")
 }
+
+// Shorten cuts s to at most n characters, ending in "…" when it cut.
+func Shorten(s string, n int) string {
+	r := []rune(s)
+	if len(r) <= n {
+		return s
+	}
+	return string(r[:n]) + "…"
+}

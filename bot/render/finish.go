@@ -1,0 +1,258 @@
+package render
+
+import (
+	"fmt"
+	"strings"
+
+	"github.com/slack-go/slack"
+
+	"agentbot/bot/slackmd"
+)
+
+// Outcome is how a turn ended.
+type Outcome struct {
+	// Text is the model's answer; "" when there is none.
+	Text string
+	// Failure is what the person reads when the turn failed; "" when it
+	// succeeded.
+	Failure string
+	// Waiting is how many tool calls of a successful turn wait for
+	// approval.
+	Waiting int
+	// StoppedBy is the user who stopped the turn: its late answer is never
+	// posted.
+	StoppedBy string
+}
+
+// Finish ends the turn: it uploads the documents the turn saved, then
+// shows the final answer the way the reply's mode calls for, with the
+// feedback buttons (or, after a stop, only says who stopped it). It runs
+// once; Emit shows nothing after it.
+func (r *Reply) Finish(o Outcome) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	if r.mode == modeDone {
+		return
+	}
+	if r.stopTimer != nil {
+		r.stopTimer.Stop()
+	}
+	r.uploadSaved()
+	if r.t.DM {
+		r.setStatus("")
+	}
+	if o.StoppedBy != "" {
+		r.on(stopped)
+	}
+	if o.Failure == "" {
+		r.flush()
+	}
+	tail := r.tail(o)
+	switch r.mode {
+	case modeStreaming:
+		r.finishStreaming(o, tail)
+	case modeOverflowed:
+		r.finishOverflowed(o, tail)
+	case modeFallback:
+		r.finishFallback(o, tail)
+	case modeStopped:
+		r.finishStopped(o.StoppedBy)
+	default:
+		r.finishStart(o, tail)
+	}
+	r.on(finished)
+}
+
+// uploadSaved uploads the documents the turn saved, each once.
+func (r *Reply) uploadSaved() {
+	if r.opts.Upload == nil {
+		return
+	}
+	for _, ev := range r.saved {
+		r.opts.Upload(ev)
+	}
+}
+
+// tail is the blocks under a successful final answer: the feedback
+// buttons, and the note of tool calls waiting for approval.
+func (r *Reply) tail(o Outcome) []slack.Block {
+	if o.Failure != "" {
+		return nil
+	}
+	var tail []slack.Block
+	if strings.TrimSpace(o.Text) != "" && r.opts.Feedback != nil {
+		tail = append(tail, r.opts.Feedback)
+	}
+	if o.Waiting > 0 {
+		tail = append(tail, slack.NewContextBlock("waiting", slack.NewTextBlockObject(slack.MarkdownType, waitingText(o.Waiting), false, false)))
+	}
+	return tail
+}
+
+// finishStreaming ends a turn whose whole answer streamed: the stream,
+// closed with the tail, is the answer. A failure is posted below it.
+func (r *Reply) finishStreaming(o Outcome, tail []slack.Block) {
+	if o.Failure != "" {
+		_ = r.stopStream(Chunk{})
+		r.dropStop()
+		r.postFinal("", answer(o, false), nil)
+		return
+	}
+	err := r.stopStream(Chunk{Blocks: tail})
+	switch {
+	case err == nil:
+	case streamClosed(err):
+		// Closed after the last append: every word is in it.
+		r.settle(r.streamTS, r.acked.String(), tail...)
+	default:
+		r.log.Info("stop stream failed; posting the answer", "err", err)
+		r.dropStop()
+		if o.Text != "" {
+			r.postFinal("", o.Text, tail)
+		}
+		return
+	}
+	r.dropStop()
+}
+
+// finishOverflowed ends a turn whose answer outgrew the stream: the stream
+// (if one is open) is closed, and the answer, split, takes its place.
+func (r *Reply) finishOverflowed(o Outcome, tail []slack.Block) {
+	open := r.streamTS != ""
+	if open {
+		_ = r.stopStream(Chunk{})
+	}
+	r.dropStop()
+	if final := answer(o, !open && r.rollovers == 0); final != "" {
+		r.postFinal(r.streamTS, r.rest(o, final), tail)
+	}
+}
+
+// finishFallback ends a turn shown with a status message: the answer
+// replaces it (or the stream Slack refused), and an empty answer leaves it
+// saying the turn is done or waits for approval.
+func (r *Reply) finishFallback(o Outcome, tail []slack.Block) {
+	r.dropStop()
+	final := answer(o, r.rollovers == 0)
+	if final != "" {
+		replace := r.statusTS
+		if replace == "" {
+			replace = r.brokenTS
+		}
+		r.postFinal(replace, r.rest(o, final), tail)
+		return
+	}
+	if r.statusTS == "" {
+		return
+	}
+	done := "✅ Done."
+	if o.Waiting > 0 {
+		done = waitingText(o.Waiting)
+	}
+	_ = r.p.Update(r.ctx, r.t.Channel, r.statusTS, Message{Text: done, Blocks: noBlocks})
+}
+
+// finishStart ends a turn that showed nothing yet: the answer is posted.
+func (r *Reply) finishStart(o Outcome, tail []slack.Block) {
+	r.dropStop()
+	if final := answer(o, true); final != "" {
+		r.postFinal("", r.rest(o, final), tail)
+	}
+}
+
+// finishStopped ends a turn someone stopped: the stream keeps what was
+// said (with the text not yet shown), and the thread is told who stopped
+// it, in the status or Stop button message when there is one. The late
+// answer is never posted.
+func (r *Reply) finishStopped(by string) {
+	if r.streamTS != "" {
+		var c Chunk
+		if text := r.pending.String(); r.acked.Len()+len(text) <= streamTextLimit {
+			c.Markdown = text
+		}
+		if err := r.stopStream(c); err != nil {
+			r.log.Debug("stop stream after a stop", "err", err) // Slack's stop button ends it too
+		}
+	}
+	note := "⏹ Stopped. What was said so far is kept; write to continue."
+	if by != "" {
+		note = "⏹ Stopped by <@" + by + ">. What was said so far is kept; write to continue."
+	}
+	ts := r.statusTS
+	if ts == "" {
+		ts, r.stopTS = r.stopTS, ""
+	}
+	r.dropStop()
+	if ts != "" && r.p.Update(r.ctx, r.t.Channel, ts, Message{Text: note, Blocks: noBlocks}) == nil {
+		return
+	}
+	if _, err := r.p.Post(r.ctx, r.t.Channel, r.t.TS, Message{Text: note}); err != nil {
+		r.log.Error("post message", "channel", r.t.Channel, "err", err)
+	}
+}
+
+// answer is the text of the final answer: the model's, or the failure,
+// after the model's text when the thread has not seen it (unseen).
+func answer(o Outcome, unseen bool) string {
+	switch {
+	case o.Failure == "":
+		return o.Text
+	case unseen && o.Text != "":
+		return o.Text + "\n\n⚠️ " + o.Failure
+	}
+	return "⚠️ " + o.Failure
+}
+
+// rest is what the posted final answer says besides what the thread
+// shows: after a rollover, only the text the earlier stream messages do
+// not hold, notices included; otherwise final after the turn's notices.
+func (r *Reply) rest(o Outcome, final string) string {
+	switch {
+	case r.rollovers > 0 && o.Failure == "":
+		return r.acked.String() + r.pending.String()
+	case len(r.notices) > 0:
+		return strings.Join(r.notices, "\n") + "\n\n" + final
+	}
+	return final
+}
+
+// postFinal posts the final answer (replacing the message replace, if
+// set), logging a failure.
+func (r *Reply) postFinal(replace, text string, tail []slack.Block) {
+	if err := r.postAnswer(replace, text, tail...); err != nil {
+		r.log.Error("post answer", "err", err)
+	}
+}
+
+// postAnswer renders an answer: split at paragraph or fence boundaries into
+// markdown blocks of at most slackmd.MaxPieceChars, each message with a
+// short plain-text fallback. With replaceTS set, the first piece replaces
+// that message (a status or expired stream); if that fails it is posted
+// anew. tail blocks (the feedback buttons) follow the last piece.
+func (r *Reply) postAnswer(replaceTS, text string, tail ...slack.Block) error {
+	pieces := slackmd.Split(text, slackmd.MaxPieceChars)
+	for i, p := range pieces {
+		blocks := []slack.Block{slackmd.Block(p)}
+		if i == len(pieces)-1 {
+			blocks = append(blocks, tail...)
+		}
+		m := Message{Text: slackmd.Fallback(p, slackmd.DefaultFallbackChars), Blocks: blocks}
+		if i == 0 && replaceTS != "" {
+			if err := r.p.Update(r.ctx, r.t.Channel, replaceTS, m); err == nil {
+				continue
+			}
+		}
+		if _, err := r.p.Post(r.ctx, r.t.Channel, r.t.TS, m); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// waitingText is the status of a turn that waits for n approvals.
+func waitingText(n int) string {
+	if n == 1 {
+		return "⏸ Waiting for approval of a tool call (below)."
+	}
+	return fmt.Sprintf("⏸ Waiting for approval of %d tool calls (below).", n)
+}

@@ -1,0 +1,62 @@
+package render
+
+import (
+	"context"
+
+	"github.com/slack-go/slack"
+)
+
+// Poster is the Slack Web API as a reply uses it: the few calls it makes,
+// each already retried after a rate limit. Slack implements it over
+// slack-go; tests use a fake.
+type Poster interface {
+	// Post posts m in the thread of channel and returns its ts.
+	Post(ctx context.Context, channel, thread string, m Message) (string, error)
+	// Update replaces the content of the message ts with m.
+	Update(ctx context.Context, channel, ts string, m Message) error
+	// Delete deletes the message ts.
+	Delete(ctx context.Context, channel, ts string) error
+	// StartStream opens a streamed message in t and returns its ts.
+	StartStream(ctx context.Context, t Thread) (string, error)
+	// AppendStream adds c to the open stream ts.
+	AppendStream(ctx context.Context, channel, ts string, c Chunk) error
+	// StopStream closes the stream ts, with c added at its end.
+	StopStream(ctx context.Context, channel, ts string, c Chunk) error
+	// SetStatus shows status as the assistant thread's status; "" clears
+	// it.
+	SetStatus(ctx context.Context, channel, thread, status string) error
+}
+
+// Thread is where a reply goes, and for whom.
+type Thread struct {
+	Team, Channel string
+	// TS is the thread's parent message.
+	TS string
+	// User is the person the turn answers; a stream in a channel thread
+	// names them as its recipient.
+	User string
+	// DM is set in a direct message with the bot, where the assistant
+	// thread status shows progress and Slack shows its own stop button.
+	DM bool
+}
+
+// Message is the content of a posted or updated message. Text is the
+// plain-text fallback (or the message itself, without blocks). Blocks nil
+// sends no blocks; an empty, non-nil Blocks clears a message's blocks on
+// update.
+type Message struct {
+	Text   string
+	Blocks []slack.Block
+}
+
+// Chunk is what a stream call adds: markdown text, a tool call's task
+// card update, or (when a stream stops) blocks at its end. The zero Chunk
+// adds nothing.
+type Chunk struct {
+	Markdown string
+	Task     *slack.TaskUpdateChunk
+	Blocks   []slack.Block
+}
+
+// noBlocks is Blocks that empty a message's blocks on update.
+var noBlocks = []slack.Block{}

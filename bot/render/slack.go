@@ -1,0 +1,175 @@
+package render
+
+import (
+	"context"
+	"errors"
+	"log/slog"
+	"time"
+
+	"github.com/slack-go/slack"
+)
+
+// MaxRateLimitRetries bounds how often one Slack call is retried after a
+// rate limit (HTTP 429).
+const MaxRateLimitRetries = 5
+
+// Slack is the Poster over slack-go's Web API client. Every call waits out
+// rate limits as Slack asks (RateLimitedError.RetryAfter), up to
+// MaxRateLimitRetries times.
+type Slack struct {
+	API *slack.Client
+	Log *slog.Logger
+	// Sleep waits d, or until ctx ends; nil means a timer.
+	Sleep func(ctx context.Context, d time.Duration) error
+}
+
+// Call runs a Slack Web API call, waiting out rate limits as Slack asks.
+func (s Slack) Call(ctx context.Context, fn func() error) error {
+	for attempt := 0; ; attempt++ {
+		err := fn()
+		var rl *slack.RateLimitedError
+		if !errors.As(err, &rl) || attempt >= MaxRateLimitRetries {
+			return err
+		}
+		wait := rl.RetryAfter
+		if wait <= 0 {
+			wait = time.Second
+		}
+		s.logger().Debug("slack rate limited", "retry_after", wait)
+		if err := s.sleep(ctx, wait); err != nil {
+			return err
+		}
+	}
+}
+
+func (s Slack) logger() *slog.Logger {
+	if s.Log == nil {
+		return slog.New(slog.DiscardHandler)
+	}
+	return s.Log
+}
+
+func (s Slack) sleep(ctx context.Context, d time.Duration) error {
+	if s.Sleep != nil {
+		return s.Sleep(ctx, d)
+	}
+	select {
+	case <-ctx.Done():
+		return ctx.Err()
+	case <-time.After(d):
+		return nil
+	}
+}
+
+// PostMessage posts a message in thread (none when "") and returns its ts.
+func (s Slack) PostMessage(ctx context.Context, channel, thread string, opts ...slack.MsgOption) (string, error) {
+	if thread != "" {
+		opts = append(opts, slack.MsgOptionTS(thread))
+	}
+	var ts string
+	err := s.Call(ctx, func() error {
+		var err error
+		_, ts, err = s.API.PostMessageContext(ctx, channel, opts...)
+		return err
+	})
+	return ts, err
+}
+
+// UpdateMessage replaces the content of the message ts.
+func (s Slack) UpdateMessage(ctx context.Context, channel, ts string, opts ...slack.MsgOption) error {
+	return s.Call(ctx, func() error {
+		_, _, _, err := s.API.UpdateMessageContext(ctx, channel, ts, opts...)
+		return err
+	})
+}
+
+// Post posts m in the thread of channel and returns its ts.
+func (s Slack) Post(ctx context.Context, channel, thread string, m Message) (string, error) {
+	return s.PostMessage(ctx, channel, thread, m.options()...)
+}
+
+// Update replaces the content of the message ts with m.
+func (s Slack) Update(ctx context.Context, channel, ts string, m Message) error {
+	return s.UpdateMessage(ctx, channel, ts, m.options()...)
+}
+
+// Delete deletes the message ts.
+func (s Slack) Delete(ctx context.Context, channel, ts string) error {
+	return s.Call(ctx, func() error {
+		_, _, err := s.API.DeleteMessageContext(ctx, channel, ts)
+		return err
+	})
+}
+
+// StartStream opens a streamed message in t, its task cards shown as a
+// timeline, and returns its ts. In a channel thread the stream names its
+// recipient, as chat.startStream requires there.
+func (s Slack) StartStream(ctx context.Context, t Thread) (string, error) {
+	opts := []slack.MsgOption{slack.MsgOptionTS(t.TS), slack.MsgOptionTaskDisplayMode(slack.TaskDisplayModeTimeline)}
+	if !t.DM {
+		opts = append(opts, slack.MsgOptionRecipientUserID(t.User), slack.MsgOptionRecipientTeamID(t.Team))
+	}
+	var ts string
+	err := s.Call(ctx, func() error {
+		var err error
+		_, ts, err = s.API.StartStreamContext(ctx, t.Channel, opts...)
+		return err
+	})
+	return ts, err
+}
+
+// AppendStream adds c to the open stream ts.
+func (s Slack) AppendStream(ctx context.Context, channel, ts string, c Chunk) error {
+	return s.Call(ctx, func() error {
+		_, _, err := s.API.AppendStreamContext(ctx, channel, ts, c.options()...)
+		return err
+	})
+}
+
+// StopStream closes the stream ts, with c added at its end.
+func (s Slack) StopStream(ctx context.Context, channel, ts string, c Chunk) error {
+	return s.Call(ctx, func() error {
+		_, _, err := s.API.StopStreamContext(ctx, channel, ts, c.options()...)
+		return err
+	})
+}
+
+// SetStatus shows status as the assistant thread's status; "" clears it.
+func (s Slack) SetStatus(ctx context.Context, channel, thread, status string) error {
+	return s.Call(ctx, func() error {
+		return s.API.SetAssistantThreadsStatusContext(ctx, slack.AssistantThreadsSetStatusParameters{
+			ChannelID: channel, ThreadTS: thread, Status: status})
+	})
+}
+
+// options converts m to slack-go's message options.
+func (m Message) options() []slack.MsgOption {
+	opts := []slack.MsgOption{slack.MsgOptionText(m.Text, false)}
+	if m.Blocks != nil {
+		opts = append(opts, slack.MsgOptionBlocks(m.Blocks...))
+	}
+	return opts
+}
+
+// options converts c to slack-go's stream options.
+func (c Chunk) options() []slack.MsgOption {
+	var opts []slack.MsgOption
+	if c.Markdown != "" {
+		opts = append(opts, slack.MsgOptionMarkdownText(c.Markdown))
+	}
+	if c.Task != nil {
+		opts = append(opts, slack.MsgOptionChunks(*c.Task))
+	}
+	if len(c.Blocks) > 0 {
+		opts = append(opts, slack.MsgOptionBlocks(c.Blocks...))
+	}
+	return opts
+}
+
+// streamClosed reports whether err says the stream is no longer open:
+// Slack closes a stream after about five minutes (and when a user presses
+// the agent session's stop button).
+func streamClosed(err error) bool {
+	e, ok := errors.AsType[slack.SlackErrorResponse](err)
+	return ok && e.Err == "message_not_in_streaming_state"
+}
