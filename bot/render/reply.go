@@ -127,6 +127,7 @@ type Reply struct {
 	acked     strings.Builder // text the open stream acknowledged
 	rollovers int             // streams continued in a new message
 	lastFlush time.Time
+	now       func() time.Time // the clock that paces flushes
 	notices   []string
 	// saved holds the documents written this turn, in the order first
 	// written, each with its latest event: a document written several
@@ -137,7 +138,7 @@ type Reply struct {
 // New returns the reply of one turn in t, which makes its Slack calls
 // through p with ctx.
 func New(ctx context.Context, p Poster, t Thread, opts Options) *Reply {
-	r := &Reply{ctx: ctx, p: p, t: t, opts: opts, log: opts.Log}
+	r := &Reply{ctx: ctx, p: p, t: t, opts: opts, log: opts.Log, now: time.Now}
 	if r.log == nil {
 		r.log = slog.New(slog.DiscardHandler)
 	}
@@ -195,7 +196,7 @@ func (r *Reply) Emit(ev engine.Event) {
 	switch ev.Kind {
 	case engine.EventText:
 		r.pending.WriteString(ev.Text)
-		if r.pending.Len() >= flushChars || time.Since(r.lastFlush) >= flushEvery {
+		if r.pending.Len() >= flushChars || r.now().Sub(r.lastFlush) >= flushEvery {
 			r.flush()
 		}
 	case engine.EventToolStart:
@@ -297,7 +298,7 @@ func (r *Reply) settle(ts, text string, tail ...slack.Block) {
 // acknowledged is kept, so a rollover neither loses nor repeats text.
 // Overflowed, fallen back or stopped, text waits for the final answer.
 func (r *Reply) flush() {
-	r.lastFlush = time.Now()
+	r.lastFlush = r.now()
 	text := r.pending.String()
 	if text == "" || r.mode != modeStart && r.mode != modeStreaming {
 		return
