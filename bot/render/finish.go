@@ -56,6 +56,8 @@ func (r *Reply) Finish(o Outcome) {
 	case modeFallback:
 		r.finishFallback(o, tail)
 	case modeStopped:
+		// Without StoppedBy only when the bot shuts down as someone
+		// stops the turn.
 		r.finishStopped(o.StoppedBy)
 	default:
 		r.finishStart(o, tail)

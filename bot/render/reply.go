@@ -53,6 +53,10 @@ var modeNames = [...]string{"start", "streaming", "overflowed", "fallback", "sto
 
 func (m mode) String() string { return modeNames[m] }
 
+// streamsText reports whether answer text goes to a stream in mode m, as
+// it is written.
+func (m mode) streamsText() bool { return m == modeStart || m == modeStreaming }
+
 // change is what moves a reply from one mode to another.
 type change uint8
 
@@ -100,7 +104,8 @@ type Options struct {
 	// Upload uploads one document the turn saved; Finish calls it once per
 	// document, with its latest save, before the answer.
 	Upload func(saved engine.Event)
-	Log    *slog.Logger
+	// Log receives the reply's logs; nil discards them.
+	Log *slog.Logger
 }
 
 // Reply renders one turn into its thread. Emit takes the engine's events
@@ -300,7 +305,7 @@ func (r *Reply) settle(ts, text string, tail ...slack.Block) {
 func (r *Reply) flush() {
 	r.lastFlush = r.now()
 	text := r.pending.String()
-	if text == "" || r.mode != modeStart && r.mode != modeStreaming {
+	if text == "" || !r.mode.streamsText() {
 		return
 	}
 	if r.acked.Len()+len(text) > streamTextLimit {
