@@ -191,7 +191,7 @@ func runServe(ctx context.Context, e *env) int {
 }
 
 // retention removes sessions inactive longer than ttl, now and every hour.
-func retention(ctx context.Context, st storage.Backend, ttl time.Duration, log *slog.Logger) {
+func retention(ctx context.Context, st storage.Retention, ttl time.Duration, log *slog.Logger) {
 	t := time.NewTicker(time.Hour)
 	defer t.Stop()
 	for {

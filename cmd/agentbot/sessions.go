@@ -132,9 +132,9 @@ func runSessions(ctx context.Context, e *env) int {
 			fmt.Fprintln(e.stderr, "agentbot sessions prune: say how old: --older-than 720h (or set AGENTBOT_SESSION_TTL)")
 			return 2
 		}
-		// prune opens the store itself (never the control socket), so st is
-		// a Backend.
-		ids, err := st.(storage.Backend).Prune(time.Now().Add(-ttl))
+		// prune opens the store itself (never the control socket), so st
+		// has Retention.
+		ids, err := st.(storage.Retention).Prune(time.Now().Add(-ttl))
 		if err != nil {
 			fmt.Fprintf(e.stderr, "agentbot sessions prune: %v\n", err)
 			return 1
@@ -149,17 +149,10 @@ func runSessions(ctx context.Context, e *env) int {
 	return 2
 }
 
-// sessionReader is what sessions list, show and export read: the store, or
-// a running agentbot's through its control socket.
-type sessionReader interface {
-	ListSessions() ([]storage.SessionInfo, error)
-	Lookup(idOrKey string) (*transcript.Session, error)
-}
-
 // openReader opens the store (PostgreSQL when configured, which every
 // replica shares), or, when a running agentbot holds the bbolt store and
 // remote is allowed, reaches that agentbot's control socket.
-func openReader(ctx context.Context, cfg *Config, remote bool) (sessionReader, func(), error) {
+func openReader(ctx context.Context, cfg *Config, remote bool) (storage.SessionList, func(), error) {
 	dir := cfg.DataDir
 	st, err := openStore(ctx, cfg)
 	if err == nil {

@@ -6,13 +6,17 @@ import (
 	"agentbot/engine/transcript"
 )
 
-// Backend is the storage contract: the embedded bbolt Store and
-// storage/postgres both meet it, and storage/storetest checks both with one
-// table of behaviours. Sessions are transcript.Session values; an error
-// that means "no such thing" matches ErrNotFound.
-type Backend interface {
-	// Session returns the session stored under key (Slack uses
-	// "team/channel/thread").
+// The storage contract is a set of roles, one per kind of state. A store
+// (the embedded bbolt store, storage/postgres) meets all of them, as
+// Backend; a consumer declares the roles it uses (bot.Store is a
+// composition of them), and storage/storetest checks every store against
+// one table of behaviours. Sessions are transcript.Session values; an
+// error that means "no such thing" matches ErrNotFound.
+
+// Sessions keeps sessions and their transcripts, by key (Slack uses
+// "team/channel/thread") and by id.
+type Sessions interface {
+	// Session returns the session stored under key.
 	Session(key string) (*transcript.Session, error)
 	// SessionByID returns the session with the given id.
 	SessionByID(id string) (*transcript.Session, error)
@@ -21,8 +25,6 @@ type Backend interface {
 	// FindMeta is FindSession without the transcript (Messages stays
 	// empty): the metadata alone, for callers that need no messages.
 	FindMeta(key string) (*transcript.Session, error)
-	// Lookup finds a session by id, then by key.
-	Lookup(idOrKey string) (*transcript.Session, error)
 	// HasSession reports whether key has a session, without loading it.
 	HasSession(key string) (bool, error)
 	// NewSession creates an empty session for key with a fresh id; a key
@@ -41,34 +43,51 @@ type Backend interface {
 	WaitingSessions() ([]string, error)
 	// DetachSession frees the session's key and keeps its data.
 	DetachSession(id string) error
+	SessionList
+}
+
+// SessionList is what operators browse: every session, and one by id or
+// key. A running bbolt store answers it through its control socket too.
+type SessionList interface {
+	// ListSessions lists every session, most recently updated first.
+	ListSessions() ([]SessionInfo, error)
+	// Lookup finds a session by id, then by key.
+	Lookup(idOrKey string) (*transcript.Session, error)
+}
+
+// Retention removes sessions for good.
+type Retention interface {
 	// DeleteSession removes a session with its transcript and documents.
 	DeleteSession(id string) error
 	// Prune deletes the sessions not updated since olderThan and returns
 	// their ids.
 	Prune(olderThan time.Time) ([]string, error)
-	// ListSessions lists every session, most recently updated first.
-	ListSessions() ([]SessionInfo, error)
+}
 
+// WorkFolders are a session's local working folders (see Folders).
+type WorkFolders interface {
+	// InputDir holds the files people shared in the session.
+	InputDir(id string) (string, error)
+	// OutputDir holds the working copies of the session's documents.
+	OutputDir(id string) (string, error)
+}
+
+// Dedupe keeps marks that expire: the keys of events already taken in.
+type Dedupe interface {
 	// Seen marks key for ttl and reports whether a live mark existed.
 	Seen(key string, ttl time.Duration) (bool, error)
 	// SweepSeen removes the marks expired at now and returns how many.
 	SweepSeen(now time.Time) (int, error)
+}
 
-	// ChannelDefault is the agent id new sessions of a channel start with.
-	ChannelDefault(team, channel string) (string, error)
-	// SetChannelDefault sets it; "" clears it.
-	SetChannelDefault(team, channel, agentID string) error
-	// ChannelTools are the MCP servers a channel adds to its agents'
-	// tools (/agent tools add), sorted; nil when none.
-	ChannelTools(team, channel string) ([]string, error)
-	// SetChannelTools sets them (deduplicated and sorted, as
-	// CleanChannelTools returns them); an empty list clears them.
-	SetChannelTools(team, channel string, servers []string) error
-
+// Inbound is the queue of messages waiting for their thread's turn, by
+// session key, oldest first.
+type Inbound interface {
 	// Admit marks the dedupe keys for ttl and, unless one was marked
 	// already, queues payload for the session key, atomically.
 	Admit(keys []string, ttl time.Duration, sessionKey string, payload []byte) (dup bool, seq uint64, err error)
-	// AdmitAsync is Admit with its outcome on a channel.
+	// AdmitAsync is Admit with its outcome on a channel; the outcome
+	// arrives once the admission is durable (see Journaled).
 	AdmitAsync(keys []string, ttl time.Duration, sessionKey string, payload []byte) <-chan Admission
 	// Enqueue queues payload for the session key.
 	Enqueue(sessionKey string, payload []byte) (uint64, error)
@@ -80,27 +99,62 @@ type Backend interface {
 	Dequeue(sessionKey string, seq uint64) error
 	// PendingKeys lists every key with queued items.
 	PendingKeys() ([]string, error)
+}
 
-	// AddDailyUsage adds tokens to a workspace's UTC day and returns the
-	// day's total; DailyUsage reads it.
-	AddDailyUsage(team, day string, tokens int) (int, error)
-	DailyUsage(team, day string) (int, error)
-
-	// PutOutput stores the bytes of one version of a session's document;
-	// storing the same path and version again replaces it.
-	PutOutput(sessionID string, o transcript.Output, data []byte) error
-	// OutputData returns the bytes of a stored version (0: the latest).
-	OutputData(sessionID, path string, version int) ([]byte, error)
-
+// Leases give one holder (a replica) a thread's work at a time.
+type Leases interface {
 	// Lease takes or renews the lease on a thread's work for holder, for
 	// ttl; it reports false while another holder's lease is live.
 	Lease(key, holder string, ttl time.Duration) (bool, error)
 	// ReleaseLease gives up holder's lease on key, if it holds it.
 	ReleaseLease(key, holder string) error
+}
 
-	// InputDir and OutputDir are the session's local working folders.
-	InputDir(id string) (string, error)
-	OutputDir(id string) (string, error)
+// Channels keeps each channel's settings.
+type Channels interface {
+	// ChannelDefault is the agent id new sessions of a channel start with.
+	ChannelDefault(team, channel string) (string, error)
+	// SetChannelDefault sets it; "" clears it.
+	SetChannelDefault(team, channel, agentID string) error
+	// ChannelTools are the MCP servers a channel adds to its agents'
+	// tools (/agent tools add), sorted; nil when none.
+	ChannelTools(team, channel string) ([]string, error)
+	// SetChannelTools sets them (deduplicated and sorted, as
+	// CleanChannelTools returns them); an empty list clears them.
+	SetChannelTools(team, channel string, servers []string) error
+}
+
+// Usage counts the tokens each workspace used per UTC day.
+type Usage interface {
+	// AddDailyUsage adds tokens to a workspace's UTC day and returns the
+	// day's total; DailyUsage reads it.
+	AddDailyUsage(team, day string, tokens int) (int, error)
+	DailyUsage(team, day string) (int, error)
+}
+
+// Outputs keeps the bytes of every version of the documents sessions
+// save, so any replica can upload or export them.
+type Outputs interface {
+	// PutOutput stores the bytes of one version of a session's document;
+	// storing the same path and version again replaces it.
+	PutOutput(sessionID string, o transcript.Output, data []byte) error
+	// OutputData returns the bytes of a stored version (0: the latest).
+	OutputData(sessionID, path string, version int) ([]byte, error)
+}
+
+// Backend is the whole contract: every role, and the store's own
+// lifecycle. The embedded bbolt store (storage/bolt) and storage/postgres
+// both meet it.
+type Backend interface {
+	Sessions
+	Retention
+	WorkFolders
+	Dedupe
+	Inbound
+	Leases
+	Channels
+	Usage
+	Outputs
 	// Ping checks that the store answers.
 	Ping() error
 	Close() error
