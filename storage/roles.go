@@ -160,8 +160,15 @@ type Backend interface {
 	Close() error
 }
 
-// Store, the embedded bbolt store, meets the contract.
-var _ Backend = (*Store)(nil)
+// Importer is a store that takes sessions whole, with their ids, times and
+// transcripts, as `agentbot migrate` copies them; storage/postgres meets it.
+type Importer interface {
+	Backend
+	// ImportSession stores s as it is; attached says whether it holds its
+	// key. It reports false, changing nothing, when a session with s's id
+	// exists already, so a migration can run again.
+	ImportSession(s *transcript.Session, attached bool) (bool, error)
+}
 
 // Journaled is implemented by a backend whose AdmitAsync returns only once
 // the admission is in a local journal that a restart replays (bbolt): the

@@ -13,6 +13,7 @@ import (
 	"agentbot/engine"
 	"agentbot/engine/transcript"
 	"agentbot/storage"
+	"agentbot/storage/bolt"
 )
 
 // runSessions lists, shows, exports or prunes stored sessions.
@@ -31,7 +32,7 @@ func runSessions(ctx context.Context, e *env) int {
 		return 2
 	}
 	st, closeStore, err := openReader(ctx, cfg, args[0] != "prune")
-	if args[0] == "prune" && errors.Is(err, storage.ErrLocked) {
+	if args[0] == "prune" && errors.Is(err, bolt.ErrLocked) {
 		fmt.Fprintf(e.stderr, "agentbot sessions prune: %v: agentbot serve holds the store; it prunes by itself with AGENTBOT_SESSION_TTL, or stop it to prune by hand\n", err)
 		return 1
 	}
@@ -158,10 +159,10 @@ func openReader(ctx context.Context, cfg *Config, remote bool) (storage.SessionL
 	if err == nil {
 		return st, func() { st.Close() }, nil
 	}
-	if !errors.Is(err, storage.ErrLocked) || !remote {
+	if !errors.Is(err, bolt.ErrLocked) || !remote {
 		return nil, nil, err
 	}
-	r, derr := storage.Dial(dir)
+	r, derr := bolt.Dial(dir)
 	if derr != nil {
 		return nil, nil, fmt.Errorf("%w; and the running agentbot did not answer on its control socket (%v): run this on the machine that runs it, with the same data folder", err, derr)
 	}
