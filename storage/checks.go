@@ -28,6 +28,18 @@ func ChannelKey(team, channel string) (string, error) {
 	return team + "/" + channel, nil
 }
 
+// CheckSeen validates Seen's key and ttl (positive); every store's Seen
+// checks them with it.
+func CheckSeen(key string, ttl time.Duration) error {
+	if err := CheckKey("seen key", key); err != nil {
+		return fmt.Errorf("seen: %w", err)
+	}
+	if ttl <= 0 {
+		return fmt.Errorf("seen %q: ttl must be positive, got %s", key, ttl)
+	}
+	return nil
+}
+
 // CheckAdmit validates the arguments of Admit, for every Backend.
 func CheckAdmit(keys []string, ttl time.Duration, sessionKey string, payload []byte) error {
 	for _, k := range keys {

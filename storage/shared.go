@@ -44,6 +44,15 @@ func LookupIn(st interface {
 	return nil, err
 }
 
+// Found is a store's FindSession made of its Session: (nil, nil) where
+// Session says ErrNotFound, else Session's answer.
+func Found(sess *transcript.Session, err error) (*transcript.Session, error) {
+	if errors.Is(err, ErrNotFound) {
+		return nil, nil
+	}
+	return sess, err
+}
+
 // SweepInterval is how often a store's Seen and admissions also remove
 // expired dedupe marks.
 const SweepInterval = time.Minute

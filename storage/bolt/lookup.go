@@ -1,7 +1,6 @@
 package bolt
 
 import (
-	"errors"
 	"fmt"
 
 	bbolt "go.etcd.io/bbolt"
@@ -13,11 +12,7 @@ import (
 // FindSession is Session without the sentinel: it returns (nil, nil) when
 // key has no session.
 func (s *Store) FindSession(key string) (*transcript.Session, error) {
-	sess, err := s.Session(key)
-	if errors.Is(err, storage.ErrNotFound) {
-		return nil, nil
-	}
-	return sess, err
+	return storage.Found(s.Session(key))
 }
 
 // FindMeta returns the metadata of the session key holds, without its

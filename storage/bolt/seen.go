@@ -15,11 +15,8 @@ import (
 // keeps its original expiry. Marks persist across restarts; expired ones are
 // swept at most once a minute by Seen, or by SweepSeen.
 func (s *Store) Seen(key string, ttl time.Duration) (bool, error) {
-	if err := storage.CheckKey("seen key", key); err != nil {
-		return false, fmt.Errorf("seen: %w", err)
-	}
-	if ttl <= 0 {
-		return false, fmt.Errorf("seen %q: ttl must be positive, got %s", key, ttl)
+	if err := storage.CheckSeen(key, ttl); err != nil {
+		return false, err
 	}
 	now := s.now()
 	sweep := s.sweeper.Due(now)
