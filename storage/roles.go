@@ -11,7 +11,9 @@ import (
 // Backend; a consumer declares the roles it uses (bot.Store is a
 // composition of them), and storage/storetest checks every store against
 // one table of behaviours. Sessions are transcript.Session values; an
-// error that means "no such thing" matches ErrNotFound.
+// error that means "no such thing" matches ErrNotFound. A new kind of
+// state is a new role here, added to Backend, to storetest and to both
+// stores; a consumer that needs it adds the role to its composition.
 
 // Sessions keeps sessions and their transcripts, by key (Slack uses
 // "team/channel/thread") and by id.
