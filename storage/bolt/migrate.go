@@ -31,86 +31,127 @@ type MigrateReport struct {
 // store (files in the data folder's outputs/<id>/) are copied from there.
 // Run it with the bot stopped; running it again copies only what is new.
 func Migrate(dst storage.Importer, src *Store) (MigrateReport, error) {
-	var rep MigrateReport
-	list, err := src.ListSessions()
+	m := &migration{dst: dst, src: src}
+	for _, step := range []func() error{m.sessions, m.channelDefaults, m.channelTools, m.queued} {
+		if err := step(); err != nil {
+			return m.rep, err
+		}
+	}
+	return m.rep, nil
+}
+
+// migration is one run of Migrate: its steps, in order, add to rep.
+type migration struct {
+	dst storage.Importer
+	src *Store
+	rep MigrateReport
+}
+
+// sessions copies every session with its transcript and documents.
+func (m *migration) sessions() error {
+	list, err := m.src.ListSessions()
 	if err != nil {
-		return rep, fmt.Errorf("migrate: %w", err)
+		return fmt.Errorf("migrate: %w", err)
 	}
 	for _, info := range list {
-		sess, err := src.SessionByID(info.ID)
-		if err != nil {
-			return rep, fmt.Errorf("migrate session %s: %w", info.ID, err)
-		}
-		attached, err := src.holdsKey(sess)
-		if err != nil {
-			return rep, fmt.Errorf("migrate session %s: %w", info.ID, err)
-		}
-		added, err := dst.ImportSession(sess, attached)
-		if err != nil {
-			return rep, fmt.Errorf("migrate session %s: %w", info.ID, err)
-		}
-		if !added {
-			rep.Skipped++
-			continue
-		}
-		rep.Sessions++
-		rep.Messages += len(sess.Messages)
-		for _, o := range sess.Outputs {
-			data, err := src.outputBytes(sess.ID, o)
-			if errors.Is(err, storage.ErrNotFound) {
-				continue // a version overwritten before documents were stored
-			}
-			if err != nil {
-				return rep, fmt.Errorf("migrate session %s: document %s v%d: %w", sess.ID, o.Path, o.Version, err)
-			}
-			if err := dst.PutOutput(sess.ID, o, data); err != nil {
-				return rep, fmt.Errorf("migrate session %s: document %s v%d: %w", sess.ID, o.Path, o.Version, err)
-			}
-			rep.Outputs++
+		if err := m.session(info.ID); err != nil {
+			return fmt.Errorf("migrate session %s: %w", info.ID, err)
 		}
 	}
-	defaults, err := src.channelDefaults()
+	return nil
+}
+
+// session copies one session, unless dst has it already.
+func (m *migration) session(id string) error {
+	sess, err := m.src.SessionByID(id)
 	if err != nil {
-		return rep, fmt.Errorf("migrate: %w", err)
+		return err
+	}
+	attached, err := m.src.holdsKey(sess)
+	if err != nil {
+		return err
+	}
+	added, err := m.dst.ImportSession(sess, attached)
+	if err != nil {
+		return err
+	}
+	if !added {
+		m.rep.Skipped++
+		return nil
+	}
+	m.rep.Sessions++
+	m.rep.Messages += len(sess.Messages)
+	for _, o := range sess.Outputs {
+		data, err := m.src.outputBytes(sess.ID, o)
+		if errors.Is(err, storage.ErrNotFound) {
+			continue // a version overwritten before documents were stored
+		}
+		if err == nil {
+			err = m.dst.PutOutput(sess.ID, o, data)
+		}
+		if err != nil {
+			return fmt.Errorf("document %s v%d: %w", o.Path, o.Version, err)
+		}
+		m.rep.Outputs++
+	}
+	return nil
+}
+
+// channelDefaults copies every channel's default agent.
+func (m *migration) channelDefaults() error {
+	defaults, err := m.src.channelDefaults()
+	if err != nil {
+		return fmt.Errorf("migrate: %w", err)
 	}
 	for key, agent := range defaults {
 		team, channel, _ := strings.Cut(key, "/")
-		if err := dst.SetChannelDefault(team, channel, agent); err != nil {
-			return rep, fmt.Errorf("migrate channel default %s: %w", key, err)
+		if err := m.dst.SetChannelDefault(team, channel, agent); err != nil {
+			return fmt.Errorf("migrate channel default %s: %w", key, err)
 		}
-		rep.Channels++
+		m.rep.Channels++
 	}
-	tools, err := src.channelTools()
+	return nil
+}
+
+// channelTools copies every channel's list of MCP servers.
+func (m *migration) channelTools() error {
+	tools, err := m.src.channelTools()
 	if err != nil {
-		return rep, fmt.Errorf("migrate: %w", err)
+		return fmt.Errorf("migrate: %w", err)
 	}
 	for key, servers := range tools {
 		team, channel, _ := strings.Cut(key, "/")
-		if err := dst.SetChannelTools(team, channel, servers); err != nil {
-			return rep, fmt.Errorf("migrate channel tools %s: %w", key, err)
+		if err := m.dst.SetChannelTools(team, channel, servers); err != nil {
+			return fmt.Errorf("migrate channel tools %s: %w", key, err)
 		}
-		rep.ChannelTools++
+		m.rep.ChannelTools++
 	}
-	keys, err := src.PendingKeys()
+	return nil
+}
+
+// queued moves the inbound messages still queued: each is dequeued from
+// src once dst holds it.
+func (m *migration) queued() error {
+	keys, err := m.src.PendingKeys()
 	if err != nil {
-		return rep, fmt.Errorf("migrate: %w", err)
+		return fmt.Errorf("migrate: %w", err)
 	}
 	for _, key := range keys {
-		items, err := src.Pending(key)
+		items, err := m.src.Pending(key)
 		if err != nil {
-			return rep, fmt.Errorf("migrate: %w", err)
+			return fmt.Errorf("migrate: %w", err)
 		}
 		for _, it := range items {
-			if _, err := dst.Enqueue(key, it.Payload); err != nil {
-				return rep, fmt.Errorf("migrate queued message of %q: %w", key, err)
+			if _, err := m.dst.Enqueue(key, it.Payload); err != nil {
+				return fmt.Errorf("migrate queued message of %q: %w", key, err)
 			}
-			if err := src.Dequeue(key, it.Seq); err != nil {
-				return rep, fmt.Errorf("migrate queued message of %q: %w", key, err)
+			if err := m.src.Dequeue(key, it.Seq); err != nil {
+				return fmt.Errorf("migrate queued message of %q: %w", key, err)
 			}
-			rep.Queued++
+			m.rep.Queued++
 		}
 	}
-	return rep, nil
+	return nil
 }
 
 // holdsKey reports whether sess is the session its key names (not
