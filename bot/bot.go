@@ -14,51 +14,21 @@ import (
 
 	"agentbot/engine"
 	"agentbot/engine/catalog"
-	"agentbot/engine/transcript"
 	"agentbot/storage"
 )
 
-// Store is what the bot keeps: sessions by thread, dedupe marks, channel
-// defaults and the inbound queue. storage.Store implements it; another
-// backend needs only these methods.
+// Store is what the bot keeps, as the storage roles it uses: sessions by
+// thread (and their working folders and documents), the inbound queue and
+// its dedupe marks, leases on threads, and channel settings. Every
+// storage.Backend meets it.
 type Store interface {
-	engine.Store
-	// OutputStore holds the documents' bytes, which uploads come from.
-	engine.OutputStore
-	FindSession(key string) (*transcript.Session, error)
-	// FindMeta is FindSession without the transcript.
-	FindMeta(key string) (*transcript.Session, error)
-	// ListSessions lists every session, most recently updated first.
-	ListSessions() ([]storage.SessionInfo, error)
-	HasSession(key string) (bool, error)
-	// SetMeta sets one Meta entry of the session holding key, without
-	// rewriting its transcript.
-	SetMeta(key, name, value string) error
-	NewSession(key string) (*transcript.Session, error)
-	DetachSession(id string) error
-	InputDir(id string) (string, error)
-	Seen(key string, ttl time.Duration) (bool, error)
-	ChannelDefault(team, channel string) (string, error)
-	SetChannelDefault(team, channel, agentID string) error
-	// ChannelTools are the MCP servers a channel adds to its agents'
-	// tools; SetChannelTools sets them (/agent tools).
-	ChannelTools(team, channel string) ([]string, error)
-	SetChannelTools(team, channel string, servers []string) error
-	// AdmitAsync marks the dedupe keys and, unless one was marked already,
-	// queues payload for the session key, in one commit shared with the
-	// admissions waiting then; the outcome arrives once it is durable.
-	AdmitAsync(dedupe []string, ttl time.Duration, key string, payload []byte) <-chan storage.Admission
-	Next(key string) (seq uint64, payload []byte, ok bool, err error)
-	Dequeue(key string, seq uint64) error
-	PendingKeys() ([]string, error)
-	// WaitingSessions lists the keys of sessions with a call waiting for
-	// approval.
-	WaitingSessions() ([]string, error)
-	// Lease takes or renews the lease on a thread's work for holder; it
-	// reports false while another holder's lease is live.
-	Lease(key, holder string, ttl time.Duration) (bool, error)
-	// ReleaseLease gives up holder's lease, if it holds it.
-	ReleaseLease(key, holder string) error
+	storage.Sessions
+	storage.WorkFolders
+	storage.Outputs
+	storage.Inbound
+	storage.Dedupe
+	storage.Leases
+	storage.Channels
 }
 
 // Observer is told what the bot does, for metrics. Its methods must be cheap

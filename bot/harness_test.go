@@ -20,7 +20,7 @@ import (
 	"agentbot/engine/fakemodel"
 	"agentbot/engine/fixtures"
 	"agentbot/engine/model"
-	"agentbot/storage"
+	"agentbot/storage/bolt"
 )
 
 // rig is a running bot wired to a fake Slack and a fake model through the
@@ -30,7 +30,7 @@ type rig struct {
 	slack *fakeslack.Server
 	model *fakemodel.Server
 	data  string
-	st    *storage.Store
+	st    *bolt.Store
 	cat   *catalog.Catalog
 	bot   *bot.Bot
 	stop  context.CancelFunc
@@ -59,7 +59,7 @@ func newRig(t testing.TB, o rigOpts) *rig {
 // start opens the store and runs a bot on it, as a process start would.
 func (r *rig) start() {
 	t := r.t
-	st, err := storage.Open(r.data)
+	st, err := bolt.Open(r.data)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -135,7 +135,7 @@ type sessionStore interface {
 // testEngineConfig is the engine config of a test bot: the fake model m
 // (retries without waiting), sessions and documents in st, the document
 // folders of disk, and catalog cat.
-func testEngineConfig(m *fakemodel.Server, st sessionStore, disk *storage.Store, cat *catalog.Catalog) engine.Config {
+func testEngineConfig(m *fakemodel.Server, st sessionStore, disk *bolt.Store, cat *catalog.Catalog) engine.Config {
 	return engine.Config{
 		Model: model.New(model.Config{APIKey: "k", BaseURL: m.URL(), Model: "m",
 			Sleep: func(ctx context.Context, d time.Duration) error { return ctx.Err() }}),

@@ -26,6 +26,7 @@ import (
 	"agentbot/engine/fixtures"
 	"agentbot/engine/transcript"
 	"agentbot/storage"
+	"agentbot/storage/bolt"
 )
 
 // replicaTTL is the thread lease TTL of the replica tests: a dead replica's
@@ -38,7 +39,7 @@ type cluster struct {
 	t     *testing.T
 	slack *fakeslack.Server
 	model *fakemodel.Server
-	st    *storage.Store
+	st    *bolt.Store
 	cat   *catalog.Catalog
 	// engine, when set, changes each replica's engine config.
 	engine func(*engine.Config)
@@ -60,7 +61,7 @@ type replica struct {
 func newCluster(t *testing.T) *cluster {
 	c := &cluster{t: t, slack: fakeslack.New(t), model: fakemodel.NewTB(t)}
 	c.cat = catalog.Load(catalog.Options{Bundles: []string{fixtures.Bundles(t)}})
-	st, err := storage.Open(filepath.Join(t.TempDir(), "data"))
+	st, err := bolt.Open(filepath.Join(t.TempDir(), "data"))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -171,7 +172,7 @@ func (c *cluster) idle() {
 // replica's death; failDequeues makes that many Dequeue calls fail, as a
 // crash between posting and dequeueing would leave the item.
 type replicaStore struct {
-	*storage.Store
+	*bolt.Store
 	dead         atomic.Bool
 	failLeases   atomic.Bool // Lease fails: renewals do not reach the store
 	failDequeues atomic.Int32

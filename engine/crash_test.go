@@ -16,7 +16,7 @@ import (
 	"agentbot/engine/fakemodel"
 	"agentbot/engine/fixtures"
 	"agentbot/engine/model"
-	"agentbot/storage"
+	"agentbot/storage/bolt"
 )
 
 // A process killed in the middle of a turn loses at most the iteration in
@@ -52,7 +52,7 @@ func TestCrashMidTurnResumes(t *testing.T) {
 	}
 	cmd.Wait()
 
-	st, err := storage.Open(data)
+	st, err := bolt.Open(data)
 	if err != nil {
 		t.Fatalf("reopen after kill: %v", err)
 	}
@@ -105,7 +105,7 @@ func TestCrashMidTurnResumes(t *testing.T) {
 }
 
 func crashChild() {
-	st, err := storage.Open(os.Getenv("AGENTBOT_CRASH_DATA"))
+	st, err := bolt.Open(os.Getenv("AGENTBOT_CRASH_DATA"))
 	if err != nil {
 		panic(err)
 	}

@@ -14,7 +14,7 @@ import (
 )
 
 // OutputStore keeps the bytes of saved documents, so that any replica can
-// upload, export or serve them; storage.Store and postgres.Store implement
+// upload, export or serve them; bolt.Store and postgres.Store implement
 // it.
 type OutputStore interface {
 	// PutOutput stores the bytes of one version of a session's document;

@@ -16,14 +16,14 @@ import (
 	"agentbot/engine/fakemodel"
 	"agentbot/engine/fixtures"
 	"agentbot/engine/model"
-	"agentbot/storage"
+	"agentbot/storage/bolt"
 )
 
 // harness wires a real engine, store and model client to a fake model.
 type harness struct {
 	t   testing.TB
 	fm  *fakemodel.Server
-	st  *storage.Store
+	st  *bolt.Store
 	eng *engine.Engine
 	cfg engine.Config
 	cat *catalog.Catalog
@@ -43,7 +43,7 @@ type harnessOpts struct {
 func newHarness(t testing.TB, o harnessOpts) *harness {
 	t.Helper()
 	h := &harness{t: t, fm: fakemodel.NewTB(t), dir: t.TempDir()}
-	st, err := storage.Open(filepath.Join(h.dir, "data"))
+	st, err := bolt.Open(filepath.Join(h.dir, "data"))
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -10,7 +10,7 @@ import (
 	"agentbot/engine/catalog"
 	"agentbot/engine/fakemodel"
 	"agentbot/engine/model"
-	"agentbot/storage"
+	"agentbot/storage/bolt"
 )
 
 // hostBundle writes a standalone bundle whose config.yaml holds host paths:
@@ -50,7 +50,7 @@ func hostBundle(t *testing.T, dir string) (bundle, data string) {
 func TestConfigHostPathsReachModelAsVirtual(t *testing.T) {
 	dir := t.TempDir()
 	bundle, data := hostBundle(t, dir)
-	st, err := storage.Open(data)
+	st, err := bolt.Open(data)
 	if err != nil {
 		t.Fatal(err)
 	}

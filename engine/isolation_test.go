@@ -11,7 +11,7 @@ import (
 	"agentbot/engine/fakemodel"
 	"agentbot/engine/fixtures"
 	"agentbot/engine/model"
-	"agentbot/storage"
+	"agentbot/storage/bolt"
 )
 
 // Run inside the project, as a team would: the data folder is ./data in
@@ -28,7 +28,7 @@ func TestSessionIsolationEndToEnd(t *testing.T) {
 	write(t, bundle, "config.yaml", string(cfg))
 	write(t, bundle, ".env", "OPENAI_API_KEY=sk-live-secret\n")
 	data := filepath.Join(bundle, "data")
-	st, err := storage.Open(data)
+	st, err := bolt.Open(data)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -18,7 +18,7 @@ import (
 	"agentbot/engine/mcp/mcptest"
 	"agentbot/engine/model"
 	"agentbot/engine/transcript"
-	"agentbot/storage"
+	"agentbot/storage/bolt"
 )
 
 // mcpHarness is a harness whose sessions are offered the tools of the
@@ -295,7 +295,7 @@ func TestMCPPauseSurvivesRestart(t *testing.T) {
 	id := s.ID
 	h.st.Close()
 
-	st, err := storage.Open(filepath.Join(h.dir, "data"))
+	st, err := bolt.Open(filepath.Join(h.dir, "data"))
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -17,6 +17,7 @@ import (
 	"agentbot/engine/model"
 	"agentbot/engine/transcript"
 	"agentbot/storage"
+	"agentbot/storage/bolt"
 	"agentbot/storage/pgtest"
 	"agentbot/storage/postgres"
 )
@@ -227,7 +228,7 @@ func failover(t *testing.T, st storage.Backend) {
 }
 
 func TestOutputsFailoverBolt(t *testing.T) {
-	st, err := storage.Open(filepath.Join(t.TempDir(), "data"))
+	st, err := bolt.Open(filepath.Join(t.TempDir(), "data"))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -249,13 +250,13 @@ func TestOutputsFailoverPostgres(t *testing.T) {
 // product-brief.md only on disk) gets its document stored when it opens.
 func TestOutputsLegacyStoredOnOpen(t *testing.T) {
 	dir := t.TempDir()
-	fixtures.CopyDir(t, filepath.Join(fixtures.RepoRoot(t), "storage", "testdata", "v1"), dir)
+	fixtures.CopyDir(t, filepath.Join(fixtures.RepoRoot(t), "storage", "bolt", "testdata", "v1"), dir)
 	const id = "lgjnajbfftn7e"
 	want, err := os.ReadFile(filepath.Join(dir, "outputs", id, "product-brief.md"))
 	if err != nil {
 		t.Fatal(err)
 	}
-	st, err := storage.Open(dir)
+	st, err := bolt.Open(dir)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -3,7 +3,6 @@ package storage
 import (
 	"crypto/rand"
 	"encoding/base32"
-	"encoding/binary"
 	"errors"
 	"fmt"
 	"strings"
@@ -60,11 +59,3 @@ func CheckKey(what, key string) error {
 	}
 	return nil
 }
-
-// u64Key encodes n big-endian, so byte order is numeric order.
-func u64Key(n uint64) []byte {
-	return binary.BigEndian.AppendUint64(make([]byte, 0, 8), n)
-}
-
-// be64 decodes an 8-byte big-endian number.
-func be64(b []byte) uint64 { return binary.BigEndian.Uint64(b) }

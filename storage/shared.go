@@ -8,18 +8,6 @@ import (
 	"agentbot/engine/transcript"
 )
 
-// The checks and id scheme every Backend shares (CheckKey, CheckID,
-// NewID, CheckAdmit, CheckOutputPath, CheckLease) are exported where they
-// are defined, so that storage/postgres accepts and produces exactly what
-// the bbolt store does.
-
-// ChannelKey is a channel's "team/channel" key, after the checks
-// ChannelDefault and SetChannelDefault make.
-func ChannelKey(team, channel string) (string, error) {
-	k, err := channelKey(team, channel)
-	return string(k), err
-}
-
 // Batch returns first and whatever else is waiting on ch, up to max in
 // all, without blocking: the group a committer writes in one transaction.
 func Batch[T any](first T, ch <-chan T, max int) []T {
@@ -54,6 +42,15 @@ func LookupIn(st interface {
 		return nil, kerr // not an id: the key's answer
 	}
 	return nil, err
+}
+
+// Found is a store's FindSession made of its Session: (nil, nil) where
+// Session says ErrNotFound, else Session's answer.
+func Found(sess *transcript.Session, err error) (*transcript.Session, error) {
+	if errors.Is(err, ErrNotFound) {
+		return nil, nil
+	}
+	return sess, err
 }
 
 // SweepInterval is how often a store's Seen and admissions also remove

@@ -6,7 +6,7 @@ import (
 	"fmt"
 	"io"
 
-	"agentbot/storage"
+	"agentbot/storage/bolt"
 )
 
 // runBackup copies the database to a file: from the store when no process
@@ -30,13 +30,13 @@ func runBackup(ctx context.Context, e *env) int {
 	var src interface {
 		Backup(w io.Writer) (int64, error)
 	}
-	st, err := storage.Open(cfg.DataDir)
+	st, err := bolt.Open(cfg.DataDir)
 	switch {
 	case err == nil:
 		defer st.Close()
 		src = st
-	case errors.Is(err, storage.ErrLocked):
-		r, derr := storage.Dial(cfg.DataDir)
+	case errors.Is(err, bolt.ErrLocked):
+		r, derr := bolt.Dial(cfg.DataDir)
 		if derr != nil {
 			fmt.Fprintf(e.stderr, "agentbot backup: %v; and the running agentbot did not answer (%v)\n", err, derr)
 			return 1
@@ -46,11 +46,11 @@ func runBackup(ctx context.Context, e *env) int {
 		fmt.Fprintf(e.stderr, "agentbot backup: %v\n", err)
 		return 1
 	}
-	n, err := storage.Backup(src, args[0], force)
+	n, err := bolt.Backup(src, args[0], force)
 	if err != nil {
 		fmt.Fprintf(e.stderr, "agentbot backup: %v\n", err)
 		return 1
 	}
-	fmt.Fprintf(e.stdout, "wrote %s (%d bytes), a consistent copy of %s\n", args[0], n, storage.DBName)
+	fmt.Fprintf(e.stdout, "wrote %s (%d bytes), a consistent copy of %s\n", args[0], n, bolt.DBName)
 	return 0
 }

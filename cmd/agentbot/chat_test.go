@@ -10,7 +10,7 @@ import (
 
 	"agentbot/engine/fakemodel"
 	"agentbot/engine/transcript"
-	"agentbot/storage"
+	"agentbot/storage/bolt"
 )
 
 // chatVars is the environment of a chat against the fake model: its URL, a
@@ -160,7 +160,7 @@ func TestChatSessionResumes(t *testing.T) {
 		t.Fatalf("session line %q", got)
 	}
 
-	st, err := storage.Open(vars["AGENTBOT_DATA"])
+	st, err := bolt.Open(vars["AGENTBOT_DATA"])
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -18,7 +18,7 @@ import (
 	"agentbot/engine/mcp"
 	"agentbot/engine/model"
 	"agentbot/engine/transcript"
-	"agentbot/storage"
+	"agentbot/storage/bolt"
 	"agentbot/storage/postgres"
 )
 
@@ -374,10 +374,10 @@ func (c *checker) database(ctx context.Context) {
 // dataDir opens and closes the store.
 func (c *checker) dataDir() {
 	name := "data dir " + c.cfg.DataDir
-	st, err := storage.Open(c.cfg.DataDir)
+	st, err := bolt.Open(c.cfg.DataDir)
 	if err != nil {
 		hint := "set AGENTBOT_DATA (--data) to a writable folder"
-		if errors.Is(err, storage.ErrLocked) {
+		if errors.Is(err, bolt.ErrLocked) {
 			hint = "stop the agentbot using it (agentbot serve holds the database), or point AGENTBOT_DATA elsewhere"
 		}
 		c.r.fail(name, err.Error(), hint)
@@ -387,7 +387,7 @@ func (c *checker) dataDir() {
 		c.r.fail(name, "close: "+err.Error(), "set AGENTBOT_DATA (--data) to a writable folder")
 		return
 	}
-	c.r.ok(name, "opened and closed "+storage.DBName)
+	c.r.ok(name, "opened and closed "+bolt.DBName)
 }
 
 // summarize lists at most n items, then how many more there are.

@@ -13,7 +13,7 @@ import (
 
 	"agentbot/bot/fakeslack"
 	"agentbot/engine/fakemodel"
-	"agentbot/storage"
+	"agentbot/storage/bolt"
 )
 
 // checkAPIKey is the model key of the check tests; it must never be printed.
@@ -401,7 +401,7 @@ func TestCheckNoAgents(t *testing.T) {
 
 func TestCheckDataDirLocked(t *testing.T) {
 	s := newCheckSetup(t)
-	st, err := storage.Open(s.vars["AGENTBOT_DATA"])
+	st, err := bolt.Open(s.vars["AGENTBOT_DATA"])
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -10,12 +10,12 @@ import (
 	"agentbot/engine/transcript"
 )
 
-// v1Data copies storage/testdata/v1 (a data folder written by the schema 1
+// v1Data copies storage/bolt/testdata/v1 (a data folder written by the schema 1
 // code, whose records name the bundles under /work/main) into the chat's
 // data folder.
 func v1Data(t *testing.T, vars map[string]string) {
 	t.Helper()
-	fixtures.CopyDir(t, filepath.Join("..", "..", "storage", "testdata", "v1"), vars["AGENTBOT_DATA"])
+	fixtures.CopyDir(t, filepath.Join("..", "..", "storage", "bolt", "testdata", "v1"), vars["AGENTBOT_DATA"])
 }
 
 // A session stored by the old format resumes with today's bundles, found

@@ -13,7 +13,7 @@ import (
 	"agentbot/bot/fakeslack"
 	"agentbot/engine/fakemodel"
 	"agentbot/engine/transcript"
-	"agentbot/storage"
+	"agentbot/storage/bolt"
 )
 
 // writeMine writes a user bundle whose agent takes the id product-lead,
@@ -28,7 +28,7 @@ func writeMine(t *testing.T, parent string) string {
 // storedAgent reads the session stored under key, with its agent snapshot.
 func storedAgent(t *testing.T, data, key string) *transcript.Session {
 	t.Helper()
-	st, err := storage.Open(data)
+	st, err := bolt.Open(data)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -15,7 +15,7 @@ import (
 
 	"agentbot/bot/fakeslack"
 	"agentbot/engine/fakemodel"
-	"agentbot/storage"
+	"agentbot/storage/bolt"
 )
 
 // waitLong bounds every wait of the process tests: generous, because the
@@ -288,7 +288,7 @@ func TestKillMidTurnLosesNoMessage(t *testing.T) {
 
 	// The stored transcript holds each user message exactly once, and no
 	// message is left in the queue.
-	st, err := storage.Open(data)
+	st, err := bolt.Open(data)
 	if err != nil {
 		t.Fatal(err)
 	}

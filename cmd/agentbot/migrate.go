@@ -6,6 +6,7 @@ import (
 	"fmt"
 
 	"agentbot/storage"
+	"agentbot/storage/bolt"
 )
 
 // runMigrate copies a bbolt store (the data folder's agentbot.db, with the
@@ -29,8 +30,8 @@ func runMigrate(ctx context.Context, e *env) int {
 	if from == "" {
 		from = cfg.DataDir
 	}
-	src, err := storage.Open(from)
-	if errors.Is(err, storage.ErrLocked) {
+	src, err := bolt.Open(from)
+	if errors.Is(err, bolt.ErrLocked) {
 		fmt.Fprintf(e.stderr, "agentbot migrate: %v: stop agentbot serve on it first, so nothing changes while it is copied\n", err)
 		return 1
 	}
@@ -51,7 +52,7 @@ func runMigrate(ctx context.Context, e *env) int {
 		fmt.Fprintf(e.stderr, "agentbot migrate: the %s store cannot import sessions\n", storeName(cfg))
 		return 1
 	}
-	rep, err := storage.Migrate(imp, src)
+	rep, err := bolt.Migrate(imp, src)
 	fmt.Fprintf(e.stdout, "copied %d session(s) with %d message(s) and %d document version(s), %d channel default(s), %d channel MCP server list(s), %d queued message(s); %d session(s) were there already\n",
 		rep.Sessions, rep.Messages, rep.Outputs, rep.Channels, rep.ChannelTools, rep.Queued, rep.Skipped)
 	if err != nil {

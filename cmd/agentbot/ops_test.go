@@ -22,7 +22,7 @@ import (
 	"agentbot/bot/fakeslack"
 	"agentbot/engine/fakemodel"
 	"agentbot/engine/fixtures"
-	"agentbot/storage"
+	"agentbot/storage/bolt"
 )
 
 func opsWait(t *testing.T, what string, cond func() bool) {
@@ -231,7 +231,7 @@ func TestServeRetention(t *testing.T) {
 	fs := fakeslack.New(t)
 	fm := fakemodel.NewTB(t)
 	data := t.TempDir()
-	st, err := storage.Open(data)
+	st, err := bolt.Open(data)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -248,7 +248,7 @@ func TestServeRetention(t *testing.T) {
 	logs, stop := serveInProcess(t, vars)
 	opsWait(t, "the prune", func() bool { return strings.Contains(logs.String(), "pruned inactive sessions") })
 	stop()
-	st, err = storage.Open(data)
+	st, err = bolt.Open(data)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -21,6 +21,7 @@ import (
 	"agentbot/bot/metrics"
 	"agentbot/engine/catalog"
 	"agentbot/storage"
+	"agentbot/storage/bolt"
 )
 
 // catalogs holds the current catalog; a reload swaps it. Running sessions
@@ -67,7 +68,7 @@ func runServe(ctx context.Context, e *env) int {
 		return storeExitCode(err)
 	}
 	defer st.Close()
-	if local, ok := st.(*storage.Store); ok {
+	if local, ok := st.(*bolt.Store); ok {
 		if stopControl, err := local.ServeControl(ctx); err != nil {
 			log.Warn("control socket: backup and sessions will not reach this process", "err", err)
 		} else {
@@ -191,7 +192,7 @@ func runServe(ctx context.Context, e *env) int {
 }
 
 // retention removes sessions inactive longer than ttl, now and every hour.
-func retention(ctx context.Context, st storage.Backend, ttl time.Duration, log *slog.Logger) {
+func retention(ctx context.Context, st storage.Retention, ttl time.Duration, log *slog.Logger) {
 	t := time.NewTicker(time.Hour)
 	defer t.Stop()
 	for {

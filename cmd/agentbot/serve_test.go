@@ -10,7 +10,7 @@ import (
 	"time"
 
 	"agentbot/bot/fakeslack"
-	"agentbot/storage"
+	"agentbot/storage/bolt"
 )
 
 func TestServeTokenErrors(t *testing.T) {
@@ -70,7 +70,7 @@ func TestServeTokenFlagsOverrideEnv(t *testing.T) {
 // A second process on the same data folder fails fast instead of hanging.
 func TestDataDirInUseFailsFast(t *testing.T) {
 	dir := filepath.Join(t.TempDir(), "data")
-	st, err := storage.Open(dir)
+	st, err := bolt.Open(dir)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -13,6 +13,7 @@ import (
 	"agentbot/engine"
 	"agentbot/engine/transcript"
 	"agentbot/storage"
+	"agentbot/storage/bolt"
 )
 
 // runSessions lists, shows, exports or prunes stored sessions.
@@ -31,7 +32,7 @@ func runSessions(ctx context.Context, e *env) int {
 		return 2
 	}
 	st, closeStore, err := openReader(ctx, cfg, args[0] != "prune")
-	if args[0] == "prune" && errors.Is(err, storage.ErrLocked) {
+	if args[0] == "prune" && errors.Is(err, bolt.ErrLocked) {
 		fmt.Fprintf(e.stderr, "agentbot sessions prune: %v: agentbot serve holds the store; it prunes by itself with AGENTBOT_SESSION_TTL, or stop it to prune by hand\n", err)
 		return 1
 	}
@@ -132,9 +133,9 @@ func runSessions(ctx context.Context, e *env) int {
 			fmt.Fprintln(e.stderr, "agentbot sessions prune: say how old: --older-than 720h (or set AGENTBOT_SESSION_TTL)")
 			return 2
 		}
-		// prune opens the store itself (never the control socket), so st is
-		// a Backend.
-		ids, err := st.(storage.Backend).Prune(time.Now().Add(-ttl))
+		// prune opens the store itself (never the control socket), so st
+		// has Retention.
+		ids, err := st.(storage.Retention).Prune(time.Now().Add(-ttl))
 		if err != nil {
 			fmt.Fprintf(e.stderr, "agentbot sessions prune: %v\n", err)
 			return 1
@@ -149,26 +150,19 @@ func runSessions(ctx context.Context, e *env) int {
 	return 2
 }
 
-// sessionReader is what sessions list, show and export read: the store, or
-// a running agentbot's through its control socket.
-type sessionReader interface {
-	ListSessions() ([]storage.SessionInfo, error)
-	Lookup(idOrKey string) (*transcript.Session, error)
-}
-
 // openReader opens the store (PostgreSQL when configured, which every
 // replica shares), or, when a running agentbot holds the bbolt store and
 // remote is allowed, reaches that agentbot's control socket.
-func openReader(ctx context.Context, cfg *Config, remote bool) (sessionReader, func(), error) {
+func openReader(ctx context.Context, cfg *Config, remote bool) (storage.SessionList, func(), error) {
 	dir := cfg.DataDir
 	st, err := openStore(ctx, cfg)
 	if err == nil {
 		return st, func() { st.Close() }, nil
 	}
-	if !errors.Is(err, storage.ErrLocked) || !remote {
+	if !errors.Is(err, bolt.ErrLocked) || !remote {
 		return nil, nil, err
 	}
-	r, derr := storage.Dial(dir)
+	r, derr := bolt.Dial(dir)
 	if derr != nil {
 		return nil, nil, fmt.Errorf("%w; and the running agentbot did not answer on its control socket (%v): run this on the machine that runs it, with the same data folder", err, derr)
 	}

@@ -6,7 +6,7 @@ import (
 	"strings"
 	"testing"
 
-	"agentbot/storage"
+	"agentbot/storage/bolt"
 )
 
 func TestSessionsListShowExportPrune(t *testing.T) {
@@ -125,7 +125,7 @@ func TestSessionsErrors(t *testing.T) {
 func TestSessionsPruneWhileHeld(t *testing.T) {
 	_, vars, chat := briefChat(t)
 	id := sessionID(t, chat.stdout)
-	st, err := storage.Open(vars["AGENTBOT_DATA"])
+	st, err := bolt.Open(vars["AGENTBOT_DATA"])
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -6,6 +6,7 @@ import (
 	"fmt"
 
 	"agentbot/storage"
+	"agentbot/storage/bolt"
 	"agentbot/storage/postgres"
 )
 
@@ -14,7 +15,7 @@ import (
 // data folder holds the session's local working folders in both cases.
 func openStore(ctx context.Context, cfg *Config) (storage.Backend, error) {
 	if cfg.DatabaseURL == "" {
-		st, err := storage.Open(cfg.DataDir)
+		st, err := bolt.Open(cfg.DataDir)
 		if err != nil {
 			return nil, err
 		}

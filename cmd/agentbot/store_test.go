@@ -9,13 +9,13 @@ import (
 	"agentbot/bot"
 	"agentbot/bot/fakeslack"
 	"agentbot/engine/fakemodel"
-	"agentbot/storage"
+	"agentbot/storage/bolt"
 )
 
 // seedStore writes a store with two sessions in data.
 func seedStore(t *testing.T, data string) []string {
 	t.Helper()
-	st, err := storage.Open(data)
+	st, err := bolt.Open(data)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -45,7 +45,7 @@ func TestDamagedStoreEverywhere(t *testing.T) {
 		t.Run(name, func(t *testing.T) {
 			data := filepath.Join(t.TempDir(), "data")
 			seedStore(t, data)
-			if err := damage(filepath.Join(data, storage.DBName)); err != nil {
+			if err := damage(filepath.Join(data, bolt.DBName)); err != nil {
 				t.Fatal(err)
 			}
 			vars := map[string]string{"AGENTBOT_DATA": data, "AGENTBOT_BUNDLES": bundlesDir(t), "OPENAI_API_KEY": "k",
@@ -57,7 +57,7 @@ func TestDamagedStoreEverywhere(t *testing.T) {
 					t.Errorf("%v: exit %d:\n%s", args, r.code, out)
 				}
 			}
-			if st, err := os.Stat(filepath.Join(data, storage.DBName)); err != nil || (name == "emptied" && st.Size() != 0) {
+			if st, err := os.Stat(filepath.Join(data, bolt.DBName)); err != nil || (name == "emptied" && st.Size() != 0) {
 				t.Errorf("the damaged file was re-initialised: %v", err)
 			}
 		})
@@ -102,7 +102,7 @@ func TestBackupAndSessionsWhileServing(t *testing.T) {
 	r.wantCode(t, 1)
 	stop()
 	for _, f := range []string{offline, online} {
-		st, err := storage.Open(copyTo(t, f))
+		st, err := bolt.Open(copyTo(t, f))
 		if err != nil {
 			t.Fatalf("%s: %v", f, err)
 		}
@@ -122,7 +122,7 @@ func copyTo(t *testing.T, backup string) string {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if err := os.WriteFile(filepath.Join(dir, storage.DBName), b, 0o600); err != nil {
+	if err := os.WriteFile(filepath.Join(dir, bolt.DBName), b, 0o600); err != nil {
 		t.Fatal(err)
 	}
 	return dir
@@ -131,7 +131,7 @@ func copyTo(t *testing.T, backup string) string {
 // sessions show lists the feedback stored with a session.
 func TestSessionsShowFeedback(t *testing.T) {
 	data := filepath.Join(t.TempDir(), "data")
-	st, err := storage.Open(data)
+	st, err := bolt.Open(data)
 	if err != nil {
 		t.Fatal(err)
 	}

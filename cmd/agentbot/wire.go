@@ -138,12 +138,20 @@ func pooledTransport(turns int) *http.Transport {
 
 // newBudgets returns the token caps the configuration sets, with daily
 // usage kept in the store.
-func newBudgets(cfg *Config, st storage.Backend) *bot.Budgets {
+func newBudgets(cfg *Config, st storage.Usage) *bot.Budgets {
 	return &bot.Budgets{SessionTokens: cfg.SessionTokenBudget, DailyTokens: cfg.DailyTokenBudget, Admins: cfg.Admins, Store: st}
 }
 
+// engineStore is what the engine keeps in the store: sessions, documents
+// and the sessions' working folders.
+type engineStore interface {
+	engine.Store
+	storage.Outputs
+	storage.WorkFolders
+}
+
 // newEngine wires an engine to the store and the model.
-func newEngine(cfg *Config, st storage.Backend, m engine.Model, cat func() *catalog.Catalog, budgets *bot.Budgets, log *slog.Logger, onTool func(string, bool), tools *mcpTools) *engine.Engine {
+func newEngine(cfg *Config, st engineStore, m engine.Model, cat func() *catalog.Catalog, budgets *bot.Budgets, log *slog.Logger, onTool func(string, bool), tools *mcpTools) *engine.Engine {
 	return engine.New(engine.Config{
 		Budget:        budgets.Budget,
 		Model:         m,

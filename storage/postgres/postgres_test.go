@@ -5,6 +5,7 @@ import (
 	"testing"
 
 	"agentbot/storage"
+	"agentbot/storage/bolt"
 	"agentbot/storage/pgtest"
 	"agentbot/storage/postgres"
 	"agentbot/storage/storetest"
@@ -27,10 +28,10 @@ func TestContract(t *testing.T) {
 	storetest.Run(t, func(t *testing.T) storage.Backend { return open(t, pgtest.URL(t)) })
 }
 
-// TestMigrateCopiesChannelTools: storage.Migrate carries each channel's
+// TestMigrateCopiesChannelTools: bolt.Migrate carries each channel's
 // MCP servers (and default agent) from bbolt to PostgreSQL.
 func TestMigrateCopiesChannelTools(t *testing.T) {
-	src, err := storage.Open(t.TempDir())
+	src, err := bolt.Open(t.TempDir())
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -42,7 +43,7 @@ func TestMigrateCopiesChannelTools(t *testing.T) {
 		t.Fatal(err)
 	}
 	dst := open(t, pgtest.URL(t))
-	rep, err := storage.Migrate(dst, src)
+	rep, err := bolt.Migrate(dst, src)
 	if err != nil {
 		t.Fatal(err)
 	}

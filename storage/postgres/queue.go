@@ -40,11 +40,8 @@ const admitSQL = `WITH marked AS (` + markSQL + `), ins AS (
 // existing mark keeps its expiry. Expired marks are swept at most once a
 // minute, or by SweepSeen.
 func (s *Store) Seen(key string, ttl time.Duration) (bool, error) {
-	if err := storage.CheckKey("seen key", key); err != nil {
-		return false, fmt.Errorf("seen: %w", err)
-	}
-	if ttl <= 0 {
-		return false, fmt.Errorf("seen %q: ttl must be positive, got %s", key, ttl)
+	if err := storage.CheckSeen(key, ttl); err != nil {
+		return false, err
 	}
 	now := s.now()
 	ctx, cancel := s.ctx()

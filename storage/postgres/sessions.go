@@ -91,11 +91,7 @@ func (s *Store) SessionByID(id string) (*transcript.Session, error) {
 
 // FindSession is Session returning (nil, nil) when key has no session.
 func (s *Store) FindSession(key string) (*transcript.Session, error) {
-	sess, err := s.Session(key)
-	if errors.Is(err, storage.ErrNotFound) {
-		return nil, nil
-	}
-	return sess, err
+	return storage.Found(s.Session(key))
 }
 
 // FindMeta returns the metadata of the session key holds, without its

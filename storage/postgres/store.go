@@ -1,6 +1,6 @@
 // Package postgres is agentbot's PostgreSQL store, for teams that run
 // several replicas on one shared database. It meets storage.Backend with
-// the bbolt store's semantics: sessions with append-only transcripts (one
+// storage/bolt's semantics: sessions with append-only transcripts (one
 // row per message), dedupe marks as unique inserts, one inbound queue that
 // every replica shares, channel defaults, daily usage, documents and
 // leases on threads under the database's clock.
@@ -8,8 +8,8 @@
 // Open applies the embedded migrations (migrations/NNNN_name.sql) under an
 // advisory lock, so replicas that start together do not race, and refuses
 // a database whose schema is newer than it knows. Input and output folders
-// stay local, under the data directory, named as the bbolt store names
-// them.
+// stay local, under the data directory, named as storage/bolt names them
+// (storage.Folders).
 package postgres
 
 import (

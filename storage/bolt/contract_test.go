@@ -1,0 +1,44 @@
+package bolt_test
+
+import (
+	"testing"
+
+	"agentbot/storage"
+	"agentbot/storage/bolt"
+	"agentbot/storage/storetest"
+)
+
+// TestContract runs the storage contract on a fresh bbolt store per
+// behaviour; storage/postgres runs the same table on PostgreSQL.
+func TestContract(t *testing.T) {
+	storetest.Run(t, func(t *testing.T) storage.Backend {
+		s, err := bolt.Open(t.TempDir())
+		if err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(func() { s.Close() })
+		return s
+	})
+}
+
+// BenchmarkInboundMessage is the store's cost of one inbound message on
+// bbolt, beside storage/postgres's benchmark of the same name.
+func BenchmarkInboundMessage(b *testing.B) {
+	s, err := bolt.Open(b.TempDir())
+	if err != nil {
+		b.Fatal(err)
+	}
+	defer s.Close()
+	storetest.BenchInbound(b, s, nil)
+}
+
+// BenchmarkAdmitParallel is the ack latency on bbolt under 200 busy
+// admitters, beside storage/postgres's.
+func BenchmarkAdmitParallel(b *testing.B) {
+	s, err := bolt.Open(b.TempDir())
+	if err != nil {
+		b.Fatal(err)
+	}
+	defer s.Close()
+	storetest.BenchAdmitParallel(b, s, 100)
+}

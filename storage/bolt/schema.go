@@ -1,0 +1,113 @@
+package bolt
+
+import (
+	"encoding/json"
+	"fmt"
+	"os"
+
+	bbolt "go.etcd.io/bbolt"
+
+	"agentbot/engine/transcript"
+)
+
+// Schema versions:
+//
+//  1. sessions held the engine's Session: go-openai messages and the whole
+//     agent definition, host paths included.
+//  2. sessions hold transcript.Session and transcript.Message; outputs
+//     keep documents' bytes.
+const schemaV1 = 1
+
+// keyNeedsCompact, in the meta bucket, marks a migrated database whose
+// file still holds the old bytes in freed pages; Open compacts it.
+var keyNeedsCompact = []byte("needs-compact")
+
+// migrateV1 re-encodes every session of a version 1 store through
+// agentbot's own format, in tx: metadata through transcript.Session (the
+// old agent definition becomes an AgentSnapshot; its host paths, home and
+// config are dropped) and messages through transcript.Message.
+func migrateV1(tx *bbolt.Tx) error {
+	sessions := tx.Bucket(bucketSessions)
+	var ids [][]byte
+	if err := sessions.ForEachBucket(func(k []byte) error {
+		ids = append(ids, append([]byte(nil), k...))
+		return nil
+	}); err != nil {
+		return err
+	}
+	for _, id := range ids {
+		b := sessions.Bucket(id)
+		if data := b.Get(keyMeta); data != nil {
+			var sess transcript.Session
+			if err := json.Unmarshal(data, &sess); err != nil {
+				return fmt.Errorf("migrate session %s: decode: %w", id, err)
+			}
+			if err := putMeta(b, &sess); err != nil {
+				return fmt.Errorf("migrate session %s: %w", id, err)
+			}
+		}
+		msgs := b.Bucket(bucketMessages)
+		if msgs == nil {
+			continue
+		}
+		type kv struct{ k, v []byte }
+		var out []kv
+		if err := msgs.ForEach(func(k, v []byte) error {
+			var m transcript.Message
+			if err := json.Unmarshal(v, &m); err != nil {
+				return fmt.Errorf("decode message %x: %w", k, err)
+			}
+			data, err := json.Marshal(&m)
+			if err != nil {
+				return err
+			}
+			out = append(out, kv{append([]byte(nil), k...), data})
+			return nil
+		}); err != nil {
+			return fmt.Errorf("migrate session %s: %w", id, err)
+		}
+		for _, e := range out {
+			if err := msgs.Put(e.k, e.v); err != nil {
+				return fmt.Errorf("migrate session %s: %w", id, err)
+			}
+		}
+	}
+	return nil
+}
+
+// compact rewrites the database at path into a fresh file, so the pages a
+// migration freed (which still hold the old bytes) are gone, and returns
+// the reopened database. db is closed. The copy is renamed over the file
+// only when whole, so a crash leaves the marked original, compacted at the
+// next Open.
+func compact(path string, db *bbolt.DB) (*bbolt.DB, error) {
+	tmp := path + ".compact"
+	_ = os.Remove(tmp)
+	dst, err := bbolt.Open(tmp, 0o600, &bbolt.Options{Timeout: lockTimeout})
+	if err != nil {
+		_ = db.Close()
+		return nil, fmt.Errorf("compact: %w", err)
+	}
+	err = bbolt.Compact(dst, db, 0)
+	if err == nil {
+		err = dst.Update(func(tx *bbolt.Tx) error { return tx.Bucket(bucketMeta).Delete(keyNeedsCompact) })
+	}
+	if cerr := dst.Close(); err == nil {
+		err = cerr
+	}
+	if cerr := db.Close(); err == nil {
+		err = cerr
+	}
+	if err == nil {
+		err = os.Rename(tmp, path)
+	}
+	if err != nil {
+		_ = os.Remove(tmp)
+		return nil, fmt.Errorf("compact: %w", err)
+	}
+	db, err = bbolt.Open(path, 0o600, &bbolt.Options{Timeout: lockTimeout})
+	if err != nil {
+		return nil, fmt.Errorf("compact: reopen: %w", err)
+	}
+	return db, nil
+}

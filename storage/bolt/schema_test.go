@@ -1,0 +1,166 @@
+package bolt
+
+import (
+	"bytes"
+	"encoding/json"
+	"os"
+	"path/filepath"
+	"testing"
+
+	bbolt "go.etcd.io/bbolt"
+
+	"agentbot/engine/fixtures"
+	"agentbot/engine/transcript"
+)
+
+// v1Session is the session in testdata/v1, written by the schema 1 code
+// through `agentbot chat --agent product-lead`.
+const v1Session = "lgjnajbfftn7e"
+
+// openV1 copies testdata/v1 to a temp folder and returns the folder.
+func copyV1(t *testing.T) string {
+	t.Helper()
+	dir := t.TempDir()
+	fixtures.CopyDir(t, filepath.Join("testdata", "v1"), dir)
+	return dir
+}
+
+func schemaOf(t *testing.T, s *Store) uint64 {
+	t.Helper()
+	var v uint64
+	if err := s.db.View(func(tx *bbolt.Tx) error {
+		v = be64(tx.Bucket(bucketMeta).Get([]byte("version")))
+		return nil
+	}); err != nil {
+		t.Fatal(err)
+	}
+	return v
+}
+
+func TestMigrateV1(t *testing.T) {
+	dir := copyV1(t)
+	old, err := os.ReadFile(filepath.Join(dir, DBName))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !bytes.Contains(old, []byte("/work/")) {
+		t.Fatal("testdata/v1 has no host path; the test would prove nothing")
+	}
+	for round := 1; round <= 2; round++ {
+		s := openAt(t, dir, nil)
+		if v := schemaOf(t, s); v != schemaVersion || schemaVersion != 2 {
+			t.Fatalf("round %d: schema version = %d, want 2", round, v)
+		}
+		sess, err := s.SessionByID(v1Session)
+		if err != nil {
+			t.Fatalf("round %d: %v", round, err)
+		}
+		if len(sess.Messages) < 7 || sess.Messages[0].Role != transcript.RoleSystem {
+			t.Fatalf("round %d: %d messages, first %q", round, len(sess.Messages), sess.Messages[0].Role)
+		}
+		var calls, results int
+		for _, m := range sess.Messages {
+			calls += len(m.ToolCalls)
+			if m.Role == transcript.RoleTool && m.ToolCallID != "" {
+				results++
+			}
+		}
+		if calls == 0 || results == 0 {
+			t.Fatalf("round %d: tool calls %d, results %d", round, calls, results)
+		}
+		if len(sess.Outputs) == 0 || transcript.Latest(sess.Outputs)[0].Path != "product-brief.md" {
+			t.Fatalf("round %d: outputs %+v", round, sess.Outputs)
+		}
+		if sess.AgentID != "product-lead" || sess.Agent == nil || sess.Agent.ID != "product-lead" || sess.Agent.Module != "product-team" || sess.Agent.Name == "" {
+			t.Fatalf("round %d: agent %q snapshot %+v", round, sess.AgentID, sess.Agent)
+		}
+		if sess.Unfinished() {
+			t.Fatalf("round %d: the finished turn reads as unfinished", round)
+		}
+		loaded, err := json.Marshal(sess)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if bytes.Contains(loaded, []byte("/work/")) || bytes.Contains(loaded, []byte("product-lead.md")) {
+			t.Fatalf("round %d: loaded session keeps a host path: %s", round, loaded)
+		}
+		if err := s.Close(); err != nil {
+			t.Fatal(err)
+		}
+		raw, err := os.ReadFile(filepath.Join(dir, DBName))
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, needle := range []string{"/work/", "/bundles/product-team/agents/product-lead.md", `"home"`, `"persona"`} {
+			if bytes.Contains(raw, []byte(needle)) {
+				t.Fatalf("round %d: the database file still holds %q", round, needle)
+			}
+		}
+	}
+}
+
+// A compaction cut short (the mark survives) runs at the next Open.
+func TestMigrateCompactionResumes(t *testing.T) {
+	dir := copyV1(t)
+	s := openAt(t, dir, nil)
+	var marked bool
+	if err := s.db.Update(func(tx *bbolt.Tx) error {
+		marked = tx.Bucket(bucketMeta).Get(keyNeedsCompact) != nil
+		return tx.Bucket(bucketMeta).Put([]byte("junk"), []byte("/work/leftover"))
+	}); err != nil {
+		t.Fatal(err)
+	}
+	// Leave old bytes behind in a freed page, as a migration does, and
+	// the mark, as a crash before the rename does.
+	if err := s.db.Update(func(tx *bbolt.Tx) error {
+		if err := tx.Bucket(bucketMeta).Delete([]byte("junk")); err != nil {
+			return err
+		}
+		return tx.Bucket(bucketMeta).Put(keyNeedsCompact, []byte{1})
+	}); err != nil {
+		t.Fatal(err)
+	}
+	if raw, err := os.ReadFile(filepath.Join(dir, DBName)); err != nil || !bytes.Contains(raw, []byte("/work/leftover")) {
+		t.Fatalf("the freed page does not hold the old bytes; the test would prove nothing (%v)", err)
+	}
+	if marked {
+		t.Fatal("the compaction mark outlived a finished compaction")
+	}
+	if err := s.Close(); err != nil {
+		t.Fatal(err)
+	}
+	s = openAt(t, dir, nil)
+	if err := s.db.View(func(tx *bbolt.Tx) error {
+		marked = tx.Bucket(bucketMeta).Get(keyNeedsCompact) != nil
+		return nil
+	}); err != nil {
+		t.Fatal(err)
+	}
+	if err := s.Close(); err != nil {
+		t.Fatal(err)
+	}
+	raw, err := os.ReadFile(filepath.Join(dir, DBName))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if marked || bytes.Contains(raw, []byte("/work/")) {
+		t.Fatalf("the interrupted compaction did not run again (mark %v)", marked)
+	}
+}
+
+func TestMigrateNewerSchemaRefused(t *testing.T) {
+	dir := t.TempDir()
+	s := openAt(t, dir, nil)
+	if err := s.db.Update(func(tx *bbolt.Tx) error {
+		return tx.Bucket(bucketMeta).Put([]byte("version"), u64Key(schemaVersion+1))
+	}); err != nil {
+		t.Fatal(err)
+	}
+	if err := s.Close(); err != nil {
+		t.Fatal(err)
+	}
+	_, err := Open(dir)
+	if err == nil || !bytes.Contains([]byte(err.Error()), []byte("schema version 3 is newer than this agentbot supports (2)")) {
+		t.Fatalf("Open of a newer schema: %v", err)
+	}
+}

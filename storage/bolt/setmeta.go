@@ -1,0 +1,39 @@
+package bolt
+
+import (
+	"fmt"
+
+	bbolt "go.etcd.io/bbolt"
+
+	"agentbot/storage"
+)
+
+// SetMeta sets one entry of the Meta of the session that holds key ("" as
+// value deletes it), reading and writing only the session's metadata,
+// never its transcript. No such session is an error matching
+// storage.ErrNotFound.
+func (s *Store) SetMeta(key, name, value string) error {
+	if err := storage.CheckKey("session key", key); err != nil {
+		return fmt.Errorf("set session meta: %w", err)
+	}
+	err := s.db.Batch(func(tx *bbolt.Tx) error {
+		id := tx.Bucket(bucketKeys).Get([]byte(key))
+		if id == nil {
+			return storage.ErrNotFound
+		}
+		b := tx.Bucket(bucketSessions).Bucket(id)
+		if b == nil {
+			return storage.ErrNotFound
+		}
+		sess, err := loadMeta(b)
+		if err != nil {
+			return err
+		}
+		sess.SetMeta(name, value)
+		return putMeta(b, sess)
+	})
+	if err != nil {
+		return fmt.Errorf("set meta %s of session %q: %w", name, key, err)
+	}
+	return nil
+}

@@ -1,0 +1,252 @@
+// Package bolt is agentbot's embedded store, in bbolt: it plays every role
+// of the storage contract (storage.Backend) for one process. It keeps
+// sessions and their transcripts, documents, dedupe marks, the inbound
+// queue with its journal, leases, channel settings and daily usage; it
+// migrates older schemas on open, serves other agentbot commands on a
+// control socket, writes backups, and migrates its data to another store
+// (Migrate).
+//
+// One data directory holds agentbot.db and, per session, outputs/<id>/ and
+// inputs/<id>/. Only one process may use a data directory at a time.
+package bolt
+
+import (
+	"encoding/binary"
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"sync"
+	"time"
+
+	bbolt "go.etcd.io/bbolt"
+	bolterrors "go.etcd.io/bbolt/errors"
+
+	"agentbot/storage"
+)
+
+// DBName is the database file inside the data directory.
+const DBName = "agentbot.db"
+
+// lockTimeout is how long Open waits for another process to release the
+// database before it gives up with ErrLocked.
+const lockTimeout = time.Second
+
+// schemaVersion is the layout this package writes; Open refuses newer ones.
+const schemaVersion = 2
+
+// Root bucket names.
+var (
+	bucketMeta     = []byte("meta")
+	bucketSessions = []byte("sessions")
+	bucketKeys     = []byte("keys")
+	bucketSeen     = []byte("seen")
+	bucketChannels = []byte("channels")
+	bucketQueue    = []byte("queue")
+)
+
+// Store plays every role of the storage contract, and journals its
+// admissions before it acks them.
+var (
+	_ storage.Backend   = (*Store)(nil)
+	_ storage.Journaled = (*Store)(nil)
+)
+
+// ErrLocked means another process holds the data directory's database.
+var ErrLocked = errors.New("agentbot.db is locked")
+
+// lockedError names the busy data directory and matches ErrLocked.
+type lockedError struct{ dir string }
+
+func (e *lockedError) Error() string {
+	return fmt.Sprintf("data directory %s is in use by another agentbot process (%s is locked)", e.dir, DBName)
+}
+
+func (e *lockedError) Is(target error) bool { return target == ErrLocked }
+
+// Store is agentbot's bbolt store. It is safe for concurrent use.
+type Store struct {
+	// Now is the clock used for Created, Updated, Seen expiry and queue
+	// times. Open sets it to time.Now; tests may replace it before use.
+	Now func() time.Time
+
+	dir string
+	db  *bbolt.DB
+
+	sweeper storage.Sweeper
+
+	// admits feeds the committer that groups admissions into commits.
+	admitMu       sync.Mutex
+	admitClosed   bool
+	admits        chan *admitReq
+	admitDone     chan struct{}
+	pendingAdmits int      // journaled, not yet committed
+	journal       *os.File // see JournalName
+}
+
+// Open opens (creating if needed) the data directory dir and its database.
+// When another process holds the database, Open fails within about a second
+// with an error matching ErrLocked.
+func Open(dir string) (*Store, error) {
+	if dir == "" {
+		return nil, errors.New("open store: empty data directory")
+	}
+	if err := os.MkdirAll(dir, 0o700); err != nil {
+		return nil, fmt.Errorf("open store: create data directory: %w", err)
+	}
+	path := filepath.Join(dir, DBName)
+	if err := checkFile(path); err != nil {
+		return nil, err
+	}
+	var db *bbolt.DB
+	err := guard(path, func() error {
+		var err error
+		db, err = bbolt.Open(path, 0o600, &bbolt.Options{Timeout: lockTimeout})
+		if err == nil {
+			db.MaxBatchDelay = maxBatchDelay
+		}
+		return err
+	})
+	if errors.Is(err, bbolt.ErrTimeout) {
+		return nil, &lockedError{dir: dir}
+	}
+	var damaged *DamagedError
+	if errors.As(err, &damaged) {
+		return nil, err
+	}
+	if err != nil {
+		if errors.Is(err, bolterrors.ErrInvalid) || errors.Is(err, bolterrors.ErrChecksum) || errors.Is(err, bolterrors.ErrVersionMismatch) {
+			return nil, &DamagedError{Path: path, Reason: err.Error()}
+		}
+		return nil, fmt.Errorf("open store %s: %w", path, err)
+	}
+	var migrated bool
+	if err := guard(path, func() error {
+		return db.Update(func(tx *bbolt.Tx) (err error) { migrated, err = initBuckets(tx); return err })
+	}); err != nil {
+		_ = db.Close()
+		if errors.As(err, &damaged) {
+			return nil, err
+		}
+		return nil, fmt.Errorf("open store %s: %w", path, err)
+	}
+	if migrated {
+		if db, err = compact(path, db); err != nil {
+			return nil, fmt.Errorf("open store %s: %w", path, err)
+		}
+	}
+	s := &Store{Now: time.Now, dir: dir, db: db, admits: make(chan *admitReq, maxAdmitBatch), admitDone: make(chan struct{})}
+	if s.journal, err = openJournal(dir); err == nil {
+		err = s.replayJournal()
+	}
+	if err != nil {
+		if s.journal != nil {
+			s.journal.Close()
+		}
+		_ = db.Close()
+		return nil, fmt.Errorf("open store %s: %w", path, err)
+	}
+	go s.committer()
+	return s, nil
+}
+
+// initBuckets creates the root buckets, checks the schema version and
+// migrates an older one; migrated reports a migration.
+func initBuckets(tx *bbolt.Tx) (migrated bool, err error) {
+	for _, name := range [][]byte{bucketMeta, bucketSessions, bucketKeys, bucketSeen, bucketChannels, bucketQueue, bucketOutputs, bucketLeases, bucketChannelTools, bucketWaiting} {
+		if _, err := tx.CreateBucketIfNotExists(name); err != nil {
+			return false, fmt.Errorf("create bucket %s: %w", name, err)
+		}
+	}
+	if err := clearLeases(tx); err != nil { // leases.go
+		return false, err
+	}
+	meta := tx.Bucket(bucketMeta)
+	v := meta.Get([]byte("version"))
+	if v == nil {
+		return false, meta.Put([]byte("version"), u64Key(schemaVersion))
+	}
+	if len(v) != 8 {
+		return false, fmt.Errorf("bad schema version record (%d bytes)", len(v))
+	}
+	got := be64(v)
+	if got > schemaVersion {
+		return false, fmt.Errorf("database schema version %d is newer than this agentbot supports (%d)", got, schemaVersion)
+	}
+	if got == schemaVersion {
+		// A compaction after a migration that did not finish runs again.
+		return meta.Get(keyNeedsCompact) != nil, nil
+	}
+	if got == schemaV1 {
+		if err := migrateV1(tx); err != nil {
+			return false, fmt.Errorf("migrate schema %d to %d: %w", got, schemaVersion, err)
+		}
+	}
+	if err := meta.Put(keyNeedsCompact, []byte{1}); err != nil {
+		return false, err
+	}
+	return true, meta.Put([]byte("version"), u64Key(schemaVersion))
+}
+
+// Close closes the database and releases the data directory.
+func (s *Store) Close() error {
+	s.admitMu.Lock()
+	if !s.admitClosed {
+		s.admitClosed = true
+		close(s.admits)
+	}
+	s.admitMu.Unlock()
+	<-s.admitDone // admissions already queued are committed first
+	s.journal.Close()
+	if err := s.db.Close(); err != nil {
+		return fmt.Errorf("close store %s: %w", s.dir, err)
+	}
+	return nil
+}
+
+// Dir is the data directory.
+func (s *Store) Dir() string { return s.dir }
+
+// OutputDir returns the session's output folder, dir/outputs/<id>,
+// creating it if needed.
+func (s *Store) OutputDir(id string) (string, error) {
+	return s.sessionDir("outputs", id)
+}
+
+// InputDir returns the folder for files users shared in the session,
+// dir/inputs/<id>, creating it if needed.
+func (s *Store) InputDir(id string) (string, error) {
+	return s.sessionDir("inputs", id)
+}
+
+func (s *Store) sessionDir(kind, id string) (string, error) {
+	return storage.Folders{Dir: s.dir}.Session(kind, id)
+}
+
+// removeSessionDirs deletes a session's outputs and inputs folders.
+func (s *Store) removeSessionDirs(id string) error { return storage.Folders{Dir: s.dir}.Remove(id) }
+
+// now reads the clock without its monotonic part, so stored and in-memory
+// times compare alike.
+func (s *Store) now() time.Time { return s.Now().Round(0) }
+
+// Ping reports whether the database is open and readable.
+func (s *Store) Ping() error {
+	return s.db.View(func(*bbolt.Tx) error { return nil })
+}
+
+// SetNow replaces the store's clock (tests move time with it).
+func (s *Store) SetNow(now func() time.Time) { s.Now = now }
+
+// maxBatchDelay is how long a write waits for others to share its commit
+// (bbolt's default is 10 ms). Concurrent writers still share commits; a
+// lone write is not held back long.
+const maxBatchDelay = 2 * time.Millisecond
+
+// u64Key encodes n big-endian, so byte order is numeric order.
+func u64Key(n uint64) []byte {
+	return binary.BigEndian.AppendUint64(make([]byte, 0, 8), n)
+}
+
+// be64 decodes an 8-byte big-endian number.
+func be64(b []byte) uint64 { return binary.BigEndian.Uint64(b) }

@@ -1,0 +1,49 @@
+package bolt
+
+import (
+	"fmt"
+
+	bbolt "go.etcd.io/bbolt"
+)
+
+// bucketUsage holds tokens used per workspace and UTC day: "team/day" →
+// uint64.
+var bucketUsage = []byte("usage")
+
+// AddDailyUsage adds tokens to a workspace's day and returns the day's
+// total.
+func (s *Store) AddDailyUsage(team, day string, tokens int) (int, error) {
+	var total uint64
+	err := s.db.Update(func(tx *bbolt.Tx) error {
+		b, err := tx.CreateBucketIfNotExists(bucketUsage)
+		if err != nil {
+			return err
+		}
+		k := []byte(team + "/" + day)
+		if v := b.Get(k); len(v) == 8 {
+			total = be64(v)
+		}
+		if tokens > 0 {
+			total += uint64(tokens)
+		}
+		return b.Put(k, u64Key(total))
+	})
+	if err != nil {
+		return 0, fmt.Errorf("add daily usage: %w", err)
+	}
+	return int(total), nil
+}
+
+// DailyUsage returns a workspace's tokens of a day.
+func (s *Store) DailyUsage(team, day string) (int, error) {
+	var total uint64
+	err := s.db.View(func(tx *bbolt.Tx) error {
+		if b := tx.Bucket(bucketUsage); b != nil {
+			if v := b.Get([]byte(team + "/" + day)); len(v) == 8 {
+				total = be64(v)
+			}
+		}
+		return nil
+	})
+	return int(total), err
+}

@@ -1,0 +1,109 @@
+package storage
+
+import (
+	"encoding/json"
+	"errors"
+	"fmt"
+	"slices"
+	"strings"
+	"time"
+)
+
+// The argument checks every store applies (with CheckKey and CheckID), so
+// that storage/bolt and storage/postgres accept and refuse alike.
+
+// ChannelKey is a channel's "team/channel" key: team may be empty, channel
+// may not, and neither may hold '/'. Every store's channel settings
+// (ChannelDefault, ChannelTools) check and key channels with it.
+func ChannelKey(team, channel string) (string, error) {
+	if err := CheckKey("channel", channel); err != nil {
+		return "", err
+	}
+	if strings.Contains(team, "/") || strings.Contains(channel, "/") {
+		return "", fmt.Errorf("team %q or channel %q contains '/'", team, channel)
+	}
+	if len(team) > MaxKeyLen {
+		return "", fmt.Errorf("team too long (%d bytes, max %d)", len(team), MaxKeyLen)
+	}
+	return team + "/" + channel, nil
+}
+
+// CheckSeen validates Seen's key and ttl (positive); every store's Seen
+// checks them with it.
+func CheckSeen(key string, ttl time.Duration) error {
+	if err := CheckKey("seen key", key); err != nil {
+		return fmt.Errorf("seen: %w", err)
+	}
+	if ttl <= 0 {
+		return fmt.Errorf("seen %q: ttl must be positive, got %s", key, ttl)
+	}
+	return nil
+}
+
+// CheckAdmit validates the arguments of Admit, for every Backend.
+func CheckAdmit(keys []string, ttl time.Duration, sessionKey string, payload []byte) error {
+	for _, k := range keys {
+		if err := CheckKey("seen key", k); err != nil {
+			return fmt.Errorf("admit: %w", err)
+		}
+	}
+	if err := CheckKey("session key", sessionKey); err != nil {
+		return fmt.Errorf("admit: %w", err)
+	}
+	if len(keys) > 0 && ttl <= 0 {
+		return fmt.Errorf("admit %q: ttl must be positive, got %s", sessionKey, ttl)
+	}
+	if !json.Valid(payload) {
+		return fmt.Errorf("admit %q: payload is not valid JSON", sessionKey)
+	}
+	return nil
+}
+
+// CheckOutputPath refuses a document path a store cannot key: empty,
+// oversized or holding a NUL byte. Every Backend's PutOutput and
+// OutputData check paths with it.
+func CheckOutputPath(path string) error {
+	if path == "" {
+		return errors.New("empty document path")
+	}
+	if len(path) > MaxKeyLen {
+		return fmt.Errorf("document path too long (%d bytes, max %d)", len(path), MaxKeyLen)
+	}
+	if strings.IndexByte(path, 0) >= 0 {
+		return fmt.Errorf("document path %q contains a NUL byte", path)
+	}
+	return nil
+}
+
+// CheckLease validates a lease's key and holder (neither empty nor
+// oversized); every Backend's Lease and ReleaseLease check them with it.
+func CheckLease(key, holder string) error {
+	if err := CheckKey("lease key", key); err != nil {
+		return err
+	}
+	return CheckKey("lease holder", holder)
+}
+
+// maxChannelTools bounds the servers one channel may add.
+const maxChannelTools = 64
+
+// CleanChannelTools checks a channel's server names (none empty or
+// oversized, at most 64) and returns them sorted without duplicates; every
+// Backend stores exactly this.
+func CleanChannelTools(servers []string) ([]string, error) {
+	out := slices.Clone(servers)
+	slices.Sort(out)
+	out = slices.Compact(out)
+	if len(out) > maxChannelTools {
+		return nil, fmt.Errorf("too many servers (%d, max %d)", len(out), maxChannelTools)
+	}
+	for _, name := range out {
+		if err := CheckKey("server name", name); err != nil {
+			return nil, err
+		}
+	}
+	if len(out) == 0 {
+		return nil, nil
+	}
+	return out, nil
+}

@@ -1,0 +1,12 @@
+// Package storage is agentbot's storage contract: the roles a store plays
+// (Sessions, SessionList, Retention, WorkFolders, Dedupe, Inbound, Leases,
+// Channels, Usage, Outputs; Backend is all of them), the types they hand
+// over, their errors, and the argument checks and id scheme every store
+// applies, so that all stores accept and produce exactly the same.
+//
+// The stores live in their own packages: storage/bolt, the embedded bbolt
+// default that one process holds, and storage/postgres, shared by
+// replicas. storage/storetest is the contract suite both run. Consumers
+// depend on the roles they use (bot.Store composes them), never on a
+// store's package; only cmd/agentbot picks one.
+package storage

@@ -1,0 +1,182 @@
+package storage
+
+import (
+	"time"
+
+	"agentbot/engine/transcript"
+)
+
+// The storage contract is a set of roles, one per kind of state. A store
+// (the embedded bbolt store, storage/postgres) meets all of them, as
+// Backend; a consumer declares the roles it uses (bot.Store is a
+// composition of them), and storage/storetest checks every store against
+// one table of behaviours. Sessions are transcript.Session values; an
+// error that means "no such thing" matches ErrNotFound. A new kind of
+// state is a new role here, added to Backend, to storetest and to both
+// stores; a consumer that needs it adds the role to its composition.
+
+// Sessions keeps sessions and their transcripts, by key (Slack uses
+// "team/channel/thread") and by id.
+type Sessions interface {
+	// Session returns the session stored under key.
+	Session(key string) (*transcript.Session, error)
+	// SessionByID returns the session with the given id.
+	SessionByID(id string) (*transcript.Session, error)
+	// FindSession is Session returning (nil, nil) when key has none.
+	FindSession(key string) (*transcript.Session, error)
+	// FindMeta is FindSession without the transcript (Messages stays
+	// empty): the metadata alone, for callers that need no messages.
+	FindMeta(key string) (*transcript.Session, error)
+	// HasSession reports whether key has a session, without loading it.
+	HasSession(key string) (bool, error)
+	// NewSession creates an empty session for key with a fresh id; a key
+	// that has one already is an error matching ErrExists.
+	NewSession(key string) (*transcript.Session, error)
+	// SaveSession stores the metadata and appends the messages not stored
+	// yet; transcripts only grow. It sets Updated.
+	SaveSession(s *transcript.Session) error
+	// SetMeta sets one entry of the Meta of the session that holds key,
+	// without loading or rewriting its transcript ("" deletes it); no such
+	// session is an error matching ErrNotFound.
+	SetMeta(key, name, value string) error
+	// WaitingSessions lists the keys of the attached sessions with a tool
+	// call waiting for approval (Session.Pending), from an index kept by
+	// SaveSession, so finding them never scans every session.
+	WaitingSessions() ([]string, error)
+	// DetachSession frees the session's key and keeps its data.
+	DetachSession(id string) error
+	SessionList
+}
+
+// SessionList is what operators browse: every session, and one by id or
+// key. A running bbolt store answers it through its control socket too.
+type SessionList interface {
+	// ListSessions lists every session, most recently updated first.
+	ListSessions() ([]SessionInfo, error)
+	// Lookup finds a session by id, then by key.
+	Lookup(idOrKey string) (*transcript.Session, error)
+}
+
+// Retention removes sessions for good.
+type Retention interface {
+	// DeleteSession removes a session with its transcript and documents.
+	DeleteSession(id string) error
+	// Prune deletes the sessions not updated since olderThan and returns
+	// their ids.
+	Prune(olderThan time.Time) ([]string, error)
+}
+
+// WorkFolders are a session's local working folders (see Folders).
+type WorkFolders interface {
+	// InputDir holds the files people shared in the session.
+	InputDir(id string) (string, error)
+	// OutputDir holds the working copies of the session's documents.
+	OutputDir(id string) (string, error)
+}
+
+// Dedupe keeps marks that expire: the keys of events already taken in.
+type Dedupe interface {
+	// Seen marks key for ttl and reports whether a live mark existed.
+	Seen(key string, ttl time.Duration) (bool, error)
+	// SweepSeen removes the marks expired at now and returns how many.
+	SweepSeen(now time.Time) (int, error)
+}
+
+// Inbound is the queue of messages waiting for their thread's turn, by
+// session key, oldest first.
+type Inbound interface {
+	// Admit marks the dedupe keys for ttl and, unless one was marked
+	// already, queues payload for the session key, atomically.
+	Admit(keys []string, ttl time.Duration, sessionKey string, payload []byte) (dup bool, seq uint64, err error)
+	// AdmitAsync is Admit with its outcome on a channel; the outcome
+	// arrives once the admission is durable (see Journaled).
+	AdmitAsync(keys []string, ttl time.Duration, sessionKey string, payload []byte) <-chan Admission
+	// Enqueue queues payload for the session key.
+	Enqueue(sessionKey string, payload []byte) (uint64, error)
+	// Pending lists a key's queued items, oldest first.
+	Pending(sessionKey string) ([]Queued, error)
+	// Next returns a key's oldest queued item.
+	Next(sessionKey string) (seq uint64, payload []byte, ok bool, err error)
+	// Dequeue removes one queued item.
+	Dequeue(sessionKey string, seq uint64) error
+	// PendingKeys lists every key with queued items.
+	PendingKeys() ([]string, error)
+}
+
+// Leases give one holder (a replica) a thread's work at a time.
+type Leases interface {
+	// Lease takes or renews the lease on a thread's work for holder, for
+	// ttl; it reports false while another holder's lease is live.
+	Lease(key, holder string, ttl time.Duration) (bool, error)
+	// ReleaseLease gives up holder's lease on key, if it holds it.
+	ReleaseLease(key, holder string) error
+}
+
+// Channels keeps each channel's settings.
+type Channels interface {
+	// ChannelDefault is the agent id new sessions of a channel start with.
+	ChannelDefault(team, channel string) (string, error)
+	// SetChannelDefault sets it; "" clears it.
+	SetChannelDefault(team, channel, agentID string) error
+	// ChannelTools are the MCP servers a channel adds to its agents'
+	// tools (/agent tools add), sorted; nil when none.
+	ChannelTools(team, channel string) ([]string, error)
+	// SetChannelTools sets them (deduplicated and sorted, as
+	// CleanChannelTools returns them); an empty list clears them.
+	SetChannelTools(team, channel string, servers []string) error
+}
+
+// Usage counts the tokens each workspace used per UTC day.
+type Usage interface {
+	// AddDailyUsage adds tokens to a workspace's UTC day and returns the
+	// day's total; DailyUsage reads it.
+	AddDailyUsage(team, day string, tokens int) (int, error)
+	DailyUsage(team, day string) (int, error)
+}
+
+// Outputs keeps the bytes of every version of the documents sessions
+// save, so any replica can upload or export them.
+type Outputs interface {
+	// PutOutput stores the bytes of one version of a session's document;
+	// storing the same path and version again replaces it.
+	PutOutput(sessionID string, o transcript.Output, data []byte) error
+	// OutputData returns the bytes of a stored version (0: the latest).
+	OutputData(sessionID, path string, version int) ([]byte, error)
+}
+
+// Backend is the whole contract: every role, and the store's own
+// lifecycle. The embedded bbolt store (storage/bolt) and storage/postgres
+// both meet it.
+type Backend interface {
+	Sessions
+	Retention
+	WorkFolders
+	Dedupe
+	Inbound
+	Leases
+	Channels
+	Usage
+	Outputs
+	// Ping checks that the store answers.
+	Ping() error
+	Close() error
+}
+
+// Importer is a store that takes sessions whole, with their ids, times and
+// transcripts, as `agentbot migrate` copies them; storage/postgres meets it.
+type Importer interface {
+	Backend
+	// ImportSession stores s as it is; attached says whether it holds its
+	// key. It reports false, changing nothing, when a session with s's id
+	// exists already, so a migration can run again.
+	ImportSession(s *transcript.Session, attached bool) (bool, error)
+}
+
+// Journaled is implemented by a backend whose AdmitAsync returns only once
+// the admission is in a local journal that a restart replays (bbolt): the
+// caller may ack the message before the outcome arrives. For any other
+// backend the outcome alone says the admission is durable.
+type Journaled interface {
+	// AdmitJournaled reports whether AdmitAsync journals before it returns.
+	AdmitJournaled() bool
+}
