@@ -62,7 +62,7 @@ func (l *loader) loadSkillsFolder(dir string) string {
 				return filepath.SkipDir
 			}
 		}
-		l.addSkill(sk, sf, "", home)
+		l.addSkill(sk, sf, "", home, nil)
 		found = append(found, sk)
 		return filepath.SkipDir // a skill's own folders are its resources
 	})
