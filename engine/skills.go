@@ -124,8 +124,13 @@ func mapOutputs(v vars.Vars, outputFolder string) {
 	}
 	alias := path.Join(sandbox.ProjectDir, outputFolder)
 	for k, val := range v {
-		if rest, ok := strings.CutPrefix(val, alias); ok && (rest == "" || rest[0] == '/') {
-			v[k] = sandbox.OutputDir + rest
+		// Under /project/_bmad-output, or relative to the project as the
+		// tea module writes its paths (_bmad-output/test-artifacts).
+		for _, prefix := range []string{alias, outputFolder} {
+			if rest, ok := strings.CutPrefix(val, prefix); ok && (rest == "" || rest[0] == '/') {
+				v[k] = sandbox.OutputDir + rest
+				break
+			}
 		}
 	}
 }
@@ -330,9 +335,16 @@ type SkillResult struct {
 	Customization json.RawMessage   `json:"customization,omitempty"`
 	Config        map[string]string `json:"config,omitempty"`
 	Files         []string          `json:"files"`
-	Activation    []FileContent     `json:"activation_files,omitempty"`
-	Facts         []FileContent     `json:"facts,omitempty"`
-	Notes         []string          `json:"notes,omitempty"`
+	// Activation are the files the skill's activation names, and the file
+	// a launcher skill's one instruction links, resolved like SKILL.md.
+	Activation []FileContent `json:"activation_files,omitempty"`
+	// Scripts is set for a skill that ships scripts, which cannot run here.
+	Scripts string `json:"scripts,omitempty"`
+	// MCP says, for each MCP server the skill requires, whether this agent
+	// has it.
+	MCP   []catalog.MCPNeed `json:"requires_mcp,omitempty"`
+	Facts []FileContent     `json:"facts,omitempty"`
+	Notes []string          `json:"notes,omitempty"`
 }
 
 // Failure is "" for a skill that loaded.
@@ -490,21 +502,89 @@ func (env *toolEnv) loadSkill(name string) (ToolResult, error) {
 	env.mu.Unlock()
 	env.sb.SetBase(active.Root, active.Vars)
 
+	env.preloadFiles(&res, body, v)
+	if sk.Scripts {
+		res.Scripts = catalog.ScriptsNote
+	}
+	res.MCP = sk.MCPNeeds(env.servers())
+	res.Note = "Loaded by the runtime: customization and config are resolved below, so skip those steps. Keep your persona."
+	return res, nil
+}
+
+// preloadFiles adds to res the file a launcher skill links and the files
+// the activation names (of SKILL.md and of that linked file), each
+// resolved like SKILL.md; the run-time names they leave join BoundByYou.
+func (env *toolEnv) preloadFiles(res *SkillResult, body string, v vars.Vars) {
 	budget := maxActivationAll
-	for _, p := range activationFiles(body) {
-		data, virtual, err := env.sb.ReadFile(p)
+	seen := map[string]bool{}
+	bound := map[string]bool{}
+	for _, n := range res.BoundByYou {
+		bound[n] = true
+	}
+	paths := activationFiles(body)
+	launcher := launcherFile(body)
+	if launcher != "" {
+		paths = append([]string{launcher}, paths...)
+	}
+	for i := 0; i < len(paths); i++ {
+		data, virtual, err := env.sb.ReadFile(paths[i])
 		switch {
-		case err != nil:
+		case err != nil || seen[virtual]:
 			continue // a path named for later, or for another mode
 		case len(data) > maxActivationFile || len(data) > budget:
 			res.Notes = append(res.Notes, fmt.Sprintf("%s (%s) is not included; read it when a step needs it", virtual, sandbox.SizeText(int64(len(data)))))
-		default:
-			budget -= len(data)
-			res.Activation = append(res.Activation, FileContent{Path: virtual, Content: string(data)})
+			continue
+		}
+		seen[virtual] = true
+		budget -= len(data)
+		text, unknown := vars.ExpandPartial(string(data), v)
+		for _, n := range unknown {
+			if !bound[n] {
+				bound[n] = true
+				res.BoundByYou = append(res.BoundByYou, n)
+			}
+		}
+		res.Activation = append(res.Activation, FileContent{Path: virtual, Content: text})
+		if i == 0 && launcher != "" {
+			paths = append(paths, activationFiles(string(data))...)
 		}
 	}
-	res.Note = "Loaded by the runtime: customization and config are resolved below, so skip those steps. Keep your persona."
-	return res, nil
+}
+
+// launcherLink finds the file a launcher's instruction names: a markdown
+// link, or a path in backticks.
+var launcherLink = regexp.MustCompile("\\]\\(([^)\\s]+)\\)|`((?:\\{skill-root\\}/|\\./)?[A-Za-z0-9_./-]+\\.(?:md|xml|ya?ml))`")
+
+// launcherFile returns the file a launcher skill's one instruction names
+// ("Follow the instructions in [workflow.md](workflow.md)."), or "" when
+// SKILL.md is more than a few lines of instruction.
+func launcherFile(body string) string {
+	t := strings.TrimSpace(body)
+	if len(t) > 600 || strings.Count(t, "\n") > 6 {
+		return ""
+	}
+	m := launcherLink.FindStringSubmatch(t)
+	if m == nil {
+		return ""
+	}
+	p := m[1] + m[2]
+	if strings.Contains(p, "://") || strings.HasPrefix(p, "/") || strings.HasPrefix(p, "#") {
+		return ""
+	}
+	return p
+}
+
+// servers are the MCP servers whose tools the session has this turn.
+func (env *toolEnv) servers() []string {
+	var out []string
+	seen := map[string]bool{}
+	for _, t := range env.extList {
+		if t.Server != "" && !seen[t.Server] {
+			seen[t.Server] = true
+			out = append(out, t.Server)
+		}
+	}
+	return out
 }
 
 // expandTable returns a copy of a customization value with the variables

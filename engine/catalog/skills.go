@@ -3,6 +3,7 @@ package catalog
 import (
 	"bytes"
 	"errors"
+	"fmt"
 	"io/fs"
 	"os"
 	"path"
@@ -562,4 +563,39 @@ func bullets(items []string) string {
 		return ""
 	}
 	return "- " + strings.Join(items, "\n- ")
+}
+
+// ScriptsNote marks a skill that ships a scripts/ folder.
+const ScriptsNote = "its scripts cannot run here; do their checks by judgment"
+
+// MCPNeed is an MCP server a skill requires, and whether the agent that
+// loads it has that server.
+type MCPNeed struct {
+	Server     string `json:"server"`
+	Configured bool   `json:"configured"`
+	Note       string `json:"note"`
+}
+
+// MCPNeeds says, for each MCP server the skill requires, whether it is
+// among servers, the ones configured for the agent.
+func (s *Skill) MCPNeeds(servers []string) []MCPNeed {
+	var out []MCPNeed
+	for _, want := range s.MCP {
+		n := MCPNeed{Server: want}
+		for _, have := range servers {
+			if strings.EqualFold(have, want) {
+				n.Configured, n.Server = true, have
+			}
+		}
+		switch {
+		case n.Configured:
+			n.Note = fmt.Sprintf("requires the MCP server %s, which is configured for this agent: use its tools (%s__…)", n.Server, n.Server)
+		case len(servers) == 0:
+			n.Note = fmt.Sprintf("requires the MCP server %s, which is not configured for this agent (it has no MCP servers): say so, and do only what works without it", want)
+		default:
+			n.Note = fmt.Sprintf("requires the MCP server %s, which is not configured for this agent (it has %s): say so, and do only what works without it", want, strings.Join(servers, ", "))
+		}
+		out = append(out, n)
+	}
+	return out
 }
