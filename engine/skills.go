@@ -240,16 +240,7 @@ func skillPrompt(a *catalog.Agent, v vars.Vars, sb *sandbox.Sandbox, skills []*c
 	}
 	if len(a.Menu) > 0 && !strings.Contains(a.Instructions, "{agent.menu}") {
 		// A skill file that renders {agent.menu} has the menu already.
-		b.WriteString("\n## Menu (by number, code, skill or description)\n")
-		for i, it := range a.Menu {
-			fmt.Fprintf(&b, "%d. %s", i+1, menuLabel(it))
-			if it.Skill != "" {
-				fmt.Fprintf(&b, " → skill %s", it.Skill)
-			} else if it.Prompt != "" {
-				b.WriteString(" → runs its prompt")
-			}
-			b.WriteString("\n")
-		}
+		writeMenu(&b, a.Menu)
 	}
 	writeSkills(&b, skills, a.SkillName)
 	b.WriteString("\n")
@@ -258,6 +249,28 @@ func skillPrompt(a *catalog.Agent, v vars.Vars, sb *sandbox.Sandbox, skills []*c
 	b.WriteString(toolRules(tools))
 	writeVariables(&b, v)
 	return b.String()
+}
+
+// writeMenu writes a skill agent's menu, up to skillListBudget; a menu as
+// long as a collection ends with how many items are not listed.
+func writeMenu(b *strings.Builder, menu []catalog.MenuItem) {
+	b.WriteString("\n## Menu (by number, code, skill or description)\n")
+	n := 0
+	for i, it := range menu {
+		line := fmt.Sprintf("%d. %s", i+1, menuLabel(it))
+		if it.Skill != "" {
+			line += " → skill " + it.Skill
+		} else if it.Prompt != "" {
+			line += " → runs its prompt"
+		}
+		line += "\n"
+		if n+len(line) > skillListBudget {
+			fmt.Fprintf(b, "- … and %d more items (%d in all): each starts the skill of its name; find_skills finds them.\n", len(menu)-i, len(menu))
+			return
+		}
+		n += len(line)
+		b.WriteString(line)
+	}
 }
 
 // skillGreeting is a skill agent's greeting: its icon first, the user's
@@ -283,35 +296,82 @@ func skillGreeting(a *catalog.Agent, v vars.Vars) *Greeting {
 		b.WriteString(" Here is what I can do:")
 	}
 	intro := b.String()
+	shown, more := greetMenu(a.Menu)
 	b.WriteString("\n")
-	for i, it := range a.Menu {
+	for i, it := range shown {
 		fmt.Fprintf(&b, "\n%d. %s", i+1, menuLabel(it))
+	}
+	if more > 0 {
+		fmt.Fprintf(&b, "\n\n%s", moreText(more))
 	}
 	if len(a.Menu) > 0 {
 		b.WriteString("\n\nPick a number or a code, or just tell me what you need.")
 	}
-	return &Greeting{Intro: intro, Text: b.String(), Menu: a.Menu}
+	return &Greeting{Intro: intro, Text: b.String(), Menu: shown, More: more}
 }
 
-// writeSkills lists the skills an agent may load, each with its name and a
-// one-line description, and what it needs that the runtime lacks.
+// skillListBudget is how many bytes of a system prompt list skills (and a
+// menu as long as a collection); past it, find_skills finds the others.
+const skillListBudget = 4 << 10
+
+// listedSkills are the skills a prompt lists: those an agent may load but
+// itself and the agents.
+func listedSkills(skills []*catalog.Skill, self string) []*catalog.Skill {
+	out := make([]*catalog.Skill, 0, len(skills))
+	for _, s := range skills {
+		if s.Name != self && s.Kind != catalog.SkillAgent {
+			out = append(out, s)
+		}
+	}
+	return out
+}
+
+// skillLine is one skill's line in a prompt: its name, a one-line
+// description, and what it needs that the runtime lacks.
+func skillLine(s *catalog.Skill) string {
+	line := fmt.Sprintf("- %s: %s", s.Name, catalog.OneLine(s.Description, 72))
+	switch {
+	case s.AliasOf != "":
+		line += fmt.Sprintf(" (old name of %s)", s.AliasOf)
+	case s.Needs != "":
+		line += fmt.Sprintf(" (needs %s: not here; ask for pasted material)", s.Needs)
+	}
+	return line + "\n"
+}
+
+// skillsOverBudget reports whether the skill list of an agent does not fit
+// skillListBudget, so find_skills is offered.
+func skillsOverBudget(skills []*catalog.Skill) bool {
+	n := 0
+	for _, s := range skills {
+		if s.Kind == catalog.SkillAgent {
+			continue
+		}
+		if n += len(skillLine(s)); n > skillListBudget {
+			return true
+		}
+	}
+	return false
+}
+
+// writeSkills lists the skills an agent may load, up to skillListBudget;
+// past it, the prompt says how many more there are and that find_skills
+// searches them all.
 func writeSkills(b *strings.Builder, skills []*catalog.Skill, self string) {
-	if len(skills) == 0 {
+	list := listedSkills(skills, self)
+	if len(list) == 0 {
 		return
 	}
 	b.WriteString("\n## Skills you can load (load_skill; a skill you start keeps your persona)\n")
-	for _, s := range skills {
-		if s.Name == self || s.Kind == catalog.SkillAgent {
-			continue
+	n := 0
+	for i, s := range list {
+		line := skillLine(s)
+		if n+len(line) > skillListBudget {
+			fmt.Fprintf(b, "- … and %d more skills, not listed here: call find_skills with a few words of what the user wants to find them by name and description.\n", len(list)-i)
+			return
 		}
-		fmt.Fprintf(b, "- %s: %s", s.Name, catalog.OneLine(s.Description, 72))
-		switch {
-		case s.AliasOf != "":
-			fmt.Fprintf(b, " (old name of %s)", s.AliasOf)
-		case s.Needs != "":
-			fmt.Fprintf(b, " (needs %s: not here; ask for pasted material)", s.Needs)
-		}
-		b.WriteString("\n")
+		n += len(line)
+		b.WriteString(line)
 	}
 }
 

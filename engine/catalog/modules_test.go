@@ -1,6 +1,8 @@
 package catalog
 
 import (
+	"os"
+	"path/filepath"
 	"strings"
 	"testing"
 
@@ -132,5 +134,53 @@ func TestSkillFrontmatterYAMLError(t *testing.T) {
 	r := c.Problems[0].Reason
 	if !strings.Contains(r, "frontmatter is invalid YAML: line 3:") || !strings.Contains(r, "mapping values are not allowed") {
 		t.Fatalf("reason: %q", r)
+	}
+}
+
+// A generated collection loads completely: skills in dot-folders, a skill
+// folder that is a symbolic link, a link cycle (reported, not followed),
+// nothing from .git; a --skills folder that is itself a link loads the
+// same; a link out of the folder is reported, since the sandbox would
+// refuse it.
+func TestSkillsCollectionLayouts(t *testing.T) {
+	dir := fixtures.SkillCollection(t, 40)
+	outside := t.TempDir()
+	writeFiles(t, outside, map[string]string{"far/SKILL.md": "---\nname: far\ndescription: Outside.\n---\n"})
+	if err := os.Symlink(filepath.Join(outside, "far"), filepath.Join(dir, "far")); err != nil {
+		t.Skip(err)
+	}
+	via := filepath.Join(t.TempDir(), "skills-link")
+	if err := os.Symlink(dir, via); err != nil {
+		t.Skip(err)
+	}
+	for _, opt := range []string{dir, via} {
+		c := Load(Options{Skills: opt})
+		if len(c.Skills) != 40 {
+			t.Fatalf("%s: %d skills, want 40; problems %+v", opt, len(c.Skills), c.Problems)
+		}
+		byName := map[string]*Skill{}
+		for _, s := range c.Skills {
+			byName[s.Name] = s
+		}
+		if s := byName["skill-0000"]; s == nil || s.Virtual != "/skills/.curated/skill-0000" {
+			t.Fatalf("dot-folder skill: %+v", s)
+		}
+		if s := byName["skill-0039"]; s == nil || s.Virtual != "/skills/linked/skill-0039" {
+			t.Fatalf("linked skill: %+v", s)
+		}
+		if byName["git-hook"] != nil || byName["far"] != nil {
+			t.Fatal("a skill from .git or from outside the folder loaded")
+		}
+		var reasons []string
+		for _, p := range c.Problems {
+			reasons = append(reasons, filepath.Base(p.Path)+": "+p.Reason)
+		}
+		all := strings.Join(reasons, "\n")
+		if len(c.Problems) != 2 || !strings.Contains(all, "loop: link loops back") || !strings.Contains(all, "far: link leads out of the skills folder") {
+			t.Fatalf("problems: %q", reasons)
+		}
+		if g, ok := c.Find(GenericAgentID); !ok || len(g.Menu) != 40 {
+			t.Fatalf("generic agent: %+v", g)
+		}
 	}
 }
