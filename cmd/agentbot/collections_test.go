@@ -2,6 +2,7 @@ package main
 
 import (
 	"encoding/json"
+	"os"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -95,5 +96,65 @@ func TestChatLargeCollection(t *testing.T) {
 	contains(t, "first request", string(reqs[0].Raw), `"name":"find_skills"`)
 	if strings.Contains(string(reqs[0].Raw), dir) {
 		t.Fatal("the request names the host path")
+	}
+}
+
+// agents --json says, agent by agent, whether the MCP server a skill
+// requires is configured for that agent, and the table marks skills with
+// scripts.
+func TestAgentsJSONSkillMCP(t *testing.T) {
+	skills := t.TempDir()
+	for rel, content := range map[string]string{
+		"triage/SKILL.md":         "---\nname: triage\ndescription: Triage issues.\nrequires:\n  mcp: [github]\n---\n# Triage\n",
+		"lint/SKILL.md":           "---\nname: lint\ndescription: Lint a document.\n---\n# Lint\n",
+		"lint/scripts/check.py":   "print('ok')\n",
+		"broken/SKILL.md":         "---\nname: broken\ndescription: [unclosed\n---\n",
+		".system/hidden/SKILL.md": "---\nname: hidden\ndescription: In a dot-folder.\n---\n",
+	} {
+		writeTestFile(t, filepath.Join(skills, rel), content)
+	}
+	bundle := writeCheckBundle(t, "type: standalone\nname: tester\nmcp: [github]\nagent:\n  id: tester\n  name: Tess\n  file: agent.md\n")
+	vars := map[string]string{"AGENTBOT_DATA": t.TempDir(), "AGENTBOT_BUNDLES": bundle, "AGENTBOT_SKILLS": skills}
+	r := runCmd(t, vars, "", "agents", "--json")
+	var out struct {
+		Agents []struct {
+			ID       string
+			SkillMCP []struct {
+				Skill, Server, Note string
+				Configured          bool
+			} `json:"skill_mcp"`
+		}
+		Problems []struct{ Path, Reason string }
+	}
+	if err := json.Unmarshal([]byte(r.stdout), &out); err != nil {
+		t.Fatal(err)
+	}
+	got := map[string]bool{}
+	for _, a := range out.Agents {
+		if len(a.SkillMCP) != 1 || a.SkillMCP[0].Skill != "triage" || a.SkillMCP[0].Server != "github" {
+			t.Fatalf("%s: %+v", a.ID, a.SkillMCP)
+		}
+		got[a.ID] = a.SkillMCP[0].Configured
+	}
+	if !got["tester"] || got["agentbot"] {
+		t.Fatalf("configured: %v", got)
+	}
+	if len(out.Problems) != 1 || !strings.Contains(out.Problems[0].Reason, "frontmatter is invalid YAML: line 2: did not find expected") {
+		t.Fatalf("problems: %+v", out.Problems)
+	}
+	r = runCmd(t, vars, "", "agents")
+	contains(t, "agents table", r.stdout, "lint")
+	contains(t, "agents table", r.stdout, "its scripts cannot run here")
+	contains(t, "agents table", r.stdout, "hidden")
+}
+
+// writeTestFile writes a file and the folders above it.
+func writeTestFile(t *testing.T, p, content string) {
+	t.Helper()
+	if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(p, []byte(content), 0o644); err != nil {
+		t.Fatal(err)
 	}
 }
