@@ -165,3 +165,42 @@ func TestSkillPreloadedFilesResolved(t *testing.T) {
 	noUnresolved(t, req, h.agent("pm"))
 	noHostPaths(t, h, root)
 }
+
+// A 6.3-style install (real 6.3 shapes: a Capabilities table naming skills
+// without backticks, an agent-manifest.csv whose path is stale, a launcher
+// skill): picking CP loads the launcher and its workflow.md, resolved, in
+// one model call.
+func TestSkill63LauncherOneCall(t *testing.T) {
+	root := t.TempDir()
+	write(t, root, "_bmad/_config/manifest.yaml", "installation:\n  version: 6.3.0\nides:\n  - cursor\n")
+	write(t, root, "_bmad/_config/agent-manifest.csv", "name,displayName,title,icon,role,identity,communicationStyle,principles,module,path,canonicalId\n"+
+		`"pm","John","Product Manager","📋","PM","Veteran PM.","Asks WHY.","Ship small.","bmm","_bmad/bmm/agents/bmad-agent-pm/SKILL.md","bmad-agent-pm"`+"\n")
+	write(t, root, "_bmad/bmm/config.yaml", "user_name: Ana\noutput_folder: \"{project-root}/_bmad-output\"\nplanning_artifacts: \"{project-root}/_bmad-output/planning\"\n")
+	write(t, root, ".cursor/skills/bmad-agent-pm/SKILL.md", "---\nname: bmad-agent-pm\ndescription: Product manager.\n---\n\n# John\n\n"+
+		"## Capabilities\n\n| Code | Description | Skill |\n|------|-------------|-------|\n| CP | Create a PRD | bmad-create-prd |\n")
+	write(t, root, ".cursor/skills/bmad-create-prd/SKILL.md", "---\nname: bmad-create-prd\ndescription: Create a PRD.\n---\n\nFollow the instructions in [workflow.md](workflow.md).\n")
+	write(t, root, ".cursor/skills/bmad-create-prd/workflow.md", "# Create PRD\n\nWrite `{planning_artifacts}/prd-{date}.md` for {user_name}; the template is `{skill-root}/template.md`.\n")
+	h := newHarness(t, harnessOpts{bmad: []string{root}})
+	if len(h.cat.Problems) != 0 {
+		t.Fatalf("problems: %+v", h.cat.Problems)
+	}
+	s, g := h.start("k", "pm")
+	contains(t, g.Text, "1. CP — Create a PRD", "menu from the table without backticks")
+	h.fm.Enqueue(fakemodel.Reply{Text: "What is the product?"})
+	res := h.turn(s, "CP")
+	if h.fm.Calls() != 1 || res.Tools != 1 {
+		t.Fatalf("CP took %d calls, %d tools", h.fm.Calls(), res.Tools)
+	}
+	req := h.fm.Requests()[0]
+	files, _ := toolResults(t, req)[0]["activation_files"].([]any)
+	if len(files) != 1 {
+		t.Fatalf("activation files: %v", files)
+	}
+	f := files[0].(map[string]any)
+	if f["path"] != "/project/.cursor/skills/bmad-create-prd/workflow.md" ||
+		!strings.Contains(f["content"].(string), "Write `/outputs/planning/prd-2026-11-21.md` for Ana; the template is `/project/.cursor/skills/bmad-create-prd/template.md`.") {
+		t.Fatalf("workflow.md: %v", f)
+	}
+	noUnresolved(t, req, h.agent("pm"))
+	noHostPaths(t, h, root)
+}
