@@ -74,20 +74,7 @@ func findSkills(skills []*catalog.Skill, query string) FindSkillsResult {
 		if s.Kind == catalog.SkillAgent {
 			continue
 		}
-		name, desc := strings.ToLower(s.Name), strings.ToLower(s.Description)
-		score := 0
-		for _, w := range words {
-			if len(w) < 2 {
-				continue
-			}
-			if strings.Contains(name, w) {
-				score += 3
-			}
-			if strings.Contains(desc, stem(w)) {
-				score++
-			}
-		}
-		if score > 0 {
+		if score := skillScore(s, words); score > 0 {
 			hits = append(hits, scored{s, score})
 		}
 	}
@@ -114,4 +101,23 @@ func findSkills(skills []*catalog.Skill, query string) FindSkillsResult {
 		res.Note = "Load one with load_skill."
 	}
 	return res
+}
+
+// skillScore scores a skill for the words of a query: three for each word
+// in its name, one for each in its description.
+func skillScore(s *catalog.Skill, words []string) int {
+	name, desc := strings.ToLower(s.Name), strings.ToLower(s.Description)
+	score := 0
+	for _, w := range words {
+		if len(w) < 2 {
+			continue
+		}
+		if strings.Contains(name, w) {
+			score += 3
+		}
+		if strings.Contains(desc, stem(w)) {
+			score++
+		}
+	}
+	return score
 }
