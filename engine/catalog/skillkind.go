@@ -2,6 +2,7 @@ package catalog
 
 import (
 	"fmt"
+	"os"
 	"path"
 	"path/filepath"
 	"regexp"
@@ -38,7 +39,7 @@ type skillTypeFile struct {
 // none. Invalid YAML is an error with its line.
 func readSkillTypeFile(dir string) (*skillTypeFile, error) {
 	p := filepath.Join(dir, "bmad-skill-manifest.yaml")
-	if !isFile(p) && !special(p) {
+	if st, err := os.Stat(p); err != nil || st.IsDir() {
 		return nil, nil
 	}
 	data, err := readFile(p)

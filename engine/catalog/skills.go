@@ -298,7 +298,7 @@ func (l *loader) addSkill(sk *Skill, sf *skillFile, project string, home *Home, 
 	switch {
 	case sf.fm.Lifecycle == "shim":
 		sk.Kind = SkillAlias
-	case isFile(base) || special(base): // a FIFO is reported by the merge
+	case present(base): // a FIFO is reported by the merge
 		l.addCustomized(sk, sf, project, home, base)
 	default:
 		l.addUncustomized(sk, sf, home, hints)
@@ -367,6 +367,13 @@ func (l *loader) addUncustomized(sk *Skill, sf *skillFile, home *Home, hints *in
 	sk.Kind = SkillAgent
 	fill(&sk.Module, p.module)
 	l.add(legacySkillAgent(sk, sf, home, p))
+}
+
+// present reports whether path is there and is not a folder: a file, or a
+// FIFO or device that the reader then refuses.
+func present(path string) bool {
+	st, err := os.Stat(path)
+	return err == nil && !st.IsDir()
 }
 
 // errPath is the file a customization error names, or fallback.

@@ -55,7 +55,7 @@ func (l *loader) loadSkillsFolder(dir string) string {
 	}
 	w := &skillWalk{l: l, root: root, home: &Home{Kind: "skills", Name: "skills", Config: map[string]string{}},
 		byKey: map[string]*Skill{}, seen: map[string]bool{}}
-	w.visit(root, ".", 0)
+	w.visit(root, root, ".", 0)
 	found := w.found
 	if len(found) == 0 {
 		l.problem(root, "no skills found (folders with a SKILL.md)")
@@ -95,12 +95,7 @@ func OneLine(s string, n int) string {
 // visit searches the folder dir (rel from the root, slash form): a folder
 // with a SKILL.md is a skill, whose own folders are its resources; any
 // other folder is searched below, up to maxSkillDepth.
-func (w *skillWalk) visit(dir, rel string, depth int) {
-	real, err := filepath.EvalSymlinks(dir)
-	if err != nil {
-		w.l.problem(dir, "%s", reason(err))
-		return
-	}
+func (w *skillWalk) visit(dir, real, rel string, depth int) {
 	if w.seen[real] {
 		return // a second way into one folder: its skills are loaded once
 	}
@@ -126,41 +121,43 @@ func (w *skillWalk) visit(dir, rel string, depth int) {
 		if skipFolders[e.Name()] {
 			continue
 		}
-		p := filepath.Join(dir, e.Name())
+		p, pReal := filepath.Join(dir, e.Name()), filepath.Join(real, e.Name())
 		switch {
 		case e.IsDir():
 		case e.Type()&fs.ModeSymlink != 0 && isDir(p):
-			if !w.inside(p) {
+			target, ok := w.inside(p)
+			if !ok {
 				continue
 			}
+			pReal = target
 		default:
 			continue
 		}
-		w.visit(p, path.Join(rel, e.Name()), depth+1)
+		w.visit(p, pReal, path.Join(rel, e.Name()), depth+1)
 	}
 }
 
-// inside reports whether the link p leads to a folder inside the root,
-// where the sandbox follows it; a link out of it, or back into the folder
-// holding it (a loop), is reported.
-func (w *skillWalk) inside(p string) bool {
+// inside returns the real folder the link p leads to, and whether it is
+// inside the root, where the sandbox follows it; a link out of it, or back
+// into the folder holding it (a loop), is reported.
+func (w *skillWalk) inside(p string) (string, bool) {
 	target, err := filepath.EvalSymlinks(p)
 	if err != nil {
 		w.l.problem(p, "link: %s", reason(err))
-		return false
+		return "", false
 	}
 	rel, err := filepath.Rel(w.root, target)
 	if err != nil || !filepath.IsLocal(rel) && rel != "." {
 		w.l.problem(p, "link leads out of the skills folder; the sandbox does not follow it")
-		return false
+		return "", false
 	}
 	if parent, err := filepath.EvalSymlinks(filepath.Dir(p)); err == nil {
 		if up, err := filepath.Rel(target, parent); err == nil && (up == "." || filepath.IsLocal(up)) {
 			w.l.problem(p, "link loops back to a folder holding it; not followed")
-			return false
+			return "", false
 		}
 	}
-	return true
+	return target, true
 }
 
 // add lists the skill of dir/SKILL.md; a skill without a name and a
