@@ -33,6 +33,9 @@ func (b *Bot) postGreeting(ctx context.Context, channel, thread string, a *catal
 			md.WriteString(" — " + it.Description)
 		}
 	}
+	if more := g.MoreLine(); more != "" {
+		md.WriteString("\n\n" + more) // a collection's first items, and a count
+	}
 	blocks := []slack.Block{slackmd.Block(md.String())}
 	var buttons []slack.BlockElement
 	for i, it := range g.Menu {

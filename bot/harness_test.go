@@ -40,6 +40,7 @@ type rig struct {
 
 type rigOpts struct {
 	bmad   []string
+	skills string // a shared skills folder
 	mutate func(*bot.Config)
 	engine func(*engine.Config)
 }
@@ -50,7 +51,7 @@ func repoRoot(t testing.TB) string { t.Helper(); return fixtures.RepoRoot(t) }
 func newRig(t testing.TB, o rigOpts) *rig {
 	t.Helper()
 	r := &rig{t: t, slack: fakeslack.New(t), model: fakemodel.NewTB(t), data: filepath.Join(t.TempDir(), "data"), opts: o}
-	r.cat = catalog.Load(catalog.Options{Bundles: []string{fixtures.Bundles(t)}, BMADRoots: o.bmad})
+	r.cat = catalog.Load(catalog.Options{Bundles: []string{fixtures.Bundles(t)}, BMADRoots: o.bmad, Skills: o.skills})
 	r.start()
 	t.Cleanup(r.shutdown)
 	return r

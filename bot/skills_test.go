@@ -111,3 +111,36 @@ func writeFile(t *testing.T, path, content string) {
 		t.Fatal(err)
 	}
 }
+
+// A collection of 1,000 skills in Slack: the generic agent's greeting is
+// accepted by Slack (one markdown block far under its 12,000 characters,
+// 20 buttons and a count), and the first request stays under 40 KB.
+func TestSlackLargeCollection(t *testing.T) {
+	dir := fixtures.SkillCollection(t, 1000)
+	r := newRig(t, rigOpts{skills: dir})
+	r.st.SetChannelDefault(r.slack.TeamID(), channel, "agentbot")
+	thread, _ := r.mention("", "")
+	greet := r.waitBotMessages(thread, 1)[0]
+	md := greet.MarkdownText()
+	has(t, md, "…and 980 more.", "greeting count")
+	if len(md) > 6000 {
+		t.Fatalf("greeting markdown: %d bytes", len(md))
+	}
+	if btns := buttons(t, greet); len(btns) != 20 || btns["menu:0"] != "skill-0000" {
+		t.Fatalf("buttons: %d %v", len(btns), btns["menu:0"])
+	}
+	r.model.Enqueue(fakemodel.Reply{Text: "Which topic?"})
+	r.mention("help me with pricing", thread)
+	r.waitFor("the answer", func() bool {
+		for _, m := range r.botMessages(thread) {
+			if strings.Contains(text(m), "Which topic?") {
+				return true
+			}
+		}
+		return false
+	})
+	reqs := r.model.Requests()
+	if len(reqs) != 1 || len(reqs[0].Raw) > 40<<10 || !strings.Contains(string(reqs[0].Raw), `"name":"find_skills"`) {
+		t.Fatalf("%d requests; first %d bytes", len(reqs), len(reqs[0].Raw))
+	}
+}

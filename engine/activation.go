@@ -21,7 +21,40 @@ type Greeting struct {
 	Intro string
 	// Text is the intro followed by the numbered menu.
 	Text string
+	// Menu is the menu shown: all of it, or the first greetItems items of
+	// a menu as long as a collection of skills, with More the others.
 	Menu []catalog.MenuItem
+	More int
+}
+
+// Greeting limits: a menu longer than maxGreetItems (the buttons one Slack
+// actions block holds) shows its first greetItems items and a count, so a
+// greeting of any collection stays far within a message's limits.
+const (
+	maxGreetItems = 25
+	greetItems    = 20
+)
+
+// greetMenu returns the items a greeting shows and how many it leaves out.
+func greetMenu(menu []catalog.MenuItem) ([]catalog.MenuItem, int) {
+	if len(menu) <= maxGreetItems {
+		return menu, 0
+	}
+	return menu[:greetItems], len(menu) - greetItems
+}
+
+// MoreLine is the line that tells people how to reach the menu items the
+// greeting leaves out, "" when it shows them all.
+func (g *Greeting) MoreLine() string {
+	if g == nil || g.More == 0 {
+		return ""
+	}
+	return moreText(g.More)
+}
+
+// moreText tells people how to reach the menu items a greeting leaves out.
+func moreText(more int) string {
+	return fmt.Sprintf("…and %d more. Type a number, a name, or just say what you need and I'll find the right one.", more)
 }
 
 // criticalPath finds file paths an activation step tells the agent to load:
@@ -210,13 +243,17 @@ func greeting(a *catalog.Agent, v vars.Vars) *Greeting {
 	var b strings.Builder
 	b.WriteString(intro)
 	b.WriteString("\n")
-	for i, it := range a.Menu {
+	shown, more := greetMenu(a.Menu)
+	for i, it := range shown {
 		fmt.Fprintf(&b, "\n%d. %s", i+1, menuLabel(it))
+	}
+	if more > 0 {
+		fmt.Fprintf(&b, "\n\n%s", moreText(more))
 	}
 	if len(a.Menu) > 0 {
 		b.WriteString("\n\nPick a number, type a command, or just tell me what you need.")
 	}
-	return &Greeting{Intro: intro, Text: b.String(), Menu: a.Menu}
+	return &Greeting{Intro: intro, Text: b.String(), Menu: shown, More: more}
 }
 
 // menuLabel renders a menu item as "*cmd — description", "[CP] *cmd —

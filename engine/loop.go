@@ -124,8 +124,8 @@ func (e *Engine) Turn(ctx context.Context, s *Session, input string, emit func(E
 			idx, rest, ok = i, "", true
 		}
 	}
+	it, idx, ok := e.picked(s, idx, ok, input)
 	if ok {
-		it := s.Agent.Menu[idx]
 		if IsPlainHelp(it) {
 			g := greeting(s.Agent, s.Vars)
 			s.Messages = append(s.Messages,

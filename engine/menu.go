@@ -100,7 +100,11 @@ func shortcutCalls(it catalog.MenuItem, exists func(string) bool) []transcript.T
 func pickNote(a *catalog.Agent, idx int, it catalog.MenuItem, input, rest string, preloaded bool) string {
 	var b strings.Builder
 	b.WriteString(input)
-	fmt.Fprintf(&b, "\n\n(The user picked menu item %d: %s.", idx+1, menuLabel(it))
+	if idx < 0 {
+		fmt.Fprintf(&b, "\n\n(The user asked for the skill %s.", it.Skill)
+	} else {
+		fmt.Fprintf(&b, "\n\n(The user picked menu item %d: %s.", idx+1, menuLabel(it))
+	}
 	switch {
 	case it.Prompt != "":
 		b.WriteString(" Carry out its prompt now as my instruction: ")
@@ -216,4 +220,31 @@ var stopWords = map[string]bool{
 // of its own: the runtime shows the menu itself, without a model call.
 func IsPlainHelp(it catalog.MenuItem) bool {
 	return strings.EqualFold(it.Trigger, "help") && it.Workflow == "" && it.Exec == "" && it.Action == ""
+}
+
+// namedSkill finds the skill a message asks for by its name alone
+// ("bmad-workflow-builder", "/bmad-workflow-builder", "skill:NAME"), as
+// people invoke skills in coding tools; agents are picked, not loaded.
+func (e *Engine) namedSkill(s *Session, input string) (catalog.MenuItem, bool) {
+	name := strings.TrimPrefix(strings.TrimPrefix(strings.TrimSpace(input), "/"), "skill:")
+	if name == "" || strings.ContainsAny(name, " \t\n") {
+		return catalog.MenuItem{}, false
+	}
+	sk, ok := e.catalog().FindSkill(s.Agent, name)
+	if !ok || sk.Kind == catalog.SkillAgent {
+		return catalog.MenuItem{}, false
+	}
+	return catalog.MenuItem{Cmd: sk.Name, Skill: sk.Name, Description: catalog.OneLine(sk.Description, 100)}, true
+}
+
+// picked returns the item a turn's input picks: the menu item matched
+// (idx, ok), else a skill asked for by name, with index -1.
+func (e *Engine) picked(s *Session, idx int, ok bool, input string) (catalog.MenuItem, int, bool) {
+	if ok {
+		return s.Agent.Menu[idx], idx, true
+	}
+	if it, hit := e.namedSkill(s, input); hit {
+		return it, -1, true
+	}
+	return catalog.MenuItem{}, idx, false
 }

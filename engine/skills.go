@@ -124,8 +124,13 @@ func mapOutputs(v vars.Vars, outputFolder string) {
 	}
 	alias := path.Join(sandbox.ProjectDir, outputFolder)
 	for k, val := range v {
-		if rest, ok := strings.CutPrefix(val, alias); ok && (rest == "" || rest[0] == '/') {
-			v[k] = sandbox.OutputDir + rest
+		// Under /project/_bmad-output, or relative to the project as the
+		// tea module writes its paths (_bmad-output/test-artifacts).
+		for _, prefix := range []string{alias, outputFolder} {
+			if rest, ok := strings.CutPrefix(val, prefix); ok && (rest == "" || rest[0] == '/') {
+				v[k] = sandbox.OutputDir + rest
+				break
+			}
 		}
 	}
 }
@@ -235,16 +240,7 @@ func skillPrompt(a *catalog.Agent, v vars.Vars, sb *sandbox.Sandbox, skills []*c
 	}
 	if len(a.Menu) > 0 && !strings.Contains(a.Instructions, "{agent.menu}") {
 		// A skill file that renders {agent.menu} has the menu already.
-		b.WriteString("\n## Menu (by number, code, skill or description)\n")
-		for i, it := range a.Menu {
-			fmt.Fprintf(&b, "%d. %s", i+1, menuLabel(it))
-			if it.Skill != "" {
-				fmt.Fprintf(&b, " → skill %s", it.Skill)
-			} else if it.Prompt != "" {
-				b.WriteString(" → runs its prompt")
-			}
-			b.WriteString("\n")
-		}
+		writeMenu(&b, a.Menu)
 	}
 	writeSkills(&b, skills, a.SkillName)
 	b.WriteString("\n")
@@ -253,6 +249,28 @@ func skillPrompt(a *catalog.Agent, v vars.Vars, sb *sandbox.Sandbox, skills []*c
 	b.WriteString(toolRules(tools))
 	writeVariables(&b, v)
 	return b.String()
+}
+
+// writeMenu writes a skill agent's menu, up to skillListBudget; a menu as
+// long as a collection ends with how many items are not listed.
+func writeMenu(b *strings.Builder, menu []catalog.MenuItem) {
+	b.WriteString("\n## Menu (by number, code, skill or description)\n")
+	n := 0
+	for i, it := range menu {
+		line := fmt.Sprintf("%d. %s", i+1, menuLabel(it))
+		if it.Skill != "" {
+			line += " → skill " + it.Skill
+		} else if it.Prompt != "" {
+			line += " → runs its prompt"
+		}
+		line += "\n"
+		if n+len(line) > skillListBudget {
+			fmt.Fprintf(b, "- … and %d more items (%d in all): each starts the skill of its name; find_skills finds them.\n", len(menu)-i, len(menu))
+			return
+		}
+		n += len(line)
+		b.WriteString(line)
+	}
 }
 
 // skillGreeting is a skill agent's greeting: its icon first, the user's
@@ -278,35 +296,82 @@ func skillGreeting(a *catalog.Agent, v vars.Vars) *Greeting {
 		b.WriteString(" Here is what I can do:")
 	}
 	intro := b.String()
+	shown, more := greetMenu(a.Menu)
 	b.WriteString("\n")
-	for i, it := range a.Menu {
+	for i, it := range shown {
 		fmt.Fprintf(&b, "\n%d. %s", i+1, menuLabel(it))
+	}
+	if more > 0 {
+		fmt.Fprintf(&b, "\n\n%s", moreText(more))
 	}
 	if len(a.Menu) > 0 {
 		b.WriteString("\n\nPick a number or a code, or just tell me what you need.")
 	}
-	return &Greeting{Intro: intro, Text: b.String(), Menu: a.Menu}
+	return &Greeting{Intro: intro, Text: b.String(), Menu: shown, More: more}
 }
 
-// writeSkills lists the skills an agent may load, each with its name and a
-// one-line description, and what it needs that the runtime lacks.
+// skillListBudget is how many bytes of a system prompt list skills (and a
+// menu as long as a collection); past it, find_skills finds the others.
+const skillListBudget = 4 << 10
+
+// listedSkills are the skills a prompt lists: those an agent may load but
+// itself and the agents.
+func listedSkills(skills []*catalog.Skill, self string) []*catalog.Skill {
+	out := make([]*catalog.Skill, 0, len(skills))
+	for _, s := range skills {
+		if s.Name != self && s.Kind != catalog.SkillAgent {
+			out = append(out, s)
+		}
+	}
+	return out
+}
+
+// skillLine is one skill's line in a prompt: its name, a one-line
+// description, and what it needs that the runtime lacks.
+func skillLine(s *catalog.Skill) string {
+	line := fmt.Sprintf("- %s: %s", s.Name, catalog.OneLine(s.Description, 72))
+	switch {
+	case s.AliasOf != "":
+		line += fmt.Sprintf(" (old name of %s)", s.AliasOf)
+	case s.Needs != "":
+		line += fmt.Sprintf(" (needs %s: not here; ask for pasted material)", s.Needs)
+	}
+	return line + "\n"
+}
+
+// skillsOverBudget reports whether the skill list of an agent does not fit
+// skillListBudget, so find_skills is offered.
+func skillsOverBudget(skills []*catalog.Skill) bool {
+	n := 0
+	for _, s := range skills {
+		if s.Kind == catalog.SkillAgent {
+			continue
+		}
+		if n += len(skillLine(s)); n > skillListBudget {
+			return true
+		}
+	}
+	return false
+}
+
+// writeSkills lists the skills an agent may load, up to skillListBudget;
+// past it, the prompt says how many more there are and that find_skills
+// searches them all.
 func writeSkills(b *strings.Builder, skills []*catalog.Skill, self string) {
-	if len(skills) == 0 {
+	list := listedSkills(skills, self)
+	if len(list) == 0 {
 		return
 	}
 	b.WriteString("\n## Skills you can load (load_skill; a skill you start keeps your persona)\n")
-	for _, s := range skills {
-		if s.Name == self || s.Kind == catalog.SkillAgent {
-			continue
+	n := 0
+	for i, s := range list {
+		line := skillLine(s)
+		if n+len(line) > skillListBudget {
+			fmt.Fprintf(b, "- … and %d more skills, not listed here: call find_skills with a few words of what the user wants to find them by name and description.\n", len(list)-i)
+			return
 		}
-		fmt.Fprintf(b, "- %s: %s", s.Name, catalog.OneLine(s.Description, 72))
-		switch {
-		case s.AliasOf != "":
-			fmt.Fprintf(b, " (old name of %s)", s.AliasOf)
-		case s.Needs != "":
-			fmt.Fprintf(b, " (needs %s: not here; ask for pasted material)", s.Needs)
-		}
-		b.WriteString("\n")
+		n += len(line)
+		b.WriteString(line)
 	}
 }
 
@@ -330,9 +395,16 @@ type SkillResult struct {
 	Customization json.RawMessage   `json:"customization,omitempty"`
 	Config        map[string]string `json:"config,omitempty"`
 	Files         []string          `json:"files"`
-	Activation    []FileContent     `json:"activation_files,omitempty"`
-	Facts         []FileContent     `json:"facts,omitempty"`
-	Notes         []string          `json:"notes,omitempty"`
+	// Activation are the files the skill's activation names, and the file
+	// a launcher skill's one instruction links, resolved like SKILL.md.
+	Activation []FileContent `json:"activation_files,omitempty"`
+	// Scripts is set for a skill that ships scripts, which cannot run here.
+	Scripts string `json:"scripts,omitempty"`
+	// MCP says, for each MCP server the skill requires, whether this agent
+	// has it.
+	MCP   []catalog.MCPNeed `json:"requires_mcp,omitempty"`
+	Facts []FileContent     `json:"facts,omitempty"`
+	Notes []string          `json:"notes,omitempty"`
 }
 
 // Failure is "" for a skill that loaded.
@@ -490,21 +562,89 @@ func (env *toolEnv) loadSkill(name string) (ToolResult, error) {
 	env.mu.Unlock()
 	env.sb.SetBase(active.Root, active.Vars)
 
+	env.preloadFiles(&res, body, v)
+	if sk.Scripts {
+		res.Scripts = catalog.ScriptsNote
+	}
+	res.MCP = sk.MCPNeeds(env.servers())
+	res.Note = "Loaded by the runtime: customization and config are resolved below, so skip those steps. Keep your persona."
+	return res, nil
+}
+
+// preloadFiles adds to res the file a launcher skill links and the files
+// the activation names (of SKILL.md and of that linked file), each
+// resolved like SKILL.md; the run-time names they leave join BoundByYou.
+func (env *toolEnv) preloadFiles(res *SkillResult, body string, v vars.Vars) {
 	budget := maxActivationAll
-	for _, p := range activationFiles(body) {
-		data, virtual, err := env.sb.ReadFile(p)
+	seen := map[string]bool{}
+	bound := map[string]bool{}
+	for _, n := range res.BoundByYou {
+		bound[n] = true
+	}
+	paths := activationFiles(body)
+	launcher := launcherFile(body)
+	if launcher != "" {
+		paths = append([]string{launcher}, paths...)
+	}
+	for i := 0; i < len(paths); i++ {
+		data, virtual, err := env.sb.ReadFile(paths[i])
 		switch {
-		case err != nil:
+		case err != nil || seen[virtual]:
 			continue // a path named for later, or for another mode
 		case len(data) > maxActivationFile || len(data) > budget:
 			res.Notes = append(res.Notes, fmt.Sprintf("%s (%s) is not included; read it when a step needs it", virtual, sandbox.SizeText(int64(len(data)))))
-		default:
-			budget -= len(data)
-			res.Activation = append(res.Activation, FileContent{Path: virtual, Content: string(data)})
+			continue
+		}
+		seen[virtual] = true
+		budget -= len(data)
+		text, unknown := vars.ExpandPartial(string(data), v)
+		for _, n := range unknown {
+			if !bound[n] {
+				bound[n] = true
+				res.BoundByYou = append(res.BoundByYou, n)
+			}
+		}
+		res.Activation = append(res.Activation, FileContent{Path: virtual, Content: text})
+		if i == 0 && launcher != "" {
+			paths = append(paths, activationFiles(string(data))...)
 		}
 	}
-	res.Note = "Loaded by the runtime: customization and config are resolved below, so skip those steps. Keep your persona."
-	return res, nil
+}
+
+// launcherLink finds the file a launcher's instruction names: a markdown
+// link, or a path in backticks.
+var launcherLink = regexp.MustCompile("\\]\\(([^)\\s]+)\\)|`((?:\\{skill-root\\}/|\\./)?[A-Za-z0-9_./-]+\\.(?:md|xml|ya?ml))`")
+
+// launcherFile returns the file a launcher skill's one instruction names
+// ("Follow the instructions in [workflow.md](workflow.md)."), or "" when
+// SKILL.md is more than a few lines of instruction.
+func launcherFile(body string) string {
+	t := strings.TrimSpace(body)
+	if len(t) > 600 || strings.Count(t, "\n") > 6 {
+		return ""
+	}
+	m := launcherLink.FindStringSubmatch(t)
+	if m == nil {
+		return ""
+	}
+	p := m[1] + m[2]
+	if strings.Contains(p, "://") || strings.HasPrefix(p, "/") || strings.HasPrefix(p, "#") {
+		return ""
+	}
+	return p
+}
+
+// servers are the MCP servers whose tools the session has this turn.
+func (env *toolEnv) servers() []string {
+	var out []string
+	seen := map[string]bool{}
+	for _, t := range env.extList {
+		if t.Server != "" && !seen[t.Server] {
+			seen[t.Server] = true
+			out = append(out, t.Server)
+		}
+	}
+	return out
 }
 
 // expandTable returns a copy of a customization value with the variables

@@ -99,3 +99,25 @@ func sectionOf(text, head string) string {
 	}
 	return head + rest
 }
+
+// BenchmarkFirstRequestSkills1000 measures the first request of a bundle
+// agent (product-lead) when a collection of 1,000 shared skills is
+// configured, against the same request with no skills: it reports both
+// sizes and their ratio.
+func BenchmarkFirstRequestSkills1000(b *testing.B) {
+	size := func(skills string) int {
+		h := newHarness(b, harnessOpts{skills: skills})
+		h.fm.Handle(func(fakemodel.Request) fakemodel.Reply { return fakemodel.Reply{Text: "Hello!"} })
+		s, _ := h.start("k", "product-lead")
+		h.turn(s, "hello")
+		return requestBytes(h.fm.Requests()[0])
+	}
+	dir := fixtures.SkillCollection(b, 1000)
+	var none, many int
+	for b.Loop() {
+		none, many = size(""), size(dir)
+	}
+	b.ReportMetric(float64(none), "bytes-no-skills")
+	b.ReportMetric(float64(many), "bytes-1000-skills")
+	b.ReportMetric(float64(many)/float64(none), "ratio")
+}

@@ -164,13 +164,15 @@ func lookupTool(name string) (Tool, bool) {
 type Offer struct {
 	// SkillFormat is set for a skill-format agent (BMAD 6.4+, Agent Skills).
 	SkillFormat bool
-	// Skills is set when the agent may load skills.
-	Skills bool
+	// Skills is set when the agent may load skills; ManySkills when they
+	// are more than the system prompt lists.
+	Skills, ManySkills bool
 }
 
 // offer returns what decides the tools of a session.
 func (e *Engine) offer(s *Session) Offer {
-	return Offer{SkillFormat: s.skillMode(), Skills: len(e.catalog().SkillsFor(s.Agent)) > 0}
+	skills := e.catalog().SkillsFor(s.Agent)
+	return Offer{SkillFormat: s.skillMode(), Skills: len(skills) > 0, ManySkills: skillsOverBudget(skills)}
 }
 
 // toolsFor returns the tools a session is offered, sorted by name.

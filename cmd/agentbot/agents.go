@@ -51,6 +51,7 @@ func runAgents(ctx context.Context, e *env) int {
 			for _, n := range a.MCP {
 				aj.Tools = append(aj.Tools, tools[n])
 			}
+			aj.SkillMCP = skillMCP(cat, a)
 			out.Agents = append(out.Agents, aj)
 		}
 		enc := json.NewEncoder(e.stdout)
@@ -90,6 +91,10 @@ func runAgents(ctx context.Context, e *env) int {
 					note = "old name of " + s.AliasOf
 				case s.Needs != "":
 					note = "needs " + s.Needs
+				case s.Scripts:
+					note = catalog.ScriptsNote
+				case len(s.MCP) > 0:
+					note = "requires MCP " + strings.Join(s.MCP, ", ")
 				}
 				fmt.Fprintf(tw, "%s\t%s\t%s\t%s\n", s.Name, s.Kind, s.Module, note)
 			}
@@ -123,6 +128,28 @@ type agentJSON struct {
 	catalog.AgentSummary
 	// Tools are the agent's MCP servers, in its order, with their tools.
 	Tools []serverTools `json:"tools,omitempty"`
+	// SkillMCP are the MCP servers its skills require, each said to be
+	// configured for the agent or not.
+	SkillMCP []skillNeedJSON `json:"skill_mcp,omitempty"`
+}
+
+// skillNeedJSON is an MCP server a skill the agent may load requires, and
+// whether the agent has it.
+type skillNeedJSON struct {
+	Skill string `json:"skill"`
+	catalog.MCPNeed
+}
+
+// skillMCP lists, for the skills agent a may load, the MCP servers they
+// require and whether a's servers include them.
+func skillMCP(cat *catalog.Catalog, a *catalog.Agent) []skillNeedJSON {
+	var out []skillNeedJSON
+	for _, s := range cat.SkillsFor(a) {
+		for _, n := range s.MCPNeeds(a.MCP) {
+			out = append(out, skillNeedJSON{Skill: s.Name, MCPNeed: n})
+		}
+	}
+	return out
 }
 
 // serverTools is one MCP server of an agent: the tools it offers, or why

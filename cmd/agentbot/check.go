@@ -275,12 +275,19 @@ func isTimeout(err error) bool {
 func (c *checker) agents() *catalog.Catalog {
 	const name = "agents"
 	cat := loadCatalog(c.cfg)
-	where := "--bundles " + strings.Join(c.cfg.Bundles, ",")
+	var srcs []string
+	if len(c.cfg.Bundles) > 0 {
+		srcs = append(srcs, "--bundles "+strings.Join(c.cfg.Bundles, ","))
+	}
 	if len(c.cfg.BMADRoots) > 0 {
-		where += " --bmad-root " + strings.Join(c.cfg.BMADRoots, ",")
+		srcs = append(srcs, "--bmad-root "+strings.Join(c.cfg.BMADRoots, ","))
 	}
 	if c.cfg.Skills != "" {
-		where += " --skills " + c.cfg.Skills
+		srcs = append(srcs, "--skills "+c.cfg.Skills)
+	}
+	where := strings.Join(srcs, " ")
+	if where == "" {
+		where = "the sample bundle (no --bundles, --bmad-root or --skills)"
 	}
 	if len(cat.Agents) == 0 {
 		hint := "point AGENTBOT_BUNDLES (--bundles) at a bundle folder or AGENTBOT_BMAD_ROOT (--bmad-root) at a BMAD project; " + quickstartHint

@@ -151,7 +151,7 @@ func dur(p func(*Config) *time.Duration) func(*flag.FlagSet, *Config, string, st
 
 // settings is the table of every setting: flag, env var, default, meaning.
 var settings = []setting{
-	{"bundles", "AGENTBOT_BUNDLES", "folder of bundles, or one bundle", list(func(c *Config) *[]string { return &c.Bundles }), defaultBundles},
+	{"bundles", "AGENTBOT_BUNDLES", "folder of bundles, or one bundle (none named, with no BMAD root or skills folder: the sample bundle)", list(func(c *Config) *[]string { return &c.Bundles }), ""},
 	{"bmad-root", "AGENTBOT_BMAD_ROOT", "BMAD project root, source tree or v4 tree", list(func(c *Config) *[]string { return &c.BMADRoots }), ""},
 	{"skills", "AGENTBOT_SKILLS", "folder of Agent Skills (SKILL.md folders) every agent may use", str(func(c *Config) *string { return &c.Skills }), ""},
 	{"deny", "AGENTBOT_DENY", "file patterns agents may never read, added to the built-in secrets list (.env, *.pem, .git/, ...)", list(func(c *Config) *[]string { return &c.Deny }), ""},

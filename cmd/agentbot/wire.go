@@ -8,11 +8,13 @@ import (
 	"io"
 	"log/slog"
 	"net/http"
+	"os"
 	"path/filepath"
 	"strconv"
 	"strings"
 
 	"agentbot/bot"
+	"agentbot/bundles"
 	"agentbot/engine"
 	"agentbot/engine/catalog"
 	"agentbot/engine/model"
@@ -72,8 +74,11 @@ func parseInterspersed(fs *flag.FlagSet, args []string) ([]string, error) {
 }
 
 // loadCatalog loads every agent the configuration names. The shipped
-// sample bundles (the default bundles folder) load last, so the user's
-// bundles and BMAD roots keep the plain ids when an id collides.
+// sample bundles (a checkout's or the image's bundles folder) load last, so
+// the user's bundles and BMAD roots keep the plain ids when an id collides.
+// A folder named but missing is a problem; when nothing at all is named,
+// the samples are offered: the checkout's bundles folder where it exists,
+// else the copy built into the binary.
 func loadCatalog(cfg *Config) *catalog.Catalog {
 	var user, samples []string
 	for _, b := range cfg.Bundles {
@@ -83,7 +88,30 @@ func loadCatalog(cfg *Config) *catalog.Catalog {
 			user = append(user, b)
 		}
 	}
-	return catalog.Load(catalog.Options{Bundles: user, BMADRoots: cfg.BMADRoots, Skills: cfg.Skills, Samples: samples})
+	var extractErr error
+	if len(cfg.Bundles)+len(cfg.BMADRoots) == 0 && strings.TrimSpace(cfg.Skills) == "" {
+		var dir string
+		dir, extractErr = builtinSamples(cfg)
+		if dir != "" {
+			samples = []string{dir}
+		}
+	}
+	cat := catalog.Load(catalog.Options{Bundles: user, BMADRoots: cfg.BMADRoots, Skills: cfg.Skills, Samples: samples})
+	if extractErr != nil {
+		cat.Problems = append(cat.Problems, catalog.Problem{Path: "built-in sample bundles", Reason: extractErr.Error()})
+	}
+	return cat
+}
+
+// builtinSamples returns the sample bundles' folder: the checkout's
+// bundles folder where it exists, else the copy built into the binary,
+// written once into the data folder (the sandbox and the catalog read
+// folders on disk).
+func builtinSamples(cfg *Config) (string, error) {
+	if st, err := os.Stat(defaultBundles); err == nil && st.IsDir() {
+		return defaultBundles, nil
+	}
+	return bundles.Extract(filepath.Join(cfg.DataDir, "samples"))
 }
 
 // defaultBundles and imageBundles are where the shipped sample bundles

@@ -91,15 +91,21 @@ func (l *loader) loadInstall(project, bmadDir string) {
 		configDir: func(module string) string { return filepath.Join(bmadDir, module) },
 		homes:     map[string]*Home{}}
 	// BMAD 6.3+ keeps agents and workflows as skill folders in the tools'
-	// skills folders; older layouts keep them under the install.
-	l.loadSkillProject(project, bmadDir)
+	// skills folders; older layouts keep them under the install. The rows
+	// of agent-manifest.csv that name a skill found there are that skill's
+	// (their path may be stale); the others name agent files.
+	var manifest string
+	var rows []manifestRow
+	var rowsErr error
 	if cfg := cfgDir(bmadDir); cfg != "" {
-		manifest := filepath.Join(cfg, "agent-manifest.csv")
-		if isFile(manifest) || special(manifest) {
-			if l.loadManifest(project, bmadDir, manifest, homes) {
-				return
-			}
+		if p := filepath.Join(cfg, "agent-manifest.csv"); isFile(p) || special(p) {
+			manifest = p
+			rows, rowsErr = readManifest(p)
 		}
+	}
+	claimed := l.loadSkillProject(project, bmadDir, rows)
+	if manifest != "" && l.loadManifest(project, bmadDir, manifest, rows, rowsErr, claimed, homes) {
+		return
 	}
 	l.scanInstall(bmadDir, homes)
 }
@@ -108,18 +114,23 @@ func (l *loader) loadInstall(project, bmadDir string) {
 type manifestRow struct {
 	line                                         int
 	name, displayName, title, icon, module, path string
+	canonicalID                                  string
+	persona                                      skillPersona
 }
 
-// loadManifest loads the agents agent-manifest.csv lists. It reports false
-// when the manifest cannot be used, so the caller scans instead.
-func (l *loader) loadManifest(project, bmadDir, manifest string, homes *moduleHomes) bool {
-	rows, err := readManifest(manifest)
+// loadManifest loads the agents agent-manifest.csv lists, except the rows
+// a skill claimed. It reports false when the manifest cannot be used, so
+// the caller scans instead.
+func (l *loader) loadManifest(project, bmadDir, manifest string, rows []manifestRow, err error, claimed map[int]bool, homes *moduleHomes) bool {
 	if err != nil {
 		l.problem(manifest, "%s; scanning */agents/*.md instead", err)
 		return false
 	}
 	seen := map[string]bool{}
 	for _, r := range rows {
+		if claimed[r.line] {
+			continue
+		}
 		rel := filepath.Clean(filepath.FromSlash(r.path))
 		if r.path == "" {
 			l.problem(manifest, "line %d: agent %q has no path", r.line, r.name)
@@ -168,6 +179,10 @@ func readManifest(path string) ([]manifestRow, error) {
 		rows = append(rows, manifestRow{
 			line: r.line, name: r.get("name"), displayName: r.get("displayname"),
 			title: r.get("title"), icon: r.get("icon"), module: r.get("module"), path: r.get("path"),
+			canonicalID: r.get("canonicalid"),
+			persona: skillPersona{name: r.get("displayname"), title: r.get("title"), icon: r.get("icon"),
+				module: r.get("module"), role: r.get("role"), identity: r.get("identity"),
+				communicationStyle: r.get("communicationstyle"), princp: r.get("principles")},
 		})
 	}
 	return rows, nil

@@ -1,6 +1,9 @@
 package catalog
 
 import (
+	"fmt"
+	"regexp"
+	"strconv"
 	"strings"
 )
 
@@ -10,6 +13,8 @@ type frontmatter struct {
 	Description string
 	// Lifecycle is metadata.lifecycle of a skill ("shim" for an alias).
 	Lifecycle string
+	// MCP are the MCP servers a skill declares it needs (requires.mcp).
+	MCP []string
 }
 
 // splitFrontmatter returns the "---" YAML header of a markdown file, if any,
@@ -37,21 +42,41 @@ func splitFrontmatter(s string) (header, body string) {
 	return "", s
 }
 
-// parseFrontmatter reads the name and description keys of a header; a
-// header that is not valid YAML yields nothing.
-func parseFrontmatter(header string) frontmatter {
+// parseFrontmatter reads the name, description, metadata.lifecycle and
+// requires.mcp keys of a header. A header that is not valid YAML is an
+// error naming the YAML error and its line in the file (the header starts
+// on the file's second line).
+func parseFrontmatter(header string) (frontmatter, error) {
 	var fm frontmatter
 	if strings.TrimSpace(header) == "" {
-		return fm
+		return fm, nil
 	}
 	root, err := decodeYAML([]byte(header))
 	if err != nil {
-		return fm
+		return fm, fmt.Errorf("frontmatter is %s", fileLine(err.Error(), 1))
 	}
 	fm.Name = scalar(mapGet(root, "name"))
 	fm.Description = scalar(mapGet(root, "description"))
 	fm.Lifecycle = scalar(mapGet(mapGet(root, "metadata"), "lifecycle"))
-	return fm
+	for _, t := range texts(mapGet(mapGet(root, "requires"), "mcp")) {
+		fm.MCP = append(fm.MCP, strings.TrimPrefix(t, "- "))
+	}
+	return fm, nil
+}
+
+// yamlLine finds yaml.v3's "line N:" in an error.
+var yamlLine = regexp.MustCompile(`\bline (\d+)\b`)
+
+// fileLine shifts the "line N" of a YAML error by offset, the lines of the
+// file before the YAML starts.
+func fileLine(msg string, offset int) string {
+	return yamlLine.ReplaceAllStringFunc(msg, func(m string) string {
+		n, err := strconv.Atoi(strings.TrimPrefix(m, "line "))
+		if err != nil {
+			return m
+		}
+		return "line " + strconv.Itoa(n+offset)
+	})
 }
 
 // fence is one fenced code block of a markdown document.

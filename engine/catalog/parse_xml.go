@@ -32,7 +32,7 @@ func parseXMLAgent(path string, data []byte, f Format) (*Agent, error) {
 	if ag == nil {
 		return nil, fmt.Errorf("%w: no <agent> element", ErrNotAgent)
 	}
-	fm := parseFrontmatter(header)
+	fm, _ := parseFrontmatter(header)
 	a := &Agent{
 		ID:          fileStem(path),
 		Name:        strings.TrimSpace(ag.attr("name")),

@@ -3,6 +3,7 @@ package catalog
 import (
 	"bytes"
 	"errors"
+	"fmt"
 	"io/fs"
 	"os"
 	"path"
@@ -49,6 +50,12 @@ type Skill struct {
 	// Needs says what the skill needs that a chat runtime lacks, "" when it
 	// runs here as it is.
 	Needs string `json:"needs,omitempty"`
+	// Scripts is set when the skill ships a scripts/ folder, whose scripts
+	// cannot run here.
+	Scripts bool `json:"scripts,omitempty"`
+	// MCP are the MCP servers the skill says it requires (frontmatter
+	// requires.mcp).
+	MCP []string `json:"requires_mcp,omitempty"`
 	// Problem says why the skill's customization cannot be used.
 	Problem string `json:"problem,omitempty"`
 }
@@ -125,7 +132,11 @@ func readSkillFile(dir string) (*skillFile, error) {
 		return nil, err
 	}
 	header, body := splitFrontmatter(string(data))
-	return &skillFile{dir: dir, data: data, fm: parseFrontmatter(header), body: body}, nil
+	fm, err := parseFrontmatter(header)
+	if err != nil {
+		return nil, err
+	}
+	return &skillFile{dir: dir, data: data, fm: fm, body: body}, nil
 }
 
 // skillFolders returns the skills folders of a project: every
@@ -188,11 +199,12 @@ func readSkillManifest(path string) (map[string]skillManifestRow, error) {
 
 // loadSkillProject loads the skills of a BMAD 6.3+ project: every skill
 // folder in every skills folder of the project, identical copies once. Agent
-// skills become agents; every skill is listed in the catalog's skills.
-func (l *loader) loadSkillProject(project, bmadDir string) {
+// skills become agents; every skill is listed in the catalog's skills. It
+// returns the lines of agent-manifest.csv rows a skill claimed.
+func (l *loader) loadSkillProject(project, bmadDir string, rows []manifestRow) map[int]bool {
 	folders := skillFolders(project, bmadDir)
 	if len(folders) == 0 {
-		return
+		return nil
 	}
 	var manifest map[string]skillManifestRow
 	if cfg := cfgDir(bmadDir); cfg != "" {
@@ -205,6 +217,28 @@ func (l *loader) loadSkillProject(project, bmadDir string) {
 		}
 	}
 	home := l.skillHome(project, bmadDir)
+	byName, order := l.collectSkills(project, folders)
+	hints, claimed := l.readHints(bmadDir, rows, byName)
+	var skills []*Skill
+	for _, sf := range order {
+		name := filepath.Base(sf.dir)
+		sk := &Skill{Name: name, Description: sf.fm.Description, Dir: sf.dir,
+			Virtual: "/project/" + sf.rel, Project: project, Needs: needsRepository[name]}
+		if row, ok := manifest[name]; ok {
+			sk.Module = row.module
+			fill(&sk.Description, row.description)
+		}
+		l.addSkill(sk, sf, project, home, hints)
+		skills = append(skills, sk)
+	}
+	resolveAliases(skills)
+	l.checkMenus(byName)
+	return claimed
+}
+
+// collectSkills reads the skill folders of a project's skills folders, the
+// first copy of each name, sorted by name.
+func (l *loader) collectSkills(project string, folders []string) (map[string]*skillFile, []*skillFile) {
 	byName := map[string]*skillFile{}
 	var order []*skillFile
 	for _, folder := range folders {
@@ -234,59 +268,112 @@ func (l *loader) loadSkillProject(project, bmadDir string) {
 		}
 	}
 	sort.Slice(order, func(i, j int) bool { return filepath.Base(order[i].dir) < filepath.Base(order[j].dir) })
-	var skills []*Skill
-	for _, sf := range order {
-		name := filepath.Base(sf.dir)
-		sk := &Skill{Name: name, Description: sf.fm.Description, Dir: sf.dir,
-			Virtual: "/project/" + sf.rel, Project: project, Needs: needsRepository[name]}
-		if row, ok := manifest[name]; ok {
-			sk.Module = row.module
-			fill(&sk.Description, row.description)
-		}
-		l.addSkill(sk, sf, project, home)
-		skills = append(skills, sk)
-	}
-	resolveAliases(skills)
+	return byName, order
 }
 
-// addSkill sets a skill's kind from its customize.toml and lists it; an
-// agent skill also becomes an agent.
-func (l *loader) addSkill(sk *Skill, sf *skillFile, project string, home *Home) {
+// checkMenus reports the menu items of a project's agents that name a skill
+// the project lacks; the items stay, and say so when picked.
+func (l *loader) checkMenus(known map[string]*skillFile) {
+	for _, a := range l.agents {
+		if a.Format != FormatSkill || known[a.SkillName] == nil {
+			continue
+		}
+		for _, it := range a.Menu {
+			if it.Skill != "" && known[it.Skill] == nil {
+				l.problem(a.Path, "menu item %s names the skill %s, which is not installed", it.Code, it.Skill)
+			}
+		}
+	}
+}
+
+// addSkill sets a skill's kind and lists it; an agent skill also becomes
+// an agent. The kind comes from, in order: a shim's lifecycle,
+// customize.toml ([agent], [workflow]), bmad-skill-manifest.yaml's type,
+// the install's agent-manifest.csv and help tables, and only then the
+// name, with a menu table in SKILL.md.
+func (l *loader) addSkill(sk *Skill, sf *skillFile, project string, home *Home, hints *installHints) {
+	sk.Scripts = isDir(filepath.Join(sk.Dir, "scripts"))
+	sk.MCP = sf.fm.MCP
 	base := filepath.Join(sk.Dir, "customize.toml")
 	switch {
 	case sf.fm.Lifecycle == "shim":
 		sk.Kind = SkillAlias
-	case !isFile(base) && !special(base): // a FIFO is reported by the merge
-		sk.Kind = SkillStandalone
-		if strings.HasPrefix(sk.Name, "bmad-agent-") {
-			// A 6.3 agent skill: persona and menu live in SKILL.md.
-			l.add(legacySkillAgent(sk, sf, home))
-		}
+	case present(base): // a FIFO is reported by the merge
+		l.addCustomized(sk, sf, project, home, base)
 	default:
-		// One parse: the merged table has the base's top-level table (an
-		// override cannot remove it); only a failed merge parses the base
-		// alone to tell the kind.
-		merged, err := custom.Skill(project, sk.Dir)
-		if err != nil {
-			sk.Problem = RelReason(project, err)
-			l.problem(errPath(err, base), "%s", sk.Problem)
-			if t, berr := custom.LoadFile(base, true); berr == nil {
-				merged = t
-			}
-		}
-		switch {
-		case merged["agent"] != nil:
-			sk.Kind = SkillAgent
-		case merged["workflow"] != nil:
-			sk.Kind = SkillWorkflow
-		default:
-			sk.Kind = SkillStandalone
-		}
-		if sk.Kind == SkillAgent {
-			l.add(skillAgent(sk, sf, home, merged))
-		}
+		l.addUncustomized(sk, sf, home, hints)
 	}
 	l.skills = append(l.skills, sk)
+}
+
+// addCustomized sets the kind of a skill with customize.toml.
+func (l *loader) addCustomized(sk *Skill, sf *skillFile, project string, home *Home, base string) {
+	// One parse: the merged table has the base's top-level table (an
+	// override cannot remove it); only a failed merge parses the base
+	// alone to tell the kind.
+	merged, err := custom.Skill(project, sk.Dir)
+	if err != nil {
+		sk.Problem = RelReason(project, err)
+		l.problem(errPath(err, base), "%s", sk.Problem)
+		if t, berr := custom.LoadFile(base, true); berr == nil {
+			merged = t
+		}
+	}
+	switch {
+	case merged["agent"] != nil:
+		sk.Kind = SkillAgent
+		l.add(skillAgent(sk, sf, home, merged))
+	case merged["workflow"] != nil:
+		sk.Kind = SkillWorkflow
+	default:
+		sk.Kind = SkillStandalone
+	}
+}
+
+// addUncustomized sets the kind of a skill without customize.toml (BMAD
+// 6.3, the cis and bmb modules, Agent Skills).
+func (l *loader) addUncustomized(sk *Skill, sf *skillFile, home *Home, hints *installHints) {
+	sk.Kind = SkillStandalone
+	tf, err := readSkillTypeFile(sk.Dir)
+	if err != nil {
+		l.problem(filepath.Join(sk.Dir, "bmad-skill-manifest.yaml"), "%s", err)
+	}
+	var p skillPersona
+	agent := false
+	row, hasRow := manifestRow{}, false
+	if hints != nil {
+		row, hasRow = hints.rows[sk.Name]
+	}
+	switch {
+	case tf != nil && tf.typ != "":
+		agent = tf.typ == "agent"
+		if tf.typ == "workflow" {
+			sk.Kind = SkillWorkflow
+		}
+		p = tf.persona
+	case hasRow:
+		agent = true
+	case hints != nil && hints.helpAgents[sk.Name]:
+		agent = true
+	case looksLikeAgentName(sk.Name):
+		agent = len(skillMenuTable(sf.body)) > 0
+	}
+	if !agent {
+		return
+	}
+	if hasRow {
+		p.fillFrom(row.persona)
+	}
+	sk.Kind = SkillAgent
+	fill(&sk.Module, p.module)
+	l.add(legacySkillAgent(sk, sf, home, p))
+}
+
+// present reports whether path is there and is not a folder: a file, or a
+// FIFO or device that the reader then refuses.
+func present(path string) bool {
+	st, err := os.Stat(path)
+	return err == nil && !st.IsDir()
 }
 
 // errPath is the file a customization error names, or fallback.
@@ -409,7 +496,7 @@ func flattenConfig(t custom.Table) map[string]string {
 // cannot start.
 func skillAgent(sk *Skill, sf *skillFile, home *Home, merged custom.Table) *Agent {
 	a := &Agent{
-		ID: strings.TrimPrefix(sk.Name, "bmad-agent-"), SkillName: sk.Name, Description: sk.Description,
+		ID: agentSkillID(sk.Name), SkillName: sk.Name, Description: sk.Description,
 		Source: "skill", Module: sk.Module, Path: filepath.Join(sk.Dir, "SKILL.md"), Format: FormatSkill,
 		EntryPoint: true, Instructions: sf.body, Home: home, Problem: sk.Problem,
 	}
@@ -443,45 +530,23 @@ func skillAgent(sk *Skill, sf *skillFile, home *Home, merged custom.Table) *Agen
 	return a
 }
 
-// legacySkillAgent builds the agent of a 6.3 agent skill, which has no
-// customize.toml: its persona is SKILL.md, its menu the table there.
-func legacySkillAgent(sk *Skill, sf *skillFile, home *Home) *Agent {
+// legacySkillAgent builds the agent of an agent skill without
+// customize.toml (BMAD 6.3, the cis module): its persona comes from its
+// manifest and SKILL.md, its menu from the table there.
+func legacySkillAgent(sk *Skill, sf *skillFile, home *Home, p skillPersona) *Agent {
 	name, title := skillHeading(sf.body)
 	a := &Agent{
-		ID: strings.TrimPrefix(sk.Name, "bmad-agent-"), SkillName: sk.Name, Name: name, Title: title,
+		ID: agentSkillID(sk.Name), SkillName: sk.Name, Name: p.name, Title: p.title, Icon: p.icon,
 		Description: sk.Description, Source: "skill", Module: sk.Module, Path: filepath.Join(sk.Dir, "SKILL.md"),
 		Format: FormatSkill, EntryPoint: true, Instructions: sf.body, Home: home, Fields: map[string]string{},
 		Problem: home.Problem,
+		Persona: Persona{Role: p.role, Identity: p.identity, CommunicationStyle: p.communicationStyle, Principles: p.princp},
 	}
+	fill(&a.Name, name)
+	fill(&a.Title, title)
 	fill(&a.Name, a.ID)
 	a.Menu = skillMenuTable(sf.body)
 	return a
-}
-
-// menuRow finds a markdown table row with a short code and a skill name.
-var menuRow = regexp.MustCompile("^\\|\\s*`?([A-Z][A-Z0-9]{0,3})`?\\s*\\|(.*)\\|\\s*$")
-
-// skillMenuTable reads a SKILL.md menu table: rows whose first cell is a
-// short code and that name a `bmad-…` skill.
-func skillMenuTable(body string) []MenuItem {
-	var out []MenuItem
-	for _, line := range strings.Split(body, "\n") {
-		m := menuRow.FindStringSubmatch(strings.TrimSpace(line))
-		if m == nil {
-			continue
-		}
-		ref := skillRef.FindStringSubmatch(m[2])
-		cells := strings.Split(m[2], "|")
-		desc := strings.TrimSpace(cells[0])
-		it := MenuItem{Cmd: m[1], Code: m[1], Description: desc}
-		if ref != nil {
-			it.Skill = ref[1]
-		} else {
-			continue
-		}
-		out = append(out, it)
-	}
-	return out
 }
 
 // skillHeading reads "# John — Product Manager" into name and title.
@@ -505,4 +570,39 @@ func bullets(items []string) string {
 		return ""
 	}
 	return "- " + strings.Join(items, "\n- ")
+}
+
+// ScriptsNote marks a skill that ships a scripts/ folder.
+const ScriptsNote = "its scripts cannot run here; do their checks by judgment"
+
+// MCPNeed is an MCP server a skill requires, and whether the agent that
+// loads it has that server.
+type MCPNeed struct {
+	Server     string `json:"server"`
+	Configured bool   `json:"configured"`
+	Note       string `json:"note"`
+}
+
+// MCPNeeds says, for each MCP server the skill requires, whether it is
+// among servers, the ones configured for the agent.
+func (s *Skill) MCPNeeds(servers []string) []MCPNeed {
+	var out []MCPNeed
+	for _, want := range s.MCP {
+		n := MCPNeed{Server: want}
+		for _, have := range servers {
+			if strings.EqualFold(have, want) {
+				n.Configured, n.Server = true, have
+			}
+		}
+		switch {
+		case n.Configured:
+			n.Note = fmt.Sprintf("requires the MCP server %s, which is configured for this agent: use its tools (%s__…)", n.Server, n.Server)
+		case len(servers) == 0:
+			n.Note = fmt.Sprintf("requires the MCP server %s, which is not configured for this agent (it has no MCP servers): say so, and do only what works without it", want)
+		default:
+			n.Note = fmt.Sprintf("requires the MCP server %s, which is not configured for this agent (it has %s): say so, and do only what works without it", want, strings.Join(servers, ", "))
+		}
+		out = append(out, n)
+	}
+	return out
 }

@@ -13,22 +13,9 @@ import (
 // menus, 29 skills with their kinds, and no problems.
 func TestLoadSkillsProject(t *testing.T) {
 	root := fixtures.Dir(t, fixtures.V612)
-	c := Load(Options{BMADRoots: []string{root}})
-	if len(c.Problems) > 0 {
-		t.Fatalf("problems: %+v", c.Problems)
-	}
-	wantMenus := map[string]int{"analyst": 10, "architect": 2, "dev": 5, "pm": 4, "ux-designer": 1}
-	if len(c.Agents) != len(wantMenus) {
-		t.Fatalf("agents = %d, want %d: %v", len(c.Agents), len(wantMenus), ids(c.Agents))
-	}
-	for id, n := range wantMenus {
-		a, ok := c.Find(id)
-		if !ok {
-			t.Fatalf("agent %s not found among %v", id, ids(c.Agents))
-		}
-		if len(a.Menu) != n {
-			t.Errorf("%s: %d menu items, want %d", id, len(a.Menu), n)
-		}
+	c := loadWithMenus(t, root, map[string]int{"analyst": 10, "architect": 2, "dev": 5, "pm": 4, "ux-designer": 1})
+	for _, a := range c.Agents {
+		id := a.ID
 		if a.Format != FormatSkill || !a.EntryPoint || a.Problem != "" || a.SkillName != "bmad-agent-"+id {
 			t.Errorf("%s: format %s entry %v problem %q skill %q", id, a.Format, a.EntryPoint, a.Problem, a.SkillName)
 		}
@@ -250,4 +237,27 @@ func TestSkillsFolder(t *testing.T) {
 	if files := s.Files(10); len(files) != 2 || files[0] != "SKILL.md" || files[1] != "template.md" {
 		t.Fatalf("files: %q", files)
 	}
+}
+
+// loadWithMenus loads the BMAD root and fails unless it has no problems and
+// exactly the agents of want, each with that many menu items.
+func loadWithMenus(t *testing.T, root string, want map[string]int) *Catalog {
+	t.Helper()
+	c := Load(Options{BMADRoots: []string{root}})
+	if len(c.Problems) > 0 {
+		t.Fatalf("problems: %+v", c.Problems)
+	}
+	if len(c.Agents) != len(want) {
+		t.Fatalf("agents = %d, want %d: %v", len(c.Agents), len(want), ids(c.Agents))
+	}
+	for id, n := range want {
+		a, ok := c.Find(id)
+		if !ok {
+			t.Fatalf("agent %s not found among %v", id, ids(c.Agents))
+		}
+		if len(a.Menu) != n {
+			t.Errorf("%s: %d menu items, want %d", id, len(a.Menu), n)
+		}
+	}
+	return c
 }

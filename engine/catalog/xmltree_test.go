@@ -97,7 +97,7 @@ func TestCleanText(t *testing.T) {
 
 func TestFrontmatterAndFences(t *testing.T) {
 	h, body := splitFrontmatter("---\nname: 'pm'\ndescription: 'Product Manager'\n---\n\nbody\n")
-	if fm := parseFrontmatter(h); fm.Name != "pm" || fm.Description != "Product Manager" || body != "\nbody\n" {
+	if fm, _ := parseFrontmatter(h); fm.Name != "pm" || fm.Description != "Product Manager" || body != "\nbody\n" {
 		t.Errorf("frontmatter %q %q %+v", h, body, fm)
 	}
 	if h, body := splitFrontmatter("---\nno end\n"); h != "" || body != "---\nno end\n" {
