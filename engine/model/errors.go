@@ -16,6 +16,9 @@ var (
 	// ErrIncompleteStream is wrapped by the error of a stream that ended
 	// without a finish reason: the connection was closed early.
 	ErrIncompleteStream = errors.New("stream ended without a finish reason")
+	// ErrStreamError is wrapped by the error of a stream that finished with
+	// finish_reason "error" without saying more; it is retried.
+	ErrStreamError = errors.New("the provider ended the stream with an error")
 )
 
 // Error is a failed model call. Its message never contains the API key.

@@ -2,6 +2,7 @@ package model
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
@@ -22,24 +23,37 @@ import (
 
 func intp(i int) *int { return &i }
 
-// delta builds a chunk holding one tool-call delta.
-func toolDelta(index *int, id, name, args string) openai.ChatCompletionStreamResponse {
-	return openai.ChatCompletionStreamResponse{Choices: []openai.ChatCompletionStreamChoice{{
-		Delta: openai.ChatCompletionStreamChoiceDelta{ToolCalls: []openai.ToolCall{{
-			Index: index, ID: id, Function: openai.FunctionCall{Name: name, Arguments: args},
-		}}},
-	}}}
+// toolDelta builds a chunk holding one tool-call delta.
+func toolDelta(index *int, id, name, args string) *streamChunk {
+	var c streamChunk
+	c.Choices = make([]struct {
+		Index        int         `json:"index"`
+		Delta        streamDelta `json:"delta"`
+		FinishReason *string     `json:"finish_reason"`
+	}, 1)
+	c.Choices[0].Delta.ToolCalls = []wireToolCall{{Index: index, ID: id, Function: wireFunction{Name: name, Arguments: args}}}
+	return &c
+}
+
+// chunkOf decodes one chunk.
+func chunkOf(t *testing.T, data string) *streamChunk {
+	t.Helper()
+	var c streamChunk
+	if err := json.Unmarshal([]byte(data), &c); err != nil {
+		t.Fatal(err)
+	}
+	return &c
 }
 
 func TestAssemblerOrdersByIndex(t *testing.T) {
 	var a assembler
-	for _, c := range []openai.ChatCompletionStreamResponse{
+	for _, c := range []*streamChunk{
 		toolDelta(intp(2), "c2", "save_output", `{"path":`),
 		toolDelta(intp(0), "c0", "read_file", `{"pa`),
 		toolDelta(intp(2), "", "", `"x.md"}`),
 		toolDelta(intp(0), "c0", "", `th":"a"}`), // id repeated, as some servers do
-		{Choices: []openai.ChatCompletionStreamChoice{{Index: 1, Delta: openai.ChatCompletionStreamChoiceDelta{Content: "other choice"}}}},
-		{Choices: []openai.ChatCompletionStreamChoice{{FinishReason: "tool_calls"}}},
+		chunkOf(t, `{"choices":[{"index":1,"delta":{"content":"other choice"}}]}`),
+		chunkOf(t, `{"choices":[{"index":0,"delta":{},"finish_reason":"tool_calls"}]}`),
 	} {
 		a.add(c, nil)
 	}
@@ -59,7 +73,7 @@ func TestAssemblerOrdersByIndex(t *testing.T) {
 
 func TestAssemblerWithoutIndex(t *testing.T) {
 	var a assembler
-	for _, c := range []openai.ChatCompletionStreamResponse{
+	for _, c := range []*streamChunk{
 		toolDelta(nil, "x", "read_file", `{"path":`),
 		toolDelta(nil, "", "", `"a"}`),
 		toolDelta(nil, "y", "read_file", `{"path":"b"}`),

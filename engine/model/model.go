@@ -18,9 +18,14 @@ import (
 
 // Defaults for the zero values of Config.
 const (
-	DefaultMaxTries    = 3
-	DefaultCallTimeout = 2 * time.Minute
-	DefaultBaseBackoff = 500 * time.Millisecond
+	// DefaultAzureAPIVersion is the api-version sent to Azure when none is
+	// configured: a GA version that takes stream_options (go-openai's own
+	// default, 2023-05-15, refuses it, and so every streamed call):
+	// https://learn.microsoft.com/azure/ai-foundry/openai/api-version-lifecycle
+	DefaultAzureAPIVersion = "2024-10-21"
+	DefaultMaxTries        = 3
+	DefaultCallTimeout     = 2 * time.Minute
+	DefaultBaseBackoff     = 500 * time.Millisecond
 )
 
 // Config configures a Client.
@@ -79,9 +84,12 @@ type Response struct {
 
 // Client is a model client. It is safe for concurrent use.
 type Client struct {
-	cfg Config
-	api *openai.Client
-	err error // a configuration error, reported by every call
+	cfg   Config
+	api   *openai.Client
+	http  *http.Client // sends the chat requests (see sse.go)
+	url   string       // the chat completions endpoint
+	azure bool
+	err   error // a configuration error, reported by every call
 }
 
 // ErrConfig marks a configuration the client refuses before any request.
@@ -117,6 +125,7 @@ func New(cfg Config) *Client {
 		}
 	case "azure":
 		oc = openai.DefaultAzureConfig(cfg.APIKey, cfg.BaseURL)
+		oc.APIVersion = DefaultAzureAPIVersion
 		if cfg.APIVersion != "" {
 			oc.APIVersion = cfg.APIVersion
 		}
@@ -131,7 +140,9 @@ func New(cfg Config) *Client {
 		err = fmt.Errorf("%w: no model configured", ErrConfig)
 	}
 	oc.HTTPClient = &headerDoer{inner: httpClient}
-	return &Client{cfg: cfg, api: openai.NewClientWithConfig(oc), err: err}
+	azure := oc.APIType == openai.APITypeAzure
+	return &Client{cfg: cfg, api: openai.NewClientWithConfig(oc), http: httpClient, azure: azure,
+		url: chatURL(oc.BaseURL, cfg.Model, oc.APIVersion, azure), err: err}
 }
 
 // Complete streams one completion, calling onText with each text delta (it
@@ -153,9 +164,12 @@ func (c *Client) Complete(ctx context.Context, req Request, onText func(delta st
 	if len(req.Messages) == 0 {
 		return nil, c.fail(errors.New("no messages"), 0, 0, false)
 	}
-	creq := c.request(req)
+	body, err := requestBody(c.request(req), toWireMessages(req.Messages, styleOf(c.cfg.Model, req.Messages)))
+	if err != nil {
+		return nil, c.fail(err, 0, 0, false)
+	}
 	for try := 1; ; try++ {
-		resp, a := c.attempt(ctx, creq, onText)
+		resp, a := c.attempt(ctx, body, onText)
 		if a.err == nil {
 			resp.Tries = try
 			return resp, nil
@@ -185,7 +199,6 @@ func (c *Client) Complete(ctx context.Context, req Request, onText func(delta st
 func (c *Client) request(req Request) openai.ChatCompletionRequest {
 	creq := openai.ChatCompletionRequest{
 		Model:         c.cfg.Model,
-		Messages:      toOpenAIMessages(req.Messages),
 		StreamOptions: &openai.StreamOptions{IncludeUsage: true},
 	}
 	if len(req.Tools) > 0 {

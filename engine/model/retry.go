@@ -65,7 +65,7 @@ func retryableStatus(status int) bool {
 // retryable reports whether a failed attempt may succeed when repeated.
 // Context cancellation is handled by the caller and never gets here.
 func retryable(err error) bool {
-	if errors.Is(err, ErrCallTimeout) || errors.Is(err, ErrIncompleteStream) {
+	if errors.Is(err, ErrCallTimeout) || errors.Is(err, ErrIncompleteStream) || errors.Is(err, ErrStreamError) {
 		return true
 	}
 	if status := statusOf(err); status != 0 {
