@@ -6,6 +6,8 @@ import (
 	"strings"
 
 	openai "github.com/sashabaranov/go-openai"
+
+	"agentbot/engine/llm"
 )
 
 // assembler builds one assistant message from stream chunks.
@@ -15,7 +17,7 @@ type assembler struct {
 	calls   []indexedCall // in order of first appearance
 	byIndex map[int]int   // tool-call index -> position in calls
 	finish  string
-	usage   Usage
+	usage   llm.Usage
 	emitted bool
 }
 
@@ -28,7 +30,7 @@ type indexedCall struct {
 // add folds chunk in, passing its text to onText.
 func (a *assembler) add(chunk openai.ChatCompletionStreamResponse, onText func(string)) {
 	if u := chunk.Usage; u != nil {
-		a.usage = Usage{Prompt: u.PromptTokens, Completion: u.CompletionTokens}
+		a.usage = llm.Usage{Prompt: u.PromptTokens, Completion: u.CompletionTokens}
 		if u.PromptTokensDetails != nil {
 			a.usage.Cached = u.PromptTokensDetails.CachedTokens
 		}
@@ -95,7 +97,7 @@ func (a *assembler) addToolCall(tc openai.ToolCall) {
 // response returns the assembled reply. Tool calls come in index order,
 // typed "function"; one that never got an id is named "call_<index>" so
 // its result can still refer to it.
-func (a *assembler) response() *Response {
+func (a *assembler) response() *llm.Response {
 	msg := openai.ChatCompletionMessage{
 		Role:    openai.ChatMessageRoleAssistant,
 		Content: a.content.String(),
@@ -111,5 +113,5 @@ func (a *assembler) response() *Response {
 		}
 		msg.ToolCalls = append(msg.ToolCalls, call)
 	}
-	return &Response{Message: fromOpenAIMessage(msg), FinishReason: a.finish, Usage: a.usage}
+	return &llm.Response{Message: fromOpenAIMessage(msg), FinishReason: a.finish, Usage: a.usage}
 }

@@ -8,6 +8,8 @@ import (
 	"time"
 
 	openai "github.com/sashabaranov/go-openai"
+
+	"agentbot/engine/llm"
 )
 
 // attemptResult is how one attempt failed.
@@ -18,7 +20,7 @@ type attemptResult struct {
 }
 
 // attempt makes one streamed call bounded by CallTimeout.
-func (c *Client) attempt(ctx context.Context, creq openai.ChatCompletionRequest, onText func(string)) (*Response, attemptResult) {
+func (c *Client) attempt(ctx context.Context, creq openai.ChatCompletionRequest, onText func(string)) (*llm.Response, attemptResult) {
 	actx, cancel := context.WithTimeout(ctx, c.cfg.CallTimeout)
 	defer cancel()
 	var info responseInfo
