@@ -10,7 +10,7 @@ import (
 
 	"agentbot/engine/transcript"
 
-	"agentbot/engine/model"
+	"agentbot/engine/llm"
 	"agentbot/engine/sandbox"
 )
 
@@ -416,7 +416,7 @@ func (e *Engine) compact(ctx context.Context, s *Session, tools int, force bool)
 		return nil // too little to gain: the request is large for other reasons
 	}
 	text := transcriptText(s, from, cut, prev, int(summaryInput*float64(e.window(s)))*4)
-	resp, err := e.cfg.Model.Complete(ctx, model.Request{Messages: []transcript.Message{
+	resp, err := e.cfg.Model.Complete(ctx, llm.Request{Messages: []transcript.Message{
 		{Role: transcript.RoleSystem, Content: compactPrompt},
 		{Role: transcript.RoleUser, Content: text},
 	}}, nil)

@@ -11,7 +11,7 @@ import (
 
 	"agentbot/engine/transcript"
 
-	"agentbot/engine/model"
+	"agentbot/engine/llm"
 	"agentbot/engine/sandbox"
 )
 
@@ -155,7 +155,7 @@ func (e *Engine) Turn(ctx context.Context, s *Session, input string, emit func(E
 }
 
 // toolsTokens estimates the tokens of tool definitions.
-func toolsTokens(tools []model.Tool) int {
+func toolsTokens(tools []llm.Tool) int {
 	n := 0
 	for _, t := range tools {
 		n += len(t.Name) + len(t.Description) + 40 + len(t.Parameters)
@@ -195,7 +195,7 @@ func (e *Engine) loop(ctx context.Context, s *Session, tr *toolEnv, res *Result,
 				s.Messages = append(s.Messages, transcript.Message{Role: transcript.RoleUser, Content: budgetNote})
 			}
 		}
-		var tools []model.Tool
+		var tools []llm.Tool
 		if !final {
 			tools = tr.definitions()
 		}
@@ -203,19 +203,19 @@ func (e *Engine) loop(ctx context.Context, s *Session, tr *toolEnv, res *Result,
 		if err := e.fitContext(ctx, s, tr.sb, toolTokens, false); err != nil {
 			e.cfg.Logger.Warn("context management", "session", s.ID, "err", err)
 		}
-		req := model.Request{Messages: requestMessages(s), Tools: tools}
+		req := llm.Request{Messages: requestMessages(s), Tools: tools}
 		resp, err := e.cfg.Model.Complete(ctx, req, func(d string) { emit(Event{Kind: EventText, Text: d}) })
 		res.Iterations++
-		if err != nil && model.IsContextLength(err) && !ctxRetry {
+		if err != nil && llm.IsContextLength(err) && !ctxRetry {
 			// The estimate was short: learn that, compact, and retry once.
 			ctxRetry = true
-			if n, ok := model.ContextWindow(err); ok {
+			if n, ok := llm.ContextWindow(err); ok {
 				s.Window = n
 			} else {
 				s.TokenRatio = max(s.TokenRatio, 1) * 1.3
 			}
 			if cerr := e.fitContext(ctx, s, tr.sb, toolTokens, true); cerr == nil {
-				req = model.Request{Messages: requestMessages(s), Tools: tools}
+				req = llm.Request{Messages: requestMessages(s), Tools: tools}
 				resp, err = e.cfg.Model.Complete(ctx, req, func(d string) { emit(Event{Kind: EventText, Text: d}) })
 				res.Iterations++
 			} else {

@@ -6,6 +6,7 @@ import (
 	"sort"
 	"strings"
 
+	"agentbot/engine/llm"
 	"agentbot/engine/transcript"
 )
 
@@ -21,7 +22,7 @@ type assembler struct {
 	calls          []indexedCall     // in order of first appearance
 	byIndex        map[int]int       // tool-call index -> position in calls
 	finish         string
-	usage          Usage
+	usage          llm.Usage
 	emitted        bool
 }
 
@@ -34,7 +35,7 @@ type indexedCall struct {
 // add folds chunk in, passing its text to onText.
 func (a *assembler) add(chunk *streamChunk, onText func(string)) {
 	if u := chunk.Usage; u != nil {
-		a.usage = Usage{Prompt: u.PromptTokens, Completion: u.CompletionTokens}
+		a.usage = llm.Usage{Prompt: u.PromptTokens, Completion: u.CompletionTokens}
 		if u.PromptTokensDetails != nil {
 			a.usage.Cached = u.PromptTokensDetails.CachedTokens
 		}
@@ -124,7 +125,7 @@ func (a *assembler) addToolCall(tc wireToolCall) {
 // response returns the assembled reply. Tool calls come in index order,
 // typed "function"; one that never got an id is named "call_<index>" so
 // its result can still refer to it.
-func (a *assembler) response() *Response {
+func (a *assembler) response() *llm.Response {
 	msg := transcript.Message{
 		Role:             transcript.RoleAssistant,
 		Content:          a.content.String(),
@@ -149,5 +150,5 @@ func (a *assembler) response() *Response {
 		}
 		msg.ToolCalls = append(msg.ToolCalls, call)
 	}
-	return &Response{Message: msg, FinishReason: a.finish, Usage: a.usage}
+	return &llm.Response{Message: msg, FinishReason: a.finish, Usage: a.usage}
 }

@@ -11,6 +11,8 @@ import (
 	"net/url"
 	"strings"
 	"time"
+
+	"agentbot/engine/llm"
 )
 
 // attemptResult is how one attempt failed.
@@ -24,7 +26,7 @@ type attemptResult struct {
 const maxErrorBody = 1 << 20
 
 // attempt makes one streamed call bounded by CallTimeout.
-func (c *Client) attempt(ctx context.Context, body []byte, onText func(string)) (*Response, attemptResult) {
+func (c *Client) attempt(ctx context.Context, body []byte, onText func(string)) (*llm.Response, attemptResult) {
 	actx, cancel := context.WithTimeout(ctx, c.cfg.CallTimeout)
 	defer cancel()
 	var asm assembler

@@ -11,6 +11,7 @@ import (
 	openai "github.com/sashabaranov/go-openai"
 
 	"agentbot/engine/fakemodel"
+	"agentbot/engine/llm"
 	"agentbot/engine/model"
 	"agentbot/engine/transcript"
 )
@@ -87,7 +88,7 @@ func BenchmarkBareCall(b *testing.B) {
 func BenchmarkComplete(b *testing.B) {
 	s := benchServer(b)
 	c := model.New(model.Config{APIKey: "fake-key", BaseURL: s.URL(), Model: "test-model"})
-	req := model.Request{Messages: benchMessages()}
+	req := llm.Request{Messages: benchMessages()}
 	ctx := context.Background()
 	b.ReportAllocs()
 	for b.Loop() {

@@ -1,20 +1,11 @@
 package model
 
 import (
-	"encoding/json"
-
 	openai "github.com/sashabaranov/go-openai"
 
+	"agentbot/engine/llm"
 	"agentbot/engine/transcript"
 )
-
-// Tool is one tool the model may call: its name, what it does, and the
-// JSON Schema of its arguments.
-type Tool struct {
-	Name        string
-	Description string
-	Parameters  json.RawMessage
-}
 
 // This file is the only place that converts between agentbot's transcript
 // types and go-openai's.
@@ -66,7 +57,7 @@ func fromOpenAIMessage(m openai.ChatCompletionMessage) transcript.Message {
 }
 
 // toOpenAITools converts tool definitions to go-openai's.
-func toOpenAITools(tools []Tool) []openai.Tool {
+func toOpenAITools(tools []llm.Tool) []openai.Tool {
 	if len(tools) == 0 {
 		return nil
 	}

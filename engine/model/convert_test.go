@@ -5,6 +5,7 @@ import (
 	"reflect"
 	"testing"
 
+	"agentbot/engine/llm"
 	"agentbot/engine/transcript"
 )
 
@@ -36,7 +37,7 @@ func TestConvertRoundTrip(t *testing.T) {
 	if string(a) != string(b) {
 		t.Fatalf("json differs:\n%s\n%s", a, b)
 	}
-	tools := toOpenAITools([]Tool{{Name: "read_file", Description: "reads", Parameters: json.RawMessage(`{"type":"object"}`)}})
+	tools := toOpenAITools([]llm.Tool{{Name: "read_file", Description: "reads", Parameters: json.RawMessage(`{"type":"object"}`)}})
 	if len(tools) != 1 || tools[0].Function.Name != "read_file" || string(tools[0].Function.Parameters.(json.RawMessage)) != `{"type":"object"}` {
 		t.Fatalf("tools: %+v", tools)
 	}

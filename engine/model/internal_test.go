@@ -18,6 +18,7 @@ import (
 
 	openai "github.com/sashabaranov/go-openai"
 
+	"agentbot/engine/llm"
 	"agentbot/engine/transcript"
 )
 
@@ -202,7 +203,7 @@ func TestStreamWithoutFinishIsIncomplete(t *testing.T) {
 	// A clean end of body without a finish reason: a proxy closed early.
 	srv, calls := sseServer(t, sseText, sseFinish)
 	c := New(Config{BaseURL: srv.URL, Model: "m", Sleep: noSleep})
-	req := Request{Messages: []transcript.Message{{Role: "user", Content: "hi"}}}
+	req := llm.Request{Messages: []transcript.Message{{Role: "user", Content: "hi"}}}
 
 	resp, err := c.Complete(context.Background(), req, nil)
 	if err != nil || resp.Tries != 2 || resp.Message.Content != "done" || *calls != 2 {
@@ -222,7 +223,7 @@ func TestErrorEventInStream(t *testing.T) {
 	srv, calls := sseServer(t, sseError, sseFinish)
 	var retried error
 	c := New(Config{BaseURL: srv.URL, Model: "m", Sleep: noSleep, OnRetry: func(_ int, err error) { retried = err }})
-	req := Request{Messages: []transcript.Message{{Role: "user", Content: "hi"}}}
+	req := llm.Request{Messages: []transcript.Message{{Role: "user", Content: "hi"}}}
 	resp, err := c.Complete(context.Background(), req, nil)
 	if err != nil || resp.Tries != 2 || *calls != 2 {
 		t.Fatalf("resp %+v err %v calls %d, want the server_error event retried", resp, err, *calls)

@@ -13,7 +13,7 @@ import (
 
 	openai "github.com/sashabaranov/go-openai"
 
-	"agentbot/engine/transcript"
+	"agentbot/engine/llm"
 )
 
 // Defaults for the zero values of Config.
@@ -57,29 +57,12 @@ type Config struct {
 	HTTPClient *http.Client
 	// OnRetry, when set, is told of every retry, before the wait: attempt is
 	// the 1-based number of the attempt that failed, err its error (a
-	// *Error, safe to log).
+	// *llm.Error, safe to log).
 	OnRetry func(attempt int, err error)
 	// Sleep waits between attempts; nil means a timer. It must return
 	// ctx.Err() when ctx ends first. Tests set it to skip real waits and to
 	// see the delays chosen.
 	Sleep func(ctx context.Context, d time.Duration) error
-}
-
-// Request is one chat completion request.
-type Request struct {
-	Messages []transcript.Message
-	Tools    []Tool
-}
-
-// Usage counts tokens of one call (Calls is left 0).
-type Usage = transcript.Usage
-
-// Response is the assembled reply of one call.
-type Response struct {
-	Message      transcript.Message
-	FinishReason string
-	Usage        Usage
-	Tries        int
 }
 
 // Client is a model client. It is safe for concurrent use.
@@ -153,10 +136,10 @@ func New(cfg Config) *Client {
 // without a finish reason, waiting a jittered exponential backoff or the
 // server's Retry-After, whichever is longer. An attempt that has already
 // passed text to onText is not retried, since a retry would repeat that
-// text: its error is returned with Partial set. Errors are *Error.
-func (c *Client) Complete(ctx context.Context, req Request, onText func(delta string)) (*Response, error) {
+// text: its error is returned with Partial set. Errors are *llm.Error.
+func (c *Client) Complete(ctx context.Context, req llm.Request, onText func(delta string)) (*llm.Response, error) {
 	if c == nil || c.api == nil {
-		return nil, &Error{Err: errors.New("nil client (use model.New)")}
+		return nil, &llm.Error{Err: errors.New("nil client (use model.New)")}
 	}
 	if c.err != nil {
 		return nil, c.fail(c.err, 0, 0, false)
@@ -196,7 +179,7 @@ func (c *Client) Complete(ctx context.Context, req Request, onText func(delta st
 }
 
 // request builds the go-openai request for req.
-func (c *Client) request(req Request) openai.ChatCompletionRequest {
+func (c *Client) request(req llm.Request) openai.ChatCompletionRequest {
 	creq := openai.ChatCompletionRequest{
 		Model:         c.cfg.Model,
 		StreamOptions: &openai.StreamOptions{IncludeUsage: true},
@@ -217,11 +200,6 @@ func (c *Client) request(req Request) openai.ChatCompletionRequest {
 	return creq
 }
 
-// fail wraps err as the *Error of a call.
-func (c *Client) fail(err error, tries, status int, partial bool) *Error {
-	return &Error{Status: status, Tries: tries, Partial: partial, Err: err, apiKey: c.cfg.APIKey}
-}
-
 // sleep waits d or until ctx ends.
 func sleep(ctx context.Context, d time.Duration) error {
 	t := time.NewTimer(d)
@@ -235,7 +213,7 @@ func sleep(ctx context.Context, d time.Duration) error {
 }
 
 // ListModels returns the ids of the models the endpoint lists (one try, no
-// retries: it is a health check). Errors are go-openai's, so callers can
+// retries: it is a health check). Errors are *llm.Error, so callers can
 // read the HTTP status.
 func (c *Client) ListModels(ctx context.Context) ([]string, error) {
 	if c.err != nil {
@@ -243,7 +221,7 @@ func (c *Client) ListModels(ctx context.Context) ([]string, error) {
 	}
 	list, err := c.api.ListModels(ctx)
 	if err != nil {
-		return nil, err
+		return nil, c.fail(err, 1, statusOf(err), false)
 	}
 	ids := make([]string, 0, len(list.Models))
 	for _, m := range list.Models {
