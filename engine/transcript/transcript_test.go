@@ -41,7 +41,7 @@ func TestMessageJSONCompatible(t *testing.T) {
 func TestReasoningRoundTrip(t *testing.T) {
 	m := Message{Role: RoleAssistant, ReasoningContent: "think", ReasoningField: "reasoning",
 		ReasoningDetails: json.RawMessage(`[{"type":"reasoning.encrypted","data":"QUJD","format":"google-gemini-v1","index":0}]`),
-		ToolCalls: []ToolCall{{ID: "a", Type: ToolTypeFunction, Function: FunctionCall{Name: "f", Arguments: "{}"}, ThoughtSignature: "sig=="}}}
+		ToolCalls:        []ToolCall{{ID: "a", Type: ToolTypeFunction, Function: FunctionCall{Name: "f", Arguments: "{}"}, ThoughtSignature: "sig=="}}}
 	b, err := json.Marshal(m)
 	if err != nil {
 		t.Fatal(err)
