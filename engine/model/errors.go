@@ -32,6 +32,7 @@ const maxDetail = 300
 func (c *Client) fail(err error, tries, status int, partial bool) *llm.Error {
 	e := &llm.Error{Status: status, Tries: tries, Partial: partial, Err: err}
 	fill(e, err)
+	markContextLength(e)
 	if key := c.cfg.APIKey; key != "" {
 		e.Message = strings.ReplaceAll(e.Message, key, "[redacted]")
 		e.Detail = strings.ReplaceAll(e.Detail, key, "[redacted]")

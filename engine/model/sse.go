@@ -162,11 +162,14 @@ type streamUsage struct {
 
 // wireError is an error object as providers send it, in a body or a stream.
 type wireError struct {
-	Message  string          `json:"message"`
-	Type     string          `json:"type"`
-	Param    *string         `json:"param"`
-	Code     json.RawMessage `json:"code"`
-	Status   string          `json:"status"` // Google's ("INVALID_ARGUMENT")
+	Message string          `json:"message"`
+	Type    string          `json:"type"`
+	Param   *string         `json:"param"`
+	Code    json.RawMessage `json:"code"`
+	Status  json.RawMessage `json:"status"` // Google's ("INVALID_ARGUMENT")
+	// NCtx is the context size llama.cpp's server names in an
+	// exceed_context_size_error (ggml-org/llama.cpp#15780).
+	NCtx     int `json:"n_ctx"`
 	Metadata *struct {
 		Raw          json.RawMessage `json:"raw"`
 		ProviderName string          `json:"provider_name"`
@@ -190,8 +193,12 @@ func (e *wireError) apiError(status int) *openai.APIError {
 			out.Code = code
 		}
 	}
-	if out.Type == "" && e.Status != "" {
-		out.Type = e.Status
+	var googleStatus string
+	if out.Type == "" && json.Unmarshal(e.Status, &googleStatus) == nil && googleStatus != "" {
+		out.Type = googleStatus
+	}
+	if e.NCtx > 0 {
+		out.Message = fmt.Sprintf("%s (n_ctx %d)", out.Message, e.NCtx)
 	}
 	if m := e.Metadata; m != nil && len(m.Raw) > 0 && string(m.Raw) != "null" {
 		raw := string(m.Raw)
