@@ -52,6 +52,9 @@ type Server struct {
 	models  []string
 	lenient bool // strict history checks are off
 	window  int  // context window in estimated tokens; 0: none
+
+	provider   Provider        // the provider mode (provider.go)
+	signatures map[string]bool // thought signatures handed out
 }
 
 // Request is one recorded chat completion request.
@@ -260,7 +263,7 @@ func (s *Server) serveChat(w http.ResponseWriter, r *http.Request) {
 		writeError(w, http.StatusBadRequest, "", "fakemodel: bad request body: "+decodeErr.Error())
 		return
 	}
-	if !s.checkRequest(w, req) {
+	if !s.checkRequest(w, req) || !s.checkProvider(w, req) {
 		return
 	}
 	reply, ok := s.next(req)

@@ -73,8 +73,13 @@ func retryable(err error) bool {
 	}
 	var apiErr *openai.APIError
 	if errors.As(err, &apiErr) {
-		// An error event inside the stream, without a status.
-		return apiErr.Type == "server_error"
+		// An error inside a 200 stream, without a status: the request was
+		// accepted, so the failure is the provider's (overloaded, an
+		// upstream that fell over) unless its type says the request was
+		// wrong.
+		t := strings.ToLower(apiErr.Type)
+		return !strings.Contains(t, "invalid_request") && !strings.Contains(t, "authentication") &&
+			!strings.Contains(t, "permission") && !strings.Contains(t, "not_found") && t != "invalid_argument"
 	}
 	switch {
 	case errors.Is(err, io.ErrUnexpectedEOF), errors.Is(err, io.EOF),
