@@ -1,0 +1,112 @@
+package main
+
+import (
+	"encoding/json"
+	"strings"
+	"testing"
+
+	"agentbot/engine/fakemodel"
+)
+
+// providerModes are the fake's provider modes with the settings a user of
+// each gives agentbot.
+var providerModes = []struct {
+	name     string
+	provider fakemodel.Provider
+	model    string
+	azure    bool
+	// kept is what the third turn's request (after a restart) must still
+	// carry of the first tool call's reasoning state.
+	kept string
+}{
+	{name: "openai", provider: fakemodel.OpenAI, model: "gpt-4.1"},
+	{name: "deepseek", provider: fakemodel.DeepSeek, model: "deepseek-v4-flash", kept: `"reasoning_content":"The user asked something; request 1 needs a careful answer."`},
+	{name: "openrouter", provider: fakemodel.OpenRouter, model: "google/gemini-3-pro-preview", kept: `"data":"or-sig-1"`},
+	{name: "gemini", provider: fakemodel.Gemini, model: "gemini-3-flash-preview", kept: `"thought_signature":"gemini-sig-1"`},
+	{name: "mistral", provider: fakemodel.Mistral, model: "mistral-medium-latest"},
+	{name: "azure", provider: fakemodel.Azure, model: "gpt-5-prod", azure: true},
+}
+
+// For every provider mode, through `chat`: a menu pick that starts a
+// workflow, a turn with two parallel tool calls and a streamed answer, a
+// second turn, then a restart and a third turn. Each request passes the
+// provider's own validation (ids, message order, reasoning state sent
+// back), and the reasoning state of the first call is still sent after the
+// restart.
+func TestChatEveryProvider(t *testing.T) {
+	for _, pm := range providerModes {
+		t.Run(pm.name, func(t *testing.T) {
+			fm := fakemodel.NewTB(t)
+			fm.SetProvider(pm.provider)
+			fm.Enqueue(
+				fakemodel.Reply{ToolCalls: []fakemodel.ToolCall{
+					{Name: "read_file", Arguments: `{"path":"/outputs/a.md"}`},
+					{Name: "read_file", Arguments: `{"path":"/outputs/b.md"}`},
+				}},
+				fakemodel.Reply{Text: "Who is the reorder button for?", Chunks: 5},
+				fakemodel.Reply{Text: "Returning shoppers, noted."},
+				fakemodel.Reply{Text: "Third turn answered."},
+			)
+			vars := chatVars(t, fm)
+			vars["AGENTBOT_MODEL"] = pm.model
+			if pm.azure {
+				vars["OPENAI_API_TYPE"], vars["OPENAI_BASE_URL"] = "azure", fm.RootURL()
+			}
+			r := runCmd(t, vars, "*brief\nReturning shoppers\n", "chat", "--agent", "product-lead", "--session", "p")
+			r.wantCode(t, 0)
+			contains(t, "stdout", r.stdout, "Who is the reorder button for?")
+			contains(t, "stdout", r.stdout, "Returning shoppers, noted.")
+
+			r = runCmd(t, vars, "And now?\n", "chat", "--session", "p")
+			r.wantCode(t, 0)
+			contains(t, "stdout after restart", r.stdout, "Third turn answered.")
+
+			reqs := fm.Requests()
+			if len(reqs) != 4 {
+				t.Fatalf("%d model calls, want 4", len(reqs))
+			}
+			last := string(reqs[3].Raw)
+			if pm.kept != "" && !strings.Contains(last, pm.kept) {
+				t.Errorf("the third turn's request lacks %s:\n%s", pm.kept, last)
+			}
+			for _, q := range reqs {
+				checkWireOrder(t, q)
+			}
+		})
+	}
+}
+
+// checkWireOrder checks the rules every provider's requests follow: strict
+// tool-call ids, no user message after tool results, no two assistant
+// messages in a row, no reasoning text in what users see.
+func checkWireOrder(t *testing.T, q fakemodel.Request) {
+	t.Helper()
+	var body struct {
+		Messages []struct {
+			Role       string `json:"role"`
+			ToolCallID string `json:"tool_call_id"`
+			ToolCalls  []struct {
+				ID string `json:"id"`
+			} `json:"tool_calls"`
+		} `json:"messages"`
+	}
+	if err := json.Unmarshal(q.Raw, &body); err != nil {
+		t.Fatal(err)
+	}
+	prev := ""
+	for i, m := range body.Messages {
+		ids := []string{m.ToolCallID}
+		for _, tc := range m.ToolCalls {
+			ids = append(ids, tc.ID)
+		}
+		for _, id := range ids {
+			if id != "" && (len(id) != 9 || strings.ContainsAny(id, "_-")) {
+				t.Errorf("request %d message %d: id %q is not 9 alphanumerics", q.N, i, id)
+			}
+		}
+		if (prev == "tool" && m.Role == "user") || (prev == "assistant" && m.Role == "assistant") {
+			t.Errorf("request %d message %d: %s after %s", q.N, i, m.Role, prev)
+		}
+		prev = m.Role
+	}
+}
