@@ -6,6 +6,7 @@ import (
 	"testing"
 
 	"agentbot/engine/fakemodel"
+	"agentbot/storage/pgtest"
 )
 
 // providerModes are the fake's provider modes with the settings a user of
@@ -108,5 +109,66 @@ func checkWireOrder(t *testing.T, q fakemodel.Request) {
 			t.Errorf("request %d message %d: %s after %s", q.N, i, m.Role, prev)
 		}
 		prev = m.Role
+	}
+}
+
+// A session written before reasoning state existed (storage/testdata/v1)
+// resumes against the strict providers: its old tool-call ids are sent in
+// Mistral's form, its calls get DeepSeek's placeholder, and the thinking
+// providers accept its history.
+func TestV1SessionResumesWithEveryProvider(t *testing.T) {
+	for _, pm := range providerModes {
+		t.Run(pm.name, func(t *testing.T) {
+			fm := fakemodel.NewTB(t)
+			fm.SetProvider(pm.provider)
+			vars := chatVars(t, fm)
+			if strings.HasPrefix(vars["AGENTBOT_BUNDLES"], "/work/main/") {
+				t.Skip("the bundles are where the v1 data recorded them")
+			}
+			v1Data(t, vars)
+			vars["AGENTBOT_MODEL"] = pm.model
+			if pm.azure {
+				vars["OPENAI_API_TYPE"], vars["OPENAI_BASE_URL"] = "azure", fm.RootURL()
+			}
+			fm.Enqueue(fakemodel.Reply{Text: "Resumed on " + pm.name + "."})
+			r := runCmd(t, vars, "Make it for returning shoppers\n", "chat", "--session", "lgjnajbfftn7e")
+			r.wantCode(t, 0)
+			contains(t, "stdout", r.stdout, "Resumed on "+pm.name+".")
+			checkWireOrder(t, fm.Requests()[0])
+		})
+	}
+}
+
+// Reasoning state survives a migration to PostgreSQL: the chat resumed from
+// the database sends DeepSeek's reasoning_content back; the Markdown export
+// for people leaves it out.
+func TestReasoningSurvivesMigrateAndStaysOutOfExport(t *testing.T) {
+	url := pgtest.URL(t)
+	fm := fakemodel.NewTB(t)
+	fm.SetProvider(fakemodel.DeepSeek)
+	fm.Enqueue(
+		fakemodel.Reply{ToolCalls: []fakemodel.ToolCall{{Name: "read_file", Arguments: `{"path":"/outputs/a.md"}`}}},
+		fakemodel.Reply{Text: "First answer."},
+		fakemodel.Reply{Text: "From the database."},
+	)
+	vars := chatVars(t, fm)
+	vars["AGENTBOT_MODEL"] = "deepseek-v4-pro"
+	r := runCmd(t, vars, "hello\n", "chat", "--agent", "product-lead", "--session", "mig")
+	r.wantCode(t, 0)
+	id := sessionID(t, r.stdout)
+
+	r = runCmd(t, vars, "", "sessions", "export", id)
+	r.wantCode(t, 0)
+	lacks(t, "export", r.stdout, "careful answer")
+
+	vars["AGENTBOT_DATABASE_URL"] = url
+	r = runCmd(t, vars, "", "migrate")
+	r.wantCode(t, 0)
+	vars["AGENTBOT_DATA"] = t.TempDir()
+	r = runCmd(t, vars, "And now?\n", "chat", "--session", "mig")
+	r.wantCode(t, 0)
+	contains(t, "stdout", r.stdout, "From the database.")
+	if last := string(fm.Requests()[2].Raw); !strings.Contains(last, `"reasoning_content":"The user asked something; request 1 needs a careful answer."`) {
+		t.Errorf("the request after the migration lacks the reasoning:\n%.2000s", last)
 	}
 }
