@@ -128,7 +128,12 @@ func eachSent(s *Session, fn func(m *transcript.Message)) {
 					}
 				}
 			}
-			if m, ok := elide(i, msgs[i], calls); ok {
+			m, ok := elide(i, msgs[i], calls)
+			if reasoningDroppable(msgs, i) {
+				m.DropReasoning()
+				ok = true
+			}
+			if ok {
 				st = &m
 			}
 			s.stubs[i] = st // nil: the message is sent as it is
@@ -139,6 +144,38 @@ func eachSent(s *Session, fn func(m *transcript.Message)) {
 			fn(&msgs[i])
 		}
 	}
+}
+
+// reasoningDroppable reports whether message i's reasoning state may be
+// left out of requests: it has some, its turn (the messages between two
+// user messages) is over, and the provider allows it for that turn.
+// DeepSeek's reasoning_content must be sent again in every later request
+// when its turn made tool calls, and is ignored when it did not
+// (https://api-docs.deepseek.com/guides/thinking_mode); Gemini validates
+// thought signatures only in the current turn
+// (https://ai.google.dev/gemini-api/docs/thought-signatures), and
+// OpenRouter's reasoning_details stand for them.
+func reasoningDroppable(msgs []transcript.Message, i int) bool {
+	m := &msgs[i]
+	if m.Role != transcript.RoleAssistant || !m.HasReasoning() {
+		return false
+	}
+	start, end := i, i
+	for start > 0 && msgs[start-1].Role != transcript.RoleUser {
+		start--
+	}
+	for end < len(msgs) && msgs[end].Role != transcript.RoleUser {
+		end++
+	}
+	if end == len(msgs) {
+		return false // the current turn
+	}
+	for _, t := range msgs[start:end] {
+		if len(t.ToolCalls) > 0 && t.ReasoningContent != "" && t.ReasoningField == "" {
+			return false // DeepSeek's rule for turns with tool calls
+		}
+	}
+	return true
 }
 
 // msgBytes is the size estimate of one message in bytes.
