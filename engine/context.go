@@ -128,14 +128,7 @@ func eachSent(s *Session, fn func(m *transcript.Message)) {
 					}
 				}
 			}
-			m, ok := elide(i, msgs[i], calls)
-			if reasoningDroppable(msgs, i) {
-				m.DropReasoning()
-				ok = true
-			}
-			if ok {
-				st = &m
-			}
+			st = stubOf(msgs, i, calls)
 			s.stubs[i] = st // nil: the message is sent as it is
 		}
 		if st != nil {
@@ -144,6 +137,21 @@ func eachSent(s *Session, fn func(m *transcript.Message)) {
 			fn(&msgs[i])
 		}
 	}
+}
+
+// stubOf returns the elided form of message i, or nil when it is sent as
+// it is: bulky content stubbed (elide), reasoning state left out where
+// allowed (reasoningDroppable).
+func stubOf(msgs []transcript.Message, i int, calls map[string]transcript.ToolCall) *transcript.Message {
+	m, ok := elide(i, msgs[i], calls)
+	if reasoningDroppable(msgs, i) {
+		m.DropReasoning()
+		ok = true
+	}
+	if !ok {
+		return nil
+	}
+	return &m
 }
 
 // reasoningDroppable reports whether message i's reasoning state may be

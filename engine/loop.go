@@ -231,10 +231,7 @@ func (e *Engine) loop(ctx context.Context, s *Session, tr *toolEnv, res *Result,
 		u.Calls = 1
 		res.Usage = res.Usage.Add(u)
 		s.Usage = s.Usage.Add(u)
-		if calibrate(s, rawTokens(req.Messages)+toolTokens, resp.Usage.Prompt) {
-			e.cfg.Logger.Warn("the provider counted far fewer prompt tokens than were sent: it may be cutting the prompt (Ollama truncates at its context length; set OLLAMA_CONTEXT_LENGTH)",
-				"session", s.ID, "sent_estimate", calibrated(s, rawTokens(req.Messages)+toolTokens), "reported", resp.Usage.Prompt)
-		}
+		e.learnUsage(s, rawTokens(req.Messages)+toolTokens, resp.Usage.Prompt)
 		msg := resp.Message
 		msg.Role = transcript.RoleAssistant
 		if final {
@@ -244,10 +241,7 @@ func (e *Engine) loop(ctx context.Context, s *Session, tr *toolEnv, res *Result,
 		// the model sent them are run, so bad arguments get the tool's own
 		// error with what was sent.
 		var sent []transcript.ToolCall
-		msg.ToolCalls, sent = sanitizeCalls(msg.ToolCalls, s)
-		if resp.FinishReason == "length" {
-			msg, sent = e.truncated(s, msg, emit)
-		}
+		msg, sent = e.storable(s, msg, resp.FinishReason, emit)
 		if len(msg.ToolCalls) == 0 && strings.TrimSpace(msg.Content) == "" {
 			if !emptyRetry && !final {
 				emptyRetry = true // ask once more, with the identical request
@@ -329,6 +323,27 @@ func usedID(s *Session, id string) bool {
 		}
 	}
 	return false
+}
+
+// storable returns the reply as it is stored and the calls to run: the
+// calls sanitized (sanitizeCalls), and a reply cut by the output limit
+// kept as text only (truncated).
+func (e *Engine) storable(s *Session, msg transcript.Message, finish string, emit func(Event)) (transcript.Message, []transcript.ToolCall) {
+	var sent []transcript.ToolCall
+	msg.ToolCalls, sent = sanitizeCalls(msg.ToolCalls, s)
+	if finish == "length" {
+		return e.truncated(s, msg, emit)
+	}
+	return msg, sent
+}
+
+// learnUsage calibrates the session's estimate from a call's reported
+// prompt tokens, and warns when the provider seems to cut the prompt.
+func (e *Engine) learnUsage(s *Session, rawSent, prompt int) {
+	if calibrate(s, rawSent, prompt) {
+		e.cfg.Logger.Warn("the provider counted far fewer prompt tokens than were sent: it may be cutting the prompt (Ollama truncates at its context length; set OLLAMA_CONTEXT_LENGTH)",
+			"session", s.ID, "sent_estimate", calibrated(s, rawSent), "reported", prompt)
+	}
 }
 
 // truncatedNote ends an answer the model's output limit cut off.

@@ -140,6 +140,26 @@ func (m *idMap) of(id string) string {
 	return sent
 }
 
+// remap gives m's tool-call ids their strict form (copying its calls
+// first) and a tool result without text its placeholder.
+func (ids *idMap) remap(m *transcript.Message) {
+	if m.Role == transcript.RoleTool {
+		m.ToolCallID = ids.of(m.ToolCallID)
+		if m.Content == "" {
+			m.Content = noOutput
+		}
+	}
+	if len(m.ToolCalls) == 0 {
+		return
+	}
+	calls := make([]transcript.ToolCall, len(m.ToolCalls))
+	for j, tc := range m.ToolCalls {
+		tc.ID = ids.of(tc.ID)
+		calls[j] = tc
+	}
+	m.ToolCalls = calls
+}
+
 // providerForm returns msgs in the form every provider accepts (see the
 // rules above). msgs is not changed; tool calls are copied before their
 // ids change.
@@ -147,22 +167,7 @@ func providerForm(msgs []transcript.Message) []transcript.Message {
 	var ids idMap
 	out := make([]transcript.Message, 0, len(msgs)+2)
 	for _, m := range msgs {
-		switch m.Role {
-		case transcript.RoleTool:
-			m.ToolCallID = ids.of(m.ToolCallID)
-			if m.Content == "" {
-				m.Content = noOutput
-			}
-		case transcript.RoleAssistant:
-			if len(m.ToolCalls) > 0 {
-				calls := make([]transcript.ToolCall, len(m.ToolCalls))
-				for j, tc := range m.ToolCalls {
-					tc.ID = ids.of(tc.ID)
-					calls[j] = tc
-				}
-				m.ToolCalls = calls
-			}
-		}
+		ids.remap(&m)
 		if n := len(out); n > 0 {
 			prev := &out[n-1]
 			switch {

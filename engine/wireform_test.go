@@ -40,6 +40,13 @@ func TestProviderForm(t *testing.T) {
 	if got := strings.Join(roles, ","); got != "system,user,assistant,tool,tool,assistant,user,assistant" {
 		t.Fatalf("roles %s", got)
 	}
+	checkMerged(t, in, out)
+}
+
+// checkMerged checks the merged message, ids and placeholders of
+// TestProviderForm's output.
+func checkMerged(t *testing.T, in, out []transcript.Message) {
+	t.Helper()
 	merged := out[2]
 	if merged.Content != "Hello, pick one." || len(merged.ToolCalls) != 2 || merged.ReasoningContent != "r" {
 		t.Errorf("merged %+v", merged)

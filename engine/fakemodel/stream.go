@@ -53,14 +53,8 @@ func (s *Server) writeStream(w http.ResponseWriter, r *http.Request, req Request
 		c.Choices, c.Usage = choices, usage
 		return c
 	}
-	keepAlive := reply.KeepAlive
-	if keepAlive == 0 && p == OpenRouter {
-		keepAlive = 1
-	}
-	for range keepAlive {
-		if !write([]byte(": OPENROUTER PROCESSING\n\n")) {
-			return
-		}
+	if !write([]byte(strings.Repeat(": OPENROUTER PROCESSING\n\n", keepAlives(p, reply)))) {
+		return
 	}
 	empty := ""
 	if !send(chunk([]wireChunkChoice{{Delta: wireDelta{Role: openai.ChatMessageRoleAssistant, Content: &empty}}}, nil)) {
@@ -75,20 +69,32 @@ func (s *Server) writeStream(w http.ResponseWriter, r *http.Request, req Request
 		if reply.DropMidStream && i == reply.DropAfter {
 			panic(http.ErrAbortHandler) // cut the connection mid-stream
 		}
-		if !s.wait(r.Context(), reply.ChunkDelay) {
+		if !s.wait(r.Context(), reply.ChunkDelay) || !send(chunk([]wireChunkChoice{{Delta: d}}, nil)) {
 			panic(http.ErrAbortHandler)
 		}
-		if !send(chunk([]wireChunkChoice{{Delta: d}}, nil)) {
-			return
-		}
 	}
-	if se := reply.StreamError; se != nil {
-		s.writeStreamError(write, send, chunk, *se)
-		return
-	}
-	if reply.DropMidStream {
+	switch {
+	case reply.StreamError != nil:
+		s.writeStreamError(write, send, chunk, *reply.StreamError)
+	case reply.DropMidStream:
 		panic(http.ErrAbortHandler) // DropAfter covers all deltas: cut before the finish
+	default:
+		s.writeEnd(req, reply, calls, send, write, chunk)
 	}
+}
+
+// keepAlives is the number of keep-alive comments before the first chunk.
+func keepAlives(p Provider, reply Reply) int {
+	if reply.KeepAlive == 0 && p == OpenRouter {
+		return 1
+	}
+	return reply.KeepAlive
+}
+
+// writeEnd writes the finish chunk, the usage chunk when the request asked
+// for it, and [DONE].
+func (s *Server) writeEnd(req Request, reply Reply, calls []ToolCall, send func(wireChunk) bool, write func([]byte) bool,
+	chunk func([]wireChunkChoice, *wireUsage) wireChunk) {
 	finish := reply.finishReason(calls)
 	if !send(chunk([]wireChunkChoice{{Delta: wireDelta{}, FinishReason: &finish}}, nil)) {
 		return

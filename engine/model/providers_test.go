@@ -78,21 +78,27 @@ func TestReasoningRoundTripPerProvider(t *testing.T) {
 			if resp, err := c.Complete(context.Background(), next, nil); err != nil || resp.Message.Content != "done" {
 				t.Fatalf("second call with the state sent back: %v", err)
 			}
-			// Dropped: refused with the provider's words (a client for another
-			// model name, so no placeholder stands in).
+			// Dropped: refused with the provider's words.
 			dropped := continueWith(req, resp.Message)
 			dropped.Messages[1].DropReasoning()
-			otherModel := "other-model"
-			if tc.provider == fakemodel.OpenRouter {
-				otherModel = tc.model // the rule is the model's
-			}
-			other, _ := newClient(s, func(cfg *model.Config) { cfg.Model = otherModel })
-			_, err = other.Complete(context.Background(), dropped, nil)
-			var le *llm.Error
-			if !errors.As(err, &le) || le.Status != 400 || !strings.Contains(err.Error(), tc.refused) {
-				t.Fatalf("without the state: %v, want 400 %q", err, tc.refused)
-			}
+			wantRefused(t, s, tc.provider, tc.model, dropped, tc.refused)
 		})
+	}
+}
+
+// wantRefused sends req (from a client for another model name, so that no
+// placeholder stands in for the missing state, except for OpenRouter whose
+// rule is the model's) and wants the provider's 400 with refused.
+func wantRefused(t *testing.T, s *fakemodel.Server, p fakemodel.Provider, modelName string, req llm.Request, refused string) {
+	t.Helper()
+	if p != fakemodel.OpenRouter {
+		modelName = "other-model"
+	}
+	other, _ := newClient(s, func(cfg *model.Config) { cfg.Model = modelName })
+	_, err := other.Complete(context.Background(), req, nil)
+	var le *llm.Error
+	if !errors.As(err, &le) || le.Status != 400 || !strings.Contains(err.Error(), refused) {
+		t.Fatalf("without the state: %v, want 400 %q", err, refused)
 	}
 }
 

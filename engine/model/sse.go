@@ -200,26 +200,36 @@ func (e *wireError) apiError(status int) *openai.APIError {
 	if e.NCtx > 0 {
 		out.Message = fmt.Sprintf("%s (n_ctx %d)", out.Message, e.NCtx)
 	}
-	if m := e.Metadata; m != nil && len(m.Raw) > 0 && string(m.Raw) != "null" {
-		raw := string(m.Raw)
-		var s string
-		if json.Unmarshal(m.Raw, &s) == nil {
-			raw = s
-		}
-		raw = strings.TrimSpace(raw)
-		if len(raw) > maxDetail {
-			raw = strings.ToValidUTF8(raw[:maxDetail], "") + "..."
-		}
-		who := "provider"
-		if m.ProviderName != "" {
-			who = m.ProviderName
-		}
-		out.Message = fmt.Sprintf("%s (%s: %s)", out.Message, who, raw)
+	if detail := e.upstream(); detail != "" {
+		out.Message = fmt.Sprintf("%s (%s)", out.Message, detail)
 	}
 	if out.Message == "" {
 		out.Message = "the provider sent an error without a message"
 	}
 	return out
+}
+
+// upstream is OpenRouter's metadata: "provider: raw message", bounded, or
+// "" when there is none.
+func (e *wireError) upstream() string {
+	m := e.Metadata
+	if m == nil || len(m.Raw) == 0 || string(m.Raw) == "null" {
+		return ""
+	}
+	raw := string(m.Raw)
+	var s string
+	if json.Unmarshal(m.Raw, &s) == nil {
+		raw = s
+	}
+	raw = strings.TrimSpace(raw)
+	if len(raw) > maxDetail {
+		raw = strings.ToValidUTF8(raw[:maxDetail], "") + "..."
+	}
+	who := "provider"
+	if m.ProviderName != "" {
+		who = m.ProviderName
+	}
+	return who + ": " + raw
 }
 
 // errorBody reads an error response: {"error":{...}} (OpenAI and most),
