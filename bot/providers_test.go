@@ -12,23 +12,8 @@ import (
 	"agentbot/engine/model"
 )
 
-// slackModes are the fake model's provider modes with the settings a user
-// of each gives agentbot; kept is what a request after a restart or a
-// takeover must still carry of the first tool call's reasoning state.
-var slackModes = []struct {
-	name     string
-	provider fakemodel.Provider
-	model    string
-	azure    bool
-	kept     string
-}{
-	{name: "openai", provider: fakemodel.OpenAI, model: "gpt-4.1"},
-	{name: "deepseek", provider: fakemodel.DeepSeek, model: "deepseek-v4-flash", kept: `"reasoning_content":"The user asked something; request 1 needs a careful answer."`},
-	{name: "openrouter", provider: fakemodel.OpenRouter, model: "google/gemini-3-pro-preview", kept: `"data":"or-sig-1"`},
-	{name: "gemini", provider: fakemodel.Gemini, model: "gemini-3-flash-preview", kept: `"thought_signature":"gemini-sig-1"`},
-	{name: "mistral", provider: fakemodel.Mistral, model: "mistral-medium-latest"},
-	{name: "azure", provider: fakemodel.Azure, model: "gpt-5-prod", azure: true},
-}
+// slackModes are the fake's provider modes as users set them up.
+var slackModes = fakemodel.Setups
 
 // modelFor is a model client for the fake in a provider mode.
 func modelFor(fm *fakemodel.Server, name string, azure bool) *model.Client {
@@ -46,19 +31,11 @@ func modelFor(fm *fakemodel.Server, name string, azure bool) *model.Client {
 // the reasoning state survives the restart; none of it reaches Slack.
 func TestSlackEveryProvider(t *testing.T) {
 	for _, pm := range slackModes {
-		t.Run(pm.name, func(t *testing.T) {
+		t.Run(pm.Name, func(t *testing.T) {
 			fm := fakemodel.NewTB(t)
-			fm.SetProvider(pm.provider)
-			fm.Enqueue(
-				fakemodel.Reply{ToolCalls: []fakemodel.ToolCall{
-					{Name: "read_file", Arguments: `{"path":"/outputs/a.md"}`},
-					{Name: "read_file", Arguments: `{"path":"/outputs/b.md"}`},
-				}},
-				fakemodel.Reply{Text: "Who is the reorder button for?", Chunks: 5},
-				fakemodel.Reply{Text: "Returning shoppers, noted."},
-				fakemodel.Reply{Text: "Third turn answered."},
-			)
-			r := newRig(t, rigOpts{engine: func(c *engine.Config) { c.Model = modelFor(fm, pm.model, pm.azure) }})
+			fm.SetProvider(pm.Provider)
+			fm.Enqueue(fakemodel.ScenarioReplies()...)
+			r := newRig(t, rigOpts{engine: func(c *engine.Config) { c.Model = modelFor(fm, pm.Model, pm.Azure) }})
 			if err := r.st.SetChannelDefault(r.slack.TeamID(), channel, "product-lead"); err != nil {
 				t.Fatal(err)
 			}
@@ -74,16 +51,16 @@ func TestSlackEveryProvider(t *testing.T) {
 			if len(reqs) != 4 {
 				t.Fatalf("%d model calls, want 4", len(reqs))
 			}
-			if pm.kept != "" && !strings.Contains(string(reqs[3].Raw), pm.kept) {
-				t.Errorf("the request after the restart lacks %s", pm.kept)
+			if pm.Kept != "" && !strings.Contains(string(reqs[3].Raw), pm.Kept) {
+				t.Errorf("the request after the restart lacks %s", pm.Kept)
 			}
 			for _, m := range r.slack.ThreadMessages(channel, thread) {
-				if strings.Contains(text(m), "careful answer") || strings.Contains(text(m), "sig-") {
+				if strings.Contains(text(m), fakemodel.ReasoningMarker) || strings.Contains(text(m), "sig-") {
 					t.Errorf("reasoning state reached Slack: %q", text(m))
 				}
 			}
 			for _, s := range r.slack.Streams() {
-				if strings.Contains(s.Text, "careful answer") {
+				if strings.Contains(s.Text, fakemodel.ReasoningMarker) {
 					t.Errorf("reasoning reached a stream: %q", s.Text)
 				}
 			}
@@ -96,21 +73,18 @@ func TestSlackEveryProvider(t *testing.T) {
 // back, and the provider accepts its request.
 func TestReplicaTakeoverKeepsReasoning(t *testing.T) {
 	for _, pm := range slackModes {
-		if pm.kept == "" {
+		if pm.Kept == "" {
 			continue
 		}
-		t.Run(pm.name, func(t *testing.T) {
+		t.Run(pm.Name, func(t *testing.T) {
 			c := newCluster(t)
-			c.model.SetProvider(pm.provider)
-			c.engine = func(cfg *engine.Config) { cfg.Model = modelFor(c.model, pm.model, pm.azure) }
+			c.model.SetProvider(pm.Provider)
+			c.engine = func(cfg *engine.Config) { cfg.Model = modelFor(c.model, pm.Model, pm.Azure) }
 			var n atomic.Int32
 			c.model.Handle(func(req fakemodel.Request) fakemodel.Reply {
 				switch n.Add(1) {
 				case 1:
-					return fakemodel.Reply{ToolCalls: []fakemodel.ToolCall{
-						{Name: "read_file", Arguments: `{"path":"/outputs/a.md"}`},
-						{Name: "read_file", Arguments: `{"path":"/outputs/b.md"}`},
-					}}
+					return fakemodel.ScenarioReplies()[0]
 				case 2:
 					return fakemodel.Reply{Text: "LATE ANSWER", Delay: time.Minute} // ends when A's client gives up
 				}
@@ -123,8 +97,8 @@ func TestReplicaTakeoverKeepsReasoning(t *testing.T) {
 			c.waitFor("B's answer", func() bool { return c.count(thread, "FINAL ANSWER") > 0 })
 			reqs := c.model.Requests()
 			last := reqs[len(reqs)-1]
-			if !strings.Contains(string(last.Raw), pm.kept) {
-				t.Errorf("B's request lacks %s", pm.kept)
+			if !strings.Contains(string(last.Raw), pm.Kept) {
+				t.Errorf("B's request lacks %s", pm.Kept)
 			}
 			if c.count(thread, "LATE ANSWER") != 0 {
 				t.Error("the dead replica's answer was posted")

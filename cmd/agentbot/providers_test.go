@@ -9,24 +9,8 @@ import (
 	"agentbot/storage/pgtest"
 )
 
-// providerModes are the fake's provider modes with the settings a user of
-// each gives agentbot.
-var providerModes = []struct {
-	name     string
-	provider fakemodel.Provider
-	model    string
-	azure    bool
-	// kept is what the third turn's request (after a restart) must still
-	// carry of the first tool call's reasoning state.
-	kept string
-}{
-	{name: "openai", provider: fakemodel.OpenAI, model: "gpt-4.1"},
-	{name: "deepseek", provider: fakemodel.DeepSeek, model: "deepseek-v4-flash", kept: `"reasoning_content":"The user asked something; request 1 needs a careful answer."`},
-	{name: "openrouter", provider: fakemodel.OpenRouter, model: "google/gemini-3-pro-preview", kept: `"data":"or-sig-1"`},
-	{name: "gemini", provider: fakemodel.Gemini, model: "gemini-3-flash-preview", kept: `"thought_signature":"gemini-sig-1"`},
-	{name: "mistral", provider: fakemodel.Mistral, model: "mistral-medium-latest"},
-	{name: "azure", provider: fakemodel.Azure, model: "gpt-5-prod", azure: true},
-}
+// providerModes are the fake's provider modes as users set them up.
+var providerModes = fakemodel.Setups
 
 // For every provider mode, through `chat`: a menu pick that starts a
 // workflow, a turn with two parallel tool calls and a streamed answer, a
@@ -36,21 +20,13 @@ var providerModes = []struct {
 // restart.
 func TestChatEveryProvider(t *testing.T) {
 	for _, pm := range providerModes {
-		t.Run(pm.name, func(t *testing.T) {
+		t.Run(pm.Name, func(t *testing.T) {
 			fm := fakemodel.NewTB(t)
-			fm.SetProvider(pm.provider)
-			fm.Enqueue(
-				fakemodel.Reply{ToolCalls: []fakemodel.ToolCall{
-					{Name: "read_file", Arguments: `{"path":"/outputs/a.md"}`},
-					{Name: "read_file", Arguments: `{"path":"/outputs/b.md"}`},
-				}},
-				fakemodel.Reply{Text: "Who is the reorder button for?", Chunks: 5},
-				fakemodel.Reply{Text: "Returning shoppers, noted."},
-				fakemodel.Reply{Text: "Third turn answered."},
-			)
+			fm.SetProvider(pm.Provider)
+			fm.Enqueue(fakemodel.ScenarioReplies()...)
 			vars := chatVars(t, fm)
-			vars["AGENTBOT_MODEL"] = pm.model
-			if pm.azure {
+			vars["AGENTBOT_MODEL"] = pm.Model
+			if pm.Azure {
 				vars["OPENAI_API_TYPE"], vars["OPENAI_BASE_URL"] = "azure", fm.RootURL()
 			}
 			r := runCmd(t, vars, "*brief\nReturning shoppers\n", "chat", "--agent", "product-lead", "--session", "p")
@@ -67,8 +43,8 @@ func TestChatEveryProvider(t *testing.T) {
 				t.Fatalf("%d model calls, want 4", len(reqs))
 			}
 			last := string(reqs[3].Raw)
-			if pm.kept != "" && !strings.Contains(last, pm.kept) {
-				t.Errorf("the third turn's request lacks %s:\n%s", pm.kept, last)
+			if pm.Kept != "" && !strings.Contains(last, pm.Kept) {
+				t.Errorf("the third turn's request lacks %s:\n%s", pm.Kept, last)
 			}
 			for _, q := range reqs {
 				checkWireOrder(t, q)
@@ -118,22 +94,22 @@ func checkWireOrder(t *testing.T, q fakemodel.Request) {
 // providers accept its history.
 func TestV1SessionResumesWithEveryProvider(t *testing.T) {
 	for _, pm := range providerModes {
-		t.Run(pm.name, func(t *testing.T) {
+		t.Run(pm.Name, func(t *testing.T) {
 			fm := fakemodel.NewTB(t)
-			fm.SetProvider(pm.provider)
+			fm.SetProvider(pm.Provider)
 			vars := chatVars(t, fm)
 			if strings.HasPrefix(vars["AGENTBOT_BUNDLES"], "/work/main/") {
 				t.Skip("the bundles are where the v1 data recorded them")
 			}
 			v1Data(t, vars)
-			vars["AGENTBOT_MODEL"] = pm.model
-			if pm.azure {
+			vars["AGENTBOT_MODEL"] = pm.Model
+			if pm.Azure {
 				vars["OPENAI_API_TYPE"], vars["OPENAI_BASE_URL"] = "azure", fm.RootURL()
 			}
-			fm.Enqueue(fakemodel.Reply{Text: "Resumed on " + pm.name + "."})
+			fm.Enqueue(fakemodel.Reply{Text: "Resumed on " + pm.Name + "."})
 			r := runCmd(t, vars, "Make it for returning shoppers\n", "chat", "--session", "lgjnajbfftn7e")
 			r.wantCode(t, 0)
-			contains(t, "stdout", r.stdout, "Resumed on "+pm.name+".")
+			contains(t, "stdout", r.stdout, "Resumed on "+pm.Name+".")
 			checkWireOrder(t, fm.Requests()[0])
 		})
 	}
@@ -159,7 +135,7 @@ func TestReasoningSurvivesMigrateAndStaysOutOfExport(t *testing.T) {
 
 	r = runCmd(t, vars, "", "sessions", "export", id)
 	r.wantCode(t, 0)
-	lacks(t, "export", r.stdout, "careful answer")
+	lacks(t, "export", r.stdout, fakemodel.ReasoningMarker)
 
 	vars["AGENTBOT_DATABASE_URL"] = url
 	r = runCmd(t, vars, "", "migrate")

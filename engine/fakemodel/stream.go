@@ -150,7 +150,7 @@ func providerCalls(p Provider, n int, calls, scripted []ToolCall) []ToolCall {
 // providers that think by default, a made-up one.
 func reasoningText(p Provider, n int, reply Reply) string {
 	if reply.Reasoning == "" && p.thinks() && !reply.Empty {
-		return fmt.Sprintf("The user asked something; request %d needs a careful answer.", n)
+		return fmt.Sprintf("The user asked something; request %d %s.", n, ReasoningMarker)
 	}
 	return reply.Reasoning
 }
