@@ -6,6 +6,7 @@ import (
 	"testing"
 
 	"agentbot/engine/fakemodel"
+	"agentbot/storage"
 	"agentbot/storage/pgtest"
 )
 
@@ -146,5 +147,38 @@ func TestReasoningSurvivesMigrateAndStaysOutOfExport(t *testing.T) {
 	contains(t, "stdout", r.stdout, "From the database.")
 	if last := string(fm.Requests()[2].Raw); !strings.Contains(last, `"reasoning_content":"The user asked something; request 1 needs a careful answer."`) {
 		t.Errorf("the request after the migration lacks the reasoning:\n%.2000s", last)
+	}
+}
+
+// Errors inside a stream, through `chat`: one before the first token is
+// retried and the answer arrives; one after it ends the turn with the
+// provider's own message (OpenRouter's metadata.raw included), and the
+// partial answer is not stored as the agent's answer.
+func TestChatStreamErrors(t *testing.T) {
+	fm := fakemodel.NewTB(t)
+	fm.SetProvider(fakemodel.OpenRouter)
+	upstream := &fakemodel.StreamError{Code: 502, Message: "Provider returned error", Raw: "upstream connect error", Provider: "Novita"}
+	fm.Enqueue(
+		fakemodel.Reply{Text: "lost", StreamError: upstream},
+		fakemodel.Reply{Text: "Hello after a retry."},
+		fakemodel.Reply{Text: "A half answ", Chunks: 2, StreamError: &fakemodel.StreamError{After: 4 + 1, Code: 502, Message: "Provider returned error", Raw: "upstream reset", Provider: "Novita"}},
+	)
+	vars := chatVars(t, fm)
+	vars["AGENTBOT_MODEL"] = "deepseek/deepseek-v4"
+	r := runCmd(t, vars, "hi\nwrite more\n", "chat", "--agent", "product-lead", "--session", "e")
+	contains(t, "stdout", r.stdout, "Hello after a retry.")
+	contains(t, "output", r.stdout+r.stderr, "Novita: upstream reset")
+
+	st, err := storage.Open(vars["AGENTBOT_DATA"])
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer st.Close()
+	s, err := st.Session("chat/e")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if last := s.Messages[len(s.Messages)-1]; last.Role != "user" || last.Content != "write more" {
+		t.Errorf("the transcript ends with %s %q, want the user's line (the partial answer is not stored)", last.Role, last.Content)
 	}
 }
