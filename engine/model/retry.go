@@ -73,13 +73,7 @@ func retryable(err error) bool {
 	}
 	var apiErr *openai.APIError
 	if errors.As(err, &apiErr) {
-		// An error inside a 200 stream, without a status: the request was
-		// accepted, so the failure is the provider's (overloaded, an
-		// upstream that fell over) unless its type says the request was
-		// wrong.
-		t := strings.ToLower(apiErr.Type)
-		return !strings.Contains(t, "invalid_request") && !strings.Contains(t, "authentication") &&
-			!strings.Contains(t, "permission") && !strings.Contains(t, "not_found") && t != "invalid_argument"
+		return inStreamRetryable(apiErr)
 	}
 	switch {
 	case errors.Is(err, io.ErrUnexpectedEOF), errors.Is(err, io.EOF),
@@ -102,6 +96,20 @@ func retryable(err error) bool {
 	// HTTP/2 resets and GOAWAYs come as unexported net/http types.
 	msg := err.Error()
 	return strings.Contains(msg, "stream error: stream ID") || strings.Contains(msg, "http2: server sent GOAWAY")
+}
+
+// inStreamRetryable reports whether an error sent inside a 200 stream,
+// without a status, is worth another try: the request was accepted, so the
+// failure is the provider's (overloaded, an upstream that fell over)
+// unless its type says the request was wrong.
+func inStreamRetryable(apiErr *openai.APIError) bool {
+	t := strings.ToLower(apiErr.Type)
+	for _, wrong := range []string{"invalid_request", "authentication", "permission", "not_found", "invalid_argument"} {
+		if strings.Contains(t, wrong) {
+			return false
+		}
+	}
+	return true
 }
 
 // parseRetryAfter reads the delay a response asks for: retry-after-ms
