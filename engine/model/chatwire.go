@@ -153,16 +153,36 @@ func requestBody(creq openai.ChatCompletionRequest, msgs []wireMessage) ([]byte,
 	if err != nil {
 		return nil, fmt.Errorf("encode request: %w", err)
 	}
-	body, err := json.Marshal(msgs)
-	if err != nil {
-		return nil, fmt.Errorf("encode messages: %w", err)
-	}
 	i := bytes.Index(head, nullMessages)
 	if i < 0 {
 		return nil, fmt.Errorf("encode request: no messages field")
 	}
-	out := make([]byte, 0, len(head)+len(body))
-	out = append(out, head[:i+len(`"messages":`)]...)
-	out = append(out, body...)
-	return append(out, head[i+len(nullMessages):]...), nil
+	var buf bytes.Buffer
+	buf.Grow(len(head) + wireSize(msgs))
+	buf.Write(head[:i+len(`"messages":`)])
+	if err := json.NewEncoder(&buf).Encode(msgs); err != nil {
+		return nil, fmt.Errorf("encode messages: %w", err)
+	}
+	buf.Truncate(buf.Len() - 1) // Encode's newline
+	buf.Write(head[i+len(nullMessages):])
+	return buf.Bytes(), nil
+}
+
+// wireSize estimates the encoded size of msgs, to size the buffer once.
+func wireSize(msgs []wireMessage) int {
+	n := 2
+	for i := range msgs {
+		m := &msgs[i]
+		n += 64 + len(m.ReasoningDetails) + len(m.Reasoning) + len(m.ToolCallID)
+		if m.Content != nil {
+			n += len(*m.Content) + len(*m.Content)/8
+		}
+		if m.ReasoningContent != nil {
+			n += len(*m.ReasoningContent)
+		}
+		for _, tc := range m.ToolCalls {
+			n += 96 + len(tc.ID) + len(tc.Function.Name) + 2*len(tc.Function.Arguments)
+		}
+	}
+	return n
 }

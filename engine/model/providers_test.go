@@ -229,3 +229,16 @@ func TestMistralAndAzureModes(t *testing.T) {
 		t.Errorf("azure 2023-05-15: %v", err)
 	}
 }
+
+// A chunk far longer than the reader's buffer (a whole document in one
+// tool-call delta) arrives whole.
+func TestLongStreamLines(t *testing.T) {
+	s := fakemodel.NewTB(t)
+	doc := strings.Repeat("lorem ipsum dolor ", 20000) // 360 KB
+	s.Enqueue(fakemodel.Reply{Chunks: 1, ToolCalls: []fakemodel.ToolCall{{Name: "save_output", Arguments: `{"path":"a.md","content":"` + doc + `"}`}}})
+	c, _ := newClient(s, nil)
+	resp, err := c.Complete(context.Background(), toolTurn("save"), nil)
+	if err != nil || len(resp.Message.ToolCalls) != 1 || !strings.Contains(resp.Message.ToolCalls[0].Function.Arguments, doc) {
+		t.Fatalf("err %v calls %d", err, len(resp.Message.ToolCalls))
+	}
+}

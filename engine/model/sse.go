@@ -46,7 +46,7 @@ type sseReader struct {
 
 // newSSEReader reads events from body.
 func newSSEReader(body io.Reader) *sseReader {
-	return &sseReader{r: bufio.NewReaderSize(body, 64<<10)}
+	return &sseReader{r: bufio.NewReaderSize(body, 4<<10)} // longer lines are joined (readLine)
 }
 
 // next returns the next event's name ("" for a plain message) and data.
