@@ -14,6 +14,11 @@
 // (and /openai/models). Scripted replies are served first, in order; when
 // none is left, the handler set with Handle answers; with neither, the
 // request fails with status 500 and "fakemodel: no scripted reply".
+//
+// SetProvider switches it to a provider's behaviour (DeepSeek, OpenRouter,
+// Gemini, Mistral, Azure; provider.go): requests are validated as that
+// provider does, and answers take its stream shapes. Setups lists the
+// modes as users set them up, for tests that run one scenario on each.
 package fakemodel
 
 import (
