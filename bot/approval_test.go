@@ -11,6 +11,7 @@ import (
 	"agentbot/bot"
 	"agentbot/bot/fakeslack"
 	"agentbot/bot/metrics"
+	"agentbot/engine"
 	"agentbot/engine/fakemodel"
 	"agentbot/engine/mcp/mcptest"
 	"agentbot/engine/transcript"
@@ -316,8 +317,8 @@ func TestApprovalParallelCalls(t *testing.T) {
 			results = append(results, msg.ToolCallID+"="+msg.Content)
 		}
 	}
-	if len(results) != 2 || !strings.HasPrefix(results[0], "call_p1=") || !strings.Contains(results[0], "ping") ||
-		!strings.HasPrefix(results[1], "call_p2=") || !strings.Contains(results[1], "saved") {
+	if len(results) != 2 || !strings.HasPrefix(results[0], engine.WireCallID("call_p1")+"=") || !strings.Contains(results[0], "ping") ||
+		!strings.HasPrefix(results[1], engine.WireCallID("call_p2")+"=") || !strings.Contains(results[1], "saved") {
 		t.Fatalf("tool results sent to the model = %q", results)
 	}
 }

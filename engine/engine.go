@@ -9,7 +9,7 @@ import (
 
 	"agentbot/engine/catalog"
 	"agentbot/engine/core"
-	"agentbot/engine/model"
+	"agentbot/engine/llm"
 	"agentbot/engine/transcript"
 )
 
@@ -24,9 +24,9 @@ type OutputStore interface {
 	OutputData(sessionID, path string, version int) ([]byte, error)
 }
 
-// Model is what the loop needs of a model client; *model.Client implements it.
+// Model is what the loop needs of a model client; *model.Client (engine/model) implements it.
 type Model interface {
-	Complete(ctx context.Context, req model.Request, onText func(delta string)) (*model.Response, error)
+	Complete(ctx context.Context, req llm.Request, onText func(delta string)) (*llm.Response, error)
 }
 
 // Config configures an Engine. Zero values take the documented defaults.

@@ -9,7 +9,7 @@ import (
 	"strings"
 	"sync"
 
-	"agentbot/engine/model"
+	"agentbot/engine/llm"
 	"agentbot/engine/transcript"
 
 	"agentbot/engine/sandbox"
@@ -188,16 +188,16 @@ func (e *Engine) toolsFor(s *Session) []Tool {
 }
 
 // definitions converts tools to the request's tool definitions.
-func definitions(tools []Tool) []model.Tool {
-	out := make([]model.Tool, len(tools))
+func definitions(tools []Tool) []llm.Tool {
+	out := make([]llm.Tool, len(tools))
 	for i, t := range tools {
-		out[i] = model.Tool{Name: t.Name, Description: t.Description, Parameters: json.RawMessage(t.Schema)}
+		out[i] = llm.Tool{Name: t.Name, Description: t.Description, Parameters: json.RawMessage(t.Schema)}
 	}
 	return out
 }
 
 // ToolDefinitions returns the definitions of every tool, in request order.
-func ToolDefinitions() []model.Tool { return definitions(allTools()) }
+func ToolDefinitions() []llm.Tool { return definitions(allTools()) }
 
 // ToolNames returns the names of the tools a session is offered.
 func (e *Engine) ToolNames(s *Session) []string {
@@ -219,10 +219,10 @@ func (env *toolEnv) toolNames() string {
 
 // definitions are the request's tool definitions of the turn: the built-in
 // tools, then the external ones in their order.
-func (env *toolEnv) definitions() []model.Tool {
+func (env *toolEnv) definitions() []llm.Tool {
 	out := definitions(env.e.toolsFor(env.s))
 	for _, t := range env.extList {
-		out = append(out, model.Tool{Name: t.Name, Description: t.Description, Parameters: t.Schema})
+		out = append(out, llm.Tool{Name: t.Name, Description: t.Description, Parameters: t.Schema})
 	}
 	return out
 }

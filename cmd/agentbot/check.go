@@ -11,10 +11,10 @@ import (
 	"strings"
 	"time"
 
-	openai "github.com/sashabaranov/go-openai"
 	"github.com/slack-go/slack"
 
 	"agentbot/engine/catalog"
+	"agentbot/engine/llm"
 	"agentbot/engine/mcp"
 	"agentbot/engine/model"
 	"agentbot/engine/transcript"
@@ -204,7 +204,7 @@ func (c *checker) completion(ctx context.Context, name string, listStatus int) {
 		c.r.fail(name, err.Error(), "fix AGENTBOT_TEMPERATURE")
 		return
 	}
-	_, err = mc.Complete(ctx, model.Request{Messages: []transcript.Message{
+	_, err = mc.Complete(ctx, llm.Request{Messages: []transcript.Message{
 		{Role: transcript.RoleUser, Content: "Reply with OK."},
 	}}, nil)
 	if err != nil {
@@ -247,18 +247,11 @@ func endpointName(cfg *Config) string {
 	return cfg.BaseURL
 }
 
-// httpStatus is the HTTP status carried by a go-openai or model error, 0
-// when there is none.
+// httpStatus is the HTTP status carried by a model error, 0 when there is
+// none.
 func httpStatus(err error) int {
-	var ae *openai.APIError
-	var re *openai.RequestError
-	var me *model.Error
-	switch {
-	case errors.As(err, &ae):
-		return ae.HTTPStatusCode
-	case errors.As(err, &re):
-		return re.HTTPStatusCode
-	case errors.As(err, &me):
+	var me *llm.Error
+	if errors.As(err, &me) {
 		return me.Status
 	}
 	return 0

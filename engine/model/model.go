@@ -13,14 +13,19 @@ import (
 
 	openai "github.com/sashabaranov/go-openai"
 
-	"agentbot/engine/transcript"
+	"agentbot/engine/llm"
 )
 
 // Defaults for the zero values of Config.
 const (
-	DefaultMaxTries    = 3
-	DefaultCallTimeout = 2 * time.Minute
-	DefaultBaseBackoff = 500 * time.Millisecond
+	// DefaultAzureAPIVersion is the api-version sent to Azure when none is
+	// configured: a GA version that takes stream_options (go-openai's own
+	// default, 2023-05-15, refuses it, and so every streamed call):
+	// https://learn.microsoft.com/azure/ai-foundry/openai/api-version-lifecycle
+	DefaultAzureAPIVersion = "2024-10-21"
+	DefaultMaxTries        = 3
+	DefaultCallTimeout     = 2 * time.Minute
+	DefaultBaseBackoff     = 500 * time.Millisecond
 )
 
 // Config configures a Client.
@@ -52,7 +57,7 @@ type Config struct {
 	HTTPClient *http.Client
 	// OnRetry, when set, is told of every retry, before the wait: attempt is
 	// the 1-based number of the attempt that failed, err its error (a
-	// *Error, safe to log).
+	// *llm.Error, safe to log).
 	OnRetry func(attempt int, err error)
 	// Sleep waits between attempts; nil means a timer. It must return
 	// ctx.Err() when ctx ends first. Tests set it to skip real waits and to
@@ -60,28 +65,14 @@ type Config struct {
 	Sleep func(ctx context.Context, d time.Duration) error
 }
 
-// Request is one chat completion request.
-type Request struct {
-	Messages []transcript.Message
-	Tools    []Tool
-}
-
-// Usage counts tokens of one call (Calls is left 0).
-type Usage = transcript.Usage
-
-// Response is the assembled reply of one call.
-type Response struct {
-	Message      transcript.Message
-	FinishReason string
-	Usage        Usage
-	Tries        int
-}
-
 // Client is a model client. It is safe for concurrent use.
 type Client struct {
-	cfg Config
-	api *openai.Client
-	err error // a configuration error, reported by every call
+	cfg   Config
+	api   *openai.Client
+	http  *http.Client // sends the chat requests (see sse.go)
+	url   string       // the chat completions endpoint
+	azure bool
+	err   error // a configuration error, reported by every call
 }
 
 // ErrConfig marks a configuration the client refuses before any request.
@@ -117,6 +108,7 @@ func New(cfg Config) *Client {
 		}
 	case "azure":
 		oc = openai.DefaultAzureConfig(cfg.APIKey, cfg.BaseURL)
+		oc.APIVersion = DefaultAzureAPIVersion
 		if cfg.APIVersion != "" {
 			oc.APIVersion = cfg.APIVersion
 		}
@@ -131,7 +123,9 @@ func New(cfg Config) *Client {
 		err = fmt.Errorf("%w: no model configured", ErrConfig)
 	}
 	oc.HTTPClient = &headerDoer{inner: httpClient}
-	return &Client{cfg: cfg, api: openai.NewClientWithConfig(oc), err: err}
+	azure := oc.APIType == openai.APITypeAzure
+	return &Client{cfg: cfg, api: openai.NewClientWithConfig(oc), http: httpClient, azure: azure,
+		url: chatURL(oc.BaseURL, cfg.Model, oc.APIVersion, azure), err: err}
 }
 
 // Complete streams one completion, calling onText with each text delta (it
@@ -142,10 +136,10 @@ func New(cfg Config) *Client {
 // without a finish reason, waiting a jittered exponential backoff or the
 // server's Retry-After, whichever is longer. An attempt that has already
 // passed text to onText is not retried, since a retry would repeat that
-// text: its error is returned with Partial set. Errors are *Error.
-func (c *Client) Complete(ctx context.Context, req Request, onText func(delta string)) (*Response, error) {
+// text: its error is returned with Partial set. Errors are *llm.Error.
+func (c *Client) Complete(ctx context.Context, req llm.Request, onText func(delta string)) (*llm.Response, error) {
 	if c == nil || c.api == nil {
-		return nil, &Error{Err: errors.New("nil client (use model.New)")}
+		return nil, &llm.Error{Err: errors.New("nil client (use model.New)")}
 	}
 	if c.err != nil {
 		return nil, c.fail(c.err, 0, 0, false)
@@ -153,9 +147,12 @@ func (c *Client) Complete(ctx context.Context, req Request, onText func(delta st
 	if len(req.Messages) == 0 {
 		return nil, c.fail(errors.New("no messages"), 0, 0, false)
 	}
-	creq := c.request(req)
+	body, err := requestBody(c.request(req), toWireMessages(req.Messages, styleOf(c.cfg.Model, req.Messages)))
+	if err != nil {
+		return nil, c.fail(err, 0, 0, false)
+	}
 	for try := 1; ; try++ {
-		resp, a := c.attempt(ctx, creq, onText)
+		resp, a := c.attempt(ctx, body, onText)
 		if a.err == nil {
 			resp.Tries = try
 			return resp, nil
@@ -182,10 +179,9 @@ func (c *Client) Complete(ctx context.Context, req Request, onText func(delta st
 }
 
 // request builds the go-openai request for req.
-func (c *Client) request(req Request) openai.ChatCompletionRequest {
+func (c *Client) request(req llm.Request) openai.ChatCompletionRequest {
 	creq := openai.ChatCompletionRequest{
 		Model:         c.cfg.Model,
-		Messages:      toOpenAIMessages(req.Messages),
 		StreamOptions: &openai.StreamOptions{IncludeUsage: true},
 	}
 	if len(req.Tools) > 0 {
@@ -204,11 +200,6 @@ func (c *Client) request(req Request) openai.ChatCompletionRequest {
 	return creq
 }
 
-// fail wraps err as the *Error of a call.
-func (c *Client) fail(err error, tries, status int, partial bool) *Error {
-	return &Error{Status: status, Tries: tries, Partial: partial, Err: err, apiKey: c.cfg.APIKey}
-}
-
 // sleep waits d or until ctx ends.
 func sleep(ctx context.Context, d time.Duration) error {
 	t := time.NewTimer(d)
@@ -222,7 +213,7 @@ func sleep(ctx context.Context, d time.Duration) error {
 }
 
 // ListModels returns the ids of the models the endpoint lists (one try, no
-// retries: it is a health check). Errors are go-openai's, so callers can
+// retries: it is a health check). Errors are *llm.Error, so callers can
 // read the HTTP status.
 func (c *Client) ListModels(ctx context.Context) ([]string, error) {
 	if c.err != nil {
@@ -230,7 +221,7 @@ func (c *Client) ListModels(ctx context.Context) ([]string, error) {
 	}
 	list, err := c.api.ListModels(ctx)
 	if err != nil {
-		return nil, err
+		return nil, c.fail(err, 1, statusOf(err), false)
 	}
 	ids := make([]string, 0, len(list.Models))
 	for _, m := range list.Models {
