@@ -6,7 +6,7 @@ import (
 	"testing"
 
 	"agentbot/engine/fakemodel"
-	"agentbot/storage"
+	"agentbot/storage/bolt"
 	"agentbot/storage/pgtest"
 )
 
@@ -89,7 +89,7 @@ func checkWireOrder(t *testing.T, q fakemodel.Request) {
 	}
 }
 
-// A session written before reasoning state existed (storage/testdata/v1)
+// A session written before reasoning state existed (storage/bolt/testdata/v1)
 // resumes against the strict providers: its old tool-call ids are sent in
 // Mistral's form, its calls get DeepSeek's placeholder, and the thinking
 // providers accept its history.
@@ -169,7 +169,7 @@ func TestChatStreamErrors(t *testing.T) {
 	contains(t, "stdout", r.stdout, "Hello after a retry.")
 	contains(t, "output", r.stdout+r.stderr, "Novita: upstream reset")
 
-	st, err := storage.Open(vars["AGENTBOT_DATA"])
+	st, err := bolt.Open(vars["AGENTBOT_DATA"])
 	if err != nil {
 		t.Fatal(err)
 	}
