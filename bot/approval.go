@@ -303,7 +303,8 @@ func approvalDedupe(key, callID string) string {
 // decide handles a queued decision under the thread's lease: it records
 // it, updates the call's message, and resumes the turn once every pending
 // call is decided.
-func (b *Bot) decide(ctx context.Context, s *engine.Session, it item, seq string) {
+func (b *Bot) decide(ctx context.Context, c *engine.Conversation, it item, seq string) {
+	s := c.Session
 	a := findApproval(&s.Session, it.CallID)
 	if a == nil {
 		return // the turn moved on
@@ -313,7 +314,7 @@ func (b *Bot) decide(ctx context.Context, s *engine.Session, it item, seq string
 		return
 	}
 	s.SetMeta(metaSeq, seq) // a crash from here replays as a resume
-	if err := b.cfg.Engine.Decide(s, it.CallID, it.Text, it.User); err != nil {
+	if err := c.Decide(it.CallID, it.Text, it.User); err != nil {
 		if errors.Is(err, engine.ErrNoPending) {
 			return
 		}
@@ -335,7 +336,7 @@ func (b *Bot) decide(ctx context.Context, s *engine.Session, it item, seq string
 	}
 	turn := it
 	turn.User = ownerOf(s, it) // the resumed turn streams to its owner
-	b.runTurn(ctx, s, turn, "")
+	b.runTurn(ctx, c, turn, "")
 }
 
 // updateApproval shows the decision in the call's message, without buttons.

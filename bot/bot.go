@@ -104,10 +104,6 @@ type Config struct {
 	// NoStreaming turns off chat.startStream; progress then shows in a
 	// status message that is updated.
 	NoStreaming bool
-	// Budgets are the token caps; the engine enforces them (its Budget is
-	// Budgets.Budget), the bot records each turn's usage and reports them.
-	// Nil means no caps.
-	Budgets *Budgets
 	// DedupeTTL is how long event ids are remembered (default 15 minutes).
 	DedupeTTL time.Duration
 	// ShutdownGrace is how long running turns may take to finish at

@@ -15,12 +15,6 @@ import (
 	"agentbot/engine/transcript"
 )
 
-// resume turns a stored session into a live one, its agent resolved from
-// the current catalog (see engine.Engine.Resume).
-func (b *Bot) resume(rec *transcript.Session) (*engine.Session, error) {
-	return b.cfg.Engine.Resume(rec)
-}
-
 // upperFirst capitalizes the first letter of an ASCII sentence.
 func upperFirst(s string) string {
 	if s != "" && s[0] >= 'a' && s[0] <= 'z' {
@@ -47,21 +41,13 @@ func (b *Bot) process(ctx context.Context, seq uint64, it item) {
 		b.recordFeedback(it) // feedback.go
 		return
 	}
-	key := it.key()
-	rec, err := b.cfg.Store.FindSession(key)
-	if err == nil && rec == nil {
-		rec, err = b.cfg.Store.NewSession(key)
-	}
-	var s *engine.Session
-	if err == nil {
-		s, err = b.resume(rec)
-	}
+	c, err := b.cfg.Engine.Open(b.cfg.Store, it.key())
 	var gone *engine.AgentGoneError
 	if errors.As(err, &gone) {
 		if cmd, arg := threadCommand(it.Text); it.Kind != "pick" && (cmd == "use" || cmd == "reset") {
 			// Moving the thread to another agent keeps the old session,
 			// detached.
-			b.switchAgent(ctx, &engine.Session{Session: *rec}, it, arg)
+			b.switchAgent(ctx, c, it, arg)
 			return
 		}
 		b.log.Warn("session's agent is gone", "session", gone.SessionID, "agent", gone.AgentID)
@@ -73,6 +59,7 @@ func (b *Bot) process(ctx context.Context, seq uint64, it item) {
 		b.post(ctx, it.Channel, it.ThreadTS, "⚠️ I couldn't open this thread's session. Please try again in a moment.")
 		return
 	}
+	s := c.Session
 
 	seqStr := strconv.FormatUint(seq, 10)
 	if s.Meta[metaPosted] == seqStr {
@@ -81,28 +68,28 @@ func (b *Bot) process(ctx context.Context, seq uint64, it item) {
 	if s.Agent != nil && s.Meta[metaSeq] == seqStr {
 		// Replayed after a crash: the input is in the transcript already,
 		// so the turn resumes instead of repeating it.
-		b.runTurn(ctx, s, it, "")
+		b.runTurn(ctx, c, it, "")
 		return
 	}
 	if it.Kind == kindApproval {
-		b.decide(ctx, s, it, seqStr) // approval.go
+		b.decide(ctx, c, it, seqStr) // approval.go
 		return
 	}
 	if it.Kind == "pick" {
-		b.pick(ctx, s, it, seqStr)
+		b.pick(ctx, c, it, seqStr)
 		return
 	}
 	if cmd, arg := threadCommand(it.Text); cmd != "" && (s.Agent == nil || !isMenuPick(s, it.Text)) {
 		switch cmd {
 		case "use":
-			b.switchAgent(ctx, s, it, arg)
+			b.switchAgent(ctx, c, it, arg)
 			return
 		case "reset":
-			b.switchAgent(ctx, s, it, "")
+			b.switchAgent(ctx, c, it, "")
 			return
 		case "status":
 			if s.Agent != nil {
-				b.post(ctx, it.Channel, it.ThreadTS, fmt.Sprintf("This thread talks to %s: %s.", s.Agent.Name, b.cfg.Budgets.statusLine(s)))
+				b.post(ctx, it.Channel, it.ThreadTS, fmt.Sprintf("This thread talks to %s: %s.", s.Agent.Name, b.cfg.Engine.Budgets().Status(s)))
 				return
 			}
 		}
@@ -123,7 +110,7 @@ func (b *Bot) process(ctx context.Context, seq uint64, it item) {
 			b.postPicker(ctx, it)
 			return
 		}
-		if !b.activate(ctx, s, a, it) {
+		if !b.activate(ctx, c, a, it) {
 			return
 		}
 		if len(it.Files) == 0 && (it.Text == "" || isGreetingOnly(it.Text, a.Name)) {
@@ -153,12 +140,13 @@ func (b *Bot) process(ctx context.Context, seq uint64, it item) {
 		input = fmt.Sprintf("(%s, another person in this thread, writes:) %s", name, input)
 	}
 	s.SetMeta(metaSeq, seqStr)
-	b.runTurn(ctx, s, it, input)
+	b.runTurn(ctx, c, it, input)
 }
 
 // runTurn runs one engine turn, bounded by the concurrency limit, and
 // renders it into the thread.
-func (b *Bot) runTurn(ctx context.Context, s *engine.Session, it item, input string) {
+func (b *Bot) runTurn(ctx context.Context, c *engine.Conversation, it item, input string) {
+	s := c.Session
 	select {
 	case b.sem <- struct{}{}:
 	case <-ctx.Done():
@@ -178,8 +166,8 @@ func (b *Bot) runTurn(ctx context.Context, s *engine.Session, it item, input str
 	b.setSessionStatus(ctx, it, slack.AgentSessionStatusProcessing)
 	defer b.setSessionStatus(ctx, it, slack.AgentSessionStatusActive)
 	skillBefore, outputsBefore, auditBefore := activeSkill(&s.Session), len(s.Outputs), len(s.Audit)
-	waiting, posted := undecided(s) // a new message denies the calls still waiting
-	res, err := b.cfg.Engine.Turn(tctx, s, input, r.emit)
+	waiting, posted := undecided(s)             // a new message denies the calls still waiting
+	res, err := c.Run(tctx, input, r.emit, nil) // approvals are decided by clicks, later
 	b.countTools(s, auditBefore)
 	b.closeSuperseded(ctx, s, it, waiting, posted)
 	if len(s.Outputs) > outputsBefore {
@@ -191,16 +179,11 @@ func (b *Bot) runTurn(ctx context.Context, s *engine.Session, it item, input str
 	if by := rt.stoppedBy(); by != "" && ctx.Err() == nil {
 		// Stopped by a person: keep what was said, record the stop, and
 		// never post the late answer.
-		if ierr := b.cfg.Engine.Interrupt(s, stopNote); ierr != nil {
+		if ierr := c.Interrupt(stopNote); ierr != nil {
 			b.log.Error("record stop", "err", ierr)
 		}
 		r.stoppedBy = by
 		err = nil
-	}
-	if res != nil {
-		if rerr := b.cfg.Budgets.Record(s.Key, res.Usage); rerr != nil {
-			b.log.Error("record token usage", "err", rerr)
-		}
 	}
 	r.finish(res, err)
 	if res != nil && len(res.Pending) > 0 && r.stoppedBy == "" {
@@ -227,27 +210,30 @@ func (b *Bot) runTurn(ctx context.Context, s *engine.Session, it item, input str
 }
 
 // activate starts a session with an agent and posts its greeting.
-func (b *Bot) activate(ctx context.Context, s *engine.Session, a *catalog.Agent, it item) bool {
-	if name := b.userName(ctx, it.User); name != "" {
-		s.Vars = map[string]string{"user_name": name}
-	}
-	if it.User != "" {
-		s.SetMeta(metaOwner, it.User)
-	}
-	g, err := b.cfg.Engine.Activate(s, a)
+func (b *Bot) activate(ctx context.Context, c *engine.Conversation, a *catalog.Agent, it item) bool {
+	name := b.userName(ctx, it.User)
+	g, err := c.Start(a, func(s *engine.Session) {
+		if name != "" {
+			s.Vars = map[string]string{"user_name": name}
+		}
+		if it.User != "" {
+			s.SetMeta(metaOwner, it.User)
+		}
+	})
 	if err != nil {
 		b.log.Warn("activate agent", "agent", a.ID, "err", err)
 		b.post(ctx, it.Channel, it.ThreadTS, fmt.Sprintf("⚠️ %s can't start here: %v", a.Name, err))
 		return false
 	}
-	b.setTitle(ctx, it, s)
+	b.setTitle(ctx, it, c.Session)
 	b.postGreeting(ctx, it.Channel, it.ThreadTS, a, g)
 	return true
 }
 
 // pick starts the thread's session with the agent chosen in the picker,
 // then runs the message that was waiting for it.
-func (b *Bot) pick(ctx context.Context, s *engine.Session, it item, seq string) {
+func (b *Bot) pick(ctx context.Context, c *engine.Conversation, it item, seq string) {
+	s := c.Session
 	if it.PickerTS != "" {
 		b.closePicker(ctx, it)
 	}
@@ -261,7 +247,7 @@ func (b *Bot) pick(ctx context.Context, s *engine.Session, it item, seq string) 
 		return
 	}
 	pending := s.Meta[metaPending]
-	if !b.activate(ctx, s, a, it) {
+	if !b.activate(ctx, c, a, it) {
 		return
 	}
 	if isGreetingOnly(pending, a.Name) {
@@ -272,13 +258,13 @@ func (b *Bot) pick(ctx context.Context, s *engine.Session, it item, seq string) 
 	if pending != "" {
 		delete(s.Meta, metaPending)
 		s.SetMeta(metaSeq, seq)
-		b.runTurn(ctx, s, it, pending)
+		b.runTurn(ctx, c, it, pending)
 	}
 }
 
 // switchAgent moves the thread to another agent (or, with an empty id, back
 // to the picker). The earlier session is kept, detached from the thread.
-func (b *Bot) switchAgent(ctx context.Context, s *engine.Session, it item, agentID string) {
+func (b *Bot) switchAgent(ctx context.Context, c *engine.Conversation, it item, agentID string) {
 	var a *catalog.Agent
 	if agentID != "" {
 		var ok bool
@@ -287,24 +273,16 @@ func (b *Bot) switchAgent(ctx context.Context, s *engine.Session, it item, agent
 			return
 		}
 	}
-	if s.Agent != nil || len(s.Messages) > 0 {
-		if err := b.cfg.Store.DetachSession(s.ID); err != nil {
-			b.log.Error("detach session", "err", err)
-			b.post(ctx, it.Channel, it.ThreadTS, "⚠️ I couldn't switch agents. Please try again.")
-			return
-		}
-		ns, err := b.cfg.Store.NewSession(it.key())
-		if err != nil {
-			b.log.Error("new session", "err", err)
-			return
-		}
-		s = &engine.Session{Session: *ns}
+	if _, err := c.Switch(nil, nil); err != nil {
+		b.log.Error("switch agent", "err", err)
+		b.post(ctx, it.Channel, it.ThreadTS, "⚠️ I couldn't switch agents. Please try again.")
+		return
 	}
 	if a == nil {
 		b.postPicker(ctx, it)
 		return
 	}
-	b.activate(ctx, s, a, it)
+	b.activate(ctx, c, a, it)
 }
 
 // findAgent finds an agent by id in the current catalog.

@@ -72,7 +72,7 @@ func (b *Bot) onSlash(cmd slack.SlashCommand) {
 		if n := len(cat.Problems); n > 0 {
 			msg += fmt.Sprintf(", %d bundle problem(s) — `agentbot agents` shows them", n)
 		}
-		b.respond(cmd, msg+".\n"+b.cfg.Budgets.statusText(team))
+		b.respond(cmd, msg+".\n"+budgetStatus(b.cfg.Engine.Budgets(), team))
 	case "reset":
 		if err := b.cfg.Store.SetChannelDefault(team, cmd.ChannelID, ""); err != nil {
 			b.respond(cmd, "⚠️ I couldn't clear the channel default. Please try again.")

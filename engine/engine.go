@@ -78,6 +78,9 @@ type Config struct {
 	// the usage of the turn so far: a turn at the cap is refused with a
 	// *BudgetError, and a turn near it finishes without more tools.
 	Budget func(s *Session, turn Usage) Budget
+	// Budgets, when set, are the token caps: Budget defaults to
+	// Budgets.Budget, and a conversation's turns add their usage to them.
+	Budgets *Budgets
 	// OnToolCall, when set, is told of every tool call and whether it failed
 	// (for metrics).
 	OnToolCall func(tool string, failed bool)
@@ -129,6 +132,9 @@ func New(cfg Config) *Engine {
 	if cfg.Logger == nil {
 		cfg.Logger = slog.Default()
 	}
+	if cfg.Budget == nil && cfg.Budgets != nil {
+		cfg.Budget = cfg.Budgets.Budget
+	}
 	return &Engine{cfg: cfg}
 }
 
@@ -152,6 +158,9 @@ func (e *Engine) catalog() *catalog.Catalog {
 	}
 	return &catalog.Catalog{}
 }
+
+// Budgets returns the token caps the engine enforces (nil: none).
+func (e *Engine) Budgets() *Budgets { return e.cfg.Budgets }
 
 // NewSessionName returns a short name for an unnamed session, from the clock.
 func (e *Engine) NewSessionName() string {

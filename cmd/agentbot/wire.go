@@ -12,7 +12,6 @@ import (
 	"strconv"
 	"strings"
 
-	"agentbot/bot"
 	"agentbot/engine"
 	"agentbot/engine/catalog"
 	"agentbot/engine/model"
@@ -138,14 +137,18 @@ func pooledTransport(turns int) *http.Transport {
 
 // newBudgets returns the token caps the configuration sets, with daily
 // usage kept in the store.
-func newBudgets(cfg *Config, st storage.Backend) *bot.Budgets {
-	return &bot.Budgets{SessionTokens: cfg.SessionTokenBudget, DailyTokens: cfg.DailyTokenBudget, Admins: cfg.Admins, Store: st}
+func newBudgets(cfg *Config, st storage.Backend) *engine.Budgets {
+	admins := make([]string, len(cfg.Admins))
+	for i, a := range cfg.Admins {
+		admins[i] = "<@" + a + ">" // a Slack mention; the terminal shows it as is
+	}
+	return &engine.Budgets{SessionTokens: cfg.SessionTokenBudget, DailyTokens: cfg.DailyTokenBudget, Admins: admins, Store: st}
 }
 
 // newEngine wires an engine to the store and the model.
-func newEngine(cfg *Config, st storage.Backend, m engine.Model, cat func() *catalog.Catalog, budgets *bot.Budgets, log *slog.Logger, onTool func(string, bool), tools *mcpTools) *engine.Engine {
+func newEngine(cfg *Config, st storage.Backend, m engine.Model, cat func() *catalog.Catalog, budgets *engine.Budgets, log *slog.Logger, onTool func(string, bool), tools *mcpTools) *engine.Engine {
 	return engine.New(engine.Config{
-		Budget:        budgets.Budget,
+		Budgets:       budgets,
 		Model:         m,
 		Catalog:       cat,
 		Store:         st,
