@@ -14,36 +14,6 @@ import (
 	"agentbot/storage"
 )
 
-// item is one persisted unit of work for a thread: a user's message, or an
-// agent picked from the picker.
-type item struct {
-	Kind     string    `json:"kind"` // "message", "pick", "feedback" or "approval"
-	Team     string    `json:"team"`
-	Channel  string    `json:"channel"`
-	ThreadTS string    `json:"thread_ts"`
-	TS       string    `json:"ts,omitempty"`
-	User     string    `json:"user"`
-	Text     string    `json:"text,omitempty"`
-	DM       bool      `json:"dm,omitempty"`
-	Files    []fileRef `json:"files,omitempty"`
-	AgentID  string    `json:"agent_id,omitempty"`
-	// PickerTS is the picker message to close once an agent is picked.
-	PickerTS string `json:"picker_ts,omitempty"`
-	// CallID is the tool call an approval item decides (Text is the
-	// decision).
-	CallID string `json:"call_id,omitempty"`
-}
-
-// fileRef is a file a user shared with a message.
-type fileRef struct {
-	ID   string `json:"id"`
-	Name string `json:"name"`
-	URL  string `json:"url"`
-	Size int    `json:"size"`
-}
-
-func (it *item) key() string { return it.Team + "/" + it.Channel + "/" + it.ThreadTS }
-
 // intakeLoop handles acked envelopes one at a time, in arrival order, so
 // messages of one thread are queued in the order Slack sent them.
 func (b *Bot) intakeLoop(ctx context.Context) {
@@ -154,7 +124,7 @@ func (b *Bot) onEventsAPI(ev slackevents.EventsAPIEvent, ack func()) bool {
 	if strings.Contains(it.Text, "<@"+b.botUserID+">") {
 		mention = true
 	}
-	it.Team, it.Kind = team, "message"
+	it.Team, it.Kind = team, kindMessage
 	reply := it.ThreadTS != "" && it.ThreadTS != it.TS
 	if it.ThreadTS == "" {
 		it.ThreadTS = it.TS // a new thread under this message
@@ -166,7 +136,7 @@ func (b *Bot) onEventsAPI(ev slackevents.EventsAPIEvent, ack func()) bool {
 		if !reply {
 			return false // a new thread without a mention has no session
 		}
-		ok, err := b.cfg.Store.HasSession(it.key())
+		ok, err := b.cfg.Store.HasSession(it.thread().String())
 		if err != nil {
 			// Whether it counts is unknown: not acked, so Slack delivers
 			// it again, rather than dropped.
@@ -179,7 +149,7 @@ func (b *Bot) onEventsAPI(ev slackevents.EventsAPIEvent, ack func()) bool {
 	}
 	// Slack retries an event with the same event_id; app_mention and
 	// message.* both fire for one message, with the same (channel, ts).
-	dedupe := []string{"msg/" + it.Channel + "/" + it.TS}
+	dedupe := []string{msgDedupe(it.Channel, it.TS)}
 	if cb, ok := ev.Data.(*slackevents.EventsAPICallbackEvent); ok && cb.EventID != "" {
 		dedupe = append(dedupe, "event/"+cb.EventID)
 	}
@@ -218,7 +188,7 @@ func (b *Bot) enqueue(it item, ack func(), dedupe ...string) bool {
 		b.log.Error("encode inbound", "err", err)
 		return false
 	}
-	done := b.cfg.Store.AdmitAsync(dedupe, b.cfg.DedupeTTL, it.key(), payload)
+	done := b.cfg.Store.AdmitAsync(dedupe, b.cfg.DedupeTTL, it.thread().String(), payload)
 	select {
 	case a := <-done: // refused at once: not persisted, so not acked
 		if a.Err != nil {
@@ -250,7 +220,7 @@ const maxUnsaved = 1000
 // store stays away longer than Slack's retries.
 func (b *Bot) notSaved(it item, err error) {
 	b.log.Error("persist inbound message; not acked, so Slack redelivers it", "channel", it.Channel, "err", err)
-	k := it.Channel + "/" + it.TS
+	k := msgDedupe(it.Channel, it.TS)
 	b.unsavedMu.Lock()
 	told := b.unsaved[k]
 	if !told {
@@ -284,7 +254,7 @@ func (b *Bot) admitted(it item, a storage.Admission, ack func()) {
 		b.obs.EventDeduped()
 		return
 	}
-	b.threads.wake(it.key())
+	b.threads.wake(it.thread().String())
 }
 
 var mentionRE = regexp.MustCompile(`<@[A-Z0-9]+(\|[^>]*)?>`)

@@ -57,9 +57,9 @@ func (b *Bot) onInteraction(cb slack.InteractionCallback, ack func()) bool {
 		it := item{Team: team, Channel: channel, ThreadTS: thread, User: cb.User.ID, DM: dm}
 		switch kind {
 		case actionMenu:
-			it.Kind, it.Text = "message", act.Value
+			it.Kind, it.Text = kindMessage, act.Value
 		case actionPick:
-			it.Kind, it.AgentID, it.PickerTS = "pick", act.Value, cb.Container.MessageTs
+			it.Kind, it.AgentID, it.PickerTS = kindPick, act.Value, cb.Container.MessageTs
 		}
 		return b.enqueue(it, ack) // one action per click
 	}

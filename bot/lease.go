@@ -7,7 +7,6 @@ import (
 	"errors"
 	"fmt"
 	"os"
-	"strconv"
 	"sync/atomic"
 	"time"
 
@@ -20,13 +19,8 @@ import (
 // thread's lease in the store, which renews it every LeaseTTL/3. A replica
 // that dies leaves its lease to expire; the periodic scan of the other
 // replicas then takes the thread over and resumes the turn from the
-// transcript (metaSeq), and metaPosted keeps an answer that was posted from
-// being posted again.
-
-// metaPosted is the session meta key holding the queue seq of the last item
-// whose answer (or other reply) was posted: a replay of that item, after a
-// crash between posting and dequeueing, posts nothing.
-const metaPosted = "bot.posted"
+// transcript (threadState.Seq), and threadState.Posted keeps an answer that
+// was posted from being posted again.
 
 // defaultLeaseTTL is Config.LeaseTTL's default.
 const defaultLeaseTTL = 15 * time.Second
@@ -123,7 +117,7 @@ func (l *heldLease) release() {
 // its reply posted, before the item leaves the queue.
 // Only the session's metadata is written, never its transcript.
 func (b *Bot) markPosted(key string, seq uint64) {
-	err := b.cfg.Store.SetMeta(key, metaPosted, strconv.FormatUint(seq, 10))
+	err := b.storeState(key, func(st *threadState) { st.Posted = seq })
 	if err != nil && !errors.Is(err, storage.ErrNotFound) {
 		b.log.Error("record posted reply", "err", err)
 	}

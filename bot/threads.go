@@ -131,7 +131,7 @@ func (t *threads) drainLeased(key string) bool {
 			// for the restart or the replica that holds the thread now.
 			return false
 		}
-		if readable && it.Kind != kindFeedback {
+		if readable && itemHandlers[it.Kind].conversation {
 			b.markPosted(key, seq)
 		}
 		if err := b.cfg.Store.Dequeue(key, seq); err != nil {

@@ -101,11 +101,11 @@ type ChannelToolsReader interface {
 // (the engine is built first). A key without a channel has none.
 func ChannelServers(st ChannelToolsReader) func(sessionKey string) ([]string, error) {
 	return func(sessionKey string) ([]string, error) {
-		team, channel, _, ok := splitKey(sessionKey)
-		if !ok || channel == "" {
+		k, ok := parseThreadKey(sessionKey)
+		if !ok || k.Channel == "" {
 			return nil, nil
 		}
-		servers, err := st.ChannelTools(team, channel)
+		servers, err := st.ChannelTools(k.Team, k.Channel)
 		if err != nil {
 			return nil, fmt.Errorf("channel tools of %s: %w", sessionKey, err)
 		}
