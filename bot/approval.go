@@ -48,18 +48,6 @@ type approvalValue struct {
 	Call string `json:"c"`
 }
 
-// ToolObserver is told of each tool call's outcome and of each decision on
-// a call that needed approval, for metrics. An Observer that implements it
-// (metrics.Metrics does) counts them.
-type ToolObserver interface {
-	// ToolOutcome counts one tool call: server is "" for a built-in tool,
-	// tool the tool's own name (without the "server__" prefix), outcome
-	// one of the transcript.Outcome constants.
-	ToolOutcome(server, tool, outcome string)
-	// ApprovalDecided counts one decision (a transcript.Decision constant).
-	ApprovalDecided(decision string)
-}
-
 // MaskArgs renders a call's arguments for its approval message:
 // engine.DisplayArgs (pretty-printed, secret-looking values masked), cut to
 // about maxArgsShown bytes, with no fence that could close the code block.
@@ -316,9 +304,7 @@ func (b *Bot) onDecision(ctx context.Context, j *job) {
 		return
 	}
 	if a = findApproval(&s.Session, it.CallID); a != nil {
-		if o, ok := b.obs.(ToolObserver); ok {
-			o.ApprovalDecided(a.Decision)
-		}
+		b.obs.ApprovalDecided(a.Decision)
 		b.log.Info("tool call decided", "session", s.ID, "tool", a.Tool, "decision", a.Decision, "by", a.By)
 		b.updateApproval(ctx, s, it, a)
 	}
@@ -429,20 +415,4 @@ func (b *Bot) expire(rec *transcript.Session, a transcript.Approval) {
 	it := item{Kind: kindApproval, Team: k.Team, Channel: k.Channel, ThreadTS: k.Thread,
 		Text: transcript.DecisionExpired, CallID: a.CallID, DM: k.dm()}
 	b.enqueue(it, func() {}, approvalDedupe(rec.Key, a.CallID))
-}
-
-// countTools tells the ToolObserver of the MCP tool calls a turn recorded
-// in its session's audit trail (built-in tools are counted by the
-// engine's OnToolCall hook).
-func (b *Bot) countTools(_ context.Context, t *threadTurn) {
-	s, from := t.c.Session, t.audit
-	o, ok := b.obs.(ToolObserver)
-	if !ok || from < 0 || from >= len(s.Audit) {
-		return
-	}
-	for _, r := range s.Audit[from:] {
-		if r.Server != "" {
-			o.ToolOutcome(r.Server, serverTool(r.Server, r.Tool), r.Outcome)
-		}
-	}
 }

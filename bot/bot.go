@@ -70,6 +70,11 @@ type Observer interface {
 	TurnFinished(d time.Duration, iterations int, prompt, cached, completion int, err error)
 	Uploaded(err error)
 	QueueDepth(n int)
+	// ApprovalDecided counts one decision on a call that needed approval
+	// (a transcript.Decision constant).
+	ApprovalDecided(decision string)
+	// Feedback counts one click of an answer's feedback buttons.
+	Feedback(agent, workflow, value string)
 }
 
 // Config configures a Bot.
@@ -331,3 +336,5 @@ func (nopObserver) TurnStarted()                                          {}
 func (nopObserver) TurnFinished(time.Duration, int, int, int, int, error) {}
 func (nopObserver) Uploaded(error)                                        {}
 func (nopObserver) QueueDepth(int)                                        {}
+func (nopObserver) ApprovalDecided(string)                                {}
+func (nopObserver) Feedback(string, string, string)                       {}

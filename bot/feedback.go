@@ -50,12 +50,6 @@ func SessionFeedback(s *transcript.Session) ([]Feedback, error) {
 	return st.Feedback, err
 }
 
-// FeedbackObserver is told of feedback clicks, for metrics. An Observer
-// that implements it (metrics.Metrics does) counts them.
-type FeedbackObserver interface {
-	Feedback(agent, workflow, value string)
-}
-
 // feedbackBlock is the feedback buttons under a final answer.
 func feedbackBlock() slack.Block {
 	up := slack.NewFeedbackButton(slack.NewTextBlockObject(slack.PlainTextType, "👍", true, false), FeedbackPositive).
@@ -110,9 +104,7 @@ func (b *Bot) recordFeedback(it item) {
 	if !b.saveSession(s, "record feedback") {
 		return
 	}
-	if fo, ok := b.obs.(FeedbackObserver); ok {
-		fo.Feedback(f.Agent, f.Workflow, f.Value)
-	}
+	b.obs.Feedback(f.Agent, f.Workflow, f.Value)
 	b.log.Info("feedback", "session", s.ID, "agent", f.Agent, "workflow", f.Workflow, "value", f.Value)
 }
 

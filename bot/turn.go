@@ -20,11 +20,10 @@ type threadTurn struct {
 	rt    *runningTurn
 	start time.Time
 	// What the session held before the turn: its running skill, its
-	// number of outputs and audit records, and the calls that waited for
-	// approval (with their messages), which a new message denies.
+	// number of outputs, and the calls that waited for approval (with
+	// their messages), which a new message denies.
 	skill         string
 	outputs       int
-	audit         int
 	waiting       []transcript.Approval
 	waitingPosted map[string]string
 	// The turn's outcome.
@@ -64,7 +63,7 @@ func (b *Bot) beforeTurn(ctx context.Context, c *engine.Conversation, it item, i
 	noteWorkflow(b, c.Session, input)
 	t.r.armStop()
 	b.setSessionStatus(ctx, it, slack.AgentSessionStatusProcessing)
-	t.skill, t.outputs, t.audit = activeSkill(&c.Session.Session), len(c.Outputs), len(c.Audit)
+	t.skill, t.outputs = activeSkill(&c.Session.Session), len(c.Outputs)
 	t.waiting, t.waitingPosted = b.waitingApprovals(c.Session)
 	return t, tctx, func() {
 		b.setSessionStatus(ctx, it, slack.AgentSessionStatusActive)
@@ -75,7 +74,6 @@ func (b *Bot) beforeTurn(ctx context.Context, c *engine.Conversation, it item, i
 
 // afterTurn are the steps after a turn, in order.
 var afterTurn = []func(b *Bot, ctx context.Context, t *threadTurn){
-	(*Bot).countTools,      // metrics: the MCP calls of the turn (approval.go)
 	(*Bot).closeSuperseded, // approvals: the calls the new message denied (approval.go)
 	(*Bot).retitle,         // title: the DM names the workflow now running
 	(*Bot).recordStop,      // a person's stop: recorded; the late answer is never posted

@@ -81,12 +81,10 @@ type Config struct {
 	// Budgets, when set, are the token caps: Budget defaults to
 	// Budgets.Budget, and a conversation's turns add their usage to them.
 	Budgets *Budgets
-	// OnToolCall, when set, is told of every tool call and whether it failed
-	// (for metrics).
-	OnToolCall func(tool string, failed bool)
 	// OnToolRecord, when set, is told of every tool call's audit record as
-	// it is added to Session.Audit (for metrics per server, tool and
-	// outcome). It never sees arguments or results.
+	// it is added to Session.Audit: built-in and external tools, run,
+	// failed, denied or expired. It is the engine's one metrics hook (per
+	// server, tool and outcome); it never sees arguments or results.
 	OnToolRecord func(rec transcript.ToolRecord)
 	// ExternalTools, when set, returns the tools from outside the engine a
 	// session is offered besides the built-in ones (its agent's and its

@@ -343,9 +343,6 @@ func (e *Engine) runTools(ctx context.Context, tr *toolEnv, calls []transcript.T
 			}
 			recs[i] = tr.record(tc, outcome, approvers[tc.ID], len(content), time.Since(began))
 			ev := Event{Kind: EventToolEnd, Tool: tc.Function.Name, CallID: tc.ID, Status: status, Err: failed}
-			if e.cfg.OnToolCall != nil {
-				e.cfg.OnToolCall(tc.Function.Name, failed != "")
-			}
 			emit(ev)
 			out[i] = transcript.Message{Role: transcript.RoleTool, ToolCallID: tc.ID, Content: content}
 		}()

@@ -271,8 +271,8 @@ func TestToolOutcomesAndApprovals(t *testing.T) {
 	}
 }
 
-// MCP tools reach the engine's OnToolCall hook too, as "server__tool";
-// ToolCall leaves them to ToolOutcome, so they are counted once.
+// MCP tools named "server__tool" are left by ToolCall to ToolRecord and
+// ToolOutcome, so they are counted once.
 func TestToolCallLeavesMCPToolsToToolOutcome(t *testing.T) {
 	m := New()
 	m.ToolCall("notes__write_note", false)

@@ -104,7 +104,7 @@ func runServe(ctx context.Context, e *env) int {
 		fmt.Fprintf(e.stderr, "agentbot serve: %v\n", err)
 		return 2
 	}
-	eng := newEngine(cfg, st, m, cats.get, newBudgets(cfg, st), log, met.ToolCall, tools)
+	eng := newEngine(cfg, st, m, cats.get, newBudgets(cfg, st), log, met.ToolRecord, tools)
 
 	opts := []slack.Option{slack.OptionAppLevelToken(cfg.SlackAppToken),
 		slack.OptionHTTPClient(&http.Client{Transport: pooledTransport(cfg.MaxTurns)})}

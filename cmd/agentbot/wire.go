@@ -15,6 +15,7 @@ import (
 	"agentbot/engine"
 	"agentbot/engine/catalog"
 	"agentbot/engine/model"
+	"agentbot/engine/transcript"
 	"agentbot/storage"
 )
 
@@ -146,7 +147,7 @@ func newBudgets(cfg *Config, st storage.Backend) *engine.Budgets {
 }
 
 // newEngine wires an engine to the store and the model.
-func newEngine(cfg *Config, st storage.Backend, m engine.Model, cat func() *catalog.Catalog, budgets *engine.Budgets, log *slog.Logger, onTool func(string, bool), tools *mcpTools) *engine.Engine {
+func newEngine(cfg *Config, st storage.Backend, m engine.Model, cat func() *catalog.Catalog, budgets *engine.Budgets, log *slog.Logger, onTool func(transcript.ToolRecord), tools *mcpTools) *engine.Engine {
 	return engine.New(engine.Config{
 		Budgets:       budgets,
 		Model:         m,
@@ -164,7 +165,7 @@ func newEngine(cfg *Config, st storage.Backend, m engine.Model, cat func() *cata
 		MaxWrite:      cfg.MaxFileBytes,
 		ContextBudget: cfg.ContextBudget,
 		Logger:        log,
-		OnToolCall:    onTool,
+		OnToolRecord:  onTool,
 		ExternalTools: tools.external(),
 	})
 }
