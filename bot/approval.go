@@ -365,7 +365,7 @@ func (b *Bot) closeSuperseded(ctx context.Context, t *threadTurn) {
 }
 
 // approvalSweepEvery is how often pending calls are checked for expiry
-// (the periodic loop's tick, lease.go): the lease scan's cadence, or more
+// (the periodic loop's tick, periodic.go): the lease scan's cadence, or more
 // often for a short timeout.
 func (b *Bot) approvalSweepEvery() time.Duration {
 	return max(min(b.cfg.LeaseTTL/3, b.cfg.ApprovalTimeout/4), 10*time.Millisecond)

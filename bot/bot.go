@@ -235,7 +235,7 @@ func (b *Bot) Run(ctx context.Context) error {
 		}
 	}
 	// Threads of replicas that died, items other replicas admitted, and
-	// tool calls left undecided too long (lease.go).
+	// tool calls left undecided too long (periodic.go).
 	b.threads.startPeriodic(sockCtx)
 
 loop:

@@ -41,7 +41,7 @@ func (b *Bot) onInteraction(cb slack.InteractionCallback, ack func()) bool {
 			return b.onApprovalClick(team, channel, thread, cb.Container.MessageTs, cb.User.ID, kind, act.Value, dm, ack)
 		case actionFeedback: // feedback.go
 			return b.onFeedbackClick(team, channel, thread, cb.Container.MessageTs, cb.User.ID, act.Value, dm, ack)
-		case actionHome: // apphome.go: the Home tab has no channel
+		case actionHome: // hometab.go: the Home tab has no channel
 			if why := b.denied(cb.User.ID, "", true); why != "" {
 				return false
 			}

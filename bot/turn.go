@@ -139,3 +139,23 @@ func (b *Bot) turnFinished(_ context.Context, t *threadTurn) {
 		b.log.Info("turn", attrs...)
 	}
 }
+
+// noteWorkflow remembers the menu item input picks, if any.
+func noteWorkflow(b *Bot, s *engine.Session, input string) {
+	if s.Agent == nil || input == "" {
+		return
+	}
+	idx, _, ok := engine.MatchMenu(s.Agent.Menu, input)
+	if !ok {
+		return
+	}
+	it := s.Agent.Menu[idx]
+	name := it.Cmd
+	switch {
+	case it.Skill != "":
+		name = it.Skill
+	case it.Trigger != "":
+		name = it.Trigger
+	}
+	b.setState(s, func(st *threadState) { st.Workflow = name })
+}
