@@ -90,7 +90,7 @@ func (e *Engine) Turn(ctx context.Context, s *Session, input string, emit func(E
 			res.Duration = time.Since(start)
 			return res, nil
 		}
-		res.Tools += e.settle(ctx, s, tr, emit, input != "")
+		res.Tools += e.endApprovalWait(ctx, s, tr, emit, input != "")
 		if err := e.save(s); err != nil {
 			return nil, fmt.Errorf("turn %s: save: %w", s.ID, err)
 		}
