@@ -19,6 +19,9 @@ func upperFirst(s string) string {
 	return s
 }
 
+// The bot's store holds what a thread's conversation needs (Engine.Open).
+var _ engine.SessionStore = Store(nil)
+
 // process handles one queued item of a thread with its kind's handler;
 // ctx ends at shutdown or when the thread's lease is lost.
 func (b *Bot) process(ctx context.Context, seq uint64, it item) {
