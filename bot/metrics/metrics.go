@@ -210,20 +210,6 @@ func (m *Metrics) ToolRecord(rec transcript.ToolRecord) {
 	m.ToolOutcome(rec.Server, strings.TrimPrefix(rec.Tool, rec.Server+"__"), rec.Outcome)
 }
 
-// ToolCall counts one call of a built-in tool, failed or not. An MCP tool
-// ("server__tool") is not counted here: ToolRecord counts those, with
-// their server and approval outcome.
-func (m *Metrics) ToolCall(tool string, failed bool) {
-	if strings.Contains(tool, "__") {
-		return
-	}
-	outcome := OutcomeOK
-	if failed {
-		outcome = OutcomeError
-	}
-	m.ToolOutcome("", tool, outcome)
-}
-
 // Outcomes of a tool call (agentbot_tool_calls_total's outcome label) and
 // decisions on a call that needed approval: the values the session's
 // audit trail records (transcript), so the two never drift apart.
