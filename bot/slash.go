@@ -11,6 +11,8 @@ import (
 	"time"
 
 	"github.com/slack-go/slack"
+
+	"agentbot/engine"
 )
 
 const slashHelp = "*/agent* — pick who helps in this channel\n" +
@@ -97,6 +99,23 @@ func (b *Bot) slashStatus(cmd slack.SlashCommand, team string) {
 		msg += fmt.Sprintf(", %d bundle problem(s) — `agentbot agents` shows them", n)
 	}
 	b.respond(cmd, msg+".\n"+budgetStatus(b.cfg.Engine.Budgets(), team))
+}
+
+// budgetStatus reports the caps for /agent status: the workspace's use
+// today and the session cap.
+func budgetStatus(b *engine.Budgets, team string) string {
+	if b == nil || (b.SessionTokens == 0 && b.DailyTokens == 0) {
+		return "No token budgets are set."
+	}
+	var parts []string
+	if b.DailyTokens > 0 {
+		used, _ := b.Daily(team)
+		parts = append(parts, fmt.Sprintf("this workspace used %s of its %s tokens today (UTC)", engine.Thousands(used), engine.Thousands(b.DailyTokens)))
+	}
+	if b.SessionTokens > 0 {
+		parts = append(parts, fmt.Sprintf("each thread may use %s tokens; `@agentbot status` in a thread shows its use", engine.Thousands(b.SessionTokens)))
+	}
+	return "Token budgets: " + strings.Join(parts, "; ") + "."
 }
 
 // reload reloads bundles for an admin.
