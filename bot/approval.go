@@ -274,12 +274,6 @@ func (b *Bot) onApprovalClick(team, channel, thread, messageTS, user, kind, valu
 	return b.enqueue(it, ack, approvalDedupe(v.Key, a.CallID))
 }
 
-// approvalDedupe is the dedupe key of a decision on a call: the first
-// click (or expiry) queued wins; later ones are dropped.
-func approvalDedupe(key, callID string) string {
-	return "approval/" + key + "/" + callDigest(callID)
-}
-
 // decide handles a queued decision under the thread's lease: it records
 // it, updates the call's message, and resumes the turn once every pending
 // call is decided.

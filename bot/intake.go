@@ -123,7 +123,7 @@ func (b *Bot) onEventsAPI(ev slackevents.EventsAPIEvent, ack func()) bool {
 	// message.* both fire for one message, with the same (channel, ts).
 	dedupe := []string{msgDedupe(it.Channel, it.TS)}
 	if cb, ok := ev.Data.(*slackevents.EventsAPICallbackEvent); ok && cb.EventID != "" {
-		dedupe = append(dedupe, "event/"+cb.EventID)
+		dedupe = append(dedupe, eventDedupe(cb.EventID))
 	}
 	return b.admitMessage(it, in.files, ack, dedupe)
 }
