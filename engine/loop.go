@@ -90,7 +90,7 @@ func (e *Engine) Turn(ctx context.Context, s *Session, input string, emit func(E
 			res.Duration = time.Since(start)
 			return res, nil
 		}
-		res.Tools += e.settle(ctx, s, tr, emit, input != "")
+		res.Tools += e.endApprovalWait(ctx, s, tr, emit, input != "")
 		if err := e.save(s); err != nil {
 			return nil, fmt.Errorf("turn %s: save: %w", s.ID, err)
 		}
@@ -391,9 +391,6 @@ func (e *Engine) runTools(ctx context.Context, tr *toolEnv, calls []transcript.T
 			}
 			recs[i] = tr.record(tc, outcome, approvers[tc.ID], len(content), time.Since(began))
 			ev := Event{Kind: EventToolEnd, Tool: tc.Function.Name, CallID: tc.ID, Status: status, Err: failed}
-			if e.cfg.OnToolCall != nil {
-				e.cfg.OnToolCall(tc.Function.Name, failed != "")
-			}
 			emit(ev)
 			out[i] = transcript.Message{Role: transcript.RoleTool, ToolCallID: tc.ID, Content: content}
 		}()

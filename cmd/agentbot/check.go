@@ -11,8 +11,7 @@ import (
 	"strings"
 	"time"
 
-	"github.com/slack-go/slack"
-
+	"agentbot/bot"
 	"agentbot/engine/catalog"
 	"agentbot/engine/llm"
 	"agentbot/engine/mcp"
@@ -102,56 +101,32 @@ func (c *checker) tokenFormat(t slackToken) bool {
 	return true
 }
 
-// slackOptions are the slack-go options every check client gets.
-func (c *checker) slackOptions(extra ...slack.Option) []slack.Option {
-	if c.cfg.SlackAPIURL != "" {
-		extra = append(extra, slack.OptionAPIURL(c.cfg.SlackAPIURL))
-	}
-	return extra
+// slack is the probe of the Slack tokens (bot.SlackCheck).
+func (c *checker) slack() bot.SlackCheck {
+	return bot.SlackCheck{BotToken: c.cfg.SlackBotToken, AppToken: c.cfg.SlackAppToken, APIURL: c.cfg.SlackAPIURL, Timeout: c.timeout}
 }
 
 // slackAuth calls auth.test with the bot token.
 func (c *checker) slackAuth(ctx context.Context) {
 	const name = "Slack auth.test"
-	ctx, cancel := context.WithTimeout(ctx, c.timeout)
-	defer cancel()
-	api := slack.New(c.cfg.SlackBotToken, c.slackOptions()...)
-	res, err := api.AuthTestContext(ctx)
+	id, err := c.slack().Auth(ctx)
 	if err != nil {
-		c.r.fail(name, "SLACK_BOT_TOKEN: "+c.slackError(ctx, err),
+		c.r.fail(name, "SLACK_BOT_TOKEN: "+err.Error(),
 			"check SLACK_BOT_TOKEN: copy the Bot User OAuth Token (xoxb-) of the app installed in your workspace; "+quickstartHint)
 		return
 	}
-	c.r.ok(name, fmt.Sprintf("team %q (%s), bot user @%s (%s)", res.Team, res.TeamID, res.User, res.UserID))
+	c.r.ok(name, fmt.Sprintf("team %q (%s), bot user @%s (%s)", id.Team, id.TeamID, id.User, id.UserID))
 }
 
-// socketMode calls apps.connections.open with the app-level token, which
-// succeeds only when the token is valid and Socket Mode is on. The
-// websocket URL it returns is not dialled.
+// socketMode checks the app-level token and that Socket Mode is on.
 func (c *checker) socketMode(ctx context.Context) {
 	const name = "Slack Socket Mode"
-	ctx, cancel := context.WithTimeout(ctx, c.timeout)
-	defer cancel()
-	api := slack.New(c.cfg.SlackBotToken, c.slackOptions(slack.OptionAppLevelToken(c.cfg.SlackAppToken))...)
-	if _, _, err := api.StartSocketModeContext(ctx); err != nil {
-		c.r.fail(name, "SLACK_APP_TOKEN: apps.connections.open: "+c.slackError(ctx, err),
+	if err := c.slack().SocketMode(ctx); err != nil {
+		c.r.fail(name, "SLACK_APP_TOKEN: "+err.Error(),
 			"check SLACK_APP_TOKEN (an app-level token with connections:write) and turn on Socket Mode in the app's settings; "+quickstartHint)
 		return
 	}
 	c.r.ok(name, "apps.connections.open accepted the app token; Socket Mode is on")
-}
-
-// slackError says what went wrong with a Slack call.
-func (c *checker) slackError(ctx context.Context, err error) string {
-	var se slack.SlackErrorResponse
-	switch {
-	case errors.As(err, &se):
-		return "Slack refused it: " + se.Err
-	case ctx.Err() != nil:
-		return fmt.Sprintf("no answer from Slack within %s", c.timeout)
-	default:
-		return "cannot reach Slack: " + err.Error()
-	}
 }
 
 // modelEndpoint lists the endpoint's models, or, when the endpoint has no

@@ -13,11 +13,11 @@ import (
 	"strconv"
 	"strings"
 
-	"agentbot/bot"
 	"agentbot/bundles"
 	"agentbot/engine"
 	"agentbot/engine/catalog"
 	"agentbot/engine/model"
+	"agentbot/engine/transcript"
 	"agentbot/storage"
 )
 
@@ -166,8 +166,12 @@ func pooledTransport(turns int) *http.Transport {
 
 // newBudgets returns the token caps the configuration sets, with daily
 // usage kept in the store.
-func newBudgets(cfg *Config, st storage.Usage) *bot.Budgets {
-	return &bot.Budgets{SessionTokens: cfg.SessionTokenBudget, DailyTokens: cfg.DailyTokenBudget, Admins: cfg.Admins, Store: st}
+func newBudgets(cfg *Config, st storage.Usage) *engine.Budgets {
+	admins := make([]string, len(cfg.Admins))
+	for i, a := range cfg.Admins {
+		admins[i] = "<@" + a + ">" // a Slack mention; the terminal shows it as is
+	}
+	return &engine.Budgets{SessionTokens: cfg.SessionTokenBudget, DailyTokens: cfg.DailyTokenBudget, Admins: admins, Store: st}
 }
 
 // engineStore is what the engine keeps in the store: sessions, documents
@@ -179,9 +183,9 @@ type engineStore interface {
 }
 
 // newEngine wires an engine to the store and the model.
-func newEngine(cfg *Config, st engineStore, m engine.Model, cat func() *catalog.Catalog, budgets *bot.Budgets, log *slog.Logger, onTool func(string, bool), tools *mcpTools) *engine.Engine {
+func newEngine(cfg *Config, st engineStore, m engine.Model, cat func() *catalog.Catalog, budgets *engine.Budgets, log *slog.Logger, onTool func(transcript.ToolRecord), tools *mcpTools) *engine.Engine {
 	return engine.New(engine.Config{
-		Budget:        budgets.Budget,
+		Budgets:       budgets,
 		Model:         m,
 		Catalog:       cat,
 		Store:         st,
@@ -197,7 +201,7 @@ func newEngine(cfg *Config, st engineStore, m engine.Model, cat func() *catalog.
 		MaxWrite:      cfg.MaxFileBytes,
 		ContextBudget: cfg.ContextBudget,
 		Logger:        log,
-		OnToolCall:    onTool,
+		OnToolRecord:  onTool,
 		ExternalTools: tools.external(),
 	})
 }

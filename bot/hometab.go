@@ -63,12 +63,13 @@ func sessionLine(s *transcript.Session) string {
 	fmt.Fprintf(&b, "*%s*", name)
 	if w := activeSkill(s); w != "" {
 		fmt.Fprintf(&b, " · %s", w)
-	} else if w := s.Meta[metaWorkflow]; w != "" {
+	} else if st, _ := stateOf(s); st.Workflow != "" {
+		w := st.Workflow
 		fmt.Fprintf(&b, " · %s", w)
 	}
 	fmt.Fprintf(&b, " · last active %s", s.Updated.UTC().Format("2006-01-02 15:04 UTC"))
-	if _, channel, thread, ok := splitKey(s.Key); ok {
-		fmt.Fprintf(&b, " · <https://slack.com/archives/%s/p%s|open the thread>", channel, strings.ReplaceAll(thread, ".", ""))
+	if k, ok := parseThreadKey(s.Key); ok {
+		fmt.Fprintf(&b, " · <https://slack.com/archives/%s/p%s|open the thread>", k.Channel, strings.ReplaceAll(k.Thread, ".", ""))
 	}
 	if latest := transcript.Documents(s.Outputs); len(latest) > 0 {
 		b.WriteString("\nDocuments:")
@@ -80,15 +81,6 @@ func sessionLine(s *transcript.Session) string {
 		}
 	}
 	return b.String()
-}
-
-// splitKey splits a session key "team/channel/thread".
-func splitKey(key string) (team, channel, thread string, ok bool) {
-	parts := strings.SplitN(key, "/", 3)
-	if len(parts) != 3 {
-		return "", "", "", false
-	}
-	return parts[0], parts[1], parts[2], true
 }
 
 // recentSessions returns the user's sessions, most recent first, at most n.
@@ -104,7 +96,7 @@ func (b *Bot) recentSessions(user string, n int) []*transcript.Session {
 			break
 		}
 		s, err := b.cfg.Store.FindSession(info.Key)
-		if err != nil || s == nil || s.ID != info.ID || s.Meta[metaOwner] != user {
+		if err != nil || s == nil || s.ID != info.ID || ownerOfRecord(s) != user {
 			continue
 		}
 		out = append(out, s)
@@ -132,5 +124,5 @@ func (b *Bot) startFromHome(team, user, agentID string, ack func()) bool {
 		b.log.Warn("start a session from the home tab", "err", err)
 		return false
 	}
-	return b.enqueue(item{Kind: "pick", Team: team, Channel: ch.ID, ThreadTS: ts, User: user, DM: true, AgentID: agentID}, ack)
+	return b.enqueue(item{Kind: kindPick, Team: team, Channel: ch.ID, ThreadTS: ts, User: user, DM: true, AgentID: agentID}, ack)
 }

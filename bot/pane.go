@@ -25,7 +25,7 @@ func (b *Bot) onAppHomeOpened(team string, e *slackevents.AppHomeOpenedEvent) {
 	if e.Tab != "messages" || e.Channel == "" || e.User == "" {
 		return
 	}
-	key := team + "/" + e.User + "/" + time.Now().UTC().Format("2006-01-02")
+	key := paneDay{user: teamUser{team, e.User}, day: time.Now().UTC().Format("2006-01-02")}
 	if _, done := b.paneGreeted.LoadOrStore(key, true); done {
 		return
 	}
@@ -88,7 +88,7 @@ func isHelpItem(trigger string) bool { return trigger == "help" || trigger == "e
 func (b *Bot) onAppContextChanged(team string, e *slackevents.AppContextChangedEvent) {
 	for _, ent := range e.Context.Entities {
 		if ent.Type == slackevents.AppContextEntityChannel && ent.Value != "" {
-			b.contexts.Store(team+"/"+e.User, ent.Value)
+			b.contexts.Store(teamUser{team, e.User}, ent.Value)
 			return
 		}
 	}
@@ -97,7 +97,7 @@ func (b *Bot) onAppContextChanged(team string, e *slackevents.AppContextChangedE
 // userContext returns the channel a user last looked at with the agent
 // pane open, or "".
 func (b *Bot) userContext(team, user string) string {
-	if v, ok := b.contexts.Load(team + "/" + user); ok {
+	if v, ok := b.contexts.Load(teamUser{team, user}); ok {
 		return v.(string)
 	}
 	return ""
@@ -121,4 +121,13 @@ func (b *Bot) setTitle(ctx context.Context, it item, s *engine.Session) {
 	if err != nil {
 		b.log.Debug("assistant title", "err", err)
 	}
+}
+
+// teamUser names a user of a workspace (the key of Bot.contexts).
+type teamUser struct{ team, user string }
+
+// paneDay is a user's day (the key of Bot.paneGreeted).
+type paneDay struct {
+	user teamUser
+	day  string
 }
