@@ -145,6 +145,9 @@ func msgBytes(m *transcript.Message) int {
 	for _, tc := range m.ToolCalls {
 		n += len(tc.Function.Arguments) + len(tc.Function.Name) + 24
 	}
+	for _, r := range m.ReasoningItems {
+		n += r.Bytes() + 40 // the item's JSON framing
+	}
 	return n
 }
 

@@ -1,8 +1,12 @@
 package model
 
 import (
+	"bytes"
 	"context"
+	"fmt"
+	"io"
 	"net/http"
+	"strings"
 	"time"
 )
 
@@ -29,13 +33,25 @@ func withResponseInfo(ctx context.Context, info *responseInfo) context.Context {
 }
 
 // headerDoer records the Retry-After of responses into the request
-// context's *responseInfo.
+// context's *responseInfo. It also does the two things go-openai cannot:
+// send a temperature of 0 on Chat Completions (see withChatTemperature),
+// and add Azure's api-key header to requests for its v1 (Responses)
+// surface, which go-openai sends as a plain OpenAI client.
 type headerDoer struct {
-	inner *http.Client
+	inner  *http.Client
+	apiKey string // set for Azure's v1 surface
 }
 
 // Do sends req with the inner client and records what the response asks.
 func (d *headerDoer) Do(req *http.Request) (*http.Response, error) {
+	if d.apiKey != "" {
+		req.Header.Set("api-key", d.apiKey)
+	}
+	if zeroTemperature(req.Context()) && strings.HasSuffix(req.URL.Path, "/chat/completions") {
+		if err := addZeroTemperature(req); err != nil {
+			return nil, err
+		}
+	}
 	resp, err := d.inner.Do(req)
 	if resp != nil {
 		if info, ok := req.Context().Value(responseInfoKey{}).(*responseInfo); ok {
@@ -43,4 +59,57 @@ func (d *headerDoer) Do(req *http.Request) (*http.Response, error) {
 		}
 	}
 	return resp, err
+}
+
+// go-openai's ChatCompletionRequest has `temperature,omitempty` on a plain
+// float32, so a configured temperature of 0 would be dropped and the
+// provider's default (often 1) used instead. The request is marshalled
+// inside go-openai, so the doer adds the field to the body on its way out:
+// since go-openai omitted it, the body cannot already carry it.
+
+// zeroTemperatureKey marks a context whose chat requests send temperature 0.
+type zeroTemperatureKey struct{}
+
+// withChatTemperature returns ctx marked to send temperature 0 when zero
+// is set.
+func withChatTemperature(ctx context.Context, zero bool) context.Context {
+	if !zero {
+		return ctx
+	}
+	return context.WithValue(ctx, zeroTemperatureKey{}, true)
+}
+
+// zeroTemperature reports whether ctx is marked by withChatTemperature.
+func zeroTemperature(ctx context.Context) bool {
+	v, _ := ctx.Value(zeroTemperatureKey{}).(bool)
+	return v
+}
+
+// addZeroTemperature inserts "temperature":0 at the start of req's JSON
+// object body.
+func addZeroTemperature(req *http.Request) error {
+	if req.Body == nil {
+		return nil
+	}
+	body, err := io.ReadAll(req.Body)
+	_ = req.Body.Close()
+	if err != nil {
+		return fmt.Errorf("read request body: %w", err)
+	}
+	trimmed := bytes.TrimLeft(body, " \t\r\n")
+	if len(trimmed) < 2 || trimmed[0] != '{' {
+		return fmt.Errorf("request body is not a JSON object")
+	}
+	sep := ","
+	if bytes.HasPrefix(bytes.TrimLeft(trimmed[1:], " \t\r\n"), []byte("}")) {
+		sep = ""
+	}
+	out := make([]byte, 0, len(trimmed)+len(`"temperature":0,`))
+	out = append(out, '{')
+	out = append(out, `"temperature":0`+sep...)
+	out = append(out, trimmed[1:]...)
+	req.Body = io.NopCloser(bytes.NewReader(out))
+	req.ContentLength = int64(len(out))
+	req.GetBody = func() (io.ReadCloser, error) { return io.NopCloser(bytes.NewReader(out)), nil }
+	return nil
 }

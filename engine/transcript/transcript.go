@@ -36,6 +36,29 @@ type Message struct {
 	ToolCalls []ToolCall `json:"tool_calls,omitempty"`
 	// ToolCallID names the call a tool message answers.
 	ToolCallID string `json:"tool_call_id,omitempty"`
+
+	// ReasoningItems are the encrypted reasoning items a Responses API
+	// model returned with this assistant message. They are sent back, before
+	// the message, on later calls, and never shown to people.
+	ReasoningItems []ReasoningItem `json:"reasoning_items,omitempty"`
+}
+
+// ReasoningItem is one Responses API reasoning item, kept as the provider
+// sent it: its id, its encrypted content (opaque, sent back byte for byte)
+// and the texts of its summary, if any.
+type ReasoningItem struct {
+	ID               string   `json:"id"`
+	EncryptedContent string   `json:"encrypted_content,omitempty"`
+	Summary          []string `json:"summary,omitempty"`
+}
+
+// Bytes is the size of the item's state as it is sent back.
+func (r ReasoningItem) Bytes() int {
+	n := len(r.ID) + len(r.EncryptedContent)
+	for _, s := range r.Summary {
+		n += len(s)
+	}
+	return n
 }
 
 // ToolCall is one tool call the model asked for.
@@ -56,12 +79,15 @@ type Usage struct {
 	Prompt     int `json:"prompt"`
 	Cached     int `json:"cached"`
 	Completion int `json:"completion"`
-	Calls      int `json:"calls"`
+	// Reasoning is the part of Completion the model spent reasoning.
+	Reasoning int `json:"reasoning,omitempty"`
+	Calls     int `json:"calls"`
 }
 
 // Add returns u plus v.
 func (u Usage) Add(v Usage) Usage {
-	return Usage{Prompt: u.Prompt + v.Prompt, Cached: u.Cached + v.Cached, Completion: u.Completion + v.Completion, Calls: u.Calls + v.Calls}
+	return Usage{Prompt: u.Prompt + v.Prompt, Cached: u.Cached + v.Cached, Completion: u.Completion + v.Completion,
+		Reasoning: u.Reasoning + v.Reasoning, Calls: u.Calls + v.Calls}
 }
 
 // Output is one version of a document the agent saved.
