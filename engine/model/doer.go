@@ -45,6 +45,7 @@ type headerDoer struct {
 // Do sends req with the inner client and records what the response asks.
 func (d *headerDoer) Do(req *http.Request) (*http.Response, error) {
 	if d.apiKey != "" {
+		req.Header.Del("Authorization")
 		req.Header.Set("api-key", d.apiKey)
 	}
 	if zeroTemperature(req.Context()) && strings.HasSuffix(req.URL.Path, "/chat/completions") {
