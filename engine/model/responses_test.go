@@ -2,8 +2,8 @@ package model_test
 
 import (
 	"bytes"
-	"encoding/json"
 	"context"
+	"encoding/json"
 	"errors"
 	"log/slog"
 	"strings"
