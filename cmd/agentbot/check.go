@@ -169,7 +169,7 @@ func (c *checker) modelEndpoint(ctx context.Context) {
 	defer cancel()
 	one := *c.cfg
 	one.CallTimeout = c.timeout
-	mc, err := newModel(&one, nil)
+	mc, err := newModel(&one, nil, nil)
 	if err != nil {
 		c.r.fail(name, err.Error(), "fix AGENTBOT_TEMPERATURE")
 		return

@@ -101,8 +101,9 @@ func absOr(p string) string {
 	return filepath.Clean(p)
 }
 
-// newModel returns the model client the configuration describes.
-func newModel(cfg *Config, onRetry func(int, error)) (*model.Client, error) {
+// newModel returns the model client the configuration describes; log
+// hears of an API switch (nil: slog's default).
+func newModel(cfg *Config, log *slog.Logger, onRetry func(int, error)) (*model.Client, error) {
 	mc := model.Config{
 		APIKey:     cfg.APIKey,
 		BaseURL:    cfg.BaseURL,
