@@ -117,6 +117,7 @@ func newModel(cfg *Config, log *slog.Logger, onRetry func(int, error)) (*model.C
 		ReasoningEffort: strings.ToLower(cfg.ReasoningEffort),
 		CallTimeout:     cfg.CallTimeout,
 		OnRetry:         onRetry,
+		Logger:          log,
 		HTTPClient:      &http.Client{Transport: pooledTransport(cfg.MaxTurns)},
 	}
 	if t := strings.TrimSpace(cfg.Temperature); t != "" {
