@@ -2,12 +2,14 @@ package main
 
 import (
 	"encoding/json"
+	"path/filepath"
 	"strings"
 	"testing"
 
 	"agentbot/engine/fakemodel"
 	"agentbot/engine/transcript"
 	"agentbot/storage"
+	"agentbot/storage/pgtest"
 )
 
 // responsesVars is a chat on the Responses API with an OpenAI reasoning
@@ -152,4 +154,41 @@ func rawField(t *testing.T, r fakemodel.Request) map[string]any {
 		t.Fatalf("request %d: %v", r.N, err)
 	}
 	return m
+}
+
+// Reasoning state survives `migrate` into PostgreSQL and a takeover by
+// another replica (an empty data folder on the same database), and stays
+// out of `sessions export`, which is for people.
+func TestChatResponsesMigrateExportReplica(t *testing.T) {
+	url := pgtest.URL(t)
+	fm := fakemodel.NewTB(t)
+	fm.Enqueue(fakemodel.Reply{Text: "Who is the reorder button for?"}, twoReads(), fakemodel.Reply{Text: "Both empty."})
+	vars := responsesVars(t, fm)
+	r := runCmd(t, vars, "*brief\nA checkout reorder button\n", "chat", "--agent", "product-lead")
+	r.wantCode(t, 0)
+	id := sessionID(t, r.stdout)
+
+	exp := runCmd(t, vars, "", "sessions", "export", id)
+	exp.wantCode(t, 0)
+	contains(t, "export", exp.stdout, "Both empty.")
+	lacks(t, "export", exp.stdout, "gAAAAA")
+	lacks(t, "export", exp.stdout, "reasoning_items")
+
+	vars["AGENTBOT_DATABASE_URL"] = url
+	runCmd(t, vars, "", "migrate").wantCode(t, 0)
+	vars["AGENTBOT_DATA"] = filepath.Join(t.TempDir(), "replica")
+	fm.Enqueue(fakemodel.Reply{Text: "Continuing on another replica."})
+	r = runCmd(t, vars, "Returning shoppers\n", "chat", "--session", id)
+	r.wantCode(t, 0)
+	contains(t, "stdout", r.stdout, "Continuing on another replica.")
+	sent := fakemodel.ReasoningSent(fm.Requests()[3])
+	issued := fm.IssuedReasoning()
+	if len(sent) != 3 {
+		t.Fatalf("the replica sent %d reasoning items back, want 3", len(sent))
+	}
+	for _, s := range sent {
+		if s.EncryptedContent != issued[s.ID] {
+			t.Errorf("reasoning item %s changed on its way through PostgreSQL", s.ID)
+		}
+	}
 }
