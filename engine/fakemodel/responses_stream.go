@@ -166,20 +166,7 @@ func (s *Server) writeResponsesStream(w http.ResponseWriter, r *http.Request, re
 
 // streamItem streams one output item at output index i.
 func (s *Server) streamItem(rs *respStream, i int, it wireRespOutItem, reply Reply, unknown bool, step func() bool) bool {
-	added := it
-	switch it.Type {
-	case "message":
-		added.Content, added.Status = []wireRespContent{}, "in_progress"
-	case "function_call":
-		empty := ""
-		added.Arguments, added.Status = &empty, "in_progress"
-	case "reasoning":
-		added.EncryptedContent = ""
-		if unknown {
-			// A field and an event type this client cannot know.
-			it.Extra = map[string]any{"format": "future-format-v9", "signature": "c2ln"}
-		}
-	}
+	added, it := addedForm(it, unknown)
 	if !rs.send("response.output_item.added", map[string]any{"output_index": i, "item": added}) {
 		return false
 	}
@@ -193,18 +180,43 @@ func (s *Server) streamItem(rs *respStream, i int, it wireRespOutItem, reply Rep
 			return false
 		}
 	case "function_call":
-		for _, piece := range splitRunes(*it.Arguments, reply.chunks()) {
-			if !step() || !rs.send("response.function_call_arguments.delta",
-				map[string]any{"output_index": i, "item_id": it.ID, "delta": piece}) {
-				return false
-			}
-		}
-		if !rs.send("response.function_call_arguments.done",
-			map[string]any{"output_index": i, "item_id": it.ID, "arguments": *it.Arguments}) {
+		if !streamArgs(rs, i, it, reply, step) {
 			return false
 		}
 	}
 	return rs.send("response.output_item.done", map[string]any{"output_index": i, "item": it})
+}
+
+// addedForm returns an item as output_item.added shows it (no content
+// yet), and the item as done, with unknown fields when asked.
+func addedForm(it wireRespOutItem, unknown bool) (added, done wireRespOutItem) {
+	added = it
+	switch it.Type {
+	case "message":
+		added.Content, added.Status = []wireRespContent{}, "in_progress"
+	case "function_call":
+		empty := ""
+		added.Arguments, added.Status = &empty, "in_progress"
+	case "reasoning":
+		added.EncryptedContent = ""
+		if unknown {
+			// A field this client cannot know.
+			it.Extra = map[string]any{"format": "future-format-v9", "signature": "c2ln"}
+		}
+	}
+	return added, it
+}
+
+// streamArgs streams a function call's arguments.
+func streamArgs(rs *respStream, i int, it wireRespOutItem, reply Reply, step func() bool) bool {
+	for _, piece := range splitRunes(*it.Arguments, reply.chunks()) {
+		if !step() || !rs.send("response.function_call_arguments.delta",
+			map[string]any{"output_index": i, "item_id": it.ID, "delta": piece}) {
+			return false
+		}
+	}
+	return rs.send("response.function_call_arguments.done",
+		map[string]any{"output_index": i, "item_id": it.ID, "arguments": *it.Arguments})
 }
 
 // streamText streams a message item's text part.

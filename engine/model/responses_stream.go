@@ -101,20 +101,22 @@ func (a *respAssembler) add(ev openai.ResponseStreamEvent, onText func(string)) 
 		}
 	case openai.ResponseStreamEventCompleted, openai.ResponseStreamEventIncomplete:
 		a.end(ev)
-	case openai.ResponseStreamEventFailed:
-		f := &streamFailure{event: string(ev.Type)}
-		if ev.Response != nil && ev.Response.Error != nil {
-			f.code, f.message = ev.Response.Error.Code, ev.Response.Error.Message
-		}
-		return f
-	case openai.ResponseStreamEventError:
-		f := &streamFailure{event: string(ev.Type), code: ev.Code, message: ev.Message}
-		if ev.Error != nil && f.message == "" {
-			f.code, f.message = ev.Error.Code, ev.Error.Message
-		}
-		return f
+	case openai.ResponseStreamEventFailed, openai.ResponseStreamEventError:
+		return failure(ev)
 	}
 	return nil
+}
+
+// failure is the error of an error or response.failed event.
+func failure(ev openai.ResponseStreamEvent) error {
+	f := &streamFailure{event: string(ev.Type), code: ev.Code, message: ev.Message}
+	switch {
+	case ev.Type == openai.ResponseStreamEventFailed && ev.Response != nil && ev.Response.Error != nil:
+		f.code, f.message = ev.Response.Error.Code, ev.Response.Error.Message
+	case ev.Error != nil && f.message == "":
+		f.code, f.message = ev.Error.Code, ev.Error.Message
+	}
+	return f
 }
 
 // call returns the function call at output index i, if any.
