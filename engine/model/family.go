@@ -87,11 +87,12 @@ var families = []family{
 }
 
 // familyOf returns the family of a model name (or of AGENTBOT_MODEL_FAMILY
-// for a deployment): its lower-cased name, without a router's "openai/"
-// prefix, matched against the table. An unknown name is an unknown family.
+// for a deployment): its lower-cased name matched against the table. An
+// unknown name is an unknown family; so is a router's name such as
+// OpenRouter's "openai/gpt-5.6", since the router, not OpenAI, decides
+// what its endpoint takes.
 func familyOf(name string) family {
 	n := strings.ToLower(strings.TrimSpace(name))
-	n = strings.TrimPrefix(n, "openai/")
 	for _, f := range families {
 		if strings.HasPrefix(n, f.name) {
 			f.known = true
