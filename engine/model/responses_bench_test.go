@@ -48,6 +48,7 @@ func BenchmarkBareResponsesCall(b *testing.B) {
 	}
 	ctx := context.Background()
 	b.ReportAllocs()
+	defer reportCPU(b, cpuTime())
 	for b.Loop() {
 		stream, err := c.CreateResponseStream(ctx, req)
 		if err != nil {
@@ -82,6 +83,7 @@ func BenchmarkResponsesComplete(b *testing.B) {
 	req := llm.Request{Messages: benchMessages()}
 	ctx := context.Background()
 	b.ReportAllocs()
+	defer reportCPU(b, cpuTime())
 	for b.Loop() {
 		resp, err := c.Complete(ctx, req, func(string) {})
 		if err != nil {
