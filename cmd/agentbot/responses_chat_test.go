@@ -192,3 +192,39 @@ func TestChatResponsesMigrateExportReplica(t *testing.T) {
 		}
 	}
 }
+
+// An error event inside the stream after the first token ends the turn
+// with the provider's message, is not retried (the text was shown), and
+// the cut answer is not stored: the next line continues cleanly, and the
+// reasoning of the failed attempt is not sent back.
+func TestChatResponsesStreamErrorAfterText(t *testing.T) {
+	fm := fakemodel.NewTB(t)
+	fm.Enqueue(fakemodel.Reply{Text: "Who is the reorder button for?"},
+		fakemodel.Reply{Text: "This answer will be cut off here", Chunks: 4},
+		fakemodel.Reply{Text: "Fresh answer."})
+	fm.EnqueueStreamFault(fakemodel.StreamFault{}, fakemodel.StreamFault{Event: "error", Code: "server_error", Message: "The model had an error mid-answer", AfterDeltas: 2})
+	vars := responsesVars(t, fm)
+	r := runCmd(t, vars, "*brief\nA checkout reorder button\nTry again\n", "chat", "--agent", "product-lead", "--session", "cut")
+	contains(t, "output", r.stdout+r.stderr, "The model had an error mid-answer")
+	contains(t, "stdout", r.stdout, "Fresh answer.")
+	if n := fm.Calls(); n != 3 {
+		t.Errorf("%d model calls, want 3 (the cut one not retried)", n)
+	}
+	st, err := storage.Open(vars["AGENTBOT_DATA"])
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer st.Close()
+	s, err := st.Session("chat/cut")
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, m := range s.Messages {
+		if strings.Contains(m.Content, "cut off") {
+			t.Errorf("the cut answer was stored: %+v", m)
+		}
+	}
+	if got := len(fakemodel.ReasoningSent(fm.Requests()[2])); got != 1 {
+		t.Errorf("the retry after the cut sent %d reasoning items, want only the first answer's", got)
+	}
+}

@@ -23,7 +23,8 @@ import (
 // output, and checks that later requests send it back as OpenAI does.
 
 // StreamFault scripts a failure inside a 200 Responses stream. Faults are
-// taken in order, one per streamed Responses request, before replies.
+// taken in order, one per streamed Responses request; the zero StreamFault
+// is no fault, letting one stream through.
 type StreamFault struct {
 	// Event is "error" (an error event, after which the stream ends) or
 	// "response.failed".

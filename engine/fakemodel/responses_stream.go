@@ -116,6 +116,7 @@ func (rs *respStream) send(typ string, fields map[string]any) bool {
 func (s *Server) writeResponsesStream(w http.ResponseWriter, r *http.Request, req Request, wr wireResponsesRequest, reply Reply) {
 	b := s.buildResponse(req, wr, reply)
 	fault, hasFault := s.responses().nextFault()
+	hasFault = hasFault && fault.Event != "" // the zero fault lets one stream through
 	st := s.responses()
 	st.mu.Lock()
 	unknown := st.unknown
