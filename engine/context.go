@@ -192,7 +192,7 @@ func msgBytes(m *transcript.Message) int {
 	for _, tc := range m.ToolCalls {
 		n += len(tc.Function.Arguments) + len(tc.Function.Name) + 24
 	}
-	return n
+	return n + 40*len(m.ReasoningItems) // each reasoning item's JSON framing
 }
 
 // elide returns the stubbed form of message i, and whether it changed.

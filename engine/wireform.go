@@ -203,5 +203,8 @@ func mergeAssistant(a, b transcript.Message) transcript.Message {
 	if b.HasReasoning() || len(b.ToolCalls) > 0 {
 		a.ReasoningContent, a.ReasoningField, a.ReasoningDetails = b.ReasoningContent, b.ReasoningField, b.ReasoningDetails
 	}
+	// Responses reasoning items each stand before what they led to, so
+	// both messages' items are kept, in order.
+	a.ReasoningItems = append(append([]transcript.ReasoningItem(nil), a.ReasoningItems...), b.ReasoningItems...)
 	return a
 }

@@ -43,7 +43,7 @@ func runChat(ctx context.Context, e *env) int {
 		fmt.Fprintf(e.stderr, "agentbot chat: %v\n", err)
 		return 1
 	}
-	m, err := newModel(cfg, nil)
+	m, err := newModel(cfg, log, nil)
 	if err != nil {
 		fmt.Fprintf(e.stderr, "agentbot chat: %v\n", err)
 		return 2

@@ -16,7 +16,6 @@ import (
 	"agentbot/engine/llm"
 	"agentbot/engine/mcp"
 	"agentbot/engine/model"
-	"agentbot/engine/transcript"
 	"agentbot/storage/bolt"
 	"agentbot/storage/postgres"
 )
@@ -30,8 +29,10 @@ const defaultCheckTimeout = 10 * time.Second
 // check failed.
 func runCheck(ctx context.Context, e *env) int {
 	timeout := defaultCheckTimeout
+	noSlack := false
 	cfg, _, code := parse("check", e, func(fs *flagSet) {
 		fs.DurationVar(&timeout, "check-timeout", defaultCheckTimeout, "time limit of each network check")
+		fs.BoolVar(&noSlack, "no-slack", false, "check everything but Slack (for a start in the terminal with agentbot chat)")
 	})
 	if cfg == nil {
 		return code
@@ -53,17 +54,23 @@ func runCheck(ctx context.Context, e *env) int {
 
 	ok := map[string]bool{}
 	for _, t := range slackTokens {
+		if noSlack {
+			break
+		}
 		ok[t.env] = c.tokenFormat(t)
 	}
 	botOK, appOK := ok["SLACK_BOT_TOKEN"], ok["SLACK_APP_TOKEN"]
-	if botOK {
+	switch {
+	case noSlack:
+		r.skip("Slack", "--no-slack")
+	case botOK:
 		c.slackAuth(ctx)
-	} else {
+	default:
 		r.skip("Slack auth.test", "SLACK_BOT_TOKEN is missing or malformed")
 	}
 	if appOK {
 		c.socketMode(ctx)
-	} else {
+	} else if !noSlack {
 		r.skip("Slack Socket Mode", "SLACK_APP_TOKEN is missing or malformed")
 	}
 	c.modelEndpoint(ctx)
@@ -129,32 +136,45 @@ func (c *checker) socketMode(ctx context.Context) {
 	c.r.ok(name, "apps.connections.open accepted the app token; Socket Mode is on")
 }
 
-// modelEndpoint lists the endpoint's models, or, when the endpoint has no
-// models list (404/405), asks it for a one-token completion.
+// modelEndpoint lists the endpoint's models (an endpoint without a models
+// list, 404/405, is fine), then tries the model for real with model.Check.
 func (c *checker) modelEndpoint(ctx context.Context) {
 	name := "model endpoint " + endpointName(c.cfg)
-	ctx, cancel := context.WithTimeout(ctx, c.timeout)
+	lctx, cancel := context.WithTimeout(ctx, c.timeout)
 	defer cancel()
-	mc, err := newModel(c.cfg, nil)
+	one := *c.cfg
+	one.CallTimeout = c.timeout
+	mc, err := newModel(&one, nil, nil)
 	if err != nil {
 		c.r.fail(name, err.Error(), "fix AGENTBOT_TEMPERATURE")
 		return
 	}
-	ids, err := mc.ListModels(ctx)
-	if err == nil {
+	ids, err := mc.ListModels(lctx)
+	switch st := httpStatus(err); {
+	case err == nil:
 		c.r.ok(name, fmt.Sprintf("%d model(s) listed", len(ids)))
 		c.modelListed(ids)
+	case errors.Is(err, model.ErrConfig):
+		c.r.fail(name, err.Error(), "set OPENAI_API_TYPE, OPENAI_BASE_URL, AGENTBOT_MODEL, AGENTBOT_API and AGENTBOT_REASONING_EFFORT; "+quickstartHint)
+		return
+	case st == http.StatusNotFound || st == http.StatusMethodNotAllowed:
+		c.r.ok(name, fmt.Sprintf("no models list (HTTP %d); trying %q directly", st, c.cfg.Model))
+	default:
+		c.r.fail(name, c.modelError(lctx, err), modelHint(err))
 		return
 	}
-	if errors.Is(err, model.ErrConfig) {
-		c.r.fail(name, err.Error(), "set OPENAI_API_TYPE, OPENAI_BASE_URL and AGENTBOT_MODEL; "+quickstartHint)
-		return
+	pctx, cancel := context.WithTimeout(ctx, 3*c.timeout)
+	defer cancel()
+	for _, f := range mc.Check(pctx) {
+		switch f.Status {
+		case model.CheckOK:
+			c.r.ok(f.Name, f.Detail)
+		case model.CheckWarn:
+			c.r.warn(f.Name, f.Detail, f.Hint)
+		default:
+			c.r.fail(f.Name, f.Detail, f.Hint+"; "+quickstartHint)
+		}
 	}
-	if st := httpStatus(err); st == http.StatusNotFound || st == http.StatusMethodNotAllowed {
-		c.completion(ctx, name, st)
-		return
-	}
-	c.r.fail(name, c.modelError(ctx, err), modelHint(err))
 }
 
 // modelListed warns when the configured model is not in the endpoint's list.
@@ -166,28 +186,6 @@ func (c *checker) modelListed(ids []string) {
 	}
 	c.r.warn(name, "not in the endpoint's models list",
 		"fine if the provider serves it anyway (Azure deployments are not listed); otherwise set AGENTBOT_MODEL to one of: "+summarize(ids, 8))
-}
-
-// completion asks for a one-token completion of the configured model, for
-// endpoints that do not list models.
-func (c *checker) completion(ctx context.Context, name string, listStatus int) {
-	one := *c.cfg
-	one.MaxTokens = 1
-	one.CallTimeout = c.timeout
-	mc, err := newModel(&one, nil)
-	if err != nil {
-		c.r.fail(name, err.Error(), "fix AGENTBOT_TEMPERATURE")
-		return
-	}
-	_, err = mc.Complete(ctx, llm.Request{Messages: []transcript.Message{
-		{Role: transcript.RoleUser, Content: "Reply with OK."},
-	}}, nil)
-	if err != nil {
-		c.r.fail(name, fmt.Sprintf("no models list (HTTP %d), and a one-token completion of %q failed: %s",
-			listStatus, c.cfg.Model, c.modelError(ctx, err)), modelHint(err))
-		return
-	}
-	c.r.ok(name, fmt.Sprintf("no models list (HTTP %d); a one-token completion of %q answered", listStatus, c.cfg.Model))
 }
 
 // modelError says what went wrong with a model endpoint call.

@@ -97,7 +97,7 @@ func runServe(ctx context.Context, e *env) int {
 	tools.useChannels(st, log)
 
 	met := metrics.New()
-	m, err := newModel(cfg, func(attempt int, err error) {
+	m, err := newModel(cfg, log, func(attempt int, err error) {
 		met.ModelRetry()
 		log.Info("model retry", "attempt", attempt, "err", err)
 	})

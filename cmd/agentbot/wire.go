@@ -129,18 +129,24 @@ func absOr(p string) string {
 	return filepath.Clean(p)
 }
 
-// newModel returns the model client the configuration describes.
-func newModel(cfg *Config, onRetry func(int, error)) (*model.Client, error) {
+// newModel returns the model client the configuration describes; log
+// hears of an API switch (nil: slog's default).
+func newModel(cfg *Config, log *slog.Logger, onRetry func(int, error)) (*model.Client, error) {
 	mc := model.Config{
-		APIKey:      cfg.APIKey,
-		BaseURL:     cfg.BaseURL,
-		Model:       cfg.Model,
-		APIType:     cfg.APIType,
-		APIVersion:  cfg.APIVersion,
-		MaxTokens:   cfg.MaxTokens,
-		CallTimeout: cfg.CallTimeout,
-		OnRetry:     onRetry,
-		HTTPClient:  &http.Client{Transport: pooledTransport(cfg.MaxTurns)},
+		APIKey:     cfg.APIKey,
+		BaseURL:    cfg.BaseURL,
+		Model:      cfg.Model,
+		APIType:    cfg.APIType,
+		APIVersion: cfg.APIVersion,
+		MaxTokens:  cfg.MaxTokens,
+		API:        strings.ToLower(cfg.API),
+		Family:     cfg.ModelFamily,
+		// The validated value, lower-cased like the check compares it.
+		ReasoningEffort: strings.ToLower(cfg.ReasoningEffort),
+		CallTimeout:     cfg.CallTimeout,
+		OnRetry:         onRetry,
+		Logger:          log,
+		HTTPClient:      &http.Client{Transport: pooledTransport(cfg.MaxTurns)},
 	}
 	if t := strings.TrimSpace(cfg.Temperature); t != "" {
 		f, err := strconv.ParseFloat(t, 32)

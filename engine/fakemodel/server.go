@@ -57,6 +57,7 @@ type Server struct {
 	models  []string
 	lenient bool // strict history checks are off
 	window  int  // context window in estimated tokens; 0: none
+	resp    *responsesState
 
 	provider   Provider        // the provider mode (provider.go)
 	signatures map[string]bool // thought signatures handed out
@@ -105,6 +106,7 @@ func New() *Server {
 	mux := http.NewServeMux()
 	mux.HandleFunc("POST /v1/chat/completions", s.serveChat)
 	mux.HandleFunc("POST /openai/deployments/{deployment}/chat/completions", s.serveChat)
+	s.routeResponses(mux)
 	mux.HandleFunc("GET /v1/models", s.serveModels)
 	mux.HandleFunc("GET /openai/models", s.serveModels)
 	mux.HandleFunc("GET /v1/models/{model}", s.serveModel)

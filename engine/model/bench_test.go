@@ -7,6 +7,7 @@ import (
 	"io"
 	"strings"
 	"testing"
+	"time"
 
 	openai "github.com/sashabaranov/go-openai"
 
@@ -59,6 +60,7 @@ func BenchmarkBareCall(b *testing.B) {
 	}
 	ctx := context.Background()
 	b.ReportAllocs()
+	defer reportCPU(b, cpuTime())
 	for b.Loop() {
 		stream, err := c.CreateChatCompletionStream(ctx, req)
 		if err != nil {
@@ -91,6 +93,7 @@ func BenchmarkComplete(b *testing.B) {
 	req := llm.Request{Messages: benchMessages()}
 	ctx := context.Background()
 	b.ReportAllocs()
+	defer reportCPU(b, cpuTime())
 	for b.Loop() {
 		resp, err := c.Complete(ctx, req, func(string) {})
 		if err != nil {
@@ -161,4 +164,11 @@ func BenchmarkDeepSeekReasoningState(b *testing.B) {
 	b.ReportMetric(float64(carried)/steps, "reasoning-B/step")
 	b.ReportMetric(float64(carried), "reasoning-B/req")
 	b.ReportMetric(100*float64(carried)/float64(body), "reasoning-%-of-req")
+}
+
+// reportCPU reports the process CPU time per op since start: client and
+// fake server together, but far steadier than wall time on a busy machine,
+// so two benchmarks of the same server work compare by their client side.
+func reportCPU(b *testing.B, start time.Duration) {
+	b.ReportMetric(float64(cpuTime()-start)/float64(b.N), "cpu-ns/op")
 }

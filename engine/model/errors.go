@@ -48,7 +48,10 @@ func fill(e *llm.Error, err error) {
 	var api *openai.APIError
 	var req *openai.RequestError
 	var ra *retryAfterError
+	var sf *streamFailure
 	switch {
+	case errors.As(err, &sf):
+		e.Code, e.Message = sf.code, sf.Error()
 	case errors.As(err, &ra):
 		e.Message = describe(ra)
 		if errors.As(ra.err, &api) {

@@ -68,6 +68,9 @@ func retryable(err error) bool {
 	if errors.Is(err, ErrCallTimeout) || errors.Is(err, ErrIncompleteStream) || errors.Is(err, ErrStreamError) {
 		return true
 	}
+	if sf := (*streamFailure)(nil); errors.As(err, &sf) {
+		return sf.transient()
+	}
 	if status := statusOf(err); status != 0 {
 		return retryableStatus(status)
 	}

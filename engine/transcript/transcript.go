@@ -50,11 +50,16 @@ type Message struct {
 	ReasoningField   string `json:"reasoning_field,omitempty"`
 	// ReasoningDetails is OpenRouter's reasoning_details array, verbatim.
 	ReasoningDetails json.RawMessage `json:"reasoning_details,omitempty"`
+
+	// ReasoningItems are the encrypted reasoning items a Responses API
+	// model returned with this assistant message. They are sent back, before
+	// the message, on later calls, and never shown to people.
+	ReasoningItems []ReasoningItem `json:"reasoning_items,omitempty"`
 }
 
 // HasReasoning reports whether m carries reasoning state of any kind.
 func (m *Message) HasReasoning() bool {
-	if m.ReasoningContent != "" || len(m.ReasoningDetails) > 0 {
+	if m.ReasoningContent != "" || len(m.ReasoningDetails) > 0 || len(m.ReasoningItems) > 0 {
 		return true
 	}
 	for _, tc := range m.ToolCalls {
@@ -68,6 +73,9 @@ func (m *Message) HasReasoning() bool {
 // ReasoningBytes is the size of m's reasoning state as sent.
 func (m *Message) ReasoningBytes() int {
 	n := len(m.ReasoningContent) + len(m.ReasoningDetails)
+	for _, r := range m.ReasoningItems {
+		n += r.Bytes()
+	}
 	for _, tc := range m.ToolCalls {
 		n += len(tc.ThoughtSignature)
 	}
@@ -77,7 +85,7 @@ func (m *Message) ReasoningBytes() int {
 // DropReasoning removes m's reasoning state (for turns whose provider
 // allows that).
 func (m *Message) DropReasoning() {
-	m.ReasoningContent, m.ReasoningField, m.ReasoningDetails = "", "", nil
+	m.ReasoningContent, m.ReasoningField, m.ReasoningDetails, m.ReasoningItems = "", "", nil, nil
 	if len(m.ToolCalls) == 0 {
 		return
 	}
@@ -86,6 +94,24 @@ func (m *Message) DropReasoning() {
 		calls[i].ThoughtSignature = ""
 	}
 	m.ToolCalls = calls
+}
+
+// ReasoningItem is one Responses API reasoning item, kept as the provider
+// sent it: its id, its encrypted content (opaque, sent back byte for byte)
+// and the texts of its summary, if any.
+type ReasoningItem struct {
+	ID               string   `json:"id"`
+	EncryptedContent string   `json:"encrypted_content,omitempty"`
+	Summary          []string `json:"summary,omitempty"`
+}
+
+// Bytes is the size of the item's state as it is sent back.
+func (r ReasoningItem) Bytes() int {
+	n := len(r.ID) + len(r.EncryptedContent)
+	for _, s := range r.Summary {
+		n += len(s)
+	}
+	return n
 }
 
 // ToolCall is one tool call the model asked for.
@@ -109,12 +135,15 @@ type Usage struct {
 	Prompt     int `json:"prompt"`
 	Cached     int `json:"cached"`
 	Completion int `json:"completion"`
-	Calls      int `json:"calls"`
+	// Reasoning is the part of Completion the model spent reasoning.
+	Reasoning int `json:"reasoning,omitempty"`
+	Calls     int `json:"calls"`
 }
 
 // Add returns u plus v.
 func (u Usage) Add(v Usage) Usage {
-	return Usage{Prompt: u.Prompt + v.Prompt, Cached: u.Cached + v.Cached, Completion: u.Completion + v.Completion, Calls: u.Calls + v.Calls}
+	return Usage{Prompt: u.Prompt + v.Prompt, Cached: u.Cached + v.Cached, Completion: u.Completion + v.Completion,
+		Reasoning: u.Reasoning + v.Reasoning, Calls: u.Calls + v.Calls}
 }
 
 // Output is one version of a document the agent saved.
