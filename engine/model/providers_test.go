@@ -215,7 +215,11 @@ func TestMistralAndAzureModes(t *testing.T) {
 	az := fakemodel.NewTB(t)
 	az.SetProvider(fakemodel.Azure)
 	az.Enqueue(fakemodel.Reply{Text: "hi from azure"})
-	c, _ = newClient(az, func(cfg *model.Config) { cfg.APIType, cfg.BaseURL, cfg.Model = "azure", az.RootURL(), "gpt-5-prod" })
+	// The api-version belongs to Azure's Chat Completions path; auto would
+	// send a gpt-5 deployment to the Responses API, which needs none.
+	c, _ = newClient(az, func(cfg *model.Config) {
+		cfg.APIType, cfg.BaseURL, cfg.Model, cfg.API = "azure", az.RootURL(), "gpt-5-prod", model.APIChat
+	})
 	if resp, err := c.Complete(context.Background(), userRequest("hi"), nil); err != nil || resp.Message.Content != "hi from azure" {
 		t.Fatalf("azure default api-version: %v", err)
 	}
@@ -223,7 +227,7 @@ func TestMistralAndAzureModes(t *testing.T) {
 		t.Errorf("query %q", q)
 	}
 	c, _ = newClient(az, func(cfg *model.Config) {
-		cfg.APIType, cfg.BaseURL, cfg.Model, cfg.APIVersion = "azure", az.RootURL(), "gpt-5-prod", "2023-05-15"
+		cfg.APIType, cfg.BaseURL, cfg.Model, cfg.APIVersion, cfg.API = "azure", az.RootURL(), "gpt-5-prod", "2023-05-15", model.APIChat
 	})
 	if _, err := c.Complete(context.Background(), userRequest("hi"), nil); err == nil || !strings.Contains(err.Error(), "Unknown parameter: 'stream_options'") {
 		t.Errorf("azure 2023-05-15: %v", err)
