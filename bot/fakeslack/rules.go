@@ -107,7 +107,7 @@ type methodRule struct {
 	required []argRule // required arguments, from the page's "Required arguments"
 	blocks   string    // argument holding message blocks, "" when none
 	view     bool      // the "view" argument holds a view (views.publish)
-	text     bool      // "text" is parsed for Slack markup (escaping rule)
+	text     []string  // arguments parsed for Slack markup (escaping rule)
 	extra    func(args Args, app AppKind) *Violation
 }
 
@@ -124,6 +124,9 @@ const (
 	AssistantApp
 )
 
+// msgText is the argument of chat methods that Slack parses for markup.
+var msgText = []string{"text"}
+
 func req(code string, names ...string) argRule { return argRule{names: names, code: code} }
 
 // Slack answers a missing argument with invalid_arguments unless the
@@ -134,14 +137,14 @@ const badArgs = "invalid_arguments"
 var rules = map[string]methodRule{
 	"chat.postMessage": {doc: "https://docs.slack.dev/reference/methods/chat.postMessage",
 		required: []argRule{req("channel_not_found", "channel"), req("no_text", "text", "blocks", "attachments", "markdown_text")},
-		blocks:   "blocks", text: true},
+		blocks:   "blocks", text: msgText},
 	"chat.postEphemeral": {doc: "https://docs.slack.dev/reference/methods/chat.postEphemeral",
 		required: []argRule{req("channel_not_found", "channel"), req("user_not_in_channel", "user"),
 			req("no_text", "text", "blocks", "attachments", "markdown_text")},
-		blocks: "blocks", text: true},
+		blocks: "blocks", text: msgText},
 	"chat.update": {doc: "https://docs.slack.dev/reference/methods/chat.update",
 		required: []argRule{req("channel_not_found", "channel"), req("message_not_found", "ts")},
-		blocks:   "blocks", text: true},
+		blocks:   "blocks", text: msgText},
 	"chat.delete": {doc: "https://docs.slack.dev/reference/methods/chat.delete",
 		required: []argRule{req("channel_not_found", "channel"), req("message_not_found", "ts")}},
 	"chat.startStream": {doc: "https://docs.slack.dev/reference/methods/chat.startStream",
@@ -183,7 +186,7 @@ var rules = map[string]methodRule{
 	"files.getUploadURLExternal": {doc: "https://docs.slack.dev/reference/methods/files.getUploadURLExternal",
 		required: []argRule{req(badArgs, "filename"), req(badArgs, "length")}},
 	"files.completeUploadExternal": {doc: "https://docs.slack.dev/reference/methods/files.completeUploadExternal",
-		required: []argRule{req(badArgs, "files")}},
+		required: []argRule{req(badArgs, "files")}, text: []string{"initial_comment"}},
 	"files.info": {doc: "https://docs.slack.dev/reference/methods/files.info",
 		required: []argRule{req("file_not_found", "file")}},
 }
@@ -247,10 +250,10 @@ func CheckCall(method string, args Args, app AppKind) *Violation {
 				Messages: []string{"[ERROR] missing required field: " + strings.Join(r.names, " or ")}}
 		}
 	}
-	if rule.text {
-		if bad, at, ok := CheckEscaped(args("text")); !ok {
+	for _, name := range rule.text {
+		if bad, at, ok := CheckEscaped(args(name)); !ok {
 			return &Violation{Method: method, Error: badArgs, Source: escapingDoc,
-				Messages: []string{fmt.Sprintf("[ERROR] unescaped %q at byte %d [json-pointer:/text]", bad, at)}}
+				Messages: []string{fmt.Sprintf("[ERROR] unescaped %q at byte %d [json-pointer:/%s]", bad, at, name)}}
 		}
 	}
 	if rule.blocks != "" {
@@ -495,4 +498,10 @@ func (c *blockChecker) textObject(ptr string, v any, limit int, doc string, plai
 			c.fail(escapingDoc, ptr+"/text", "unescaped %q at byte %d", bad, at)
 		}
 	}
+}
+
+// Shown is mrkdwn or message text as a person reads it: the entities of
+// the escaping rule shown as the characters they stand for.
+func Shown(text string) string {
+	return strings.NewReplacer("&lt;", "<", "&gt;", ">", "&amp;", "&").Replace(text)
 }
