@@ -39,9 +39,10 @@ type rig struct {
 }
 
 type rigOpts struct {
-	bmad   []string
-	mutate func(*bot.Config)
-	engine func(*engine.Config)
+	bmad    []string
+	bundles []string // bundle folders besides the repository's
+	mutate  func(*bot.Config)
+	engine  func(*engine.Config)
 }
 
 // repoRoot is the folder holding go.mod (see fixtures.RepoRoot).
@@ -50,7 +51,7 @@ func repoRoot(t testing.TB) string { t.Helper(); return fixtures.RepoRoot(t) }
 func newRig(t testing.TB, o rigOpts) *rig {
 	t.Helper()
 	r := &rig{t: t, slack: fakeslack.New(t), model: fakemodel.NewTB(t), data: filepath.Join(t.TempDir(), "data"), opts: o}
-	r.cat = catalog.Load(catalog.Options{Bundles: []string{fixtures.Bundles(t)}, BMADRoots: o.bmad})
+	r.cat = catalog.Load(catalog.Options{Bundles: append([]string{fixtures.Bundles(t)}, o.bundles...), BMADRoots: o.bmad})
 	r.start()
 	t.Cleanup(r.shutdown)
 	return r
