@@ -112,3 +112,24 @@ func TestSlackPosterEscapesAndFallsBackToPlainText(t *testing.T) {
 		t.Fatal("PayloadRefused misreads Slack's errors")
 	}
 }
+
+// A tool's status shown in a channel thread's status message (a context
+// block, mrkdwn) is escaped: Slack accepts it and shows the name as is.
+func TestStatusMessageIsEscaped(t *testing.T) {
+	fake := fakeslack.New(t) // fails the test if Slack's rules refuse a payload
+	poster := render.Slack{API: fake.Client()}
+	thread := fake.NextTS()
+	r := render.New(context.Background(), poster, render.Thread{Team: fake.TeamID(), Channel: "C1", TS: thread, User: "U1"}, render.Options{})
+	r.Emit(engine.Event{Kind: engine.EventToolStart, CallID: "c1", Status: "reading R&D <draft>.md"})
+	var status string
+	for _, c := range fake.CallsTo("chat.postMessage") {
+		status += c.Form.Get("blocks")
+	}
+	if !strings.Contains(status, "R\u0026amp;D \u0026lt;draft\u0026gt;.md") && !strings.Contains(status, `R\u0026amp;D \u0026lt;draft\u0026gt;.md`) {
+		t.Fatalf("status blocks = %s", status)
+	}
+	r.Finish(render.Outcome{Text: "Read it."})
+	if v := fake.Violations(); len(v) != 0 {
+		t.Fatalf("violations: %v", v)
+	}
+}
