@@ -2,7 +2,6 @@ package fakeslack
 
 import (
 	"encoding/json"
-	"strings"
 	"unicode/utf8"
 )
 
@@ -155,9 +154,6 @@ func (s *Server) chatStartStream(r *apiRequest) (result, string) {
 		return nil, s.refuse
 	case ch == "":
 		return nil, "channel_not_found"
-	case !strings.HasPrefix(ch, "D") && (r.get("recipient_user_id") == "" || r.get("recipient_team_id") == ""):
-		// Slack requires the recipient outside DMs.
-		return nil, "invalid_arguments"
 	}
 	st := &Stream{Channel: ch, TS: s.nextTSLocked(), ThreadTS: r.get("thread_ts"),
 		RecipientUserID: r.get("recipient_user_id"), RecipientTeamID: r.get("recipient_team_id"),

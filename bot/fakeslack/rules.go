@@ -148,7 +148,7 @@ var rules = map[string]methodRule{
 	"chat.delete": {doc: "https://docs.slack.dev/reference/methods/chat.delete",
 		required: []argRule{req("channel_not_found", "channel"), req("message_not_found", "ts")}},
 	"chat.startStream": {doc: "https://docs.slack.dev/reference/methods/chat.startStream",
-		required: []argRule{req("channel_not_found", "channel"), req(badArgs, "thread_ts")}},
+		required: []argRule{req("channel_not_found", "channel")}, extra: checkRecipient},
 	"chat.appendStream": {doc: "https://docs.slack.dev/reference/methods/chat.appendStream",
 		required: []argRule{req("channel_not_found", "channel"), req("message_not_found", "ts")}},
 	"chat.stopStream": {doc: "https://docs.slack.dev/reference/methods/chat.stopStream",
@@ -325,6 +325,18 @@ func checkView(method, raw string) *Violation {
 		return &Violation{Method: method, Error: badArgs, Messages: c.msgs, Source: c.source}
 	}
 	return nil
+}
+
+// checkRecipient applies chat.startStream's rule for channels:
+// recipient_user_id and recipient_team_id are "Required when streaming to
+// channels" (https://docs.slack.dev/reference/methods/chat.startStream); a
+// DM's id starts with D.
+func checkRecipient(args Args, _ AppKind) *Violation {
+	if strings.HasPrefix(args("channel"), "D") || (args("recipient_user_id") != "" && args("recipient_team_id") != "") {
+		return nil
+	}
+	return &Violation{Error: badArgs, Source: "https://docs.slack.dev/reference/methods/chat.startStream",
+		Messages: []string{"[ERROR] recipient_user_id and recipient_team_id are required when streaming to channels"}}
 }
 
 // checkSuggestedPrompts applies the page's rules: one to four prompts, each

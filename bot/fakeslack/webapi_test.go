@@ -204,6 +204,7 @@ func TestRateLimitAndFailures(t *testing.T) {
 
 func TestStreams(t *testing.T) {
 	fake := New(t)
+	fake.AllowViolations() // a channel stream without its recipient is refused on purpose
 	api := fake.Client()
 	recipient := []slack.MsgOption{slack.MsgOptionRecipientUserID("U1"), slack.MsgOptionRecipientTeamID(fake.TeamID())}
 
