@@ -32,10 +32,14 @@ func (b *Bot) refreshHome(ctx context.Context, user string) {
 	room := maxHomeBlocks - 4 - max(len(sessions), 1)
 	shown := agents[:min(len(agents), room)]
 	blocks := []slack.Block{slack.NewHeaderBlock(slack.NewTextBlockObject(slack.PlainTextType, "Agents", false, false))}
-	for _, a := range shown {
+	origins := personaOrigins(shown) // repeated personas told apart
+	for i, a := range shown {
 		text := fmt.Sprintf("%s *%s*", a.Icon, slackmd.EscapeText(a.Name))
 		if a.Title != "" && a.Title != a.Name {
 			text += " — " + slackmd.EscapeText(a.Title)
+		}
+		if origins[i] != "" {
+			text += " (" + slackmd.EscapeText(origins[i]) + ")"
 		}
 		if d := strings.TrimSpace(a.Description); d != "" {
 			text += "\n" + slackmd.EscapeText(shorten(d, 200))

@@ -223,6 +223,7 @@ func TestScenarioHundredAgents(t *testing.T) {
 	noViolations(t, r)
 	home := lastHome(r, user)
 	has(t, home, fmt.Sprintf("and %d more", len(entry)-(100-5)), "the home tab")
+	has(t, home, "*Mary* — Business Analyst (bmm · bmad-v6.0.0)", "the home tab")
 }
 
 // A session with 64 documents: all are uploaded, and the Home tab lists

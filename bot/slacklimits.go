@@ -41,42 +41,56 @@ func buttonLabel(label, suffix string) string {
 }
 
 // agentLabels labels agents for buttons: icon, name and title, followed,
-// where several agents show the same persona (one BMAD agent in several
-// installs and modules), by what tells them apart: the module and the
-// install, or else the agent's id.
+// where several agents show the same persona, by what tells them apart
+// (personaOrigins).
 func agentLabels(agents []*catalog.Agent) []string {
-	base := make([]string, len(agents))
-	seen := map[string]int{}
+	origins := personaOrigins(agents)
+	out := make([]string, len(agents))
 	for i, a := range agents {
-		base[i] = a.Name
-		if a.Icon != "" {
-			base[i] = a.Icon + " " + base[i]
+		suffix := ""
+		if origins[i] != "" {
+			suffix = " (" + origins[i] + ")"
 		}
-		if a.Title != "" && a.Title != a.Name {
-			base[i] += " — " + a.Title
-		}
-		seen[base[i]]++
+		out[i] = buttonLabel(persona(a), suffix)
+	}
+	return out
+}
+
+// persona is how an agent shows itself: icon, name and title.
+func persona(a *catalog.Agent) string {
+	label := a.Name
+	if a.Icon != "" {
+		label = a.Icon + " " + label
+	}
+	if a.Title != "" && a.Title != a.Name {
+		label += " — " + a.Title
+	}
+	return label
+}
+
+// personaOrigins tells apart agents that show the same persona (one BMAD
+// agent in several installs and modules): for each, "" when its persona
+// is unique, else its module and install (agentOrigin), or its id where
+// even those repeat.
+func personaOrigins(agents []*catalog.Agent) []string {
+	seen := map[string]int{}
+	for _, a := range agents {
+		seen[persona(a)]++
 	}
 	origins := make([]string, len(agents))
 	again := map[string]int{}
 	for i, a := range agents {
-		if seen[base[i]] > 1 {
+		if seen[persona(a)] > 1 {
 			origins[i] = agentOrigin(a)
-			again[base[i]+origins[i]]++
+			again[persona(a)+"\x00"+origins[i]]++
 		}
 	}
-	out := make([]string, len(agents))
 	for i, a := range agents {
-		switch {
-		case origins[i] == "":
-			out[i] = buttonLabel(base[i], "")
-		case again[base[i]+origins[i]] > 1:
-			out[i] = buttonLabel(base[i], " ("+a.ID+")")
-		default:
-			out[i] = buttonLabel(base[i], " ("+origins[i]+")")
+		if origins[i] != "" && again[persona(a)+"\x00"+origins[i]] > 1 {
+			origins[i] = a.ID
 		}
 	}
-	return out
+	return origins
 }
 
 // agentOrigin names where an agent comes from: its module and, for BMAD,
