@@ -35,7 +35,7 @@ func (b *Bot) postGreeting(ctx context.Context, channel, thread string, a *catal
 	}
 	var blocks []slack.Block
 	var buttons []slack.BlockElement
-	for i, it := range g.Menu {
+	for i, it := range g.Menu[:min(len(g.Menu), maxPickerButtons)] {
 		label := buttonLabel(command(it), "")
 		if (it.Skill != "" || it.Prompt != "") && it.Description != "" {
 			// Skill-format items show their code and what they do.

@@ -299,3 +299,37 @@ func TestScenarioOddFileNames(t *testing.T) {
 		has(t, homeText.String(), n+" (v1)", "the home tab")
 	}
 }
+
+// A 150-item menu: the text is split over messages, 100 items get buttons
+// in a message of their own, and every item is in the text to type.
+func TestScenarioHugeMenuGreeting(t *testing.T) {
+	var menu []genItem
+	for i := range 150 {
+		menu = append(menu, genItem{cmd: fmt.Sprintf("*task%03d", i),
+			desc: fmt.Sprintf("Task %03d: %s", i, strings.Repeat("check the plan and the risks; ", 5))})
+	}
+	r := newRig(t, rigOpts{bmad: allBMAD(t), bundles: []string{writeBundle(t, "huge-menu", []genAgent{{id: "huge", name: "Hugo", title: "Huge Menu", menu: menu}})}})
+	r.st.SetChannelDefault(r.slack.TeamID(), channel, "huge")
+	thread, _ := r.mention("hello", "")
+	count := func() int {
+		n := 0
+		for _, m := range r.botMessages(thread) {
+			if m.Blocks != nil {
+				n += len(buttons(t, m))
+			}
+		}
+		return n
+	}
+	r.waitFor("the menu's buttons", func() bool { return count() >= 100 })
+	noViolations(t, r)
+	got := seen(r, channel, thread)
+	for _, it := range menu {
+		has(t, got, "`"+it.cmd+"`", "the greeting")
+	}
+	if n := count(); n != 100 {
+		t.Fatalf("%d buttons, want 100", n)
+	}
+	if n := len(r.botMessages(thread)); n < 3 {
+		t.Fatalf("a %d-character greeting in %d message(s)", len(got), n)
+	}
+}

@@ -22,7 +22,9 @@ const (
 	// (https://docs.slack.dev/reference/block-kit/block-elements/button-element).
 	maxButtonLabel = 70
 	// maxPickerButtons is how many agents the picker offers as buttons (four
-	// actions blocks); the rest are named by /agent list.
+	// actions blocks, some 7,000 characters of labels); the rest are named
+	// by /agent list. A greeting's menu has as many buttons at most; the
+	// rest are in its text, to type.
 	maxPickerButtons = 100
 	// maxHomeBlocks is a Home tab's blocks (Slack allows 100 in a view:
 	// https://docs.slack.dev/reference/block-kit/blocks).
@@ -147,7 +149,13 @@ func (b *Bot) postMarkdownWith(ctx context.Context, channel, thread, md, tailNot
 	tailText := blocksText(tail)
 	pieces := []string{md}
 	if runes(md)+tailText > maxMessageText {
-		pieces = slackmd.Split(md, min(slackmd.MaxPieceChars, max(maxMessageText-tailText, slackmd.MinPieceChars)))
+		// The last piece makes room for the tail, unless the tail is so long
+		// that it is better alone.
+		limit := maxMessageText - tailText
+		if limit < slackmd.MaxPieceChars/2 {
+			limit = slackmd.MaxPieceChars
+		}
+		pieces = slackmd.Split(md, min(limit, slackmd.MaxPieceChars))
 	}
 	for i, p := range pieces {
 		blocks := []slack.Block{slackmd.Block(p)}
