@@ -8,6 +8,7 @@ import (
 	"github.com/slack-go/slack"
 	"github.com/slack-go/slack/slackevents"
 
+	"agentbot/bot/slackmd"
 	"agentbot/engine"
 )
 
@@ -31,17 +32,19 @@ func (b *Bot) onAppHomeOpened(team string, e *slackevents.AppHomeOpenedEvent) {
 	}
 	ctx := b.turnCtx
 	title, prompts := b.suggestedPrompts(team, e.Channel)
-	ts, err := b.postMsg(ctx, e.Channel, "", slack.MsgOptionText(title, false))
-	if err != nil {
+	if _, err := b.postMsg(ctx, e.Channel, "", slack.MsgOptionText(slackmd.EscapeText(title), false)); err != nil {
 		b.log.Debug("agent pane greeting", "err", err)
 		return
 	}
 	if len(prompts) == 0 {
 		return
 	}
-	err = b.cfg.API.SetAssistantThreadsSuggestedPromptsContext(ctx, slack.AssistantThreadsSetSuggestedPromptsParameters{
-		ChannelID: e.Channel, ThreadTS: ts, Title: "Try one of these", Prompts: prompts})
-	if err != nil {
+	// No thread_ts: for an agent app (agent_view) it "will cause the call to
+	// silently fail"; without it the prompts go with the latest message
+	// (https://docs.slack.dev/reference/methods/assistant.threads.setSuggestedPrompts).
+	err := b.cfg.API.SetAssistantThreadsSuggestedPromptsContext(ctx, slack.AssistantThreadsSetSuggestedPromptsParameters{
+		ChannelID: e.Channel, Title: "Try one of these", Prompts: prompts})
+	if err != nil && !b.web().Refused("assistant.threads.setSuggestedPrompts", err) {
 		b.log.Debug("suggested prompts", "err", err)
 	}
 }
@@ -103,10 +106,10 @@ func (b *Bot) userContext(team, user string) string {
 	return ""
 }
 
-// setTitle names a DM session after its agent and, once one runs, its
-// workflow.
+// setTitle names a session after its agent and, once one runs, its
+// workflow: a DM's assistant thread, or a channel thread's agent session.
 func (b *Bot) setTitle(ctx context.Context, it item, s *engine.Session) {
-	if !it.DM || s.Agent == nil {
+	if s.Agent == nil {
 		return
 	}
 	title := s.Agent.Name
@@ -116,10 +119,20 @@ func (b *Bot) setTitle(ctx context.Context, it item, s *engine.Session) {
 	if s.Skill != nil && s.Skill.Name != s.Agent.SkillName {
 		title += ": " + s.Skill.Name
 	}
-	err := b.cfg.API.SetAssistantThreadsTitleContext(ctx, slack.AssistantThreadsSetTitleParameters{
-		ChannelID: it.Channel, ThreadTS: it.ThreadTS, Title: shorten(title, 80)})
-	if err != nil {
-		b.log.Debug("assistant title", "err", err)
+	title = shorten(title, 80)
+	method, err := "assistant.threads.setTitle", error(nil)
+	if it.DM {
+		err = b.cfg.API.SetAssistantThreadsTitleContext(ctx, slack.AssistantThreadsSetTitleParameters{
+			ChannelID: it.Channel, ThreadTS: it.ThreadTS, Title: title})
+	} else {
+		// Agent sessions in channels take their title from
+		// agents.sessions.rename (slackapi/java-slack-sdk#1633).
+		method = "agents.sessions.rename"
+		_, err = b.cfg.API.RenameAgentSessionContext(ctx, slack.AgentSessionRenameParameters{
+			ChannelID: it.Channel, ThreadTS: it.ThreadTS, Title: title})
+	}
+	if err != nil && !b.web().Refused(method, err) {
+		b.log.Debug("session title", "method", method, "err", err)
 	}
 }
 

@@ -12,6 +12,7 @@ import (
 
 	"github.com/slack-go/slack"
 
+	"agentbot/bot/slackmd"
 	"agentbot/engine"
 )
 
@@ -181,6 +182,7 @@ func (b *Bot) agentList() string {
 // respond answers a slash command ephemerally: chat.postEphemeral, or the
 // command's response_url where the bot is not in the channel.
 func (b *Bot) respond(cmd slack.SlashCommand, text string) {
+	text = slackmd.EscapeText(text) // only mentions are markup
 	err := b.call(b.turnCtx, func() error {
 		_, err := b.cfg.API.PostEphemeralContext(b.turnCtx, cmd.ChannelID, cmd.UserID, slack.MsgOptionText(text, false))
 		return err
