@@ -459,23 +459,6 @@ func TestInterruptWhilePending(t *testing.T) {
 	}
 }
 
-func TestDisplayArgsMasksSecrets(t *testing.T) {
-	got := engine.DisplayArgs(`{"path":"a.md","API_Key":"k1","nested":{"Authorization":"x","list":["Bearer abc","plain"]},"cookie_jar":[1,2],"n":3}`)
-	for _, want := range []string{`"path": "a.md"`, `"API_Key": "[masked]"`, `"Authorization": "[masked]"`, `"[masked]",`, `"plain"`, `"n": 3`} {
-		if !strings.Contains(got, want) {
-			t.Errorf("lacks %s:\n%s", want, got)
-		}
-	}
-	for _, bad := range []string{"k1", "Bearer abc", `1,`} {
-		if strings.Contains(got, bad) {
-			t.Errorf("shows %q:\n%s", bad, got)
-		}
-	}
-	if got := engine.DisplayArgs("password=hunter2"); strings.Contains(got, "hunter2") {
-		t.Errorf("non-JSON arguments shown: %s", got)
-	}
-}
-
 // BenchmarkApprovalClickToTool is the engine's part of an approval: from
 // Decide (the click) to the approved MCP call starting, over streamable
 // HTTP on loopback with the fake model. The pause itself is not timed.
