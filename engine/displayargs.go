@@ -181,16 +181,7 @@ func writeArg(b *bytes.Buffer, v any, secret bool, depth int) {
 		}
 		b.WriteString("\n" + indent[2:] + "]")
 	case string:
-		switch {
-		case secret || secretValue.MatchString(strings.TrimSpace(x)):
-			writeJSONString(b, masked)
-		case len(x) > shownString:
-			shown := CutUTF8(x, shownString)
-			writeJSONString(b, shown+fmt.Sprintf("… [%s in all, %s not shown]",
-				sandbox.SizeText(int64(len(x))), sandbox.SizeText(int64(len(x)-len(shown)))))
-		default:
-			writeJSONString(b, x)
-		}
+		writeShown(b, x, secret)
 	case nil:
 		b.WriteString("null")
 	default: // numbers and booleans
@@ -200,6 +191,21 @@ func writeArg(b *bytes.Buffer, v any, secret bool, depth int) {
 		}
 		data, _ := json.Marshal(x)
 		b.Write(data)
+	}
+}
+
+// writeShown writes a string value: masked when secret or when it looks
+// like a credential, cut with its size when long.
+func writeShown(b *bytes.Buffer, x string, secret bool) {
+	switch {
+	case secret || secretValue.MatchString(strings.TrimSpace(x)):
+		writeJSONString(b, masked)
+	case len(x) > shownString:
+		shown := CutUTF8(x, shownString)
+		writeJSONString(b, shown+fmt.Sprintf("… [%s in all, %s not shown]",
+			sandbox.SizeText(int64(len(x))), sandbox.SizeText(int64(len(x)-len(shown)))))
+	default:
+		writeJSONString(b, x)
 	}
 }
 

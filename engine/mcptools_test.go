@@ -507,11 +507,11 @@ func TestExternalResultCapAndErrors(t *testing.T) {
 	web := mgr.SessionTools(func(*engine.Session) []string { return []string{"web"} })
 	h := newHarness(t, harnessOpts{mutate: func(c *engine.Config) {
 		c.MaxRead = 1001
-		c.ExternalTools = func(ctx context.Context, s *engine.Session) []engine.ExternalTool {
-			return append(web(ctx, s), engine.ExternalTool{Name: "local__broken", Server: "local", Policy: engine.PolicyAuto,
+		c.ExternalTools = func(ctx context.Context, s *engine.Session, notify func(string)) []engine.ExternalTool {
+			return append(web(ctx, s, notify), engine.ExternalTool{Name: "local__broken", Server: "local", Policy: engine.PolicyAuto,
 				Schema: json.RawMessage(`{"type":"object"}`),
-				Call: func(context.Context, json.RawMessage) (string, bool, error) {
-					return "", false, errors.New("source closed")
+				Call: func(context.Context, json.RawMessage, engine.ExternalCall) (engine.ExternalReply, error) {
+					return engine.ExternalReply{}, errors.New("source closed")
 				}})
 		}
 	}})

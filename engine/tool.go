@@ -95,6 +95,8 @@ type toolEnv struct {
 	// the same in order.
 	ext     map[string]ExternalTool
 	extList []ExternalTool
+	// emit reports the turn's events (a call's progress); nil in tests.
+	emit func(Event)
 }
 
 // define builds a Tool from typed pieces: args of type A are decoded from
@@ -245,7 +247,7 @@ func (env *toolEnv) runCall(ctx context.Context, tc transcript.ToolCall) ToolRes
 		args = "{}"
 	}
 	if x, ok := env.external(tc.Function.Name); ok {
-		return env.runExternal(ctx, x, args)
+		return env.runExternal(ctx, x, tc, args)
 	}
 	t, ok := lookupTool(tc.Function.Name)
 	if !ok || (t.Offered != nil && !t.Offered(env.e.offer(env.s))) {

@@ -52,6 +52,9 @@ func setup(t *testing.T, y string, opts Options) (*Manager, *syncBuf) {
 	if opts.Logger == nil {
 		opts.Logger = slog.New(slog.NewTextHandler(logs, &slog.HandlerOptions{Level: slog.LevelDebug}))
 	}
+	if opts.ListBudget == 0 { // tests wait for the list unless they test the budget
+		opts.ListBudget = time.Minute
+	}
 	m := NewManager(cfg, opts)
 	t.Cleanup(func() { _ = m.Close() })
 	return m, logs
@@ -400,7 +403,7 @@ func TestUnknownAndDisabledServers(t *testing.T) {
 	if err != nil || !hasProblem(cprobs, "needs", "NOT_SET_ANYWHERE") {
 		t.Fatalf("config: %v %v", err, cprobs)
 	}
-	m := NewManager(cfg, Options{Logger: discardLogger})
+	m := NewManager(cfg, Options{Logger: discardLogger, ListBudget: time.Minute})
 	defer m.Close()
 	list, probs := m.Tools(context.Background(), []string{"s", "nope", "needs", "gone"})
 	if len(list) == 0 || !hasProblem(probs, "nope", "no such server") || !hasProblem(probs, "needs", "disabled") ||
