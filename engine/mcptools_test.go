@@ -29,7 +29,7 @@ func mcpHarness(t testing.TB, yaml string) (*harness, *mcp.Manager) {
 	if err != nil || len(probs) > 0 {
 		t.Fatalf("mcp config: %v %v", err, probs)
 	}
-	mgr := mcp.NewManager(cfg, mcp.Options{})
+	mgr := mcp.NewManager(cfg, mcp.Options{ListBudget: time.Minute}) // wait for the list: these tests are not about the budget
 	t.Cleanup(func() { mgr.Close() })
 	var names []string
 	for _, s := range cfg.Servers {
@@ -502,7 +502,7 @@ func TestExternalResultCapAndErrors(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	mgr := mcp.NewManager(cfg, mcp.Options{})
+	mgr := mcp.NewManager(cfg, mcp.Options{ListBudget: time.Minute}) // wait for the list: these tests are not about the budget
 	t.Cleanup(func() { mgr.Close() })
 	web := mgr.SessionTools(func(*engine.Session) []string { return []string{"web"} })
 	h := newHarness(t, harnessOpts{mutate: func(c *engine.Config) {
