@@ -17,6 +17,7 @@
 //	stderr      writes the variable "name" to the server's stderr
 //	bad_schema  has an invalid input schema ("properties" is a string)
 //	grow        adds the tool "extra" (the server tells clients the list changed)
+//	audio       returns a text and a short WAV sound (AudioContent)
 //
 // and the stdio server also has crash, which exits the process mid-call.
 package mcptest
@@ -37,6 +38,10 @@ import (
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 )
+
+// Wav is what the audio tool returns: a WAV file's header and a little
+// silence.
+var Wav = append([]byte("RIFF\x2c\x00\x00\x00WAVEfmt \x10\x00\x00\x00\x01\x00\x01\x00\x40\x1f\x00\x00\x40\x1f\x00\x00\x01\x00\x08\x00data\x08\x00\x00\x00"), make([]byte, 8)...)
 
 // BigSize is the size of the big tool's result.
 const BigSize = 1 << 20
@@ -130,6 +135,16 @@ func NewServer(withCrash bool, stop <-chan struct{}) *mcp.Server {
 		InputSchema: map[string]any{"type": "object", "properties": "not an object"}},
 		func(context.Context, *mcp.CallToolRequest) (*mcp.CallToolResult, error) {
 			return text("should not be callable"), nil
+		})
+	// None of the reference servers returns audio; the spec's AudioContent
+	// is base64 data with a MIME type, like an image
+	// (https://modelcontextprotocol.io/specification/2025-11-25/server/tools#audio-content).
+	s.AddTool(&mcp.Tool{Name: "audio", Description: "A short WAV sound.", InputSchema: obj(``)},
+		func(context.Context, *mcp.CallToolRequest) (*mcp.CallToolResult, error) {
+			return &mcp.CallToolResult{Content: []mcp.Content{
+				&mcp.TextContent{Text: "a beep"},
+				&mcp.AudioContent{MIMEType: "audio/wav", Data: Wav},
+			}}, nil
 		})
 	s.AddTool(&mcp.Tool{Name: "grow", Description: "Adds a tool.", InputSchema: obj(``)},
 		func(context.Context, *mcp.CallToolRequest) (*mcp.CallToolResult, error) {
