@@ -1,0 +1,75 @@
+package bot_test
+
+import (
+	"encoding/json"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"agentbot/engine"
+	"agentbot/engine/fakemodel"
+	"agentbot/engine/mcp"
+	"agentbot/engine/mcp/mcptest"
+)
+
+// filesRig is a rig whose sessions get the tools of the official
+// server-filesystem (from npm, over stdio) on root, as the server "files".
+func filesRig(t *testing.T, root string) *rig {
+	t.Helper()
+	node, script := mcptest.Reference(t, "server-filesystem")
+	cfg := &mcp.Config{Servers: []mcp.Server{{Name: "files", Transport: mcp.TransportStdio, Command: node,
+		Args: []string{script, root}, Timeout: 20 * time.Second, MaxTimeout: time.Minute}}}
+	mgr := mcp.NewManager(cfg, mcp.Options{ListBudget: time.Minute})
+	t.Cleanup(func() { _ = mgr.Close() })
+	r := newRig(t, rigOpts{engine: func(c *engine.Config) {
+		c.ExternalTools = mgr.SessionTools(func(*engine.Session) []string { return []string{"files"} })
+	}})
+	if err := r.st.SetChannelDefault(r.slack.TeamID(), channel, "product-lead"); err != nil {
+		t.Fatal(err)
+	}
+	return r
+}
+
+// A write_file of 20 KB through server-filesystem asks for approval; the
+// message shows the path first and in full, and the content cut with its
+// size (it used to cut the whole text at 2,500 bytes, path unseen). The
+// approved call writes the whole file.
+func TestApprovalShowsWhereAFilesystemWriteGoes(t *testing.T) {
+	root := t.TempDir()
+	r := filesRig(t, root)
+	content := strings.Repeat("All work and no play makes Jack a dull boy.\n", 20<<10/44)
+	target := filepath.Join(root, "notes", "plan.md")
+	if err := os.MkdirAll(filepath.Dir(target), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	args, _ := json.Marshal(struct {
+		Content string `json:"content"`
+		Path    string `json:"path"`
+	}{content, target})
+	r.model.Enqueue(fakemodel.Reply{ToolCalls: []fakemodel.ToolCall{{ID: "w1", Name: "files__write_file", Arguments: string(args)}}},
+		fakemodel.Reply{Text: "Written."})
+	thread, _ := r.mention("save the plan", "")
+	m := r.waitApprovals(thread, 1)[0]
+	body := text(m)
+	has(t, body, "`write_file` on the `files` server", "approval message")
+	p, c := strings.Index(body, `"path": "`+target+`"`), strings.Index(body, `"content": "All work`)
+	if p < 0 || c < 0 || p > c {
+		t.Fatalf("path not shown before the content:\n%s", body)
+	}
+	has(t, body, "KiB in all", "the content's size")
+	if len(body) > 4000 {
+		t.Fatalf("approval message of %d bytes", len(body))
+	}
+	if _, err := os.Stat(target); err == nil {
+		t.Fatal("written before the approval")
+	}
+	r.click(user, m, "approve")
+	r.waitText(thread, "Written.")
+	got, err := os.ReadFile(target)
+	if err != nil || string(got) != content {
+		t.Fatalf("file after approval: %d bytes, %v", len(got), err)
+	}
+	has(t, r.lastToolResult(), "Successfully wrote", "the tool result")
+}
