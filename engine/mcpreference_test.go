@@ -19,12 +19,7 @@ import (
 // refServer is a config entry running an MCP reference server from npm
 // over stdio.
 func refServer(t testing.TB, name, pkg string, args ...string) string {
-	node, script := mcptest.Reference(t, pkg)
-	quoted := []string{fmt.Sprintf("%q", script)}
-	for _, a := range args {
-		quoted = append(quoted, fmt.Sprintf("%q", a))
-	}
-	return fmt.Sprintf("  - name: %s\n    transport: stdio\n    command: %s\n    args: [%s]\n    timeout: 20s\n", name, node, strings.Join(quoted, ", "))
+	return mcptest.ReferenceEntry(t, name, pkg, "", args...)
 }
 
 func toolNamesOf(req fakemodel.Request) []string {

@@ -51,6 +51,14 @@ func (env *toolEnv) offerExternal(input string, all []ExternalTool) []ExternalTo
 	return append(inOrder(all, picked), env.findTools(all, room))
 }
 
+// offered are the external tools offered now (find_tools may change them
+// while other calls run).
+func (env *toolEnv) offered() []ExternalTool {
+	env.mu.Lock()
+	defer env.mu.Unlock()
+	return env.extList
+}
+
 // findTools is the find_tools tool of a turn whose external tools are all.
 func (env *toolEnv) findTools(all []ExternalTool, room int) ExternalTool {
 	return ExternalTool{

@@ -211,7 +211,7 @@ func (e *Engine) ToolNames(s *Session) []string {
 // toolNames are the names of every tool of the turn, external ones last.
 func (env *toolEnv) toolNames() string {
 	names := env.e.ToolNames(env.s)
-	for _, t := range env.extList {
+	for _, t := range env.offered() {
 		names = append(names, t.Name)
 	}
 	return strings.Join(names, ", ")
@@ -221,7 +221,7 @@ func (env *toolEnv) toolNames() string {
 // tools, then the external ones in their order.
 func (env *toolEnv) definitions() []model.Tool {
 	out := definitions(env.e.toolsFor(env.s))
-	for _, t := range env.extList {
+	for _, t := range env.offered() {
 		out = append(out, model.Tool{Name: t.Name, Description: t.Description, Parameters: t.Schema})
 	}
 	return out

@@ -136,6 +136,18 @@ func (m *Manager) Close() error {
 	return nil
 }
 
+// track counts a new background flight, unless the Manager is closed:
+// Close waits for the flights counted before it.
+func (m *Manager) track() bool {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	if m.closed {
+		return false
+	}
+	m.flights.Add(1)
+	return true
+}
+
 func (m *Manager) isClosed() bool {
 	m.mu.Lock()
 	defer m.mu.Unlock()
@@ -174,9 +186,7 @@ func (m *Manager) Warm(servers []string) {
 	for _, n := range names {
 		c := m.conns[n]
 		c.mu.Lock()
-		if !m.isClosed() {
-			c.startList()
-		}
+		c.startList()
 		c.mu.Unlock()
 	}
 }
@@ -333,9 +343,11 @@ func (c *conn) sessionOrConnect() (*session, *flight, error) {
 	if wait := time.Until(c.nextTry); wait > 0 {
 		return nil, nil, c.errorf("unavailable after %d failures (last: %s); next try in %s", c.failures, c.lastErr, wait.Round(time.Millisecond))
 	}
+	if !c.m.track() {
+		return nil, nil, ErrClosed
+	}
 	f := &flight{done: make(chan struct{})}
 	c.connecting = f
-	c.m.flights.Add(1)
 	go c.runConnect(f)
 	return nil, f, nil
 }
@@ -541,8 +553,12 @@ func (c *conn) startList() *flight {
 		return c.listing
 	}
 	f := &flight{done: make(chan struct{})}
+	if !c.m.track() { // closed: the flight ends at once
+		f.err = ErrClosed
+		close(f.done)
+		return f
+	}
 	c.listing = f
-	c.m.flights.Add(1)
 	go func() {
 		defer c.m.flights.Done()
 		tools, probs, err := c.fetchTools()

@@ -20,13 +20,7 @@ import (
 
 // refEntry is a config entry running a reference server over stdio.
 func refEntry(t *testing.T, name, pkg, extra string, args ...string) string {
-	node, script := mcptest.Reference(t, pkg)
-	quoted := []string{fmt.Sprintf("%q", script)}
-	for _, a := range args {
-		quoted = append(quoted, fmt.Sprintf("%q", a))
-	}
-	return fmt.Sprintf("  - name: %s\n    transport: stdio\n    command: %s\n    args: [%s]\n    timeout: 20s\n%s",
-		name, node, strings.Join(quoted, ", "), extra)
+	return mcptest.ReferenceEntry(t, name, pkg, extra, args...)
 }
 
 // waitTools lists the servers until every tool in want is there (a
@@ -162,7 +156,7 @@ func TestReferenceFilesystemNineMegabytes(t *testing.T) {
 	if err := os.WriteFile(filepath.Join(root, "big.txt"), []byte(big), 0o644); err != nil {
 		t.Fatal(err)
 	}
-	m, _ := setup(t, "servers:\n"+refEntry(t, "fs", "server-filesystem", "", root), Options{})
+	m, _ := setup(t, "servers:\n"+strings.Replace(refEntry(t, "fs", "server-filesystem", "", root), "timeout: 20s", "timeout: 2m", 1), Options{})
 	ts, _ := waitTools(t, m, []string{"fs"}, "fs__read_text_file", "fs__write_file")
 	if p := get(t, ts, "fs__write_file").Policy; p != PolicyAsk {
 		t.Errorf("write_file policy = %s", p)

@@ -8,6 +8,7 @@ import (
 	"path/filepath"
 	"runtime"
 	"strconv"
+	"strings"
 	"sync"
 	"testing"
 	"time"
@@ -49,6 +50,20 @@ func Reference(t testing.TB, pkg string) (node, script string) {
 		t.Skipf("MCP reference server: %s", missing)
 	}
 	return node, script
+}
+
+// ReferenceEntry is an MCP config entry (YAML, under servers:) that runs
+// the reference server pkg over stdio as name, with args after its script
+// and extra lines (indented by four spaces) appended; its timeout is 20s.
+func ReferenceEntry(t testing.TB, name, pkg, extra string, args ...string) string {
+	t.Helper()
+	node, script := Reference(t, pkg)
+	quoted := []string{strconv.Quote(script)}
+	for _, a := range args {
+		quoted = append(quoted, strconv.Quote(a))
+	}
+	return fmt.Sprintf("  - name: %s\n    transport: stdio\n    command: %s\n    args: [%s]\n    timeout: 20s\n%s",
+		name, strconv.Quote(node), strings.Join(quoted, ", "), extra)
 }
 
 // EverythingHTTP is server-everything over streamable HTTP, run as a
