@@ -73,3 +73,46 @@ func TestApprovalShowsWhereAFilesystemWriteGoes(t *testing.T) {
 	}
 	has(t, r.lastToolResult(), "Successfully wrote", "the tool result")
 }
+
+// With server-everything (from npm, over stdio): a long operation's
+// progress updates its task card in the thread's stream, and the tiny
+// image a tool returns is uploaded to the thread.
+func TestSlackShowsProgressAndUploadsImages(t *testing.T) {
+	node, script := mcptest.Reference(t, "server-everything")
+	cfg := &mcp.Config{Servers: []mcp.Server{{Name: "ev", Transport: mcp.TransportStdio, Command: node,
+		Args: []string{script, "stdio"}, Timeout: 20 * time.Second, MaxTimeout: time.Minute}}}
+	mgr := mcp.NewManager(cfg, mcp.Options{ListBudget: time.Minute})
+	t.Cleanup(func() { _ = mgr.Close() })
+	r := newRig(t, rigOpts{engine: func(c *engine.Config) {
+		c.ExternalTools = mgr.SessionTools(func(*engine.Session) []string { return []string{"ev"} })
+	}})
+	if err := r.st.SetChannelDefault(r.slack.TeamID(), channel, "product-lead"); err != nil {
+		t.Fatal(err)
+	}
+	r.model.Enqueue(fakemodel.Reply{ToolCalls: []fakemodel.ToolCall{
+		{ID: "p1", Name: "ev__trigger-long-running-operation", Arguments: `{"duration":0.9,"steps":3}`},
+		{ID: "i1", Name: "ev__get-tiny-image", Arguments: `{}`},
+	}}, fakemodel.Reply{Text: "Here it is."})
+	thread, _ := r.mention("show me", "")
+	r.waitText(thread, "Here it is.")
+	r.waitFor("the image upload", func() bool { return len(r.slack.Uploads()) == 1 })
+	up := r.slack.Uploads()[0]
+	if up.Filename != "image-1.png" || up.ThreadTS != thread || string(up.Content[1:4]) != "PNG" {
+		t.Fatalf("upload = %s in %s, %d bytes", up.Filename, up.ThreadTS, len(up.Content))
+	}
+	var titles []string
+	for _, s := range r.slack.Streams() {
+		for _, c := range s.Chunks {
+			var chunk struct {
+				ID    string `json:"id"`
+				Title string `json:"title"`
+			}
+			if c.Type == "task_update" && json.Unmarshal(c.JSON, &chunk) == nil && chunk.ID == "p1" {
+				titles = append(titles, chunk.Title)
+			}
+		}
+	}
+	if !strings.Contains(strings.Join(titles, "\n"), "trigger-long-running-operation (33%)") {
+		t.Fatalf("task card titles of the long call = %q", titles)
+	}
+}
