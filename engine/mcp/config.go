@@ -298,32 +298,7 @@ func parseServer(node *yaml.Node, idx int, getenv func(string) string) (Server, 
 		reasons = append(reasons, fmt.Sprintf("name %q must be 1-%d characters of a-z 0-9 _ - starting with a letter or digit, without \"__\"", raw.Name, maxServerNameLen))
 		label = fmt.Sprintf("#%d", idx+1)
 	}
-	switch raw.Transport {
-	case TransportStdio:
-		if raw.Command == "" {
-			reasons = append(reasons, "stdio transport needs a command")
-		}
-		if raw.URL != "" || len(raw.Headers) > 0 {
-			reasons = append(reasons, "url and headers belong to the http transport, not stdio")
-		}
-	case TransportHTTP:
-		if raw.Command != "" || len(raw.Args) > 0 || len(raw.Env) > 0 {
-			reasons = append(reasons, "command, args and env belong to the stdio transport, not http")
-		}
-		u, err := url.Parse(raw.URL)
-		switch {
-		case raw.URL == "":
-			reasons = append(reasons, "http transport needs a url")
-		case err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "":
-			reasons = append(reasons, "url must be an absolute http or https URL")
-		case u.User != nil:
-			reasons = append(reasons, "url must not carry user:password; send credentials in a header by env reference")
-		}
-	case "":
-		reasons = append(reasons, "transport is missing (stdio or http)")
-	default:
-		reasons = append(reasons, fmt.Sprintf("unknown transport %q (stdio or http)", raw.Transport))
-	}
+	reasons = append(reasons, checkTransport(&raw)...)
 	reasons = append(reasons, parseDuration("timeout", raw.Timeout, "30s", &s.Timeout)...)
 	reasons = append(reasons, parseDuration("max_timeout", raw.MaxTimeout, "10m", &s.MaxTimeout)...)
 	s.MaxTimeout = max(s.MaxTimeout, s.Timeout)
@@ -340,6 +315,45 @@ func parseServer(node *yaml.Node, idx int, getenv func(string) string) (Server, 
 	s.Policy, r = parsePolicy(&raw.Policy)
 	reasons = append(reasons, r...)
 	return s, label, reasons
+}
+
+// checkTransport checks the transport of a server entry and the keys
+// that go with it.
+func checkTransport(raw *rawServer) []string {
+	var reasons []string
+	switch raw.Transport {
+	case TransportStdio:
+		if raw.Command == "" {
+			reasons = append(reasons, "stdio transport needs a command")
+		}
+		if raw.URL != "" || len(raw.Headers) > 0 {
+			reasons = append(reasons, "url and headers belong to the http transport, not stdio")
+		}
+	case TransportHTTP:
+		if raw.Command != "" || len(raw.Args) > 0 || len(raw.Env) > 0 {
+			reasons = append(reasons, "command, args and env belong to the stdio transport, not http")
+		}
+		reasons = append(reasons, checkURL(raw.URL)...)
+	case "":
+		reasons = append(reasons, "transport is missing (stdio or http)")
+	default:
+		reasons = append(reasons, fmt.Sprintf("unknown transport %q (stdio or http)", raw.Transport))
+	}
+	return reasons
+}
+
+// checkURL checks the url of an http server.
+func checkURL(raw string) []string {
+	u, err := url.Parse(raw)
+	switch {
+	case raw == "":
+		return []string{"http transport needs a url"}
+	case err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "":
+		return []string{"url must be an absolute http or https URL"}
+	case u.User != nil:
+		return []string{"url must not carry user:password; send credentials in a header by env reference"}
+	}
+	return nil
 }
 
 // parseDuration sets *d from the value of key, when there is one.
