@@ -601,3 +601,25 @@ func TestZeroToolCall(t *testing.T) {
 		t.Error("call of a zero Tool: no error")
 	}
 }
+
+// After an HTTP server restart our session is unknown to it (404): the
+// first call, which never ran, is sent again on a new session, once.
+func TestCallRetriedOnceAfterHTTPRestart(t *testing.T) {
+	hs := mcptest.NewHTTPServer(t)
+	m, logs := setup(t, "servers:\n"+httpEntry(hs.URL, "h", ""), Options{})
+	ts := tools(t, m, "h")
+	if r := call(t, get(t, ts, "h__echo"), `{"text":"before"}`); r.IsError {
+		t.Fatalf("before: %+v", r)
+	}
+	hs.Restart()
+	if r := call(t, get(t, ts, "h__write_note"), `{"text":"after"}`); r.IsError || r.Text != "saved" {
+		t.Fatalf("after the restart: %+v\n%s", r, logs)
+	}
+	if n := strings.Count(logs.String(), "lost our session"); n != 1 {
+		t.Fatalf("%d retries logged:\n%s", n, logs)
+	}
+	// A call the server answered with an error is not sent again.
+	if r := call(t, get(t, ts, "h__fail"), `{"name":"x"}`); !r.IsError || strings.Count(logs.String(), "lost our session") != 1 {
+		t.Fatalf("a failed call = %+v", r)
+	}
+}

@@ -171,6 +171,7 @@ type HTTPServer struct {
 	once sync.Once
 	mu   sync.Mutex
 	hit  int
+	h    http.Handler // the current server, replaced by Restart
 }
 
 // NewHTTPServer starts an MCP server over streamable HTTP on loopback; it is
@@ -178,17 +179,28 @@ type HTTPServer struct {
 func NewHTTPServer(t testing.TB) *HTTPServer {
 	t.Helper()
 	hs := &HTTPServer{stop: make(chan struct{})}
-	mcpSrv := NewServer(false, hs.stop)
-	h := mcp.NewStreamableHTTPHandler(func(*http.Request) *mcp.Server { return mcpSrv }, nil)
+	hs.Restart()
 	hs.srv = httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		hs.mu.Lock()
 		hs.hit++
+		h := hs.h
 		hs.mu.Unlock()
 		h.ServeHTTP(w, r)
 	}))
 	hs.URL = hs.srv.URL + "/mcp"
 	t.Cleanup(hs.Close)
 	return hs
+}
+
+// Restart makes the server forget every session, as a restarted server
+// does: a request with an old session id is answered 404, as the spec
+// says (https://modelcontextprotocol.io/specification/2025-11-25/basic/transports#session-management).
+func (s *HTTPServer) Restart() {
+	mcpSrv := NewServer(false, s.stop)
+	h := mcp.NewStreamableHTTPHandler(func(*http.Request) *mcp.Server { return mcpSrv }, nil)
+	s.mu.Lock()
+	s.h = h
+	s.mu.Unlock()
 }
 
 // Requests is the number of HTTP requests served so far.
