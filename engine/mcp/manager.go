@@ -687,22 +687,32 @@ func (c *conn) call(ctx context.Context, remote string, args map[string]any, pro
 func (c *conn) callOn(ctx context.Context, s *session, remote string, args map[string]any, progress func(string)) (*sdk.CallToolResult, error) {
 	cctx, cancel := context.WithCancelCause(ctx)
 	defer cancel(nil)
-	start := time.Now()
 	idle := time.AfterFunc(c.srv.Timeout, func() { cancel(errIdle) })
 	defer idle.Stop()
+	most := time.AfterFunc(c.srv.MaxTimeout, func() { cancel(errTooLong) })
+	defer most.Stop()
 	token := fmt.Sprintf("agentbot-%d", callSeq.Add(1))
+	// A notification handled after the answer (the go-sdk handles them
+	// asynchronously) must not report progress of a finished call.
+	var mu sync.Mutex
+	done := false
 	c.progress.Store(token, func(p *sdk.ProgressNotificationParams) {
-		left := c.srv.MaxTimeout - time.Since(start)
-		if left <= 0 {
-			cancel(errTooLong)
+		mu.Lock()
+		defer mu.Unlock()
+		if done {
 			return
 		}
-		idle.Reset(min(c.srv.Timeout, left))
+		idle.Reset(c.srv.Timeout)
 		if progress != nil {
 			progress(progressText(remote, p))
 		}
 	})
-	defer c.progress.Delete(token)
+	defer func() {
+		c.progress.Delete(token)
+		mu.Lock()
+		done = true
+		mu.Unlock()
+	}()
 	params := &sdk.CallToolParams{Name: remote, Arguments: args}
 	params.SetProgressToken(token)
 	res, err := s.cs.CallTool(cctx, params)

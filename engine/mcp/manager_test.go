@@ -623,3 +623,32 @@ func TestCallRetriedOnceAfterHTTPRestart(t *testing.T) {
 		t.Fatalf("a failed call = %+v", r)
 	}
 }
+
+// Progress gives a call its timeout again, up to max_timeout: ten steps
+// of 100ms finish under a 300ms timeout, each step reported; with a
+// max_timeout of 500ms the same call is cut, and said to be.
+func TestProgressExtendsTheTimeoutUpToMax(t *testing.T) {
+	hs := mcptest.NewHTTPServer(t)
+	m, _ := setup(t, "servers:\n"+httpEntry(hs.URL, "h", "    timeout: 300ms\n    max_timeout: 5s\n")+
+		httpEntry(hs.URL, "short", "    timeout: 300ms\n    max_timeout: 500ms\n"), Options{})
+	ts := tools(t, m, "h", "short")
+	var lines []string
+	var mu sync.Mutex
+	r, err := get(t, ts, "h__steps").CallProgress(context.Background(), nil, func(s string) {
+		mu.Lock()
+		lines = append(lines, s)
+		mu.Unlock()
+	})
+	if err != nil || r.IsError || r.Text != "ten steps done" {
+		t.Fatalf("steps = %+v %v", r, err)
+	}
+	mu.Lock()
+	if len(lines) < 8 || lines[0] != "steps: step 1 (10%)" {
+		t.Errorf("progress = %q", lines)
+	}
+	mu.Unlock()
+	r = call(t, get(t, ts, "short__steps"), `{}`)
+	if !r.IsError || !strings.Contains(r.Text, "not done within max_timeout 500ms") || !strings.Contains(r.Text, "keeps its state") {
+		t.Fatalf("over max_timeout = %+v", r)
+	}
+}

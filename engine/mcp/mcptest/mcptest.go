@@ -18,6 +18,7 @@
 //	bad_schema  has an invalid input schema ("properties" is a string)
 //	grow        adds the tool "extra" (the server tells clients the list changed)
 //	audio       returns a text and a short WAV sound (AudioContent)
+//	steps       takes 1s in ten steps, each a progress notification
 //
 // and the stdio server also has crash, which exits the process mid-call.
 package mcptest
@@ -35,6 +36,7 @@ import (
 	"strings"
 	"sync"
 	"testing"
+	"time"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 )
@@ -135,6 +137,26 @@ func NewServer(withCrash bool, stop <-chan struct{}) *mcp.Server {
 		InputSchema: map[string]any{"type": "object", "properties": "not an object"}},
 		func(context.Context, *mcp.CallToolRequest) (*mcp.CallToolResult, error) {
 			return text("should not be callable"), nil
+		})
+	// Progress as the spec has it: notifications/progress with the call's
+	// token, progress rising, total known
+	// (https://modelcontextprotocol.io/specification/2025-11-25/basic/utilities/progress).
+	s.AddTool(&mcp.Tool{Name: "steps", Description: "Ten steps of 100ms, each reported as progress.", InputSchema: obj(``),
+		Annotations: &mcp.ToolAnnotations{ReadOnlyHint: true}},
+		func(ctx context.Context, req *mcp.CallToolRequest) (*mcp.CallToolResult, error) {
+			token := req.Params.GetProgressToken()
+			for i := 1; i <= 10; i++ {
+				select {
+				case <-ctx.Done():
+					return nil, ctx.Err()
+				case <-time.After(100 * time.Millisecond):
+				}
+				if token != nil {
+					_ = req.Session.NotifyProgress(ctx, &mcp.ProgressNotificationParams{ProgressToken: token,
+						Progress: float64(i), Total: 10, Message: fmt.Sprintf("step %d", i)})
+				}
+			}
+			return text("ten steps done"), nil
 		})
 	// None of the reference servers returns audio; the spec's AudioContent
 	// is base64 data with a MIME type, like an image
