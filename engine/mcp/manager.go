@@ -105,8 +105,15 @@ func NewManager(cfg *Config, opts Options) *Manager {
 	m := &Manager{cfg: cfg, opts: opts, log: opts.Logger, conns: map[string]*conn{}}
 	m.bg, m.stop = context.WithCancel(context.Background())
 	for i := range cfg.Servers {
-		s := &cfg.Servers[i]
-		m.conns[s.Name] = &conn{m: m, srv: s, secrets: s.secrets()}
+		s := cfg.Servers[i] // a copy: a Server built in code may leave the timeouts out
+		if s.Timeout <= 0 {
+			s.Timeout = DefaultTimeout
+		}
+		if s.MaxTimeout <= 0 {
+			s.MaxTimeout = DefaultMaxTimeout
+		}
+		s.MaxTimeout = max(s.MaxTimeout, s.Timeout)
+		m.conns[s.Name] = &conn{m: m, srv: &s, secrets: s.secrets()}
 	}
 	return m
 }
