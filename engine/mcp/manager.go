@@ -287,8 +287,9 @@ type conn struct {
 // flight is a background connect or listing: done is closed when it ends,
 // err is then set when it failed.
 type flight struct {
-	done chan struct{}
-	err  error
+	done    chan struct{}
+	err     error
+	started time.Time
 }
 
 // redact replaces every secret value of the server in s.
@@ -353,7 +354,7 @@ func (c *conn) sessionOrConnect() (*session, *flight, error) {
 	if !c.m.track() {
 		return nil, nil, ErrClosed
 	}
-	f := &flight{done: make(chan struct{})}
+	f := &flight{done: make(chan struct{}), started: time.Now()}
 	c.connecting = f
 	go c.runConnect(f)
 	return nil, f, nil
@@ -477,7 +478,7 @@ func (c *conn) connect(ctx context.Context) (*session, error) {
 
 // list returns the server's filtered tools, from cache when the session is
 // unchanged, else from a background listing it waits for at most budget
-// (<= 0: until it ends). When the listing takes longer the last known
+// from the listing's start (<= 0: until it ends). When the listing takes longer the last known
 // tools are served, with a Problem giving their age; without any, the
 // error says the server is still connecting. The Problems are for tools
 // left out.
@@ -495,22 +496,28 @@ func (c *conn) list(ctx context.Context, budget time.Duration) ([]Tool, []Proble
 	c.mu.Unlock()
 	var timer <-chan time.Time
 	if budget > 0 {
-		t := time.NewTimer(budget)
+		// A listing under way for longer than the budget already is not
+		// waited for again: a hung server costs one budget, not one per turn.
+		t := time.NewTimer(max(budget-time.Since(f.started), 0))
 		defer t.Stop()
 		timer = t.C
 	}
-	var err error
 	select {
 	case <-f.done:
-		if err = f.err; err == nil {
+	case <-timer:
+	case <-ctx.Done():
+	}
+	select {
+	case <-f.done: // done, even if the budget ran out at the same time
+		if f.err == nil {
 			c.mu.Lock()
 			defer c.mu.Unlock()
 			return c.known, c.knownProbs, nil
 		}
-	case <-timer:
-	case <-ctx.Done():
+		return c.lastKnown(ctx, f.err)
+	default:
+		return c.lastKnown(ctx, nil)
 	}
-	return c.lastKnown(ctx, err)
 }
 
 // lastKnown is what list serves when the server has not given its tools
@@ -559,7 +566,7 @@ func (c *conn) startList() *flight {
 	if c.listing != nil {
 		return c.listing
 	}
-	f := &flight{done: make(chan struct{})}
+	f := &flight{done: make(chan struct{}), started: time.Now()}
 	if !c.m.track() { // closed: the flight ends at once
 		f.err = ErrClosed
 		close(f.done)
