@@ -539,7 +539,7 @@ func (c *conn) lastKnown(ctx context.Context, err error) ([]Tool, []Problem, err
 		if ctx.Err() != nil {
 			return nil, nil, ctx.Err()
 		}
-		return nil, nil, c.errorf("%s; its tools are left out for now while it connects in the background", why)
+		return nil, nil, c.errorf("%s; connecting in the background", why)
 	}
 	age := time.Since(c.knownAt).Round(time.Second)
 	probs := append(slices.Clone(c.knownProbs), Problem{Server: c.srv.Name,
