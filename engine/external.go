@@ -147,12 +147,17 @@ func (env *toolEnv) runExternal(ctx context.Context, t ExternalTool, tc transcri
 // saveFiles saves the files a call returned under /outputs and says, one
 // line each, where each went (or why not), for the model.
 func (env *toolEnv) saveFiles(t ExternalTool, files []ExternalFile) string {
+	if len(files) == 0 {
+		return ""
+	}
+	env.editMu.Lock() // parallel calls must not pick the same free name
+	defer env.editMu.Unlock()
 	var b strings.Builder
 	for i, f := range files {
 		name := fileName(f.Name, t.Server, i)
 		p := "/outputs/" + name
-		if env.sb.Exists(p) {
-			p = "/outputs/" + strings.TrimSuffix(name, path.Ext(name)) + "-" + strconv.FormatInt(env.e.cfg.Now().UnixNano(), 36) + path.Ext(name)
+		for n := 2; env.sb.Exists(p); n++ { // never overwrite a document
+			p = "/outputs/" + strings.TrimSuffix(name, path.Ext(name)) + "-" + strconv.Itoa(n) + path.Ext(name)
 		}
 		virtual, err := env.sb.WriteFile(p, f.Data)
 		if err == nil && env.saved != nil {

@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"os"
 	"slices"
 	"strings"
 	"testing"
@@ -117,5 +118,34 @@ func TestUnavailableServerToldOnce(t *testing.T) {
 	notices := h.eventsOf(engine.EventNotice)
 	if len(notices) != 1 || !strings.Contains(notices[0].Text, "MCP server hung are unavailable") {
 		t.Fatalf("notices = %+v", notices)
+	}
+}
+
+// The audio a tool returns is saved as a document and shared; two calls
+// in one response get two documents, never one over the other.
+func TestToolFilesSavedAsDocuments(t *testing.T) {
+	web := mcptest.NewHTTPServer(t)
+	h, _ := mcpHarness(t, webConfig(web.URL, "    policy: {audio: auto}\n"))
+	s, _ := h.start("t/audio", "product-lead")
+	h.fm.Enqueue(fakemodel.Reply{ToolCalls: []fakemodel.ToolCall{
+		{ID: "a1", Name: "web__audio", Arguments: `{}`}, {ID: "a2", Name: "web__audio", Arguments: `{}`}}},
+		fakemodel.Reply{Text: "ok"})
+	h.turn(s, "beep twice")
+	var saved []string
+	for _, ev := range h.eventsOf(engine.EventOutput) {
+		saved = append(saved, ev.Output.Path)
+		if data, err := os.ReadFile(ev.HostPath); err != nil || string(data) != string(mcptest.Wav) {
+			t.Errorf("%s on disk: %d bytes, %v", ev.Output.Path, len(data), err)
+		}
+	}
+	slices.Sort(saved)
+	if !slices.Equal(saved, []string{"audio-1-2.wav", "audio-1.wav"}) {
+		t.Fatalf("saved = %v", saved)
+	}
+	req := h.fm.Requests()[1]
+	for _, id := range []string{"a1", "a2"} {
+		if got, _ := resultOf(t, req, id)["result"].(string); !strings.HasPrefix(got, "a beep\n[audio/wav, 52 bytes: saved to /outputs/audio-1") {
+			t.Errorf("%s = %q", id, got)
+		}
 	}
 }
