@@ -14,17 +14,17 @@ import (
 	"agentbot/engine/mcp/mcptest"
 )
 
-// filesRig is a rig whose sessions get the tools of the official
-// server-filesystem (from npm, over stdio) on root, as the server "files".
-func filesRig(t *testing.T, root string) *rig {
+// refRig is a rig whose sessions get the tools of the reference server
+// pkg (from npm, over stdio, started with args) as the server name.
+func refRig(t *testing.T, name, pkg string, args ...string) *rig {
 	t.Helper()
-	node, script := mcptest.Reference(t, "server-filesystem")
-	cfg := &mcp.Config{Servers: []mcp.Server{{Name: "files", Transport: mcp.TransportStdio, Command: node,
-		Args: []string{script, root}, Timeout: 20 * time.Second, MaxTimeout: time.Minute}}}
+	node, script := mcptest.Reference(t, pkg)
+	cfg := &mcp.Config{Servers: []mcp.Server{{Name: name, Transport: mcp.TransportStdio, Command: node,
+		Args: append([]string{script}, args...), Timeout: 20 * time.Second, MaxTimeout: time.Minute}}}
 	mgr := mcp.NewManager(cfg, mcp.Options{ListBudget: time.Minute})
 	t.Cleanup(func() { _ = mgr.Close() })
 	r := newRig(t, rigOpts{engine: func(c *engine.Config) {
-		c.ExternalTools = mgr.SessionTools(func(*engine.Session) []string { return []string{"files"} })
+		c.ExternalTools = mgr.SessionTools(func(*engine.Session) []string { return []string{name} })
 	}})
 	if err := r.st.SetChannelDefault(r.slack.TeamID(), channel, "product-lead"); err != nil {
 		t.Fatal(err)
@@ -38,7 +38,7 @@ func filesRig(t *testing.T, root string) *rig {
 // approved call writes the whole file.
 func TestApprovalShowsWhereAFilesystemWriteGoes(t *testing.T) {
 	root := t.TempDir()
-	r := filesRig(t, root)
+	r := refRig(t, "files", "server-filesystem", root)
 	content := strings.Repeat("All work and no play makes Jack a dull boy.\n", 20<<10/44)
 	target := filepath.Join(root, "notes", "plan.md")
 	if err := os.MkdirAll(filepath.Dir(target), 0o755); err != nil {
@@ -78,17 +78,7 @@ func TestApprovalShowsWhereAFilesystemWriteGoes(t *testing.T) {
 // progress updates its task card in the thread's stream, and the tiny
 // image a tool returns is uploaded to the thread.
 func TestSlackShowsProgressAndUploadsImages(t *testing.T) {
-	node, script := mcptest.Reference(t, "server-everything")
-	cfg := &mcp.Config{Servers: []mcp.Server{{Name: "ev", Transport: mcp.TransportStdio, Command: node,
-		Args: []string{script, "stdio"}, Timeout: 20 * time.Second, MaxTimeout: time.Minute}}}
-	mgr := mcp.NewManager(cfg, mcp.Options{ListBudget: time.Minute})
-	t.Cleanup(func() { _ = mgr.Close() })
-	r := newRig(t, rigOpts{engine: func(c *engine.Config) {
-		c.ExternalTools = mgr.SessionTools(func(*engine.Session) []string { return []string{"ev"} })
-	}})
-	if err := r.st.SetChannelDefault(r.slack.TeamID(), channel, "product-lead"); err != nil {
-		t.Fatal(err)
-	}
+	r := refRig(t, "ev", "server-everything", "stdio")
 	r.model.Enqueue(fakemodel.Reply{ToolCalls: []fakemodel.ToolCall{
 		{ID: "p1", Name: "ev__trigger-long-running-operation", Arguments: `{"duration":0.9,"steps":3}`},
 		{ID: "i1", Name: "ev__get-tiny-image", Arguments: `{}`},
