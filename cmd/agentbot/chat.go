@@ -240,7 +240,7 @@ func (t *terminal) readLine() (string, bool) {
 // anything else, or the end of the input, denies.
 func askApproval(w io.Writer, sc *bufio.Scanner, interactive bool, p transcript.Approval) string {
 	fmt.Fprintf(w, "\n  ? The agent wants to run %s with:\n", p.Tool)
-	for _, l := range strings.Split(engine.DisplayArgs(p.Args), "\n") {
+	for _, l := range strings.Split(engine.DisplayArgs(p.Args, 8<<10), "\n") {
 		fmt.Fprintf(w, "      %s\n", l)
 	}
 	fmt.Fprint(w, "  Approve? [y/N] ")
