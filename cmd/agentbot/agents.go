@@ -109,6 +109,36 @@ func runAgents(ctx context.Context, e *env) int {
 	return 0
 }
 
+// explainCatalog says, after "no agent ..." on stderr, why: the agents the
+// catalog has, where it looked, and the problems that kept agents from
+// loading, with what to do. chat, serve and every command that needs an
+// agent print it when the agent is not there.
+func explainCatalog(w io.Writer, cfg *Config, cat *catalog.Catalog) {
+	if len(cat.Agents) > 0 {
+		fmt.Fprintf(w, "  known agents: %s\n", strings.Join(agentIDs(cat.Agents), ", "))
+	} else {
+		fmt.Fprintln(w, "  no agent could be loaded")
+	}
+	none := func(l []string) string {
+		if len(l) == 0 {
+			return "(none)"
+		}
+		return strings.Join(l, ", ")
+	}
+	skills := []string{}
+	if cfg.Skills != "" {
+		skills = append(skills, cfg.Skills)
+	}
+	fmt.Fprintf(w, "  looked in: bundles %s; BMAD roots %s; skills %s\n", none(cfg.Bundles), none(cfg.BMADRoots), none(skills))
+	if len(cat.Problems) > 0 {
+		fmt.Fprintf(w, "  %d problem(s):\n", len(cat.Problems))
+		for _, p := range cat.Problems {
+			fmt.Fprintf(w, "    %s: %s\n", p.Path, p.Reason)
+		}
+	}
+	fmt.Fprintln(w, "  agentbot agents lists what is found; point --bundles or --bmad-root (AGENTBOT_BUNDLES, AGENTBOT_BMAD_ROOT) at your agents")
+}
+
 // agentIDs lists the ids of agents, for error messages.
 func agentIDs(agents []*catalog.Agent) []string {
 	ids := make([]string, 0, len(agents))

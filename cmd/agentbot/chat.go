@@ -130,7 +130,8 @@ func runChat(ctx context.Context, e *env) int {
 		}
 		a, ok := cat.Find(agentID)
 		if !ok {
-			fmt.Fprintf(e.stderr, "agentbot chat: no agent %q; known: %s\n", agentID, strings.Join(agentIDs(cat.Agents), ", "))
+			fmt.Fprintf(e.stderr, "agentbot chat: no agent %q\n", agentID)
+			explainCatalog(e.stderr, cfg, cat)
 			return 2
 		}
 		if key == "" {

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io/fs"
 	"os"
 	"strings"
 	"text/tabwriter"
@@ -15,24 +16,31 @@ import (
 	"agentbot/storage"
 )
 
-// runSessions lists, shows, exports or prunes stored sessions.
+// sessionsUsage is the synopsis of agentbot sessions. ID is a session's
+// id, its key as list shows it, or the name chat's banner gives.
+const sessionsUsage = "list | show ID | export ID [-o FILE [--force]] | delete ID | prune [--older-than DURATION]"
+
+// runSessions lists, shows, exports, deletes or prunes stored sessions.
 func runSessions(ctx context.Context, e *env) int {
 	var out string
+	var force bool
 	var olderThan time.Duration
 	cfg, args, code := parse("sessions", e, func(fs *flagSet) {
 		fs.StringVar(&out, "o", "", "export: write to this file instead of stdout")
+		fs.BoolVar(&force, "force", false, "export: overwrite the -o file if it exists")
 		fs.DurationVar(&olderThan, "older-than", 0, "prune: remove sessions inactive this long (default: --session-ttl)")
 	})
 	if cfg == nil {
 		return code
 	}
 	if len(args) == 0 {
-		fmt.Fprintln(e.stderr, "usage: agentbot sessions list | show ID | export ID [-o FILE] | prune [--older-than DURATION]")
+		fmt.Fprintln(e.stderr, "usage: agentbot sessions "+sessionsUsage)
 		return 2
 	}
-	st, closeStore, err := openReader(ctx, cfg, args[0] != "prune")
-	if args[0] == "prune" && errors.Is(err, storage.ErrLocked) {
-		fmt.Fprintf(e.stderr, "agentbot sessions prune: %v: agentbot serve holds the store; it prunes by itself with AGENTBOT_SESSION_TTL, or stop it to prune by hand\n", err)
+	writes := args[0] == "prune" || args[0] == "delete"
+	st, closeStore, err := openReader(ctx, cfg, !writes)
+	if writes && errors.Is(err, storage.ErrLocked) {
+		fmt.Fprintf(e.stderr, "agentbot sessions %s: %v: the running agentbot holds the store; stop it to %s sessions by hand (serve prunes by itself with AGENTBOT_SESSION_TTL)\n", args[0], err, args[0])
 		return 1
 	}
 	if err != nil {
@@ -46,8 +54,7 @@ func runSessions(ctx context.Context, e *env) int {
 			fmt.Fprintf(e.stderr, "agentbot sessions %s: which session? give its ID (agentbot sessions list)\n", args[0])
 			return nil, 2
 		}
-		// An ID, or else a key as list shows it ("chat/demo").
-		s, err := st.Lookup(args[1])
+		s, err := lookupSession(st, args[1])
 		if err != nil {
 			fmt.Fprintf(e.stderr, "agentbot sessions %s: %v\n", args[0], err)
 			return nil, 1
@@ -117,11 +124,24 @@ func runSessions(ctx context.Context, e *env) int {
 			fmt.Fprint(e.stdout, md)
 			return 0
 		}
-		if err := os.WriteFile(out, []byte(md), 0o644); err != nil {
+		if err := writeExport(out, md, force); err != nil {
 			fmt.Fprintf(e.stderr, "agentbot sessions export: %v\n", err)
 			return 1
 		}
 		fmt.Fprintf(e.stdout, "wrote %s (%d bytes)\n", out, len(md))
+		return 0
+	case "delete":
+		s, code := find()
+		if s == nil {
+			return code
+		}
+		// delete opens the store itself (never the control socket), so st
+		// is a Backend.
+		if err := st.(storage.Backend).DeleteSession(s.ID); err != nil {
+			fmt.Fprintf(e.stderr, "agentbot sessions delete: %v\n", err)
+			return 1
+		}
+		fmt.Fprintf(e.stdout, "deleted session %s (%s) with its documents\n", s.ID, s.Key)
 		return 0
 	case "prune":
 		ttl := olderThan
@@ -147,6 +167,43 @@ func runSessions(ctx context.Context, e *env) int {
 	}
 	fmt.Fprintf(e.stderr, "agentbot sessions: unknown subcommand %q\n", args[0])
 	return 2
+}
+
+// lookupSession finds a session by its id, its key ("chat/demo"), or the
+// name chat's banner gives ("demo", "product-lead/20250101-…"), which is
+// the key without "chat/".
+func lookupSession(st sessionReader, name string) (*transcript.Session, error) {
+	s, err := st.Lookup(name)
+	if errors.Is(err, storage.ErrNotFound) && !strings.HasPrefix(name, chatKeyPrefix) {
+		if byName, nerr := st.Lookup(chatKeyPrefix + name); nerr == nil {
+			return byName, nil
+		}
+	}
+	return s, err
+}
+
+// chatKeyPrefix starts the key of every session agentbot chat starts.
+const chatKeyPrefix = "chat/"
+
+// writeExport writes an export to file: a new file, or over an existing
+// one only with force (as backup does).
+func writeExport(file, md string, force bool) error {
+	flags := os.O_WRONLY | os.O_CREATE | os.O_EXCL
+	if force {
+		flags = os.O_WRONLY | os.O_CREATE | os.O_TRUNC
+	}
+	f, err := os.OpenFile(file, flags, 0o644)
+	if errors.Is(err, fs.ErrExist) {
+		return fmt.Errorf("%s exists; choose another name or use --force", file)
+	}
+	if err != nil {
+		return err
+	}
+	_, err = f.WriteString(md)
+	if cerr := f.Close(); err == nil {
+		err = cerr
+	}
+	return err
 }
 
 // sessionReader is what sessions list, show and export read: the store, or
