@@ -189,7 +189,7 @@ func TestCheckAppToken(t *testing.T) {
 		{"bot token in its place", fakeslack.DefaultBotToken, "✗ SLACK_APP_TOKEN: malformed: xoxb-…(redacted)"},
 		{"garbage", "not a token at all", "✗ SLACK_APP_TOKEN: malformed: (redacted)"},
 		{"prefix only", "xapp-", "✗ SLACK_APP_TOKEN: malformed"},
-		{"the README's placeholder", "xapp-…", "✗ SLACK_APP_TOKEN: a placeholder (copied from an example, such as xoxb-…)"},
+		{"the README's placeholder", "xapp-…", "✗ SLACK_APP_TOKEN: a placeholder copied from an example, not a real token"},
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			s := newCheckSetup(t)

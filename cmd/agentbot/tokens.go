@@ -59,7 +59,7 @@ func isPlaceholder(v string) bool { return placeholder.MatchString(strings.TrimS
 
 // placeholderHint is what a placeholder's message adds: where it came
 // from. The value itself is never shown (it may be a real secret after all).
-const placeholderHint = "copied from an example, such as xoxb-…"
+func placeholderHint(prefix string) string { return "copied from an example, such as " + prefix + "…" }
 
 // checkTokens says which Slack tokens are missing, placeholders or
 // malformed, each with where the README explains how to get it, one error
@@ -70,7 +70,7 @@ func checkTokens(cfg *Config) error {
 		switch p := t.problem(cfg); p {
 		case "":
 		case problemPlaceholder:
-			errs = append(errs, fmt.Errorf("%s is %s (%s): set it to %s (it starts with %s); %s", t.env, p, placeholderHint, t.what, t.prefix, quickstartHint))
+			errs = append(errs, fmt.Errorf("%s is %s (%s): set it to %s (it starts with %s); %s", t.env, p, placeholderHint(t.prefix), t.what, t.prefix, quickstartHint))
 		default:
 			errs = append(errs, fmt.Errorf("%s is %s: set it to %s (it starts with %s); %s", t.env, p, t.what, t.prefix, quickstartHint))
 		}

@@ -110,7 +110,7 @@ func validate(c *Config, use map[string]bool) error {
 func needKey(c *Config) error {
 	if k := strings.TrimSpace(c.APIKey); k != "" {
 		if isPlaceholder(k) {
-			return fmt.Errorf("OPENAI_API_KEY is %s (copied from an example, such as sk-…): set it to your model provider's API key, or leave it empty for a local endpoint that needs none", problemPlaceholder)
+			return fmt.Errorf("OPENAI_API_KEY is %s (%s): set it to your model provider's API key, or leave it empty for a local endpoint that needs none", problemPlaceholder, placeholderHint("sk-"))
 		}
 		return nil
 	}
