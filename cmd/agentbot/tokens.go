@@ -59,7 +59,9 @@ func isPlaceholder(v string) bool { return placeholder.MatchString(strings.TrimS
 
 // placeholderHint is what a placeholder's message adds: where it came
 // from. The value itself is never shown (it may be a real secret after all).
-func placeholderHint(prefix string) string { return "copied from an example, such as " + prefix + "…" }
+func placeholderHint(prefix string) string {
+	return "copied from an example, such as " + prefix + "…"
+}
 
 // checkTokens says which Slack tokens are missing, placeholders or
 // malformed, each with where the README explains how to get it, one error
