@@ -7,8 +7,8 @@ import (
 	"io"
 	"log/slog"
 	"strings"
+	"strconv"
 	"sync"
-	"text/tabwriter"
 	"time"
 
 	"agentbot/engine/catalog"
@@ -61,8 +61,7 @@ func runAgents(ctx context.Context, e *env) int {
 			return 1
 		}
 	} else {
-		tw := tabwriter.NewWriter(e.stdout, 0, 4, 2, ' ', 0)
-		fmt.Fprintln(tw, "ID\tNAME\tTITLE\tSOURCE\tFORMAT\tENTRY\tMENU\tPATH")
+		rows := [][]string{{"ID", "NAME", "TITLE", "SOURCE", "FORMAT", "ENTRY", "MENU", "PATH"}}
 		for _, a := range agents {
 			entry := "no"
 			if a.EntryPoint {
@@ -75,13 +74,12 @@ func runAgents(ctx context.Context, e *env) int {
 			if a.Problem != "" {
 				entry = "broken"
 			}
-			fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\t%d\t%s\n", a.ID, name, a.Title, a.Source, a.Format, entry, len(a.Menu), a.Path)
+			rows = append(rows, []string{a.ID, name, a.Title, a.Source, string(a.Format), entry, strconv.Itoa(len(a.Menu)), a.Path})
 		}
-		tw.Flush()
+		_ = writeTable(e.stdout, rows)
 		if len(cat.Skills) > 0 {
 			fmt.Fprintf(e.stdout, "\n%d skills:\n", len(cat.Skills))
-			tw = tabwriter.NewWriter(e.stdout, 0, 4, 2, ' ', 0)
-			fmt.Fprintln(tw, "SKILL\tKIND\tMODULE\tNOTE")
+			rows := [][]string{{"SKILL", "KIND", "MODULE", "NOTE"}}
 			for _, s := range cat.Skills {
 				note := s.Problem
 				switch {
@@ -91,9 +89,9 @@ func runAgents(ctx context.Context, e *env) int {
 				case s.Needs != "":
 					note = "needs " + s.Needs
 				}
-				fmt.Fprintf(tw, "%s\t%s\t%s\t%s\n", s.Name, s.Kind, s.Module, note)
+				rows = append(rows, []string{s.Name, string(s.Kind), s.Module, note})
 			}
-			tw.Flush()
+			_ = writeTable(e.stdout, rows)
 		}
 		if len(cat.Problems) > 0 {
 			fmt.Fprintf(e.stderr, "\n%d problem(s):\n", len(cat.Problems))
