@@ -6,8 +6,8 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
-	"strings"
 	"strconv"
+	"strings"
 	"sync"
 	"time"
 
