@@ -31,30 +31,7 @@ func ExportMarkdown(s *transcript.Session) string {
 	b.WriteString("\n---\n")
 	calls := map[string]transcript.ToolCall{}
 	for _, m := range s.Messages {
-		switch m.Role {
-		case transcript.RoleSystem:
-			continue
-		case transcript.RoleUser:
-			user, note := splitRuntimeNote(m.Content)
-			if user != "" {
-				fmt.Fprintf(&b, "\n**User:**\n\n%s\n", user)
-			}
-			if note != "" {
-				fmt.Fprintf(&b, "\n**Runtime note:**\n\n%s\n", note)
-			}
-		case transcript.RoleAssistant:
-			if c := strings.TrimSpace(m.Content); c != "" && IsRuntimeNote(c) {
-				fmt.Fprintf(&b, "\n**Runtime note:**\n\n%s\n", c) // Interrupt's note
-			} else if c != "" {
-				fmt.Fprintf(&b, "\n**Agent:**\n\n%s\n", c)
-			}
-			for _, tc := range m.ToolCalls {
-				calls[tc.ID] = tc
-				fmt.Fprintf(&b, "\n> tool `%s`: %s\n", tc.Function.Name, callStatus(tc))
-			}
-		case transcript.RoleTool:
-			fmt.Fprintf(&b, "> → %s\n", summarizeResult(calls[m.ToolCallID], m.Content))
-		}
+		writeMessage(&b, m, calls)
 	}
 	if len(s.Pending) > 0 {
 		b.WriteString("\n---\n\n## Waiting for approval\n\n")
@@ -71,6 +48,33 @@ func ExportMarkdown(s *transcript.Session) string {
 		b.WriteString(AuditTable(s.Audit))
 	}
 	return b.String()
+}
+
+// writeMessage renders one transcript message of an export; calls
+// collects the tool calls, whose results come later.
+func writeMessage(b *strings.Builder, m transcript.Message, calls map[string]transcript.ToolCall) {
+	switch m.Role {
+	case transcript.RoleUser:
+		user, note := splitRuntimeNote(m.Content)
+		if user != "" {
+			fmt.Fprintf(b, "\n**User:**\n\n%s\n", user)
+		}
+		if note != "" {
+			fmt.Fprintf(b, "\n**Runtime note:**\n\n%s\n", note)
+		}
+	case transcript.RoleAssistant:
+		if c := strings.TrimSpace(m.Content); c != "" && IsRuntimeNote(c) {
+			fmt.Fprintf(b, "\n**Runtime note:**\n\n%s\n", c) // Interrupt's note
+		} else if c != "" {
+			fmt.Fprintf(b, "\n**Agent:**\n\n%s\n", c)
+		}
+		for _, tc := range m.ToolCalls {
+			calls[tc.ID] = tc
+			fmt.Fprintf(b, "\n> tool `%s`: %s\n", tc.Function.Name, callStatus(tc))
+		}
+	case transcript.RoleTool:
+		fmt.Fprintf(b, "> → %s\n", summarizeResult(calls[m.ToolCallID], m.Content))
+	}
 }
 
 // runtimeNoteStarts start the messages the runtime writes into a
