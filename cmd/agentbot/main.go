@@ -127,7 +127,8 @@ func run(ctx context.Context, e *env) int {
 		usage(e.stderr)
 		return 2
 	}
-	switch e.args[0] {
+	name := e.args[0]
+	switch name {
 	case "help", "-h", "-help", "--help":
 		if len(e.args) > 1 { // agentbot help CMD is agentbot CMD -h
 			return run(ctx, &env{args: []string{e.args[1], "-h"}, stdin: e.stdin, stdout: e.stdout, stderr: e.stderr, getenv: e.getenv})
@@ -135,9 +136,9 @@ func run(ctx context.Context, e *env) int {
 		usage(e.stdout)
 		return 0
 	case "-version", "--version":
-		e.args[0] = "version"
+		name = "version"
 	}
-	if c, ok := findCommand(e.args[0]); ok {
+	if c, ok := findCommand(name); ok {
 		sub := *e
 		sub.args = e.args[1:]
 		return c.run(ctx, &sub)
