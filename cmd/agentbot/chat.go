@@ -58,6 +58,7 @@ func runChat(ctx context.Context, e *env) int {
 	tools.warnAgents(cat, log)
 	eng := newEngine(cfg, st, m, func() *catalog.Catalog { return cat }, newBudgets(cfg, st), log, nil, tools)
 	t := newTerminal(e)
+	t.cfg = cfg
 	var c *engine.Conversation
 	if rec != nil {
 		c, code = t.resume(ctx, eng, st, rec, name, agentID, cat)
@@ -98,6 +99,7 @@ type terminal struct {
 	out, errOut io.Writer
 	sc          *bufio.Scanner
 	interactive bool
+	cfg         *Config // for explaining a catalog without the agent asked for
 }
 
 func newTerminal(e *env) *terminal {
@@ -157,7 +159,8 @@ func (t *terminal) start(eng *engine.Engine, st storage.Backend, key, agentID st
 	}
 	a, ok := cat.Find(agentID)
 	if !ok {
-		fmt.Fprintf(t.errOut, "agentbot chat: no agent %q; known: %s\n", agentID, strings.Join(agentIDs(cat.Agents), ", "))
+		fmt.Fprintf(t.errOut, "agentbot chat: no agent %q\n", agentID)
+		explainCatalog(t.errOut, t.cfg, cat)
 		return nil, 2
 	}
 	if key == "" {

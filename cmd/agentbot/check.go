@@ -101,6 +101,9 @@ func (c *checker) tokenFormat(t slackToken) bool {
 	case "missing":
 		c.r.fail(t.env, "missing", hint)
 		return false
+	case problemPlaceholder: // never shown: it may be a real token after all
+		c.r.fail(t.env, problemPlaceholder+" copied from an example, not a real token", hint)
+		return false
 	case "malformed":
 		c.r.fail(t.env, fmt.Sprintf("malformed: %s, want a token starting with %q", redactToken(t.value(c.cfg)), t.prefix), hint)
 		return false
