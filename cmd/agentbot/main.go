@@ -50,8 +50,10 @@ func commands() []command {
 		{name: "serve", summary: "run the Slack bot over Socket Mode", groups: everyGroup, run: runServe},
 		{name: "chat", summary: "talk to an agent in the terminal", usage: "--agent ID [--session NAME]",
 			groups: []string{"agents", "store", "model", "turns", "logs"}, run: runChat},
+		// agents reads the data folder: the built-in sample bundle is
+		// unpacked there when no other source is named.
 		{name: "agents", summary: "list the agents found in bundles and BMAD roots", usage: "[--json] [--all=false]",
-			groups: []string{"agents"}, run: runAgents},
+			groups: []string{"agents", "store"}, run: runAgents},
 		{name: "sessions", summary: "list, show, export, delete or prune sessions", usage: sessionsUsage,
 			groups: []string{"store", "retention"}, run: runSessions},
 		{name: "check", summary: "validate tokens, Slack, the model (a real tool call), MCP servers and bundles", usage: "[--check-timeout DURATION] [--no-slack]",
