@@ -35,9 +35,13 @@ func runChat(ctx context.Context, e *env) int {
 	st, err := openStore(ctx, cfg)
 	if err != nil {
 		fmt.Fprintf(e.stderr, "agentbot chat: %v\n", err)
+		if hint := lockedHint(err, cfg); hint != "" {
+			fmt.Fprintf(e.stderr, "agentbot chat: %s\n", hint)
+		}
 		return storeExitCode(err)
 	}
 	defer st.Close()
+	defer serveControl(ctx, st, log)() // sessions and backup reach this chat's store
 	rec, key, err := findChat(st, name)
 	if err != nil {
 		fmt.Fprintf(e.stderr, "agentbot chat: %v\n", err)

@@ -22,7 +22,6 @@ import (
 	"agentbot/bot/metrics"
 	"agentbot/engine/catalog"
 	"agentbot/storage"
-	"agentbot/storage/bolt"
 )
 
 // catalogs holds the current catalog; a reload swaps it. Running sessions
@@ -68,13 +67,7 @@ func runServe(ctx context.Context, e *env) int {
 		return storeExitCode(err)
 	}
 	defer st.Close()
-	if local, ok := st.(*bolt.Store); ok {
-		if stopControl, err := local.ServeControl(ctx); err != nil {
-			log.Warn("control socket: backup and sessions will not reach this process", "err", err)
-		} else {
-			defer stopControl()
-		}
-	}
+	defer serveControl(ctx, st, log)()
 
 	cats := &catalogs{load: func() *catalog.Catalog { return loadCatalog(cfg) }, log: log}
 	cats.cur.Store(cats.load())
