@@ -51,7 +51,7 @@ func commands() []command {
 		{name: "chat", summary: "talk to an agent in the terminal", usage: "--agent ID [--session NAME]",
 			groups: []string{"agents", "store", "model", "turns", "logs"}, run: runChat},
 		{name: "agents", summary: "list the agents found in bundles and BMAD roots", usage: "[--json] [--all=false]",
-			groups: []string{"agents"}, run: runAgents},
+			groups: []string{"agents", "store"}, run: runAgents}, // store: the built-in samples go into the data folder
 		{name: "sessions", summary: "list, show, export, delete or prune sessions", usage: sessionsUsage,
 			groups: []string{"store", "retention"}, run: runSessions},
 		{name: "check", summary: "validate tokens, Slack, the model (a real tool call), MCP servers and bundles", usage: "[--check-timeout DURATION] [--no-slack]",
