@@ -8,13 +8,15 @@ import (
 	"testing"
 	"time"
 
+	"agentbot/bot/fakeslack"
 	"agentbot/engine/fakemodel"
 	"agentbot/storage/bolt"
 )
 
 // While a chat runs (its input still open), sessions list and show and
 // backup reach its store through the control socket, as with serve; a
-// second chat on the same folder gets an accurate message of what to do;
+// second chat (or serve) on the same folder gets an accurate message of
+// what to do;
 // once the chat ends, the folder is free again.
 func TestSessionsAndBackupWhileChatting(t *testing.T) {
 	fm := fakemodel.NewTB(t)
@@ -68,6 +70,16 @@ func TestSessionsAndBackupWhileChatting(t *testing.T) {
 	contains(t, "second chat", r.stderr, "AGENTBOT_DATABASE_URL")
 	contains(t, "second chat", r.stderr, "agentbot backup work through the running one")
 	lacks(t, "second chat", r.stderr, "machine that runs it")
+	// serve on the same folder says the same.
+	fs := fakeslack.New(t)
+	svars := map[string]string{"SLACK_API_URL": fs.APIURL(), "SLACK_BOT_TOKEN": fs.BotToken(), "SLACK_APP_TOKEN": fs.AppToken()}
+	for k, v := range vars {
+		svars[k] = v
+	}
+	r = runCmd(t, svars, "", "serve")
+	r.wantCode(t, 1)
+	contains(t, "serve", r.stderr, "is in use by another agentbot process")
+	contains(t, "serve", r.stderr, "give this one its own folder (--data DIR or AGENTBOT_DATA)")
 	if n := fm.Calls(); n != 1 {
 		t.Fatalf("%d model calls, want the first chat's one", n)
 	}
