@@ -29,7 +29,8 @@ type SessionDeleter interface {
 
 // Conversation is the lifecycle of the session attached to one key, the
 // same for every front end: open (find or create, then resume), start or
-// switch the agent, run until nothing is pending, interrupt. Like a turn,
+// switch the agent, run until nothing is pending, interrupt, and close
+// (a session that never got an answer is not kept). Like a turn,
 // its methods must not run concurrently.
 type Conversation struct {
 	e     *Engine
