@@ -5,7 +5,7 @@
 //	agentbot agents [--json]       list the agents found
 //	agentbot sessions list|show|export|delete|prune
 //	agentbot check                 validate the configuration
-//	agentbot backup FILE           copy the database, also while serve runs
+//	agentbot backup FILE           copy the database, also while serve or chat runs
 //	agentbot migrate [--from DIR]  copy a bbolt store into PostgreSQL
 //	agentbot health                ask a running serve's /healthz
 //	agentbot version               print the version and build
@@ -58,7 +58,7 @@ func commands() []command {
 			groups: []string{"store", "retention"}, run: runSessions},
 		{name: "check", summary: "validate tokens, Slack, the model (a real tool call), MCP servers and bundles", usage: "[--check-timeout DURATION] [--no-slack]",
 			groups: []string{"agents", "store", "model", "slack"}, run: runCheck},
-		{name: "backup", summary: "copy the database consistently, also while serve runs", usage: "[--force] FILE",
+		{name: "backup", summary: "copy the database consistently, also while serve or chat runs", usage: "[--force] FILE",
 			groups: []string{"store"}, run: runBackup},
 		{name: "migrate", summary: "copy a bbolt store into PostgreSQL (AGENTBOT_DATABASE_URL)", usage: "[--from DATA_FOLDER]",
 			groups: []string{"store"}, run: runMigrate},
