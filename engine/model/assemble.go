@@ -39,6 +39,9 @@ func (a *assembler) add(chunk *streamChunk, onText func(string)) {
 		if u.PromptTokensDetails != nil {
 			a.usage.Cached = u.PromptTokensDetails.CachedTokens
 		}
+		if u.CompletionTokensDetails != nil {
+			a.usage.Reasoning = u.CompletionTokensDetails.ReasoningTokens
+		}
 	}
 	for i := range chunk.Choices {
 		ch := &chunk.Choices[i]
