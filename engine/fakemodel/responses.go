@@ -200,6 +200,9 @@ func (s *Server) serveResponses(w http.ResponseWriter, r *http.Request) {
 		writeError(w, http.StatusBadRequest, "", "fakemodel: bad request body: "+decodeErr.Error())
 		return
 	}
+	if !s.knownModel(w, req) {
+		return
+	}
 	if inputErr != nil {
 		writeParamError(w, &respError{status: http.StatusBadRequest, param: "input", message: inputErr.Error()})
 		return
@@ -221,24 +224,9 @@ func (s *Server) serveResponses(w http.ResponseWriter, r *http.Request) {
 
 // answerResponses sends the scripted reply to a valid request.
 func (s *Server) answerResponses(w http.ResponseWriter, r *http.Request, req Request, wr wireResponsesRequest) {
-	reply, ok := s.next(req)
-	if !ok {
-		writeError(w, http.StatusInternalServerError, "",
-			fmt.Sprintf("fakemodel: no scripted reply for request %d (queue empty and no handler)", req.N))
-		return
-	}
-	if !s.wait(r.Context(), reply.Delay) {
-		panic(http.ErrAbortHandler)
-	}
+	reply, ok := s.reply(w, r, req)
 	switch {
-	case reply.Hang:
-		select {
-		case <-r.Context().Done():
-		case <-s.done:
-		}
-		panic(http.ErrAbortHandler)
-	case reply.isError():
-		s.writeScriptedError(w, reply)
+	case !ok:
 	case wr.Stream:
 		s.writeResponsesStream(w, r, req, wr, reply)
 	default:

@@ -28,6 +28,7 @@ import (
 	"io"
 	"net/http"
 	"net/http/httptest"
+	"slices"
 	"strings"
 	"sync"
 	"testing"
@@ -56,6 +57,9 @@ type Server struct {
 	key     string
 	models  []string
 	lenient bool // strict history checks are off
+	// unlisted: requests naming a model SetModels does not list are
+	// refused (RefuseUnknownModels).
+	unlisted bool
 	window  int  // context window in estimated tokens; 0: none
 	resp    *responsesState
 
@@ -177,6 +181,35 @@ func (s *Server) SetModels(ids ...string) {
 	s.models = append([]string(nil), ids...)
 }
 
+// RefuseUnknownModels makes the server refuse a request for a model that
+// GET /v1/models does not list, as OpenAI does: 404 with code
+// model_not_found and "The model `x` does not exist or you do not have
+// access to it." (openai/openai-python#1396 and many reports quote it).
+func (s *Server) RefuseUnknownModels() {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.unlisted = true
+}
+
+// knownModel refuses a request for an unlisted model, when asked to.
+func (s *Server) knownModel(w http.ResponseWriter, req Request) bool {
+	s.mu.Lock()
+	refuse, ids := s.unlisted, s.models
+	s.mu.Unlock()
+	if !refuse || req.Model == "" || slices.Contains(ids, req.Model) || (len(ids) == 0 && req.Model == DefaultModel) {
+		return true
+	}
+	writeError(w, http.StatusNotFound, "model_not_found",
+		fmt.Sprintf("The model `%s` does not exist or you do not have access to it.", req.Model))
+	return false
+}
+
+// InsufficientQuotaBody is OpenAI's body for an account out of quota,
+// sent with status 429 (type and code insufficient_quota; quoted whole in
+// langchain-ai/langchainjs#1929 and OpenHands/OpenHands#998). Clients must
+// not retry it.
+const InsufficientQuotaBody = `{"error":{"message":"You exceeded your current quota, please check your plan and billing details. For more information on this error, read the docs: https://platform.openai.com/docs/guides/error-codes/api-errors.","type":"insufficient_quota","param":null,"code":"insufficient_quota"}}`
+
 // Requests returns a copy of the chat completion requests received so far,
 // in arrival order (including unauthorized and malformed ones).
 func (s *Server) Requests() []Request {
@@ -270,14 +303,27 @@ func (s *Server) serveChat(w http.ResponseWriter, r *http.Request) {
 		writeError(w, http.StatusBadRequest, "", "fakemodel: bad request body: "+decodeErr.Error())
 		return
 	}
-	if !s.checkRequest(w, req) || !s.checkProvider(w, req) {
+	if !s.knownModel(w, req) || !s.checkRequest(w, req) || !s.checkProvider(w, req) {
 		return
 	}
-	reply, ok := s.next(req)
+	reply, ok := s.reply(w, r, req)
+	switch {
+	case !ok:
+	case req.Stream:
+		s.writeStream(w, r, req, reply)
+	default:
+		s.writeCompletion(w, req, reply)
+	}
+}
+
+// reply takes the reply to req and plays its scripted delay, hang or HTTP
+// error; ok is false when that (or a missing script) answered already.
+func (s *Server) reply(w http.ResponseWriter, r *http.Request, req Request) (reply Reply, ok bool) {
+	reply, ok = s.next(req)
 	if !ok {
 		writeError(w, http.StatusInternalServerError, "",
 			fmt.Sprintf("fakemodel: no scripted reply for request %d (queue empty and no handler)", req.N))
-		return
+		return reply, false
 	}
 	if !s.wait(r.Context(), reply.Delay) {
 		panic(http.ErrAbortHandler) // the client left or the server closes: cut the connection
@@ -291,11 +337,9 @@ func (s *Server) serveChat(w http.ResponseWriter, r *http.Request) {
 		panic(http.ErrAbortHandler)
 	case reply.isError():
 		s.writeScriptedError(w, reply)
-	case req.Stream:
-		s.writeStream(w, r, req, reply)
-	default:
-		s.writeCompletion(w, req, reply)
+		return reply, false
 	}
+	return reply, true
 }
 
 // writeScriptedError writes an error reply.

@@ -224,21 +224,16 @@ func (a *respAssembler) response() *llm.Response {
 	return &llm.Response{Message: msg, FinishReason: finish, Usage: a.usage}
 }
 
-// attemptResponses makes one streamed Responses call bounded by
-// CallTimeout. The stream ends at response.completed or
-// response.incomplete; a stream that ends before either is incomplete.
+// attemptResponses makes one streamed Responses call (timed bounds it).
+// The stream ends at response.completed or response.incomplete; a stream
+// that ends before either is incomplete.
 func (c *Client) attemptResponses(ctx context.Context, rreq openai.CreateResponseRequest, onText func(string)) (*llm.Response, attemptResult) {
-	actx, cancel := context.WithTimeout(ctx, c.cfg.CallTimeout)
-	defer cancel()
 	var info responseInfo
 	var asm respAssembler
 	result := func(err error) attemptResult {
-		if err != nil && ctx.Err() == nil && errors.Is(actx.Err(), context.DeadlineExceeded) {
-			err = fmt.Errorf("%w after %s", ErrCallTimeout, c.cfg.CallTimeout)
-		}
 		return attemptResult{err: err, emitted: asm.emitted, retryAfter: info.retryAfter}
 	}
-	stream, err := c.respAPI.CreateResponseStream(withResponseInfo(actx, &info), rreq)
+	stream, err := c.respAPI.CreateResponseStream(withResponseInfo(ctx, &info), rreq)
 	if err != nil {
 		return nil, result(err)
 	}
