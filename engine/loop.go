@@ -225,7 +225,7 @@ func (e *Engine) loop(ctx context.Context, s *Session, tr *toolEnv, res *Result,
 		if err != nil {
 			_ = e.save(s)
 			res.Duration = time.Since(start)
-			return res, fmt.Errorf("turn %s: model call %d: %w", s.ID, iter+1, err)
+			return res, fmt.Errorf("turn %s: step %d: %w", s.ID, iter+1, err) // err says "model call"
 		}
 		u := resp.Usage
 		u.Calls = 1

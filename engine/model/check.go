@@ -5,7 +5,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"net/http"
 	"strings"
 
 	"agentbot/engine/llm"
@@ -199,31 +198,18 @@ func describeCheck(err error) string {
 	return err.Error()
 }
 
-// checkHint says how to fix a failed check call.
+// checkHint says how to fix a failed check call: the error's own hint
+// (withHint), else what the check knows of servers that refuse tools.
 func checkHint(err error) string {
-	var e *llm.Error
-	errors.As(err, &e)
-	msg := ""
-	status := 0
-	if e != nil {
-		msg, status = strings.ToLower(e.Describe()), e.Status
+	if hint := llm.HintOf(err); hint != "" {
+		return hint
 	}
+	var e *llm.Error
 	switch {
-	case status == http.StatusUnauthorized || status == http.StatusForbidden:
-		return "check OPENAI_API_KEY (and OPENAI_API_TYPE for Azure)"
-	case status == http.StatusNotFound:
-		return "check AGENTBOT_MODEL (with azure: the deployment name) and OPENAI_BASE_URL; a server without the Responses API needs AGENTBOT_API=chat"
-	case strings.Contains(msg, "stream_options"):
-		return "the server refuses stream_options: with azure, set OPENAI_API_VERSION to " + DefaultAzureAPIVersion + " or later"
-	case strings.Contains(msg, "/v1/responses"):
-		return "this model needs the Responses API for tools: set AGENTBOT_API=auto or responses"
-	case strings.Contains(msg, "reasoning") || strings.Contains(msg, "effort"):
-		return "check AGENTBOT_REASONING_EFFORT against what the model takes, or leave it empty"
-	case strings.Contains(msg, "tool"):
+	case !errors.As(err, &e):
+	case strings.Contains(strings.ToLower(e.Describe()), "tool"):
 		return "the server refuses tools: use a model that supports them and turn tool calling on in the server"
-	case status == http.StatusTooManyRequests:
-		return "the provider's rate limit or quota: check the account's limits and billing"
-	case status != 0:
+	case e.Status != 0:
 		return "the endpoint answered with an error; check OPENAI_BASE_URL, AGENTBOT_MODEL and the provider's status"
 	}
 	return "check OPENAI_BASE_URL and that the server is up"

@@ -83,7 +83,7 @@ func (c *Client) statusHint(e *llm.Error) string {
 		return "the server refuses stream_options: with azure, set OPENAI_API_VERSION to " + DefaultAzureAPIVersion + " or later"
 	case strings.Contains(msg, "/v1/responses"):
 		return "this model needs the Responses API for tools: set AGENTBOT_API=auto or responses"
-	case e.Status == http.StatusBadRequest && strings.Contains(msg, "reasoning"):
+	case e.Status == http.StatusBadRequest && (strings.Contains(msg, "reasoning") || strings.Contains(msg, "effort")):
 		return "check AGENTBOT_REASONING_EFFORT against what the model takes, or leave it empty"
 	}
 	return ""
@@ -98,52 +98,54 @@ func (c *Client) networkHint(err error) string {
 	case err == nil:
 		return ""
 	case errors.As(err, &dns) && dns.IsNotFound:
-		return fmt.Sprintf("the host of OPENAI_BASE_URL %s was not found: check its spelling", c.baseURL())
+		return fmt.Sprintf("the host of %s was not found: check OPENAI_BASE_URL for a typo", c.baseURL())
 	case errors.Is(err, syscall.ECONNREFUSED):
-		return fmt.Sprintf("nothing answers at OPENAI_BASE_URL %s: is the model server running, and on that port?", c.baseURL())
+		return fmt.Sprintf("nothing answers at %s: check OPENAI_BASE_URL and that the model server runs, on that port", c.baseURL())
 	case errors.Is(err, ErrCallTimeout):
 		return fmt.Sprintf("no answer from %s within %s: the server is busy or slow (raise AGENTBOT_CALL_TIMEOUT for slow local models)", c.baseURL(), c.cfg.CallTimeout)
 	case errors.As(err, &op):
-		return fmt.Sprintf("could not reach OPENAI_BASE_URL %s: %s", c.baseURL(), op.Err)
+		return fmt.Sprintf("could not reach %s (%s): check OPENAI_BASE_URL and the network", c.baseURL(), op.Err)
 	}
 	return ""
 }
 
 // notFoundHint tells an unknown model (the provider names it, or says
 // model_not_found; the hint lists what the endpoint offers) from a base URL
-// that is not an OpenAI-compatible API, or one without the Responses API.
+// that is not an OpenAI-compatible API (a body that is not an API error,
+// OpenAI's "Invalid URL"), or one without the Responses API. A 404 that
+// says neither names both settings.
 func (c *Client) notFoundHint(ctx context.Context, api string, e *llm.Error) string {
 	msg := e.Message + " " + e.Detail
-	unknownModel := e.Code == "model_not_found" || e.Code == "DeploymentNotFound" ||
-		strings.Contains(msg, c.cfg.Model)
+	lower := strings.ToLower(msg)
 	switch {
-	case unknownModel && c.azure:
+	case e.Code == "DeploymentNotFound" || (c.azure && strings.Contains(msg, c.cfg.Model)):
 		return fmt.Sprintf("no deployment %q at %s: set AGENTBOT_MODEL to the deployment's name, as the Azure portal shows it", c.cfg.Model, c.baseURL())
-	case unknownModel:
-		return c.unknownModelHint(ctx)
+	case e.Code == "model_not_found" || strings.Contains(msg, c.cfg.Model):
+		return fmt.Sprintf("the endpoint does not offer the model %q: check AGENTBOT_MODEL%s", c.cfg.Model, c.offered(ctx))
 	case api == APIResponses:
 		return "the endpoint has no Responses API: set AGENTBOT_API=chat, or check OPENAI_BASE_URL " + c.baseURL()
+	case e.Message == "" || strings.Contains(lower, "invalid url") || strings.Contains(lower, "no route"):
+		return c.baseURLHint()
 	}
-	return c.baseURLHint()
+	return fmt.Sprintf("check AGENTBOT_MODEL (with azure: the deployment name) and OPENAI_BASE_URL %s%s", c.baseURL(), c.offered(ctx))
 }
 
-// unknownModelHint says the model is unknown and names up to
-// maxHintModels the endpoint lists.
-func (c *Client) unknownModelHint(ctx context.Context) string {
-	hint := fmt.Sprintf("the endpoint does not offer the model %q: check AGENTBOT_MODEL", c.cfg.Model)
+// offered is "; it offers a, b" with up to maxHintModels the endpoint
+// lists, "" when it lists none (one short try).
+func (c *Client) offered(ctx context.Context) string {
 	if ctx.Err() != nil {
-		return hint
+		return ""
 	}
 	lctx, cancel := context.WithTimeout(ctx, min(listTimeout, c.cfg.CallTimeout))
 	defer cancel()
 	ids, err := c.ListModels(lctx)
 	switch {
 	case err != nil || len(ids) == 0:
-		return hint
+		return ""
 	case len(ids) > maxHintModels:
-		return fmt.Sprintf("%s; it offers %s and %d more (agentbot check lists them)", hint, strings.Join(ids[:maxHintModels], ", "), len(ids)-maxHintModels)
+		return fmt.Sprintf("; it offers %s and %d more (agentbot check lists them)", strings.Join(ids[:maxHintModels], ", "), len(ids)-maxHintModels)
 	}
-	return hint + "; it offers " + strings.Join(ids, ", ")
+	return "; it offers " + strings.Join(ids, ", ")
 }
 
 // baseURLHint says the base URL is not an OpenAI-compatible API.
