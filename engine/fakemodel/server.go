@@ -60,8 +60,8 @@ type Server struct {
 	// unlisted: requests naming a model SetModels does not list are
 	// refused (RefuseUnknownModels).
 	unlisted bool
-	window  int  // context window in estimated tokens; 0: none
-	resp    *responsesState
+	window   int // context window in estimated tokens; 0: none
+	resp     *responsesState
 
 	provider   Provider        // the provider mode (provider.go)
 	signatures map[string]bool // thought signatures handed out
