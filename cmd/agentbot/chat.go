@@ -278,6 +278,8 @@ func printer(w io.Writer) func(engine.Event) {
 		mu.Lock()
 		defer mu.Unlock()
 		switch ev.Kind {
+		case engine.EventThinking:
+			fmt.Fprintln(w, "  · thinking…") // never the reasoning itself
 		case engine.EventText:
 			fmt.Fprint(w, ev.Text)
 		case engine.EventToolStart:

@@ -39,8 +39,8 @@ func (c *Client) timed(ctx context.Context, attempt func(context.Context) (*llm.
 }
 
 // attempt makes one streamed Chat Completions call (timed bounds it).
-func (c *Client) attempt(ctx context.Context, body []byte, onText func(string)) (*llm.Response, attemptResult) {
-	var asm assembler
+func (c *Client) attempt(ctx context.Context, body []byte, onText func(string), onReasoning func()) (*llm.Response, attemptResult) {
+	asm := assembler{onReasoning: onReasoning}
 	var retryAfter time.Duration
 	result := func(err error) attemptResult {
 		return attemptResult{err: err, emitted: asm.emitted, retryAfter: retryAfter}

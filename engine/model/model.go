@@ -238,7 +238,7 @@ func (c *Client) call(ctx context.Context, api string, req llm.Request, onText f
 	if api == APIResponses {
 		rreq := c.responsesRequest(req)
 		return c.retry(ctx, func(ctx context.Context) (*llm.Response, attemptResult) {
-			return c.attemptResponses(ctx, rreq, onText)
+			return c.attemptResponses(ctx, rreq, onText, req.OnReasoning)
 		})
 	}
 	creq := c.request(req)
@@ -255,7 +255,7 @@ func (c *Client) call(ctx context.Context, api string, req llm.Request, onText f
 		return nil, c.fail(err, 0, 0, false)
 	}
 	return c.retry(ctx, func(ctx context.Context) (*llm.Response, attemptResult) {
-		return c.attempt(ctx, body, onText)
+		return c.attempt(ctx, body, onText, req.OnReasoning)
 	})
 }
 
