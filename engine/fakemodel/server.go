@@ -61,6 +61,9 @@ type Server struct {
 	// refused (RefuseUnknownModels).
 	unlisted bool
 	window   int // context window in estimated tokens; 0: none
+	// truncate is the context Ollama-style silent truncation keeps
+	// (TruncateContext); 0: none.
+	truncate int
 	resp     *responsesState
 
 	provider   Provider        // the provider mode (provider.go)
@@ -202,6 +205,33 @@ func (s *Server) knownModel(w http.ResponseWriter, req Request) bool {
 	writeError(w, http.StatusNotFound, "model_not_found",
 		fmt.Sprintf("The model `%s` does not exist or you do not have access to it.", req.Model))
 	return false
+}
+
+// TruncateContext makes the server behave as Ollama does with a prompt
+// longer than its context length n: it answers (status 200) but reads only
+// part of the prompt, and reports what it read, n/2 tokens, as
+// prompt_tokens. Ollama keeps half of its context for the prompt when it
+// truncates (ollama/ollama#17427: "only enough tokens to fill half of the
+// buffer are used"), with a default context of 4096 tokens under 24 GiB
+// of VRAM (https://docs.ollama.com/context-length). Prompts are measured
+// as bytes/4. 0 turns it off.
+func (s *Server) TruncateContext(n int) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.truncate = n
+}
+
+// usage is the usage a reply reports to req: the script's, estimated where
+// it is zero, with the prompt a truncating server read.
+func (s *Server) usage(reply Reply, req Request, calls []ToolCall) Usage {
+	u := reply.usage(req.Raw, calls)
+	s.mu.Lock()
+	n := s.truncate
+	s.mu.Unlock()
+	if n > 0 && len(req.Raw)/4 > n && reply.Usage.Prompt == 0 {
+		u.Prompt = n / 2
+	}
+	return u
 }
 
 // InsufficientQuotaBody is OpenAI's body for an account out of quota,
@@ -382,7 +412,7 @@ func (s *Server) writeCompletion(w http.ResponseWriter, req Request, reply Reply
 		Created: time.Now().Unix(),
 		Model:   model(req),
 		Choices: []wireChoice{{Message: msg, FinishReason: reply.finishReason(calls)}},
-		Usage:   toWireUsage(reply.usage(req.Raw, calls)),
+		Usage:   toWireUsage(s.usage(reply, req, calls)),
 	})
 	if err != nil {
 		writeError(w, http.StatusInternalServerError, "", "fakemodel: encode: "+err.Error())

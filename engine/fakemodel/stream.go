@@ -101,7 +101,7 @@ func (s *Server) writeEnd(req Request, reply Reply, calls []ToolCall, reasoningB
 		return
 	}
 	if req.StreamOptions != nil && req.StreamOptions.IncludeUsage && !reply.NoUsage {
-		ru := reply.usage(req.Raw, calls)
+		ru := s.usage(reply, req, calls)
 		if ru.Reasoning == 0 && reasoningBytes > 0 {
 			// Reasoning tokens are part of completion_tokens (OpenAI's
 			// completion_tokens_details; DeepSeek reports them the same way).
