@@ -157,9 +157,6 @@ func New(cfg Config) *Client {
 	if err == nil {
 		err = checkAPI(cfg)
 	}
-	if err == nil {
-		err = checkBaseURL(cfg.BaseURL)
-	}
 	doer := &headerDoer{inner: httpClient}
 	oc.HTTPClient = doer
 	rc.HTTPClient = doer
@@ -175,7 +172,8 @@ func New(cfg Config) *Client {
 		fam: familyOf(cmp.Or(cfg.Family, cfg.Model)), err: err}
 }
 
-// checkAPI refuses an unknown API or reasoning effort.
+// checkAPI refuses an unknown API or reasoning effort, and a base URL
+// requests cannot go to.
 func checkAPI(cfg Config) error {
 	switch cfg.API {
 	case "", APIAuto, APIChat, APIResponses:
@@ -185,7 +183,7 @@ func checkAPI(cfg Config) error {
 	if cfg.ReasoningEffort != "" && !slices.Contains(Efforts, cfg.ReasoningEffort) {
 		return fmt.Errorf("%w: unknown reasoning effort %q (want one of %s)", ErrConfig, cfg.ReasoningEffort, strings.Join(Efforts, ", "))
 	}
-	return nil
+	return checkBaseURL(cfg.BaseURL)
 }
 
 // checkBaseURL refuses a base URL that requests cannot go to: one without
