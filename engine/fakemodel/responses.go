@@ -191,16 +191,8 @@ func (s *Server) serveResponses(w http.ResponseWriter, r *http.Request) {
 	req := Request{Raw: body, Path: r.URL.Path, Query: r.URL.RawQuery, Header: r.Header.Clone()}
 	req.Model, req.Stream = wr.Model, wr.Stream
 	req.Messages, req.Tools = toChat(items, wr.Instructions), toChatTools(wr.Tools)
-	req, key := s.record(req)
-	if !authorized(r, key) {
-		writeError(w, http.StatusUnauthorized, "invalid_api_key", "fakemodel: incorrect API key provided")
-		return
-	}
-	if decodeErr != nil {
-		writeError(w, http.StatusBadRequest, "", "fakemodel: bad request body: "+decodeErr.Error())
-		return
-	}
-	if !s.knownModel(w, req) {
+	req, ok := s.admit(w, r, req, decodeErr)
+	if !ok {
 		return
 	}
 	if inputErr != nil {

@@ -194,6 +194,35 @@ func (s *Server) RefuseUnknownModels() {
 	s.unlisted = true
 }
 
+// admit records req and refuses it when it lacks the key, its body did
+// not decode or it names a model the server refuses; ok means it may be
+// answered.
+func (s *Server) admit(w http.ResponseWriter, r *http.Request, req Request, decodeErr error) (Request, bool) {
+	req, key := s.record(req)
+	if !authorized(r, key) {
+		writeError(w, http.StatusUnauthorized, "invalid_api_key", "fakemodel: incorrect API key provided")
+		return req, false
+	}
+	if decodeErr != nil {
+		writeError(w, http.StatusBadRequest, "", "fakemodel: bad request body: "+decodeErr.Error())
+		return req, false
+	}
+	return req, s.knownModel(w, req)
+}
+
+// listed returns the models the server lists, or refuses a request
+// without the key.
+func (s *Server) listed(w http.ResponseWriter, r *http.Request) ([]string, bool) {
+	s.mu.Lock()
+	key, ids := s.key, append([]string(nil), s.models...)
+	s.mu.Unlock()
+	if !authorized(r, key) {
+		writeError(w, http.StatusUnauthorized, "invalid_api_key", "fakemodel: incorrect API key provided")
+		return nil, false
+	}
+	return ids, true
+}
+
 // knownModel refuses a request for an unlisted model, when asked to.
 func (s *Server) knownModel(w http.ResponseWriter, req Request) bool {
 	s.mu.Lock()
@@ -324,16 +353,8 @@ func (s *Server) serveChat(w http.ResponseWriter, r *http.Request) {
 	if decodeErr == nil {
 		decodeErr = json.Unmarshal(body, &req.ChatCompletionRequest)
 	}
-	req, key := s.record(req)
-	if !authorized(r, key) {
-		writeError(w, http.StatusUnauthorized, "invalid_api_key", "fakemodel: incorrect API key provided")
-		return
-	}
-	if decodeErr != nil {
-		writeError(w, http.StatusBadRequest, "", "fakemodel: bad request body: "+decodeErr.Error())
-		return
-	}
-	if !s.knownModel(w, req) || !s.checkRequest(w, req) || !s.checkProvider(w, req) {
+	req, ok := s.admit(w, r, req, decodeErr)
+	if !ok || !s.checkRequest(w, req) || !s.checkProvider(w, req) {
 		return
 	}
 	reply, ok := s.reply(w, r, req)
@@ -433,11 +454,8 @@ func (s *Server) writeCompletion(w http.ResponseWriter, req Request, reply Reply
 
 // serveModels lists the models.
 func (s *Server) serveModels(w http.ResponseWriter, r *http.Request) {
-	s.mu.Lock()
-	key, ids := s.key, append([]string(nil), s.models...)
-	s.mu.Unlock()
-	if !authorized(r, key) {
-		writeError(w, http.StatusUnauthorized, "invalid_api_key", "fakemodel: incorrect API key provided")
+	ids, ok := s.listed(w, r)
+	if !ok {
 		return
 	}
 	list := wireModels{Object: "list", Data: []wireModel{}}
@@ -449,11 +467,8 @@ func (s *Server) serveModels(w http.ResponseWriter, r *http.Request) {
 
 // serveModel describes one model, or answers 404 for an unknown one.
 func (s *Server) serveModel(w http.ResponseWriter, r *http.Request) {
-	s.mu.Lock()
-	key, ids := s.key, append([]string(nil), s.models...)
-	s.mu.Unlock()
-	if !authorized(r, key) {
-		writeError(w, http.StatusUnauthorized, "invalid_api_key", "fakemodel: incorrect API key provided")
+	ids, ok := s.listed(w, r)
+	if !ok {
 		return
 	}
 	id := r.PathValue("model")
