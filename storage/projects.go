@@ -1,0 +1,215 @@
+package storage
+
+import (
+	"errors"
+	"fmt"
+	"slices"
+	"strings"
+	"time"
+)
+
+// A project is a shared, versioned set of documents: every thread of the
+// channels bound to it reads and writes the same documents, each version
+// recorded with the thread, agent and person that wrote it. By default a
+// channel is its own project (ChannelProject), so a person's DM channel
+// with the bot is theirs alone; an admin may bind several channels to one
+// named project.
+
+// Project is one project's record.
+type Project struct {
+	// Name is the project's key: a name an admin chose ("checkout"), or
+	// a channel's default project ("channel/T1/C1", see ChannelProject).
+	Name string `json:"name"`
+	// Owner is the person whose DMs the project holds; "" for others.
+	Owner   string    `json:"owner,omitempty"`
+	Created time.Time `json:"created"`
+}
+
+// DocVersion is one version of a project's document, without its bytes.
+type DocVersion struct {
+	// Path is relative to the project's documents ("prd.md").
+	Path    string `json:"path"`
+	Version int    `json:"version"`
+	Size    int64  `json:"size"`
+	// Session and Thread say where it was written (a session id and its
+	// key); Agent and Person who wrote it. Time is set by the store.
+	Session string    `json:"session,omitempty"`
+	Thread  string    `json:"thread,omitempty"`
+	Agent   string    `json:"agent,omitempty"`
+	Person  string    `json:"person,omitempty"`
+	Time    time.Time `json:"time"`
+}
+
+// Author names who wrote a version: the person, the agent, or both.
+func (v DocVersion) Author() string {
+	switch {
+	case v.Person != "" && v.Agent != "":
+		return v.Person + " with " + v.Agent
+	case v.Person != "":
+		return v.Person
+	case v.Agent != "":
+		return v.Agent
+	}
+	return "unknown"
+}
+
+// ErrStale is matched by a save refused because the document changed
+// since the version the writer has seen.
+var ErrStale = errors.New("document changed since it was read")
+
+// StaleError refuses a save based on a version that is not the latest: it
+// names who changed the document, where and when.
+type StaleError struct {
+	// Seen is the version the writer based its save on (0: none).
+	Seen int
+	// Latest is the document's newest version.
+	Latest DocVersion
+}
+
+func (e *StaleError) Error() string {
+	l := e.Latest
+	where := l.Thread
+	if where == "" {
+		where = "another session"
+	}
+	seen := "no version"
+	if e.Seen > 0 {
+		seen = fmt.Sprintf("version %d", e.Seen)
+	}
+	return fmt.Sprintf("%s changed since you read it: version %d was saved by %s in %s at %s, and you had %s; read it first, then save your changes on top",
+		l.Path, l.Version, l.Author(), where, l.Time.UTC().Format("2006-01-02 15:04 UTC"), seen)
+}
+
+// Is makes a StaleError match ErrStale.
+func (e *StaleError) Is(target error) bool { return target == ErrStale }
+
+// AnyVersion as a save's base accepts whatever the latest version is.
+const AnyVersion = -1
+
+// Projects keeps projects, the channels bound to them, and their
+// versioned documents.
+type Projects interface {
+	// Project returns a project's record, or an error matching
+	// ErrNotFound. A project exists once created or written to.
+	Project(name string) (Project, error)
+	// CreateProject creates a project; an existing name is an error
+	// matching ErrExists.
+	CreateProject(p Project) error
+	// ListProjects lists every project, by name.
+	ListProjects() ([]Project, error)
+	// BindChannel binds a channel ("team/channel") to a project, which
+	// must exist; "" unbinds it, so it is its own project again.
+	BindChannel(channel, project string) error
+	// ChannelBinding is the project a channel is bound to, "" for none.
+	ChannelBinding(channel string) (string, error)
+	// BoundChannels lists the channels bound to a project, sorted.
+	BoundChannels(project string) ([]string, error)
+	// SaveDocument stores data as the next version of v.Path, recorded
+	// with v's session, thread, agent and person, and returns the version.
+	// base is the version the writer has seen (0: none, AnyVersion: do not
+	// check); any other latest version refuses it with a *StaleError. The
+	// project is created when missing.
+	SaveDocument(project string, v DocVersion, base int, data []byte) (DocVersion, error)
+	// EditDocument stores edit(latest bytes) as the next version,
+	// atomically: no other version lands between the read and the write
+	// (a missing document reads as nil). An error from edit is returned
+	// as it is, and nothing is stored.
+	EditDocument(project string, v DocVersion, edit func(old []byte) ([]byte, error)) (DocVersion, error)
+	// Documents lists the latest version of each of a project's
+	// documents, most recently changed first.
+	Documents(project string) ([]DocVersion, error)
+	// DocumentHistory lists every version of one document, newest first.
+	DocumentHistory(project, path string) ([]DocVersion, error)
+	// DocumentData returns the bytes of a version (0: the latest).
+	DocumentData(project, path string, version int) ([]byte, error)
+}
+
+// Default project names: a channel's own project, and the terminal's.
+const (
+	channelProjectPrefix = "channel/"
+	// TerminalProject is `agentbot chat`'s project when none is named.
+	TerminalProject = "terminal"
+)
+
+// ChannelProject is the name of a channel's own project: the project a
+// channel is until it is bound to another. A DM channel's is its person's.
+func ChannelProject(team, channel string) string {
+	return channelProjectPrefix + team + "/" + channel
+}
+
+// ProjectOfKey is the default project of a session key: a Slack thread's
+// ("team/channel/thread") is its channel's; the terminal's ("chat/…") and
+// any other is TerminalProject.
+func ProjectOfKey(key string) string {
+	parts := strings.Split(key, "/")
+	if len(parts) != 3 || parts[0] == "chat" || parts[0] == "" || parts[1] == "" {
+		return TerminalProject
+	}
+	return ChannelProject(parts[0], parts[1])
+}
+
+// maxProjectName bounds a project's name.
+const maxProjectName = 200
+
+// CheckProjectName refuses a project name a store cannot key: empty,
+// oversized or holding a control character. Every store checks names with
+// it; CheckUserProjectName is stricter, for names people choose.
+func CheckProjectName(name string) error {
+	if name == "" {
+		return errors.New("empty project name")
+	}
+	if len(name) > maxProjectName {
+		return fmt.Errorf("project name too long (%d bytes, max %d)", len(name), maxProjectName)
+	}
+	if strings.IndexFunc(name, func(r rune) bool { return r < ' ' || r == 0x7f }) >= 0 {
+		return fmt.Errorf("project name %q holds a control character", name)
+	}
+	return nil
+}
+
+// CheckUserProjectName is CheckProjectName for a name a person chooses:
+// letters, digits, '-', '_' and '.', at most 80 bytes, so it never names a
+// channel's own project.
+func CheckUserProjectName(name string) error {
+	if name == "" {
+		return errors.New("empty project name")
+	}
+	if len(name) > 80 {
+		return fmt.Errorf("project name too long (%d bytes, max 80)", len(name))
+	}
+	if strings.IndexFunc(name, func(r rune) bool {
+		return !(r >= 'a' && r <= 'z' || r >= 'A' && r <= 'Z' || r >= '0' && r <= '9' || r == '-' || r == '_' || r == '.')
+	}) >= 0 || name[0] == '.' {
+		return fmt.Errorf("project name %q: use letters, digits, '-', '_' and '.' (not first)", name)
+	}
+	return nil
+}
+
+// CheckDocVersion checks a project name and a document path for a save.
+func CheckDocVersion(project string, v DocVersion) error {
+	if err := CheckProjectName(project); err != nil {
+		return err
+	}
+	return CheckOutputPath(v.Path)
+}
+
+// NextVersion checks base against the latest version (0: none) and
+// returns the version to write, or a *StaleError; both stores' saves
+// decide with it.
+func NextVersion(latest DocVersion, base int) (int, error) {
+	if base != AnyVersion && base != latest.Version {
+		return 0, &StaleError{Seen: base, Latest: latest}
+	}
+	return latest.Version + 1, nil
+}
+
+// SortDocuments orders document versions most recently changed first,
+// then by path; both stores' Documents end with it.
+func SortDocuments(docs []DocVersion) {
+	slices.SortFunc(docs, func(a, b DocVersion) int {
+		if c := b.Time.Compare(a.Time); c != 0 {
+			return c
+		}
+		return strings.Compare(a.Path, b.Path)
+	})
+}
