@@ -163,6 +163,10 @@ type Session struct {
 	Held []Message `json:"held,omitempty"`
 	// Audit records every tool call of the session, in order.
 	Audit []ToolRecord `json:"audit,omitempty"`
+	// Seen is the version of each project document the session has read
+	// or written ("project\x00path" → version): a save based on an older
+	// one is refused.
+	Seen map[string]int `json:"doc_seen,omitempty"`
 	// Meta holds small facts of the caller's own.
 	Meta    map[string]string `json:"meta,omitempty"`
 	Usage   Usage             `json:"usage"`

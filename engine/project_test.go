@@ -1,0 +1,358 @@
+package engine_test
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+	"sync"
+	"testing"
+
+	"agentbot/engine"
+	"agentbot/engine/fakemodel"
+	"agentbot/engine/fixtures"
+	"agentbot/engine/transcript"
+	"agentbot/storage"
+)
+
+// projectHarness is a harness on the 6.12 fixture whose sessions share
+// documents by project: a key "T/C/thread" is in its channel's project,
+// unless binding maps the channel to a named one.
+func projectHarness(t *testing.T, binding map[string]string) (*harness, string) {
+	t.Helper()
+	root := fixtures.Copy(t, fixtures.V612)
+	h := newHarness(t, harnessOpts{bmad: []string{root}})
+	h.cfg.Projects = &engine.Projects{
+		Store: h.st,
+		Of: func(key string) string {
+			parts := strings.Split(key, "/")
+			if p := binding[parts[0]+"/"+parts[1]]; p != "" {
+				return p
+			}
+			return storage.ProjectOfKey(key)
+		},
+		Root:   func(name string) string { return storage.Folders{Dir: filepath.Join(h.dir, "data")}.ProjectFolder(name) },
+		Person: func(s *transcript.Session) string { return s.Meta["person"] },
+	}
+	h.eng = engine.New(h.cfg)
+	return h, root
+}
+
+// startAs starts a session on key with agent, written by person.
+func (h *harness) startAs(key, agentID, person string) *engine.Session {
+	h.t.Helper()
+	s, _ := h.start(key, agentID)
+	s.SetMeta("person", person)
+	return s
+}
+
+// lastResults are the tool results of the latest request.
+func (h *harness) lastResults() []map[string]any {
+	reqs := h.fm.Requests()
+	return toolResults(h.t, reqs[len(reqs)-1])
+}
+
+// The BMAD chain across four threads of one channel: the analyst's brief,
+// which the PM finds with list_files and builds a PRD on, which the
+// architect reads for the architecture; bmad-help then gets all three,
+// with versions, authors and the help tables' outputs matched to them.
+func TestProjectBMADChainAcrossThreads(t *testing.T) {
+	h, root := projectHarness(t, nil)
+	analyst := h.startAs("T1/C1/1.1", "analyst", "U-ana")
+	h.fm.Enqueue(
+		fakemodel.Reply{ToolCalls: []fakemodel.ToolCall{call("save_output", map[string]string{"path": "{planning_artifacts}/product-brief.md", "content": "# Brief\nA checkout for bikes.\n"})}},
+		fakemodel.Reply{Text: "The brief is saved."},
+	)
+	h.turn(analyst, "write the product brief")
+
+	pm := h.startAs("T1/C1/2.2", "pm", "U-pat")
+	h.fm.Enqueue(
+		fakemodel.Reply{ToolCalls: []fakemodel.ToolCall{call("list_files", map[string]string{"glob": "{planning_artifacts}/*.md"})}},
+		fakemodel.Reply{ToolCalls: []fakemodel.ToolCall{call("read_file", map[string]string{"path": "/outputs/planning-artifacts/product-brief.md"})}},
+		fakemodel.Reply{ToolCalls: []fakemodel.ToolCall{call("save_output", map[string]string{"path": "{planning_artifacts}/prd.md", "content": "# PRD\nFrom the brief: a checkout for bikes.\n"})}},
+		fakemodel.Reply{Text: "PRD saved."},
+	)
+	h.turn(pm, "write the PRD from the brief")
+	reqs := h.fm.Requests()
+	listed := toolResults(t, reqs[len(reqs)-3])
+	if files := fmt.Sprint(listed[len(listed)-1]["files"]); !strings.Contains(files, "/outputs/planning-artifacts/product-brief.md") {
+		t.Fatalf("the PM's list_files = %v; the analyst's brief is not there", listed[len(listed)-1])
+	}
+	read := toolResults(t, reqs[len(reqs)-2])
+	contains(t, fmt.Sprint(read[len(read)-1]["content"]), "A checkout for bikes.", "the PM reads the brief")
+
+	architect := h.startAs("T1/C1/3.3", "architect", "U-ari")
+	h.fm.Enqueue(
+		fakemodel.Reply{ToolCalls: []fakemodel.ToolCall{call("read_file", map[string]string{"path": "{planning_artifacts}/prd.md"})}},
+		fakemodel.Reply{ToolCalls: []fakemodel.ToolCall{call("save_output", map[string]string{"path": "_bmad-output/planning-artifacts/architecture.md", "content": "# Architecture\nServes the PRD.\n"})}},
+		fakemodel.Reply{Text: "Architecture saved."},
+	)
+	h.turn(architect, "design the architecture")
+	reqs = h.fm.Requests()
+	read = toolResults(t, reqs[len(reqs)-2])
+	contains(t, fmt.Sprint(read[len(read)-1]["content"]), "From the brief", "the architect reads the PRD")
+
+	docs, err := h.st.Documents(storage.ChannelProject("T1", "C1"))
+	if err != nil || len(docs) != 3 {
+		t.Fatalf("project documents = %+v, %v", docs, err)
+	}
+	if d := docs[0]; d.Path != "planning-artifacts/architecture.md" || d.Person != "U-ari" || d.Agent != "architect" || d.Thread != "T1/C1/3.3" {
+		t.Fatalf("newest document = %+v", d)
+	}
+
+	helper := h.startAs("T1/C1/4.4", "analyst", "U-ana")
+	h.fm.Enqueue(
+		fakemodel.Reply{ToolCalls: []fakemodel.ToolCall{call("load_skill", map[string]string{"name": "bmad-help"})}},
+		fakemodel.Reply{Text: "Next: epics and stories."},
+	)
+	h.turn(helper, "what's next?")
+	res := h.lastResults()
+	state := fmt.Sprint(res[len(res)-1]["project_documents"])
+	for _, want := range []string{
+		"planning-artifacts/product-brief.md v1 U-ana with analyst",
+		"planning-artifacts/prd.md v1 U-pat with pm",
+		"prd output of bmad-prd",
+		"planning-artifacts/architecture.md v1 U-ari with architect",
+		"architecture output of bmad-architecture",
+		"product brief output of bmad-product-brief",
+	} {
+		contains(t, state, want, "bmad-help's load")
+	}
+	noHostPaths(t, h, root)
+}
+
+// The same chain in one thread, the agent switched between steps: each
+// new agent's session sees the documents the earlier ones wrote.
+func TestProjectChainWithinOneThread(t *testing.T) {
+	h, _ := projectHarness(t, nil)
+	s := h.startAs("T1/C2/9.9", "analyst", "U1")
+	h.fm.Enqueue(
+		fakemodel.Reply{ToolCalls: []fakemodel.ToolCall{call("save_output", map[string]string{"path": "{planning_artifacts}/product-brief.md", "content": "brief"})}},
+		fakemodel.Reply{Text: "ok"},
+	)
+	h.turn(s, "brief")
+	// Switching agents detaches the session; the next one takes the key.
+	if err := h.st.DetachSession(s.ID); err != nil {
+		t.Fatal(err)
+	}
+	pm := h.startAs("T1/C2/9.9", "pm", "U1")
+	h.fm.Enqueue(
+		fakemodel.Reply{ToolCalls: []fakemodel.ToolCall{call("read_file", map[string]string{"path": "{planning_artifacts}/product-brief.md"})}},
+		fakemodel.Reply{Text: "ok"},
+	)
+	h.turn(pm, "read the brief")
+	res := h.lastResults()
+	if got := fmt.Sprint(res[len(res)-1]["content"]); got != "brief" {
+		t.Fatalf("the PM reads %q in the same thread", got)
+	}
+}
+
+// A save based on a version the session has not seen is refused, naming
+// who changed the document, where and when; the model reads it and its
+// retry lands on top.
+func TestProjectStaleSaveRefusedThenRetryLands(t *testing.T) {
+	h, _ := projectHarness(t, nil)
+	a := h.startAs("T1/C1/1.1", "pm", "U-a")
+	h.fm.Enqueue(
+		fakemodel.Reply{ToolCalls: []fakemodel.ToolCall{call("save_output", map[string]string{"path": "prd.md", "content": "A's PRD"})}},
+		fakemodel.Reply{Text: "ok"},
+	)
+	h.turn(a, "write")
+	b := h.startAs("T1/C1/2.2", "pm", "U-b")
+	h.fm.Enqueue(
+		fakemodel.Reply{ToolCalls: []fakemodel.ToolCall{call("save_output", map[string]string{"path": "prd.md", "content": "B's PRD"})}},
+		fakemodel.Reply{ToolCalls: []fakemodel.ToolCall{call("read_file", map[string]string{"path": "prd.md"})}},
+		fakemodel.Reply{ToolCalls: []fakemodel.ToolCall{call("save_output", map[string]string{"path": "prd.md", "content": "A's PRD + B's part"})}},
+		fakemodel.Reply{Text: "merged"},
+	)
+	h.turn(b, "write too")
+	reqs := h.fm.Requests()
+	refusal := toolResults(t, reqs[len(reqs)-3])
+	msg := fmt.Sprint(refusal[len(refusal)-1])
+	for _, want := range []string{"changed since you read it", "U-a with pm", "T1/C1/1.1", "read it first"} {
+		contains(t, msg, want, "the stale save's refusal")
+	}
+	hist, err := h.st.DocumentHistory(storage.ChannelProject("T1", "C1"), "prd.md")
+	if err != nil || len(hist) != 2 || hist[0].Person != "U-b" {
+		t.Fatalf("history = %+v, %v", hist, err)
+	}
+	if data, _ := h.st.DocumentData(storage.ChannelProject("T1", "C1"), "prd.md", 0); string(data) != "A's PRD + B's part" {
+		t.Fatalf("latest = %q", data)
+	}
+}
+
+// appendScript answers each session's request with one edit_output
+// append of the line its user asked for, then a text.
+func appendScript(req fakemodel.Request) fakemodel.Reply {
+	last := req.Messages[len(req.Messages)-1]
+	if last.Role == "user" {
+		line := strings.TrimPrefix(last.Content, "append ")
+		return fakemodel.Reply{ToolCalls: []fakemodel.ToolCall{call("edit_output", map[string]string{"path": "log.md", "append": line + "\n"})}}
+	}
+	return fakemodel.Reply{Text: "appended"}
+}
+
+// Threads appending to one document at once lose nothing.
+func TestProjectConcurrentAppendsAllLand(t *testing.T) {
+	h, _ := projectHarness(t, nil)
+	h.fm.Handle(appendScript)
+	const n = 6
+	sessions := make([]*engine.Session, n)
+	for i := range sessions {
+		sessions[i] = h.startAs(fmt.Sprintf("T1/C1/%d.0", i), "pm", fmt.Sprint("U", i))
+	}
+	var wg sync.WaitGroup
+	for i, s := range sessions {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			if _, err := h.eng.Turn(context.Background(), s, fmt.Sprintf("append line from thread %d", i), h.emit); err != nil {
+				t.Error(err)
+			}
+		}()
+	}
+	wg.Wait()
+	data, err := h.st.DocumentData(storage.ChannelProject("T1", "C1"), "log.md", 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for i := range n {
+		contains(t, string(data), fmt.Sprintf("line from thread %d\n", i), "the shared log")
+	}
+}
+
+// Projects are islands: a document of one channel's project answers in
+// another's exactly as a missing file does, by path, list or variable;
+// channels bound to one project share it.
+func TestProjectIsolationAndBinding(t *testing.T) {
+	h, _ := projectHarness(t, map[string]string{"T1/C3": "shared", "T1/C4": "shared"})
+	for _, k := range []string{"T1/C1/1.1", "T1/C3/1.1"} {
+		s := h.startAs(k, "pm", "U1")
+		h.fm.Enqueue(
+			fakemodel.Reply{ToolCalls: []fakemodel.ToolCall{call("save_output", map[string]string{"path": "secret.md", "content": "secret of " + k})}},
+			fakemodel.Reply{Text: "ok"},
+		)
+		h.turn(s, "save")
+	}
+	probe := func(key string) (read, missing, list string) {
+		s := h.startAs(key, "pm", "U2")
+		h.fm.Enqueue(
+			fakemodel.Reply{ToolCalls: []fakemodel.ToolCall{
+				call("read_file", map[string]string{"path": "/outputs/secret.md"}),
+				call("read_file", map[string]string{"path": "/outputs/never-written.md"}),
+				call("list_files", map[string]string{"glob": "/outputs/**"}),
+			}},
+			fakemodel.Reply{Text: "ok"},
+		)
+		h.turn(s, "probe")
+		r := h.lastResults()
+		return fmt.Sprint(r[len(r)-3]), fmt.Sprint(r[len(r)-2]), fmt.Sprint(r[len(r)-1])
+	}
+	// A DM channel, another channel: both miss the secrets.
+	for _, key := range []string{"T1/D9/5.5", "T1/C2/5.5", "T2/C1/5.5"} {
+		read, missing, list := probe(key)
+		if strings.Contains(read+list, "secret of") || strings.Contains(list, "secret.md") {
+			t.Fatalf("%s sees another project's document: %s %s", key, read, list)
+		}
+		if want := strings.ReplaceAll(missing, "never-written.md", "secret.md"); read != want {
+			t.Fatalf("%s: another project's path answers\n%s\nwhile a missing one answers\n%s", key, read, missing)
+		}
+	}
+	// The bound channel reads what its partner wrote.
+	read, _, _ := probe("T1/C4/7.7")
+	contains(t, read, "secret of T1/C3/1.1", "a channel bound to the same project")
+}
+
+// Files shared in one thread are project inputs every thread reads; the
+// BMAD root's own _bmad-output is a read-only base layer a save puts a
+// version on top of.
+func TestProjectInputsAndBaseLayer(t *testing.T) {
+	h, root := projectHarness(t, nil)
+	base := filepath.Join(root, "_bmad-output", "planning-artifacts")
+	if err := os.MkdirAll(base, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(base, "old-prd.md"), []byte("committed PRD"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	a := h.startAs("T1/C1/1.1", "pm", "U1")
+	if err := h.eng.KeepInput(a, "notes.txt", []byte("meeting notes")); err != nil {
+		t.Fatal(err)
+	}
+	b := h.startAs("T1/C1/2.2", "pm", "U2")
+	h.fm.Enqueue(
+		fakemodel.Reply{ToolCalls: []fakemodel.ToolCall{
+			call("read_file", map[string]string{"path": "/inputs/notes.txt"}),
+			call("read_file", map[string]string{"path": "{planning_artifacts}/old-prd.md"}),
+		}},
+		fakemodel.Reply{ToolCalls: []fakemodel.ToolCall{call("save_output", map[string]string{"path": "{planning_artifacts}/old-prd.md", "content": "committed PRD, revised"})}},
+		fakemodel.Reply{Text: "ok"},
+	)
+	h.turn(b, "read")
+	reqs := h.fm.Requests()
+	first := toolResults(t, reqs[len(reqs)-2])
+	contains(t, fmt.Sprint(first[len(first)-2]["content"]), "meeting notes", "a file shared in another thread")
+	contains(t, fmt.Sprint(first[len(first)-1]["content"]), "committed PRD", "the base layer")
+	hist, err := h.st.DocumentHistory(storage.ChannelProject("T1", "C1"), "planning-artifacts/old-prd.md")
+	if err != nil || len(hist) != 1 || hist[0].Version != 1 {
+		t.Fatalf("a save over the base layer = %+v, %v", hist, err)
+	}
+	if data, _ := os.ReadFile(filepath.Join(base, "old-prd.md")); string(data) != "committed PRD" {
+		t.Fatalf("the BMAD root's file changed to %q", data)
+	}
+}
+
+// memlog in a project keeps one log for every thread, never uploaded.
+func TestProjectMemlogShared(t *testing.T) {
+	h, _ := projectHarness(t, nil)
+	for i, cmd := range []map[string]any{
+		{"command": "init", "workspace": "/outputs/run"},
+		{"command": "append", "workspace": "/outputs/run", "text": "second thread was here"},
+	} {
+		s := h.startAs(fmt.Sprintf("T1/C1/%d.1", i), "pm", "U1")
+		h.fm.Enqueue(fakemodel.Reply{ToolCalls: []fakemodel.ToolCall{call("memlog", cmd)}}, fakemodel.Reply{Text: "ok"})
+		h.turn(s, "log")
+		res := h.lastResults()
+		if res[len(res)-1]["ok"] != true {
+			t.Fatalf("memlog %v: %v", cmd, res[len(res)-1])
+		}
+	}
+	data, err := h.st.DocumentData(storage.ChannelProject("T1", "C1"), "run/.memlog.md", 0)
+	if err != nil || !strings.Contains(string(data), "second thread was here") {
+		t.Fatalf("memlog = %q, %v", data, err)
+	}
+	for _, ev := range h.eventsOf(engine.EventOutput) {
+		if strings.Contains(ev.Output.Path, "memlog") {
+			t.Fatalf("the memlog was announced for upload: %+v", ev.Output)
+		}
+	}
+}
+
+// bmad-help's load stays under 8 KB with 200 documents in the project.
+func TestProjectStateBudget(t *testing.T) {
+	h, _ := projectHarness(t, nil)
+	project := storage.ChannelProject("T1", "C1")
+	for i := range 200 {
+		if _, err := h.st.SaveDocument(project, transcript.DocVersion{Path: fmt.Sprintf("implementation-artifacts/stories/story-%03d.md", i), Person: "U123456789", Agent: "dev"}, 0, []byte("story")); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if _, err := h.st.SaveDocument(project, transcript.DocVersion{Path: "planning-artifacts/prd.md", Person: "U1", Agent: "pm"}, 0, []byte("prd")); err != nil {
+		t.Fatal(err)
+	}
+	s := h.startAs("T1/C1/1.1", "analyst", "U1")
+	h.fm.Enqueue(fakemodel.Reply{ToolCalls: []fakemodel.ToolCall{call("load_skill", map[string]string{"name": "bmad-help"})}}, fakemodel.Reply{Text: "ok"})
+	h.turn(s, "help")
+	res := h.lastResults()
+	state := fmt.Sprint(res[len(res)-1]["project_documents"])
+	b, _ := json.Marshal(state)
+	if len(b) > 8<<10 {
+		t.Fatalf("the project state is %d bytes", len(b))
+	}
+	contains(t, state, "planning-artifacts/prd.md v1 U1 with pm", "the matched PRD comes first")
+	contains(t, state, "201 documents", "the count")
+	contains(t, state, "more (list_files", "the rest, counted")
+	t.Logf("project state with 201 documents: %d bytes", len(b))
+}
