@@ -33,7 +33,9 @@ func projectHarness(t *testing.T, binding map[string]string) (*harness, string) 
 			}
 			return storage.ProjectOfKey(key)
 		},
-		Root:   func(name string) string { return storage.Folders{Dir: filepath.Join(h.dir, "data")}.ProjectFolder(name) },
+		Root: func(name string) string {
+			return storage.Folders{Dir: filepath.Join(h.dir, "data")}.ProjectFolder(name)
+		},
 		Person: func(s *transcript.Session) string { return s.Meta["person"] },
 	}
 	h.eng = engine.New(h.cfg)
