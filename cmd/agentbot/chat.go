@@ -19,14 +19,16 @@ import (
 // runChat talks to one agent in the terminal. It reads stdin line by line,
 // so it can be scripted, and resumes a named session.
 func runChat(ctx context.Context, e *env) int {
-	var agentID, name string
+	var agentID, name, project string
 	cfg, _, code := parse("chat", e, func(fs *flagSet) {
 		fs.StringVar(&agentID, "agent", "", "agent id (see agentbot agents)")
 		fs.StringVar(&name, "session", "", "session name to start or resume")
+		fs.StringVar(&project, "project", "", "the project whose documents the session shares (default: this data folder's terminal project)")
 	})
 	if cfg == nil {
 		return code
 	}
+	cfg.Project = project
 	if err := needKey(cfg); err != nil {
 		fmt.Fprintf(e.stderr, "agentbot chat: %v\n", err)
 		return 2

@@ -40,6 +40,7 @@ func commands() []command {
 		{"chat", "talk to an agent in the terminal", runChat},
 		{"agents", "list the agents found in bundles and BMAD roots", runAgents},
 		{"sessions", "list, show, export or prune sessions", runSessions},
+		{"projects", "list, show, export or import projects' shared documents", runProjects},
 		{"check", "validate tokens, model endpoint and bundles", runCheck},
 		{"backup", "copy the database consistently, also while serve runs", runBackup},
 		{"migrate", "copy a bbolt store into PostgreSQL (AGENTBOT_DATABASE_URL)", runMigrate},

@@ -6,6 +6,7 @@ import (
 	"strings"
 	"testing"
 
+	"agentbot/storage"
 	"agentbot/storage/bolt"
 )
 
@@ -59,9 +60,16 @@ func TestSessionsListShowExportPrune(t *testing.T) {
 	}
 
 	outDir := filepath.Join(data, "outputs", id)
-	if _, err := os.Stat(filepath.Join(outDir, "product-brief.md")); err != nil {
+	// The document is the terminal project's: pruning the session keeps it.
+	doc := filepath.Join(storage.Folders{Dir: data}.ProjectFolder(storage.TerminalProject), "documents", "product-brief.md")
+	if _, err := os.Stat(doc); err != nil {
 		t.Fatal(err)
 	}
+	defer func() {
+		if _, err := os.Stat(doc); err != nil {
+			t.Errorf("the project's document went with the session: %v", err)
+		}
+	}()
 	r = runCmd(t, vars, "", "sessions", "prune", "--older-than", "1ns")
 	r.wantCode(t, 0)
 	contains(t, "prune", r.stdout, "removed 1 session")
