@@ -166,8 +166,8 @@ func (s *Store) writeDocument(project string, v storage.DocVersion, withData boo
 			project, v.Path, v.Version, v.Size, v.Session, v.Thread, v.Agent, v.Person, v.Time, data); err != nil {
 			return err
 		}
-		_, err = tx.Exec(ctx, `UPDATE document_heads SET version = $3, time = $4 WHERE project = $1 AND path = $2`,
-			project, v.Path, v.Version, v.Time)
+		_, err = tx.Exec(ctx, `UPDATE document_heads SET version = $3, size = $4, session = $5, thread = $6, agent = $7, person = $8, time = $9
+			WHERE project = $1 AND path = $2`, project, v.Path, v.Version, v.Size, v.Session, v.Thread, v.Agent, v.Person, v.Time)
 		return err
 	})
 	if err != nil {
@@ -188,21 +188,22 @@ func lockHead(ctx context.Context, tx pgx.Tx, project string, v storage.DocVersi
 		return v, nil, err
 	}
 	latest := storage.DocVersion{Path: v.Path}
-	if err := tx.QueryRow(ctx, `SELECT version FROM document_heads WHERE project = $1 AND path = $2 FOR UPDATE`,
-		project, v.Path).Scan(&latest.Version); err != nil {
+	if err := tx.QueryRow(ctx, `SELECT version, size, session, thread, agent, person, time FROM document_heads
+		WHERE project = $1 AND path = $2 FOR UPDATE`, project, v.Path).
+		Scan(&latest.Version, &latest.Size, &latest.Session, &latest.Thread, &latest.Agent, &latest.Person, &latest.Time); err != nil {
 		return v, nil, err
 	}
-	if latest.Version == 0 {
+	if latest.Version == 0 || !withData {
 		return latest, nil, nil
 	}
 	var data []byte
-	err := tx.QueryRow(ctx, `SELECT size, session, thread, agent, person, time, CASE WHEN $4 THEN data END
-		FROM documents WHERE project = $1 AND path = $2 AND version = $3`, project, v.Path, latest.Version, withData).
-		Scan(&latest.Size, &latest.Session, &latest.Thread, &latest.Agent, &latest.Person, &latest.Time, &data)
+	err := tx.QueryRow(ctx, `SELECT data FROM documents WHERE project = $1 AND path = $2 AND version = $3`,
+		project, v.Path, latest.Version).Scan(&data)
 	return latest, data, err
 }
 
-// docColumns are the columns a DocVersion is scanned from, in order.
+// docColumns are the columns a DocVersion is scanned from, in order, in
+// documents and in document_heads alike.
 const docColumns = `d.path, d.version, d.size, d.session, d.thread, d.agent, d.person, d.time`
 
 // scanDoc scans docColumns.
@@ -216,9 +217,8 @@ func scanDoc(r pgx.CollectableRow) (storage.DocVersion, error) {
 func (s *Store) Documents(project string) ([]storage.DocVersion, error) {
 	ctx, cancel := s.ctx()
 	defer cancel()
-	rows, _ := s.pool.Query(ctx, `SELECT `+docColumns+` FROM document_heads h
-		JOIN documents d ON d.project = h.project AND d.path = h.path AND d.version = h.version
-		WHERE h.project = $1 ORDER BY d.time DESC, d.path`, project)
+	rows, _ := s.pool.Query(ctx, `SELECT `+docColumns+` FROM document_heads d
+		WHERE d.project = $1 AND d.version > 0`, project)
 	out, err := pgx.CollectRows(rows, scanDoc)
 	if err != nil {
 		return nil, fmt.Errorf("documents of project %s: %w", project, err)

@@ -11,6 +11,7 @@ import (
 	"agentbot/storage"
 	"agentbot/storage/bolt"
 	"agentbot/storage/pgtest"
+	"agentbot/storage/storetest"
 )
 
 // bolt.Migrate carries projects whole: records, channel bindings, and
@@ -120,4 +121,10 @@ func TestMigration0004MovesSessionDocuments(t *testing.T) {
 	if data, err := s.DocumentData(storage.TerminalProject, "prd.md", 0); err != nil || string(data) != "terminal prd" {
 		t.Fatalf("terminal prd = %q, %v", data, err)
 	}
+}
+
+// BenchmarkDocumentContention is 50 threads appending to one document at
+// once on PostgreSQL (see storetest.BenchDocumentContention).
+func BenchmarkDocumentContention(b *testing.B) {
+	storetest.BenchDocumentContention(b, openBench(b), 50)
 }

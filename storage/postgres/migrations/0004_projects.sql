@@ -28,11 +28,17 @@ CREATE TABLE documents (
     PRIMARY KEY (project, path, version)
 );
 
--- The latest version of each document: the row a save locks.
+-- The latest version of each document, its record repeated so a listing
+-- reads one table: the row a save locks.
 CREATE TABLE document_heads (
     project text COLLATE "C" NOT NULL REFERENCES projects (name) ON DELETE CASCADE,
     path    text COLLATE "C" NOT NULL,
     version integer NOT NULL,
+    size    bigint NOT NULL DEFAULT 0,
+    session text NOT NULL DEFAULT '',
+    thread  text NOT NULL DEFAULT '',
+    agent   text NOT NULL DEFAULT '',
+    person  text NOT NULL DEFAULT '',
     time    timestamptz NOT NULL,
     PRIMARY KEY (project, path)
 );
@@ -64,6 +70,6 @@ SELECT project, path,
        size, session_id, key, agent, person, time, data
 FROM old_docs;
 
-INSERT INTO document_heads (project, path, version, time)
-SELECT DISTINCT ON (project, path) project, path, version, time
+INSERT INTO document_heads (project, path, version, size, session, thread, agent, person, time)
+SELECT DISTINCT ON (project, path) project, path, version, size, session, thread, agent, person, time
 FROM documents ORDER BY project, path, version DESC;
