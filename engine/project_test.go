@@ -132,14 +132,27 @@ func TestProjectChainWithinOneThread(t *testing.T) {
 	s := h.startAs("T1/C2/9.9", "analyst", "U1")
 	h.fm.Enqueue(
 		fakemodel.Reply{ToolCalls: []fakemodel.ToolCall{call("save_output", map[string]string{"path": "{planning_artifacts}/product-brief.md", "content": "brief"})}},
-		fakemodel.Reply{Text: "ok"},
+		fakemodel.Reply{Text: "The brief is saved. Should the PRD cover returns too?"},
 	)
 	h.turn(s, "brief")
-	// Switching agents detaches the session; the next one takes the key.
+	// Switching agents detaches the session; the next one takes the key
+	// with a handoff.
 	if err := h.st.DetachSession(s.ID); err != nil {
 		t.Fatal(err)
 	}
-	pm := h.startAs("T1/C2/9.9", "pm", "U1")
+	rec, err := h.st.NewSession("T1/C2/9.9")
+	if err != nil {
+		t.Fatal(err)
+	}
+	pm := &engine.Session{Session: *rec}
+	pm.Handoff = engine.Handoff(&s.Session, "<@U1>")
+	if _, err := h.eng.Activate(pm, h.agent("pm")); err != nil {
+		t.Fatal(err)
+	}
+	prompt := systemPrompt(pm)
+	for _, want := range []string{"## Handoff", "Before you, ", "Mary", "(analyst", "with <@U1>", "/outputs/planning-artifacts/product-brief.md (v1)", `"Should the PRD cover returns too?"`} {
+		contains(t, prompt, want, "the PM's system prompt")
+	}
 	h.fm.Enqueue(
 		fakemodel.Reply{ToolCalls: []fakemodel.ToolCall{call("read_file", map[string]string{"path": "{planning_artifacts}/product-brief.md"})}},
 		fakemodel.Reply{Text: "ok"},
@@ -148,6 +161,26 @@ func TestProjectChainWithinOneThread(t *testing.T) {
 	res := h.lastResults()
 	if got := fmt.Sprint(res[len(res)-1]["content"]); got != "brief" {
 		t.Fatalf("the PM reads %q in the same thread", got)
+	}
+	// The earlier session is kept.
+	if old, err := h.st.SessionByID(s.ID); err != nil || len(old.Messages) == 0 {
+		t.Fatalf("the analyst's session: %v", err)
+	}
+}
+
+// Handoff says nothing for a session without an agent's work, and quotes
+// only a question nobody answered.
+func TestHandoffEdges(t *testing.T) {
+	if got := engine.Handoff(&transcript.Session{}, "U1"); got != "" {
+		t.Fatalf("handoff of an empty session = %q", got)
+	}
+	s := &transcript.Session{AgentID: "pm", Messages: []transcript.Message{
+		{Role: transcript.RoleAssistant, Content: "Which users first?"},
+		{Role: transcript.RoleUser, Content: "Riders."},
+	}}
+	got := engine.Handoff(s, "")
+	if strings.Contains(got, "Which users") || !strings.Contains(got, "pm") || !strings.Contains(got, "saved no document") {
+		t.Fatalf("handoff = %q", got)
 	}
 }
 

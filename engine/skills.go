@@ -61,7 +61,7 @@ func (e *Engine) activateSkill(s *Session, a *catalog.Agent, preset map[string]s
 	hideHostPaths(v, sb)
 	g := skillGreeting(a, v)
 	s.Messages = append(s.Messages[:0],
-		transcript.Message{Role: transcript.RoleSystem, Content: skillPrompt(a, v, sb, e.catalog().SkillsFor(a), e.toolsFor(s))},
+		transcript.Message{Role: transcript.RoleSystem, Content: withHandoff(s, skillPrompt(a, v, sb, e.catalog().SkillsFor(a), e.toolsFor(s)))},
 		transcript.Message{Role: transcript.RoleUser, Content: skillSessionFacts(a, v)},
 		transcript.Message{Role: transcript.RoleAssistant, Content: g.Text},
 	)

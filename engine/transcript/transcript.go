@@ -163,6 +163,10 @@ type Session struct {
 	Held []Message `json:"held,omitempty"`
 	// Audit records every tool call of the session, in order.
 	Audit []ToolRecord `json:"audit,omitempty"`
+	// Handoff, set before activation when the thread's earlier session was
+	// another agent's, tells the new agent what came before (see
+	// engine.Handoff); activation puts it in the system prompt.
+	Handoff string `json:"handoff,omitempty"`
 	// Seen is the version of each project document the session has read
 	// or written ("project\x00path" → version): a save based on an older
 	// one is refused.
