@@ -9,12 +9,17 @@ import (
 	"strings"
 	"sync"
 	"testing"
+	"time"
 
 	"agentbot/engine"
+	"agentbot/engine/catalog"
 	"agentbot/engine/fakemodel"
 	"agentbot/engine/fixtures"
+	"agentbot/engine/model"
 	"agentbot/engine/transcript"
 	"agentbot/storage"
+	"agentbot/storage/pgtest"
+	"agentbot/storage/postgres"
 )
 
 // projectHarness is a harness on the 6.12 fixture whose sessions share
@@ -390,4 +395,87 @@ func TestProjectStateBudget(t *testing.T) {
 	contains(t, state, "201 documents", "the count")
 	contains(t, state, "more (list_files", "the rest, counted")
 	t.Logf("project state with 201 documents: %d bytes", len(b))
+}
+
+// projectEngine is one replica: an engine on st whose working copies of
+// projects are under dir.
+func projectEngine(t *testing.T, st engineProjectStore, cat *catalog.Catalog, fm *fakemodel.Server, dir string) *engine.Engine {
+	return engine.New(engine.Config{
+		Catalog: func() *catalog.Catalog { return cat },
+		Model: model.New(model.Config{APIKey: "k", BaseURL: fm.URL(), Model: "m",
+			Sleep: func(ctx context.Context, d time.Duration) error { return ctx.Err() }}),
+		Store:      st,
+		Outputs:    st,
+		OutputRoot: func(id string) string { d, _ := storage.Folders{Dir: dir}.Session("outputs", id); return d },
+		InputRoot:  func(id string) string { d, _ := storage.Folders{Dir: dir}.Session("inputs", id); return d },
+		Projects: &engine.Projects{Store: st, Of: storage.ProjectOfKey,
+			Root: storage.Folders{Dir: dir}.ProjectFolder},
+	})
+}
+
+// engineProjectStore is what a replica needs of the shared store.
+type engineProjectStore interface {
+	engine.Store
+	engine.OutputStore
+	engine.ProjectStore
+	NewSession(key string) (*transcript.Session, error)
+}
+
+// Two replicas on one PostgreSQL database share a channel's documents:
+// the PM on replica B finds and extends the analyst's brief from replica
+// A; replica A, restarted, reads B's version, not its stale copy.
+func TestProjectReplicasAndRestartPostgres(t *testing.T) {
+	url := pgtest.URL(t)
+	stA, err := postgres.Open(context.Background(), url, t.TempDir())
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer stA.Close()
+	stB, err := postgres.Open(context.Background(), url, t.TempDir())
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer stB.Close()
+	root := fixtures.Copy(t, fixtures.V612)
+	cat := catalog.Load(catalog.Options{BMADRoots: []string{root}})
+	fm := fakemodel.NewTB(t)
+	dirA, dirB := t.TempDir(), t.TempDir()
+	a, b := projectEngine(t, stA, cat, fm, dirA), projectEngine(t, stB, cat, fm, dirB)
+	turn := func(eng *engine.Engine, st engineProjectStore, key, agent string, replies ...fakemodel.Reply) []map[string]any {
+		t.Helper()
+		rec, err := st.NewSession(key)
+		if err != nil {
+			t.Fatal(err)
+		}
+		s := &engine.Session{Session: *rec}
+		ag, _ := cat.Find(agent)
+		if _, err := eng.Activate(s, ag); err != nil {
+			t.Fatal(err)
+		}
+		fm.Enqueue(replies...)
+		if _, err := eng.Turn(context.Background(), s, "go", nil); err != nil {
+			t.Fatal(err)
+		}
+		reqs := fm.Requests()
+		return toolResults(t, reqs[len(reqs)-1])
+	}
+	turn(a, stA, "T1/C1/1.1", "analyst",
+		fakemodel.Reply{ToolCalls: []fakemodel.ToolCall{call("save_output", map[string]string{"path": "{planning_artifacts}/product-brief.md", "content": "brief v1\n"})}},
+		fakemodel.Reply{Text: "saved"})
+	// Replica A's working copy now holds v1.
+	turn(b, stB, "T1/C1/2.2", "pm",
+		fakemodel.Reply{ToolCalls: []fakemodel.ToolCall{call("list_files", map[string]string{"glob": "{planning_artifacts}/*"})}},
+		fakemodel.Reply{ToolCalls: []fakemodel.ToolCall{call("edit_output", map[string]string{"path": "{planning_artifacts}/product-brief.md", "append": "B's note\n"})}},
+		fakemodel.Reply{Text: "extended"})
+	reqs := fm.Requests()
+	listed := toolResults(t, reqs[len(reqs)-2])
+	contains(t, fmt.Sprint(listed[len(listed)-1]["files"]), "product-brief.md", "replica B's list_files")
+
+	a2 := projectEngine(t, stA, cat, fm, dirA) // replica A after a restart
+	res := turn(a2, stA, "T1/C1/3.3", "architect",
+		fakemodel.Reply{ToolCalls: []fakemodel.ToolCall{call("read_file", map[string]string{"path": "{planning_artifacts}/product-brief.md"})}},
+		fakemodel.Reply{Text: "read"})
+	if got := fmt.Sprint(res[len(res)-1]["content"]); got != "brief v1\nB's note\n" {
+		t.Fatalf("restarted replica A reads %q", got)
+	}
 }

@@ -128,3 +128,53 @@ func TestMigration0004MovesSessionDocuments(t *testing.T) {
 func BenchmarkDocumentContention(b *testing.B) {
 	storetest.BenchDocumentContention(b, openBench(b), 50)
 }
+
+// A replica killed in the middle of an edit (its connection dies inside
+// the transaction, as when the process is killed) lands nothing: the
+// document keeps its latest version whole, its row lock is released, and
+// the next edit, from another replica, lands on top.
+func TestKilledMidEditLandsNothing(t *testing.T) {
+	url := pgtest.URL(t)
+	a, b := open(t, url), open(t, url)
+	if _, err := a.SaveDocument("p", storage.DocVersion{Path: "prd.md"}, 0, []byte("line 1\n")); err != nil {
+		t.Fatal(err)
+	}
+	inside, release := make(chan struct{}), make(chan struct{})
+	done := make(chan error, 1)
+	go func() {
+		_, err := a.EditDocument("p", storage.DocVersion{Path: "prd.md", Person: "U-killed"}, func(old []byte) ([]byte, error) {
+			close(inside)
+			<-release
+			return append(old, "half-written line\n"...), nil
+		})
+		done <- err
+	}()
+	<-inside
+	ctx := context.Background()
+	conn, err := pgx.Connect(ctx, url)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer conn.Close(ctx)
+	var killed int
+	if err := conn.QueryRow(ctx, `SELECT count(pg_terminate_backend(pid)) FROM pg_stat_activity
+		WHERE datname = current_database() AND pid <> pg_backend_pid() AND state = 'idle in transaction'`).Scan(&killed); err != nil || killed != 1 {
+		t.Fatalf("killed %d connections, %v", killed, err)
+	}
+	close(release)
+	if err := <-done; err == nil {
+		t.Fatal("the edit of the killed connection reports success")
+	}
+	if data, err := b.DocumentData("p", "prd.md", 0); err != nil || string(data) != "line 1\n" {
+		t.Fatalf("after the kill the document is %q, %v", data, err)
+	}
+	v, err := b.EditDocument("p", storage.DocVersion{Path: "prd.md", Person: "U-other"}, func(old []byte) ([]byte, error) {
+		return append(old, "line 2\n"...), nil
+	})
+	if err != nil || v.Version != 2 {
+		t.Fatalf("the other replica's edit = %+v, %v", v, err)
+	}
+	if data, _ := b.DocumentData("p", "prd.md", 0); string(data) != "line 1\nline 2\n" {
+		t.Fatalf("document = %q", data)
+	}
+}
