@@ -29,14 +29,7 @@ func HelpOutputs(root string) []HelpOutput {
 		if !isDir(bmadDir) {
 			continue
 		}
-		var tables []string
-		if cfg := cfgDir(bmadDir); cfg != "" {
-			tables = append(tables, filepath.Join(cfg, "bmad-help.csv"))
-		}
-		for _, mod := range subdirs(bmadDir) {
-			tables = append(tables, filepath.Join(mod, "module-help.csv"))
-		}
-		for _, p := range tables {
+		for _, p := range helpTables(bmadDir) {
 			if !isFile(p) {
 				continue
 			}
@@ -57,4 +50,17 @@ func HelpOutputs(root string) []HelpOutput {
 		}
 	}
 	return out
+}
+
+// helpTables are the help tables of an install folder: _config's
+// bmad-help.csv, then each module's module-help.csv (present or not).
+func helpTables(bmadDir string) []string {
+	var tables []string
+	if cfg := cfgDir(bmadDir); cfg != "" {
+		tables = append(tables, filepath.Join(cfg, "bmad-help.csv"))
+	}
+	for _, mod := range subdirs(bmadDir) {
+		tables = append(tables, filepath.Join(mod, "module-help.csv"))
+	}
+	return tables
 }
