@@ -4,14 +4,10 @@ import (
 	"context"
 	"crypto/rand"
 	"encoding/hex"
-	"errors"
 	"fmt"
 	"os"
-	"strconv"
 	"sync/atomic"
 	"time"
-
-	"agentbot/storage"
 )
 
 // Replicas: several bots may share one store. Slack hands each event to one
@@ -20,13 +16,8 @@ import (
 // thread's lease in the store, which renews it every LeaseTTL/3. A replica
 // that dies leaves its lease to expire; the periodic scan of the other
 // replicas then takes the thread over and resumes the turn from the
-// transcript (metaSeq), and metaPosted keeps an answer that was posted from
-// being posted again.
-
-// metaPosted is the session meta key holding the queue seq of the last item
-// whose answer (or other reply) was posted: a replay of that item, after a
-// crash between posting and dequeueing, posts nothing.
-const metaPosted = "bot.posted"
+// transcript (threadState.Seq), and threadState.Posted keeps an answer that
+// was posted from being posted again.
 
 // defaultLeaseTTL is Config.LeaseTTL's default.
 const defaultLeaseTTL = 15 * time.Second
@@ -116,61 +107,6 @@ func (l *heldLease) release() {
 	}
 	if err := l.b.cfg.Store.ReleaseLease(l.key, l.b.cfg.ReplicaID); err != nil {
 		l.b.log.Warn("release thread lease", "thread", l.key, "err", err) // it expires
-	}
-}
-
-// markPosted records in the thread's session that item seq was handled and
-// its reply posted, before the item leaves the queue.
-// Only the session's metadata is written, never its transcript.
-func (b *Bot) markPosted(key string, seq uint64) {
-	err := b.cfg.Store.SetMeta(key, metaPosted, strconv.FormatUint(seq, 10))
-	if err != nil && !errors.Is(err, storage.ErrNotFound) {
-		b.log.Error("record posted reply", "err", err)
-	}
-}
-
-// startPeriodic runs, until ctx ends or the bot stops, the bot's periodic
-// work on one ticker: the approval sweep at every tick, the first at start,
-// so calls that timed out while no bot ran are expired too (approval.go);
-// and the queue scan about every LeaseTTL/3.
-func (t *threads) startPeriodic(ctx context.Context) {
-	b := t.b
-	every := b.approvalSweepEvery()
-	scanEvery := max(int((b.cfg.LeaseTTL/3)/every), 1) // in ticks
-	t.wg.Add(1)
-	go func() {
-		defer t.wg.Done()
-		tick := time.NewTicker(every)
-		defer tick.Stop()
-		sw := &sweeper{b: b, queued: map[string]bool{}}
-		for n := 0; ; n++ {
-			if b.stopping.Load() || ctx.Err() != nil {
-				return
-			}
-			sw.sweep()
-			if n > 0 && n%scanEvery == 0 {
-				t.scan()
-			}
-			select {
-			case <-ctx.Done():
-				return
-			case <-tick.C:
-			}
-		}
-	}()
-}
-
-// scan wakes a worker for each thread with queued items and no local
-// worker: a thread of a replica that died, or an item another replica
-// admitted for a thread this one was working.
-func (t *threads) scan() {
-	keys, err := t.b.cfg.Store.PendingKeys()
-	if err != nil {
-		t.b.log.Error("scan queued threads", "err", err)
-		return
-	}
-	for _, k := range keys {
-		t.wakeIdle(k)
 	}
 }
 

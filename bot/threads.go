@@ -2,7 +2,10 @@ package bot
 
 import (
 	"encoding/json"
+	"errors"
 	"sync"
+
+	"agentbot/storage"
 )
 
 // threads runs one worker per thread with queued items: turns of a thread
@@ -131,7 +134,7 @@ func (t *threads) drainLeased(key string) bool {
 			// for the restart or the replica that holds the thread now.
 			return false
 		}
-		if readable && it.Kind != kindFeedback {
+		if readable && itemHandlers[it.Kind].conversation {
 			b.markPosted(key, seq)
 		}
 		if err := b.cfg.Store.Dequeue(key, seq); err != nil {
@@ -140,4 +143,14 @@ func (t *threads) drainLeased(key string) bool {
 		}
 	}
 	return false
+}
+
+// markPosted records in the thread's session that item seq was handled and
+// its reply posted, before the item leaves the queue.
+// Only the session's metadata is written, never its transcript.
+func (b *Bot) markPosted(key string, seq uint64) {
+	err := b.storeState(key, func(st *threadState) { st.Posted = seq })
+	if err != nil && !errors.Is(err, storage.ErrNotFound) {
+		b.log.Error("record posted reply", "err", err)
+	}
 }

@@ -126,13 +126,13 @@ func (e *Engine) pause(ctx context.Context, s *Session, tr *toolEnv, res *Result
 	return res, nil
 }
 
-// settle ends the wait of the last response: approved calls run (in
+// endApprovalWait ends the wait of the last response: approved calls run (in
 // parallel), denied and expired ones get a result saying so, and every
 // result of the response is appended in call order, the held ones
 // included. With superseded, calls still undecided are denied because the
 // user sent a new message. It clears Pending and Held and returns the
 // number of calls that ran.
-func (e *Engine) settle(ctx context.Context, s *Session, tr *toolEnv, emit func(Event), superseded bool) int {
+func (e *Engine) endApprovalWait(ctx context.Context, s *Session, tr *toolEnv, emit func(Event), superseded bool) int {
 	now := e.cfg.Now()
 	decided := map[string]transcript.Approval{}
 	moved := map[string]bool{} // denied by the new message

@@ -49,7 +49,7 @@ func webConfig(url string, extra string) string {
 func resultOf(t *testing.T, req fakemodel.Request, callID string) map[string]any {
 	t.Helper()
 	for _, m := range req.Messages {
-		if m.Role == transcript.RoleTool && m.ToolCallID == callID {
+		if m.Role == transcript.RoleTool && m.ToolCallID == engine.WireCallID(callID) {
 			var r map[string]any
 			if err := json.Unmarshal([]byte(m.Content), &r); err != nil {
 				t.Fatalf("result of %s is not JSON: %q", callID, m.Content)
@@ -270,8 +270,8 @@ func TestMCPParallelCallsOneAsks(t *testing.T) {
 			order = append(order, m.ToolCallID)
 		}
 	}
-	if strings.Join(order, ",") != "p1,p2,p3" {
-		t.Fatalf("result order = %v", order)
+	if strings.Join(order, ",") != strings.Join([]string{engine.WireCallID("p1"), engine.WireCallID("p2"), engine.WireCallID("p3")}, ",") {
+		t.Fatalf("result order = %v, want p1, p2, p3 as sent", order)
 	}
 	if r := resultOf(t, h.fm.Requests()[1], "p3"); r["result"] != "three" {
 		t.Fatalf("p3 = %v", r)
@@ -424,7 +424,7 @@ func TestMenuShortcutCallsAreAudited(t *testing.T) {
 		t.Fatal("no audit record for the shortcut's calls")
 	}
 	for _, r := range s.Audit {
-		if !strings.HasPrefix(r.CallID, "call_menu_") || r.Outcome != transcript.OutcomeOK || r.Server != "" || !strings.HasPrefix(r.ArgsDigest, "sha256:") {
+		if len(r.CallID) != 9 || engine.WireCallID(r.CallID) != r.CallID || r.Outcome != transcript.OutcomeOK || r.Server != "" || !strings.HasPrefix(r.ArgsDigest, "sha256:") {
 			t.Fatalf("record = %+v", r)
 		}
 	}

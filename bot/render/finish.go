@@ -238,7 +238,7 @@ func (r *Reply) postAnswer(replaceTS, text string, tail ...slack.Block) error {
 		if i == len(pieces)-1 {
 			blocks = append(blocks, tail...)
 		}
-		m := Message{Text: slackmd.Fallback(p, slackmd.DefaultFallbackChars), Blocks: blocks}
+		m := Message{Text: slackmd.Fallback(p, slackmd.DefaultFallbackChars), Blocks: blocks, Plain: p}
 		if i == 0 && replaceTS != "" {
 			if err := r.p.Update(r.ctx, r.t.Channel, replaceTS, m); err == nil {
 				continue

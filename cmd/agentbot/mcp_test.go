@@ -8,6 +8,7 @@ import (
 	"strings"
 	"testing"
 
+	"agentbot/engine"
 	"agentbot/engine/fakemodel"
 	"agentbot/engine/mcp/mcptest"
 	"agentbot/engine/transcript"
@@ -63,7 +64,7 @@ func noteCall() fakemodel.ToolCall {
 func toolResultIn(t *testing.T, req fakemodel.Request, id string) string {
 	t.Helper()
 	for _, m := range sentMessages(t, req) {
-		if m.Role == transcript.RoleTool && m.ToolCallID == id {
+		if m.Role == transcript.RoleTool && m.ToolCallID == engine.WireCallID(id) {
 			return m.Content
 		}
 	}

@@ -97,7 +97,7 @@ func runServe(ctx context.Context, e *env) int {
 	tools.useChannels(st, log)
 
 	met := metrics.New()
-	m, err := newModel(cfg, func(attempt int, err error) {
+	m, err := newModel(cfg, log, func(attempt int, err error) {
 		met.ModelRetry()
 		log.Info("model retry", "attempt", attempt, "err", err)
 	})
@@ -105,8 +105,7 @@ func runServe(ctx context.Context, e *env) int {
 		fmt.Fprintf(e.stderr, "agentbot serve: %v\n", err)
 		return 2
 	}
-	budgets := newBudgets(cfg, st)
-	eng := newEngine(cfg, st, m, cats.get, budgets, log, met.ToolCall, tools)
+	eng := newEngine(cfg, st, m, cats.get, newBudgets(cfg, st), log, met.ToolRecord, tools)
 
 	opts := []slack.Option{slack.OptionAppLevelToken(cfg.SlackAppToken),
 		slack.OptionHTTPClient(&http.Client{Transport: pooledTransport(cfg.MaxTurns)})}
@@ -118,7 +117,7 @@ func runServe(ctx context.Context, e *env) int {
 		API: api, Socket: socketmode.New(api), Engine: eng, Store: st,
 		Catalog: cats.get, Reload: cats.reload, Admins: cfg.Admins,
 		MaxConcurrentTurns: cfg.MaxTurns, AllowedUsers: cfg.AllowedUsers, AllowedChannels: cfg.AllowedChannels,
-		MaxUploadBytes: cfg.MaxUploadBytes, NoStreaming: cfg.NoStreaming, Logger: log, Observer: met, Budgets: budgets,
+		MaxUploadBytes: cfg.MaxUploadBytes, NoStreaming: cfg.NoStreaming, Logger: log, Observer: met,
 		ReplicaID: cfg.ReplicaID, LeaseTTL: cfg.LeaseTTL, ApprovalTimeout: cfg.ApprovalTimeout,
 		MCPServers: tools.names(),
 	})

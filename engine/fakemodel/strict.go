@@ -91,6 +91,9 @@ func (s *Server) checkRequest(w http.ResponseWriter, req Request) bool {
 			fmt.Sprintf("This model's maximum context length is %d tokens. However, your messages resulted in %d tokens.", window, len(req.Raw)/4))
 		return false
 	}
+	if !s.checkChatReasoning(w, req) {
+		return false
+	}
 	if !lenient {
 		if err := ValidateHistory(req.Messages); err != nil {
 			writeError(w, http.StatusBadRequest, "invalid_request_error", "fakemodel (strict): "+err.Error())
