@@ -188,6 +188,9 @@ func (b *Bot) activate(ctx context.Context, c *engine.Conversation, a *catalog.A
 		if it.User != "" {
 			b.setState(s, func(st *threadState) { st.Owner = it.User })
 		}
+		if tc := b.threadContext(ctx, &s.Session, it); tc != "" { // threadcontext.go
+			s.Handoff = strings.TrimSpace(s.Handoff + "\n\n" + tc)
+		}
 	})
 	if err != nil {
 		b.log.Warn("activate agent", "agent", a.ID, "err", err)

@@ -56,6 +56,7 @@ func (b *Bot) runTurn(ctx context.Context, c *engine.Conversation, it item, inpu
 func (b *Bot) beforeTurn(ctx context.Context, c *engine.Conversation, it item, input string) (*threadTurn, context.Context, func()) {
 	b.obs.TurnStarted()
 	t := &threadTurn{c: c, it: it, start: time.Now(), r: b.newReply(ctx, it, c.ID)}
+	c.Person = it.User // the author of the documents the turn saves
 	tctx, cancel := context.WithCancel(ctx)
 	key := it.thread().String()
 	t.rt = b.running.start(key, cancel)

@@ -40,9 +40,6 @@ type Projects struct {
 	// Root is the host folder where this process keeps its working copy
 	// of a project's documents (and the files people shared in it).
 	Root func(project string) string
-	// Person names who is writing in a session, for the versions'
-	// authors ("" when unknown).
-	Person func(s *transcript.Session) string
 }
 
 // sharedInputPrefix starts the document path of a file people shared in
@@ -277,11 +274,7 @@ func (env *toolEnv) markSeen(pf *projectFolder, docPath string, v int) {
 
 // author is the record of who writes in this session.
 func (env *toolEnv) author(docPath string) transcript.DocVersion {
-	v := transcript.DocVersion{Path: docPath, Session: env.s.ID, Thread: env.s.Key, Agent: env.s.AgentID}
-	if p := env.e.cfg.Projects; p != nil && p.Person != nil {
-		v.Person = p.Person(&env.s.Session)
-	}
-	return v
+	return transcript.DocVersion{Path: docPath, Session: env.s.ID, Thread: env.s.Key, Agent: env.s.AgentID, Person: env.s.Person}
 }
 
 // projectPath resolves p for a write and returns its virtual path and its
@@ -401,10 +394,7 @@ func isOutput(virtual string) bool {
 // shareInput makes a file shared in a thread a file of the project (the
 // next version of its name), readable under /inputs in every thread.
 func (e *Engine) shareInput(pf *projectFolder, s *Session, docPath string, data []byte) error {
-	v := transcript.DocVersion{Path: docPath, Session: s.ID, Thread: s.Key, Agent: s.AgentID}
-	if p := e.cfg.Projects; p.Person != nil {
-		v.Person = p.Person(&s.Session)
-	}
+	v := transcript.DocVersion{Path: docPath, Session: s.ID, Thread: s.Key, Agent: s.AgentID, Person: s.Person}
 	v, err := e.cfg.Projects.Store.SaveDocument(pf.name, v, transcript.AnyVersion, data)
 	if err != nil {
 		return fmt.Errorf("share %s in project %s: %w", docPath, pf.name, err)

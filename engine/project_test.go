@@ -41,7 +41,6 @@ func projectHarness(t *testing.T, binding map[string]string) (*harness, string) 
 		Root: func(name string) string {
 			return storage.Folders{Dir: filepath.Join(h.dir, "data")}.ProjectFolder(name)
 		},
-		Person: func(s *transcript.Session) string { return s.Meta["person"] },
 	}
 	h.eng = engine.New(h.cfg)
 	return h, root
@@ -51,7 +50,7 @@ func projectHarness(t *testing.T, binding map[string]string) (*harness, string) 
 func (h *harness) startAs(key, agentID, person string) *engine.Session {
 	h.t.Helper()
 	s, _ := h.start(key, agentID)
-	s.SetMeta("person", person)
+	s.Person = person
 	return s
 }
 
@@ -149,7 +148,7 @@ func TestProjectChainWithinOneThread(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	pm := &engine.Session{Session: *rec}
+	pm := &engine.Session{Session: *rec, Person: "U1"}
 	pm.Handoff = engine.Handoff(&s.Session, "<@U1>")
 	if _, err := h.eng.Activate(pm, h.agent("pm")); err != nil {
 		t.Fatal(err)

@@ -94,15 +94,52 @@ func ChannelProject(team, channel string) string {
 	return channelProjectPrefix + team + "/" + channel
 }
 
-// ProjectOfKey is the default project of a session key: a Slack thread's
-// ("team/channel/thread") is its channel's; the terminal's ("chat/…") and
-// any other is TerminalProject.
-func ProjectOfKey(key string) string {
+// SlackChannel splits a Slack thread's session key ("team/channel/thread")
+// into its team and channel; ok is false for a key of another shape (the
+// terminal's "chat/…").
+func SlackChannel(key string) (team, channel string, ok bool) {
 	parts := strings.Split(key, "/")
 	if len(parts) != 3 || parts[0] == "chat" || parts[0] == "" || parts[1] == "" {
+		return "", "", false
+	}
+	return parts[0], parts[1], true
+}
+
+// ProjectOfKey is the default project of a session key: a Slack thread's
+// is its channel's; the terminal's ("chat/…") and any other is
+// TerminalProject.
+func ProjectOfKey(key string) string {
+	team, channel, ok := SlackChannel(key)
+	if !ok {
 		return TerminalProject
 	}
-	return ChannelProject(parts[0], parts[1])
+	return ChannelProject(team, channel)
+}
+
+// ThreadProject is the project a session key's thread shares: a Slack
+// thread's channel's (BoundProject); any other key's (the terminal's) is
+// terminal.
+func ThreadProject(st interface {
+	ChannelBinding(channel string) (string, error)
+}, key, terminal string) (string, error) {
+	team, channel, ok := SlackChannel(key)
+	if !ok {
+		return terminal, nil
+	}
+	return BoundProject(st, team, channel)
+}
+
+// BoundProject is the project a channel's threads share: the one the
+// channel is bound to, else its own. With an error reading the binding it
+// is the channel's own project, never another channel's.
+func BoundProject(st interface {
+	ChannelBinding(channel string) (string, error)
+}, team, channel string) (string, error) {
+	bound, err := st.ChannelBinding(team + "/" + channel)
+	if err != nil || bound == "" {
+		return ChannelProject(team, channel), err
+	}
+	return bound, nil
 }
 
 // maxProjectName bounds a project's name.

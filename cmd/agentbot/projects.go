@@ -31,25 +31,13 @@ func newProjects(cfg *Config, st storage.Projects, log *slog.Logger) *engine.Pro
 	return &engine.Projects{
 		Store: st,
 		Of: func(key string) string {
-			def := storage.ProjectOfKey(key)
-			if def == storage.TerminalProject {
-				return terminal
-			}
-			team, rest, _ := strings.Cut(key, "/")
-			channel, _, _ := strings.Cut(rest, "/")
-			bound, err := st.ChannelBinding(team + "/" + channel)
+			p, err := storage.ThreadProject(st, key, terminal)
 			if err != nil {
-				// The channel's own project: never another channel's.
-				log.Error("project: read the channel's binding", "channel", channel, "err", err)
+				log.Error("project: read the channel's binding", "err", err)
 			}
-			if bound != "" {
-				return bound
-			}
-			return def
+			return p
 		},
 		Root: storage.Folders{Dir: cfg.DataDir}.ProjectFolder,
-		// The person who started the thread (bot's owner entry).
-		Person: func(s *transcript.Session) string { return s.Meta["bot.owner"] },
 	}
 }
 
