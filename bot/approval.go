@@ -50,15 +50,11 @@ type approvalValue struct {
 }
 
 // MaskArgs renders a call's arguments for its approval message:
-// engine.DisplayArgs (pretty-printed, secret-looking values masked), cut to
-// about maxArgsShown bytes, with no fence that could close the code block.
+// engine.DisplayArgs in about maxArgsShown bytes (the keys that say where
+// first, long values cut, secrets masked), with no fence that could close
+// the code block.
 func MaskArgs(args string) string {
-	out := engine.DisplayArgs(args)
-	if len(out) > maxArgsShown {
-		shown := engine.CutUTF8(out, maxArgsShown)
-		out = shown + fmt.Sprintf("\n… (%d more bytes)", len(out)-len(shown))
-	}
-	return strings.ReplaceAll(out, "```", "``\u200b`")
+	return strings.ReplaceAll(engine.DisplayArgs(args, maxArgsShown), "```", "``\u200b`")
 }
 
 // callDigest is "sha256:" and the first 32 hex digits of the call id's

@@ -156,7 +156,8 @@ func TestManifestShape(t *testing.T) {
 	case agent.ShouldEscape || agent.Description == "":
 		t.Errorf("/agent = %+v", *agent)
 	default:
-		for _, sub := range []string{"list", "use <agent>", "status", "reset", "reload", "help"} {
+		// Every verb /agent answers (slash.go's onSlash).
+		for _, sub := range []string{"list", "use <agent>", "status", "reset", "reload", "tools", "add|remove <server>", "help"} {
 			if !strings.Contains(agent.UsageHint, sub) {
 				t.Errorf("/agent usage_hint %q lacks %q", agent.UsageHint, sub)
 			}

@@ -91,8 +91,10 @@ type Config struct {
 	OnToolRecord func(rec transcript.ToolRecord)
 	// ExternalTools, when set, returns the tools from outside the engine a
 	// session is offered besides the built-in ones (its agent's and its
-	// channel's MCP servers' tools). It is called once per turn.
-	ExternalTools func(ctx context.Context, s *Session) []ExternalTool
+	// channel's MCP servers' tools). It is called once per turn; notify
+	// tells the user something about them (a server whose tools are
+	// unavailable this turn) as an EventNotice.
+	ExternalTools func(ctx context.Context, s *Session, notify func(text string)) []ExternalTool
 }
 
 // Engine runs sessions. It is safe for concurrent use by different sessions;

@@ -31,22 +31,7 @@ func ExportMarkdown(s *transcript.Session) string {
 	b.WriteString("\n---\n")
 	calls := map[string]transcript.ToolCall{}
 	for _, m := range s.Messages {
-		switch m.Role {
-		case transcript.RoleSystem:
-			continue
-		case transcript.RoleUser:
-			fmt.Fprintf(&b, "\n**User:**\n\n%s\n", strings.TrimSpace(m.Content))
-		case transcript.RoleAssistant:
-			if c := strings.TrimSpace(m.Content); c != "" {
-				fmt.Fprintf(&b, "\n**Agent:**\n\n%s\n", c)
-			}
-			for _, tc := range m.ToolCalls {
-				calls[tc.ID] = tc
-				fmt.Fprintf(&b, "\n> tool `%s`: %s\n", tc.Function.Name, callStatus(tc))
-			}
-		case transcript.RoleTool:
-			fmt.Fprintf(&b, "> → %s\n", summarizeResult(calls[m.ToolCallID], m.Content))
-		}
+		writeMessage(&b, m, calls)
 	}
 	if len(s.Pending) > 0 {
 		b.WriteString("\n---\n\n## Waiting for approval\n\n")
@@ -63,6 +48,80 @@ func ExportMarkdown(s *transcript.Session) string {
 		b.WriteString(AuditTable(s.Audit))
 	}
 	return b.String()
+}
+
+// writeMessage renders one transcript message of an export; calls
+// collects the tool calls, whose results come later.
+func writeMessage(b *strings.Builder, m transcript.Message, calls map[string]transcript.ToolCall) {
+	switch m.Role {
+	case transcript.RoleUser:
+		user, note := splitRuntimeNote(m.Content)
+		if user != "" {
+			fmt.Fprintf(b, "\n**User:**\n\n%s\n", user)
+		}
+		if note != "" {
+			fmt.Fprintf(b, "\n**Runtime note:**\n\n%s\n", note)
+		}
+	case transcript.RoleAssistant:
+		if c := strings.TrimSpace(m.Content); c != "" && IsRuntimeNote(c) {
+			fmt.Fprintf(b, "\n**Runtime note:**\n\n%s\n", c) // Interrupt's note
+		} else if c != "" {
+			fmt.Fprintf(b, "\n**Agent:**\n\n%s\n", c)
+		}
+		for _, tc := range m.ToolCalls {
+			calls[tc.ID] = tc
+			fmt.Fprintf(b, "\n> tool `%s`: %s\n", tc.Function.Name, callStatus(tc))
+		}
+	case transcript.RoleTool:
+		fmt.Fprintf(b, "> → %s\n", summarizeResult(calls[m.ToolCallID], m.Content))
+	}
+}
+
+// runtimeNoteStarts start the messages the runtime writes into a
+// transcript in the user's or the agent's place: the session facts of an
+// activation (activation.go, skills.go), the loop's limit and budget notes
+// (loop.go, budget.go), the compaction summary (context.go), and the notes
+// Interrupt closes a stopped or failed turn with (bot's stopNote, chat's
+// failedNote).
+var runtimeNoteStarts = []string{
+	"[session start]",
+	"[The runtime summarized",
+	"(Runtime:",
+	"(The user stopped this turn",
+	"(This turn failed",
+}
+
+// menuPickStart starts the note pickNote adds after the user's words when
+// they pick a menu item (menu.go).
+const menuPickStart = "(The user picked menu item "
+
+// IsRuntimeNote reports whether a message's text was written by the
+// runtime, not by the user or the model.
+func IsRuntimeNote(text string) bool {
+	text = strings.TrimSpace(text)
+	for _, p := range runtimeNoteStarts {
+		if strings.HasPrefix(text, p) {
+			return true
+		}
+	}
+	return false
+}
+
+// splitRuntimeNote splits a user-role message into the user's words and
+// the runtime's note: all of it for a runtime note, the part from
+// menuPickStart for a menu pick, none otherwise.
+func splitRuntimeNote(text string) (user, note string) {
+	text = strings.TrimSpace(text)
+	if IsRuntimeNote(text) {
+		return "", text
+	}
+	if strings.HasPrefix(text, menuPickStart) {
+		return "", text
+	}
+	if i := strings.LastIndex(text, "\n\n"+menuPickStart); i >= 0 {
+		return strings.TrimSpace(text[:i]), strings.TrimSpace(text[i:])
+	}
+	return text, ""
 }
 
 // AuditTable renders an audit trail as a markdown table: time, tool,

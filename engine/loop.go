@@ -66,7 +66,7 @@ func (e *Engine) Turn(ctx context.Context, s *Session, input string, emit func(E
 	}
 	defer sb.Close()
 	res := &Result{}
-	tr := &toolEnv{e: e, s: s, sb: sb}
+	tr := &toolEnv{e: e, s: s, sb: sb, emit: emit}
 	thisTurn := map[string]int{} // output path -> index in s.Outputs, saved this turn
 	tr.saved = func(virtual string, data []byte) (*Output, error) {
 		tr.mu.Lock()
@@ -80,7 +80,7 @@ func (e *Engine) Turn(ctx context.Context, s *Session, input string, emit func(E
 		return err
 	}
 
-	tr.ext, tr.extList = e.externalTools(ctx, s)
+	tr.loadExternal(ctx, input, emit)
 	if len(s.Pending) > 0 {
 		// The last response holds calls waiting for approval. An empty
 		// input resumes once each is decided; a new message denies the

@@ -94,6 +94,8 @@ type toolEnv struct {
 	// the same in order.
 	ext     map[string]ExternalTool
 	extList []ExternalTool
+	// emit reports the turn's events (a call's progress); nil in tests.
+	emit func(Event)
 }
 
 // define builds a Tool from typed pieces: args of type A are decoded from
@@ -199,7 +201,7 @@ func (e *Engine) ToolNames(s *Session) []string {
 // toolNames are the names of every tool of the turn, external ones last.
 func (env *toolEnv) toolNames() string {
 	names := env.e.ToolNames(env.s)
-	for _, t := range env.extList {
+	for _, t := range env.offered() {
 		names = append(names, t.Name)
 	}
 	return strings.Join(names, ", ")
@@ -209,7 +211,7 @@ func (env *toolEnv) toolNames() string {
 // tools, then the external ones in their order.
 func (env *toolEnv) definitions() []llm.Tool {
 	out := definitions(env.e.toolsFor(env.s))
-	for _, t := range env.extList {
+	for _, t := range env.offered() {
 		out = append(out, llm.Tool{Name: t.Name, Description: t.Description, Parameters: t.Schema})
 	}
 	return out
@@ -235,7 +237,7 @@ func (env *toolEnv) runCall(ctx context.Context, tc transcript.ToolCall) ToolRes
 		args = "{}"
 	}
 	if x, ok := env.external(tc.Function.Name); ok {
-		return env.runExternal(ctx, x, args)
+		return env.runExternal(ctx, x, tc, args)
 	}
 	t, ok := lookupTool(tc.Function.Name)
 	if !ok || (t.Offered != nil && !t.Offered(env.e.offer(env.s))) {

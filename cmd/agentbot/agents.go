@@ -6,9 +6,9 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
+	"strconv"
 	"strings"
 	"sync"
-	"text/tabwriter"
 	"time"
 
 	"agentbot/engine/catalog"
@@ -62,8 +62,7 @@ func runAgents(ctx context.Context, e *env) int {
 			return 1
 		}
 	} else {
-		tw := tabwriter.NewWriter(e.stdout, 0, 4, 2, ' ', 0)
-		fmt.Fprintln(tw, "ID\tNAME\tTITLE\tSOURCE\tFORMAT\tENTRY\tMENU\tPATH")
+		rows := [][]string{{"ID", "NAME", "TITLE", "SOURCE", "FORMAT", "ENTRY", "MENU", "PATH"}}
 		for _, a := range agents {
 			entry := "no"
 			if a.EntryPoint {
@@ -76,13 +75,12 @@ func runAgents(ctx context.Context, e *env) int {
 			if a.Problem != "" {
 				entry = "broken"
 			}
-			fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\t%d\t%s\n", a.ID, name, a.Title, a.Source, a.Format, entry, len(a.Menu), a.Path)
+			rows = append(rows, []string{a.ID, name, a.Title, a.Source, string(a.Format), entry, strconv.Itoa(len(a.Menu)), a.Path})
 		}
-		tw.Flush()
+		_ = writeTable(e.stdout, rows)
 		if len(cat.Skills) > 0 {
 			fmt.Fprintf(e.stdout, "\n%d skills:\n", len(cat.Skills))
-			tw = tabwriter.NewWriter(e.stdout, 0, 4, 2, ' ', 0)
-			fmt.Fprintln(tw, "SKILL\tKIND\tMODULE\tNOTE")
+			rows := [][]string{{"SKILL", "KIND", "MODULE", "NOTE"}}
 			for _, s := range cat.Skills {
 				note := s.Problem
 				switch {
@@ -96,9 +94,9 @@ func runAgents(ctx context.Context, e *env) int {
 				case len(s.MCP) > 0:
 					note = "requires MCP " + strings.Join(s.MCP, ", ")
 				}
-				fmt.Fprintf(tw, "%s\t%s\t%s\t%s\n", s.Name, s.Kind, s.Module, note)
+				rows = append(rows, []string{s.Name, string(s.Kind), s.Module, note})
 			}
-			tw.Flush()
+			_ = writeTable(e.stdout, rows)
 		}
 		if len(cat.Problems) > 0 {
 			fmt.Fprintf(e.stderr, "\n%d problem(s):\n", len(cat.Problems))
@@ -112,6 +110,36 @@ func runAgents(ctx context.Context, e *env) int {
 		return 1
 	}
 	return 0
+}
+
+// explainCatalog says, after "no agent ..." on stderr, why: the agents the
+// catalog has, where it looked, and the problems that kept agents from
+// loading, with what to do. chat, serve and every command that needs an
+// agent print it when the agent is not there.
+func explainCatalog(w io.Writer, cfg *Config, cat *catalog.Catalog) {
+	if len(cat.Agents) > 0 {
+		fmt.Fprintf(w, "  known agents: %s\n", strings.Join(agentIDs(cat.Agents), ", "))
+	} else {
+		fmt.Fprintln(w, "  no agent could be loaded")
+	}
+	none := func(l []string) string {
+		if len(l) == 0 {
+			return "(none)"
+		}
+		return strings.Join(l, ", ")
+	}
+	skills := []string{}
+	if cfg.Skills != "" {
+		skills = append(skills, cfg.Skills)
+	}
+	fmt.Fprintf(w, "  looked in: bundles %s; BMAD roots %s; skills %s\n", none(cfg.Bundles), none(cfg.BMADRoots), none(skills))
+	if len(cat.Problems) > 0 {
+		fmt.Fprintf(w, "  %d problem(s):\n", len(cat.Problems))
+		for _, p := range cat.Problems {
+			fmt.Fprintf(w, "    %s: %s\n", p.Path, p.Reason)
+		}
+	}
+	fmt.Fprintln(w, "  agentbot agents lists what is found; point --bundles or --bmad-root (AGENTBOT_BUNDLES, AGENTBOT_BMAD_ROOT) at your agents")
 }
 
 // agentIDs lists the ids of agents, for error messages.
@@ -207,7 +235,7 @@ func agentTools(ctx context.Context, cfg *Config, e *env, agents []*catalog.Agen
 		go func() { // servers are listed at once, each within its timeout
 			defer wg.Done()
 			st := serverTools{Server: n}
-			ts, probs := tools.mgr.Tools(ctx, []string{n})
+			ts, probs := tools.mgr.ToolsWait(ctx, []string{n})
 			for _, t := range ts {
 				st.Tools = append(st.Tools, toolJSON{Name: t.Name, Policy: t.Policy})
 			}

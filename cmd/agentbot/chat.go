@@ -60,6 +60,7 @@ func runChat(ctx context.Context, e *env) int {
 	tools.warnAgents(cat, log)
 	eng := newEngine(cfg, st, m, func() *catalog.Catalog { return cat }, newBudgets(cfg, st), log, nil, tools)
 	t := newTerminal(e)
+	t.cfg = cfg
 	var c *engine.Conversation
 	if rec != nil {
 		c, code = t.resume(ctx, eng, st, rec, name, agentID, cat)
@@ -100,6 +101,7 @@ type terminal struct {
 	out, errOut io.Writer
 	sc          *bufio.Scanner
 	interactive bool
+	cfg         *Config // for explaining a catalog without the agent asked for
 }
 
 func newTerminal(e *env) *terminal {
@@ -159,7 +161,8 @@ func (t *terminal) start(eng *engine.Engine, st storage.Backend, key, agentID st
 	}
 	a, ok := cat.Find(agentID)
 	if !ok {
-		fmt.Fprintf(t.errOut, "agentbot chat: no agent %q; known: %s\n", agentID, strings.Join(agentIDs(cat.Agents), ", "))
+		fmt.Fprintf(t.errOut, "agentbot chat: no agent %q\n", agentID)
+		explainCatalog(t.errOut, t.cfg, cat)
 		return nil, 2
 	}
 	if key == "" {
@@ -242,7 +245,7 @@ func (t *terminal) readLine() (string, bool) {
 // anything else, or the end of the input, denies.
 func askApproval(w io.Writer, sc *bufio.Scanner, interactive bool, p transcript.Approval) string {
 	fmt.Fprintf(w, "\n  ? The agent wants to run %s with:\n", p.Tool)
-	for _, l := range strings.Split(engine.DisplayArgs(p.Args), "\n") {
+	for _, l := range strings.Split(engine.DisplayArgs(p.Args, 8<<10), "\n") {
 		fmt.Fprintf(w, "      %s\n", l)
 	}
 	fmt.Fprint(w, "  Approve? [y/N] ")

@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"agentbot/bot"
+	"agentbot/engine"
 	"agentbot/engine/catalog"
 	"agentbot/engine/llm"
 	"agentbot/engine/mcp"
@@ -99,6 +100,9 @@ func (c *checker) tokenFormat(t slackToken) bool {
 	switch t.problem(c.cfg) {
 	case "missing":
 		c.r.fail(t.env, "missing", hint)
+		return false
+	case problemPlaceholder: // never shown: it may be a real token after all
+		c.r.fail(t.env, problemPlaceholder+" copied from an example, not a real token", hint)
 		return false
 	case "malformed":
 		c.r.fail(t.env, fmt.Sprintf("malformed: %s, want a token starting with %q", redactToken(t.value(c.cfg)), t.prefix), hint)
@@ -290,7 +294,9 @@ func (c *checker) mcpServers(ctx context.Context, cat *catalog.Catalog, mc *mcp.
 	c.r.ok(name, fmt.Sprintf("%d usable server(s) in %s", len(mc.Servers), c.cfg.MCPConfig))
 	ctx, cancel := context.WithTimeout(ctx, c.timeout)
 	defer cancel()
+	counts := map[string]int{}
 	for _, rep := range mcp.Check(ctx, mc, probs) {
+		counts[rep.Name] = len(rep.Tools)
 		label := "MCP server " + rep.Name
 		if rep.Name == "" {
 			label = name
@@ -304,6 +310,9 @@ func (c *checker) mcpServers(ctx context.Context, cat *catalog.Catalog, mc *mcp.
 			c.r.warn(label, p.Reason, "the other tools of the server still work")
 		}
 	}
+	if over := toolOverflow(cat, counts); len(over) > 0 {
+		c.r.warn("tools per request", strings.Join(over, "; "), fmt.Sprintf("each turn offers the built-in tools, find_tools and the MCP tools most relevant to the message (a request carries at most %d, OpenAI's limit); narrow the servers' tools with include/exclude in the MCP config to choose them yourself", engine.MaxToolDefinitions))
+	}
 	var bad []string
 	for _, p := range agentServerProblems(cat, mc) {
 		bad = append(bad, fmt.Sprintf("agent %s: MCP server %q: %s", p.Agent, p.Server, p.Reason))
@@ -311,6 +320,27 @@ func (c *checker) mcpServers(ctx context.Context, cat *catalog.Catalog, mc *mcp.
 	if len(bad) > 0 {
 		c.r.warn("MCP servers of agents", strings.Join(bad, "; "), "add the server to the MCP config or remove it from the agent's mcp list in bundle.yaml; the agents run without it")
 	}
+}
+
+// toolOverflow names the agents whose MCP servers' tools (counts, by
+// server), with the built-in tools, are more than a request may carry.
+func toolOverflow(cat *catalog.Catalog, counts map[string]int) []string {
+	if cat == nil {
+		return nil
+	}
+	builtin := len(engine.ToolDefinitions())
+	var out []string
+	for _, a := range cat.Agents {
+		n := 0
+		for _, srv := range a.MCP {
+			n += counts[srv]
+		}
+		if n > 0 && n+builtin > engine.MaxToolDefinitions {
+			out = append(out, fmt.Sprintf("agent %s: %d MCP tools (%s) and up to %d built-in ones, over %d",
+				a.ID, n, strings.Join(a.MCP, ", "), builtin, engine.MaxToolDefinitions))
+		}
+	}
+	return out
 }
 
 // problemLines lists catalog problems, one "path: reason" per line.

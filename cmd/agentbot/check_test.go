@@ -205,6 +205,7 @@ func TestCheckAppToken(t *testing.T) {
 		{"bot token in its place", fakeslack.DefaultBotToken, "✗ SLACK_APP_TOKEN: malformed: xoxb-…(redacted)"},
 		{"garbage", "not a token at all", "✗ SLACK_APP_TOKEN: malformed: (redacted)"},
 		{"prefix only", "xapp-", "✗ SLACK_APP_TOKEN: malformed"},
+		{"the README's placeholder", "xapp-…", "✗ SLACK_APP_TOKEN: a placeholder copied from an example, not a real token"},
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			s := newCheckSetup(t)
@@ -219,6 +220,9 @@ func TestCheckAppToken(t *testing.T) {
 			}
 			line(t, out, "- Slack Socket Mode: skipped")
 			line(t, out, "✓ Slack auth.test:")
+			if strings.Contains(out, "(redacted)(redacted)") {
+				t.Errorf("a value redacted twice:\n%s", out)
+			}
 			if c.token == "not a token at all" && strings.Contains(out, c.token) {
 				t.Errorf("output shows the token:\n%s", out)
 			}

@@ -3,6 +3,7 @@ package main
 import (
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 
@@ -22,6 +23,9 @@ func TestComposeFileReplicas(t *testing.T) {
 			Environment map[string]string `yaml:"environment"`
 			Volumes     []string          `yaml:"volumes"`
 			Image       string            `yaml:"image"`
+			Build       any               `yaml:"build"`
+			PullPolicy  string            `yaml:"pull_policy"`
+			Ports       []string          `yaml:"ports"`
 		} `yaml:"services"`
 	}
 	if err := yaml.Unmarshal(data, &f); err != nil {
@@ -31,10 +35,25 @@ func TestComposeFileReplicas(t *testing.T) {
 	for _, s := range settings {
 		known[s.env] = true
 	}
-	var urls, volumes []string
+	var urls, volumes, images []string
+	builds := 0
 	for name, svc := range f.Services {
 		if !strings.HasPrefix(name, "agentbot") {
 			continue
+		}
+		// One build, one image name: the other replicas run that image
+		// and never pull it (or Compose builds or pulls it again).
+		images = append(images, svc.Image)
+		if svc.Build != nil {
+			builds++
+		} else if svc.PullPolicy != "never" {
+			t.Errorf("%s neither builds the image nor has pull_policy: never", name)
+		}
+		// /metrics is published on this host only.
+		for _, p := range svc.Ports {
+			if !strings.HasPrefix(p, "127.0.0.1:") {
+				t.Errorf("%s publishes %q on every interface; want 127.0.0.1:HOST:CONTAINER", name, p)
+			}
 		}
 		for k := range svc.Environment {
 			if strings.HasPrefix(k, "AGENTBOT_") && !known[k] {
@@ -47,10 +66,34 @@ func TestComposeFileReplicas(t *testing.T) {
 	if len(urls) != 2 || urls[0] == "" || urls[0] != urls[1] {
 		t.Fatalf("want two replicas on one database URL, got %q", urls)
 	}
+	if builds != 1 || images[0] == "" || images[0] != images[1] {
+		t.Fatalf("want one build of one named image for both replicas: %d builds, images %q", builds, images)
+	}
 	if volumes[0] == volumes[1] {
 		t.Fatalf("the replicas share a data volume %q; each needs its own", volumes[0])
 	}
 	if img := f.Services["postgres"].Image; !strings.HasPrefix(img, "postgres:") {
 		t.Fatalf("no PostgreSQL service (image %q)", img)
+	}
+}
+
+// The env files the compose and docker comments have people write
+// (agentbot.env, .env) hold tokens: git ignores them and the image build
+// never copies them (COPY . .), at the root and below.
+func TestEnvFilesIgnored(t *testing.T) {
+	for file, want := range map[string][]string{
+		".gitignore":    {".env*", "*.env"},
+		".dockerignore": {".env*", "*.env", "**/.env*", "**/*.env"},
+	} {
+		b, err := os.ReadFile(filepath.Join("..", "..", file))
+		if err != nil {
+			t.Fatal(err)
+		}
+		lines := strings.Split(string(b), "\n")
+		for _, w := range want {
+			if !slices.Contains(lines, w) {
+				t.Errorf("%s lacks the line %q", file, w)
+			}
+		}
 	}
 }

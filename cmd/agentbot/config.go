@@ -202,29 +202,76 @@ var settings = []setting{
 	{"session-ttl", "AGENTBOT_SESSION_TTL", "remove sessions inactive this long (0: keep forever)", dur(func(c *Config) *time.Duration { return &c.SessionTTL }), "0"},
 }
 
-// newFlags returns a flag set holding every setting with its built-in
-// default. Call the returned function after parsing the command line: it
-// applies the environment to every setting no flag set, through the flag's
-// own parser, so "$AGENTBOT_TURN_TIMEOUT=15" fails exactly as
-// "--turn-timeout=15" does; then it checks every setting's range. Its error
-// names each bad setting by where its value came from, the value and the
-// expected form: `$AGENTBOT_TURN_TIMEOUT="15": want ...` or
-// `--turn-timeout=-1s: want ...`, one per line (errors.Join).
-func newFlags(name string, getenv func(string) string) (*flag.FlagSet, *Config, func() error) {
+// groups sorts the settings by what they configure. A command names the
+// groups it uses (its entry in commands, main.go): its flags, its -h and
+// the environment it reads are those groups' settings, and no other. Every
+// setting is in exactly one group (TestEverySettingInOneGroup): a new
+// setting goes into one here.
+var groups = map[string][]string{
+	"agents":    {"bundles", "bmad-root", "skills", "mcp-config"},
+	"store":     {"data", "database-url"},
+	"replicas":  {"lease-ttl", "replica-id"},
+	"model":     {"api-key", "base-url", "api-type", "api-version", "api", "model", "model-family", "reasoning-effort", "temperature", "max-tokens", "call-timeout", "context-tokens"},
+	"turns":     {"deny", "core-root", "max-iterations", "turn-timeout", "max-file-bytes", "session-token-budget", "daily-token-budget"},
+	"slack":     {"slack-app-token", "slack-bot-token", "slack-api-url", "max-concurrent-turns", "allowed-users", "allowed-channels", "admins", "approval-timeout", "no-streaming", "max-upload-bytes"},
+	"logs":      {"log-format", "log-level"},
+	"http":      {"http-addr"},
+	"retention": {"session-ttl"},
+}
+
+// settingsOf returns the settings of the named groups, in the settings
+// table's order.
+func settingsOf(names []string) []setting {
+	in := map[string]bool{}
+	for _, g := range names {
+		for _, f := range groups[g] {
+			in[f] = true
+		}
+	}
+	var out []setting
+	for _, s := range settings {
+		if in[s.flag] {
+			out = append(out, s)
+		}
+	}
+	return out
+}
+
+// newFlags returns a flag set holding the settings of the named groups
+// with their built-in defaults; every other field of the Config holds its
+// default too, untouched by flags and environment. Call the returned
+// function after parsing the command line: it applies the environment to
+// every setting of the set no flag set, through the flag's own parser, so
+// "$AGENTBOT_TURN_TIMEOUT=15" fails exactly as "--turn-timeout=15" does;
+// then it checks every such setting's range. Its error names each bad
+// setting by where its value came from, the value and the expected form:
+// `$AGENTBOT_TURN_TIMEOUT="15": want ...` or `--turn-timeout=-1s: want ...`,
+// one per line (errors.Join).
+func newFlags(name string, use []string, getenv func(string) string) (*flag.FlagSet, *Config, func() error) {
 	fs := flag.NewFlagSet(name, flag.ContinueOnError)
+	rest := flag.NewFlagSet(name, flag.ContinueOnError) // defaults only
 	c := &Config{}
+	own := settingsOf(use)
+	mine := map[string]bool{}
+	for _, s := range own {
+		mine[s.flag] = true
+	}
 	for _, s := range settings {
 		def := s.def
 		if secrets[s.env] {
 			def = ""
 		}
-		s.bind(fs, c, s.flag, def, fmt.Sprintf("%s [$%s]", s.usage, s.env))
+		target := rest
+		if mine[s.flag] {
+			target = fs
+		}
+		s.bind(target, c, s.flag, def, fmt.Sprintf("%s [$%s]", s.usage, s.env))
 	}
 	return fs, c, func() error {
 		byFlag := map[string]bool{}
 		fs.Visit(func(f *flag.Flag) { byFlag[f.Name] = true })
 		var errs []error
-		for _, s := range settings {
+		for _, s := range own {
 			if byFlag[s.flag] {
 				if err := checkSetting(s.flag, c); err != nil {
 					errs = append(errs, fmt.Errorf("--%s=%s: %v", s.flag, shown(s, bare(err.value)), err.want))
@@ -244,7 +291,7 @@ func newFlags(name string, getenv func(string) string) (*flag.FlagSet, *Config, 
 		if len(errs) > 0 {
 			return errors.Join(errs...)
 		}
-		return validate(c) // the defaults too
+		return validate(c, mine) // the defaults too
 	}
 }
 

@@ -3,10 +3,12 @@
 //	agentbot serve                 run the Slack bot (Socket Mode)
 //	agentbot chat --agent ID       talk to an agent in the terminal
 //	agentbot agents [--json]       list the agents found
-//	agentbot sessions list|show|export|prune
+//	agentbot sessions list|show|export|delete|prune
 //	agentbot check                 validate the configuration
 //	agentbot backup FILE           copy the database, also while serve runs
 //	agentbot migrate [--from DIR]  copy a bbolt store into PostgreSQL
+//	agentbot health                ask a running serve's /healthz
+//	agentbot version               print the version and build
 package main
 
 import (
@@ -29,22 +31,51 @@ type env struct {
 	getenv func(string) string
 }
 
+// command is one subcommand: its name, a one-line summary for the
+// top-level help, its synopsis for -h, the setting groups it uses (see
+// groups in config.go) and what runs it.
 type command struct {
 	name, summary string
-	run           func(ctx context.Context, e *env) int
+	// usage is what follows "agentbot NAME" in its -h.
+	usage  string
+	groups []string
+	run    func(ctx context.Context, e *env) int
 }
+
+// everyGroup is every setting group, for serve, which uses them all.
+var everyGroup = []string{"agents", "store", "replicas", "model", "turns", "slack", "logs", "http", "retention"}
 
 func commands() []command {
 	return []command{
-		{"serve", "run the Slack bot over Socket Mode", runServe},
-		{"chat", "talk to an agent in the terminal", runChat},
-		{"agents", "list the agents found in bundles and BMAD roots", runAgents},
-		{"sessions", "list, show, export or prune sessions", runSessions},
-		{"projects", "list, show, export or import projects' shared documents", runProjects},
-		{"check", "validate tokens, model endpoint and bundles", runCheck},
-		{"backup", "copy the database consistently, also while serve runs", runBackup},
-		{"migrate", "copy a bbolt store into PostgreSQL (AGENTBOT_DATABASE_URL)", runMigrate},
+		{name: "serve", summary: "run the Slack bot over Socket Mode", groups: everyGroup, run: runServe},
+		{name: "chat", summary: "talk to an agent in the terminal", usage: "--agent ID [--session NAME] [--project NAME]",
+			groups: []string{"agents", "store", "model", "turns", "logs"}, run: runChat},
+		{name: "agents", summary: "list the agents found in bundles and BMAD roots", usage: "[--json] [--all=false]",
+			groups: []string{"agents"}, run: runAgents},
+		{name: "sessions", summary: "list, show, export, delete or prune sessions", usage: sessionsUsage,
+			groups: []string{"store", "retention"}, run: runSessions},
+		{name: "projects", summary: "list, show, export or import projects' shared documents", usage: projectsSynopsis,
+			groups: []string{"store", "turns"}, run: runProjects},
+		{name: "check", summary: "validate tokens, Slack, the model (a real tool call), MCP servers and bundles", usage: "[--check-timeout DURATION] [--no-slack]",
+			groups: []string{"agents", "store", "model", "slack"}, run: runCheck},
+		{name: "backup", summary: "copy the database consistently, also while serve runs", usage: "[--force] FILE",
+			groups: []string{"store"}, run: runBackup},
+		{name: "migrate", summary: "copy a bbolt store into PostgreSQL (AGENTBOT_DATABASE_URL)", usage: "[--from DATA_FOLDER]",
+			groups: []string{"store"}, run: runMigrate},
+		{name: "health", summary: "ask a running serve's /healthz: exit 0 healthy, 1 not (for HEALTHCHECK)", usage: "[--url URL] [--timeout DURATION]",
+			groups: []string{"http"}, run: runHealth},
+		{name: "version", summary: "print the version, commit and Go version", run: runVersion},
 	}
+}
+
+// findCommand returns the command named name.
+func findCommand(name string) (command, bool) {
+	for _, c := range commands() {
+		if c.name == name {
+			return c, true
+		}
+	}
+	return command{}, false
 }
 
 func main() {
@@ -94,30 +125,37 @@ func watchSignals(sigs <-chan os.Signal, cancel func(), grace time.Duration, std
 
 // run dispatches to a subcommand and returns the exit code.
 func run(ctx context.Context, e *env) int {
-	if len(e.args) == 0 || e.args[0] == "help" || e.args[0] == "-h" || e.args[0] == "--help" {
-		usage(e.stdout)
-		if len(e.args) == 0 {
-			return 2
-		}
-		return 0
+	if len(e.args) == 0 {
+		usage(e.stderr)
+		return 2
 	}
-	for _, c := range commands() {
-		if c.name == e.args[0] {
-			sub := *e
-			sub.args = e.args[1:]
-			return c.run(ctx, &sub)
+	name := e.args[0]
+	switch name {
+	case "help", "-h", "-help", "--help":
+		if len(e.args) > 1 { // agentbot help CMD is agentbot CMD -h
+			return run(ctx, &env{args: []string{e.args[1], "-h"}, stdin: e.stdin, stdout: e.stdout, stderr: e.stderr, getenv: e.getenv})
 		}
+		usage(e.stdout)
+		return 0
+	case "-version", "--version":
+		name = "version"
+	}
+	if c, ok := findCommand(name); ok {
+		sub := *e
+		sub.args = e.args[1:]
+		return c.run(ctx, &sub)
 	}
 	fmt.Fprintf(e.stderr, "agentbot: unknown command %q\n\n", e.args[0])
 	usage(e.stderr)
 	return 2
 }
 
+// usage is the top-level help: one line per command.
 func usage(w io.Writer) {
 	fmt.Fprintln(w, "usage: agentbot <command> [flags]")
 	fmt.Fprintln(w)
 	for _, c := range commands() {
 		fmt.Fprintf(w, "  %-9s %s\n", c.name, c.summary)
 	}
-	fmt.Fprintln(w, "\nEvery setting is a flag and an environment variable: agentbot <command> -h lists them.")
+	fmt.Fprintln(w, "\nEvery setting is a flag and an environment variable: agentbot <command> -h lists the command's.")
 }

@@ -41,8 +41,11 @@ func newProjects(cfg *Config, st storage.Projects, log *slog.Logger) *engine.Pro
 	}
 }
 
-// projectsUsage is the projects command's synopsis.
-const projectsUsage = "usage: agentbot projects list | show NAME | export NAME DIR [--all-versions] | import NAME DIR"
+// projectsSynopsis is what follows "agentbot projects" in its usage.
+const projectsSynopsis = "list | show NAME | export NAME DIR [--all-versions] | import NAME DIR"
+
+// projectsUsage is the projects command's usage line.
+const projectsUsage = "usage: agentbot projects " + projectsSynopsis
 
 // runProjects lists, shows, exports or imports projects' documents.
 func runProjects(ctx context.Context, e *env) int {
@@ -174,7 +177,7 @@ func exportProject(st storage.Projects, name, dir string, all bool) (int, error)
 		if err != nil {
 			return n, err
 		}
-		if err := writeExport(root, d.Path, data); err != nil {
+		if err := writeExportFile(root, d.Path, data); err != nil {
 			return n, err
 		}
 		n++
@@ -199,7 +202,7 @@ func exportHistory(st storage.Projects, root *os.Root, project, p string) (int, 
 	for _, v := range versions {
 		data, err := st.DocumentData(project, p, v.Version)
 		if err == nil {
-			err = writeExport(root, historyName(p, v.Version), data)
+			err = writeExportFile(root, historyName(p, v.Version), data)
 		}
 		if err != nil {
 			return n, err
@@ -215,8 +218,8 @@ func historyName(p string, version int) string {
 	return path.Join(historyDir, strings.TrimSuffix(p, ext)+fmt.Sprintf(".v%d", version)+ext)
 }
 
-// writeExport writes one exported file inside root.
-func writeExport(root *os.Root, name string, data []byte) error {
+// writeExportFile writes one exported file inside root.
+func writeExportFile(root *os.Root, name string, data []byte) error {
 	if dir := path.Dir(name); dir != "." {
 		if err := root.MkdirAll(filepath.FromSlash(dir), 0o755); err != nil {
 			return err

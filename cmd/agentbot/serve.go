@@ -9,6 +9,7 @@ import (
 	"net/http"
 	"os"
 	"os/signal"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"syscall"
@@ -53,12 +54,11 @@ func runServe(ctx context.Context, e *env) int {
 	if cfg == nil {
 		return code
 	}
-	if err := checkTokens(cfg); err != nil {
-		fmt.Fprintf(e.stderr, "agentbot serve: %v\n", err)
-		return 2
-	}
-	if err := needKey(cfg); err != nil {
-		fmt.Fprintf(e.stderr, "agentbot serve: %v\n", err)
+	// Every missing or placeholder secret at once, one line each.
+	if err := errors.Join(checkTokens(cfg), needKey(cfg)); err != nil {
+		for _, line := range strings.Split(err.Error(), "\n") {
+			fmt.Fprintf(e.stderr, "agentbot serve: %s\n", line)
+		}
 		return 2
 	}
 	log := newLogger(cfg, e.stderr)
@@ -80,7 +80,8 @@ func runServe(ctx context.Context, e *env) int {
 	cats.cur.Store(cats.load())
 	first := cats.get()
 	if len(first.Agents) == 0 {
-		fmt.Fprintf(e.stderr, "agentbot serve: no agent could be loaded from %v %v (agentbot agents shows why)\n", cfg.Bundles, cfg.BMADRoots)
+		fmt.Fprintln(e.stderr, "agentbot serve: no agent to serve")
+		explainCatalog(e.stderr, cfg, first)
 		return 1
 	}
 	for _, p := range first.Problems {

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io/fs"
 	"os"
 	"strings"
 	"text/tabwriter"
@@ -16,24 +17,34 @@ import (
 	"agentbot/storage/bolt"
 )
 
-// runSessions lists, shows, exports or prunes stored sessions.
+// sessionsUsage is the synopsis of agentbot sessions. ID is a session's
+// id, its key as list shows it, or the name chat's banner gives.
+const sessionsUsage = "list | show ID | export ID [-o FILE [--force]] | delete ID | prune [--older-than DURATION]"
+
+// runSessions lists, shows, exports, deletes or prunes stored sessions.
 func runSessions(ctx context.Context, e *env) int {
-	var out string
-	var olderThan time.Duration
+	r := &sessionsRun{e: e}
 	cfg, args, code := parse("sessions", e, func(fs *flagSet) {
-		fs.StringVar(&out, "o", "", "export: write to this file instead of stdout")
-		fs.DurationVar(&olderThan, "older-than", 0, "prune: remove sessions inactive this long (default: --session-ttl)")
+		fs.StringVar(&r.out, "o", "", "export: write to this file instead of stdout")
+		fs.BoolVar(&r.force, "force", false, "export: overwrite the -o file if it exists")
+		fs.DurationVar(&r.olderThan, "older-than", 0, "prune: remove sessions inactive this long (default: --session-ttl)")
 	})
 	if cfg == nil {
 		return code
 	}
 	if len(args) == 0 {
-		fmt.Fprintln(e.stderr, "usage: agentbot sessions list | show ID | export ID [-o FILE] | prune [--older-than DURATION]")
+		fmt.Fprintln(e.stderr, "usage: agentbot sessions "+sessionsUsage)
 		return 2
 	}
-	st, closeStore, err := openReader(ctx, cfg, args[0] != "prune")
-	if args[0] == "prune" && errors.Is(err, bolt.ErrLocked) {
-		fmt.Fprintf(e.stderr, "agentbot sessions prune: %v: agentbot serve holds the store; it prunes by itself with AGENTBOT_SESSION_TTL, or stop it to prune by hand\n", err)
+	r.cfg, r.verb, r.args = cfg, args[0], args[1:]
+	v, ok := sessionVerbs[r.verb]
+	if !ok {
+		fmt.Fprintf(e.stderr, "agentbot sessions: unknown subcommand %q\nusage: agentbot sessions %s\n", r.verb, sessionsUsage)
+		return 2
+	}
+	st, closeStore, err := openReader(ctx, cfg, !v.writes)
+	if v.writes && errors.Is(err, bolt.ErrLocked) {
+		fmt.Fprintf(e.stderr, "agentbot sessions %s: %v: the running agentbot holds the store; stop it to %s sessions by hand (serve prunes by itself with AGENTBOT_SESSION_TTL)\n", r.verb, err, r.verb)
 		return 1
 	}
 	if err != nil {
@@ -41,119 +52,205 @@ func runSessions(ctx context.Context, e *env) int {
 		return storeExitCode(err)
 	}
 	defer closeStore()
+	r.st = st
+	return v.run(r)
+}
 
-	find := func() (*transcript.Session, int) {
-		if len(args) < 2 {
-			fmt.Fprintf(e.stderr, "agentbot sessions %s: which session? give its ID (agentbot sessions list)\n", args[0])
-			return nil, 2
-		}
-		// An ID, or else a key as list shows it ("chat/demo").
-		s, err := st.Lookup(args[1])
-		if err != nil {
-			fmt.Fprintf(e.stderr, "agentbot sessions %s: %v\n", args[0], err)
-			return nil, 1
-		}
-		return s, 0
-	}
+// sessionsRun is one run of agentbot sessions: the subcommand, its
+// arguments and flags, and the store it reads.
+type sessionsRun struct {
+	e         *env
+	cfg       *Config
+	st        sessionReader
+	verb      string
+	args      []string
+	out       string
+	force     bool
+	olderThan time.Duration
+}
 
-	switch args[0] {
-	case "list":
-		list, err := st.ListSessions()
-		if err != nil {
-			fmt.Fprintf(e.stderr, "agentbot sessions list: %v\n", err)
-			return 1
+// sessionVerbs are the subcommands of agentbot sessions. Those that write
+// open the store themselves, never a running agentbot's control socket,
+// so their store is a storage.Backend.
+var sessionVerbs = map[string]struct {
+	writes bool
+	run    func(*sessionsRun) int
+}{
+	"list":   {false, (*sessionsRun).list},
+	"show":   {false, (*sessionsRun).show},
+	"export": {false, (*sessionsRun).export},
+	"delete": {true, (*sessionsRun).delete},
+	"prune":  {true, (*sessionsRun).prune},
+}
+
+// fail prints a subcommand's error and returns code.
+func (r *sessionsRun) fail(code int, format string, args ...any) int {
+	fmt.Fprintf(r.e.stderr, "agentbot sessions %s: %s\n", r.verb, fmt.Sprintf(format, args...))
+	return code
+}
+
+// find returns the session the first argument names, or the exit code.
+func (r *sessionsRun) find() (*transcript.Session, int) {
+	if len(r.args) < 1 {
+		return nil, r.fail(2, "which session? give its ID (agentbot sessions list)")
+	}
+	s, err := lookupSession(r.st, r.args[0])
+	if err != nil {
+		return nil, r.fail(1, "%v", err)
+	}
+	return s, 0
+}
+
+func (r *sessionsRun) list() int {
+	list, err := r.st.ListSessions()
+	if err != nil {
+		return r.fail(1, "%v", err)
+	}
+	tw := tabwriter.NewWriter(r.e.stdout, 0, 4, 2, ' ', 0)
+	fmt.Fprintln(tw, "ID\tAGENT\tMESSAGES\tOUTPUTS\tTOKENS\tUPDATED\tKEY")
+	for _, s := range list {
+		fmt.Fprintf(tw, "%s\t%s\t%d\t%d\t%d\t%s\t%s\n", s.ID, s.AgentID, s.Messages, s.Outputs,
+			s.Usage.Prompt+s.Usage.Completion, s.Updated.Local().Format("2006-01-02 15:04"), s.Key)
+	}
+	tw.Flush()
+	return 0
+}
+
+func (r *sessionsRun) show() int {
+	s, code := r.find()
+	if s == nil {
+		return code
+	}
+	w := r.e.stdout
+	fmt.Fprintf(w, "ID:       %s\nKey:      %s\nAgent:    %s\nDate:     %s\nMessages: %d\nCreated:  %s\nUpdated:  %s\nUsage:    %d calls, %d prompt tokens (%d cached), %d completion tokens\n",
+		s.ID, s.Key, s.AgentID, s.Date, len(s.Messages), s.Created.Local().Format(time.RFC3339), s.Updated.Local().Format(time.RFC3339),
+		s.Usage.Calls, s.Usage.Prompt, s.Usage.Cached, s.Usage.Completion)
+	for _, o := range s.Outputs {
+		if !o.Internal {
+			fmt.Fprintf(w, "Output:   %s v%d (%d bytes)\n", o.Path, o.Version, o.Size)
 		}
-		tw := tabwriter.NewWriter(e.stdout, 0, 4, 2, ' ', 0)
-		fmt.Fprintln(tw, "ID\tAGENT\tMESSAGES\tOUTPUTS\tTOKENS\tUPDATED\tKEY")
-		for _, s := range list {
-			fmt.Fprintf(tw, "%s\t%s\t%d\t%d\t%d\t%s\t%s\n", s.ID, s.AgentID, s.Messages, s.Outputs,
-				s.Usage.Prompt+s.Usage.Completion, s.Updated.Local().Format("2006-01-02 15:04"), s.Key)
+	}
+	feedback, err := bot.SessionFeedback(s)
+	if err != nil {
+		fmt.Fprintf(r.e.stderr, "agentbot sessions show: %v\n", err)
+	}
+	for _, f := range feedback {
+		wf := ""
+		if f.Workflow != "" {
+			wf = " on " + f.Workflow
 		}
-		tw.Flush()
-		return 0
-	case "show":
-		s, code := find()
-		if s == nil {
-			return code
+		fmt.Fprintf(w, "Feedback: %s by %s%s, answer %s, %s\n", f.Value, f.User, wf, f.TS, f.Time.Local().Format("2006-01-02 15:04"))
+	}
+	for _, p := range s.Pending {
+		state := "waiting"
+		if p.Decision != "" {
+			state = strings.TrimSpace(p.Decision + " " + p.By)
 		}
-		fmt.Fprintf(e.stdout, "ID:       %s\nKey:      %s\nAgent:    %s\nDate:     %s\nMessages: %d\nCreated:  %s\nUpdated:  %s\nUsage:    %d calls, %d prompt tokens (%d cached), %d completion tokens\n",
-			s.ID, s.Key, s.AgentID, s.Date, len(s.Messages), s.Created.Local().Format(time.RFC3339), s.Updated.Local().Format(time.RFC3339),
-			s.Usage.Calls, s.Usage.Prompt, s.Usage.Cached, s.Usage.Completion)
-		for _, o := range s.Outputs {
-			if o.Internal {
-				continue
-			}
-			fmt.Fprintf(e.stdout, "Output:   %s v%d (%d bytes)\n", o.Path, o.Version, o.Size)
-		}
-		feedback, err := bot.SessionFeedback(s)
-		if err != nil {
-			fmt.Fprintf(e.stderr, "agentbot sessions show: %v\n", err)
-		}
-		for _, f := range feedback {
-			wf := ""
-			if f.Workflow != "" {
-				wf = " on " + f.Workflow
-			}
-			fmt.Fprintf(e.stdout, "Feedback: %s by %s%s, answer %s, %s\n", f.Value, f.User, wf, f.TS, f.Time.Local().Format("2006-01-02 15:04"))
-		}
-		for _, p := range s.Pending {
-			state := "waiting"
-			if p.Decision != "" {
-				state = strings.TrimSpace(p.Decision + " " + p.By)
-			}
-			fmt.Fprintf(e.stdout, "Pending:  %s (call %s), asked %s, %s\n", p.Tool, p.CallID, p.Asked.Local().Format("2006-01-02 15:04:05"), state)
-		}
-		if len(s.Audit) > 0 {
-			// The same table as sessions export (times in UTC).
-			fmt.Fprintf(e.stdout, "\n%d tool call(s):\n\n%s", len(s.Audit), engine.AuditTable(s.Audit))
-		}
-		return 0
-	case "export":
-		s, code := find()
-		if s == nil {
-			return code
-		}
-		md := engine.ExportMarkdown(s)
-		if out == "" {
-			fmt.Fprint(e.stdout, md)
-			return 0
-		}
-		if err := os.WriteFile(out, []byte(md), 0o644); err != nil {
-			fmt.Fprintf(e.stderr, "agentbot sessions export: %v\n", err)
-			return 1
-		}
-		fmt.Fprintf(e.stdout, "wrote %s (%d bytes)\n", out, len(md))
-		return 0
-	case "prune":
-		ttl := olderThan
-		if ttl == 0 {
-			ttl = cfg.SessionTTL
-		}
-		if ttl <= 0 {
-			fmt.Fprintln(e.stderr, "agentbot sessions prune: say how old: --older-than 720h (or set AGENTBOT_SESSION_TTL)")
-			return 2
-		}
-		// prune opens the store itself (never the control socket), so st
-		// has Retention.
-		ids, err := st.(storage.Retention).Prune(time.Now().Add(-ttl))
-		if err != nil {
-			fmt.Fprintf(e.stderr, "agentbot sessions prune: %v\n", err)
-			return 1
-		}
-		fmt.Fprintf(e.stdout, "removed %d session(s) inactive for more than %s\n", len(ids), ttl)
-		for _, id := range ids {
-			fmt.Fprintln(e.stdout, id)
-		}
+		fmt.Fprintf(w, "Pending:  %s (call %s), asked %s, %s\n", p.Tool, p.CallID, p.Asked.Local().Format("2006-01-02 15:04:05"), state)
+	}
+	if len(s.Audit) > 0 {
+		// The same table as sessions export (times in UTC).
+		fmt.Fprintf(w, "\n%d tool call(s):\n\n%s", len(s.Audit), engine.AuditTable(s.Audit))
+	}
+	return 0
+}
+
+func (r *sessionsRun) export() int {
+	s, code := r.find()
+	if s == nil {
+		return code
+	}
+	md := engine.ExportMarkdown(s)
+	if r.out == "" {
+		fmt.Fprint(r.e.stdout, md)
 		return 0
 	}
-	fmt.Fprintf(e.stderr, "agentbot sessions: unknown subcommand %q\n", args[0])
-	return 2
+	if err := writeExport(r.out, md, r.force); err != nil {
+		return r.fail(1, "%v", err)
+	}
+	fmt.Fprintf(r.e.stdout, "wrote %s (%d bytes)\n", r.out, len(md))
+	return 0
+}
+
+func (r *sessionsRun) delete() int {
+	s, code := r.find()
+	if s == nil {
+		return code
+	}
+	if err := r.st.(storage.Backend).DeleteSession(s.ID); err != nil {
+		return r.fail(1, "%v", err)
+	}
+	fmt.Fprintf(r.e.stdout, "deleted session %s (%s) with its documents\n", s.ID, s.Key)
+	return 0
+}
+
+func (r *sessionsRun) prune() int {
+	ttl := r.olderThan
+	if ttl == 0 {
+		ttl = r.cfg.SessionTTL
+	}
+	if ttl <= 0 {
+		return r.fail(2, "say how old: --older-than 720h (or set AGENTBOT_SESSION_TTL)")
+	}
+	ids, err := r.st.(storage.Backend).Prune(time.Now().Add(-ttl))
+	if err != nil {
+		return r.fail(1, "%v", err)
+	}
+	fmt.Fprintf(r.e.stdout, "removed %d session(s) inactive for more than %s\n", len(ids), ttl)
+	for _, id := range ids {
+		fmt.Fprintln(r.e.stdout, id)
+	}
+	return 0
+}
+
+// lookupSession finds a session by its id, its key ("chat/demo"), or the
+// name chat's banner gives ("demo", "product-lead/20250101-…"), which is
+// the key without "chat/".
+func lookupSession(st sessionReader, name string) (*transcript.Session, error) {
+	s, err := st.Lookup(name)
+	if errors.Is(err, storage.ErrNotFound) && !strings.HasPrefix(name, chatKeyPrefix) {
+		if byName, nerr := st.Lookup(chatKeyPrefix + name); nerr == nil {
+			return byName, nil
+		}
+	}
+	return s, err
+}
+
+// chatKeyPrefix starts the key of every session agentbot chat starts.
+const chatKeyPrefix = "chat/"
+
+// writeExport writes an export to file: a new file, or over an existing
+// one only with force (as backup does).
+func writeExport(file, md string, force bool) error {
+	flags := os.O_WRONLY | os.O_CREATE | os.O_EXCL
+	if force {
+		flags = os.O_WRONLY | os.O_CREATE | os.O_TRUNC
+	}
+	f, err := os.OpenFile(file, flags, 0o644)
+	if errors.Is(err, fs.ErrExist) {
+		return fmt.Errorf("%s exists; choose another name or use --force", file)
+	}
+	if err != nil {
+		return err
+	}
+	_, err = f.WriteString(md)
+	if cerr := f.Close(); err == nil {
+		err = cerr
+	}
+	return err
+}
+
+// sessionReader is what sessions list, show and export read: the store, or
+// a running agentbot's through its control socket.
+type sessionReader interface {
+	ListSessions() ([]storage.SessionInfo, error)
+	Lookup(idOrKey string) (*transcript.Session, error)
 }
 
 // openReader opens the store (PostgreSQL when configured, which every
 // replica shares), or, when a running agentbot holds the bbolt store and
 // remote is allowed, reaches that agentbot's control socket.
-func openReader(ctx context.Context, cfg *Config, remote bool) (storage.SessionList, func(), error) {
+func openReader(ctx context.Context, cfg *Config, remote bool) (sessionReader, func(), error) {
 	dir := cfg.DataDir
 	st, err := openStore(ctx, cfg)
 	if err == nil {

@@ -6,6 +6,7 @@ import (
 	"strings"
 	"testing"
 
+	"agentbot/engine/fakemodel"
 	"agentbot/storage"
 	"agentbot/storage/bolt"
 )
@@ -143,4 +144,121 @@ func TestSessionsPruneWhileHeld(t *testing.T) {
 	st.Close()
 	r = runCmd(t, vars, "", "sessions", "show", id)
 	r.wantCode(t, 0)
+}
+
+// show, export and delete take the name chat's banner gives ("resume:
+// agentbot chat --session NAME"), as well as the id and the key.
+func TestSessionsByChatName(t *testing.T) {
+	_, vars, chat := briefChat(t)
+	id := sessionID(t, chat.stdout)
+	name := sessionLine.FindStringSubmatch(chat.stdout)[2]
+	r := runCmd(t, vars, "", "sessions", "show", name)
+	r.wantCode(t, 0)
+	contains(t, "show by chat name", r.stdout, "ID:       "+id)
+	r = runCmd(t, vars, "", "sessions", "export", name)
+	r.wantCode(t, 0)
+	contains(t, "export by chat name", r.stdout, "# Session "+id)
+	r = runCmd(t, vars, "", "sessions", "show", "product-lead/nosuch")
+	r.wantCode(t, 1)
+	contains(t, "unknown chat name", r.stderr, "not found")
+}
+
+// An export labels the runtime's notes as such: the session start facts
+// are not a User line, and the user's menu pick keeps its words.
+func TestSessionsExportLabelsRuntimeNotes(t *testing.T) {
+	_, vars, chat := briefChat(t)
+	r := runCmd(t, vars, "", "sessions", "export", sessionID(t, chat.stdout))
+	r.wantCode(t, 0)
+	contains(t, "export", r.stdout, "\n**Runtime note:**\n\n[session start]")
+	contains(t, "export", r.stdout, "\n**User:**\n\n*brief\n")
+	lacks(t, "export", r.stdout, "**User:**\n\n[session start]")
+	lacks(t, "export", r.stdout, "**User:**\n\n(The user picked")
+}
+
+// export -o refuses to overwrite a file without --force, as backup does,
+// and leaves the file as it was.
+func TestSessionsExportRefusesToOverwrite(t *testing.T) {
+	_, vars, chat := briefChat(t)
+	id := sessionID(t, chat.stdout)
+	file := filepath.Join(t.TempDir(), "notes.md")
+	if err := os.WriteFile(file, []byte("my own notes\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	r := runCmd(t, vars, "", "sessions", "export", id, "-o", file)
+	r.wantCode(t, 1)
+	contains(t, "stderr", r.stderr, file+" exists; choose another name or use --force")
+	if b, _ := os.ReadFile(file); string(b) != "my own notes\n" {
+		t.Fatalf("the file was changed without --force: %q", b)
+	}
+	r = runCmd(t, vars, "", "sessions", "export", id, "-o", file, "--force")
+	r.wantCode(t, 0)
+	if b, _ := os.ReadFile(file); !strings.HasPrefix(string(b), "# Session "+id) {
+		t.Fatalf("--force did not write the export: %q", b)
+	}
+	// A folder that does not exist is an error, not a crash.
+	r = runCmd(t, vars, "", "sessions", "export", id, "-o", filepath.Join(t.TempDir(), "no", "such", "dir.md"))
+	r.wantCode(t, 1)
+	contains(t, "stderr", r.stderr, "agentbot sessions export:")
+}
+
+// sessions delete removes one session, with its documents, by id or chat
+// name; the others stay. While another process holds the store it removes
+// nothing and says why.
+func TestSessionsDelete(t *testing.T) {
+	fm, vars, chat := briefChat(t)
+	id := sessionID(t, chat.stdout)
+	data := vars["AGENTBOT_DATA"]
+	fm.Enqueue(fakemodel.Reply{Text: "Hello again."})
+	other := runCmd(t, vars, "hi\n", "chat", "--agent", "product-lead", "--session", "keep-me")
+	other.wantCode(t, 0)
+	otherID := sessionID(t, other.stdout)
+
+	st, err := bolt.Open(data)
+	if err != nil {
+		t.Fatal(err)
+	}
+	r := runCmd(t, vars, "", "sessions", "delete", id)
+	r.wantCode(t, 1)
+	contains(t, "delete while held", r.stderr, "stop it to delete sessions by hand")
+	st.Close()
+	r = runCmd(t, vars, "", "sessions", "show", id)
+	r.wantCode(t, 0) // nothing was deleted
+
+	outDir := filepath.Join(data, "outputs", id)
+	if _, err := os.Stat(outDir); err != nil {
+		t.Fatal(err)
+	}
+	// The document is the terminal project's: deleting the session keeps it.
+	doc := filepath.Join(storage.Folders{Dir: data}.ProjectFolder(storage.TerminalProject), "documents", "product-brief.md")
+	if _, err := os.Stat(doc); err != nil {
+		t.Fatal(err)
+	}
+	r = runCmd(t, vars, "", "sessions", "delete", id)
+	r.wantCode(t, 0)
+	contains(t, "delete", r.stdout, "deleted session "+id)
+	if _, err := os.Stat(outDir); !os.IsNotExist(err) {
+		t.Errorf("the documents folder is still there: %v", err)
+	}
+	if _, err := os.Stat(doc); err != nil {
+		t.Errorf("the project's document went with the session: %v", err)
+	}
+	r = runCmd(t, vars, "", "sessions", "show", id)
+	r.wantCode(t, 1)
+	r = runCmd(t, vars, "", "sessions", "delete", id)
+	r.wantCode(t, 1)
+	contains(t, "delete again", r.stderr, "not found")
+	r = runCmd(t, vars, "", "sessions", "delete")
+	r.wantCode(t, 2)
+	contains(t, "delete without id", r.stderr, "which session?")
+
+	// By the chat name; the list is then empty but for the header.
+	r = runCmd(t, vars, "", "sessions", "list")
+	contains(t, "list", r.stdout, otherID)
+	r = runCmd(t, vars, "", "sessions", "delete", "keep-me")
+	r.wantCode(t, 0)
+	contains(t, "delete by name", r.stdout, "deleted session "+otherID)
+	r = runCmd(t, vars, "", "sessions", "list")
+	if lines := strings.Split(strings.TrimSpace(r.stdout), "\n"); len(lines) != 1 {
+		t.Errorf("sessions left after deleting both:\n%s", r.stdout)
+	}
 }

@@ -36,7 +36,12 @@ func TestStrictSettings(t *testing.T) {
 		{nil, []string{"--max-upload-bytes", "lots"}, `--max-upload-bytes=lots: want a number of bytes`},
 	}
 	for _, c := range cases {
+		tried := 0
 		for _, cmd := range []string{"agents", "chat", "serve", "check"} {
+			if !commandUses(t, cmd, c.want) {
+				continue // a setting the command does not take (TestSubcommandHelp)
+			}
+			tried++
 			env := map[string]string{"AGENTBOT_BUNDLES": bundlesDir(t), "OPENAI_API_KEY": "k"}
 			for k, v := range c.env {
 				env[k] = v
@@ -49,28 +54,52 @@ func TestStrictSettings(t *testing.T) {
 				t.Errorf("%s %v %v: a bad setting prints more than its error:\n%s", cmd, c.env, c.args, r.stderr)
 			}
 		}
+		if tried == 0 {
+			t.Errorf("no command takes the setting of %q", c.want)
+		}
 	}
 	// The environment is only read for settings no flag set: a flag
 	// overrides a bad environment value.
-	r := runCmd(t, map[string]string{"AGENTBOT_TURN_TIMEOUT": "15", "AGENTBOT_BUNDLES": bundlesDir(t)}, "", "agents", "--turn-timeout", "15m")
+	r := runCmd(t, map[string]string{"AGENTBOT_SESSION_TTL": "-1h", "AGENTBOT_DATA": t.TempDir()}, "", "sessions", "list", "--session-ttl", "1h")
+	r.wantCode(t, 0)
+	// A command reads only its own settings: a bad value of another
+	// command's setting is not its business.
+	r = runCmd(t, map[string]string{"AGENTBOT_TURN_TIMEOUT": "15", "AGENTBOT_BUNDLES": bundlesDir(t)}, "", "agents")
 	r.wantCode(t, 0)
 
 	// Every bad setting is named at once, one line each; a secret's value
 	// is never shown.
 	r = runCmd(t, map[string]string{"AGENTBOT_BUNDLES": bundlesDir(t), "AGENTBOT_LOG_LEVEL": "loud", "AGENTBOT_TURN_TIMEOUT": "15"}, "",
-		"agents", "--max-iterations", "0", "--context-tokens", "10")
+		"chat", "--max-iterations", "0", "--context-tokens", "10")
 	r.wantCode(t, 2)
 	for _, want := range []string{
-		"agentbot agents: --max-iterations=0: want a whole number from 1 to 1000\n",
-		"agentbot agents: --context-tokens=10: want a whole number from 2000 to 10000000\n",
-		"agentbot agents: $AGENTBOT_TURN_TIMEOUT=\"15\": want a duration with a unit, such as 90s, 15m or 2h\n",
-		"agentbot agents: $AGENTBOT_LOG_LEVEL=\"loud\": want one of debug, info, warn, error\n",
+		"agentbot chat: --max-iterations=0: want a whole number from 1 to 1000\n",
+		"agentbot chat: --context-tokens=10: want a whole number from 2000 to 10000000\n",
+		"agentbot chat: $AGENTBOT_TURN_TIMEOUT=\"15\": want a duration with a unit, such as 90s, 15m or 2h\n",
+		"agentbot chat: $AGENTBOT_LOG_LEVEL=\"loud\": want one of debug, info, warn, error\n",
 	} {
 		contains(t, "stderr", r.stderr, want)
 	}
 	r = runCmd(t, map[string]string{"AGENTBOT_BUNDLES": bundlesDir(t)}, "", "agents", "--bundles")
 	r.wantCode(t, 2)
-	contains(t, "stderr", r.stderr, "agentbot agents: flag needs an argument: -bundles\n(agentbot agents -h lists every setting)")
+	contains(t, "stderr", r.stderr, "agentbot agents: flag needs an argument: -bundles\n(agentbot agents -h lists its flags)")
+}
+
+// commandUses reports whether the command takes the setting an expected
+// message names ("--turn-timeout=..." or "$AGENTBOT_TURN_TIMEOUT=...").
+func commandUses(t *testing.T, cmd, want string) bool {
+	t.Helper()
+	c, ok := findCommand(cmd)
+	if !ok {
+		t.Fatalf("no command %s", cmd)
+	}
+	name, _, _ := strings.Cut(want, "=")
+	for _, s := range settingsOf(c.groups) {
+		if name == "--"+s.flag || name == "$"+s.env {
+			return true
+		}
+	}
+	return false
 }
 
 // The built-in defaults pass the same checks as the values people set.

@@ -7,6 +7,7 @@ import (
 	"testing"
 	"time"
 
+	"agentbot/engine/fixtures"
 	"agentbot/engine/mcp/mcptest"
 )
 
@@ -39,7 +40,7 @@ func TestMain(m *testing.M) {
 		}
 		os.Exit(run(ctx, processEnv(strings.Fields(cmd))))
 	}
-	code := m.Run()
+	code := fixtures.Main(m) // with the line on skipped tests
 	mcptest.RemoveBuilds()
 	os.Exit(code)
 }

@@ -1,7 +1,9 @@
 package main
 
 import (
+	"errors"
 	"fmt"
+	"regexp"
 	"strings"
 )
 
@@ -23,26 +25,57 @@ var slackTokens = []slackToken{
 		func(c *Config) string { return c.SlackBotToken }},
 }
 
-// problem says what is wrong with the token's value: "missing",
-// "malformed", or "" when it looks right.
+// Problems of a secret's value (see slackToken.problem and needKey).
+const (
+	problemMissing     = "missing"
+	problemPlaceholder = "a placeholder"
+	problemMalformed   = "malformed"
+)
+
+// problem says what is wrong with the token's value: problemMissing,
+// problemPlaceholder, problemMalformed, or "" when it looks right.
 func (t slackToken) problem(cfg *Config) string {
 	v := t.value(cfg)
 	switch {
 	case v == "":
-		return "missing"
+		return problemMissing
+	case isPlaceholder(v):
+		return problemPlaceholder
 	case !strings.HasPrefix(v, t.prefix) || len(v) == len(t.prefix):
-		return "malformed"
+		return problemMalformed
 	}
 	return ""
 }
 
-// checkTokens says which Slack token is missing or malformed, with where
-// the README explains how to get it; serve refuses to start on it.
+// placeholder matches a value copied from an example instead of a real
+// secret: an ellipsis ("xoxb-…", "sk-..."), brackets ("<your token>"), or
+// a telling word right after the prefix ("xoxb-your-token", "sk-changeme",
+// "xapp-xxxx"). Real Slack tokens and API keys have none of these.
+var placeholder = regexp.MustCompile(`…|\.\.\.|[<>{}\[\]]|^(?i:(?:xapp|xoxb|sk)-(?:proj-)?)?(?i:your|paste|replace|changeme|example|placeholder|token|x{3,})(?:[-_.]|$)`)
+
+// isPlaceholder reports whether v looks like a placeholder (see
+// placeholder).
+func isPlaceholder(v string) bool { return placeholder.MatchString(strings.TrimSpace(v)) }
+
+// placeholderHint is what a placeholder's message adds: where it came
+// from. The value itself is never shown (it may be a real secret after all).
+func placeholderHint(prefix string) string {
+	return "copied from an example, such as " + prefix + "…"
+}
+
+// checkTokens says which Slack tokens are missing, placeholders or
+// malformed, each with where the README explains how to get it, one error
+// per token (errors.Join); serve refuses to start on it.
 func checkTokens(cfg *Config) error {
+	var errs []error
 	for _, t := range slackTokens {
-		if p := t.problem(cfg); p != "" {
-			return fmt.Errorf("%s is %s: set it to %s (it starts with %s); %s", t.env, p, t.what, t.prefix, quickstartHint)
+		switch p := t.problem(cfg); p {
+		case "":
+		case problemPlaceholder:
+			errs = append(errs, fmt.Errorf("%s is %s (%s): set it to %s (it starts with %s); %s", t.env, p, placeholderHint(t.prefix), t.what, t.prefix, quickstartHint))
+		default:
+			errs = append(errs, fmt.Errorf("%s is %s: set it to %s (it starts with %s); %s", t.env, p, t.what, t.prefix, quickstartHint))
 		}
 	}
-	return nil
+	return errors.Join(errs...)
 }

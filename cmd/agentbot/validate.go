@@ -2,6 +2,7 @@ package main
 
 import (
 	"fmt"
+	"net/url"
 	"slices"
 	"strconv"
 	"strings"
@@ -64,6 +65,9 @@ var checks = []rangeCheck{
 	}},
 	oneOf("log-level", "AGENTBOT_LOG_LEVEL", func(c *Config) string { return c.LogLevel }, "debug", "info", "warn", "error"),
 	oneOf("log-format", "AGENTBOT_LOG_FORMAT", func(c *Config) string { return c.LogFormat }, "text", "json"),
+	{"base-url", "OPENAI_BASE_URL", func(c *Config) (string, string, bool) {
+		return strconv.Quote(c.BaseURL), "a URL starting with http:// or https://, such as https://api.openai.com/v1 or http://localhost:11434/v1", !baseURLOK(c.BaseURL)
+	}},
 	oneOf("api-type", "OPENAI_API_TYPE", func(c *Config) string { return c.APIType }, "openai", "azure", "azure_ad"),
 	oneOf("api", "AGENTBOT_API", func(c *Config) string { return c.API }, model.APIAuto, model.APIChat, model.APIResponses),
 	{"reasoning-effort", "AGENTBOT_REASONING_EFFORT", func(c *Config) (string, string, bool) {
@@ -80,10 +84,25 @@ var checks = []rangeCheck{
 	}},
 }
 
-// validate checks every setting's range; the error names the flag, its
-// environment variable, the value and the expected form.
-func validate(c *Config) error {
+// baseURLOK reports whether a base URL is empty (OpenAI's) or an http or
+// https URL with a host: "localhost:11434/v1" without its scheme is not.
+func baseURLOK(v string) bool {
+	v = strings.TrimSpace(v)
+	if v == "" {
+		return true
+	}
+	u, err := url.Parse(v)
+	return err == nil && (u.Scheme == "http" || u.Scheme == "https") && u.Host != ""
+}
+
+// validate checks the range of every setting in use (all when use is
+// nil); the error names the flag, its environment variable, the value and
+// the expected form.
+func validate(c *Config, use map[string]bool) error {
 	for _, ch := range checks {
+		if use != nil && !use[ch.flag] {
+			continue
+		}
 		if v, want, bad := ch.bad(c); bad {
 			return fmt.Errorf("--%s ($%s) = %s: want %s", ch.flag, ch.env, v, want)
 		}
@@ -93,9 +112,13 @@ func validate(c *Config) error {
 
 // needKey reports the error of a model endpoint that needs an API key and
 // has none: OpenAI itself and Azure do; a custom OPENAI_BASE_URL (Ollama,
-// vLLM) may run without one.
+// vLLM) may run without one. A placeholder ("sk-…") is an error for every
+// endpoint.
 func needKey(c *Config) error {
-	if strings.TrimSpace(c.APIKey) != "" {
+	if k := strings.TrimSpace(c.APIKey); k != "" {
+		if isPlaceholder(k) {
+			return fmt.Errorf("OPENAI_API_KEY is %s (%s): set it to your model provider's API key, or leave it empty for a local endpoint that needs none", problemPlaceholder, placeholderHint("sk-"))
+		}
 		return nil
 	}
 	if strings.TrimSpace(c.BaseURL) == "" || strings.HasPrefix(strings.ToLower(c.APIType), "azure") {

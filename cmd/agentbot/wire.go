@@ -22,12 +22,14 @@ import (
 )
 
 // parse parses a command's flags, then the environment; extra registers
-// the command's own flags. A setting that does not parse or is out of
-// range prints an error naming it, its value and the expected form (one
-// line per bad setting) and returns exit code 2; -h prints the usage and
-// returns 2 as well.
+// the command's own flags. The command takes the settings of its groups
+// (commands, main.go) and no other. A setting that does not parse or is out
+// of range prints an error naming it, its value and the expected form (one
+// line per bad setting) and returns exit code 2; -h prints the command's
+// usage and flags to stdout and returns a nil Config with exit code 0.
 func parse(name string, e *env, extra func(*flagSet)) (*Config, []string, int) {
-	fs, cfg, fill := newFlags(name, e.getenv)
+	cmd, _ := findCommand(name)
+	fs, cfg, fill := newFlags(name, cmd.groups, e.getenv)
 	var usage bytes.Buffer // -h prints it; a parse error prints one line
 	fs.SetOutput(&usage)
 	if extra != nil {
@@ -35,11 +37,12 @@ func parse(name string, e *env, extra func(*flagSet)) (*Config, []string, int) {
 	}
 	args, err := parseInterspersed(fs, e.args)
 	if errors.Is(err, flag.ErrHelp) {
-		_, _ = usage.WriteTo(e.stderr)
-		return nil, nil, 2
+		usage.Reset()
+		printHelp(e.stdout, cmd, fs)
+		return nil, nil, 0
 	}
 	if err != nil {
-		fmt.Fprintf(e.stderr, "agentbot %s: %s\n(agentbot %s -h lists every setting)\n", name, describeFlagError(err), name)
+		fmt.Fprintf(e.stderr, "agentbot %s: %s\n(agentbot %s -h lists its flags)\n", name, describeFlagError(err), name)
 		return nil, nil, 2
 	}
 	if err := fill(); err != nil {
@@ -49,6 +52,23 @@ func parse(name string, e *env, extra func(*flagSet)) (*Config, []string, int) {
 		return nil, nil, 2
 	}
 	return cfg, args, 0
+}
+
+// printHelp prints a command's -h: its synopsis, summary and flags.
+func printHelp(w io.Writer, cmd command, fs *flag.FlagSet) {
+	fmt.Fprintf(w, "usage: agentbot %s", cmd.name)
+	if cmd.usage != "" {
+		fmt.Fprintf(w, " %s", cmd.usage)
+	}
+	fmt.Fprintf(w, "\n\n%s.\n", strings.ToUpper(cmd.summary[:1])+cmd.summary[1:])
+	n := 0
+	fs.VisitAll(func(*flag.Flag) { n++ })
+	if n == 0 {
+		return
+	}
+	fmt.Fprintln(w, "\nFlags (a flag wins over the environment variable in [$...]):")
+	fs.SetOutput(w)
+	fs.PrintDefaults()
 }
 
 // parseInterspersed parses flags wherever they stand among the arguments,

@@ -1,0 +1,96 @@
+package main
+
+import (
+	"path/filepath"
+	"testing"
+
+	"agentbot/bot/fakeslack"
+)
+
+// The mistakes of a first hour, each with its message, its hint and its
+// exit code: placeholders copied from the README, every missing secret at
+// once, a base URL without its scheme, and an agent that is not there (with
+// the catalog's problems, for every command that needs an agent).
+func TestFirstHourMessages(t *testing.T) {
+	fake := fakeslack.New(t)
+	notBMAD := t.TempDir()
+	for _, tc := range []struct {
+		name string
+		vars map[string]string
+		args []string
+		code int
+		want []string // lines or parts of stderr, each required
+		not  []string // never in stdout or stderr
+	}{
+		{"README's placeholders", map[string]string{"SLACK_APP_TOKEN": "xapp-…", "SLACK_BOT_TOKEN": "xoxb-…", "OPENAI_API_KEY": "sk-…"},
+			[]string{"serve"}, 2, []string{
+				"agentbot serve: SLACK_APP_TOKEN is a placeholder (copied from an example, such as xapp-…): set it to an app-level token",
+				"agentbot serve: SLACK_BOT_TOKEN is a placeholder (copied from an example, such as xoxb-…): set it to the Bot User OAuth Token",
+				"agentbot serve: OPENAI_API_KEY is a placeholder (copied from an example, such as sk-…): set it to your model provider's API key",
+				"section 'Quickstart'"}, nil},
+		{"ASCII placeholders", map[string]string{"SLACK_APP_TOKEN": "xapp-...", "SLACK_BOT_TOKEN": "xoxb-your-token", "OPENAI_API_KEY": "<your key>"},
+			[]string{"serve"}, 2, []string{"SLACK_APP_TOKEN is a placeholder", "SLACK_BOT_TOKEN is a placeholder", "OPENAI_API_KEY is a placeholder"},
+			[]string{"xoxb-your-token", "<your key>"}},
+		{"nothing set: every secret named at once", nil,
+			[]string{"serve"}, 2, []string{
+				"agentbot serve: SLACK_APP_TOKEN is missing: set it to",
+				"agentbot serve: SLACK_BOT_TOKEN is missing: set it to",
+				"agentbot serve: no API key: set OPENAI_API_KEY (or --api-key) for OpenAI"}, nil},
+		{"one missing, one malformed", map[string]string{"SLACK_BOT_TOKEN": "xoxp-user-token-secret", "OPENAI_API_KEY": "sk-real"},
+			[]string{"serve"}, 2, []string{"SLACK_APP_TOKEN is missing", "SLACK_BOT_TOKEN is malformed"},
+			[]string{"xoxp-user-token-secret", "OPENAI_API_KEY"}},
+		{"chat with a placeholder key", map[string]string{"OPENAI_API_KEY": "sk-…"},
+			[]string{"chat", "--agent", "product-lead"}, 2, []string{"agentbot chat: OPENAI_API_KEY is a placeholder"}, nil},
+		{"base URL without a scheme (chat)", map[string]string{"OPENAI_BASE_URL": "localhost:11434/v1"},
+			[]string{"chat", "--agent", "product-lead"}, 2,
+			[]string{`agentbot chat: $OPENAI_BASE_URL="localhost:11434/v1": want a URL starting with http:// or https://, such as https://api.openai.com/v1 or http://localhost:11434/v1`}, nil},
+		{"base URL without a scheme (flag, serve)", nil,
+			[]string{"serve", "--base-url", "api.openai.com/v1"}, 2, []string{`agentbot serve: --base-url=api.openai.com/v1: want a URL starting with http://`}, nil},
+		{"base URL without a scheme (check)", map[string]string{"OPENAI_BASE_URL": "127.0.0.1:8000"},
+			[]string{"check"}, 2, []string{`agentbot check: $OPENAI_BASE_URL="127.0.0.1:8000": want a URL starting with http://`}, nil},
+		{"chat: unknown agent among good ones", map[string]string{"OPENAI_API_KEY": "k"},
+			[]string{"chat", "--agent", "nobody"}, 2, []string{
+				`agentbot chat: no agent "nobody"`, "  known agents: ", "product-lead", "  looked in: bundles " + bundlesDir(t)}, nil},
+		{"chat: bundles folder that is not there", map[string]string{"OPENAI_API_KEY": "k", "AGENTBOT_BUNDLES": "./nope"},
+			[]string{"chat", "--agent", "product-lead", "--bmad-root", notBMAD}, 2, []string{
+				`agentbot chat: no agent "product-lead"`, "  no agent could be loaded", "  2 problem(s):",
+				"nope: bundle folder not found", notBMAD + ": not a BMAD install",
+				"point --bundles or --bmad-root (AGENTBOT_BUNDLES, AGENTBOT_BMAD_ROOT) at your agents"}, nil},
+		{"serve: no agent at all", map[string]string{"SLACK_APP_TOKEN": fake.AppToken(), "SLACK_BOT_TOKEN": fake.BotToken(), "SLACK_API_URL": fake.APIURL(),
+			"OPENAI_API_KEY": "k", "AGENTBOT_BUNDLES": "./nope"},
+			[]string{"serve"}, 1, []string{"agentbot serve: no agent to serve", "  1 problem(s):", "nope: bundle folder not found", "agentbot agents lists what is found"}, nil},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			vars := map[string]string{"AGENTBOT_DATA": filepath.Join(t.TempDir(), "data"), "AGENTBOT_BUNDLES": bundlesDir(t)}
+			for k, v := range tc.vars {
+				vars[k] = v
+			}
+			r := runCmd(t, vars, "", tc.args...)
+			r.wantCode(t, tc.code)
+			for _, w := range tc.want {
+				contains(t, "stderr", r.stderr, w)
+			}
+			for _, n := range tc.not {
+				lacks(t, "output", r.stdout+r.stderr, n)
+			}
+		})
+	}
+}
+
+// isPlaceholder knows the placeholders of examples and leaves real-looking
+// values alone, so a real token is never refused as one.
+func TestIsPlaceholder(t *testing.T) {
+	for _, v := range []string{"xoxb-…", "xapp-…", "sk-…", "sk-...", "xoxb-...", "<token>", "{{SLACK_BOT_TOKEN}}", "[your key]",
+		"xoxb-your-token", "xoxb-YOUR-TOKEN-HERE", "sk-changeme", "xapp-xxxx", "sk-proj-xxxxxxxx", "your-api-key", "token", "sk-example-key", " xoxb-… "} {
+		if !isPlaceholder(v) {
+			t.Errorf("%q is not taken for a placeholder", v)
+		}
+	}
+	for _, v := range []string{"xoxb-1234567890-0987654321-AbCdEfGhIjKlMnOpQrStUvWx", "xapp-1-A0123456789-1234567890-abcdef0123456789",
+		"sk-proj-Ab3dEf6hIj9kLmNoPqRsTuVwXyZ", "sk-or-v1-0123abcd", "ollama", "0123456789abcdef0123456789abcdef",
+		"xoxb-pasted-bot-token-as-app", "sk-secret-model-key", "xoxb-tokenizer9"} {
+		if isPlaceholder(v) {
+			t.Errorf("%q is taken for a placeholder", v)
+		}
+	}
+}

@@ -1,0 +1,63 @@
+package main
+
+import (
+	"strings"
+	"testing"
+
+	"github.com/rivo/uniseg"
+)
+
+// Columns line up on a terminal whatever the cells hold: wide emoji, an
+// emoji made wide by VS16, CJK, ASCII.
+func TestWriteTableAlignsByDisplayWidth(t *testing.T) {
+	var b strings.Builder
+	if err := writeTable(&b, [][]string{
+		{"ID", "NAME", "TITLE"},
+		{"pl", "🧭 Maren", "Product Lead"},
+		{"sw", "✏️ Kit", "Story Writer"},
+		{"jp", "日本 Taro", "Translator"},
+		{"dev", "👩‍💻 Ada", "Engineer"},
+		{"x", "Plain", "Last"},
+		{"y", "Empty last", ""},
+	}); err != nil {
+		t.Fatal(err)
+	}
+	lines := strings.Split(strings.TrimSuffix(b.String(), "\n"), "\n")
+	col := func(l, cell string) int { return uniseg.StringWidth(l[:strings.Index(l, cell)]) }
+	titles := []string{"TITLE", "Product Lead", "Story Writer", "Translator", "Engineer", "Last"}
+	for i, l := range lines {
+		if i == len(titles) {
+			break
+		}
+		if got, want := col(l, titles[i]), col(lines[0], "TITLE"); got != want {
+			t.Errorf("line %d: the third column starts at cell %d, want %d:\n%s", i, got, want, b.String())
+		}
+	}
+	for i, l := range lines {
+		if strings.HasSuffix(l, " ") {
+			t.Errorf("line %d ends in blanks: %q", i, l)
+		}
+	}
+	if col(lines[0], "NAME") != len("dev")+2 {
+		t.Errorf("columns are not two cells apart:\n%s", b.String())
+	}
+}
+
+// The agents table of the sample bundle, whose icons are wide emoji
+// (one with VS16), lines up.
+func TestAgentsTableAlignsWideEmoji(t *testing.T) {
+	r := runCmd(t, map[string]string{"AGENTBOT_BUNDLES": bundlesDir(t)}, "", "agents")
+	r.wantCode(t, 0)
+	lines := strings.Split(strings.TrimSpace(r.stdout), "\n")
+	want := uniseg.StringWidth(lines[0][:strings.Index(lines[0], "TITLE")])
+	for _, l := range lines[1:] {
+		i := strings.Index(l, "  ") // the end of the id
+		rest := strings.TrimLeft(l[i:], " ")
+		name := rest[:strings.Index(rest, "  ")]
+		title := l[strings.Index(l, name)+len(name):]
+		title = strings.TrimLeft(title, " ")
+		if got := uniseg.StringWidth(l[:len(l)-len(title)]); got != want {
+			t.Errorf("TITLE starts at cell %d, want %d: %q\n%s", got, want, l, r.stdout)
+		}
+	}
+}

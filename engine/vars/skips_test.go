@@ -1,0 +1,12 @@
+package vars
+
+import (
+	"os"
+	"testing"
+
+	"agentbot/engine/fixtures"
+)
+
+// TestMain ends the run with one line saying how many tests skipped for a
+// missing fixture or database, and how to run them.
+func TestMain(m *testing.M) { os.Exit(fixtures.Main(m)) }
