@@ -242,6 +242,7 @@ func (b *Bot) switchAgent(ctx context.Context, c *engine.Conversation, it item, 
 			return
 		}
 	}
+	c.Person = it.User // who asks for the switch: the handoff names them
 	if _, err := c.Switch(nil, nil); err != nil {
 		b.log.Error("switch agent", "err", err)
 		b.post(ctx, it.Channel, it.ThreadTS, "⚠️ I couldn't switch agents. Please try again.")
