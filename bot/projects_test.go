@@ -178,6 +178,17 @@ func TestProjectChainWithinOneThreadInSlack(t *testing.T) {
 	r.reply("read the brief", thread)
 	r.waitCalls(calls + 2)
 	has(t, r.lastToolResult(), "# Brief", "the PM reads the analyst's brief in the same thread")
+	// Each answer says which agent speaks, streamed included.
+	for _, who := range []string{"Mary, Business Analyst (analyst)", "John, Product Manager (pm)"} {
+		r.waitFor(who+" under an answer", func() bool {
+			for _, st := range r.slack.Streams() {
+				if st.ThreadTS == thread && st.Stopped && strings.Contains(string(st.StopBlocks), who) {
+					return true
+				}
+			}
+			return false
+		})
+	}
 	system := r.model.Requests()[calls].Messages[0].Content
 	for _, want := range []string{"## Handoff", "Mary", "/outputs/planning-artifacts/product-brief.md (v1)", "Who rides these bikes?"} {
 		has(t, system, want, "the PM's handoff")
