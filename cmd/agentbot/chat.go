@@ -102,12 +102,15 @@ type terminal struct {
 	sc          *bufio.Scanner
 	interactive bool
 	cfg         *Config // for explaining a catalog without the agent asked for
+	// person is the terminal's user ($USER), the author of the documents
+	// the session saves in its project.
+	person string
 }
 
 func newTerminal(e *env) *terminal {
 	sc := bufio.NewScanner(e.stdin)
 	sc.Buffer(make([]byte, 64*1024), 4<<20)
-	return &terminal{out: e.stdout, errOut: e.stderr, sc: sc, interactive: isTerminal(e.stdin)}
+	return &terminal{out: e.stdout, errOut: e.stderr, sc: sc, interactive: isTerminal(e.stdin), person: e.getenv("USER")}
 }
 
 // decide asks on the terminal about a call a turn waits on.
@@ -188,6 +191,7 @@ func (t *terminal) start(eng *engine.Engine, st storage.Backend, key, agentID st
 // returns 1 when the input fails or the last turn failed (scripts must see
 // it).
 func (t *terminal) talk(ctx context.Context, c *engine.Conversation) int {
+	c.Person = t.person
 	for {
 		line, ok := t.readLine()
 		if !ok {

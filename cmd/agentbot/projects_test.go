@@ -40,6 +40,7 @@ func TestChatProjectsBuildOnEachOther(t *testing.T) {
 	vars := chatVars(t, fm)
 	vars["AGENTBOT_BUNDLES"] = ""
 	vars["AGENTBOT_BMAD_ROOT"] = fixtures.Copy(t, fixtures.V612)
+	vars["USER"] = "ana"
 	fm.Enqueue(
 		fakemodel.Reply{ToolCalls: []fakemodel.ToolCall{toolCall("save_output", map[string]string{"path": "{planning_artifacts}/product-brief.md", "content": "# Brief\nbikes"})}},
 		fakemodel.Reply{Text: "saved"},
@@ -66,7 +67,7 @@ func TestChatProjectsBuildOnEachOther(t *testing.T) {
 	r := runCmd(t, vars, "", "projects", "list")
 	r.wantCode(t, 0)
 	contains(t, "projects list", r.stdout, "terminal")
-	contains(t, "projects list", r.stdout, "planning-artifacts/product-brief.md v1 by analyst")
+	contains(t, "projects list", r.stdout, "planning-artifacts/product-brief.md v1 by ana with analyst")
 	r = runCmd(t, vars, "", "projects", "show", "terminal")
 	r.wantCode(t, 0)
 	contains(t, "projects show", r.stdout, "planning-artifacts/product-brief.md  1")
