@@ -150,6 +150,14 @@ func TestProjectChainAcrossThreadsInSlack(t *testing.T) {
 		home := lastHome(r, user)
 		return strings.Contains(home, "Project documents") && strings.Contains(home, "architecture.md") && strings.Contains(home, "v1")
 	})
+	// After a restart, a new thread still builds on the project.
+	r.restart()
+	r.model.Enqueue(fakemodel.Reply{ToolCalls: []fakemodel.ToolCall{call("read_file", map[string]string{"path": "{planning_artifacts}/architecture.md"})}},
+		fakemodel.Reply{Text: "read"})
+	calls = r.model.Calls()
+	r.mention("read the architecture", "")
+	r.waitCalls(calls + 2)
+	has(t, r.lastToolResult(), "# Architecture", "a thread after the restart")
 }
 
 // The same chain in one thread: `use pm` keeps the thread's documents, and

@@ -18,6 +18,7 @@ import (
 	"agentbot/engine/model"
 	"agentbot/engine/transcript"
 	"agentbot/storage"
+	"agentbot/storage/bolt"
 	"agentbot/storage/pgtest"
 	"agentbot/storage/postgres"
 )
@@ -476,5 +477,76 @@ func TestProjectReplicasAndRestartPostgres(t *testing.T) {
 		fakemodel.Reply{Text: "read"})
 	if got := fmt.Sprint(res[len(res)-1]["content"]); got != "brief v1\nB's note\n" {
 		t.Fatalf("restarted replica A reads %q", got)
+	}
+}
+
+// The isolation layout of TestSessionIsolationEndToEnd (the data folder
+// inside the project) across projects: a thread of another channel cannot
+// reach a project's document by its working-copy path, its session
+// folder, a relative name or /outputs, and no listing shows it.
+func TestProjectIsolationInsideTheProject(t *testing.T) {
+	dir := t.TempDir()
+	bundle := filepath.Join(dir, "team")
+	fixtures.CopyDir(t, filepath.Join(fixtures.Bundles(t), "product-team"), bundle)
+	data := filepath.Join(bundle, "data")
+	st, err := bolt.Open(data)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer st.Close()
+	fm := fakemodel.NewTB(t)
+	cat := catalog.Load(catalog.Options{Bundles: []string{bundle}})
+	eng := engine.New(engine.Config{
+		Catalog: func() *catalog.Catalog { return cat },
+		Model:   model.New(model.Config{APIKey: "k", BaseURL: fm.URL(), Model: "m"}),
+		Store:   st, Outputs: st, Hidden: []string{data},
+		OutputRoot: func(id string) string { d, _ := st.OutputDir(id); return d },
+		InputRoot:  func(id string) string { d, _ := st.InputDir(id); return d },
+		Projects: &engine.Projects{Store: st, Of: storage.ProjectOfKey,
+			Root: storage.Folders{Dir: data}.ProjectFolder},
+	})
+	a, _ := cat.Find("product-lead")
+	alice, _ := live(st.NewSession("T1/C1/1.1"))
+	if _, err := eng.Activate(alice, a); err != nil {
+		t.Fatal(err)
+	}
+	fm.Enqueue(fakemodel.Reply{ToolCalls: []fakemodel.ToolCall{call("save_output", map[string]string{"path": "secret-plan.md", "content": "alice's plan"})}}, fakemodel.Reply{Text: "saved"})
+	if _, err := eng.Turn(t.Context(), alice, "save it", nil); err != nil {
+		t.Fatal(err)
+	}
+	bob, _ := live(st.NewSession("T1/C2/1.1"))
+	if _, err := eng.Activate(bob, a); err != nil {
+		t.Fatal(err)
+	}
+	working, _ := filepath.Rel(bundle, storage.Folders{Dir: data}.ProjectFolder(storage.ChannelProject("T1", "C1")))
+	paths := []string{
+		"/project/" + filepath.ToSlash(working) + "/documents/secret-plan.md",
+		"/project/data/outputs/" + alice.ID + "/secret-plan.md",
+		"secret-plan.md", "/outputs/secret-plan.md", "{output_folder}/secret-plan.md",
+	}
+	var calls []fakemodel.ToolCall
+	for _, p := range paths {
+		calls = append(calls, call("read_file", map[string]string{"path": p}))
+	}
+	calls = append(calls, call("list_files", map[string]string{"glob": "/project/**/secret-plan.md"}),
+		call("list_files", map[string]string{"glob": "/outputs/**"}))
+	fm.Enqueue(fakemodel.Reply{ToolCalls: calls}, fakemodel.Reply{Text: "nothing"})
+	if _, err := eng.Turn(t.Context(), bob, "read alice's plan", nil); err != nil {
+		t.Fatal(err)
+	}
+	reqs := fm.Requests()
+	res := toolResults(t, reqs[len(reqs)-1])
+	if strings.Contains(strings.Join(flat(res), " "), "alice's plan") {
+		t.Fatalf("bob read alice's document: %v", res)
+	}
+	for i := range paths {
+		if e, _ := res[i]["error"].(string); e == "" {
+			t.Fatalf("%s: %v", paths[i], res[i])
+		}
+	}
+	for _, r := range res[len(paths):] {
+		if files, _ := r["files"].([]any); len(files) != 0 {
+			t.Fatalf("a listing shows %v", files)
+		}
 	}
 }
