@@ -24,30 +24,14 @@ const maxThreadContext = 12 << 10
 // bot spoke in the thread before (a switch of agents hands over instead),
 // or no one wrote before.
 func (b *Bot) threadContext(ctx context.Context, s *transcript.Session, it item) string {
-	cutoff := it.TS
-	if it.Kind == kindPick {
-		cutoff = it.PickerTS
-	}
-	if it.DM || cutoff == "" || it.ThreadTS == "" || cutoff == it.ThreadTS || hasUserMessage(s) {
+	cutoff := contextCutoff(it)
+	if cutoff == "" || hasUserMessage(s) {
 		return ""
 	}
-	var msgs []slack.Message
-	cursor := ""
-	for range 10 { // at most 10 pages of 200
-		var page []slack.Message
-		err := b.call(ctx, func() (err error) {
-			page, _, cursor, err = b.cfg.API.GetConversationRepliesContext(ctx, &slack.GetConversationRepliesParameters{
-				ChannelID: it.Channel, Timestamp: it.ThreadTS, Cursor: cursor, Limit: 200})
-			return err
-		})
-		if err != nil {
-			b.log.Warn("conversations.replies", "err", err)
-			return ""
-		}
-		msgs = append(msgs, page...)
-		if cursor == "" {
-			break
-		}
+	msgs, err := b.threadReplies(ctx, it)
+	if err != nil {
+		b.log.Warn("conversations.replies", "err", err)
+		return ""
 	}
 	var lines []string
 	for _, m := range msgs {
@@ -62,6 +46,42 @@ func (b *Bot) threadContext(ctx context.Context, s *transcript.Session, it item)
 		lines = append(lines, b.contextLine(ctx, m))
 	}
 	return fitContext(lines)
+}
+
+// contextCutoff is the time before which a thread's messages are its
+// earlier talk: the mention's (or the picker's); "" when there is none to
+// read (a DM, or the message that starts the thread).
+func contextCutoff(it item) string {
+	cutoff := it.TS
+	if it.Kind == kindPick {
+		cutoff = it.PickerTS
+	}
+	if it.DM || it.ThreadTS == "" || cutoff == it.ThreadTS {
+		return ""
+	}
+	return cutoff
+}
+
+// threadReplies reads a thread's messages, at most 10 pages of 200.
+func (b *Bot) threadReplies(ctx context.Context, it item) ([]slack.Message, error) {
+	var msgs []slack.Message
+	cursor := ""
+	for range 10 {
+		var page []slack.Message
+		err := b.call(ctx, func() (err error) {
+			page, _, cursor, err = b.cfg.API.GetConversationRepliesContext(ctx, &slack.GetConversationRepliesParameters{
+				ChannelID: it.Channel, Timestamp: it.ThreadTS, Cursor: cursor, Limit: 200})
+			return err
+		})
+		if err != nil {
+			return nil, err
+		}
+		msgs = append(msgs, page...)
+		if cursor == "" {
+			break
+		}
+	}
+	return msgs, nil
 }
 
 // contextLine is one earlier message: its author, its text (a long one
