@@ -53,6 +53,12 @@ func projectsCreateBind(t *testing.T, b storage.Backend) {
 	if got, err := b.ChannelBinding("T1/C2"); err != nil || got != "" {
 		t.Fatalf("ChannelBinding after unbind = %q, %v", got, err)
 	}
+	implicitProject(t, b)
+}
+
+// implicitProject: a document written to a project nobody created
+// creates it, and ListProjects lists it by name.
+func implicitProject(t *testing.T, b storage.Backend) {
 	// A document written to a project nobody created creates it.
 	if _, err := b.SaveDocument(storage.ChannelProject("T1", "C3"), storage.DocVersion{Path: "a.md"}, 0, []byte("a")); err != nil {
 		t.Fatal(err)
@@ -89,6 +95,12 @@ func documentVersions(t *testing.T, b storage.Backend) {
 	if docs[1].Path != "prd.md" || docs[1].Version != 1 {
 		t.Fatalf("older document = %+v", docs[1])
 	}
+	versionsAndData(t, b)
+}
+
+// versionsAndData: a document's history is newest first with its authors,
+// and each version's bytes are kept.
+func versionsAndData(t *testing.T, b storage.Backend) {
 	hist, err := b.DocumentHistory("p", "brief.md")
 	if err != nil || len(hist) != 2 || hist[0].Version != 2 || hist[1].Version != 1 || hist[1].Person != "U1" {
 		t.Fatalf("DocumentHistory = %+v, %v", hist, err)
