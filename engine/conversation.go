@@ -21,9 +21,16 @@ type SessionStore interface {
 	DetachSession(id string) error
 }
 
+// SessionDeleter removes a session for good, with its key and documents
+// (storage.Retention has it).
+type SessionDeleter interface {
+	DeleteSession(id string) error
+}
+
 // Conversation is the lifecycle of the session attached to one key, the
 // same for every front end: open (find or create, then resume), start or
-// switch the agent, run until nothing is pending, interrupt. Like a turn,
+// switch the agent, run until nothing is pending, interrupt, and close
+// (a session that never got an answer is not kept). Like a turn,
 // its methods must not run concurrently.
 type Conversation struct {
 	e     *Engine
@@ -118,9 +125,12 @@ const failedNote = "(This turn failed before an answer; the user wrote again.)"
 // Run runs one turn for input ("" resumes a turn cut short or waiting on
 // decisions) and then, while calls wait for approval and decide decides
 // them, records the decisions and resumes, until nothing is pending. When
-// the conversation's last Run failed without an answer, a new input first
-// closes that turn (two user messages in a row are refused by providers).
-// The usage of each turn is added to the engine's Budgets.
+// the last turn failed without an answer, a new input first closes that
+// turn (two user messages in a row are refused by providers): the turn of
+// this conversation's last Run, or one the stored transcript shows (it
+// ends with the user's message), so a retry works in a conversation opened
+// afresh, as Slack opens one for each message. The usage of each turn is
+// added to the engine's Budgets.
 func (c *Conversation) Run(ctx context.Context, input string, emit func(Event), decide Decider) (*Result, error) {
 	res, err := c.run(ctx, input, emit, decide)
 	c.failed = err != nil
@@ -129,7 +139,7 @@ func (c *Conversation) Run(ctx context.Context, input string, emit func(Event), 
 
 // run is Run without the bookkeeping of its outcome.
 func (c *Conversation) run(ctx context.Context, input string, emit func(Event), decide Decider) (*Result, error) {
-	if c.failed && input != "" && Unfinished(c.Session) {
+	if input != "" && (c.failed && Unfinished(c.Session) || awaitsAnswer(c.Session)) {
 		if err := c.Interrupt(failedNote); err != nil {
 			return nil, fmt.Errorf("close the failed turn: %w", err)
 		}
@@ -148,6 +158,14 @@ func (c *Conversation) run(ctx context.Context, input string, emit func(Event), 
 		res, err = c.turn(ctx, "", emit)
 	}
 	return res, err
+}
+
+// awaitsAnswer reports whether the session's transcript ends with a
+// user's message after its activation: the turn for it failed (or the
+// process died) before the model answered.
+func awaitsAnswer(s *Session) bool {
+	n := len(s.Messages)
+	return n > 3 && s.Messages[n-1].Role == transcript.RoleUser && len(s.Pending) == 0
 }
 
 // turn runs one engine turn and records its usage.
@@ -175,3 +193,26 @@ func (c *Conversation) Interrupt(note string) error {
 
 // Failed reports whether the last Run ended in an error.
 func (c *Conversation) Failed() bool { return c.failed }
+
+// Answered reports whether the session ever got an answer from the model
+// (a model call, a document, or a call waiting for approval). Runtime
+// writing alone, the greeting or the menu again, is not an answer.
+func (c *Conversation) Answered() bool {
+	return c.Usage.Calls > 0 || len(c.Outputs) > 0 || len(c.Pending) > 0
+}
+
+// Close ends a front end's use of the conversation, as the terminal does
+// when its input ends. A session that never got an answer (Answered), such
+// as one whose every model call failed, is not kept: it is deleted with
+// its key, so the session list shows no empty tries and the next
+// conversation under the key starts afresh. It reports whether it deleted
+// the session. A Slack thread is never closed: it stays open to a retry.
+func (c *Conversation) Close(st SessionDeleter) (deleted bool, err error) {
+	if c.Session == nil || c.ID == "" || c.Answered() {
+		return false, nil
+	}
+	if err := st.DeleteSession(c.ID); err != nil {
+		return false, fmt.Errorf("drop unanswered session %s: %w", c.ID, err)
+	}
+	return true, nil
+}

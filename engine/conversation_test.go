@@ -144,3 +144,86 @@ func TestConversationClosesFailedTurnAndRecordsUsage(t *testing.T) {
 		t.Fatalf("daily usage of team1 = %d, want 42", used)
 	}
 }
+
+// A turn that failed is closed by the next message even when that
+// message comes in a conversation opened afresh (Slack opens one per
+// message; a terminal resumes by name): the model gets the retry after a
+// note, never two user messages in a row.
+func TestConversationRetryInFreshConversation(t *testing.T) {
+	h := newHarness(t, harnessOpts{})
+	c, err := h.eng.Open(h.st, "T/C/retry")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := c.Start(h.agent("product-lead"), nil); err != nil {
+		t.Fatal(err)
+	}
+	h.fm.Enqueue(fakemodel.Reply{Status: 400}, fakemodel.Reply{Text: "here now"})
+	if _, err := c.Run(context.Background(), "first try", h.emit, nil); err == nil {
+		t.Fatal("a refused model call did not fail the turn")
+	}
+	again, err := h.eng.Open(h.st, "T/C/retry")
+	if err != nil || again.ID != c.ID {
+		t.Fatalf("reopen: %+v, %v", again, err)
+	}
+	res, err := again.Run(context.Background(), "second try", h.emit, nil)
+	if err != nil || res.Text != "here now" {
+		t.Fatalf("the retry: %+v, %v", res, err)
+	}
+	for i := 1; i < len(again.Messages); i++ {
+		if again.Messages[i].Role == transcript.RoleUser && again.Messages[i-1].Role == transcript.RoleUser {
+			t.Fatalf("two user messages in a row at %d: %+v", i, again.Messages)
+		}
+	}
+	if !again.Answered() {
+		t.Fatal("a session with an answer reports none")
+	}
+}
+
+// Close drops a session that never got an answer (every model call
+// failed), key and all, so a new conversation under the key starts
+// afresh; a session with an answer is kept.
+func TestConversationCloseDropsUnanswered(t *testing.T) {
+	h := newHarness(t, harnessOpts{})
+	c, err := h.eng.Open(h.st, "chat/demo")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := c.Start(h.agent("product-lead"), nil); err != nil {
+		t.Fatal(err)
+	}
+	h.fm.Enqueue(fakemodel.Reply{Status: 401})
+	if _, err := c.Run(context.Background(), "hello", h.emit, nil); err == nil {
+		t.Fatal("a refused model call did not fail the turn")
+	}
+	if c.Answered() {
+		t.Fatal("a session whose only call failed reports an answer")
+	}
+	if deleted, err := c.Close(h.st); err != nil || !deleted {
+		t.Fatalf("close an unanswered session: deleted %v, %v", deleted, err)
+	}
+	if _, err := h.st.SessionByID(c.ID); err == nil {
+		t.Fatal("the unanswered session is still stored")
+	}
+	if rec, err := h.st.FindSession("chat/demo"); err != nil || rec != nil {
+		t.Fatalf("the key still holds a session: %+v, %v", rec, err)
+	}
+
+	fresh, err := h.eng.Open(h.st, "chat/demo")
+	if err != nil || fresh.ID == c.ID || fresh.Agent != nil {
+		t.Fatalf("reopen after close: %+v, %v", fresh, err)
+	}
+	if _, err := fresh.Start(h.agent("product-lead"), nil); err != nil {
+		t.Fatal(err)
+	}
+	h.fm.Enqueue(fakemodel.Reply{Text: "hi"})
+	if _, err := fresh.Run(context.Background(), "hello", h.emit, nil); err != nil {
+		t.Fatal(err)
+	}
+	if deleted, err := fresh.Close(h.st); err != nil || deleted {
+		t.Fatalf("close an answered session: deleted %v, %v", deleted, err)
+	}
+	if _, err := h.st.SessionByID(fresh.ID); err != nil {
+		t.Fatalf("the answered session is gone: %v", err)
+	}
+}

@@ -31,85 +31,112 @@ func runAgents(ctx context.Context, e *env) int {
 		agents = cat.EntryPoints()
 	}
 	if asJSON {
-		tools, code := agentTools(ctx, cfg, e, agents)
-		if code != 0 {
-			return code
-		}
-		out := struct {
-			Agents   []agentJSON       `json:"agents"`
-			Skills   []*catalog.Skill  `json:"skills"`
-			Problems []catalog.Problem `json:"problems"`
-		}{Agents: []agentJSON{}, Skills: cat.Skills, Problems: cat.Problems}
-		if out.Skills == nil {
-			out.Skills = []*catalog.Skill{}
-		}
-		if out.Problems == nil {
-			out.Problems = []catalog.Problem{}
-		}
-		for _, a := range agents {
-			aj := agentJSON{AgentSummary: a.Summary()}
-			for _, n := range a.MCP {
-				aj.Tools = append(aj.Tools, tools[n])
-			}
-			aj.SkillMCP = skillMCP(cat, a)
-			out.Agents = append(out.Agents, aj)
-		}
-		enc := json.NewEncoder(e.stdout)
-		enc.SetIndent("", "  ")
-		enc.SetEscapeHTML(false)
-		if err := enc.Encode(out); err != nil {
-			fmt.Fprintf(e.stderr, "agentbot agents: %v\n", err)
-			return 1
-		}
+		code = printAgentsJSON(ctx, cfg, e, cat, agents)
 	} else {
-		rows := [][]string{{"ID", "NAME", "TITLE", "SOURCE", "FORMAT", "ENTRY", "MENU", "PATH"}}
-		for _, a := range agents {
-			entry := "no"
-			if a.EntryPoint {
-				entry = "yes"
-			}
-			name := a.Name
-			if a.Icon != "" {
-				name = a.Icon + " " + name
-			}
-			if a.Problem != "" {
-				entry = "broken"
-			}
-			rows = append(rows, []string{a.ID, name, a.Title, a.Source, string(a.Format), entry, strconv.Itoa(len(a.Menu)), a.Path})
-		}
-		_ = writeTable(e.stdout, rows)
-		if len(cat.Skills) > 0 {
-			fmt.Fprintf(e.stdout, "\n%d skills:\n", len(cat.Skills))
-			rows := [][]string{{"SKILL", "KIND", "MODULE", "NOTE"}}
-			for _, s := range cat.Skills {
-				note := s.Problem
-				switch {
-				case note != "":
-				case s.AliasOf != "":
-					note = "old name of " + s.AliasOf
-				case s.Needs != "":
-					note = "needs " + s.Needs
-				case s.Scripts:
-					note = catalog.ScriptsNote
-				case len(s.MCP) > 0:
-					note = "requires MCP " + strings.Join(s.MCP, ", ")
-				}
-				rows = append(rows, []string{s.Name, string(s.Kind), s.Module, note})
-			}
-			_ = writeTable(e.stdout, rows)
-		}
-		if len(cat.Problems) > 0 {
-			fmt.Fprintf(e.stderr, "\n%d problem(s):\n", len(cat.Problems))
-			for _, p := range cat.Problems {
-				fmt.Fprintf(e.stderr, "  %s: %s\n", p.Path, p.Reason)
-			}
-		}
+		printAgentsTable(e, cat, agents)
+	}
+	if code != 0 {
+		return code
 	}
 	if len(cat.Agents) == 0 {
 		fmt.Fprintln(e.stderr, "agentbot agents: no agent could be loaded; point --bundles or --bmad-root at your agents")
 		return 1
 	}
 	return 0
+}
+
+// printAgentsJSON prints agents --json: the agents with their MCP tools,
+// the skills and the problems; it returns the exit code of a failure, or 0.
+func printAgentsJSON(ctx context.Context, cfg *Config, e *env, cat *catalog.Catalog, agents []*catalog.Agent) int {
+	tools, code := agentTools(ctx, cfg, e, agents)
+	if code != 0 {
+		return code
+	}
+	out := struct {
+		Agents   []agentJSON       `json:"agents"`
+		Skills   []*catalog.Skill  `json:"skills"`
+		Problems []catalog.Problem `json:"problems"`
+	}{Agents: []agentJSON{}, Skills: cat.Skills, Problems: cat.Problems}
+	if out.Skills == nil {
+		out.Skills = []*catalog.Skill{}
+	}
+	if out.Problems == nil {
+		out.Problems = []catalog.Problem{}
+	}
+	for _, a := range agents {
+		aj := agentJSON{AgentSummary: a.Summary()}
+		for _, n := range a.MCP {
+			aj.Tools = append(aj.Tools, tools[n])
+		}
+		aj.SkillMCP = skillMCP(cat, a)
+		out.Agents = append(out.Agents, aj)
+	}
+	enc := json.NewEncoder(e.stdout)
+	enc.SetIndent("", "  ")
+	enc.SetEscapeHTML(false)
+	if err := enc.Encode(out); err != nil {
+		fmt.Fprintf(e.stderr, "agentbot agents: %v\n", err)
+		return 1
+	}
+	return 0
+}
+
+// printAgentsTable prints the agents table, the skills table when there
+// are skills, and the problems on stderr.
+func printAgentsTable(e *env, cat *catalog.Catalog, agents []*catalog.Agent) {
+	rows := [][]string{{"ID", "NAME", "TITLE", "SOURCE", "FORMAT", "ENTRY", "MENU", "PATH"}}
+	for _, a := range agents {
+		rows = append(rows, agentRow(a))
+	}
+	_ = writeTable(e.stdout, rows)
+	if len(cat.Skills) > 0 {
+		fmt.Fprintf(e.stdout, "\n%d skills:\n", len(cat.Skills))
+		rows := [][]string{{"SKILL", "KIND", "MODULE", "NOTE"}}
+		for _, s := range cat.Skills {
+			rows = append(rows, []string{s.Name, string(s.Kind), s.Module, skillNote(s)})
+		}
+		_ = writeTable(e.stdout, rows)
+	}
+	if len(cat.Problems) > 0 {
+		fmt.Fprintf(e.stderr, "\n%d problem(s):\n", len(cat.Problems))
+		for _, p := range cat.Problems {
+			fmt.Fprintf(e.stderr, "  %s: %s\n", p.Path, p.Reason)
+		}
+	}
+}
+
+// agentRow is an agent's row of the agents table.
+func agentRow(a *catalog.Agent) []string {
+	entry := "no"
+	if a.EntryPoint {
+		entry = "yes"
+	}
+	name := a.Name
+	if a.Icon != "" {
+		name = a.Icon + " " + name
+	}
+	if a.Problem != "" {
+		entry = "broken"
+	}
+	return []string{a.ID, name, a.Title, a.Source, string(a.Format), entry, strconv.Itoa(len(a.Menu)), a.Path}
+}
+
+// skillNote is the NOTE column of a skill: its problem, or what it is an
+// alias of, needs, runs or requires.
+func skillNote(s *catalog.Skill) string {
+	switch {
+	case s.Problem != "":
+		return s.Problem
+	case s.AliasOf != "":
+		return "old name of " + s.AliasOf
+	case s.Needs != "":
+		return "needs " + s.Needs
+	case s.Scripts:
+		return catalog.ScriptsNote
+	case len(s.MCP) > 0:
+		return "requires MCP " + strings.Join(s.MCP, ", ")
+	}
+	return ""
 }
 
 // explainCatalog says, after "no agent ..." on stderr, why: the agents the

@@ -38,7 +38,7 @@ func runBackup(ctx context.Context, e *env) int {
 	case errors.Is(err, bolt.ErrLocked):
 		r, derr := bolt.Dial(cfg.DataDir)
 		if derr != nil {
-			fmt.Fprintf(e.stderr, "agentbot backup: %v; and the running agentbot did not answer (%v)\n", err, derr)
+			fmt.Fprintf(e.stderr, "agentbot backup: %v\n", heldSilently(err, derr))
 			return 1
 		}
 		src = r

@@ -37,9 +37,13 @@ func runChat(ctx context.Context, e *env) int {
 	st, err := openStore(ctx, cfg)
 	if err != nil {
 		fmt.Fprintf(e.stderr, "agentbot chat: %v\n", err)
+		if hint := lockedHint(err, cfg); hint != "" {
+			fmt.Fprintf(e.stderr, "agentbot chat: %s\n", hint)
+		}
 		return storeExitCode(err)
 	}
 	defer st.Close()
+	defer serveControl(ctx, st, log)() // sessions and backup reach this chat's store
 	rec, key, err := findChat(st, name)
 	if err != nil {
 		fmt.Fprintf(e.stderr, "agentbot chat: %v\n", err)
@@ -71,7 +75,9 @@ func runChat(ctx context.Context, e *env) int {
 	if c == nil {
 		return code
 	}
-	return t.talk(ctx, c)
+	code = t.talk(ctx, c)
+	t.close(c, st)
+	return code
 }
 
 // findChat finds the session --session names, by its key ("chat/NAME") or
@@ -218,6 +224,18 @@ func (t *terminal) talk(ctx context.Context, c *engine.Conversation) int {
 		return 1
 	}
 	return 0
+}
+
+// close ends the conversation: a session that never got an answer is not
+// kept (engine.Conversation.Close), and the user is told so.
+func (t *terminal) close(c *engine.Conversation, st engine.SessionDeleter) {
+	deleted, err := c.Close(st)
+	switch {
+	case err != nil:
+		fmt.Fprintf(t.errOut, "agentbot chat: %v\n", err)
+	case deleted:
+		fmt.Fprintln(t.errOut, "agentbot chat: the session got no answer, so it is not kept; run the same command to try again")
+	}
 }
 
 // readLine reads the next non-empty line, echoed when the input is a

@@ -6,6 +6,7 @@ import (
 	"path/filepath"
 	"regexp"
 	"strings"
+	"sync/atomic"
 	"testing"
 
 	"agentbot/engine/fakemodel"
@@ -258,15 +259,15 @@ func TestChatBadTemperature(t *testing.T) {
 	contains(t, "stderr", r.stderr, `$AGENTBOT_TEMPERATURE="warm": want empty (the provider's default) or a number from 0 to 2`)
 }
 
-// A turn cut short (here the model failed; a kill -9 leaves the same
-// transcript) makes chat exit 1; the next chat on the session resumes that
+// A turn cut short (here the model failed after a first answer; a kill -9
+// leaves the same transcript) makes chat exit 1; the next chat on the session resumes that
 // turn first and says so, and no request holds two user messages in a row.
 func TestChatResumesUnfinishedTurn(t *testing.T) {
 	fm := fakemodel.NewTB(t)
 	vars := chatVars(t, fm)
 	vars["AGENTBOT_CALL_TIMEOUT"] = "2s"
-	fm.Enqueue(fakemodel.Reply{Status: 500}, fakemodel.Reply{Status: 500}, fakemodel.Reply{Status: 500}, fakemodel.Reply{Status: 500})
-	r := runCmd(t, vars, "tell me about reorder\n", "chat", "--agent", "product-lead", "--session", "cut")
+	fm.Enqueue(fakemodel.Reply{Text: "Hello, Maren here."}, fakemodel.Reply{Status: 500}, fakemodel.Reply{Status: 500}, fakemodel.Reply{Status: 500}, fakemodel.Reply{Status: 500})
+	r := runCmd(t, vars, "hello\ntell me about reorder\n", "chat", "--agent", "product-lead", "--session", "cut")
 	r.wantCode(t, 1)
 	fm.Enqueue(fakemodel.Reply{Text: "About reorder: who asks for it?"}, fakemodel.Reply{Text: "Thanks, noted."})
 	r = runCmd(t, vars, "B2B buyers\n", "chat", "--session", "cut")
@@ -321,5 +322,47 @@ func TestChatExitCodes(t *testing.T) {
 				t.Fatalf("request %d has two user messages in a row at %d: %q then %q", req.N, i, req.Messages[i-1].Content, req.Messages[i].Content)
 			}
 		}
+	}
+}
+
+// A chat whose model fails its first call keeps no session (eight tries
+// leave none in sessions list, not eight empty ones), says so, and the
+// same command with a working model just works.
+func TestChatUnansweredSessionNotKept(t *testing.T) {
+	fm := fakemodel.NewTB(t)
+	vars := chatVars(t, fm)
+	var failing atomic.Bool
+	failing.Store(true)
+	fm.Handle(func(req fakemodel.Request) fakemodel.Reply {
+		if failing.Load() {
+			return fakemodel.Reply{Status: 401} // a wrong key: not retried
+		}
+		return fakemodel.Reply{Text: "Maren here: " + req.LastUserText()}
+	})
+	for i := 0; i < 8; i++ {
+		args := []string{"chat", "--agent", "product-lead"}
+		if i%2 == 1 {
+			args = append(args, "--session", "demo")
+		}
+		r := runCmd(t, vars, "hello\n", args...)
+		r.wantCode(t, 1)
+		contains(t, "stderr", r.stderr, "the session got no answer, so it is not kept")
+	}
+	r := runCmd(t, vars, "", "sessions", "list")
+	r.wantCode(t, 0)
+	if lines := strings.Split(strings.TrimSpace(r.stdout), "\n"); len(lines) != 1 {
+		t.Fatalf("sessions list after 8 failed tries:\n%s", r.stdout)
+	}
+
+	failing.Store(false)
+	r = runCmd(t, vars, "hello again\n", "chat", "--agent", "product-lead", "--session", "demo")
+	r.wantCode(t, 0)
+	contains(t, "stdout", r.stdout, "Maren here: hello again")
+	lacks(t, "stdout", r.stdout, "Resuming")
+	lacks(t, "stderr", r.stderr, "not kept")
+	r = runCmd(t, vars, "", "sessions", "list")
+	r.wantCode(t, 0)
+	if lines := strings.Split(strings.TrimSpace(r.stdout), "\n"); len(lines) != 2 || !strings.Contains(lines[1], "chat/demo") {
+		t.Fatalf("sessions list after the retry:\n%s", r.stdout)
 	}
 }

@@ -5,7 +5,7 @@
 //	agentbot agents [--json]       list the agents found
 //	agentbot sessions list|show|export|delete|prune
 //	agentbot check                 validate the configuration
-//	agentbot backup FILE           copy the database, also while serve runs
+//	agentbot backup FILE           copy the database, also while serve or chat runs
 //	agentbot migrate [--from DIR]  copy a bbolt store into PostgreSQL
 //	agentbot health                ask a running serve's /healthz
 //	agentbot version               print the version and build
@@ -50,15 +50,17 @@ func commands() []command {
 		{name: "serve", summary: "run the Slack bot over Socket Mode", groups: everyGroup, run: runServe},
 		{name: "chat", summary: "talk to an agent in the terminal", usage: "--agent ID [--session NAME] [--project NAME]",
 			groups: []string{"agents", "store", "model", "turns", "logs"}, run: runChat},
+		// agents reads the data folder: the built-in sample bundle is
+		// unpacked there when no other source is named.
 		{name: "agents", summary: "list the agents found in bundles and BMAD roots", usage: "[--json] [--all=false]",
-			groups: []string{"agents"}, run: runAgents},
+			groups: []string{"agents", "store"}, run: runAgents},
 		{name: "sessions", summary: "list, show, export, delete or prune sessions", usage: sessionsUsage,
 			groups: []string{"store", "retention"}, run: runSessions},
 		{name: "projects", summary: "list, show, export or import projects' shared documents", usage: projectsSynopsis,
 			groups: []string{"store", "turns"}, run: runProjects},
 		{name: "check", summary: "validate tokens, Slack, the model (a real tool call), MCP servers and bundles", usage: "[--check-timeout DURATION] [--no-slack]",
 			groups: []string{"agents", "store", "model", "slack"}, run: runCheck},
-		{name: "backup", summary: "copy the database consistently, also while serve runs", usage: "[--force] FILE",
+		{name: "backup", summary: "copy the database consistently, also while serve or chat runs", usage: "[--force] FILE",
 			groups: []string{"store"}, run: runBackup},
 		{name: "migrate", summary: "copy a bbolt store into PostgreSQL (AGENTBOT_DATABASE_URL)", usage: "[--from DATA_FOLDER]",
 			groups: []string{"store"}, run: runMigrate},

@@ -22,7 +22,6 @@ import (
 	"agentbot/bot/metrics"
 	"agentbot/engine/catalog"
 	"agentbot/storage"
-	"agentbot/storage/bolt"
 )
 
 // catalogs holds the current catalog; a reload swaps it. Running sessions
@@ -48,63 +47,129 @@ func (c *catalogs) reload() error {
 	return nil
 }
 
-// runServe runs the Slack bot until SIGINT or SIGTERM.
+// runServe runs the Slack bot until SIGINT or SIGTERM: its settings
+// checked, then each step of its wiring in order, then the bot.
 func runServe(ctx context.Context, e *env) int {
 	cfg, _, code := parse("serve", e, nil)
 	if cfg == nil {
 		return code
 	}
-	// Every missing or placeholder secret at once, one line each.
-	if err := errors.Join(checkTokens(cfg), needKey(cfg)); err != nil {
-		for _, line := range strings.Split(err.Error(), "\n") {
-			fmt.Fprintf(e.stderr, "agentbot serve: %s\n", line)
-		}
-		return 2
+	if code := checkSecrets(cfg, e); code != 0 {
+		return code
 	}
-	log := newLogger(cfg, e.stderr)
-	st, err := openStore(ctx, cfg)
-	if err != nil {
-		fmt.Fprintf(e.stderr, "agentbot serve: %v\n", err)
-		return storeExitCode(err)
-	}
-	defer st.Close()
-	if local, ok := st.(*bolt.Store); ok {
-		if stopControl, err := local.ServeControl(ctx); err != nil {
-			log.Warn("control socket: backup and sessions will not reach this process", "err", err)
-		} else {
-			defer stopControl()
+	s := &server{cfg: cfg, e: e, log: newLogger(cfg, e.stderr)}
+	defer s.close()
+	for _, step := range []func(context.Context) int{
+		s.openStore,  // the store, and the control socket other commands reach it by
+		s.loadAgents, // the catalog, reloadable
+		s.loadTools,  // the MCP servers
+		s.newBot,     // the model, the engine and the Slack bot
+		s.background, // SIGHUP reloads, retention
+		s.serveHTTP,  // /healthz and /metrics
+	} {
+		if code := step(ctx); code != 0 {
+			return code
 		}
 	}
+	return s.run(ctx)
+}
 
-	cats := &catalogs{load: func() *catalog.Catalog { return loadCatalog(cfg) }, log: log}
-	cats.cur.Store(cats.load())
-	first := cats.get()
+// checkSecrets lists every missing or placeholder secret at once, one line
+// each, and returns 2 when there is one.
+func checkSecrets(cfg *Config, e *env) int {
+	err := errors.Join(checkTokens(cfg), needKey(cfg))
+	if err == nil {
+		return 0
+	}
+	for _, line := range strings.Split(err.Error(), "\n") {
+		fmt.Fprintf(e.stderr, "agentbot serve: %s\n", line)
+	}
+	return 2
+}
+
+// server is one run of serve: what its steps make, and what undoes them,
+// in reverse order, when it ends.
+type server struct {
+	cfg   *Config
+	e     *env
+	log   *slog.Logger
+	st    storage.Backend
+	cats  *catalogs
+	tools *mcpTools
+	met   *metrics.Metrics
+	b     *bot.Bot
+	undo  []func()
+}
+
+// fail prints err as serve's and returns code.
+func (s *server) fail(code int, err error) int {
+	fmt.Fprintf(s.e.stderr, "agentbot serve: %v\n", err)
+	return code
+}
+
+// close undoes the steps, the last first.
+func (s *server) close() {
+	for i := len(s.undo) - 1; i >= 0; i-- {
+		s.undo[i]()
+	}
+}
+
+// openStore opens the store and serves the control socket.
+func (s *server) openStore(ctx context.Context) int {
+	st, err := openStore(ctx, s.cfg)
+	if err != nil {
+		code := s.fail(storeExitCode(err), err)
+		if hint := lockedHint(err, s.cfg); hint != "" {
+			fmt.Fprintf(s.e.stderr, "agentbot serve: %s\n", hint)
+		}
+		return code
+	}
+	s.st = st
+	s.undo = append(s.undo, func() { st.Close() }, serveControl(ctx, st, s.log))
+	return 0
+}
+
+// loadAgents loads the catalog; serve needs at least one agent.
+func (s *server) loadAgents(context.Context) int {
+	cfg, log := s.cfg, s.log
+	s.cats = &catalogs{load: func() *catalog.Catalog { return loadCatalog(cfg) }, log: log}
+	s.cats.cur.Store(s.cats.load())
+	first := s.cats.get()
 	if len(first.Agents) == 0 {
-		fmt.Fprintln(e.stderr, "agentbot serve: no agent to serve")
-		explainCatalog(e.stderr, cfg, first)
+		fmt.Fprintln(s.e.stderr, "agentbot serve: no agent to serve")
+		explainCatalog(s.e.stderr, cfg, first)
 		return 1
 	}
 	for _, p := range first.Problems {
 		log.Warn("bundle problem", "path", p.Path, "reason", p.Reason)
 	}
+	return 0
+}
 
-	tools, err := loadMCP(cfg, e.getenv, log)
+// loadTools starts the MCP servers.
+func (s *server) loadTools(context.Context) int {
+	tools, err := loadMCP(s.cfg, s.e.getenv, s.log)
 	if err != nil {
-		fmt.Fprintf(e.stderr, "agentbot serve: %v\n", err)
-		return 2
+		return s.fail(2, err)
 	}
-	defer tools.Close() // stops the stdio servers
-	tools.warnAgents(first, log)
-	tools.useChannels(st, log)
+	s.tools = tools
+	s.undo = append(s.undo, func() { tools.Close() }) // stops the stdio servers
+	tools.warnAgents(s.cats.get(), s.log)
+	tools.useChannels(s.st, s.log)
+	return 0
+}
 
+// newBot wires the model, the engine and the Slack bot.
+func (s *server) newBot(context.Context) int {
+	cfg, log, st, cats, tools := s.cfg, s.log, s.st, s.cats, s.tools
 	met := metrics.New()
+	s.met = met
 	m, err := newModel(cfg, log, func(attempt int, err error) {
 		met.ModelRetry()
 		log.Info("model retry", "attempt", attempt, "err", err)
 	})
 	if err != nil {
-		fmt.Fprintf(e.stderr, "agentbot serve: %v\n", err)
-		return 2
+		return s.fail(2, err)
 	}
 	eng := newEngine(cfg, st, m, cats.get, newBudgets(cfg, st), log, met.ToolRecord, tools)
 
@@ -123,20 +188,23 @@ func runServe(ctx context.Context, e *env) int {
 		MCPServers: tools.names(),
 	})
 	if err != nil {
-		fmt.Fprintf(e.stderr, "agentbot serve: %v\n", err)
-		return 1
+		return s.fail(1, err)
 	}
+	s.b = b
+	return 0
+}
 
-	// serve owns its goroutines: each stops when bgCtx ends, and serve
-	// waits for them on every return path.
+// background starts serve's goroutines: SIGHUP reloads bundles without a
+// restart, and retention prunes old sessions. Each stops when serve ends,
+// and serve waits for them.
+func (s *server) background(ctx context.Context) int {
 	bgCtx, stopBg := context.WithCancel(ctx)
 	var bg sync.WaitGroup
-	defer func() { stopBg(); bg.Wait() }()
+	s.undo = append(s.undo, func() { stopBg(); bg.Wait() })
 
-	// SIGHUP reloads bundles without a restart.
 	hup := make(chan os.Signal, 1)
 	signal.Notify(hup, syscall.SIGHUP)
-	defer signal.Stop(hup)
+	s.undo = append(s.undo, func() { signal.Stop(hup) })
 	bg.Add(1)
 	go func() {
 		defer bg.Done()
@@ -145,49 +213,56 @@ func runServe(ctx context.Context, e *env) int {
 			case <-bgCtx.Done():
 				return
 			case <-hup:
-				if err := cats.reload(); err != nil {
-					log.Error("reload", "err", err)
+				if err := s.cats.reload(); err != nil {
+					s.log.Error("reload", "err", err)
 				}
 			}
 		}
 	}()
-	if cfg.SessionTTL > 0 {
+	if s.cfg.SessionTTL > 0 {
 		bg.Add(1)
-		go func() { defer bg.Done(); retention(bgCtx, st, cfg.SessionTTL, log) }()
+		go func() { defer bg.Done(); retention(bgCtx, s.st, s.cfg.SessionTTL, s.log) }()
 	}
+	return 0
+}
 
-	if cfg.HTTPAddr != "" {
-		health := func() error {
-			if !b.Connected() {
-				return errors.New("socket mode connection is down")
-			}
-			if err := st.Ping(); err != nil {
-				return fmt.Errorf("%s store: %w", storeName(cfg), err)
-			}
-			return nil
-		}
-		srv, addr, served, err := listenHTTP(cfg.HTTPAddr, met.Handler(health))
-		if err != nil {
-			fmt.Fprintf(e.stderr, "agentbot serve: %v\n", err)
-			return 1
-		}
-		defer func() {
-			sctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
-			defer cancel()
-			if err := srv.Shutdown(sctx); err != nil {
-				srv.Close()
-			}
-			<-served
-		}()
-		log.Info("serving /healthz and /metrics", "addr", addr)
+// serveHTTP serves /healthz and /metrics when AGENTBOT_HTTP_ADDR is set.
+func (s *server) serveHTTP(context.Context) int {
+	if s.cfg.HTTPAddr == "" {
+		return 0
 	}
+	health := func() error {
+		if !s.b.Connected() {
+			return errors.New("socket mode connection is down")
+		}
+		if err := s.st.Ping(); err != nil {
+			return fmt.Errorf("%s store: %w", storeName(s.cfg), err)
+		}
+		return nil
+	}
+	srv, addr, served, err := listenHTTP(s.cfg.HTTPAddr, s.met.Handler(health))
+	if err != nil {
+		return s.fail(1, err)
+	}
+	s.undo = append(s.undo, func() {
+		sctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+		defer cancel()
+		if err := srv.Shutdown(sctx); err != nil {
+			srv.Close()
+		}
+		<-served
+	})
+	s.log.Info("serving /healthz and /metrics", "addr", addr)
+	return 0
+}
 
-	log.Info("agentbot starting", "agents", len(first.Agents), "store", storeName(cfg), "data", cfg.DataDir, "model", cfg.Model, "replica", b.ReplicaID())
-	if err := b.Run(ctx); err != nil && !errors.Is(err, context.Canceled) {
-		fmt.Fprintf(e.stderr, "agentbot serve: %v\n", err)
-		return 1
+// run runs the bot until ctx ends.
+func (s *server) run(ctx context.Context) int {
+	s.log.Info("agentbot starting", "agents", len(s.cats.get().Agents), "store", storeName(s.cfg), "data", s.cfg.DataDir, "model", s.cfg.Model, "replica", s.b.ReplicaID())
+	if err := s.b.Run(ctx); err != nil && !errors.Is(err, context.Canceled) {
+		return s.fail(1, err)
 	}
-	log.Info("agentbot stopped")
+	s.log.Info("agentbot stopped")
 	return 0
 }
 

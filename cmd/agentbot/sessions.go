@@ -261,7 +261,7 @@ func openReader(ctx context.Context, cfg *Config, remote bool) (sessionReader, f
 	}
 	r, derr := bolt.Dial(dir)
 	if derr != nil {
-		return nil, nil, fmt.Errorf("%w; and the running agentbot did not answer on its control socket (%v): run this on the machine that runs it, with the same data folder", err, derr)
+		return nil, nil, heldSilently(err, derr)
 	}
 	return r, func() {}, nil
 }

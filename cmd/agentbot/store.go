@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"log/slog"
 
 	"agentbot/storage"
 	"agentbot/storage/bolt"
@@ -26,6 +27,43 @@ func openStore(ctx context.Context, cfg *Config) (storage.Backend, error) {
 		return nil, &databaseError{err: err}
 	}
 	return st, nil
+}
+
+// serveControl answers other agentbot commands (sessions list, show and
+// export, backup) on the data folder's control socket while this process
+// holds its bbolt store, as serve and chat do; the returned func stops it.
+// A PostgreSQL store needs none: every process opens it.
+func serveControl(ctx context.Context, st storage.Backend, log *slog.Logger) (stop func()) {
+	local, ok := st.(*bolt.Store)
+	if !ok {
+		return func() {}
+	}
+	stop, err := local.ServeControl(ctx)
+	if err != nil {
+		log.Warn("control socket: backup and sessions will not reach this process", "err", err)
+		return func() {}
+	}
+	return stop
+}
+
+// lockedHint says what to do when another process holds the data folder's
+// bbolt store, for a command that needs the store to itself (a second chat
+// or serve, sessions delete): "" when err is no such case.
+func lockedHint(err error, cfg *Config) string {
+	if !errors.Is(err, bolt.ErrLocked) {
+		return ""
+	}
+	hint := "one process at a time holds a bbolt data folder: stop the other one, give this one its own folder (--data DIR or AGENTBOT_DATA), or share a PostgreSQL store between them (AGENTBOT_DATABASE_URL)"
+	if _, derr := bolt.Dial(cfg.DataDir); derr == nil {
+		hint += "; meanwhile agentbot sessions list|show|export and agentbot backup work through the running one"
+	}
+	return hint
+}
+
+// heldSilently is the error of a command that found the bbolt store held
+// (err) by a process that does not answer on the control socket (derr).
+func heldSilently(err, derr error) error {
+	return fmt.Errorf("%w; and it does not answer on the control socket (%v), as serve and chat do: it is a short command (sessions prune, migrate: try again when it ends), or it runs on another machine that shares this folder (run this there)", err, derr)
 }
 
 // databaseError is a PostgreSQL store that could not be opened: a setting

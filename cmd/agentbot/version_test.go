@@ -14,19 +14,8 @@ import (
 // scripts/release does) and run from an empty folder prints that version,
 // the commit from the build info and the Go version; --version is the same.
 func TestVersionStamped(t *testing.T) {
-	gobin, err := exec.LookPath("go")
-	if err != nil {
-		t.Skipf("no go command to build with: %v", err)
-	}
-	dir := t.TempDir()
-	bin := filepath.Join(dir, "agentbot")
-	// The same build flags as go test's own build, so the packages come from
-	// the build cache; -buildvcs=auto stamps the commit even where GOFLAGS
-	// turns it off.
-	build := exec.Command(gobin, "build", "-buildvcs=auto", "-ldflags", "-X main.version=v9.8.7-test -X main.commit=0123456789abcdef0123456789abcdef01234567", "-o", bin, ".")
-	if out, err := build.CombinedOutput(); err != nil {
-		t.Fatalf("go build: %v\n%s", err, out)
-	}
+	bin := buildBinary(t, "-X main.version=v9.8.7-test -X main.commit=0123456789abcdef0123456789abcdef01234567")
+	dir := filepath.Dir(bin)
 	for _, arg := range []string{"version", "--version"} {
 		cmd := exec.Command(bin, arg)
 		cmd.Dir = dir // nothing of the repository around it
@@ -46,6 +35,25 @@ func TestVersionStamped(t *testing.T) {
 			t.Errorf("go line %q, want %q", lines[2], want)
 		}
 	}
+}
+
+// buildBinary builds agentbot with ldflags into an empty temporary
+// folder and returns its path; it skips without a go command.
+func buildBinary(t *testing.T, ldflags string) string {
+	t.Helper()
+	gobin, err := exec.LookPath("go")
+	if err != nil {
+		t.Skipf("no go command to build with: %v", err)
+	}
+	bin := filepath.Join(t.TempDir(), "agentbot")
+	// The same build flags as go test's own build, so the packages come from
+	// the build cache; -buildvcs=auto stamps the commit even where GOFLAGS
+	// turns it off.
+	build := exec.Command(gobin, "build", "-buildvcs=auto", "-ldflags", ldflags, "-o", bin, ".")
+	if out, err := build.CombinedOutput(); err != nil {
+		t.Fatalf("go build: %v\n%s", err, out)
+	}
+	return bin
 }
 
 // The build info's vcs settings make the commit line; a stamped commit
