@@ -42,13 +42,14 @@ func (env *toolEnv) projectState(sk *catalog.Skill) string {
 func describeProject(name string, docs []transcript.DocVersion, helps []catalog.HelpOutput, v vars.Vars) string {
 	var shown []transcript.DocVersion
 	var matched, others []string
+	patterns := outputPatterns(helps, v)
 	for _, d := range docs {
 		if strings.HasPrefix(d.Path, "/") {
 			continue // a file people shared: under /inputs
 		}
 		shown = append(shown, d)
 		line := docLine(d)
-		if m := matchOutputs(d.Path, helps, v); m != "" {
+		if m := matchOutputs(d.Path, patterns); m != "" {
 			matched = append(matched, line+" — "+m)
 		} else {
 			others = append(others, line)
@@ -87,30 +88,50 @@ func docLine(d transcript.DocVersion) string {
 	return fmt.Sprintf("%s v%d %s %s", d.Path, d.Version, d.Author(), d.Time.UTC().Format("2006-01-02"))
 }
 
+// outputPattern is a help row's outputs pattern, resolved once: its
+// significant words and the folder under /outputs it names (inFolder
+// false when its location is no folder of /outputs).
+type outputPattern struct {
+	help     catalog.HelpOutput
+	words    []string
+	folder   string
+	inFolder bool
+}
+
+// outputPatterns resolves the help rows' patterns and locations.
+func outputPatterns(helps []catalog.HelpOutput, v vars.Vars) []outputPattern {
+	var out []outputPattern
+	for _, h := range helps {
+		p := outputPattern{help: h, words: significant(h.Pattern)}
+		if len(p.words) == 0 {
+			continue
+		}
+		p.folder, p.inFolder = outputFolder(h.Location, v)
+		out = append(out, p)
+	}
+	return out
+}
+
 // matchOutputs names the help rows whose outputs pattern a document
 // matches: under the row's location (a config key or a path, resolved),
 // and naming the pattern's first significant word (prd, architecture,
 // epics…), or all of them when the location is no folder of /outputs.
-func matchOutputs(docPath string, helps []catalog.HelpOutput, v vars.Vars) string {
+func matchOutputs(docPath string, patterns []outputPattern) string {
 	name := strings.ToLower(path.Base(docPath))
 	var out []string
-	for _, h := range helps {
-		words := significant(h.Pattern)
-		if len(words) == 0 {
-			continue
-		}
-		folder, ok := outputFolder(h.Location, v)
+	for _, p := range patterns {
 		hit := false
-		if ok && (folder == "" || docPath == folder || strings.HasPrefix(docPath, folder+"/")) {
-			hit = strings.Contains(name, words[0])
-		} else if !ok {
+		switch {
+		case p.inFolder && (p.folder == "" || docPath == p.folder || strings.HasPrefix(docPath, p.folder+"/")):
+			hit = strings.Contains(name, p.words[0])
+		case !p.inFolder:
 			hit = true
-			for _, w := range words {
+			for _, w := range p.words {
 				hit = hit && strings.Contains(name, w)
 			}
 		}
 		if hit {
-			out = append(out, fmt.Sprintf("%s output of %s (%s)", h.Pattern, h.Skill, h.Phase))
+			out = append(out, fmt.Sprintf("%s output of %s (%s)", p.help.Pattern, p.help.Skill, p.help.Phase))
 		}
 	}
 	return strings.Join(out, "; ")
