@@ -302,7 +302,7 @@ func exerciseEverything(t *testing.T, r *rig) map[string]bool {
 	r.slack.SendSlashCommand(slack.SlashCommand{Command: "/agent", Text: "project new launch", UserID: user, ChannelID: channel})
 	r.waitFor("/agent project new", ephemeralWith("now shares the project"))
 	r.slack.SendSlashCommand(slack.SlashCommand{Command: "/agent", Text: "project use launch", UserID: user, ChannelID: "G0PRIV9"})
-	r.waitFor("/agent project use in a private channel", ephemeralWith("approval of someone in both channels"))
+	r.waitFor("/agent project use in a private channel", ephemeralWith("asked this channel for the approval"))
 	// A first mention inside a thread people talk in: conversations.replies.
 	if err := r.st.SetChannelDefault(r.slack.TeamID(), "C0CHAN3", "product-lead"); err != nil {
 		t.Fatal(err)

@@ -143,38 +143,109 @@ func (b *Bot) bindProject(cmd slack.SlashCommand, team, name string, create bool
 	return fmt.Sprintf("This channel now shares the project *%s*: its threads read and write its documents. The channel's own documents stay in its own project.", name)
 }
 
-// privateApproval refuses a binding that would open a private channel's
+// actionBind is the button that approves binding a channel to a
+// project; value: "project|channel".
+const actionBind = "project-bind"
+
+// privateApproval decides a binding that would open a private channel's
 // documents to people outside it: when this channel or one already bound
-// to the project is private (or unknown), the person binding must be a
-// member of all of them. "" approves.
+// to the project is private (or unknown), only someone who is a member of
+// all of them may approve. The person binding approves it when they are;
+// otherwise the bot asks the channel for that approval with a button. ""
+// lets the binding go on.
 func (b *Bot) privateApproval(team string, cmd slack.SlashCommand, project string) string {
-	bound, err := b.cfg.Store.BoundChannels(project)
+	channels, private, err := b.channelsInvolved(team, cmd.ChannelID, project)
 	if err != nil {
 		b.log.Error("project: bound channels", "err", err)
 		return "⚠️ I couldn't read the project's channels. Please try again."
 	}
-	channels := []string{cmd.ChannelID}
+	if !private || b.memberOfAll(channels, cmd.UserID) {
+		return ""
+	}
+	text := fmt.Sprintf("<@%s> asks to share this channel's documents with the project *%s* (%s). A private channel's documents are shared only with the approval of someone who is a member of every one of these channels.",
+		cmd.UserID, project, channelList(channels))
+	approve := slack.NewButtonBlockElement(actionBind+":"+project, project+"|"+cmd.ChannelID, slack.NewTextBlockObject(slack.PlainTextType, "Approve", false, false))
+	_, err = b.postMsg(b.turnCtx, cmd.ChannelID, "", slack.MsgOptionText(slackmd.EscapeText(text), false),
+		slack.MsgOptionBlocks(slack.NewSectionBlock(slack.NewTextBlockObject(slack.MarkdownType, slackmd.EscapeText(text), false, false), nil, nil),
+			slack.NewActionBlock("project-bind", approve)))
+	if err != nil {
+		b.log.Warn("project: ask for approval", "err", err)
+		return fmt.Sprintf("A private channel's documents are shared only with the approval of someone in both channels, and you are not a member of every one of %s. Ask someone who is to run `/agent project use %s`.", channelList(channels), project)
+	}
+	return fmt.Sprintf("You are not a member of every one of %s, so I asked this channel for the approval of someone who is.", channelList(channels))
+}
+
+// channelsInvolved are the channels a binding of channel to project
+// joins (channel first), and whether any is private or unknown.
+func (b *Bot) channelsInvolved(team, channel, project string) ([]string, bool, error) {
+	bound, err := b.cfg.Store.BoundChannels(project)
+	if err != nil {
+		return nil, false, err
+	}
+	channels := []string{channel}
 	for _, c := range bound {
-		if t, id, _ := strings.Cut(c, "/"); t == team && id != cmd.ChannelID {
+		if t, id, _ := strings.Cut(c, "/"); t == team && id != channel {
 			channels = append(channels, id)
 		}
 	}
-	ctx := b.turnCtx
 	private := false
 	for _, c := range channels {
-		if p, err := b.isPrivate(ctx, c); err != nil || p {
+		if p, err := b.isPrivate(b.turnCtx, c); err != nil || p {
 			private = true
 		}
 	}
-	if !private || len(channels) < 2 {
-		return ""
-	}
+	return channels, private && len(channels) > 1, nil
+}
+
+// memberOfAll reports whether user is a member of every channel.
+func (b *Bot) memberOfAll(channels []string, user string) bool {
 	for _, c := range channels {
-		if ok, err := b.isMember(ctx, c, cmd.UserID); err != nil || !ok {
-			return fmt.Sprintf("A private channel's documents are shared only with the approval of someone in both channels: <#%s> is private or shares the project with one, and you are not a member of every channel involved. Ask someone who is to run `/agent project use %s`.", c, project)
+		if ok, err := b.isMember(b.turnCtx, c, user); err != nil || !ok {
+			return false
 		}
 	}
-	return ""
+	return true
+}
+
+// channelList names channels for Slack: <#C1>, <#C2>.
+func channelList(channels []string) string {
+	var out []string
+	for _, c := range channels {
+		out = append(out, "<#"+c+">")
+	}
+	return strings.Join(out, ", ")
+}
+
+// onBindButton approves a binding for someone who is a member of every
+// channel involved (checked again at the click), and says so in place of
+// the request.
+func (b *Bot) onBindButton(c click, _ func()) bool {
+	project, channel, _ := strings.Cut(c.value, "|")
+	if channel != c.channel {
+		return false
+	}
+	channels, _, err := b.channelsInvolved(c.team, channel, project)
+	if err == nil {
+		_, err = b.cfg.Store.Project(project)
+	}
+	if err != nil {
+		b.ephemeral(c.channel, c.user, "", "⚠️ I couldn't read the project "+project+". Please try again.")
+		return false
+	}
+	if !b.memberOfAll(channels, c.user) {
+		b.ephemeral(c.channel, c.user, "", fmt.Sprintf("Only someone who is a member of every one of %s can approve this.", channelList(channels)))
+		return false
+	}
+	if err := b.cfg.Store.BindChannel(c.team+"/"+channel, project); err != nil {
+		b.log.Error("project: bind", "err", err)
+		b.ephemeral(c.channel, c.user, "", "⚠️ I couldn't bind this channel. Please try again.")
+		return false
+	}
+	text := fmt.Sprintf("<@%s> approved: this channel now shares the project *%s* with %s.", c.user, project, channelList(channels[1:]))
+	if _, _, _, err := b.cfg.API.UpdateMessageContext(b.turnCtx, c.channel, c.messageTS, slack.MsgOptionText(slackmd.EscapeText(text), false), slack.MsgOptionBlocks()); err != nil {
+		b.log.Warn("project: update the approval request", "err", err)
+	}
+	return false
 }
 
 // isPrivate reports whether a channel is private (or a DM).

@@ -5,11 +5,13 @@ import (
 	"fmt"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/slack-go/slack"
 	"github.com/slack-go/slack/slackevents"
 
 	"agentbot/bot"
+	"agentbot/bot/fakeslack"
 	"agentbot/engine"
 	"agentbot/engine/fakemodel"
 	"agentbot/engine/fixtures"
@@ -249,14 +251,61 @@ func TestProjectPrivacyInSlack(t *testing.T) {
 	has(t, probe(mentionIn("C0BBB")), "checkout plan", "the bound channel")
 	hasNot(t, probe(mentionIn("C0CCC")), "checkout plan", "an unbound channel")
 
-	// A private channel: not without a member of both.
-	has(t, r.slash(user, "G0PRIV", "project use checkout"), "approval of someone in both channels", "a private channel bound by a non-member")
-	hasNot(t, probe(mentionIn("G0PRIV")), "checkout plan", "the refused private channel")
-	r.slack.SetMembers("G0PRIV", user)
-	r.slack.SetMembers("C0AAA", user)
-	r.slack.SetMembers("C0BBB", user)
-	has(t, r.slash(user, "G0PRIV", "project use checkout"), "now shares the project", "a member of every channel binds it")
+	// A private channel: not without a member of every channel involved.
+	// The admin is not one: the channel is asked, and only a member's
+	// click binds it.
+	has(t, r.slash(user, "G0PRIV", "project use checkout"), "asked this channel for the approval", "a private channel bound by a non-member")
+	hasNot(t, probe(mentionIn("G0PRIV")), "checkout plan", "the private channel waiting for approval")
+	var request fakeslack.Message
+	r.waitFor("the approval request", func() bool {
+		for _, m := range r.slack.Messages() {
+			if m.Channel == "G0PRIV" && strings.Contains(m.Text, "asks to share this channel's documents") {
+				request = m
+				return true
+			}
+		}
+		return false
+	})
+	clickBind := func(who string) {
+		t.Helper()
+		for id, v := range buttons(t, request) {
+			if strings.HasPrefix(id, "project-bind:") {
+				env := r.slack.SendBlockAction(fakeslack.BlockAction{UserID: who, ChannelID: "G0PRIV", MessageTS: request.TS, ActionID: id, Value: v})
+				if _, err := r.slack.WaitAck(env, 3*time.Second); err != nil {
+					t.Fatal(err)
+				}
+				return
+			}
+		}
+		t.Fatalf("no approve button in %s", request.Blocks)
+	}
+	r.slack.SetMembers("G0PRIV", "U0MEMBER", "U0HALF")
+	r.slack.SetMembers("C0AAA", "U0MEMBER", "U0HALF", user)
+	r.slack.SetMembers("C0BBB", "U0MEMBER", user)
+	clickBind("U0HALF") // not in C0BBB
+	r.waitFor("the refusal of a half member", func() bool {
+		for _, m := range r.ephemerals("U0HALF") {
+			if strings.Contains(m.Text, "Only someone who is a member of every one") {
+				return true
+			}
+		}
+		return false
+	})
+	hasNot(t, probe(mentionIn("G0PRIV")), "checkout plan", "after a half member's click")
+	clickBind("U0MEMBER")
+	r.waitFor("the approval", func() bool {
+		for _, m := range r.slack.Messages() {
+			if m.Channel == "G0PRIV" && m.TS == request.TS && strings.Contains(m.Text, "<@U0MEMBER> approved") {
+				return true
+			}
+		}
+		return false
+	})
 	has(t, probe(mentionIn("G0PRIV")), "checkout plan", "the approved private channel")
+	// An admin who is a member of every channel binds a private one at once.
+	r.slack.SetMembers("G0PRIV2", user)
+	r.slack.SetMembers("G0PRIV", "U0MEMBER", "U0HALF", user)
+	has(t, r.slash(user, "G0PRIV2", "project use checkout"), "now shares the project", "a member of every channel binds it")
 	// DMs are never bound, and only admins bind.
 	has(t, r.slash("U0ALICE", "D0ALICE", "project use checkout"), "Only workspace admins", "a non-admin")
 	r.slack.AddUser(slack.User{ID: "U0ADMIN2", IsAdmin: true, Name: "admin2"})
