@@ -60,9 +60,12 @@ func (b *Bot) projectText(team, channel string) string {
 		return "⚠️ I couldn't read this channel's project. Please try again."
 	}
 	var sb strings.Builder
-	if name == storage.ChannelProject(team, channel) {
+	switch {
+	case name == storage.ChannelProject(team, channel) && strings.HasPrefix(channel, "D"):
+		sb.WriteString("Your direct messages with me are your own project, no one else's")
+	case name == storage.ChannelProject(team, channel):
 		sb.WriteString("This channel is its own project")
-	} else {
+	default:
 		fmt.Fprintf(&sb, "This channel's project is *%s*", name)
 		if chans, err := b.cfg.Store.BoundChannels(name); err == nil && len(chans) > 1 {
 			sb.WriteString(", shared with")
@@ -77,7 +80,7 @@ func (b *Bot) projectText(team, channel string) string {
 		sb.WriteString(". It has no documents yet: what the agents save in any of its threads lands here.")
 		return sb.String()
 	}
-	fmt.Fprintf(&sb, ". %d documents, last changed first:", len(docs))
+	fmt.Fprintf(&sb, ". %s, last changed first:", documentCount(len(docs)))
 	for i, d := range docs {
 		if i == maxProjectLines {
 			fmt.Fprintf(&sb, "\n… and %d more (`agentbot projects show %s`)", len(docs)-i, name)
@@ -328,7 +331,7 @@ func projectDocsText(name string, docs []storage.DocVersion) string {
 			title = "your direct messages"
 		}
 	}
-	fmt.Fprintf(&sb, "*%s* · %d documents", title, len(docs))
+	fmt.Fprintf(&sb, "*%s* · %s", title, documentCount(len(docs)))
 	for i, d := range docs {
 		line := fmt.Sprintf("\n• `%s` v%d — %s, %s", slackmd.EscapeText(d.Path), d.Version, docAuthor(d), d.Time.UTC().Format("2006-01-02 15:04"))
 		more := fmt.Sprintf("\n…and %d more", len(docs)-i)
@@ -339,4 +342,12 @@ func projectDocsText(name string, docs []storage.DocVersion) string {
 		sb.WriteString(line)
 	}
 	return sb.String()
+}
+
+// documentCount says how many documents: "1 document", "3 documents".
+func documentCount(n int) string {
+	if n == 1 {
+		return "1 document"
+	}
+	return fmt.Sprintf("%d documents", n)
 }

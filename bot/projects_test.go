@@ -308,6 +308,7 @@ func TestProjectPrivacyInSlack(t *testing.T) {
 	has(t, r.slash(user, "G0PRIV2", "project use checkout"), "now shares the project", "a member of every channel binds it")
 	// DMs are never bound, and only admins bind.
 	has(t, r.slash("U0ALICE", "D0ALICE", "project use checkout"), "Only workspace admins", "a non-admin")
+	has(t, r.slash("U0ALICE", "D0ALICE", "project"), "your own project, no one else's. 1 document,", "/agent project in a DM")
 	r.slack.AddUser(slack.User{ID: "U0ADMIN2", IsAdmin: true, Name: "admin2"})
 	has(t, r.slash("U0ADMIN2", "D0ADMIN2", "project use checkout"), "yours alone", "a DM")
 }
