@@ -39,7 +39,7 @@ type Observer interface {
 	EventReceived(kind string)
 	EventDeduped()
 	TurnStarted()
-	TurnFinished(d time.Duration, iterations int, prompt, cached, completion int, err error)
+	TurnFinished(d time.Duration, iterations int, prompt, cached, completion, reasoning int, err error)
 	Uploaded(err error)
 	QueueDepth(n int)
 	// ApprovalDecided counts one decision on a call that needed approval
@@ -302,11 +302,11 @@ func sleepCtx(ctx context.Context, d time.Duration) error {
 
 type nopObserver struct{}
 
-func (nopObserver) EventReceived(string)                                  {}
-func (nopObserver) EventDeduped()                                         {}
-func (nopObserver) TurnStarted()                                          {}
-func (nopObserver) TurnFinished(time.Duration, int, int, int, int, error) {}
-func (nopObserver) Uploaded(error)                                        {}
-func (nopObserver) QueueDepth(int)                                        {}
-func (nopObserver) ApprovalDecided(string)                                {}
-func (nopObserver) Feedback(string, string, string)                       {}
+func (nopObserver) EventReceived(string)                                       {}
+func (nopObserver) EventDeduped()                                              {}
+func (nopObserver) TurnStarted()                                               {}
+func (nopObserver) TurnFinished(time.Duration, int, int, int, int, int, error) {}
+func (nopObserver) Uploaded(error)                                             {}
+func (nopObserver) QueueDepth(int)                                             {}
+func (nopObserver) ApprovalDecided(string)                                     {}
+func (nopObserver) Feedback(string, string, string)                            {}

@@ -245,14 +245,14 @@ func (d deadSwitch) RoundTrip(req *http.Request) (*http.Response, error) {
 // turnCounter counts the turns a replica started.
 type turnCounter struct{ n *atomic.Int32 }
 
-func (c turnCounter) EventReceived(string)                                  {}
-func (c turnCounter) EventDeduped()                                         {}
-func (c turnCounter) TurnStarted()                                          { c.n.Add(1) }
-func (c turnCounter) TurnFinished(time.Duration, int, int, int, int, error) {}
-func (c turnCounter) Uploaded(error)                                        {}
-func (c turnCounter) QueueDepth(int)                                        {}
-func (c turnCounter) ApprovalDecided(string)                                {}
-func (c turnCounter) Feedback(string, string, string)                       {}
+func (c turnCounter) EventReceived(string)                                       {}
+func (c turnCounter) EventDeduped()                                              {}
+func (c turnCounter) TurnStarted()                                               { c.n.Add(1) }
+func (c turnCounter) TurnFinished(time.Duration, int, int, int, int, int, error) {}
+func (c turnCounter) Uploaded(error)                                             {}
+func (c turnCounter) QueueDepth(int)                                             {}
+func (c turnCounter) ApprovalDecided(string)                                     {}
+func (c turnCounter) Feedback(string, string, string)                            {}
 
 // Messages spread over two replicas' connections: every message of every
 // thread is answered exactly once, each thread greeted once, and both

@@ -8,6 +8,7 @@ import (
 	"agentbot/bot/render"
 	"agentbot/bot/slackmd"
 	"agentbot/engine"
+	"agentbot/engine/llm"
 )
 
 // reply is a turn's reply in its thread: the renderer (bot/render), wired
@@ -90,7 +91,16 @@ func friendlyError(err error) string {
 	case errors.Is(err, context.Canceled):
 		return "I was interrupted (the bot is restarting). I'll pick this up when I'm back."
 	}
-	return "Something went wrong talking to the model: " + shorten(err.Error(), 300) + " — your message is saved in this thread; reply “continue” to try again."
+	what := err.Error()
+	var me *llm.Error
+	if errors.As(err, &me) {
+		what = me.Error() // without the turn's own prefix
+	}
+	msg := "Something went wrong talking to the model: " + shorten(what, 300)
+	if hint := llm.HintOf(err); hint != "" {
+		msg += "\n**What to do:** " + shorten(hint, 400)
+	}
+	return msg + "\nYour message is saved in this thread; reply “continue” to try again."
 }
 
 // shorten cuts s to at most n characters, ending in "…" when it cut.

@@ -127,7 +127,7 @@ func (b *Bot) turnFinished(_ context.Context, t *threadTurn) {
 	if t.res != nil {
 		u, iters, tools = t.res.Usage, t.res.Iterations, t.res.Tools
 	}
-	b.obs.TurnFinished(d, iters, u.Prompt, u.Cached, u.Completion, t.err)
+	b.obs.TurnFinished(d, iters, u.Prompt, u.Cached, u.Completion, u.Reasoning, t.err)
 	attrs := []any{"session", t.c.ID, "agent", t.c.AgentID, "iterations", iters, "tools", tools,
 		"prompt_tokens", u.Prompt, "cached_tokens", u.Cached, "completion_tokens", u.Completion, "duration", d.Round(time.Millisecond)}
 	var over *engine.BudgetError

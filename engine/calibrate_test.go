@@ -1,6 +1,10 @@
 package engine
 
-import "testing"
+import (
+	"testing"
+
+	"agentbot/engine/llm"
+)
 
 // Calibration learns within bounds, is not switched off by replies without
 // usage, and does not learn from a provider that cut the prompt.
@@ -29,7 +33,7 @@ func TestCalibrate(t *testing.T) {
 		est, rep int
 		want     bool
 	}{{20000, 2050, true}, {20000, 15000, false}, {1000, 100, false}, {20000, 0, false}} {
-		if got := PromptTruncated(tc.est, tc.rep); got != tc.want {
+		if got := llm.PromptTruncated(tc.est, tc.rep); got != tc.want {
 			t.Errorf("PromptTruncated(%d, %d) = %v", tc.est, tc.rep, got)
 		}
 	}

@@ -303,7 +303,7 @@ func calibrated(s *Session, raw int) int {
 
 // calibrate learns from a call's reported prompt tokens how the estimate
 // compares, smoothing over calls, and reports whether the provider counted
-// far fewer tokens than were sent (PromptTruncated). A reply without usage
+// far fewer tokens than were sent (llm.PromptTruncated). A reply without usage
 // (prompt 0) teaches nothing and changes nothing, so context management
 // goes on with what it knew. The ratio stays within [0.25, 4]: no tokenizer
 // is that far from bytes/4, so a ratio outside says the count is not of
@@ -313,7 +313,7 @@ func calibrate(s *Session, rawSent int, prompt int) (truncated bool) {
 	if prompt <= 0 || rawSent <= 0 {
 		return false
 	}
-	if PromptTruncated(calibrated(s, rawSent), prompt) {
+	if llm.PromptTruncated(calibrated(s, rawSent), prompt) {
 		return true // not a ratio to learn: the provider dropped part of the prompt
 	}
 	r := float64(prompt) / float64(rawSent)
@@ -324,26 +324,6 @@ func calibrate(s *Session, rawSent int, prompt int) (truncated bool) {
 	}
 	s.TokenRatio = 0.7*s.TokenRatio + 0.3*r
 	return false
-}
-
-// truncatedBelow is the share of the estimated prompt under which a
-// provider's prompt_tokens say it did not read the whole prompt, and
-// truncatedMin the least estimate it is judged on (small prompts vary).
-const (
-	truncatedBelow = 0.5
-	truncatedMin   = 2048
-)
-
-// PromptTruncated reports whether a provider that counted reported prompt
-// tokens for a prompt estimated at estimated tokens most likely cut the
-// prompt instead of reading it. Ollama, given a prompt longer than its
-// context (4096 tokens by default on smaller GPUs), silently keeps the last
-// half of its context and reports that as prompt_eval_count, with status
-// 200 (ollama/ollama#17427: "only enough tokens to fill half of the
-// buffer are used"; ollama/ollama#17889, #3839). No tokenizer counts half
-// of bytes/4 for agentbot's prompts. check uses it to warn early.
-func PromptTruncated(estimated, reported int) bool {
-	return estimated >= truncatedMin && reported > 0 && float64(reported) < truncatedBelow*float64(estimated)
 }
 
 // fitContext keeps the next request under the budget. When a request nears

@@ -13,6 +13,10 @@ const (
 	EventOutput    EventKind = "output"     // a document was saved
 	EventNotice    EventKind = "notice"     // something the user should be told
 	EventApproval  EventKind = "approval"   // a tool call waits for a person's approval
+	// EventThinking: the model is reasoning before it answers; at most once
+	// per model call, before that call's text. It never carries the
+	// reasoning: people see at most a short "thinking…".
+	EventThinking EventKind = "thinking"
 )
 
 // Event is progress reported by a turn.

@@ -204,7 +204,7 @@ func (e *Engine) loop(ctx context.Context, s *Session, tr *toolEnv, res *Result,
 			e.cfg.Logger.Warn("context management", "session", s.ID, "err", err)
 		}
 		req := llm.Request{Messages: requestMessages(s), Tools: tools}
-		resp, err := e.cfg.Model.Complete(ctx, req, func(d string) { emit(Event{Kind: EventText, Text: d}) })
+		resp, err := e.complete(ctx, req, emit)
 		res.Iterations++
 		if err != nil && llm.IsContextLength(err) && !ctxRetry {
 			// The estimate was short: learn that, compact, and retry once.
@@ -216,7 +216,7 @@ func (e *Engine) loop(ctx context.Context, s *Session, tr *toolEnv, res *Result,
 			}
 			if cerr := e.fitContext(ctx, s, tr.sb, toolTokens, true); cerr == nil {
 				req = llm.Request{Messages: requestMessages(s), Tools: tools}
-				resp, err = e.cfg.Model.Complete(ctx, req, func(d string) { emit(Event{Kind: EventText, Text: d}) })
+				resp, err = e.complete(ctx, req, emit)
 				res.Iterations++
 			} else {
 				e.cfg.Logger.Warn("context management", "session", s.ID, "err", cerr)
@@ -225,7 +225,7 @@ func (e *Engine) loop(ctx context.Context, s *Session, tr *toolEnv, res *Result,
 		if err != nil {
 			_ = e.save(s)
 			res.Duration = time.Since(start)
-			return res, fmt.Errorf("turn %s: model call %d: %w", s.ID, iter+1, err)
+			return res, fmt.Errorf("turn %s: step %d: %w", s.ID, iter+1, err) // err says "model call"
 		}
 		u := resp.Usage
 		u.Calls = 1
@@ -344,6 +344,23 @@ func (e *Engine) learnUsage(s *Session, rawSent, prompt int) {
 		e.cfg.Logger.Warn("the provider counted far fewer prompt tokens than were sent: it may be cutting the prompt (Ollama truncates at its context length; set OLLAMA_CONTEXT_LENGTH)",
 			"session", s.ID, "sent_estimate", calibrated(s, rawSent), "reported", prompt)
 	}
+}
+
+// complete makes one model call, passing its text on as EventText and
+// saying once, before any text, that the model is thinking
+// (EventThinking). The adapter calls both callbacks from one goroutine.
+func (e *Engine) complete(ctx context.Context, req llm.Request, emit func(Event)) (*llm.Response, error) {
+	told := false // thinking was told, or the answer began
+	req.OnReasoning = func() {
+		if !told {
+			told = true
+			emit(Event{Kind: EventThinking})
+		}
+	}
+	return e.cfg.Model.Complete(ctx, req, func(d string) {
+		told = true
+		emit(Event{Kind: EventText, Text: d})
+	})
 }
 
 // truncatedNote ends an answer the model's output limit cut off.

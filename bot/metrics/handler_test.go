@@ -79,7 +79,7 @@ func TestMetricsEndpointServesRegistry(t *testing.T) {
 
 	m.EventReceived("app_mention")
 	m.TurnStarted()
-	m.TurnFinished(2*time.Second, 2, 300, 100, 20, errors.New("boom"))
+	m.TurnFinished(2*time.Second, 2, 300, 100, 20, 7, errors.New("boom"))
 	m.ToolRecord(builtinCall("preload_workflow", false))
 	m.Uploaded(nil)
 	m.QueueDepth(5)
@@ -118,6 +118,7 @@ agentbot_model_calls_total 2
 		"agentbot_model_retries_total 0",
 		`agentbot_tokens_total{kind="cached"} 100`,
 		`agentbot_tokens_total{kind="completion"} 20`,
+		`agentbot_tokens_total{kind="reasoning"} 7`,
 		`agentbot_tokens_total{kind="prompt"} 300`,
 		"agentbot_turn_duration_seconds_count 1",
 		`agentbot_uploads_total{result="ok"} 1`,

@@ -28,6 +28,9 @@ const (
 	TokensPrompt     = "prompt"
 	TokensCached     = "cached"
 	TokensCompletion = "completion"
+	// TokensReasoning is the part of the completion tokens the model spent
+	// reasoning (counted in TokensCompletion too).
+	TokensReasoning = "reasoning"
 )
 
 // TurnBuckets are the bounds, in seconds, of agentbot_turn_duration_seconds:
@@ -101,7 +104,7 @@ func New() *Metrics {
 		}, []string{"decision"}),
 		tokens: prometheus.NewCounterVec(prometheus.CounterOpts{
 			Name: "agentbot_tokens_total",
-			Help: "Model tokens used by finished turns, by kind: prompt, cached (the part of prompt served from the provider's cache) and completion.",
+			Help: "Model tokens used by finished turns, by kind: prompt, cached (the part of prompt served from the provider's cache), completion and reasoning (the part of completion the model spent reasoning).",
 		}, []string{"kind"}),
 		turnDuration: prometheus.NewHistogram(prometheus.HistogramOpts{
 			Name:    "agentbot_turn_duration_seconds",
@@ -141,7 +144,7 @@ func New() *Metrics {
 	for _, d := range []string{DecisionApproved, DecisionDenied, DecisionExpired} {
 		m.approvals.WithLabelValues(d)
 	}
-	for _, k := range []string{TokensPrompt, TokensCached, TokensCompletion} {
+	for _, k := range []string{TokensPrompt, TokensCached, TokensCompletion, TokensReasoning} {
 		m.tokens.WithLabelValues(k)
 	}
 	return m
@@ -183,7 +186,7 @@ func (m *Metrics) TurnStarted() {
 // TurnFinished records one finished turn: its duration, its model calls
 // (iterations), its token usage and whether it failed (err != nil).
 // Negative numbers are ignored.
-func (m *Metrics) TurnFinished(d time.Duration, iterations int, prompt, cached, completion int, err error) {
+func (m *Metrics) TurnFinished(d time.Duration, iterations int, prompt, cached, completion, reasoning int, err error) {
 	if m == nil {
 		return
 	}
@@ -193,6 +196,7 @@ func (m *Metrics) TurnFinished(d time.Duration, iterations int, prompt, cached, 
 	addCount(m.tokens.WithLabelValues(TokensPrompt), prompt)
 	addCount(m.tokens.WithLabelValues(TokensCached), cached)
 	addCount(m.tokens.WithLabelValues(TokensCompletion), completion)
+	addCount(m.tokens.WithLabelValues(TokensReasoning), reasoning)
 }
 
 // ModelRetry counts one retried model call attempt.

@@ -67,8 +67,8 @@ func TestEventsAndTurnsCount(t *testing.T) {
 
 func TestTurnFinishedRecordsResultUsageAndDuration(t *testing.T) {
 	m := New()
-	m.TurnFinished(1500*time.Millisecond, 3, 1000, 600, 50, nil)
-	m.TurnFinished(4*time.Minute, 2, 200, 0, 10, errors.New("model: 500"))
+	m.TurnFinished(1500*time.Millisecond, 3, 1000, 600, 50, 30, nil)
+	m.TurnFinished(4*time.Minute, 2, 200, 0, 10, 0, errors.New("model: 500"))
 
 	if got := value(t, m.turnsFinished.WithLabelValues(ResultOK)); got != 1 {
 		t.Errorf("turns_finished{ok} = %v, want 1", got)
@@ -79,7 +79,7 @@ func TestTurnFinishedRecordsResultUsageAndDuration(t *testing.T) {
 	if got := value(t, m.modelCalls); got != 5 {
 		t.Errorf("model_calls = %v, want 5", got)
 	}
-	for kind, want := range map[string]float64{TokensPrompt: 1200, TokensCached: 600, TokensCompletion: 60} {
+	for kind, want := range map[string]float64{TokensPrompt: 1200, TokensCached: 600, TokensCompletion: 60, TokensReasoning: 30} {
 		if got := value(t, m.tokens.WithLabelValues(kind)); got != want {
 			t.Errorf("tokens{%s} = %v, want %v", kind, got, want)
 		}
@@ -113,7 +113,7 @@ agentbot_turn_duration_seconds_count 2
 func TestTurnFinishedIgnoresNegativeNumbers(t *testing.T) {
 	m := New()
 	// A counter panics on a negative Add; bad numbers must not crash the bot.
-	m.TurnFinished(-time.Second, -1, -5, -5, -5, nil)
+	m.TurnFinished(-time.Second, -1, -5, -5, -5, -5, nil)
 	if got := value(t, m.turnsFinished.WithLabelValues(ResultOK)); got != 1 {
 		t.Errorf("turns_finished{ok} = %v, want 1", got)
 	}
@@ -196,7 +196,7 @@ func TestNilMetricsIsANoOp(t *testing.T) {
 	m.EventReceived("message")
 	m.EventDeduped()
 	m.TurnStarted()
-	m.TurnFinished(time.Second, 1, 1, 1, 1, nil)
+	m.TurnFinished(time.Second, 1, 1, 1, 1, 1, nil)
 	m.ModelRetry()
 	m.ToolRecord(builtinCall("read_file", false))
 	m.Uploaded(nil)
@@ -214,7 +214,7 @@ func TestConcurrentUse(t *testing.T) {
 			for range 100 {
 				m.EventReceived("message")
 				m.ToolRecord(builtinCall("read_file", false))
-				m.TurnFinished(time.Second, 1, 10, 5, 1, nil)
+				m.TurnFinished(time.Second, 1, 10, 5, 1, 0, nil)
 				m.QueueDepth(2)
 			}
 		})

@@ -138,6 +138,7 @@ type Reply struct {
 	lastFlush time.Time
 	now       func() time.Time // the clock that paces flushes
 	notices   []string
+	thinking  bool // a status shows that the model is thinking
 	// saved holds the documents written this turn, in the order first
 	// written, each with its latest event: a document written several
 	// times in a turn is uploaded once, at the end, with its final bytes.
@@ -203,12 +204,16 @@ func (r *Reply) Emit(ev engine.Event) {
 		return
 	}
 	switch ev.Kind {
+	case engine.EventThinking:
+		r.think()
 	case engine.EventText:
+		r.doneThinking(false)
 		r.pending.WriteString(ev.Text)
 		if r.pending.Len() >= flushChars || r.now().Sub(r.lastFlush) >= flushEvery {
 			r.flush()
 		}
 	case engine.EventToolStart:
+		r.doneThinking(r.mode == modeFallback) // the fallback's status shows the tool
 		r.flush()
 		r.task(ev.CallID, ev.Status, slack.TaskCardStatusInProgress, "")
 		if r.t.DM {

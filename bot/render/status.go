@@ -1,6 +1,7 @@
 package render
 
 import (
+	"cmp"
 	"time"
 
 	"github.com/slack-go/slack"
@@ -19,6 +20,47 @@ const stopButtonAfter = 15 * time.Second
 
 // workingText is the status line of a running turn.
 const workingText = "⏳ Working…"
+
+// thinkingText is the status line while the model reasons before it
+// answers, and thinkingStatus the assistant thread's status then (DMs).
+// The reasoning itself is never shown.
+const (
+	thinkingText   = "💭 Thinking…"
+	thinkingStatus = "is thinking…"
+)
+
+// think shows that the model is reasoning: the assistant thread's status
+// in DMs, the fallback's status message, or the status line beside a
+// stream (with the Stop button: a model that thinks takes a while).
+func (r *Reply) think() {
+	if r.thinking {
+		return
+	}
+	r.thinking = true
+	switch {
+	case r.t.DM:
+		r.setStatus(thinkingStatus)
+	case r.mode == modeFallback:
+		r.showStatus(thinkingText)
+	case r.stopTS != "":
+		_ = r.p.Update(r.ctx, r.t.Channel, r.stopTS, r.statusMessage(thinkingText))
+	default:
+		r.showStopLocked()
+	}
+}
+
+// doneThinking puts the status line back to working when the answer or a
+// tool call begins, unless the caller replaces it (replaced); the
+// assistant thread's status gives way to the reply on its own.
+func (r *Reply) doneThinking(replaced bool) {
+	if !r.thinking {
+		return
+	}
+	r.thinking = false
+	if ts := cmp.Or(r.statusTS, r.stopTS); ts != "" && !r.t.DM && !replaced {
+		_ = r.p.Update(r.ctx, r.t.Channel, ts, r.statusMessage(workingText))
+	}
+}
 
 // statusMessage renders a status line; in channel threads it carries the
 // Stop button. A stream cannot carry it: blocks added to a stream stay in
@@ -76,7 +118,11 @@ func (r *Reply) showStopLocked() {
 	if r.t.DM || r.quiet() || r.statusTS != "" || r.stopTS != "" {
 		return
 	}
-	ts, err := r.p.Post(r.ctx, r.t.Channel, r.t.TS, r.statusMessage(workingText))
+	text := workingText
+	if r.thinking {
+		text = thinkingText
+	}
+	ts, err := r.p.Post(r.ctx, r.t.Channel, r.t.TS, r.statusMessage(text))
 	if err != nil {
 		r.log.Debug("post stop button", "err", err)
 		return

@@ -12,6 +12,7 @@ import (
 
 	"agentbot/engine"
 	"agentbot/engine/catalog"
+	"agentbot/engine/llm"
 	"agentbot/engine/transcript"
 	"agentbot/storage"
 )
@@ -152,7 +153,7 @@ func (t *terminal) resume(ctx context.Context, eng *engine.Engine, st storage.Ba
 	}
 	fmt.Fprintln(t.out, "Resuming the unfinished turn…")
 	if _, err := c.Run(ctx, "", printer(t.out), t.decide); err != nil {
-		fmt.Fprintf(t.errOut, "\nagentbot chat: %v\n", err)
+		turnFailed(t.errOut, err)
 		if ctx.Err() != nil {
 			return nil, 1
 		}
@@ -206,7 +207,7 @@ func (t *terminal) talk(ctx context.Context, c *engine.Conversation) int {
 		fmt.Fprintln(t.out)
 		res, err := c.Run(ctx, line, printer(t.out), t.decide)
 		if err != nil {
-			fmt.Fprintf(t.errOut, "\nagentbot chat: %v\n", err)
+			turnFailed(t.errOut, err)
 			if ctx.Err() != nil {
 				return 1
 			}
@@ -284,6 +285,15 @@ func askApproval(w io.Writer, sc *bufio.Scanner, interactive bool, p transcript.
 	return transcript.DecisionDenied
 }
 
+// turnFailed prints a failed turn's error and, for a model error, what
+// to do about it.
+func turnFailed(w io.Writer, err error) {
+	fmt.Fprintf(w, "\nagentbot chat: %v\n", err)
+	if hint := llm.HintOf(err); hint != "" {
+		fmt.Fprintf(w, "  hint: %s\n", hint)
+	}
+}
+
 // printer renders a turn's events on a terminal. Tool events come from the
 // parallel tool calls of one response, so writes are serialized.
 func printer(w io.Writer) func(engine.Event) {
@@ -292,6 +302,8 @@ func printer(w io.Writer) func(engine.Event) {
 		mu.Lock()
 		defer mu.Unlock()
 		switch ev.Kind {
+		case engine.EventThinking:
+			fmt.Fprintln(w, "  · thinking…") // never the reasoning itself
 		case engine.EventText:
 			fmt.Fprint(w, ev.Text)
 		case engine.EventToolStart:

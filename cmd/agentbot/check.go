@@ -205,6 +205,9 @@ func (c *checker) modelError(ctx context.Context, err error) string {
 
 // modelHint is the hint for a failed model endpoint call.
 func modelHint(err error) string {
+	if hint := llm.HintOf(err); hint != "" {
+		return hint + "; " + quickstartHint
+	}
 	switch st := httpStatus(err); {
 	case st == http.StatusUnauthorized || st == http.StatusForbidden:
 		return "check OPENAI_API_KEY (and OPENAI_API_TYPE/OPENAI_API_VERSION for Azure); " + quickstartHint

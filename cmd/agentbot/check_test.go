@@ -136,9 +136,10 @@ func TestCheckAllGood(t *testing.T) {
 		`✓ model streaming: 5 text deltas, "one two three four five"`,
 		"✓ model usage: prompt ",
 		"✓ model reasoning: effort: the model's default; 0 reasoning tokens",
+		"✓ model context: a request of about 60",
 		"✓ agents: 1 agent(s)",
 		"✓ data dir " + s.vars["AGENTBOT_DATA"] + ": opened and closed",
-		"agentbot check: all 13 ok, 0 warning(s)",
+		"agentbot check: all 14 ok, 0 warning(s)",
 	} {
 		line(t, out, want)
 	}
@@ -156,8 +157,8 @@ func TestCheckAllGood(t *testing.T) {
 	if n := s.slack.TotalConnections(); n != 0 {
 		t.Errorf("check dialled the Socket Mode websocket (%d connections)", n)
 	}
-	if n := s.model.Calls(); n != 2 {
-		t.Errorf("check made %d model calls, want the 2 of its probe (one tool call, one streamed text)", n)
+	if n := s.model.Calls(); n != 3 {
+		t.Errorf("check made %d model calls, want the 3 of its probe (one tool call, one streamed text, one long prompt)", n)
 	}
 }
 
@@ -304,7 +305,7 @@ func TestCheckModelNotListedWarns(t *testing.T) {
 	if !strings.Contains(out, "gpt-a, gpt-b") {
 		t.Errorf("warning does not list the endpoint's models:\n%s", out)
 	}
-	line(t, out, "agentbot check: all 12 ok, 1 warning(s)")
+	line(t, out, "agentbot check: all 13 ok, 1 warning(s)")
 }
 
 // noModelsList is a proxy to fm that answers status to GET .../models, as
@@ -342,8 +343,8 @@ func TestCheckModelWithoutListProbesTheModel(t *testing.T) {
 			}
 			line(t, out, "✓ model tool calls: called probe_echo")
 			reqs := s.model.Requests()
-			if len(reqs) != 2 || reqs[0].Model != "check-model" || len(reqs[0].Tools) != 1 || len(reqs[1].Tools) != 0 {
-				t.Fatalf("%d model calls (%+v), want the tool probe and the text probe of check-model", len(reqs), reqs)
+			if len(reqs) != 3 || reqs[0].Model != "check-model" || len(reqs[0].Tools) != 1 || len(reqs[1].Tools) != 0 || len(reqs[2].Raw) < 20000 {
+				t.Fatalf("%d model calls, want the tool probe, the text probe and the context probe of check-model", len(reqs))
 			}
 		})
 	}

@@ -25,7 +25,7 @@ func TestCheckResponsesModel(t *testing.T) {
 		t.Errorf("reasoning line %q", l)
 	}
 	reqs := s.model.Requests()
-	if len(reqs) != 3 || fakemodel.IsResponses(reqs[0]) || !fakemodel.IsResponses(reqs[1]) || !fakemodel.IsResponses(reqs[2]) {
+	if len(reqs) != 4 || fakemodel.IsResponses(reqs[0]) || !fakemodel.IsResponses(reqs[1]) || !fakemodel.IsResponses(reqs[2]) || !fakemodel.IsResponses(reqs[3]) {
 		t.Errorf("requests: %d", len(reqs))
 	}
 }
@@ -87,4 +87,31 @@ func TestCheckAzureAPIVersion(t *testing.T) {
 		t.Fatalf("exit %d:\n%s", code, out)
 	}
 	line(t, out, "✗ Azure api-version: 2023-05-15 is older than 2024-09-01 and refuses stream_options")
+}
+
+// A server that cuts long prompts silently, as Ollama does at its context
+// length, is a warning with the setting to raise; one that refuses a long
+// request as too long is a warning too.
+func TestCheckContextTooSmall(t *testing.T) {
+	s := newCheckSetup(t)
+	s.model.TruncateContext(4096)
+	code, out := s.check(t, "--no-slack")
+	if code != 0 {
+		t.Fatalf("exit %d:\n%s", code, out)
+	}
+	l := line(t, out, "! model context: the provider counted 2048 prompt tokens of about 60")
+	if !strings.Contains(l, "cuts long prompts without an error") || !strings.Contains(out, "OLLAMA_CONTEXT_LENGTH") {
+		t.Errorf("context warning %q lacks its reason or hint:\n%s", l, out)
+	}
+
+	s = newCheckSetup(t)
+	s.model.SetContextWindow(4096)
+	code, out = s.check(t, "--no-slack")
+	if code != 0 {
+		t.Fatalf("exit %d:\n%s", code, out)
+	}
+	line(t, out, "! model context: a request of about 60")
+	if !strings.Contains(out, "refused as too long") || !strings.Contains(out, "agents need 16k tokens") {
+		t.Errorf("no context-too-small warning:\n%s", out)
+	}
 }

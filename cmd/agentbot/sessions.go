@@ -122,9 +122,9 @@ func (r *sessionsRun) show() int {
 		return code
 	}
 	w := r.e.stdout
-	fmt.Fprintf(w, "ID:       %s\nKey:      %s\nAgent:    %s\nDate:     %s\nMessages: %d\nCreated:  %s\nUpdated:  %s\nUsage:    %d calls, %d prompt tokens (%d cached), %d completion tokens\n",
+	fmt.Fprintf(w, "ID:       %s\nKey:      %s\nAgent:    %s\nDate:     %s\nMessages: %d\nCreated:  %s\nUpdated:  %s\nUsage:    %d calls, %d prompt tokens (%d cached), %d completion tokens (%d reasoning)\n",
 		s.ID, s.Key, s.AgentID, s.Date, len(s.Messages), s.Created.Local().Format(time.RFC3339), s.Updated.Local().Format(time.RFC3339),
-		s.Usage.Calls, s.Usage.Prompt, s.Usage.Cached, s.Usage.Completion)
+		s.Usage.Calls, s.Usage.Prompt, s.Usage.Cached, s.Usage.Completion, s.Usage.Reasoning)
 	for _, o := range s.Outputs {
 		if !o.Internal {
 			fmt.Fprintf(w, "Output:   %s v%d (%d bytes)\n", o.Path, o.Version, o.Size)

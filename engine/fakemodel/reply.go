@@ -110,6 +110,10 @@ type Usage struct {
 	Prompt     int
 	Cached     int // prompt_tokens_details.cached_tokens
 	Completion int
+	// Reasoning is the part of Completion spent reasoning
+	// (completion_tokens_details.reasoning_tokens); 0 on a reply that
+	// streams reasoning: estimated from it and added to Completion.
+	Reasoning int
 }
 
 // defaultChunks is the number of deltas a text is split into by default.

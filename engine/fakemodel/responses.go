@@ -191,13 +191,8 @@ func (s *Server) serveResponses(w http.ResponseWriter, r *http.Request) {
 	req := Request{Raw: body, Path: r.URL.Path, Query: r.URL.RawQuery, Header: r.Header.Clone()}
 	req.Model, req.Stream = wr.Model, wr.Stream
 	req.Messages, req.Tools = toChat(items, wr.Instructions), toChatTools(wr.Tools)
-	req, key := s.record(req)
-	if !authorized(r, key) {
-		writeError(w, http.StatusUnauthorized, "invalid_api_key", "fakemodel: incorrect API key provided")
-		return
-	}
-	if decodeErr != nil {
-		writeError(w, http.StatusBadRequest, "", "fakemodel: bad request body: "+decodeErr.Error())
+	req, ok := s.admit(w, r, req, decodeErr)
+	if !ok {
 		return
 	}
 	if inputErr != nil {
@@ -221,24 +216,9 @@ func (s *Server) serveResponses(w http.ResponseWriter, r *http.Request) {
 
 // answerResponses sends the scripted reply to a valid request.
 func (s *Server) answerResponses(w http.ResponseWriter, r *http.Request, req Request, wr wireResponsesRequest) {
-	reply, ok := s.next(req)
-	if !ok {
-		writeError(w, http.StatusInternalServerError, "",
-			fmt.Sprintf("fakemodel: no scripted reply for request %d (queue empty and no handler)", req.N))
-		return
-	}
-	if !s.wait(r.Context(), reply.Delay) {
-		panic(http.ErrAbortHandler)
-	}
+	reply, ok := s.reply(w, r, req)
 	switch {
-	case reply.Hang:
-		select {
-		case <-r.Context().Done():
-		case <-s.done:
-		}
-		panic(http.ErrAbortHandler)
-	case reply.isError():
-		s.writeScriptedError(w, reply)
+	case !ok:
 	case wr.Stream:
 		s.writeResponsesStream(w, r, req, wr, reply)
 	default:

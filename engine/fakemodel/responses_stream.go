@@ -49,7 +49,7 @@ func (s *Server) buildResponse(req Request, wr wireResponsesRequest, reply Reply
 	}
 	b.obj = wireRespObject{ID: fmt.Sprintf("resp_fake_%d", req.N), Object: "response", CreatedAt: time.Now().Unix(),
 		Status: "in_progress", Model: model(req), Output: []wireRespOutItem{}, Store: wr.Store == nil || *wr.Store}
-	u := reply.usage(req.Raw, calls)
+	u := s.usage(reply, req, calls)
 	usage := &wireRespUsage{InputTokens: u.Prompt, OutputTokens: u.Completion}
 	usage.InputTokensDetails.CachedTokens = u.Cached
 	if b.reasoning != nil {

@@ -28,6 +28,7 @@ import (
 	"io"
 	"net/http"
 	"net/http/httptest"
+	"slices"
 	"strings"
 	"sync"
 	"testing"
@@ -56,8 +57,14 @@ type Server struct {
 	key     string
 	models  []string
 	lenient bool // strict history checks are off
-	window  int  // context window in estimated tokens; 0: none
-	resp    *responsesState
+	// unlisted: requests naming a model SetModels does not list are
+	// refused (RefuseUnknownModels).
+	unlisted bool
+	window   int // context window in estimated tokens; 0: none
+	// truncate is the context Ollama-style silent truncation keeps
+	// (TruncateContext); 0: none.
+	truncate int
+	resp     *responsesState
 
 	provider   Provider        // the provider mode (provider.go)
 	signatures map[string]bool // thought signatures handed out
@@ -177,6 +184,91 @@ func (s *Server) SetModels(ids ...string) {
 	s.models = append([]string(nil), ids...)
 }
 
+// RefuseUnknownModels makes the server refuse a request for a model that
+// GET /v1/models does not list, as OpenAI does: 404 with code
+// model_not_found and "The model `x` does not exist or you do not have
+// access to it." (openai/openai-python#1396 and many reports quote it).
+func (s *Server) RefuseUnknownModels() {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.unlisted = true
+}
+
+// admit records req and refuses it when it lacks the key, its body did
+// not decode or it names a model the server refuses; ok means it may be
+// answered.
+func (s *Server) admit(w http.ResponseWriter, r *http.Request, req Request, decodeErr error) (Request, bool) {
+	req, key := s.record(req)
+	if !authorized(r, key) {
+		writeError(w, http.StatusUnauthorized, "invalid_api_key", "fakemodel: incorrect API key provided")
+		return req, false
+	}
+	if decodeErr != nil {
+		writeError(w, http.StatusBadRequest, "", "fakemodel: bad request body: "+decodeErr.Error())
+		return req, false
+	}
+	return req, s.knownModel(w, req)
+}
+
+// listed returns the models the server lists, or refuses a request
+// without the key.
+func (s *Server) listed(w http.ResponseWriter, r *http.Request) ([]string, bool) {
+	s.mu.Lock()
+	key, ids := s.key, append([]string(nil), s.models...)
+	s.mu.Unlock()
+	if !authorized(r, key) {
+		writeError(w, http.StatusUnauthorized, "invalid_api_key", "fakemodel: incorrect API key provided")
+		return nil, false
+	}
+	return ids, true
+}
+
+// knownModel refuses a request for an unlisted model, when asked to.
+func (s *Server) knownModel(w http.ResponseWriter, req Request) bool {
+	s.mu.Lock()
+	refuse, ids := s.unlisted, s.models
+	s.mu.Unlock()
+	if !refuse || req.Model == "" || slices.Contains(ids, req.Model) || (len(ids) == 0 && req.Model == DefaultModel) {
+		return true
+	}
+	writeError(w, http.StatusNotFound, "model_not_found",
+		fmt.Sprintf("The model `%s` does not exist or you do not have access to it.", req.Model))
+	return false
+}
+
+// TruncateContext makes the server behave as Ollama does with a prompt
+// longer than its context length n: it answers (status 200) but reads only
+// part of the prompt, and reports what it read, n/2 tokens, as
+// prompt_tokens. Ollama keeps half of its context for the prompt when it
+// truncates (ollama/ollama#17427: "only enough tokens to fill half of the
+// buffer are used"), with a default context of 4096 tokens under 24 GiB
+// of VRAM (https://docs.ollama.com/context-length). Prompts are measured
+// as bytes/4. 0 turns it off.
+func (s *Server) TruncateContext(n int) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.truncate = n
+}
+
+// usage is the usage a reply reports to req: the script's, estimated where
+// it is zero, with the prompt a truncating server read.
+func (s *Server) usage(reply Reply, req Request, calls []ToolCall) Usage {
+	u := reply.usage(req.Raw, calls)
+	s.mu.Lock()
+	n := s.truncate
+	s.mu.Unlock()
+	if n > 0 && len(req.Raw)/4 > n && reply.Usage.Prompt == 0 {
+		u.Prompt = n / 2
+	}
+	return u
+}
+
+// InsufficientQuotaBody is OpenAI's body for an account out of quota,
+// sent with status 429 (type and code insufficient_quota; quoted whole in
+// langchain-ai/langchainjs#1929 and OpenHands/OpenHands#998). Clients must
+// not retry it.
+const InsufficientQuotaBody = `{"error":{"message":"You exceeded your current quota, please check your plan and billing details. For more information on this error, read the docs: https://platform.openai.com/docs/guides/error-codes/api-errors.","type":"insufficient_quota","param":null,"code":"insufficient_quota"}}`
+
 // Requests returns a copy of the chat completion requests received so far,
 // in arrival order (including unauthorized and malformed ones).
 func (s *Server) Requests() []Request {
@@ -261,23 +353,28 @@ func (s *Server) serveChat(w http.ResponseWriter, r *http.Request) {
 	if decodeErr == nil {
 		decodeErr = json.Unmarshal(body, &req.ChatCompletionRequest)
 	}
-	req, key := s.record(req)
-	if !authorized(r, key) {
-		writeError(w, http.StatusUnauthorized, "invalid_api_key", "fakemodel: incorrect API key provided")
+	req, ok := s.admit(w, r, req, decodeErr)
+	if !ok || !s.checkRequest(w, req) || !s.checkProvider(w, req) {
 		return
 	}
-	if decodeErr != nil {
-		writeError(w, http.StatusBadRequest, "", "fakemodel: bad request body: "+decodeErr.Error())
-		return
+	reply, ok := s.reply(w, r, req)
+	switch {
+	case !ok:
+	case req.Stream:
+		s.writeStream(w, r, req, reply)
+	default:
+		s.writeCompletion(w, req, reply)
 	}
-	if !s.checkRequest(w, req) || !s.checkProvider(w, req) {
-		return
-	}
-	reply, ok := s.next(req)
+}
+
+// reply takes the reply to req and plays its scripted delay, hang or HTTP
+// error; ok is false when that (or a missing script) answered already.
+func (s *Server) reply(w http.ResponseWriter, r *http.Request, req Request) (reply Reply, ok bool) {
+	reply, ok = s.next(req)
 	if !ok {
 		writeError(w, http.StatusInternalServerError, "",
 			fmt.Sprintf("fakemodel: no scripted reply for request %d (queue empty and no handler)", req.N))
-		return
+		return reply, false
 	}
 	if !s.wait(r.Context(), reply.Delay) {
 		panic(http.ErrAbortHandler) // the client left or the server closes: cut the connection
@@ -291,11 +388,9 @@ func (s *Server) serveChat(w http.ResponseWriter, r *http.Request) {
 		panic(http.ErrAbortHandler)
 	case reply.isError():
 		s.writeScriptedError(w, reply)
-	case req.Stream:
-		s.writeStream(w, r, req, reply)
-	default:
-		s.writeCompletion(w, req, reply)
+		return reply, false
 	}
+	return reply, true
 }
 
 // writeScriptedError writes an error reply.
@@ -338,7 +433,7 @@ func (s *Server) writeCompletion(w http.ResponseWriter, req Request, reply Reply
 		Created: time.Now().Unix(),
 		Model:   model(req),
 		Choices: []wireChoice{{Message: msg, FinishReason: reply.finishReason(calls)}},
-		Usage:   toWireUsage(reply.usage(req.Raw, calls)),
+		Usage:   toWireUsage(s.usage(reply, req, calls)),
 	})
 	if err != nil {
 		writeError(w, http.StatusInternalServerError, "", "fakemodel: encode: "+err.Error())
@@ -359,11 +454,8 @@ func (s *Server) writeCompletion(w http.ResponseWriter, req Request, reply Reply
 
 // serveModels lists the models.
 func (s *Server) serveModels(w http.ResponseWriter, r *http.Request) {
-	s.mu.Lock()
-	key, ids := s.key, append([]string(nil), s.models...)
-	s.mu.Unlock()
-	if !authorized(r, key) {
-		writeError(w, http.StatusUnauthorized, "invalid_api_key", "fakemodel: incorrect API key provided")
+	ids, ok := s.listed(w, r)
+	if !ok {
 		return
 	}
 	list := wireModels{Object: "list", Data: []wireModel{}}
@@ -375,11 +467,8 @@ func (s *Server) serveModels(w http.ResponseWriter, r *http.Request) {
 
 // serveModel describes one model, or answers 404 for an unknown one.
 func (s *Server) serveModel(w http.ResponseWriter, r *http.Request) {
-	s.mu.Lock()
-	key, ids := s.key, append([]string(nil), s.models...)
-	s.mu.Unlock()
-	if !authorized(r, key) {
-		writeError(w, http.StatusUnauthorized, "invalid_api_key", "fakemodel: incorrect API key provided")
+	ids, ok := s.listed(w, r)
+	if !ok {
 		return
 	}
 	id := r.PathValue("model")

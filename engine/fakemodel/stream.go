@@ -79,7 +79,7 @@ func (s *Server) writeStream(w http.ResponseWriter, r *http.Request, req Request
 	case reply.DropMidStream:
 		panic(http.ErrAbortHandler) // DropAfter covers all deltas: cut before the finish
 	default:
-		s.writeEnd(req, reply, calls, send, write, chunk)
+		s.writeEnd(req, reply, calls, len(reasoningText(p, req.N, reply)), send, write, chunk)
 	}
 }
 
@@ -92,15 +92,23 @@ func keepAlives(p Provider, reply Reply) int {
 }
 
 // writeEnd writes the finish chunk, the usage chunk when the request asked
-// for it, and [DONE].
-func (s *Server) writeEnd(req Request, reply Reply, calls []ToolCall, send func(wireChunk) bool, write func([]byte) bool,
+// for it (with the reasoning tokens of reasoningBytes of reasoning, unless
+// the script set them), and [DONE].
+func (s *Server) writeEnd(req Request, reply Reply, calls []ToolCall, reasoningBytes int, send func(wireChunk) bool, write func([]byte) bool,
 	chunk func([]wireChunkChoice, *wireUsage) wireChunk) {
 	finish := reply.finishReason(calls)
 	if !send(chunk([]wireChunkChoice{{Delta: wireDelta{}, FinishReason: &finish}}, nil)) {
 		return
 	}
 	if req.StreamOptions != nil && req.StreamOptions.IncludeUsage && !reply.NoUsage {
-		u := toWireUsage(reply.usage(req.Raw, calls))
+		ru := s.usage(reply, req, calls)
+		if ru.Reasoning == 0 && reasoningBytes > 0 {
+			// Reasoning tokens are part of completion_tokens (OpenAI's
+			// completion_tokens_details; DeepSeek reports them the same way).
+			ru.Reasoning = max(1, reasoningBytes/4)
+			ru.Completion += ru.Reasoning
+		}
+		u := toWireUsage(ru)
 		if !send(chunk([]wireChunkChoice{}, &u)) {
 			return
 		}

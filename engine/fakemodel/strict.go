@@ -32,6 +32,30 @@ func (s *Server) SetContextWindow(tokens int) {
 	s.window = tokens
 }
 
+// validateCalls checks the tool calls of messages[i] and adds their ids
+// to pending.
+func validateCalls(i int, m openai.ChatCompletionMessage, pending map[string]bool) error {
+	seen := map[string]bool{}
+	for j, tc := range m.ToolCalls {
+		if m.Role != openai.ChatMessageRoleAssistant {
+			return fmt.Errorf("messages[%d]: only assistant messages carry tool calls", i)
+		}
+		if tc.ID == "" || seen[tc.ID] {
+			return fmt.Errorf("messages[%d].tool_calls[%d]: missing or repeated id %q", i, j, tc.ID)
+		}
+		seen[tc.ID] = true
+		if tc.Function.Name == "" {
+			return fmt.Errorf("messages[%d].tool_calls[%d]: empty function name", i, j)
+		}
+		var obj map[string]any
+		if err := json.Unmarshal([]byte(tc.Function.Arguments), &obj); err != nil {
+			return fmt.Errorf("messages[%d].tool_calls[%d].function.arguments: invalid JSON: %v", i, j, err)
+		}
+		pending[tc.ID] = true
+	}
+	return nil
+}
+
 // ValidateHistory checks messages against the strict rules of SetStrict and
 // returns the first broken one, or nil.
 func ValidateHistory(msgs []openai.ChatCompletionMessage) error {
@@ -55,23 +79,8 @@ func ValidateHistory(msgs []openai.ChatCompletionMessage) error {
 		if len(pending) > 0 {
 			return fmt.Errorf("messages[%d]: tool calls %v were not answered before this %s message", i, keys(pending), m.Role)
 		}
-		seen := map[string]bool{}
-		for j, tc := range m.ToolCalls {
-			if m.Role != openai.ChatMessageRoleAssistant {
-				return fmt.Errorf("messages[%d]: only assistant messages carry tool calls", i)
-			}
-			if tc.ID == "" || seen[tc.ID] {
-				return fmt.Errorf("messages[%d].tool_calls[%d]: missing or repeated id %q", i, j, tc.ID)
-			}
-			seen[tc.ID] = true
-			if tc.Function.Name == "" {
-				return fmt.Errorf("messages[%d].tool_calls[%d]: empty function name", i, j)
-			}
-			var obj map[string]any
-			if err := json.Unmarshal([]byte(tc.Function.Arguments), &obj); err != nil {
-				return fmt.Errorf("messages[%d].tool_calls[%d].function.arguments: invalid JSON: %v", i, j, err)
-			}
-			pending[tc.ID] = true
+		if err := validateCalls(i, m, pending); err != nil {
+			return err
 		}
 	}
 	if len(pending) > 0 {

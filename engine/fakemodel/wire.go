@@ -84,6 +84,16 @@ type wireUsage struct {
 	CompletionTokens    int               `json:"completion_tokens"`
 	TotalTokens         int               `json:"total_tokens"`
 	PromptTokensDetails wirePromptDetails `json:"prompt_tokens_details"`
+	// CompletionTokensDetails is sent when the model reasoned: OpenAI's
+	// usage.completion_tokens_details.reasoning_tokens
+	// (https://platform.openai.com/docs/api-reference/chat/object#chat/object-usage),
+	// the same field DeepSeek's reasoning models report
+	// (https://api-docs.deepseek.com/api/create-chat-completion).
+	CompletionTokensDetails *wireCompletionDetails `json:"completion_tokens_details,omitempty"`
+}
+
+type wireCompletionDetails struct {
+	ReasoningTokens int `json:"reasoning_tokens"`
 }
 
 type wirePromptDetails struct {
@@ -133,12 +143,16 @@ type wireModel struct {
 
 // toWireUsage converts u.
 func toWireUsage(u Usage) wireUsage {
-	return wireUsage{
+	w := wireUsage{
 		PromptTokens:        u.Prompt,
 		CompletionTokens:    u.Completion,
 		TotalTokens:         u.Prompt + u.Completion,
 		PromptTokensDetails: wirePromptDetails{CachedTokens: u.Cached},
 	}
+	if u.Reasoning > 0 {
+		w.CompletionTokensDetails = &wireCompletionDetails{ReasoningTokens: u.Reasoning}
+	}
+	return w
 }
 
 // defaultCallID names the i-th tool call of the n-th request.

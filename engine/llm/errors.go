@@ -32,6 +32,22 @@ type Error struct {
 	// Err is the cause (the context's error, a timeout, a network error, or
 	// the adapter's own error value for the provider's answer).
 	Err error
+	// Hint says what the person running agentbot can do about it, in the
+	// words of its settings ("check OPENAI_API_KEY"), when the adapter
+	// knows: a wrong key, an unknown model (with the models the endpoint
+	// offers), quota, a rate limit, an endpoint that does not answer. It is
+	// not part of Error(), so callers show it on a line of its own.
+	Hint string
+}
+
+// HintOf returns the hint of the *Error in err's chain, "" when there is
+// none.
+func HintOf(err error) string {
+	var e *Error
+	if errors.As(err, &e) {
+		return e.Hint
+	}
+	return ""
 }
 
 // Error returns e.g. "model call: status 500 after 3 tries: <message>".

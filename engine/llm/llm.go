@@ -25,6 +25,11 @@ type Request struct {
 	Messages []transcript.Message
 	// Tools are the tools the model may call; none means a text answer.
 	Tools []Tool
+	// OnReasoning, when set, is called as the model reasons (a reasoning
+	// delta, a reasoning item starting), never with the reasoning itself:
+	// it lets the caller show that the model is thinking. Calls come from
+	// the goroutine that runs Complete, in stream order with onText.
+	OnReasoning func()
 }
 
 // Tool is one tool the model may call: its name, what it does, and the

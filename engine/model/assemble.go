@@ -24,6 +24,7 @@ type assembler struct {
 	finish         string
 	usage          llm.Usage
 	emitted        bool
+	onReasoning    func() // told of every reasoning delta (may be nil)
 }
 
 // indexedCall is a tool call being assembled, with its stream index.
@@ -38,6 +39,9 @@ func (a *assembler) add(chunk *streamChunk, onText func(string)) {
 		a.usage = llm.Usage{Prompt: u.PromptTokens, Completion: u.CompletionTokens}
 		if u.PromptTokensDetails != nil {
 			a.usage.Cached = u.PromptTokensDetails.CachedTokens
+		}
+		if u.CompletionTokensDetails != nil {
+			a.usage.Reasoning = u.CompletionTokensDetails.ReasoningTokens
 		}
 	}
 	for i := range chunk.Choices {
@@ -67,6 +71,9 @@ func (a *assembler) add(chunk *streamChunk, onText func(string)) {
 // addReasoning keeps the reasoning of a delta: its text under whichever
 // name it came, and OpenRouter's reasoning_details items as they are.
 func (a *assembler) addReasoning(d *streamDelta) {
+	if a.onReasoning != nil && (d.ReasoningContent != "" || d.Reasoning != "" || len(d.ReasoningDetails) > 0) {
+		a.onReasoning()
+	}
 	switch {
 	case d.ReasoningContent != "":
 		a.reasoning.WriteString(d.ReasoningContent)

@@ -25,20 +25,28 @@ type attemptResult struct {
 // maxErrorBody bounds the error body an attempt reads.
 const maxErrorBody = 1 << 20
 
-// attempt makes one streamed call bounded by CallTimeout.
-func (c *Client) attempt(ctx context.Context, body []byte, onText func(string)) (*llm.Response, attemptResult) {
+// timed runs one attempt of either API under CallTimeout; an attempt that
+// ran out of it (while ctx, the caller's, is live) fails with
+// ErrCallTimeout, which is retried.
+func (c *Client) timed(ctx context.Context, attempt func(context.Context) (*llm.Response, attemptResult)) (*llm.Response, attemptResult) {
 	actx, cancel := context.WithTimeout(ctx, c.cfg.CallTimeout)
 	defer cancel()
-	var asm assembler
+	resp, a := attempt(actx)
+	if a.err != nil && ctx.Err() == nil && errors.Is(actx.Err(), context.DeadlineExceeded) {
+		a.err = fmt.Errorf("%w after %s", ErrCallTimeout, c.cfg.CallTimeout)
+	}
+	return resp, a
+}
+
+// attempt makes one streamed Chat Completions call (timed bounds it).
+func (c *Client) attempt(ctx context.Context, body []byte, onText func(string), onReasoning func()) (*llm.Response, attemptResult) {
+	asm := assembler{onReasoning: onReasoning}
 	var retryAfter time.Duration
 	result := func(err error) attemptResult {
-		if err != nil && ctx.Err() == nil && errors.Is(actx.Err(), context.DeadlineExceeded) {
-			err = fmt.Errorf("%w after %s", ErrCallTimeout, c.cfg.CallTimeout)
-		}
 		return attemptResult{err: err, emitted: asm.emitted, retryAfter: retryAfter}
 	}
 
-	hreq, err := c.httpRequest(actx, body)
+	hreq, err := c.httpRequest(ctx, body)
 	if err != nil {
 		return nil, result(err)
 	}

@@ -5,7 +5,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"net/http"
 	"strings"
 
 	"agentbot/engine/llm"
@@ -61,9 +60,50 @@ func (c *Client) Check(ctx context.Context) []Finding {
 	}}, func(string) { deltas++ })
 	out = append(out, checkStreaming(textResp, textErr, deltas))
 	if toolErr == nil || textErr == nil {
-		out = append(out, checkUsage(toolResp, textResp), c.checkReasoning(toolResp, textResp))
+		out = append(out, checkUsage(toolResp, textResp), c.checkReasoning(toolResp, textResp), c.checkContext(ctx))
 	}
 	return out
+}
+
+// contextProbeTokens is the size of check's long request in estimated
+// tokens (bytes/4): over Ollama's smallest default context (4096 tokens,
+// https://docs.ollama.com/context-length), well under any model agents
+// can work with.
+const contextProbeTokens = 6000
+
+// contextHint is what to do about a context too small for agents.
+const contextHint = "agents need 16k tokens of context or more: raise the server's context " +
+	"(Ollama: OLLAMA_CONTEXT_LENGTH=32768 ollama serve, or num_ctx in a Modelfile; vLLM: --max-model-len; llama.cpp: -c) or pick a larger model"
+
+// checkContext sends one request of about contextProbeTokens and reports
+// whether the provider read it whole: a provider that counts far fewer
+// prompt tokens than were sent cuts prompts silently (Ollama does at its
+// context length), and one that refuses it has too small a context.
+func (c *Client) checkContext(ctx context.Context) Finding {
+	var b strings.Builder
+	for i := 0; b.Len() < contextProbeTokens*4; i++ {
+		fmt.Fprintf(&b, "Line %d of the context probe: this sentence only fills the prompt. ", i)
+	}
+	b.WriteString("\n\nAnswer with the single word ok.")
+	estimated := b.Len() / 4
+	resp, err := c.Complete(ctx, llm.Request{Messages: []transcript.Message{{Role: transcript.RoleUser, Content: b.String()}}}, nil)
+	f := Finding{Name: "model context", Status: CheckWarn}
+	switch {
+	case llm.IsContextLength(err):
+		f.Detail, f.Hint = fmt.Sprintf("a request of about %d tokens was refused as too long: %s", estimated, describeCheck(err)), contextHint
+	case err != nil:
+		f.Detail, f.Hint = fmt.Sprintf("a request of about %d tokens failed: %s", estimated, describeCheck(err)), checkHint(err)
+	case resp.Usage.Prompt == 0:
+		f.Status = CheckOK
+		f.Detail = fmt.Sprintf("a request of about %d tokens was answered; without usage, a cut prompt cannot be seen", estimated)
+	case llm.PromptTruncated(estimated, resp.Usage.Prompt):
+		f.Detail = fmt.Sprintf("the provider counted %d prompt tokens of about %d sent: it cuts long prompts without an error, so agents lose their instructions", resp.Usage.Prompt, estimated)
+		f.Hint = contextHint
+	default:
+		f.Status = CheckOK
+		f.Detail = fmt.Sprintf("a request of about %d tokens was read whole (%d prompt tokens)", estimated, resp.Usage.Prompt)
+	}
+	return f
 }
 
 // checkAzureVersion reports the api-version Azure's Chat Completions get.
@@ -199,31 +239,18 @@ func describeCheck(err error) string {
 	return err.Error()
 }
 
-// checkHint says how to fix a failed check call.
+// checkHint says how to fix a failed check call: the error's own hint
+// (withHint), else what the check knows of servers that refuse tools.
 func checkHint(err error) string {
-	var e *llm.Error
-	errors.As(err, &e)
-	msg := ""
-	status := 0
-	if e != nil {
-		msg, status = strings.ToLower(e.Describe()), e.Status
+	if hint := llm.HintOf(err); hint != "" {
+		return hint
 	}
+	var e *llm.Error
 	switch {
-	case status == http.StatusUnauthorized || status == http.StatusForbidden:
-		return "check OPENAI_API_KEY (and OPENAI_API_TYPE for Azure)"
-	case status == http.StatusNotFound:
-		return "check AGENTBOT_MODEL (with azure: the deployment name) and OPENAI_BASE_URL; a server without the Responses API needs AGENTBOT_API=chat"
-	case strings.Contains(msg, "stream_options"):
-		return "the server refuses stream_options: with azure, set OPENAI_API_VERSION to " + DefaultAzureAPIVersion + " or later"
-	case strings.Contains(msg, "/v1/responses"):
-		return "this model needs the Responses API for tools: set AGENTBOT_API=auto or responses"
-	case strings.Contains(msg, "reasoning") || strings.Contains(msg, "effort"):
-		return "check AGENTBOT_REASONING_EFFORT against what the model takes, or leave it empty"
-	case strings.Contains(msg, "tool"):
+	case !errors.As(err, &e):
+	case strings.Contains(strings.ToLower(e.Describe()), "tool"):
 		return "the server refuses tools: use a model that supports them and turn tool calling on in the server"
-	case status == http.StatusTooManyRequests:
-		return "the provider's rate limit or quota: check the account's limits and billing"
-	case status != 0:
+	case e.Status != 0:
 		return "the endpoint answered with an error; check OPENAI_BASE_URL, AGENTBOT_MODEL and the provider's status"
 	}
 	return "check OPENAI_BASE_URL and that the server is up"

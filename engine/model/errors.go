@@ -23,6 +23,9 @@ var (
 	ErrStreamError = errors.New("the provider ended the stream with an error")
 )
 
+// minSecret is the shortest API key the client hides from its errors.
+const minSecret = 8
+
 // maxDetail bounds the part of a raw error body that reaches a message.
 const maxDetail = 300
 
@@ -33,7 +36,10 @@ func (c *Client) fail(err error, tries, status int, partial bool) *llm.Error {
 	e := &llm.Error{Status: status, Tries: tries, Partial: partial, Err: err}
 	fill(e, err)
 	markContextLength(e)
-	if key := c.cfg.APIKey; key != "" {
+	// A key shorter than minSecret is no provider's secret (local servers
+	// take any: "ollama", "x"), and hiding it would mangle every message
+	// with those letters.
+	if key := c.cfg.APIKey; len(key) >= minSecret {
 		e.Message = strings.ReplaceAll(e.Message, key, "[redacted]")
 		e.Detail = strings.ReplaceAll(e.Detail, key, "[redacted]")
 		if err != nil && strings.Contains(err.Error(), key) {

@@ -13,6 +13,7 @@ import (
 	"fmt"
 	"log/slog"
 	"net/http"
+	"net/url"
 	"slices"
 	"strings"
 	"sync"
@@ -171,7 +172,8 @@ func New(cfg Config) *Client {
 		fam: familyOf(cmp.Or(cfg.Family, cfg.Model)), err: err}
 }
 
-// checkAPI refuses an unknown API or reasoning effort.
+// checkAPI refuses an unknown API or reasoning effort, and a base URL
+// requests cannot go to.
 func checkAPI(cfg Config) error {
 	switch cfg.API {
 	case "", APIAuto, APIChat, APIResponses:
@@ -180,6 +182,20 @@ func checkAPI(cfg Config) error {
 	}
 	if cfg.ReasoningEffort != "" && !slices.Contains(Efforts, cfg.ReasoningEffort) {
 		return fmt.Errorf("%w: unknown reasoning effort %q (want one of %s)", ErrConfig, cfg.ReasoningEffort, strings.Join(Efforts, ", "))
+	}
+	return checkBaseURL(cfg.BaseURL)
+}
+
+// checkBaseURL refuses a base URL that requests cannot go to: one without
+// an http or https scheme ("localhost:11434/v1") or without a host. Empty
+// is OpenAI's.
+func checkBaseURL(base string) error {
+	if base == "" {
+		return nil
+	}
+	u, err := url.Parse(base)
+	if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
+		return fmt.Errorf("%w: base URL %q is not an http or https URL with a host (e.g. https://api.openai.com/v1 or http://localhost:11434/v1)", ErrConfig, base)
 	}
 	return nil
 }
@@ -206,9 +222,13 @@ func (c *Client) Complete(ctx context.Context, req llm.Request, onText func(delt
 	api := c.apiFor()
 	resp, err := c.call(ctx, api, req, onText)
 	if err != nil && c.switchAPI(api, err) {
-		resp, err = c.call(ctx, otherAPI(api), req, onText)
+		api = otherAPI(api)
+		resp, err = c.call(ctx, api, req, onText)
 	}
-	return resp, err
+	if err != nil {
+		return nil, c.withHint(ctx, api, err)
+	}
+	return resp, nil
 }
 
 // call makes one call on api, with retries.
@@ -216,7 +236,7 @@ func (c *Client) call(ctx context.Context, api string, req llm.Request, onText f
 	if api == APIResponses {
 		rreq := c.responsesRequest(req)
 		return c.retry(ctx, func(ctx context.Context) (*llm.Response, attemptResult) {
-			return c.attemptResponses(ctx, rreq, onText)
+			return c.attemptResponses(ctx, rreq, onText, req.OnReasoning)
 		})
 	}
 	creq := c.request(req)
@@ -233,14 +253,14 @@ func (c *Client) call(ctx context.Context, api string, req llm.Request, onText f
 		return nil, c.fail(err, 0, 0, false)
 	}
 	return c.retry(ctx, func(ctx context.Context) (*llm.Response, attemptResult) {
-		return c.attempt(ctx, body, onText)
+		return c.attempt(ctx, body, onText, req.OnReasoning)
 	})
 }
 
 // retry runs attempt until it succeeds, fails for good or runs out of tries.
 func (c *Client) retry(ctx context.Context, attempt func(context.Context) (*llm.Response, attemptResult)) (*llm.Response, error) {
 	for try := 1; ; try++ {
-		resp, a := attempt(ctx)
+		resp, a := c.timed(ctx, attempt)
 		if a.err == nil {
 			resp.Tries = try
 			return resp, nil
@@ -320,7 +340,11 @@ func (c *Client) ListModels(ctx context.Context) ([]string, error) {
 	}
 	list, err := c.api.ListModels(ctx)
 	if err != nil {
-		return nil, c.fail(err, 1, statusOf(err), false)
+		e := c.fail(err, 1, statusOf(err), false)
+		if e.Status != http.StatusNotFound { // no models list: no hint needed
+			_ = c.withHint(ctx, APIChat, e)
+		}
+		return nil, e
 	}
 	ids := make([]string, 0, len(list.Models))
 	for _, m := range list.Models {

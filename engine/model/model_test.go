@@ -573,3 +573,37 @@ func TestConcurrentCalls(t *testing.T) {
 		}
 	}
 }
+
+// Chat Completions' completion_tokens_details.reasoning_tokens becomes
+// Usage.Reasoning: as scripted, and as a thinking provider reports it for
+// the reasoning it streamed; a reply that did not reason reports none.
+func TestCompleteReasoningTokens(t *testing.T) {
+	s := fakemodel.NewTB(t)
+	s.Enqueue(
+		fakemodel.Reply{Text: "a", Reasoning: "let me think", Usage: fakemodel.Usage{Prompt: 700, Completion: 90, Reasoning: 64}},
+		fakemodel.Reply{Text: "b"},
+	)
+	c, _ := newClient(s, nil)
+	resp, err := c.Complete(context.Background(), userRequest("hi"), nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if resp.Usage != (llm.Usage{Prompt: 700, Completion: 90, Reasoning: 64}) {
+		t.Errorf("usage = %+v, want the reasoning tokens", resp.Usage)
+	}
+	if resp, err = c.Complete(context.Background(), userRequest("hi"), nil); err != nil || resp.Usage.Reasoning != 0 {
+		t.Errorf("a reply without reasoning: usage %+v, err %v", resp.Usage, err)
+	}
+
+	ds := fakemodel.NewTB(t)
+	ds.SetProvider(fakemodel.DeepSeek)
+	ds.Enqueue(fakemodel.Reply{Text: "c"})
+	dc, _ := newClient(ds, func(cfg *model.Config) { cfg.Model = "deepseek-v4-flash" })
+	resp, err = dc.Complete(context.Background(), userRequest("hi"), nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if u := resp.Usage; u.Reasoning == 0 || u.Reasoning >= u.Completion {
+		t.Errorf("deepseek usage = %+v, want reasoning tokens inside the completion", u)
+	}
+}

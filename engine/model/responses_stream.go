@@ -64,6 +64,9 @@ type respAssembler struct {
 	status    string // "completed" or "incomplete" once the response ends
 	reason    string // incomplete_details.reason
 	emitted   bool
+	// onReasoning is told of a reasoning item starting and of reasoning
+	// deltas (may be nil).
+	onReasoning func()
 }
 
 // rawItem is the part of an output item go-openai's ResponseOutputItem
@@ -103,8 +106,17 @@ func (a *respAssembler) add(ev openai.ResponseStreamEvent, onText func(string)) 
 		a.end(ev)
 	case openai.ResponseStreamEventFailed, openai.ResponseStreamEventError:
 		return failure(ev)
+	case openai.ResponseStreamEventReasoningSummaryTextDelta, openai.ResponseStreamEventReasoningTextDelta:
+		a.reasoned()
 	}
 	return nil
+}
+
+// reasoned tells onReasoning that the model is reasoning.
+func (a *respAssembler) reasoned() {
+	if a.onReasoning != nil {
+		a.onReasoning()
+	}
 }
 
 // failure is the error of an error or response.failed event.
@@ -148,6 +160,7 @@ func (a *respAssembler) item(ev openai.ResponseStreamEvent) error {
 		}
 	case "reasoning":
 		if !done {
+			a.reasoned()
 			return nil
 		}
 		var raw rawItem
@@ -224,21 +237,16 @@ func (a *respAssembler) response() *llm.Response {
 	return &llm.Response{Message: msg, FinishReason: finish, Usage: a.usage}
 }
 
-// attemptResponses makes one streamed Responses call bounded by
-// CallTimeout. The stream ends at response.completed or
-// response.incomplete; a stream that ends before either is incomplete.
-func (c *Client) attemptResponses(ctx context.Context, rreq openai.CreateResponseRequest, onText func(string)) (*llm.Response, attemptResult) {
-	actx, cancel := context.WithTimeout(ctx, c.cfg.CallTimeout)
-	defer cancel()
+// attemptResponses makes one streamed Responses call (timed bounds it).
+// The stream ends at response.completed or response.incomplete; a stream
+// that ends before either is incomplete.
+func (c *Client) attemptResponses(ctx context.Context, rreq openai.CreateResponseRequest, onText func(string), onReasoning func()) (*llm.Response, attemptResult) {
 	var info responseInfo
-	var asm respAssembler
+	asm := respAssembler{onReasoning: onReasoning}
 	result := func(err error) attemptResult {
-		if err != nil && ctx.Err() == nil && errors.Is(actx.Err(), context.DeadlineExceeded) {
-			err = fmt.Errorf("%w after %s", ErrCallTimeout, c.cfg.CallTimeout)
-		}
 		return attemptResult{err: err, emitted: asm.emitted, retryAfter: info.retryAfter}
 	}
-	stream, err := c.respAPI.CreateResponseStream(withResponseInfo(actx, &info), rreq)
+	stream, err := c.respAPI.CreateResponseStream(withResponseInfo(ctx, &info), rreq)
 	if err != nil {
 		return nil, result(err)
 	}

@@ -71,6 +71,9 @@ func retryable(err error) bool {
 	if sf := (*streamFailure)(nil); errors.As(err, &sf) {
 		return sf.transient()
 	}
+	if isQuota(err) {
+		return false // a 429 that waiting does not cure
+	}
 	if status := statusOf(err); status != 0 {
 		return retryableStatus(status)
 	}

@@ -158,6 +158,13 @@ type streamUsage struct {
 	PromptTokensDetails *struct {
 		CachedTokens int `json:"cached_tokens"`
 	} `json:"prompt_tokens_details"`
+	// CompletionTokensDetails names the reasoning part of the completion
+	// (OpenAI: "completion_tokens_details": {"reasoning_tokens": ...},
+	// https://platform.openai.com/docs/api-reference/chat/object#chat/object-usage;
+	// DeepSeek and OpenRouter send the same field).
+	CompletionTokensDetails *struct {
+		ReasoningTokens int `json:"reasoning_tokens"`
+	} `json:"completion_tokens_details"`
 }
 
 // wireError is an error object as providers send it, in a body or a stream.
