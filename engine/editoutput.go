@@ -52,6 +52,11 @@ func (env *toolEnv) appendOutput(p, text string) (ToolResult, error) {
 	if text == "" {
 		return nil, errors.New("nothing to append; send the text")
 	}
+	if pf := env.e.projectOf(env.s); pf != nil {
+		if res, ok := env.appendLanded(pf, p, text); ok { // project.go
+			return res, nil
+		}
+	}
 	return env.editDocument(p, func(old []byte) ([]byte, error) {
 		return append(old, text...), nil
 	})

@@ -272,6 +272,44 @@ func (env *toolEnv) markSeen(pf *projectFolder, docPath string, v int) {
 	env.s.Seen[seenKey(pf.name, docPath)] = v
 }
 
+// markWrote records that the session wrote version v.
+func (env *toolEnv) markWrote(pf *projectFolder, docPath string, v int) {
+	env.mu.Lock()
+	defer env.mu.Unlock()
+	if env.s.Wrote == nil {
+		env.s.Wrote = map[string]int{}
+	}
+	env.s.Wrote[seenKey(pf.name, docPath)] = v
+}
+
+// appendLanded finds an append that already landed: the latest version is
+// this session's own, one its transcript never recorded (the process
+// stopped after the store took it), and it ends with text. Then the
+// append is not made again, and that version is its result.
+func (env *toolEnv) appendLanded(pf *projectFolder, p, text string) (SaveResult, bool) {
+	virtual, docPath, err := env.projectPath(p, 0)
+	if err != nil {
+		return SaveResult{}, false
+	}
+	st := env.e.cfg.Projects.Store
+	hist, err := st.DocumentHistory(pf.name, docPath)
+	if err != nil || len(hist) == 0 || hist[0].Session != env.s.ID {
+		return SaveResult{}, false
+	}
+	env.mu.Lock()
+	wrote := env.s.Wrote[seenKey(pf.name, docPath)]
+	env.mu.Unlock()
+	if wrote >= hist[0].Version {
+		return SaveResult{}, false
+	}
+	data, err := st.DocumentData(pf.name, docPath, hist[0].Version)
+	if err != nil || !strings.HasSuffix(string(data), text) {
+		return SaveResult{}, false
+	}
+	res, err := env.landed(pf, virtual, hist[0], data, env.seen(pf, docPath) == hist[0].Version-1, false)
+	return res, err == nil
+}
+
 // author is the record of who writes in this session.
 func (env *toolEnv) author(docPath string) transcript.DocVersion {
 	return transcript.DocVersion{Path: docPath, Session: env.s.ID, Thread: env.s.Key, Agent: env.s.AgentID, Person: env.s.Person}
@@ -360,6 +398,7 @@ func (env *toolEnv) landed(pf *projectFolder, virtual string, v transcript.DocVe
 	if seen {
 		env.markSeen(pf, v.Path, v.Version)
 	}
+	env.markWrote(pf, v.Path, v.Version)
 	if internal && env.kept != nil {
 		if err := env.kept(virtual, data); err != nil {
 			return SaveResult{}, err

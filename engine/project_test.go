@@ -550,3 +550,31 @@ func TestProjectIsolationInsideTheProject(t *testing.T) {
 		}
 	}
 }
+
+// An append whose version landed but whose record the transcript lost (the
+// process stopped between the store and the session's save) is not made
+// twice when the model, told the call was interrupted, calls it again; an
+// append the transcript knows of is made again when asked.
+func TestProjectAppendNotRepeatedAfterACrash(t *testing.T) {
+	h, _ := projectHarness(t, nil)
+	s := h.startAs("T1/C1/1.1", "pm", "U1")
+	appendLine := func() {
+		h.fm.Enqueue(fakemodel.Reply{ToolCalls: []fakemodel.ToolCall{call("edit_output", map[string]string{"path": "log.md", "append": "line A\n"})}},
+			fakemodel.Reply{Text: "ok"})
+		h.turn(s, "append")
+	}
+	appendLine()
+	s.Wrote = nil // what a resume from the last saved record knows
+	appendLine()
+	project := storage.ChannelProject("T1", "C1")
+	if data, _ := h.st.DocumentData(project, "log.md", 0); string(data) != "line A\n" {
+		t.Fatalf("after the repeated call the log is %q", data)
+	}
+	appendLine() // now recorded: a real second append
+	if data, _ := h.st.DocumentData(project, "log.md", 0); string(data) != "line A\nline A\n" {
+		t.Fatalf("a second append was not made: %q", data)
+	}
+	if hist, _ := h.st.DocumentHistory(project, "log.md"); len(hist) != 2 {
+		t.Fatalf("%d versions, want 2", len(hist))
+	}
+}

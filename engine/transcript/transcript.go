@@ -253,6 +253,10 @@ type Session struct {
 	// or written ("project\x00path" → version): a save based on an older
 	// one is refused.
 	Seen map[string]int `json:"doc_seen,omitempty"`
+	// Wrote is the latest version of each project document the session
+	// wrote (same keys as Seen), so a call cut short by a crash after its
+	// version landed is not applied twice when the model calls it again.
+	Wrote map[string]int `json:"doc_wrote,omitempty"`
 	// Meta holds small facts of the caller's own.
 	Meta    map[string]string `json:"meta,omitempty"`
 	Usage   Usage             `json:"usage"`
