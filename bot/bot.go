@@ -19,7 +19,8 @@ import (
 
 // Store is what the bot keeps, as the storage roles it uses: sessions by
 // thread (and their working folders and documents), the inbound queue and
-// its dedupe marks, leases on threads, and channel settings. Every
+// its dedupe marks, leases on threads, channel settings, and the projects
+// whose documents threads share. Every
 // storage.Backend meets it.
 type Store interface {
 	storage.Sessions
@@ -29,6 +30,7 @@ type Store interface {
 	storage.Dedupe
 	storage.Leases
 	storage.Channels
+	storage.Projects
 }
 
 // Observer is told what the bot does, for metrics. Its methods must be cheap

@@ -27,9 +27,11 @@ func (b *Bot) refreshHome(ctx context.Context, user string) {
 	}
 	sessions := b.recentSessions(user, homeSessions)
 	agents := b.cfg.Catalog().EntryPoints()
+	projects := b.homeProjectBlocks(sessions) // projects.go
 	// A view holds 100 blocks: four go to the headers, the divider and the
-	// overflow line, and each session (or the empty note) takes one.
-	room := maxHomeBlocks - 4 - max(len(sessions), 1)
+	// overflow line, each session (or the empty note) takes one, and the
+	// projects' documents theirs.
+	room := maxHomeBlocks - 4 - max(len(sessions), 1) - len(projects)
 	shown := agents[:min(len(agents), room)]
 	blocks := []slack.Block{slack.NewHeaderBlock(slack.NewTextBlockObject(slack.PlainTextType, "Agents", false, false))}
 	origins := personaOrigins(shown) // repeated personas told apart
@@ -59,6 +61,7 @@ func (b *Bot) refreshHome(ctx context.Context, user string) {
 	for _, s := range sessions {
 		blocks = append(blocks, slack.NewSectionBlock(slack.NewTextBlockObject(slack.MarkdownType, sessionLine(s), false, false), nil, nil))
 	}
+	blocks = append(blocks, projects...)
 	_, err := b.cfg.API.PublishViewContext(ctx, slack.PublishViewContextRequest{UserID: user,
 		View: slack.HomeTabViewRequest{Type: slack.VTHomeTab, Blocks: slack.Blocks{BlockSet: blocks}}})
 	if err != nil && !b.web().Refused("views.publish", err) {

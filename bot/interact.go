@@ -28,6 +28,7 @@ var clickHandlers = map[string]func(b *Bot, c click, ack func()) bool{
 	actionDeny:     (*Bot).onApprovalButton,
 	actionFeedback: (*Bot).onFeedbackButton, // feedback.go
 	actionHome:     (*Bot).onHomeButton,     // hometab.go: the Home tab has no channel
+	actionBind:     (*Bot).onBindButton,     // projects.go
 	actionMenu:     (*Bot).onThreadButton,
 	actionPick:     (*Bot).onThreadButton,
 }

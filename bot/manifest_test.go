@@ -59,6 +59,15 @@ var methodScopes = map[string]string{
 	// files.completeUploadExternal: files:write.
 	"files.getUploadURLExternal":   "files:write",
 	"files.completeUploadExternal": "files:write",
+	// https://docs.slack.dev/reference/methods/conversations.replies:
+	// channels:history (groups:, im:, mpim:history by the conversation's
+	// type; all four are declared for the message events).
+	"conversations.replies": "channels:history",
+	// https://docs.slack.dev/reference/methods/conversations.info and
+	// conversations.members: channels:read for a public channel,
+	// groups:read for a private one (the exercise asks about both).
+	"conversations.info":    "channels:read",
+	"conversations.members": "groups:read",
 	// https://docs.slack.dev/reference/methods/users.info: users:read.
 	"users.info":                "users:read",
 	fakeslack.MethodUpload:      "", // the upload_url handed out by files.getUploadURLExternal
@@ -285,6 +294,22 @@ func exerciseEverything(t *testing.T, r *rig) map[string]bool {
 		}
 		return false
 	})
+
+	// /agent project new and use, by an admin: conversations.info on the
+	// public channel, then on a private one, whose members are asked.
+	r.slack.AddUser(slack.User{ID: user, TeamID: r.slack.TeamID(), Name: "user-u0user1", RealName: "User " + user, IsAdmin: true,
+		Profile: slack.UserProfile{DisplayName: "user-u0user1", RealName: "User " + user}})
+	r.slack.SendSlashCommand(slack.SlashCommand{Command: "/agent", Text: "project new launch", UserID: user, ChannelID: channel})
+	r.waitFor("/agent project new", ephemeralWith("now shares the project"))
+	r.slack.SendSlashCommand(slack.SlashCommand{Command: "/agent", Text: "project use launch", UserID: user, ChannelID: "G0PRIV9"})
+	r.waitFor("/agent project use in a private channel", ephemeralWith("asked this channel for the approval"))
+	// A first mention inside a thread people talk in: conversations.replies.
+	if err := r.st.SetChannelDefault(r.slack.TeamID(), "C0CHAN3", "product-lead"); err != nil {
+		t.Fatal(err)
+	}
+	root := sendMessage(r, "C0CHAN3", "channel", "a discussion before the bot", "")
+	sendMessage(r, "C0CHAN3", "channel", mention+"hello", root)
+	r.waitFor("the thread read", func() bool { return len(r.slack.CallsTo("conversations.replies")) > 0 })
 
 	// app_mention with a file: download, greeting, a streamed turn that
 	// saves a document, and its upload.

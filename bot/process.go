@@ -188,6 +188,9 @@ func (b *Bot) activate(ctx context.Context, c *engine.Conversation, a *catalog.A
 		if it.User != "" {
 			b.setState(s, func(st *threadState) { st.Owner = it.User })
 		}
+		if tc := b.threadContext(ctx, &s.Session, it); tc != "" { // threadcontext.go
+			s.Handoff = strings.TrimSpace(s.Handoff + "\n\n" + tc)
+		}
 	})
 	if err != nil {
 		b.log.Warn("activate agent", "agent", a.ID, "err", err)
@@ -239,6 +242,7 @@ func (b *Bot) switchAgent(ctx context.Context, c *engine.Conversation, it item, 
 			return
 		}
 	}
+	c.Person = it.User // who asks for the switch: the handoff names them
 	if _, err := c.Switch(nil, nil); err != nil {
 		b.log.Error("switch agent", "err", err)
 		b.post(ctx, it.Channel, it.ThreadTS, "⚠️ I couldn't switch agents. Please try again.")

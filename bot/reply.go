@@ -3,6 +3,7 @@ package bot
 import (
 	"context"
 	"errors"
+	"strings"
 
 	"agentbot/bot/render"
 	"agentbot/bot/slackmd"
@@ -22,12 +23,15 @@ type reply struct {
 	stoppedBy string
 }
 
-// newReply starts the reply of a turn of it; the documents it saves are
-// read from the store under sessionID when they are uploaded.
-func (b *Bot) newReply(ctx context.Context, it item, sessionID string) *reply {
+// newReply starts the reply of a turn of it in session s: it names the
+// agent that speaks, and the documents the turn saves are read from the
+// store under the session's id when they are uploaded.
+func (b *Bot) newReply(ctx context.Context, it item, s *engine.Session) *reply {
+	sessionID := s.ID
 	rep := &reply{}
 	rep.r = render.New(ctx, b.web(), render.Thread{Team: it.Team, Channel: it.Channel, TS: it.ThreadTS, User: it.User, DM: it.DM}, render.Options{
 		Streaming: !b.cfg.NoStreaming,
+		Speaker:   speaker(s),
 		Feedback:  feedbackBlock(),
 		Stopped:   func() bool { return rep.rt != nil && rep.rt.stoppedBy() != "" },
 		Upload: func(ev engine.Event) {
@@ -38,6 +42,19 @@ func (b *Bot) newReply(ctx context.Context, it item, sessionID string) *reply {
 		Log: b.log,
 	})
 	return rep
+}
+
+// speaker names the session's agent for the line under its answers.
+func speaker(s *engine.Session) string {
+	if s == nil || s.Agent == nil {
+		return ""
+	}
+	a := s.Agent
+	name := strings.TrimSpace(a.Icon + " " + a.Name)
+	if a.Title != "" && a.Title != a.Name {
+		name += ", " + a.Title
+	}
+	return name + " (" + a.ID + ")"
 }
 
 // emit receives the engine's events.

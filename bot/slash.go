@@ -23,6 +23,7 @@ const slashHelp = "*/agent* — pick who helps in this channel\n" +
 	"• `/agent reset` — clear this channel's default (threads start with a picker)\n" +
 	"• `/agent reload` — reload bundles without a restart (admins)\n" +
 	"• `/agent tools` · `/agent tools add <server>` · `/agent tools remove <server>` — the MCP servers this channel's agents may use (admins)\n" +
+	"• `/agent project` — this channel's project: the documents all its threads share · `/agent project use <name>` · `/agent project new <name>` — share a project between channels (admins)\n" +
 	"In a thread, `@agentbot use <agent>` switches that thread's agent."
 
 // onSlash answers /agent ephemerally. Slash commands never run in threads,
@@ -60,6 +61,8 @@ func (b *Bot) onSlash(cmd slack.SlashCommand) {
 		b.reload(cmd)
 	case "tools":
 		b.slashTools(cmd, team, f[1:]) // tools.go
+	case "project":
+		b.slashProject(cmd, team, f[1:]) // projects.go
 	default:
 		b.respond(cmd, fmt.Sprintf("I don't know `/agent %s`.\n%s", sub, slashHelp))
 	}

@@ -279,7 +279,9 @@ func TestThreadUseSwitchesAgent(t *testing.T) {
 	r.waitFor("the answer", func() bool { return r.model.Calls() == 1 })
 	sys := r.model.Requests()[0].Messages[0].Content
 	has(t, sys, "Dario", "system prompt after the switch")
-	hasNot(t, sys, "Maren", "system prompt after the switch")
+	persona, handoff, _ := strings.Cut(sys, "## Handoff")
+	hasNot(t, persona, "Maren", "system prompt after the switch")
+	has(t, handoff, "Before you, 🧭 Maren (product-lead", "the handoff after the switch")
 
 	// An unknown agent changes nothing and lists the agents.
 	r.mention("use nobody", thread)

@@ -55,7 +55,8 @@ func (b *Bot) runTurn(ctx context.Context, c *engine.Conversation, it item, inpu
 // ends the turn.
 func (b *Bot) beforeTurn(ctx context.Context, c *engine.Conversation, it item, input string) (*threadTurn, context.Context, func()) {
 	b.obs.TurnStarted()
-	t := &threadTurn{c: c, it: it, start: time.Now(), r: b.newReply(ctx, it, c.ID)}
+	t := &threadTurn{c: c, it: it, start: time.Now(), r: b.newReply(ctx, it, c.Session)}
+	c.Person = it.User // the author of the documents the turn saves
 	tctx, cancel := context.WithCancel(ctx)
 	key := it.thread().String()
 	t.rt = b.running.start(key, cancel)

@@ -131,7 +131,7 @@ func (e *Engine) Activate(s *Session, a *catalog.Agent) (*Greeting, error) {
 
 	g := greeting(a, v)
 	s.Messages = append(s.Messages[:0],
-		transcript.Message{Role: transcript.RoleSystem, Content: systemPrompt(a, v, e.catalog().SkillsFor(a), e.toolsFor(s))},
+		transcript.Message{Role: transcript.RoleSystem, Content: withHandoff(s, systemPrompt(a, v, e.catalog().SkillsFor(a), e.toolsFor(s)))},
 		transcript.Message{Role: transcript.RoleUser, Content: sessionFacts(v, missing)},
 		transcript.Message{Role: transcript.RoleAssistant, Content: g.Text},
 	)

@@ -90,11 +90,13 @@ func (c *Conversation) Start(a *catalog.Agent, prepare func(*Session)) (*Greetin
 }
 
 // Switch moves the key to a fresh session and starts agent a in it (Start);
-// the earlier session is kept, detached. A session never used stays
+// the earlier session is kept, detached, and the new agent gets a handoff
+// of its work (Handoff). A session never used stays
 // attached and is reused. With a nil agent the fresh session waits for one
 // (and the greeting is nil).
 func (c *Conversation) Switch(a *catalog.Agent, prepare func(*Session)) (*Greeting, error) {
 	if c.Agent != nil || len(c.Messages) > 0 {
+		handoff, person := Handoff(&c.Session.Session, c.Person), c.Person
 		if err := c.store.DetachSession(c.ID); err != nil {
 			return nil, fmt.Errorf("switch agent: detach session %s: %w", c.ID, err)
 		}
@@ -102,7 +104,8 @@ func (c *Conversation) Switch(a *catalog.Agent, prepare func(*Session)) (*Greeti
 		if err != nil {
 			return nil, fmt.Errorf("switch agent: new session: %w", err)
 		}
-		c.Session = &Session{Session: *rec}
+		c.Session = &Session{Session: *rec, Person: person}
+		c.Handoff = handoff // handoff.go: the new agent hears what came before
 	}
 	if a == nil {
 		return nil, nil

@@ -52,13 +52,14 @@ func (env *toolEnv) appendOutput(p, text string) (ToolResult, error) {
 	if text == "" {
 		return nil, errors.New("nothing to append; send the text")
 	}
-	env.editMu.Lock()
-	defer env.editMu.Unlock()
-	old, err := env.readOutput(p)
-	if err != nil {
-		return nil, err
+	if pf := env.e.projectOf(env.s); pf != nil {
+		if res, ok := env.appendLanded(pf, p, text); ok { // project.go
+			return res, nil
+		}
 	}
-	return env.write(p, append(old, text...))
+	return env.editDocument(p, func(old []byte) ([]byte, error) {
+		return append(old, text...), nil
+	})
 }
 
 // replaceOutput replaces the one occurrence of oldText in a document.
@@ -66,23 +67,39 @@ func (env *toolEnv) replaceOutput(p, oldText, newText string) (ToolResult, error
 	if oldText == "" {
 		return nil, errors.New("old_text is empty; give the passage to replace, or use append")
 	}
+	return env.editDocument(p, func(old []byte) ([]byte, error) {
+		if len(old) == 0 {
+			return nil, fmt.Errorf("%s does not exist yet; save it first with save_output or append", p)
+		}
+		switch n := strings.Count(string(old), oldText); n {
+		case 0:
+			return nil, fmt.Errorf("old_text does not occur in %s; read it back and copy the passage exactly", p)
+		case 1:
+		default:
+			return nil, fmt.Errorf("old_text occurs %d times in %s; include more of the surrounding text so it occurs once", n, p)
+		}
+		return []byte(strings.Replace(string(old), oldText, newText, 1)), nil
+	})
+}
+
+// editDocument applies edit to the latest text of a document and saves
+// the result: in a project atomically in the store, so edits of other
+// threads are never lost; else under the session's edit lock.
+func (env *toolEnv) editDocument(p string, edit func(old []byte) ([]byte, error)) (ToolResult, error) {
+	if pf := env.e.projectOf(env.s); pf != nil {
+		return env.editProject(pf, p, false, edit) // project.go
+	}
 	env.editMu.Lock()
 	defer env.editMu.Unlock()
 	old, err := env.readOutput(p)
 	if err != nil {
 		return nil, err
 	}
-	if len(old) == 0 {
-		return nil, fmt.Errorf("%s does not exist yet; save it first with save_output or append", p)
+	data, err := edit(old)
+	if err != nil {
+		return nil, err
 	}
-	switch n := strings.Count(string(old), oldText); n {
-	case 0:
-		return nil, fmt.Errorf("old_text does not occur in %s; read it back and copy the passage exactly", p)
-	case 1:
-	default:
-		return nil, fmt.Errorf("old_text occurs %d times in %s; include more of the surrounding text so it occurs once", n, p)
-	}
-	return env.write(p, []byte(strings.Replace(string(old), oldText, newText, 1)))
+	return env.write(p, data)
 }
 
 // readOutput reads a document under /outputs; a missing one is empty.

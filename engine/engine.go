@@ -38,6 +38,9 @@ type Config struct {
 	// writes through to it, and a session's output folder is brought up to
 	// date from it when its sandbox opens. Nil: the local folder alone.
 	Outputs OutputStore
+	// Projects, when set, makes the sessions of a project share their
+	// /outputs: versioned documents in a store (see Projects).
+	Projects *Projects
 	// OutputRoot and InputRoot return the host folders of a session.
 	OutputRoot func(sessionID string) string
 	InputRoot  func(sessionID string) string
@@ -101,6 +104,8 @@ type Engine struct {
 	// stored marks the document versions known to be in cfg.Outputs with
 	// the bytes of the local file (keys from storedKey).
 	stored sync.Map
+	// projects holds the working copy of each project in use, by name.
+	projects sync.Map
 }
 
 // New returns an engine for cfg.

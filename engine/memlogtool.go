@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"path"
 	"strings"
+	"time"
 
 	"agentbot/engine/memlog"
 )
@@ -63,14 +64,45 @@ func (env *toolEnv) memlog(a memlogArgs) (ToolResult, error) {
 	case a.Path == "":
 		return nil, errors.New("memlog needs workspace (the run folder) or path")
 	}
+	now := env.e.cfg.Now()
+	transform := func(old []byte) ([]byte, error) { return memlogEdit(a, file, old, now) }
+	if pf := env.e.projectOf(env.s); pf != nil {
+		res, err := env.editProject(pf, file, true, transform) // project.go
+		if err != nil {
+			return nil, err
+		}
+		data, _, err := env.sb.ReadFile(res.Path)
+		if err != nil {
+			return nil, err
+		}
+		return MemlogResult{OK: true, Memlog: res.Path, Entries: memlog.Entries(data)}, nil
+	}
 	env.editMu.Lock()
 	defer env.editMu.Unlock()
 	old, err := env.readOutput(file)
 	if err != nil {
 		return nil, err
 	}
-	now := env.e.cfg.Now()
+	data, err := transform(old)
+	if err != nil {
+		return nil, err
+	}
+	virtual, err := env.sb.WriteFile(file, data)
+	if err != nil {
+		return nil, err
+	}
+	if env.kept != nil {
+		if err := env.kept(virtual, data); err != nil {
+			return nil, err
+		}
+	}
+	return MemlogResult{OK: true, Memlog: virtual, Entries: memlog.Entries(data)}, nil
+}
+
+// memlogEdit applies one memlog command to the log's text (nil: missing).
+func memlogEdit(a memlogArgs, file string, old []byte, now time.Time) ([]byte, error) {
 	var data []byte
+	var err error
 	switch a.Command {
 	case "init":
 		if old != nil {
@@ -106,14 +138,5 @@ func (env *toolEnv) memlog(a memlogArgs) (ToolResult, error) {
 	default:
 		return nil, fmt.Errorf("unknown memlog command %q; use init, append or set", a.Command)
 	}
-	virtual, err := env.sb.WriteFile(file, data)
-	if err != nil {
-		return nil, err
-	}
-	if env.kept != nil {
-		if err := env.kept(virtual, data); err != nil {
-			return nil, err
-		}
-	}
-	return MemlogResult{OK: true, Memlog: virtual, Entries: memlog.Entries(data)}, nil
+	return data, nil
 }

@@ -8,6 +8,7 @@ import (
 	"strconv"
 	"strings"
 
+	"agentbot/engine/catalog"
 	"agentbot/engine/sandbox"
 	"agentbot/engine/transcript"
 	"agentbot/engine/vars"
@@ -35,6 +36,14 @@ func (e *Engine) openSandbox(s *Session) (*sandbox.Sandbox, error) {
 	if e.cfg.InputRoot != nil {
 		cfg.InputRoot = e.cfg.InputRoot(s.ID)
 	}
+	pf := e.projectOf(s)
+	if pf != nil {
+		// The project's documents and shared files (project.go).
+		cfg.OutputRoot, cfg.InputRoot = pf.docs(), pf.inputs()
+		if err := pf.sync(e.cfg.Projects.Store, baseLayer(a)); err != nil {
+			e.cfg.Logger.Error("project: bring the documents up to date", "project", pf.name, "session", s.ID, "err", err)
+		}
+	}
 	cfg.SkillsRoot = e.catalog().SkillsDir
 	cfg.Hidden, cfg.Deny = e.cfg.Hidden, e.cfg.Deny
 	cfg.OutputAliases = outputAliases(a)
@@ -42,11 +51,22 @@ func (e *Engine) openSandbox(s *Session) (*sandbox.Sandbox, error) {
 	if err != nil {
 		return nil, err
 	}
-	e.syncOutputs(s, cfg.OutputRoot, cfg.InputRoot)
+	if pf == nil {
+		e.syncOutputs(s, cfg.OutputRoot, cfg.InputRoot)
+	}
 	if s.Skill != nil {
 		sb.SetBase(s.Skill.Root, s.Skill.Vars)
 	}
 	return sb, nil
+}
+
+// baseLayer is the BMAD root's own artifact folder, which a project shows
+// under its documents as a read-only base layer ("" for none).
+func baseLayer(a *catalog.Agent) string {
+	if a == nil || a.Home == nil || a.Home.ProjectRoot == "" || a.Home.OutputFolder == "" {
+		return ""
+	}
+	return filepath.Join(a.Home.ProjectRoot, filepath.FromSlash(a.Home.OutputFolder))
 }
 
 // storedKey names a document version in Engine.stored.

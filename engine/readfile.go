@@ -35,7 +35,7 @@ var readFileTool = define(Tool{
 		if a.Path == "" {
 			return nil, errors.New(`read_file needs a path, e.g. {"path": "/project/config.yaml"}`)
 		}
-		data, virtual, err := env.sb.ReadFile(a.Path)
+		data, virtual, err := env.readFile(a.Path)
 		if err != nil {
 			return nil, err
 		}
@@ -47,3 +47,12 @@ var readFileTool = define(Tool{
 
 // ToolReadFile is the name of the tool that reads files.
 const ToolReadFile = "read_file"
+
+// readFile reads a file for the model; a project's document is brought up
+// to date first and recorded as seen.
+func (env *toolEnv) readFile(p string) ([]byte, string, error) {
+	if pf := env.e.projectOf(env.s); pf != nil {
+		return env.readProject(pf, p) // project.go
+	}
+	return env.sb.ReadFile(p)
+}

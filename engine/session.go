@@ -21,6 +21,10 @@ type Session struct {
 	// record keeps a snapshot, transcript.Session.Agent). A reload does not
 	// change it.
 	Agent *catalog.Agent `json:"-"`
+	// Person is who writes in the current turn (a Slack user id, a
+	// terminal user), set by the front end before it runs the turn: the
+	// author of the document versions the turn saves. Never persisted.
+	Person string `json:"-"`
 	// stubs caches the elided form of messages by index (nil: unchanged),
 	// so requests do not rebuild them; stubs depend only on the message.
 	stubs map[int]*transcript.Message

@@ -61,7 +61,7 @@ func (e *Engine) activateSkill(s *Session, a *catalog.Agent, preset map[string]s
 	hideHostPaths(v, sb)
 	g := skillGreeting(a, v)
 	s.Messages = append(s.Messages[:0],
-		transcript.Message{Role: transcript.RoleSystem, Content: skillPrompt(a, v, sb, e.catalog().SkillsFor(a), e.toolsFor(s))},
+		transcript.Message{Role: transcript.RoleSystem, Content: withHandoff(s, skillPrompt(a, v, sb, e.catalog().SkillsFor(a), e.toolsFor(s)))},
 		transcript.Message{Role: transcript.RoleUser, Content: skillSessionFacts(a, v)},
 		transcript.Message{Role: transcript.RoleAssistant, Content: g.Text},
 	)
@@ -402,9 +402,12 @@ type SkillResult struct {
 	Scripts string `json:"scripts,omitempty"`
 	// MCP says, for each MCP server the skill requires, whether this agent
 	// has it.
-	MCP   []catalog.MCPNeed `json:"requires_mcp,omitempty"`
-	Facts []FileContent     `json:"facts,omitempty"`
-	Notes []string          `json:"notes,omitempty"`
+	MCP []catalog.MCPNeed `json:"requires_mcp,omitempty"`
+	// Project is the state of the session's project: its documents with
+	// versions and authors, matched to the help tables' outputs patterns.
+	Project string        `json:"project_documents,omitempty"`
+	Facts   []FileContent `json:"facts,omitempty"`
+	Notes   []string      `json:"notes,omitempty"`
 }
 
 // Failure is "" for a skill that loaded.
@@ -567,6 +570,7 @@ func (env *toolEnv) loadSkill(name string) (ToolResult, error) {
 		res.Scripts = catalog.ScriptsNote
 	}
 	res.MCP = sk.MCPNeeds(env.servers())
+	res.Project = env.projectState(sk) // projectstate.go
 	res.Note = "Loaded by the runtime: customization and config are resolved below, so skip those steps. Keep your persona."
 	return res, nil
 }

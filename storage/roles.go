@@ -157,6 +157,7 @@ type Backend interface {
 	Channels
 	Usage
 	Outputs
+	Projects
 	// Ping checks that the store answers.
 	Ping() error
 	Close() error

@@ -179,6 +179,8 @@ var rules = map[string]methodRule{
 		required: []argRule{req("channel_not_found", "channel")}},
 	"conversations.info": {doc: "https://docs.slack.dev/reference/methods/conversations.info",
 		required: []argRule{req("channel_not_found", "channel")}},
+	"conversations.members": {doc: "https://docs.slack.dev/reference/methods/conversations.members",
+		required: []argRule{req("channel_not_found", "channel")}},
 	"conversations.open": {doc: "https://docs.slack.dev/reference/methods/conversations.open",
 		required: []argRule{req("users_list_not_supplied", "channel", "users")}},
 	"users.info": {doc: "https://docs.slack.dev/reference/methods/users.info",

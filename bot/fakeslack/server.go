@@ -115,7 +115,8 @@ type Server struct {
 	pendingUp  map[string]*Upload // file id -> upload not yet completed
 	files      map[string]*storedFile
 	users      map[string]slack.User
-	tickets    map[string]bool // unused websocket tickets
+	members    map[string][]string // channel -> members set by SetMembers (members.go)
+	tickets    map[string]bool     // unused websocket tickets
 	envs       []*Envelope
 	envIdx     map[string]*Envelope
 	acks       []Ack

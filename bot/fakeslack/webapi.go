@@ -74,6 +74,7 @@ var methods = map[string]methodSpec{
 	"conversations.replies":                 {needBot, (*Server).conversationsReplies},
 	"conversations.history":                 {needBot, (*Server).conversationsHistory},
 	"conversations.info":                    {needBot, (*Server).conversationsInfo},
+	"conversations.members":                 {needBot, (*Server).conversationsMembers},
 	"reactions.add":                         {needBot, (*Server).reactionsAdd},
 	"users.info":                            {needBot, (*Server).usersInfo},
 	"views.publish":                         {needBot, (*Server).viewsPublish},

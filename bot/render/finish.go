@@ -75,13 +75,16 @@ func (r *Reply) uploadSaved() {
 	}
 }
 
-// tail is the blocks under a successful final answer: the feedback
-// buttons, and the note of tool calls waiting for approval.
+// tail is the blocks under a successful final answer: who speaks, the
+// feedback buttons, and the note of tool calls waiting for approval.
 func (r *Reply) tail(o Outcome) []slack.Block {
 	if o.Failure != "" {
 		return nil
 	}
 	var tail []slack.Block
+	if strings.TrimSpace(o.Text) != "" && r.opts.Speaker != "" {
+		tail = append(tail, slack.NewContextBlock("speaker", slack.NewTextBlockObject(slack.MarkdownType, slackmd.EscapeText(r.opts.Speaker), false, false)))
+	}
 	if strings.TrimSpace(o.Text) != "" && r.opts.Feedback != nil {
 		tail = append(tail, r.opts.Feedback)
 	}

@@ -101,6 +101,10 @@ type Options struct {
 	// Stopped reports whether someone stopped the turn; from then on no
 	// progress is shown.
 	Stopped func() bool
+	// Speaker names the agent answering ("📋 John, Product Manager"): a
+	// context line under the final answer says who speaks, streamed or
+	// posted alike. "" shows none.
+	Speaker string
 	// Upload uploads one document the turn saved; Finish calls it once per
 	// document, with its latest save, before the answer.
 	Upload func(saved engine.Event)

@@ -20,14 +20,16 @@ import (
 // runChat talks to one agent in the terminal. It reads stdin line by line,
 // so it can be scripted, and resumes a named session.
 func runChat(ctx context.Context, e *env) int {
-	var agentID, name string
+	var agentID, name, project string
 	cfg, _, code := parse("chat", e, func(fs *flagSet) {
 		fs.StringVar(&agentID, "agent", "", "agent id (see agentbot agents)")
 		fs.StringVar(&name, "session", "", "session name to start or resume")
+		fs.StringVar(&project, "project", "", "the project whose documents the session shares (default: this data folder's terminal project)")
 	})
 	if cfg == nil {
 		return code
 	}
+	cfg.Project = project
 	if err := needKey(cfg); err != nil {
 		fmt.Fprintf(e.stderr, "agentbot chat: %v\n", err)
 		return 2
@@ -107,12 +109,15 @@ type terminal struct {
 	sc          *bufio.Scanner
 	interactive bool
 	cfg         *Config // for explaining a catalog without the agent asked for
+	// person is the terminal's user ($USER), the author of the documents
+	// the session saves in its project.
+	person string
 }
 
 func newTerminal(e *env) *terminal {
 	sc := bufio.NewScanner(e.stdin)
 	sc.Buffer(make([]byte, 64*1024), 4<<20)
-	return &terminal{out: e.stdout, errOut: e.stderr, sc: sc, interactive: isTerminal(e.stdin)}
+	return &terminal{out: e.stdout, errOut: e.stderr, sc: sc, interactive: isTerminal(e.stdin), person: e.getenv("USER")}
 }
 
 // decide asks on the terminal about a call a turn waits on.
@@ -193,6 +198,7 @@ func (t *terminal) start(eng *engine.Engine, st storage.Backend, key, agentID st
 // returns 1 when the input fails or the last turn failed (scripts must see
 // it).
 func (t *terminal) talk(ctx context.Context, c *engine.Conversation) int {
+	c.Person = t.person
 	for {
 		line, ok := t.readLine()
 		if !ok {

@@ -11,6 +11,7 @@ import (
 
 	"agentbot/engine/fakemodel"
 	"agentbot/engine/transcript"
+	"agentbot/storage"
 	"agentbot/storage/bolt"
 )
 
@@ -87,8 +88,9 @@ func TestChatBriefEndToEnd(t *testing.T) {
 	}
 	contains(t, "turn 2", turn2, "Your brief is saved as product-brief.md.")
 
-	// The file is in the session's output folder.
-	file := filepath.Join(vars["AGENTBOT_DATA"], "outputs", id, "product-brief.md")
+	// The file is in the working copy of the terminal project's documents.
+	_ = id
+	file := filepath.Join(storage.Folders{Dir: vars["AGENTBOT_DATA"]}.ProjectFolder(storage.TerminalProject), "documents", "product-brief.md")
 	data, err := os.ReadFile(file)
 	if err != nil {
 		t.Fatalf("output: %v\nstdout:\n%s", err, out)

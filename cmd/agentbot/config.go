@@ -22,6 +22,9 @@ type Config struct {
 	Deny      []string
 	CoreRoot  string
 	DataDir   string
+	// Project is the terminal's project (chat --project; "": the data
+	// folder's terminal project). Slack channels have their own.
+	Project string
 	// MCPConfig is the MCP servers' config file (empty: no MCP tools).
 	MCPConfig string
 	// DatabaseURL selects PostgreSQL, shared by replicas, instead of bbolt

@@ -48,7 +48,7 @@ var everyGroup = []string{"agents", "store", "replicas", "model", "turns", "slac
 func commands() []command {
 	return []command{
 		{name: "serve", summary: "run the Slack bot over Socket Mode", groups: everyGroup, run: runServe},
-		{name: "chat", summary: "talk to an agent in the terminal", usage: "--agent ID [--session NAME]",
+		{name: "chat", summary: "talk to an agent in the terminal", usage: "--agent ID [--session NAME] [--project NAME]",
 			groups: []string{"agents", "store", "model", "turns", "logs"}, run: runChat},
 		// agents reads the data folder: the built-in sample bundle is
 		// unpacked there when no other source is named.
@@ -56,6 +56,8 @@ func commands() []command {
 			groups: []string{"agents", "store"}, run: runAgents},
 		{name: "sessions", summary: "list, show, export, delete or prune sessions", usage: sessionsUsage,
 			groups: []string{"store", "retention"}, run: runSessions},
+		{name: "projects", summary: "list, show, export or import projects' shared documents", usage: projectsSynopsis,
+			groups: []string{"store", "turns"}, run: runProjects},
 		{name: "check", summary: "validate tokens, Slack, the model (a real tool call), MCP servers and bundles", usage: "[--check-timeout DURATION] [--no-slack]",
 			groups: []string{"agents", "store", "model", "slack"}, run: runCheck},
 		{name: "backup", summary: "copy the database consistently, also while serve or chat runs", usage: "[--force] FILE",

@@ -53,8 +53,8 @@ func runMigrate(ctx context.Context, e *env) int {
 		return 1
 	}
 	rep, err := bolt.Migrate(imp, src)
-	fmt.Fprintf(e.stdout, "copied %d session(s) with %d message(s) and %d document version(s), %d channel default(s), %d channel MCP server list(s), %d queued message(s); %d session(s) were there already\n",
-		rep.Sessions, rep.Messages, rep.Outputs, rep.Channels, rep.ChannelTools, rep.Queued, rep.Skipped)
+	fmt.Fprintf(e.stdout, "copied %d session(s) with %d message(s) and %d document version(s), %d channel default(s), %d channel MCP server list(s), %d queued message(s), %d project(s) with %d document version(s); %d session(s) were there already\n",
+		rep.Sessions, rep.Messages, rep.Outputs, rep.Channels, rep.ChannelTools, rep.Queued, rep.Projects, rep.Documents, rep.Skipped)
 	if err != nil {
 		fmt.Fprintf(e.stderr, "agentbot migrate: %v (what was copied stays; run it again to go on)\n", err)
 		return 1

@@ -7,6 +7,7 @@ import (
 	"testing"
 
 	"agentbot/engine/fakemodel"
+	"agentbot/storage"
 	"agentbot/storage/bolt"
 )
 
@@ -60,9 +61,16 @@ func TestSessionsListShowExportPrune(t *testing.T) {
 	}
 
 	outDir := filepath.Join(data, "outputs", id)
-	if _, err := os.Stat(filepath.Join(outDir, "product-brief.md")); err != nil {
+	// The document is the terminal project's: pruning the session keeps it.
+	doc := filepath.Join(storage.Folders{Dir: data}.ProjectFolder(storage.TerminalProject), "documents", "product-brief.md")
+	if _, err := os.Stat(doc); err != nil {
 		t.Fatal(err)
 	}
+	defer func() {
+		if _, err := os.Stat(doc); err != nil {
+			t.Errorf("the project's document went with the session: %v", err)
+		}
+	}()
 	r = runCmd(t, vars, "", "sessions", "prune", "--older-than", "1ns")
 	r.wantCode(t, 0)
 	contains(t, "prune", r.stdout, "removed 1 session")
@@ -217,7 +225,12 @@ func TestSessionsDelete(t *testing.T) {
 	r.wantCode(t, 0) // nothing was deleted
 
 	outDir := filepath.Join(data, "outputs", id)
-	if _, err := os.Stat(filepath.Join(outDir, "product-brief.md")); err != nil {
+	if _, err := os.Stat(outDir); err != nil {
+		t.Fatal(err)
+	}
+	// The document is the terminal project's: deleting the session keeps it.
+	doc := filepath.Join(storage.Folders{Dir: data}.ProjectFolder(storage.TerminalProject), "documents", "product-brief.md")
+	if _, err := os.Stat(doc); err != nil {
 		t.Fatal(err)
 	}
 	r = runCmd(t, vars, "", "sessions", "delete", id)
@@ -225,6 +238,9 @@ func TestSessionsDelete(t *testing.T) {
 	contains(t, "delete", r.stdout, "deleted session "+id)
 	if _, err := os.Stat(outDir); !os.IsNotExist(err) {
 		t.Errorf("the documents folder is still there: %v", err)
+	}
+	if _, err := os.Stat(doc); err != nil {
+		t.Errorf("the project's document went with the session: %v", err)
 	}
 	r = runCmd(t, vars, "", "sessions", "show", id)
 	r.wantCode(t, 1)

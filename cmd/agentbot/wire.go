@@ -206,6 +206,7 @@ type engineStore interface {
 	engine.Store
 	storage.Outputs
 	storage.WorkFolders
+	storage.Projects
 }
 
 // newEngine wires an engine to the store and the model.
@@ -218,6 +219,7 @@ func newEngine(cfg *Config, st engineStore, m engine.Model, cat func() *catalog.
 		Outputs:       st,
 		OutputRoot:    func(id string) string { d, _ := st.OutputDir(id); return d },
 		InputRoot:     func(id string) string { d, _ := st.InputDir(id); return d },
+		Projects:      newProjects(cfg, st, log), // projects.go
 		CoreRoot:      cfg.CoreRoot,
 		Hidden:        []string{cfg.DataDir},
 		Deny:          cfg.Deny,

@@ -96,14 +96,7 @@ func (l *loader) readHints(bmadDir string, rows []manifestRow, known map[string]
 			claimed[r.line] = true
 		}
 	}
-	var tables []string
-	if cfg := cfgDir(bmadDir); cfg != "" {
-		tables = append(tables, filepath.Join(cfg, "bmad-help.csv"))
-	}
-	for _, mod := range subdirs(bmadDir) {
-		tables = append(tables, filepath.Join(mod, "module-help.csv"))
-	}
-	for _, p := range tables {
+	for _, p := range helpTables(bmadDir) {
 		if isFile(p) || special(p) {
 			l.readHelpTable(p, known, h)
 		}

@@ -67,6 +67,12 @@ func (s *Sandbox) resolve(op, p string, write bool) (target, error) {
 	}
 
 	var t target
+	if p[0] != '/' {
+		// "_bmad-output/x", relative to the project, is its artifact folder.
+		if u := s.unalias(ProjectDir + "/" + p); strings.HasPrefix(u, OutputDir) {
+			p = u
+		}
+	}
 	if p[0] == '/' {
 		p = s.unalias(p)
 		first, rest := splitFirst(p)

@@ -245,6 +245,18 @@ type Session struct {
 	Held []Message `json:"held,omitempty"`
 	// Audit records every tool call of the session, in order.
 	Audit []ToolRecord `json:"audit,omitempty"`
+	// Handoff, set before activation when the thread's earlier session was
+	// another agent's, tells the new agent what came before (see
+	// engine.Handoff); activation puts it in the system prompt.
+	Handoff string `json:"handoff,omitempty"`
+	// Seen is the version of each project document the session has read
+	// or written ("project\x00path" → version): a save based on an older
+	// one is refused.
+	Seen map[string]int `json:"doc_seen,omitempty"`
+	// Wrote is the latest version of each project document the session
+	// wrote (same keys as Seen), so a call cut short by a crash after its
+	// version landed is not applied twice when the model calls it again.
+	Wrote map[string]int `json:"doc_wrote,omitempty"`
 	// Meta holds small facts of the caller's own.
 	Meta    map[string]string `json:"meta,omitempty"`
 	Usage   Usage             `json:"usage"`

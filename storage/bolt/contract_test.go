@@ -42,3 +42,14 @@ func BenchmarkAdmitParallel(b *testing.B) {
 	defer s.Close()
 	storetest.BenchAdmitParallel(b, s, 100)
 }
+
+// BenchmarkDocumentContention is 50 threads appending to one document at
+// once on bbolt (see storetest.BenchDocumentContention).
+func BenchmarkDocumentContention(b *testing.B) {
+	s, err := bolt.Open(b.TempDir())
+	if err != nil {
+		b.Fatal(err)
+	}
+	defer s.Close()
+	storetest.BenchDocumentContention(b, s, 50)
+}

@@ -23,16 +23,20 @@ type MigrateReport struct {
 	Channels, Queued int
 	// ChannelTools are channels' lists of MCP servers.
 	ChannelTools int
+	// Projects were copied with their channel bindings and Documents
+	// (document versions).
+	Projects, Documents int
 }
 
 // Migrate copies everything src holds into dst: every session (detached
 // ones too) with its transcript and documents, channel defaults and the
-// inbound messages still queued. Documents stored before they lived in the
+// inbound messages still queued, and every project with its channels and
+// every version of its documents. Documents stored before they lived in the
 // store (files in the data folder's outputs/<id>/) are copied from there.
 // Run it with the bot stopped; running it again copies only what is new.
 func Migrate(dst storage.Importer, src *Store) (MigrateReport, error) {
 	m := &migration{dst: dst, src: src}
-	for _, step := range []func() error{m.sessions, m.channelDefaults, m.channelTools, m.queued} {
+	for _, step := range []func() error{m.sessions, m.channelDefaults, m.channelTools, m.projects, m.queued} {
 		if err := step(); err != nil {
 			return m.rep, err
 		}

@@ -16,6 +16,9 @@ import (
 //     agent definition, host paths included.
 //  2. sessions hold transcript.Session and transcript.Message; outputs
 //     keep documents' bytes.
+//  3. projects hold versioned documents shared by the threads of their
+//     channels; the sessions' documents became versions of their
+//     channel's project.
 const schemaV1 = 1
 
 // keyNeedsCompact, in the meta bucket, marks a migrated database whose

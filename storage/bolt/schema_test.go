@@ -3,6 +3,7 @@ package bolt
 import (
 	"bytes"
 	"encoding/json"
+	"fmt"
 	"os"
 	"path/filepath"
 	"testing"
@@ -48,8 +49,8 @@ func TestMigrateV1(t *testing.T) {
 	}
 	for round := 1; round <= 2; round++ {
 		s := openAt(t, dir, nil)
-		if v := schemaOf(t, s); v != schemaVersion || schemaVersion != 2 {
-			t.Fatalf("round %d: schema version = %d, want 2", round, v)
+		if v := schemaOf(t, s); v != schemaVersion || schemaVersion != 3 {
+			t.Fatalf("round %d: schema version = %d, want 3", round, v)
 		}
 		sess, err := s.SessionByID(v1Session)
 		if err != nil {
@@ -160,7 +161,7 @@ func TestMigrateNewerSchemaRefused(t *testing.T) {
 		t.Fatal(err)
 	}
 	_, err := Open(dir)
-	if err == nil || !bytes.Contains([]byte(err.Error()), []byte("schema version 3 is newer than this agentbot supports (2)")) {
+	if err == nil || !bytes.Contains([]byte(err.Error()), []byte(fmt.Sprintf("schema version %d is newer than this agentbot supports (%d)", schemaVersion+1, schemaVersion))) {
 		t.Fatalf("Open of a newer schema: %v", err)
 	}
 }

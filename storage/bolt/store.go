@@ -33,7 +33,7 @@ const DBName = "agentbot.db"
 const lockTimeout = time.Second
 
 // schemaVersion is the layout this package writes; Open refuses newer ones.
-const schemaVersion = 2
+const schemaVersion = 3
 
 // Root bucket names.
 var (
@@ -122,7 +122,7 @@ func Open(dir string) (*Store, error) {
 	}
 	var migrated bool
 	if err := guard(path, func() error {
-		return db.Update(func(tx *bbolt.Tx) (err error) { migrated, err = initBuckets(tx); return err })
+		return db.Update(func(tx *bbolt.Tx) (err error) { migrated, err = initBuckets(tx, dir); return err })
 	}); err != nil {
 		_ = db.Close()
 		if errors.As(err, &damaged) {
@@ -151,9 +151,10 @@ func Open(dir string) (*Store, error) {
 }
 
 // initBuckets creates the root buckets, checks the schema version and
-// migrates an older one; migrated reports a migration.
-func initBuckets(tx *bbolt.Tx) (migrated bool, err error) {
-	for _, name := range [][]byte{bucketMeta, bucketSessions, bucketKeys, bucketSeen, bucketChannels, bucketQueue, bucketOutputs, bucketLeases, bucketChannelTools, bucketWaiting} {
+// migrates an older one (dir is the data directory, for documents kept
+// only as files); migrated reports a migration.
+func initBuckets(tx *bbolt.Tx, dir string) (migrated bool, err error) {
+	for _, name := range [][]byte{bucketMeta, bucketSessions, bucketKeys, bucketSeen, bucketChannels, bucketQueue, bucketOutputs, bucketLeases, bucketChannelTools, bucketWaiting, bucketProjects, bucketProjectChannels} {
 		if _, err := tx.CreateBucketIfNotExists(name); err != nil {
 			return false, fmt.Errorf("create bucket %s: %w", name, err)
 		}
@@ -179,6 +180,11 @@ func initBuckets(tx *bbolt.Tx) (migrated bool, err error) {
 	}
 	if got == schemaV1 {
 		if err := migrateV1(tx); err != nil {
+			return false, fmt.Errorf("migrate schema %d to %d: %w", got, schemaVersion, err)
+		}
+	}
+	if got <= schemaV2 {
+		if err := migrateProjects(tx, dir); err != nil { // projectsmigrate.go
 			return false, fmt.Errorf("migrate schema %d to %d: %w", got, schemaVersion, err)
 		}
 	}

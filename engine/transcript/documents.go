@@ -1,0 +1,69 @@
+package transcript
+
+import (
+	"errors"
+	"fmt"
+	"time"
+)
+
+// DocVersion is one version of a project's document, without its bytes.
+// Stores keep it (storage.Projects); the engine writes documents with it.
+type DocVersion struct {
+	// Path is relative to the project's documents ("prd.md").
+	Path    string `json:"path"`
+	Version int    `json:"version"`
+	Size    int64  `json:"size"`
+	// Session and Thread say where it was written (a session id and its
+	// key); Agent and Person who wrote it. A zero Time is set by the store.
+	Session string    `json:"session,omitempty"`
+	Thread  string    `json:"thread,omitempty"`
+	Agent   string    `json:"agent,omitempty"`
+	Person  string    `json:"person,omitempty"`
+	Time    time.Time `json:"time"`
+}
+
+// Author names who wrote a version: the person, the agent, or both.
+func (v DocVersion) Author() string {
+	switch {
+	case v.Person != "" && v.Agent != "":
+		return v.Person + " with " + v.Agent
+	case v.Person != "":
+		return v.Person
+	case v.Agent != "":
+		return v.Agent
+	}
+	return "unknown"
+}
+
+// ErrStale is matched by a save refused because the document changed
+// since the version the writer has seen.
+var ErrStale = errors.New("document changed since it was read")
+
+// StaleError refuses a save based on a version that is not the latest: it
+// names who changed the document, where and when.
+type StaleError struct {
+	// Seen is the version the writer based its save on (0: none).
+	Seen int
+	// Latest is the document's newest version.
+	Latest DocVersion
+}
+
+func (e *StaleError) Error() string {
+	l := e.Latest
+	where := l.Thread
+	if where == "" {
+		where = "another session"
+	}
+	seen := "no version"
+	if e.Seen > 0 {
+		seen = fmt.Sprintf("version %d", e.Seen)
+	}
+	return fmt.Sprintf("%s changed since you read it: version %d was saved by %s in %s at %s, and you had %s; read it first, then save your changes on top",
+		l.Path, l.Version, l.Author(), where, l.Time.UTC().Format("2006-01-02 15:04 UTC"), seen)
+}
+
+// Is makes a StaleError match ErrStale.
+func (e *StaleError) Is(target error) bool { return target == ErrStale }
+
+// AnyVersion as a save's base accepts whatever the latest version is.
+const AnyVersion = -1

@@ -1,0 +1,226 @@
+package storage
+
+import (
+	"crypto/sha256"
+	"encoding/hex"
+	"errors"
+	"fmt"
+	"path/filepath"
+	"slices"
+	"strings"
+	"time"
+
+	"agentbot/engine/transcript"
+)
+
+// A project is a shared, versioned set of documents: every thread of the
+// channels bound to it reads and writes the same documents, each version
+// recorded with the thread, agent and person that wrote it. By default a
+// channel is its own project (ChannelProject), so a person's DM channel
+// with the bot is theirs alone; an admin may bind several channels to one
+// named project.
+
+// Project is one project's record.
+type Project struct {
+	// Name is the project's key: a name an admin chose ("checkout"), or
+	// a channel's default project ("channel/T1/C1", see ChannelProject).
+	Name string `json:"name"`
+	// Owner is the person whose DMs the project holds; "" for others.
+	Owner   string    `json:"owner,omitempty"`
+	Created time.Time `json:"created"`
+}
+
+// DocVersion is one version of a project's document, without its bytes
+// (the engine's type, which the stores keep).
+type DocVersion = transcript.DocVersion
+
+// StaleError refuses a save based on a version that is not the latest.
+type StaleError = transcript.StaleError
+
+// ErrStale is matched by a save refused as stale.
+var ErrStale = transcript.ErrStale
+
+// AnyVersion as a save's base accepts whatever the latest version is.
+const AnyVersion = transcript.AnyVersion
+
+// Projects keeps projects, the channels bound to them, and their
+// versioned documents.
+type Projects interface {
+	// Project returns a project's record, or an error matching
+	// ErrNotFound. A project exists once created or written to.
+	Project(name string) (Project, error)
+	// CreateProject creates a project; an existing name is an error
+	// matching ErrExists.
+	CreateProject(p Project) error
+	// ListProjects lists every project, by name.
+	ListProjects() ([]Project, error)
+	// BindChannel binds a channel ("team/channel") to a project, which
+	// must exist; "" unbinds it, so it is its own project again.
+	BindChannel(channel, project string) error
+	// ChannelBinding is the project a channel is bound to, "" for none.
+	ChannelBinding(channel string) (string, error)
+	// BoundChannels lists the channels bound to a project, sorted.
+	BoundChannels(project string) ([]string, error)
+	// SaveDocument stores data as the next version of v.Path, recorded
+	// with v's session, thread, agent and person, and returns the version.
+	// base is the version the writer has seen (0: none, AnyVersion: do not
+	// check); any other latest version refuses it with a *StaleError. The
+	// project is created when missing.
+	SaveDocument(project string, v DocVersion, base int, data []byte) (DocVersion, error)
+	// EditDocument stores edit(latest bytes) as the next version,
+	// atomically: no other version lands between the read and the write
+	// (a missing document reads as nil). An error from edit is returned
+	// as it is, and nothing is stored.
+	EditDocument(project string, v DocVersion, edit func(old []byte) ([]byte, error)) (DocVersion, error)
+	// Documents lists the latest version of each of a project's
+	// documents, most recently changed first.
+	Documents(project string) ([]DocVersion, error)
+	// DocumentHistory lists every version of one document, newest first.
+	DocumentHistory(project, path string) ([]DocVersion, error)
+	// DocumentData returns the bytes of a version (0: the latest).
+	DocumentData(project, path string, version int) ([]byte, error)
+}
+
+// Default project names: a channel's own project, and the terminal's.
+const (
+	channelProjectPrefix = "channel/"
+	// TerminalProject is `agentbot chat`'s project when none is named.
+	TerminalProject = "terminal"
+)
+
+// ChannelProject is the name of a channel's own project: the project a
+// channel is until it is bound to another. A DM channel's is its person's.
+func ChannelProject(team, channel string) string {
+	return channelProjectPrefix + team + "/" + channel
+}
+
+// SlackChannel splits a Slack thread's session key ("team/channel/thread")
+// into its team and channel; ok is false for a key of another shape (the
+// terminal's "chat/…").
+func SlackChannel(key string) (team, channel string, ok bool) {
+	parts := strings.Split(key, "/")
+	if len(parts) != 3 || parts[0] == "chat" || parts[0] == "" || parts[1] == "" {
+		return "", "", false
+	}
+	return parts[0], parts[1], true
+}
+
+// ProjectOfKey is the default project of a session key: a Slack thread's
+// is its channel's; the terminal's ("chat/…") and any other is
+// TerminalProject.
+func ProjectOfKey(key string) string {
+	team, channel, ok := SlackChannel(key)
+	if !ok {
+		return TerminalProject
+	}
+	return ChannelProject(team, channel)
+}
+
+// ThreadProject is the project a session key's thread shares: a Slack
+// thread's channel's (BoundProject); any other key's (the terminal's) is
+// terminal.
+func ThreadProject(st interface {
+	ChannelBinding(channel string) (string, error)
+}, key, terminal string) (string, error) {
+	team, channel, ok := SlackChannel(key)
+	if !ok {
+		return terminal, nil
+	}
+	return BoundProject(st, team, channel)
+}
+
+// BoundProject is the project a channel's threads share: the one the
+// channel is bound to, else its own. With an error reading the binding it
+// is the channel's own project, never another channel's.
+func BoundProject(st interface {
+	ChannelBinding(channel string) (string, error)
+}, team, channel string) (string, error) {
+	bound, err := st.ChannelBinding(team + "/" + channel)
+	if err != nil || bound == "" {
+		return ChannelProject(team, channel), err
+	}
+	return bound, nil
+}
+
+// maxProjectName bounds a project's name.
+const maxProjectName = 200
+
+// CheckProjectName refuses a project name a store cannot key: empty,
+// oversized or holding a control character. Every store checks names with
+// it; CheckUserProjectName is stricter, for names people choose.
+func CheckProjectName(name string) error {
+	if name == "" {
+		return errors.New("empty project name")
+	}
+	if len(name) > maxProjectName {
+		return fmt.Errorf("project name too long (%d bytes, max %d)", len(name), maxProjectName)
+	}
+	if strings.IndexFunc(name, func(r rune) bool { return r < ' ' || r == 0x7f }) >= 0 {
+		return fmt.Errorf("project name %q holds a control character", name)
+	}
+	return nil
+}
+
+// CheckUserProjectName is CheckProjectName for a name a person chooses:
+// letters, digits, '-', '_' and '.', at most 80 bytes, so it never names a
+// channel's own project.
+func CheckUserProjectName(name string) error {
+	if name == "" {
+		return errors.New("empty project name")
+	}
+	if len(name) > 80 {
+		return fmt.Errorf("project name too long (%d bytes, max 80)", len(name))
+	}
+	if strings.IndexFunc(name, func(r rune) bool {
+		return !(r >= 'a' && r <= 'z' || r >= 'A' && r <= 'Z' || r >= '0' && r <= '9' || r == '-' || r == '_' || r == '.')
+	}) >= 0 || name[0] == '.' {
+		return fmt.Errorf("project name %q: use letters, digits, '-', '_' and '.' (not first)", name)
+	}
+	return nil
+}
+
+// CheckDocVersion checks a project name and a document path for a save.
+func CheckDocVersion(project string, v DocVersion) error {
+	if err := CheckProjectName(project); err != nil {
+		return err
+	}
+	return CheckOutputPath(v.Path)
+}
+
+// NextVersion checks base against the latest version (0: none) and
+// returns the version to write, or a *StaleError; both stores' saves
+// decide with it.
+func NextVersion(latest DocVersion, base int) (int, error) {
+	if base != AnyVersion && base != latest.Version {
+		return 0, &StaleError{Seen: base, Latest: latest}
+	}
+	return latest.Version + 1, nil
+}
+
+// SortDocuments orders document versions most recently changed first,
+// then by path; both stores' Documents end with it.
+func SortDocuments(docs []DocVersion) {
+	slices.SortFunc(docs, func(a, b DocVersion) int {
+		if c := b.Time.Compare(a.Time); c != 0 {
+			return c
+		}
+		return strings.Compare(a.Path, b.Path)
+	})
+}
+
+// ProjectFolder is where a process keeps its working copy of a project's
+// documents under a data folder: Dir/projects/<name, escaped>-<hash>, one
+// path element whatever the name holds, distinct for distinct names.
+func (f Folders) ProjectFolder(name string) string {
+	safe := strings.Map(func(r rune) rune {
+		if r >= 'a' && r <= 'z' || r >= 'A' && r <= 'Z' || r >= '0' && r <= '9' || r == '-' || r == '_' {
+			return r
+		}
+		return '_'
+	}, name)
+	if len(safe) > 60 {
+		safe = safe[:60]
+	}
+	sum := sha256.Sum256([]byte(name))
+	return filepath.Join(f.Dir, "projects", safe+"-"+hex.EncodeToString(sum[:6]))
+}
