@@ -25,6 +25,7 @@ type journalEntry struct {
 	Keys    []string        `json:"keys,omitempty"`
 	TTL     time.Duration   `json:"ttl,omitempty"`
 	Key     string          `json:"key"`
+	Order   int64           `json:"order,omitempty"`
 	Payload json.RawMessage `json:"payload"`
 }
 
@@ -79,7 +80,7 @@ func (s *Store) replayJournal() error {
 	if len(entries) > 0 {
 		batch := make([]*admitReq, len(entries))
 		for i, e := range entries {
-			batch[i] = &admitReq{keys: e.Keys, ttl: e.TTL, sessionKey: e.Key, payload: e.Payload, done: make(chan storage.Admission, 1)}
+			batch[i] = &admitReq{keys: e.Keys, ttl: e.TTL, sessionKey: e.Key, order: e.Order, payload: e.Payload, done: make(chan storage.Admission, 1)}
 		}
 		s.commitAdmissions(batch)
 		for _, r := range batch {

@@ -33,7 +33,7 @@ const DBName = "agentbot.db"
 const lockTimeout = time.Second
 
 // schemaVersion is the layout this package writes; Open refuses newer ones.
-const schemaVersion = 2
+const schemaVersion = 3
 
 // Root bucket names.
 var (
@@ -179,6 +179,11 @@ func initBuckets(tx *bbolt.Tx) (migrated bool, err error) {
 	}
 	if got == schemaV1 {
 		if err := migrateV1(tx); err != nil {
+			return false, fmt.Errorf("migrate schema %d to %d: %w", got, schemaVersion, err)
+		}
+	}
+	if got <= schemaV2 {
+		if err := migrateV2(tx); err != nil {
 			return false, fmt.Errorf("migrate schema %d to %d: %w", got, schemaVersion, err)
 		}
 	}
