@@ -121,9 +121,9 @@ type Bot struct {
 	// be saved, so Slack's redeliveries do not repeat the notice.
 	unsavedMu sync.Mutex
 	unsaved   map[string]bool
-	// journaled: the store's AdmitAsync journals before it returns
-	// (storage.Journaled), so a message may be acked before its commit.
-	journaled bool
+	// journal is the store's journal (storage.Journaled), or nil: a
+	// message is acked once journaled, before its commit.
+	journal storage.Journaled
 	inbox     *inbox
 	threads   *threads
 	sem       chan struct{}
@@ -164,7 +164,7 @@ func New(cfg Config) (*Bot, error) {
 		b.obs = nopObserver{}
 	}
 	if j, ok := cfg.Store.(storage.Journaled); ok {
-		b.journaled = j.AdmitJournaled()
+		b.journal = j
 	}
 	b.turnCtx, b.cancelTurns = context.WithCancel(context.Background())
 	b.threads = newThreads(b)

@@ -223,13 +223,13 @@ func (s *replicaStore) ReleaseLease(key, holder string) error {
 	return s.Store.ReleaseLease(key, holder)
 }
 
-func (s *replicaStore) AdmitAsync(keys []string, ttl time.Duration, key string, payload []byte) <-chan storage.Admission {
+func (s *replicaStore) AdmitOrdered(order int64, keys []string, ttl time.Duration, key string, payload []byte) <-chan storage.Admission {
 	if s.dead.Load() {
 		ch := make(chan storage.Admission, 1)
 		ch <- storage.Admission{Err: errDead}
 		return ch
 	}
-	return s.Store.AdmitAsync(keys, ttl, key, payload)
+	return s.Store.AdmitOrdered(order, keys, ttl, key, payload)
 }
 
 // deadSwitch fails every Slack Web API call once dead is set.

@@ -212,11 +212,15 @@ type Importer interface {
 	ImportSession(s *transcript.Session, attached bool) (bool, error)
 }
 
-// Journaled is implemented by a backend whose AdmitAsync returns only once
-// the admission is in a local journal that a restart replays (bbolt): the
-// caller may ack the message before the outcome arrives. For any other
-// backend the outcome alone says the admission is durable.
+// Journaled is implemented by a backend that writes each admission to a
+// local journal on disk (fsynced) before it commits it, and replays the
+// journal at the next start (bbolt): the caller may ack the message as
+// soon as it is journaled, well before the commit. For any other backend
+// the outcome of AdmitAsync alone says the admission is durable.
 type Journaled interface {
-	// AdmitJournaled reports whether AdmitAsync journals before it returns.
-	AdmitJournaled() bool
+	// AdmitJournaled is AdmitOrdered with one more channel: it receives
+	// nil once the admission is fsynced in the journal, or the error when
+	// it could not be written there (the admission is then dropped, and
+	// its outcome carries the error: never ack it).
+	AdmitJournaled(order int64, keys []string, ttl time.Duration, sessionKey string, payload []byte) (journaled <-chan error, done <-chan Admission)
 }
