@@ -124,9 +124,9 @@ type Bot struct {
 	// journal is the store's journal (storage.Journaled), or nil: a
 	// message is acked once journaled, before its commit.
 	journal storage.Journaled
-	inbox     *inbox
-	threads   *threads
-	sem       chan struct{}
+	inbox   *inbox
+	threads *threads
+	sem     chan struct{}
 	// turnCtx outlives the event loop at shutdown, so running turns can
 	// finish; cancelTurns stops them after the grace period.
 	turnCtx     context.Context
