@@ -106,6 +106,13 @@ type Options struct {
 	Upload func(saved engine.Event)
 	// Log receives the reply's logs; nil discards them.
 	Log *slog.Logger
+	// Guard is asked before every Slack call; once it returns an error
+	// (the replica lost the thread's lease), the reply posts nothing more.
+	Guard func() error
+	// Record receives the output so far each time it changes (see
+	// Output); Prior is what an earlier run of the turn recorded.
+	Record func(Output)
+	Prior  Output
 }
 
 // Reply renders one turn into its thread. Emit takes the engine's events
@@ -133,6 +140,8 @@ type Reply struct {
 	rollovers int             // streams continued in a new message
 	lastFlush time.Time
 	now       func() time.Time // the clock that paces flushes
+	sleep     func(context.Context, time.Duration) error
+	out       Output // what the turn showed so far (Options.Record)
 	notices   []string
 	// saved holds the documents written this turn, in the order first
 	// written, each with its latest event: a document written several
@@ -143,13 +152,17 @@ type Reply struct {
 // New returns the reply of one turn in t, which makes its Slack calls
 // through p with ctx.
 func New(ctx context.Context, p Poster, t Thread, opts Options) *Reply {
-	r := &Reply{ctx: ctx, p: p, t: t, opts: opts, log: opts.Log, now: time.Now}
+	r := &Reply{ctx: ctx, p: p, t: t, opts: opts, log: opts.Log, now: time.Now, sleep: sleepCtx}
 	if r.log == nil {
 		r.log = slog.New(slog.DiscardHandler)
+	}
+	if opts.Guard != nil {
+		r.p = guarded{Poster: p, guard: opts.Guard}
 	}
 	if !opts.Streaming {
 		r.mode = modeFallback
 	}
+	r.closePrior(opts.Prior)
 	return r
 }
 
@@ -252,6 +265,8 @@ func (r *Reply) ensureStream() bool {
 	}
 	r.streamTS = ts
 	r.on(opened)
+	r.out = Output{StreamTS: ts, Open: true}
+	r.record()
 	return true
 }
 
@@ -294,7 +309,7 @@ func (r *Reply) settle(ts, text string, tail ...slack.Block) {
 		blocks = append(blocks, slack.NewContextBlock("", slack.NewTextBlockObject(slack.MarkdownType, "_"+fallback+"_", false, false)))
 	}
 	blocks = append(blocks, tail...)
-	if err := r.p.Update(r.ctx, r.t.Channel, ts, Message{Text: fallback, Blocks: blocks}); err != nil {
+	if err := r.update(ts, Message{Text: fallback, Blocks: blocks}); err != nil {
 		r.log.Debug("settle closed stream", "err", err)
 	}
 }
@@ -339,7 +354,14 @@ func (r *Reply) setStatus(status string) {
 	}
 }
 
-// stopStream closes the open stream with c added at its end.
+// stopStream closes the open stream with c added at its end, tried again
+// after passing failures, and records it closed (also when Slack had
+// closed it already).
 func (r *Reply) stopStream(c Chunk) error {
-	return r.p.StopStream(r.ctx, r.t.Channel, r.streamTS, c)
+	err := r.again("chat.stopStream", func() error { return r.p.StopStream(r.ctx, r.t.Channel, r.streamTS, c) })
+	if err == nil || streamClosed(err) {
+		r.out.Open = false
+		r.record()
+	}
+	return err
 }
