@@ -28,6 +28,7 @@ type Store interface {
 	storage.Inbound
 	storage.Dedupe
 	storage.Leases
+	storage.Fenced
 	storage.Channels
 }
 
@@ -93,6 +94,9 @@ type Config struct {
 	// 15 s; renewed every LeaseTTL/3): after a replica dies, its threads
 	// are taken over this long after its last renewal.
 	LeaseTTL time.Duration
+	// Fences fences the engine's transcript saves (the engine's Store
+	// should be it); nil: the bot keeps its own (see Fences).
+	Fences *Fences
 }
 
 // Bot is agentbot's Slack adapter.
@@ -124,6 +128,7 @@ type Bot struct {
 	// journal is the store's journal (storage.Journaled), or nil: a
 	// message is acked once journaled, before its commit.
 	journal storage.Journaled
+	fences  *Fences
 	inbox   *inbox
 	threads *threads
 	sem     chan struct{}
@@ -165,6 +170,9 @@ func New(cfg Config) (*Bot, error) {
 	}
 	if j, ok := cfg.Store.(storage.Journaled); ok {
 		b.journal = j
+	}
+	if b.fences = cfg.Fences; b.fences == nil {
+		b.fences = NewFences(cfg.Store)
 	}
 	b.turnCtx, b.cancelTurns = context.WithCancel(context.Background())
 	b.threads = newThreads(b)

@@ -75,7 +75,7 @@ func (b *Bot) process(ctx context.Context, seq uint64, it item) {
 	}
 
 	seqStr := strconv.FormatUint(seq, 10)
-	if s.Meta[metaPosted] == seqStr {
+	if s.Meta[metaPosted] == seqStr || priorOutput(s.Meta, seq).Done {
 		return // handled and posted before a crash; only its dequeue was lost
 	}
 	if s.Agent != nil && s.Meta[metaSeq] == seqStr {
@@ -167,7 +167,7 @@ func (b *Bot) runTurn(ctx context.Context, s *engine.Session, it item, input str
 	defer func() { <-b.sem }()
 	b.obs.TurnStarted()
 	start := time.Now()
-	r := b.newReply(ctx, it, s.ID)
+	r := b.newReply(ctx, it, s)
 	tctx, cancel := context.WithCancel(ctx)
 	defer cancel()
 	rt := b.running.start(it.key(), cancel)
@@ -180,6 +180,7 @@ func (b *Bot) runTurn(ctx context.Context, s *engine.Session, it item, input str
 	skillBefore, outputsBefore, auditBefore := activeSkill(&s.Session), len(s.Outputs), len(s.Audit)
 	waiting, posted := undecided(s) // a new message denies the calls still waiting
 	res, err := b.cfg.Engine.Turn(tctx, s, input, r.emit)
+	err = b.storeFailed(ctx, s, res, err) // fence.go
 	b.countTools(s, auditBefore)
 	b.closeSuperseded(ctx, s, it, waiting, posted)
 	if len(s.Outputs) > outputsBefore {

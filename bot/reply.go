@@ -3,6 +3,7 @@ package bot
 import (
 	"context"
 	"errors"
+	"strconv"
 
 	"agentbot/bot/render"
 	"agentbot/bot/slackmd"
@@ -21,11 +22,15 @@ type reply struct {
 	stoppedBy string
 }
 
-// newReply starts the reply of a turn of it; the documents it saves are
-// read from the store under sessionID when they are uploaded.
-func (b *Bot) newReply(ctx context.Context, it item, sessionID string) *reply {
+// newReply starts the reply of a turn of it in session s; the documents
+// it saves are read from the store when they are uploaded. Under a thread
+// lease (ctx) every Slack call is fenced, the reply's output is recorded
+// with the turn's queue seq (s's metaSeq), and a stream an earlier run of
+// the turn left open is closed first.
+func (b *Bot) newReply(ctx context.Context, it item, s *engine.Session) *reply {
 	rep := &reply{}
-	rep.r = render.New(ctx, b.web(), render.Thread{Team: it.Team, Channel: it.Channel, TS: it.ThreadTS, User: it.User, DM: it.DM}, render.Options{
+	sessionID := s.ID
+	opts := render.Options{
 		Streaming: !b.cfg.NoStreaming,
 		Feedback:  feedbackBlock(),
 		Stopped:   func() bool { return rep.rt != nil && rep.rt.stoppedBy() != "" },
@@ -35,7 +40,14 @@ func (b *Bot) newReply(ctx context.Context, it item, sessionID string) *reply {
 			b.upload(ctx, it, upload{ev: ev, data: data, err: err})
 		},
 		Log: b.log,
-	})
+	}
+	if l := leaseOf(ctx); l != nil {
+		seq, _ := strconv.ParseUint(s.Meta[metaSeq], 10, 64)
+		opts.Guard = l.guard
+		opts.Prior = priorOutput(s.Meta, seq)
+		opts.Record = func(o render.Output) { b.recordOutput(ctx, it.key(), seq, o) }
+	}
+	rep.r = render.New(ctx, b.web(), render.Thread{Team: it.Team, Channel: it.Channel, TS: it.ThreadTS, User: it.User, DM: it.DM}, opts)
 	return rep
 }
 
@@ -66,6 +78,9 @@ func (rep *reply) finish(res *engine.Result, turnErr error) {
 func friendlyError(err error) string {
 	if msg, ok := budgetMessage(err); ok {
 		return msg
+	}
+	if _, ok := errors.AsType[*engine.SaveError](err); ok {
+		return "I couldn't save this conversation: agentbot's database is unreachable right now. Your message is kept, and I'll answer it once the database is back."
 	}
 	switch {
 	case errors.Is(err, context.DeadlineExceeded):

@@ -1,0 +1,217 @@
+package bot
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"strconv"
+	"strings"
+	"sync"
+	"time"
+
+	"agentbot/bot/render"
+	"agentbot/engine"
+	"agentbot/engine/transcript"
+	"agentbot/storage"
+)
+
+// Fencing: a thread's lease carries a token (storage.Fence). Every write
+// this replica makes for a thread it works is checked against it: the
+// transcript saves of its turns (Fences, the engine's store), the posted
+// marker with the dequeue (storage.Fenced.CompleteFenced), the turn's
+// output record, and every Slack call of its reply (leaseGuard). A replica
+// that lost the thread (frozen past its lease, cut off from the store)
+// writes nothing, in the store or in Slack.
+
+// Fences are the fences of the threads this process works. Saves through
+// it (the engine's store) of a thread with a fence are fenced saves; other
+// saves are plain. Wire one store into the engine and the bot
+// (Config.Fences); without it the bot keeps its own, and the engine's
+// saves are not fenced.
+type Fences struct {
+	st storage.Fenced
+	sv interface {
+		SaveSession(*transcript.Session) error
+	}
+	m sync.Map // thread key → storage.Fence
+	// outputs holds the output record (metaOutput) of each thread's turn
+	// in flight, so the turn's own saves keep it in the session's meta.
+	outputs sync.Map // thread key → JSON
+}
+
+// FencedStore is a store that can save under a fence.
+type FencedStore interface {
+	storage.Fenced
+	SaveSession(*transcript.Session) error
+}
+
+// NewFences returns the fences of a process over st.
+func NewFences(st FencedStore) *Fences { return &Fences{st: st, sv: st} }
+
+// SaveSession saves s, fenced when this process holds its thread.
+func (f *Fences) SaveSession(s *transcript.Session) error {
+	if v, ok := f.outputs.Load(s.Key); ok {
+		s.SetMeta(metaOutput, v.(string))
+	}
+	if v, ok := f.m.Load(s.Key); ok {
+		return f.st.SaveSessionFenced(v.(storage.Fence), s)
+	}
+	return f.sv.SaveSession(s)
+}
+
+func (f *Fences) hold(fc storage.Fence) { f.m.Store(fc.Key, fc) }
+
+func (f *Fences) drop(fc storage.Fence) {
+	if f.m.CompareAndDelete(fc.Key, fc) {
+		f.outputs.Delete(fc.Key)
+	}
+}
+
+// fenceCheckEvery is how long a fence check of the store counts for the
+// Slack calls that follow it: short, so a replica that wakes from a
+// freeze asks the store again before its next call.
+const fenceCheckEvery = 250 * time.Millisecond
+
+// guard is asked before every Slack call of a turn in l's thread: it
+// refuses once the lease is lost or the store says the fence is stale.
+func (l *heldLease) guard() error {
+	if l.ctx.Err() != nil {
+		return errors.New("the thread lease is gone")
+	}
+	l.checkMu.Lock()
+	defer l.checkMu.Unlock()
+	if time.Since(l.checked) < fenceCheckEvery {
+		return nil
+	}
+	if err := l.b.cfg.Store.CheckFence(l.fence); err != nil {
+		if errors.Is(err, storage.ErrFenced) {
+			l.lose("fenced: another replica holds the thread")
+		}
+		return err
+	}
+	l.checked = time.Now()
+	return nil
+}
+
+// renewOnce renews the lease, waiting for the store at most until
+// giveUp: a store that stalls never holds the thread past the point where
+// another replica may take it over.
+func (l *heldLease) renewOnce(giveUp time.Time) error {
+	done := make(chan error, 1)
+	go func() { done <- l.b.cfg.Store.RenewLease(l.fence, l.b.cfg.LeaseTTL) }()
+	t := time.NewTimer(time.Until(giveUp))
+	defer t.Stop()
+	select {
+	case err := <-done:
+		return err
+	case <-t.C:
+		return errors.New("the store did not answer the renewal in time")
+	case <-l.ctx.Done():
+		return l.ctx.Err()
+	}
+}
+
+// complete finishes item seq of l's thread under the fence: the posted
+// marker (unless posted is false: feedback posts nothing) and the dequeue,
+// in one write; the turn's output record goes with it. A write that fails
+// for a passing reason (a connection reset) is tried again while the
+// lease holds, so the item is not replayed and answered twice.
+func (l *heldLease) complete(seq uint64, posted bool) error {
+	var meta map[string]string
+	if posted {
+		meta = map[string]string{metaPosted: strconv.FormatUint(seq, 10), metaOutput: ""}
+	}
+	wait := 50 * time.Millisecond
+	for {
+		err := l.b.cfg.Store.CompleteFenced(l.fence, seq, meta)
+		switch {
+		case err == nil:
+			l.b.fences.outputs.Delete(l.key)
+			return nil
+		case errors.Is(err, storage.ErrFenced):
+			l.lose("fenced at dequeue: another replica holds the thread")
+			return err
+		case errors.Is(err, storage.ErrNotFound):
+			return err
+		}
+		l.b.log.Warn("dequeue; trying again", "thread", l.key, "err", err)
+		if sleepCtx(l.ctx, wait) != nil {
+			return err
+		}
+		wait = min(2*wait, time.Second)
+	}
+}
+
+// metaOutput is the session meta key holding the output record of the
+// turn in flight (turnOutput): a replica that resumes it closes the
+// stream the earlier run left open.
+const metaOutput = "bot.output"
+
+// turnOutput is what a turn showed in its thread so far, with the queue
+// seq of its item.
+type turnOutput struct {
+	Seq uint64 `json:"seq"`
+	render.Output
+}
+
+// priorOutput is the output record of item seq's earlier run, if any.
+func priorOutput(meta map[string]string, seq uint64) render.Output {
+	var o turnOutput
+	if json.Unmarshal([]byte(meta[metaOutput]), &o) != nil || o.Seq != seq {
+		return render.Output{}
+	}
+	return o.Output
+}
+
+// recordOutput keeps a turn's output record under the thread's fence.
+func (b *Bot) recordOutput(ctx context.Context, key string, seq uint64, o render.Output) {
+	l := leaseOf(ctx)
+	if l == nil {
+		return
+	}
+	data, _ := json.Marshal(turnOutput{Seq: seq, Output: o})
+	b.fences.outputs.Store(key, string(data))
+	if err := b.cfg.Store.SetMetaFenced(l.fence, metaOutput, string(data)); err != nil && !errors.Is(err, storage.ErrNotFound) {
+		b.log.Warn("record the turn's output", "thread", key, "err", err)
+	}
+}
+
+// leaseKey is the context key of the lease a thread's work runs under.
+type leaseKey struct{}
+
+// leaseOf returns the lease ctx's work runs under, or nil.
+func leaseOf(ctx context.Context) *heldLease {
+	l, _ := ctx.Value(leaseKey{}).(*heldLease)
+	return l
+}
+
+// storeFailed handles a turn that could not store its session: the store, not
+// the model, failed. When the answer was generated it is shown (the error
+// is dropped) and the session is stored again until it is, while the
+// lease holds; otherwise the item stays queued, tried again once the store
+// is back, so no message is dropped. It returns the error the reply shows.
+func (b *Bot) storeFailed(ctx context.Context, s *engine.Session, res *engine.Result, err error) error {
+	var se *engine.SaveError
+	if !errors.As(err, &se) {
+		return err
+	}
+	l := leaseOf(ctx)
+	if res == nil || strings.TrimSpace(res.Text) == "" {
+		if l != nil {
+			l.keep.Store(true)
+		}
+		return err
+	}
+	b.log.Warn("the answer could not be stored; storing it again", "session", s.ID, "err", err)
+	for wait := 100 * time.Millisecond; ; wait = min(2*wait, 2*time.Second) {
+		if sleepCtx(ctx, wait) != nil {
+			if l != nil {
+				l.keep.Store(true) // not stored: the item is not done
+			}
+			return nil
+		}
+		if err := b.cfg.Engine.Save(s); err == nil {
+			return nil
+		}
+	}
+}
