@@ -33,6 +33,7 @@ func (b *Bot) onInteraction(cb slack.InteractionCallback, ack func()) bool {
 	dm := strings.HasPrefix(channel, "D")
 	for _, act := range cb.ActionCallback.BlockActions {
 		kind, _, _ := strings.Cut(act.ActionID, ":")
+		click := clickDedupe(cb, act)
 		switch kind {
 		case actionStop: // stopbutton.go
 			b.onStopClick(team, channel, thread, cb.User.ID, dm)
@@ -40,10 +41,13 @@ func (b *Bot) onInteraction(cb slack.InteractionCallback, ack func()) bool {
 		case actionApprove, actionDeny: // approval.go
 			return b.onApprovalClick(team, channel, thread, cb.Container.MessageTs, cb.User.ID, kind, act.Value, dm, ack)
 		case actionFeedback: // feedback.go
-			return b.onFeedbackClick(team, channel, thread, cb.Container.MessageTs, cb.User.ID, act.Value, dm, ack)
+			return b.onFeedbackClick(team, channel, thread, cb.Container.MessageTs, cb.User.ID, act.Value, dm, ack, click...)
 		case actionHome: // apphome.go: the Home tab has no channel
 			if why := b.denied(cb.User.ID, "", true); why != "" {
 				return false
+			}
+			if b.seen(click...) {
+				return false // Slack's retry of a click already taken in
 			}
 			return b.startFromHome(team, cb.User.ID, act.Value, ack)
 		}
@@ -61,7 +65,25 @@ func (b *Bot) onInteraction(cb slack.InteractionCallback, ack func()) bool {
 		case actionPick:
 			it.Kind, it.AgentID, it.PickerTS = "pick", act.Value, cb.Container.MessageTs
 		}
-		return b.enqueue(it, ack) // one action per click
+		return b.enqueue(it, ack, click...) // one action per click
 	}
 	return false
+}
+
+// clickDedupe is a click's dedupe key: Slack delivers an unacked
+// interaction again with the same payload, so the action's action_ts (or
+// the payload's trigger_id) names the click. None when the payload has
+// neither.
+func clickDedupe(cb slack.InteractionCallback, act *slack.BlockAction) []string {
+	id := act.ActionTs
+	if id == "" {
+		id = cb.ActionTs
+	}
+	if id == "" {
+		id = cb.TriggerID
+	}
+	if id == "" {
+		return nil
+	}
+	return []string{"click/" + cb.Channel.ID + "/" + cb.User.ID + "/" + act.ActionID + "/" + id}
 }

@@ -106,7 +106,8 @@ func runServe(ctx context.Context, e *env) int {
 		return 2
 	}
 	budgets := newBudgets(cfg, st)
-	eng := newEngine(cfg, st, m, cats.get, budgets, log, met.ToolCall, tools)
+	fences := bot.NewFences(st) // the engine's saves of a thread are fenced by its lease
+	eng := newEngine(cfg, fencedSaves{st, fences}, m, cats.get, budgets, log, met.ToolCall, tools)
 
 	opts := []slack.Option{slack.OptionAppLevelToken(cfg.SlackAppToken),
 		slack.OptionHTTPClient(&http.Client{Transport: pooledTransport(cfg.MaxTurns)})}
@@ -120,7 +121,7 @@ func runServe(ctx context.Context, e *env) int {
 		MaxConcurrentTurns: cfg.MaxTurns, AllowedUsers: cfg.AllowedUsers, AllowedChannels: cfg.AllowedChannels,
 		MaxUploadBytes: cfg.MaxUploadBytes, NoStreaming: cfg.NoStreaming, Logger: log, Observer: met, Budgets: budgets,
 		ReplicaID: cfg.ReplicaID, LeaseTTL: cfg.LeaseTTL, ApprovalTimeout: cfg.ApprovalTimeout,
-		MCPServers: tools.names(),
+		MCPServers: tools.names(), Fences: fences,
 	})
 	if err != nil {
 		fmt.Fprintf(e.stderr, "agentbot serve: %v\n", err)

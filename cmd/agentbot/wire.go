@@ -18,6 +18,7 @@ import (
 	"agentbot/engine"
 	"agentbot/engine/catalog"
 	"agentbot/engine/model"
+	"agentbot/engine/transcript"
 	"agentbot/storage"
 )
 
@@ -177,6 +178,15 @@ type engineStore interface {
 	storage.Outputs
 	storage.WorkFolders
 }
+
+// fencedSaves is the engine's store in serve: its session saves go
+// through the bot's fences (bot.Fences).
+type fencedSaves struct {
+	engineStore
+	fences *bot.Fences
+}
+
+func (s fencedSaves) SaveSession(x *transcript.Session) error { return s.fences.SaveSession(x) }
 
 // newEngine wires an engine to the store and the model.
 func newEngine(cfg *Config, st engineStore, m engine.Model, cat func() *catalog.Catalog, budgets *bot.Budgets, log *slog.Logger, onTool func(string, bool), tools *mcpTools) *engine.Engine {
