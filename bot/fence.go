@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"agentbot/bot/render"
+	"agentbot/bot/slackmd"
 	"agentbot/engine"
 	"agentbot/engine/transcript"
 	"agentbot/storage"
@@ -214,4 +215,39 @@ func (b *Bot) storeFailed(ctx context.Context, s *engine.Session, res *engine.Re
 			return nil
 		}
 	}
+}
+
+// metaAnswered is the session meta key holding the Slack ts of the latest
+// message of the thread a turn answered.
+const metaAnswered = "bot.answered"
+
+// lateNote is what a turn's answer starts with when its message came late
+// (Slack delivered it again after a fault) and a later message of the
+// thread was answered already: which message it answers. It records its
+// message as answered in s.
+func lateNote(s *engine.Session, it item) string {
+	if it.Kind != "message" || it.TS == "" {
+		return ""
+	}
+	order, latest := storage.OrderOf(it.TS), storage.OrderOf(s.Meta[metaAnswered])
+	if order == 0 {
+		return ""
+	}
+	if order > latest {
+		s.SetMeta(metaAnswered, it.TS)
+		return ""
+	}
+	if order == latest {
+		return ""
+	}
+	quote := strings.Join(strings.Fields(it.Text), " ")
+	return "Answering an earlier message" + whose(it.User) + ", which reached me late: “" + slackmd.Shorten(quote, 120) + "”"
+}
+
+// whose names the sender of a message for lateNote.
+func whose(user string) string {
+	if user == "" {
+		return ""
+	}
+	return " from <@" + user + ">"
 }

@@ -173,6 +173,9 @@ func (b *Bot) runTurn(ctx context.Context, s *engine.Session, it item, input str
 	rt := b.running.start(it.key(), cancel)
 	defer b.running.end(it.key(), rt)
 	r.rt = rt
+	if note := lateNote(s, it); note != "" { // fence.go
+		r.emit(engine.Event{Kind: engine.EventNotice, Text: note})
+	}
 	noteWorkflow(s, input)
 	r.armStop()
 	b.setSessionStatus(ctx, it, slack.AgentSessionStatusProcessing)
