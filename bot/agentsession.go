@@ -78,8 +78,8 @@ func (r *turns) stop(key, by string) bool {
 // onAgentSessionStopped stops the turn of a session whose stop button the
 // user pressed in Slack's agent surface.
 func (b *Bot) onAgentSessionStopped(team string, e *slackevents.AgentSessionStoppedEvent) {
-	key := team + "/" + e.Channel + "/" + e.ThreadTimestamp
-	if !b.running.stop(key, e.User) {
+	key := threadKey{Team: team, Channel: e.Channel, Thread: e.ThreadTimestamp}
+	if !b.running.stop(key.String(), e.User) {
 		b.log.Debug("stop: no running turn", "channel", e.Channel)
 	}
 }
@@ -91,12 +91,12 @@ func (b *Bot) isStopRequest(it item) bool {
 	if t != "stop" && t != "cancel" {
 		return false
 	}
-	if !b.running.stop(it.key(), it.User) {
+	if !b.running.stop(it.thread().String(), it.User) {
 		return false
 	}
 	// app_mention and message.* both carry "@agentbot stop": once the turn
 	// has ended, the other one must not reach the queue as a message.
-	b.seen("msg/" + it.Channel + "/" + it.TS)
+	b.seen(msgDedupe(it.Channel, it.TS))
 	return true
 }
 

@@ -33,12 +33,6 @@ const (
 	// approval buttons; their value is an approvalValue.
 	actionApprove = "approve"
 	actionDeny    = "deny"
-	// kindApproval is the item kind of a decision on a pending call: Text
-	// is the decision, CallID the call, User who decided ("" on expiry).
-	kindApproval = "approval"
-	// metaApprovals holds the approval messages posted, as a JSON object
-	// call id → message ts, so they are updated once decided.
-	metaApprovals = "bot.approvals"
 	// defaultApprovalTimeout is Config.ApprovalTimeout's default.
 	defaultApprovalTimeout = 15 * time.Minute
 	// maxArgsShown bounds the arguments shown in an approval message.
@@ -55,28 +49,12 @@ type approvalValue struct {
 	Call string `json:"c"`
 }
 
-// ToolObserver is told of each tool call's outcome and of each decision on
-// a call that needed approval, for metrics. An Observer that implements it
-// (metrics.Metrics does) counts them.
-type ToolObserver interface {
-	// ToolOutcome counts one tool call: server is "" for a built-in tool,
-	// tool the tool's own name (without the "server__" prefix), outcome
-	// one of the transcript.Outcome constants.
-	ToolOutcome(server, tool, outcome string)
-	// ApprovalDecided counts one decision (a transcript.Decision constant).
-	ApprovalDecided(decision string)
-}
-
 // MaskArgs renders a call's arguments for its approval message:
-// engine.DisplayArgs (pretty-printed, secret-looking values masked), cut to
-// about maxArgsShown bytes, with no fence that could close the code block.
+// engine.DisplayArgs in about maxArgsShown bytes (the keys that say where
+// first, long values cut, secrets masked), with no fence that could close
+// the code block.
 func MaskArgs(args string) string {
-	out := engine.DisplayArgs(args)
-	if len(out) > maxArgsShown {
-		shown := engine.CutUTF8(out, maxArgsShown)
-		out = shown + fmt.Sprintf("\n… (%d more bytes)", len(out)-len(shown))
-	}
-	return strings.ReplaceAll(out, "```", "``\u200b`")
+	return strings.ReplaceAll(engine.DisplayArgs(args, maxArgsShown), "```", "``\u200b`")
 }
 
 // callDigest is "sha256:" and the first 32 hex digits of the call id's
@@ -112,7 +90,7 @@ func findApproval(s *transcript.Session, call string) *transcript.Approval {
 // approvers names who may decide on a call of s: its owner and the admins.
 func (b *Bot) approvers(s *transcript.Session) string {
 	var who []string
-	if o := s.Meta[metaOwner]; o != "" {
+	if o := ownerOfRecord(s); o != "" {
 		who = append(who, "<@"+o+">")
 	}
 	for _, a := range b.cfg.Admins {
@@ -134,7 +112,14 @@ func (b *Bot) mayApprove(user string, s *transcript.Session) bool {
 	if user == "" {
 		return false
 	}
-	return user == s.Meta[metaOwner] || slices.Contains(b.cfg.Admins, user)
+	return user == ownerOfRecord(s) || slices.Contains(b.cfg.Admins, user)
+}
+
+// ownerOfRecord is the owner in the thread state of a stored record (read
+// without its transcript, on the ack path); "" when unreadable.
+func ownerOfRecord(s *transcript.Session) string {
+	st, _ := stateOf(s)
+	return st.Owner
 }
 
 // decisionLine is how a decided call's message ends.
@@ -193,45 +178,36 @@ func (b *Bot) approvalMessage(s *transcript.Session, a *transcript.Approval, lin
 	return []slack.MsgOption{slack.MsgOptionText(fallback, false), slack.MsgOptionBlocks(blocks...)}
 }
 
-// approvalTS returns the posted messages of s's approvals, by call id.
-func approvalTS(s *transcript.Session) map[string]string {
-	m := map[string]string{}
-	if raw := s.Meta[metaApprovals]; raw != "" {
-		_ = json.Unmarshal([]byte(raw), &m)
-	}
-	return m
-}
-
-// setApprovalTS stores the posted messages of s's approvals, keeping only
-// the calls still in s.Pending.
-func setApprovalTS(s *transcript.Session, m map[string]string) {
+// saveApprovalMessages sets the posted messages of s's approvals, keeping
+// only the calls still in s.Pending, and stores them with the session's
+// metadata only: the engine saved the transcript already.
+func (b *Bot) saveApprovalMessages(s *engine.Session, m map[string]string) {
 	for id := range m {
-		if findApproval(s, id) == nil {
+		if findApproval(&s.Session, id) == nil {
 			delete(m, id)
 		}
 	}
-	if len(m) == 0 {
-		delete(s.Meta, metaApprovals)
-		return
+	b.setState(s, func(st *threadState) { st.Approvals = m })
+	if err := b.cfg.Store.SetMeta(s.Key, metaThread, s.Meta[metaThread]); err != nil {
+		b.log.Error("save approval messages", "session", s.ID, "err", err)
 	}
-	data, _ := json.Marshal(m)
-	s.SetMeta(metaApprovals, string(data))
 }
 
-// saveApprovalTS sets the posted messages of s's approvals (setApprovalTS)
-// and stores them with the session's metadata only: the engine saved the
-// transcript already.
-func (b *Bot) saveApprovalTS(s *engine.Session, m map[string]string) {
-	setApprovalTS(&s.Session, m)
-	if err := b.cfg.Store.SetMeta(s.Key, metaApprovals, s.Meta[metaApprovals]); err != nil {
-		b.log.Error("save approval messages", "session", s.ID, "err", err)
+// askApprovals posts the approval requests of the calls a turn waits on,
+// unless a person stopped it.
+func (b *Bot) askApprovals(ctx context.Context, t *threadTurn) {
+	if t.res != nil && len(t.res.Pending) > 0 && t.r.stoppedBy == "" {
+		b.postApprovals(ctx, t.c.Session, t.it, t.res.Pending)
 	}
 }
 
 // postApprovals posts a message with Approve / Deny buttons for each
 // pending call not shown yet, and remembers the messages in the session.
 func (b *Bot) postApprovals(ctx context.Context, s *engine.Session, it item, pending []transcript.Approval) {
-	posted := approvalTS(&s.Session)
+	posted := b.state(s).Approvals
+	if posted == nil {
+		posted = map[string]string{}
+	}
 	changed := false
 	for _, p := range pending {
 		a := findApproval(&s.Session, p.CallID)
@@ -251,7 +227,7 @@ func (b *Bot) postApprovals(ctx context.Context, s *engine.Session, it item, pen
 	if !changed {
 		return
 	}
-	b.saveApprovalTS(s, posted)
+	b.saveApprovalMessages(s, posted)
 }
 
 // onApprovalClick handles a click of Approve or Deny: someone who may not
@@ -263,7 +239,7 @@ func (b *Bot) onApprovalClick(team, channel, thread, messageTS, user, kind, valu
 		return false
 	}
 	var v approvalValue
-	if err := json.Unmarshal([]byte(value), &v); err != nil || v.Key != team+"/"+channel+"/"+thread {
+	if err := json.Unmarshal([]byte(value), &v); err != nil || v.Key != (threadKey{Team: team, Channel: channel, Thread: thread}).String() {
 		b.log.Warn("approval click with a bad value", "channel", channel)
 		b.ephemeral(channel, user, thread, "⚠️ This button doesn't belong to this thread.")
 		return false
@@ -295,16 +271,12 @@ func (b *Bot) onApprovalClick(team, channel, thread, messageTS, user, kind, valu
 	return b.enqueue(it, ack, approvalDedupe(v.Key, a.CallID))
 }
 
-// approvalDedupe is the dedupe key of a decision on a call: the first
-// click (or expiry) queued wins; later ones are dropped.
-func approvalDedupe(key, callID string) string {
-	return "approval/" + key + "/" + callDigest(callID)
-}
-
 // decide handles a queued decision under the thread's lease: it records
 // it, updates the call's message, and resumes the turn once every pending
 // call is decided.
-func (b *Bot) decide(ctx context.Context, s *engine.Session, it item, seq string) {
+func (b *Bot) onDecision(ctx context.Context, j *job) {
+	c, it := j.c, j.it
+	s := c.Session
 	a := findApproval(&s.Session, it.CallID)
 	if a == nil {
 		return // the turn moved on
@@ -313,8 +285,8 @@ func (b *Bot) decide(ctx context.Context, s *engine.Session, it item, seq string
 		b.updateApproval(ctx, s, it, a) // a replay: the message may not show it yet
 		return
 	}
-	s.SetMeta(metaSeq, seq) // a crash from here replays as a resume
-	if err := b.cfg.Engine.Decide(s, it.CallID, it.Text, it.User); err != nil {
+	b.setState(s, func(st *threadState) { st.Seq = j.seq }) // a crash from here replays as a resume
+	if err := c.Decide(it.CallID, it.Text, it.User); err != nil {
 		if errors.Is(err, engine.ErrNoPending) {
 			return
 		}
@@ -323,9 +295,7 @@ func (b *Bot) decide(ctx context.Context, s *engine.Session, it item, seq string
 		return
 	}
 	if a = findApproval(&s.Session, it.CallID); a != nil {
-		if o, ok := b.obs.(ToolObserver); ok {
-			o.ApprovalDecided(a.Decision)
-		}
+		b.obs.ApprovalDecided(a.Decision)
 		b.log.Info("tool call decided", "session", s.ID, "tool", a.Tool, "decision", a.Decision, "by", a.By)
 		b.updateApproval(ctx, s, it, a)
 	}
@@ -335,13 +305,13 @@ func (b *Bot) decide(ctx context.Context, s *engine.Session, it item, seq string
 		}
 	}
 	turn := it
-	turn.User = ownerOf(s, it) // the resumed turn streams to its owner
-	b.runTurn(ctx, s, turn, "")
+	turn.User = b.ownerOf(c, it) // the resumed turn streams to its owner
+	b.runTurn(ctx, c, turn, "")
 }
 
 // updateApproval shows the decision in the call's message, without buttons.
 func (b *Bot) updateApproval(ctx context.Context, s *engine.Session, it item, a *transcript.Approval) {
-	ts := approvalTS(&s.Session)[a.CallID]
+	ts := b.state(s).Approvals[a.CallID]
 	if ts == "" {
 		ts = it.TS
 	}
@@ -353,10 +323,10 @@ func (b *Bot) updateApproval(ctx context.Context, s *engine.Session, it item, a 
 	}
 }
 
-// undecided returns copies of the calls of s still waiting for a decision
-// whose message was posted, with their messages.
-func undecided(s *engine.Session) ([]transcript.Approval, map[string]string) {
-	posted := approvalTS(&s.Session)
+// waitingApprovals returns copies of the calls of s still waiting for a
+// decision whose message was posted, with their messages.
+func (b *Bot) waitingApprovals(s *engine.Session) ([]transcript.Approval, map[string]string) {
+	posted := b.state(s).Approvals
 	var out []transcript.Approval
 	for _, a := range s.Pending {
 		if a.Decision == "" && posted[a.CallID] != "" {
@@ -369,7 +339,8 @@ func undecided(s *engine.Session) ([]transcript.Approval, map[string]string) {
 // closeSuperseded updates the messages of calls that were waiting before a
 // turn and are no longer pending after it (a new message denied them), and
 // forgets them.
-func (b *Bot) closeSuperseded(ctx context.Context, s *engine.Session, it item, before []transcript.Approval, posted map[string]string) {
+func (b *Bot) closeSuperseded(ctx context.Context, t *threadTurn) {
+	s, it, before, posted := t.c.Session, t.it, t.waiting, t.waitingPosted
 	if len(before) == 0 {
 		return
 	}
@@ -381,11 +352,11 @@ func (b *Bot) closeSuperseded(ctx context.Context, s *engine.Session, it item, b
 			b.log.Warn("update approval message", "err", err)
 		}
 	}
-	b.saveApprovalTS(s, approvalTS(&s.Session))
+	b.saveApprovalMessages(s, b.state(s).Approvals)
 }
 
 // approvalSweepEvery is how often pending calls are checked for expiry
-// (the periodic loop's tick, lease.go): the lease scan's cadence, or more
+// (the periodic loop's tick, periodic.go): the lease scan's cadence, or more
 // often for a short timeout.
 func (b *Bot) approvalSweepEvery() time.Duration {
 	return max(min(b.cfg.LeaseTTL/3, b.cfg.ApprovalTimeout/4), 10*time.Millisecond)
@@ -427,27 +398,12 @@ func (sw *sweeper) sweep() {
 
 // expire queues the expiry of pending call a of session rec in its thread.
 func (b *Bot) expire(rec *transcript.Session, a transcript.Approval) {
-	team, channel, thread, ok := splitKey(rec.Key)
+	k, ok := parseThreadKey(rec.Key)
 	if !ok {
 		b.log.Error("expire a pending tool call: the session key names no thread", "session", rec.ID)
 		return
 	}
-	it := item{Kind: kindApproval, Team: team, Channel: channel, ThreadTS: thread,
-		Text: transcript.DecisionExpired, CallID: a.CallID, DM: strings.HasPrefix(channel, "D")}
+	it := item{Kind: kindApproval, Team: k.Team, Channel: k.Channel, ThreadTS: k.Thread,
+		Text: transcript.DecisionExpired, CallID: a.CallID, DM: k.dm()}
 	b.enqueue(it, func() {}, approvalDedupe(rec.Key, a.CallID))
-}
-
-// countTools tells the ToolObserver of the MCP tool calls recorded in s's
-// audit trail since index from (built-in tools are counted by the engine's
-// OnToolCall hook).
-func (b *Bot) countTools(s *engine.Session, from int) {
-	o, ok := b.obs.(ToolObserver)
-	if !ok || from < 0 || from >= len(s.Audit) {
-		return
-	}
-	for _, r := range s.Audit[from:] {
-		if r.Server != "" {
-			o.ToolOutcome(r.Server, serverTool(r.Server, r.Tool), r.Outcome)
-		}
-	}
 }

@@ -11,6 +11,7 @@ import (
 	"agentbot/bot"
 	"agentbot/bot/fakeslack"
 	"agentbot/bot/metrics"
+	"agentbot/engine"
 	"agentbot/engine/fakemodel"
 	"agentbot/engine/mcp/mcptest"
 	"agentbot/engine/transcript"
@@ -30,7 +31,21 @@ func approvalRig(t testing.TB, mutate func(*bot.Config)) (*rig, *mcptest.HTTPSer
 // approvalRigURL is approvalRig for the notes server at url.
 func approvalRigURL(t testing.TB, mutate func(*bot.Config), url string) *rig {
 	t.Helper()
-	r := newRig(t, rigOpts{mutate: mutate, engine: withNotesURL(t, url)})
+	return approvalRigOpts(t, rigOpts{mutate: mutate}, url)
+}
+
+// approvalRigOpts is approvalRigURL with more options: o.engine runs after
+// the notes server is configured.
+func approvalRigOpts(t testing.TB, o rigOpts, url string) *rig {
+	t.Helper()
+	notes, more := withNotesURL(t, url), o.engine
+	o.engine = func(c *engine.Config) {
+		notes(c)
+		if more != nil {
+			more(c)
+		}
+	}
+	r := newRig(t, o)
 	team := r.slack.TeamID()
 	if err := r.st.SetChannelDefault(team, channel, "product-lead"); err != nil {
 		t.Fatal(err)
@@ -316,8 +331,8 @@ func TestApprovalParallelCalls(t *testing.T) {
 			results = append(results, msg.ToolCallID+"="+msg.Content)
 		}
 	}
-	if len(results) != 2 || !strings.HasPrefix(results[0], "call_p1=") || !strings.Contains(results[0], "ping") ||
-		!strings.HasPrefix(results[1], "call_p2=") || !strings.Contains(results[1], "saved") {
+	if len(results) != 2 || !strings.HasPrefix(results[0], engine.WireCallID("call_p1")+"=") || !strings.Contains(results[0], "ping") ||
+		!strings.HasPrefix(results[1], engine.WireCallID("call_p2")+"=") || !strings.Contains(results[1], "saved") {
 		t.Fatalf("tool results sent to the model = %q", results)
 	}
 }
@@ -423,7 +438,11 @@ func BenchmarkApprovalClickToTool(b *testing.B) {
 // the decisions.
 func TestApprovalMetrics(t *testing.T) {
 	met := metrics.New()
-	r, _ := approvalRig(t, func(c *bot.Config) { c.Observer = met })
+	hs := mcptest.NewHTTPServer(t)
+	r := approvalRigOpts(t, rigOpts{ // the bot's observer and the engine's tool hook
+		mutate: func(c *bot.Config) { c.Observer = met },
+		engine: func(c *engine.Config) { c.OnToolRecord = met.ToolRecord },
+	}, hs.URL)
 	r.model.Enqueue(fakemodel.Reply{ToolCalls: []fakemodel.ToolCall{
 		{ID: "call_m1", Name: "notes__echo", Arguments: `{"text":"x"}`}, writeNote("call_m2")}},
 		fakemodel.Reply{ToolCalls: []fakemodel.ToolCall{writeNote("call_m3")}},

@@ -36,13 +36,13 @@ func (b *Bot) postGreeting(ctx context.Context, channel, thread string, a *catal
 	if more := g.MoreLine(); more != "" {
 		md.WriteString("\n\n" + more) // a collection's first items, and a count
 	}
-	blocks := []slack.Block{slackmd.Block(md.String())}
+	var blocks []slack.Block
 	var buttons []slack.BlockElement
-	for i, it := range g.Menu {
-		label := shorten(command(it), 70)
+	for i, it := range g.Menu[:min(len(g.Menu), maxPickerButtons)] {
+		label := buttonLabel(command(it), "")
 		if (it.Skill != "" || it.Prompt != "") && it.Description != "" {
 			// Skill-format items show their code and what they do.
-			label = shorten(command(it)+" · "+it.Description, 70)
+			label = buttonLabel(command(it)+" · "+it.Description, "")
 		}
 		btn := slack.NewButtonBlockElement(fmt.Sprintf("%s:%d", actionMenu, i), command(it), slack.NewTextBlockObject(slack.PlainTextType, label, true, false))
 		buttons = append(buttons, btn)
@@ -53,10 +53,8 @@ func (b *Bot) postGreeting(ctx context.Context, channel, thread string, a *catal
 	}
 	blocks = append(blocks, slack.NewContextBlock("hint", slack.NewTextBlockObject(slack.MarkdownType,
 		"Click a button, type a number or a command, or just say what you need.", false, false)))
-	_, err := b.postMsg(ctx, channel, thread,
-		slack.MsgOptionText(slackmd.Fallback(g.Intro, slackmd.DefaultFallbackChars), false),
-		slack.MsgOptionBlocks(blocks...))
-	if err != nil {
+	// A long menu is split over messages to stay within Slack's limits.
+	if err := b.postMarkdownWith(ctx, channel, thread, md.String(), "Pick from the menu:", blocks); err != nil {
 		b.log.Error("post greeting", "agent", a.ID, "err", err)
 	}
 }
@@ -77,26 +75,25 @@ func (b *Bot) postPicker(ctx context.Context, it item) {
 		return
 	}
 	var buttons []slack.BlockElement
-	for _, a := range agents {
-		label := a.Name
-		if a.Icon != "" {
-			label = a.Icon + " " + label
-		}
-		if a.Title != "" && a.Title != a.Name {
-			label += " — " + a.Title
-		}
+	labels := agentLabels(agents) // told apart where personas repeat
+	for i, a := range agents[:min(len(agents), maxPickerButtons)] {
 		buttons = append(buttons, slack.NewButtonBlockElement(actionPick+":"+a.ID, a.ID,
-			slack.NewTextBlockObject(slack.PlainTextType, shorten(label, 70), true, false)))
+			slack.NewTextBlockObject(slack.PlainTextType, labels[i], true, false)))
 	}
-	blocks := []slack.Block{slackmd.Block(fmt.Sprintf("Hi <@%s>! Which agent should help in this thread?", it.User))}
+	ask := fmt.Sprintf("Hi <@%s>! Which agent should help in this thread?", it.User)
+	if n := len(agents) - len(buttons); n > 0 {
+		ask += fmt.Sprintf(" (%d more: `/agent list` names them all, and `use <id>` picks any.)", n)
+	}
+	blocks := []slack.Block{slackmd.Block(ask)}
 	for i := 0; i < len(buttons); i += maxButtons {
 		end := min(i+maxButtons, len(buttons))
 		blocks = append(blocks, slack.NewActionBlock(fmt.Sprintf("pick-%d", i/maxButtons), buttons[i:end]...))
 	}
 	blocks = append(blocks, slack.NewContextBlock("hint", slack.NewTextBlockObject(slack.MarkdownType,
-		"Tip: `/agent use <id>` makes an agent this channel's default, so threads start right away.", false, false)))
+		"Tip: `/agent use &lt;id&gt;` makes an agent this channel's default, so threads start right away.", false, false)))
 	if _, err := b.postMsg(ctx, it.Channel, it.ThreadTS, slack.MsgOptionText("Which agent should help in this thread?", false), slack.MsgOptionBlocks(blocks...)); err != nil {
 		b.log.Error("post picker", "err", err)
+		b.post(ctx, it.Channel, it.ThreadTS, "Which agent should help in this thread? Say `use <id>`: "+b.agentList())
 	}
 }
 
@@ -107,7 +104,7 @@ func (b *Bot) closePicker(ctx context.Context, it item) {
 		name = strings.TrimSpace(a.Icon + " " + a.Name)
 	}
 	text := fmt.Sprintf("<@%s> picked %s.", it.User, name)
-	if err := b.update(ctx, it.Channel, it.PickerTS, slack.MsgOptionText(text, false), slack.MsgOptionBlocks(slackmd.Block(text))); err != nil {
+	if err := b.update(ctx, it.Channel, it.PickerTS, slack.MsgOptionText(slackmd.EscapeText(text), false), slack.MsgOptionBlocks(slackmd.Block(text))); err != nil {
 		b.log.Debug("close picker", "err", err)
 	}
 }

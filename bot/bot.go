@@ -41,6 +41,11 @@ type Observer interface {
 	TurnFinished(d time.Duration, iterations int, prompt, cached, completion int, err error)
 	Uploaded(err error)
 	QueueDepth(n int)
+	// ApprovalDecided counts one decision on a call that needed approval
+	// (a transcript.Decision constant).
+	ApprovalDecided(decision string)
+	// Feedback counts one click of an answer's feedback buttons.
+	Feedback(agent, workflow, value string)
 }
 
 // Config configures a Bot.
@@ -75,10 +80,6 @@ type Config struct {
 	// NoStreaming turns off chat.startStream; progress then shows in a
 	// status message that is updated.
 	NoStreaming bool
-	// Budgets are the token caps; the engine enforces them (its Budget is
-	// Budgets.Budget), the bot records each turn's usage and reports them.
-	// Nil means no caps.
-	Budgets *Budgets
 	// DedupeTTL is how long event ids are remembered (default 15 minutes).
 	DedupeTTL time.Duration
 	// ShutdownGrace is how long running turns may take to finish at
@@ -212,7 +213,7 @@ func (b *Bot) Run(ctx context.Context) error {
 		}
 	}
 	// Threads of replicas that died, items other replicas admitted, and
-	// tool calls left undecided too long (lease.go).
+	// tool calls left undecided too long (periodic.go).
 	b.threads.startPeriodic(sockCtx)
 
 loop:
@@ -313,3 +314,5 @@ func (nopObserver) TurnStarted()                                          {}
 func (nopObserver) TurnFinished(time.Duration, int, int, int, int, error) {}
 func (nopObserver) Uploaded(error)                                        {}
 func (nopObserver) QueueDepth(int)                                        {}
+func (nopObserver) ApprovalDecided(string)                                {}
+func (nopObserver) Feedback(string, string, string)                       {}

@@ -11,10 +11,10 @@ import (
 )
 
 // budgetRig is a rig whose engine and bot share token caps.
-func budgetRig(t *testing.T, b *bot.Budgets) *rig {
+func budgetRig(t *testing.T, b *engine.Budgets) *rig {
 	return newRig(t, rigOpts{
-		engine: func(c *engine.Config) { c.Budget = b.Budget },
-		mutate: func(c *bot.Config) { c.Budgets = b; c.Admins = []string{"UADMIN"} },
+		engine: func(c *engine.Config) { c.Budgets = b },
+		mutate: func(c *bot.Config) { c.Admins = []string{"UADMIN"} },
 	})
 }
 
@@ -41,7 +41,7 @@ func (r *rig) waitText(thread, want string) {
 // naming the limit and who can raise it, with no model call; the thread's
 // status shows the use.
 func TestSessionTokenBudget(t *testing.T) {
-	b := &bot.Budgets{SessionTokens: 1000, Admins: []string{"UADMIN"}}
+	b := &engine.Budgets{SessionTokens: 1000, Admins: []string{"<@UADMIN>"}}
 	r := budgetRig(t, b)
 	r.st.SetChannelDefault(r.slack.TeamID(), channel, "product-lead")
 	r.model.Enqueue(
@@ -65,7 +65,7 @@ func TestSessionTokenBudget(t *testing.T) {
 // A daily cap per workspace: once one thread used it, another thread is
 // refused; the usage survives a restart (it is in the store).
 func TestDailyTokenBudget(t *testing.T) {
-	b := &bot.Budgets{DailyTokens: 500}
+	b := &engine.Budgets{DailyTokens: 500}
 	r := budgetRig(t, b)
 	b.Store = r.st
 	r.st.SetChannelDefault(r.slack.TeamID(), channel, "product-lead")

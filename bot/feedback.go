@@ -1,8 +1,7 @@
 package bot
 
 import (
-	"encoding/json"
-	"fmt"
+	"context"
 	"time"
 
 	"github.com/slack-go/slack"
@@ -18,11 +17,6 @@ import (
 const (
 	// actionFeedback is the action id of the feedback buttons.
 	actionFeedback = "feedback"
-	// kindFeedback is the item kind of a feedback click.
-	kindFeedback = "feedback"
-	// metaWorkflow holds the last menu item picked in the session (its
-	// trigger, skill or command), for feedback and metrics.
-	metaWorkflow = "bot.workflow"
 	// maxFeedback bounds the clicks kept per session; older ones go.
 	maxFeedback = 200
 )
@@ -33,10 +27,10 @@ const (
 	FeedbackNegative = "negative"
 )
 
-// MetaFeedback is the session Meta key holding the session's feedback: a
-// JSON list of Feedback, oldest first, one per answer and user (a later
-// click of the same user on the same answer replaces the earlier one).
-const MetaFeedback = "bot.feedback"
+// MetaFeedback is the session Meta key under which sessions stored before
+// the bot kept one thread state (threadState) hold their feedback: a JSON
+// list of Feedback. SessionFeedback reads it too.
+const MetaFeedback = oldMetaFeedback
 
 // Feedback is one click of an answer's feedback buttons.
 type Feedback struct {
@@ -48,23 +42,12 @@ type Feedback struct {
 	Time     time.Time `json:"time"`
 }
 
-// SessionFeedback returns the feedback stored with s, oldest first.
+// SessionFeedback returns the feedback stored with s, oldest first, one
+// per answer and user (a later click of the same user on the same answer
+// replaces the earlier one).
 func SessionFeedback(s *transcript.Session) ([]Feedback, error) {
-	raw := s.Meta[MetaFeedback]
-	if raw == "" {
-		return nil, nil
-	}
-	var list []Feedback
-	if err := json.Unmarshal([]byte(raw), &list); err != nil {
-		return nil, fmt.Errorf("session %s: feedback: %w", s.ID, err)
-	}
-	return list, nil
-}
-
-// FeedbackObserver is told of feedback clicks, for metrics. An Observer
-// that implements it (metrics.Metrics does) counts them.
-type FeedbackObserver interface {
-	Feedback(agent, workflow, value string)
+	st, err := stateOf(s)
+	return st.Feedback, err
 }
 
 // feedbackBlock is the feedback buttons under a final answer.
@@ -90,19 +73,21 @@ func (b *Bot) onFeedbackClick(team, channel, thread, messageTS, user, value stri
 	return b.enqueue(it, ack, dedupe...)
 }
 
+// onFeedback handles a queued feedback click.
+func (b *Bot) onFeedback(_ context.Context, j *job) { b.recordFeedback(j.it) }
+
 // recordFeedback stores a queued feedback click with its session and
 // counts it.
 func (b *Bot) recordFeedback(it item) {
-	s, err := b.cfg.Store.FindSession(it.key())
-	if err != nil || s == nil {
+	rec, err := b.cfg.Store.FindSession(it.thread().String())
+	if err != nil || rec == nil {
 		b.log.Warn("feedback for a thread without a session", "err", err)
 		return
 	}
-	list, err := SessionFeedback(s)
-	if err != nil {
-		b.log.Warn("unreadable feedback replaced", "err", err)
-	}
-	f := Feedback{TS: it.TS, User: it.User, Value: it.Text, Agent: s.AgentID, Workflow: sessionWorkflow(s), Time: time.Now().UTC()}
+	s := &engine.Session{Session: *rec}
+	st := b.state(s)
+	list := st.Feedback
+	f := Feedback{TS: it.TS, User: it.User, Value: it.Text, Agent: s.AgentID, Workflow: sessionWorkflow(rec, st), Time: time.Now().UTC()}
 	replaced := false
 	for i := range list {
 		if list[i].TS == f.TS && list[i].User == f.User {
@@ -115,47 +100,19 @@ func (b *Bot) recordFeedback(it item) {
 	if len(list) > maxFeedback {
 		list = list[len(list)-maxFeedback:]
 	}
-	data, err := json.Marshal(list)
-	if err != nil {
-		b.log.Error("encode feedback", "err", err)
+	b.setState(s, func(st *threadState) { st.Feedback = list })
+	if !b.saveSession(s, "record feedback") {
 		return
 	}
-	s.SetMeta(MetaFeedback, string(data))
-	if err := b.cfg.Store.SaveSession(s); err != nil {
-		b.log.Error("save feedback", "session", s.ID, "err", err)
-		return
-	}
-	if fo, ok := b.obs.(FeedbackObserver); ok {
-		fo.Feedback(f.Agent, f.Workflow, f.Value)
-	}
+	b.obs.Feedback(f.Agent, f.Workflow, f.Value)
 	b.log.Info("feedback", "session", s.ID, "agent", f.Agent, "workflow", f.Workflow, "value", f.Value)
 }
 
 // sessionWorkflow is the session's active skill, else the last menu item
-// picked, else "".
-func sessionWorkflow(s *transcript.Session) string {
+// picked (in its thread state st), else "".
+func sessionWorkflow(s *transcript.Session, st threadState) string {
 	if s.Skill != nil && s.Skill.Name != "" {
 		return s.Skill.Name
 	}
-	return s.Meta[metaWorkflow]
-}
-
-// noteWorkflow remembers the menu item input picks, if any.
-func noteWorkflow(s *engine.Session, input string) {
-	if s.Agent == nil || input == "" {
-		return
-	}
-	idx, _, ok := engine.MatchMenu(s.Agent.Menu, input)
-	if !ok {
-		return
-	}
-	it := s.Agent.Menu[idx]
-	name := it.Cmd
-	switch {
-	case it.Skill != "":
-		name = it.Skill
-	case it.Trigger != "":
-		name = it.Trigger
-	}
-	s.SetMeta(metaWorkflow, name)
+	return st.Workflow
 }

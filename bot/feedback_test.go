@@ -14,7 +14,7 @@ import (
 	"agentbot/engine/fakemodel"
 )
 
-var _ bot.FeedbackObserver = (*metrics.Metrics)(nil)
+var _ bot.Observer = (*metrics.Metrics)(nil) // it counts feedback clicks
 
 // feedbackButtons returns the action id and the button values of the
 // feedback_buttons element in blocks, if any.

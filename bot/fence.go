@@ -4,7 +4,6 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
-	"strconv"
 	"strings"
 	"sync"
 	"time"
@@ -118,13 +117,12 @@ func (l *heldLease) renewOnce(giveUp time.Time) error {
 // for a passing reason (a connection reset) is tried again while the
 // lease holds, so the item is not replayed and answered twice.
 func (l *heldLease) complete(seq uint64, posted bool) error {
-	var meta map[string]string
-	if posted {
-		meta = map[string]string{metaPosted: strconv.FormatUint(seq, 10), metaOutput: ""}
-	}
 	wait := 50 * time.Millisecond
 	for {
-		err := l.b.cfg.Store.CompleteFenced(l.fence, seq, meta)
+		meta, err := l.postedMeta(seq, posted)
+		if err == nil {
+			err = l.b.cfg.Store.CompleteFenced(l.fence, seq, meta)
+		}
 		switch {
 		case err == nil:
 			l.b.fences.outputs.Delete(l.key)
@@ -141,6 +139,30 @@ func (l *heldLease) complete(seq uint64, posted bool) error {
 		}
 		wait = min(2*wait, time.Second)
 	}
+}
+
+// postedMeta is the session meta that marks item seq posted: the thread
+// state with Posted set (read from the store: under the lease only this
+// replica writes it), and the output record cleared. None when nothing
+// was posted, or the thread has no session.
+func (l *heldLease) postedMeta(seq uint64, posted bool) (map[string]string, error) {
+	if !posted {
+		return nil, nil
+	}
+	rec, err := l.b.cfg.Store.FindMeta(l.key)
+	if err != nil || rec == nil {
+		return nil, err
+	}
+	st, err := stateOf(rec)
+	if err != nil {
+		l.b.log.Warn("unreadable thread state left out", "err", err)
+	}
+	st.Posted = seq
+	meta := map[string]string{metaThread: st.encode(), metaOutput: ""}
+	for _, k := range oldMetaKeys {
+		meta[k] = ""
+	}
+	return meta, nil
 }
 
 // metaOutput is the session meta key holding the output record of the
@@ -217,27 +239,20 @@ func (b *Bot) storeFailed(ctx context.Context, s *engine.Session, res *engine.Re
 	}
 }
 
-// metaAnswered is the session meta key holding the Slack ts of the latest
-// message of the thread a turn answered.
-const metaAnswered = "bot.answered"
-
 // lateNote is what a turn's answer starts with when its message came late
 // (Slack delivered it again after a fault) and a later message of the
 // thread was answered already: which message it answers. It records its
-// message as answered in s.
-func lateNote(s *engine.Session, it item) string {
-	if it.Kind != "message" || it.TS == "" {
+// message as answered in s's thread state.
+func (b *Bot) lateNote(s *engine.Session, it item) string {
+	if it.Kind != kindMessage || it.TS == "" {
 		return ""
 	}
-	order, latest := storage.OrderOf(it.TS), storage.OrderOf(s.Meta[metaAnswered])
-	if order == 0 {
+	order, latest := storage.OrderOf(it.TS), storage.OrderOf(b.state(s).Answered)
+	switch {
+	case order == 0 || order == latest:
 		return ""
-	}
-	if order > latest {
-		s.SetMeta(metaAnswered, it.TS)
-		return ""
-	}
-	if order == latest {
+	case order > latest:
+		b.setState(s, func(st *threadState) { st.Answered = it.TS })
 		return ""
 	}
 	quote := strings.Join(strings.Fields(it.Text), " ")

@@ -39,10 +39,11 @@ type rig struct {
 }
 
 type rigOpts struct {
-	bmad   []string
-	skills string // a shared skills folder
-	mutate func(*bot.Config)
-	engine func(*engine.Config)
+	bmad    []string
+	bundles []string // bundle folders besides the repository's
+	skills  string   // a shared skills folder
+	mutate  func(*bot.Config)
+	engine  func(*engine.Config)
 }
 
 // repoRoot is the folder holding go.mod (see fixtures.RepoRoot).
@@ -51,7 +52,7 @@ func repoRoot(t testing.TB) string { t.Helper(); return fixtures.RepoRoot(t) }
 func newRig(t testing.TB, o rigOpts) *rig {
 	t.Helper()
 	r := &rig{t: t, slack: fakeslack.New(t), model: fakemodel.NewTB(t), data: filepath.Join(t.TempDir(), "data"), opts: o}
-	r.cat = catalog.Load(catalog.Options{Bundles: []string{fixtures.Bundles(t)}, BMADRoots: o.bmad, Skills: o.skills})
+	r.cat = catalog.Load(catalog.Options{Bundles: append([]string{fixtures.Bundles(t)}, o.bundles...), BMADRoots: o.bmad, Skills: o.skills})
 	r.start()
 	t.Cleanup(r.shutdown)
 	return r

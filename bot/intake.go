@@ -14,36 +14,6 @@ import (
 	"agentbot/storage"
 )
 
-// item is one persisted unit of work for a thread: a user's message, or an
-// agent picked from the picker.
-type item struct {
-	Kind     string    `json:"kind"` // "message", "pick", "feedback" or "approval"
-	Team     string    `json:"team"`
-	Channel  string    `json:"channel"`
-	ThreadTS string    `json:"thread_ts"`
-	TS       string    `json:"ts,omitempty"`
-	User     string    `json:"user"`
-	Text     string    `json:"text,omitempty"`
-	DM       bool      `json:"dm,omitempty"`
-	Files    []fileRef `json:"files,omitempty"`
-	AgentID  string    `json:"agent_id,omitempty"`
-	// PickerTS is the picker message to close once an agent is picked.
-	PickerTS string `json:"picker_ts,omitempty"`
-	// CallID is the tool call an approval item decides (Text is the
-	// decision).
-	CallID string `json:"call_id,omitempty"`
-}
-
-// fileRef is a file a user shared with a message.
-type fileRef struct {
-	ID   string `json:"id"`
-	Name string `json:"name"`
-	URL  string `json:"url"`
-	Size int    `json:"size"`
-}
-
-func (it *item) key() string { return it.Team + "/" + it.Channel + "/" + it.ThreadTS }
-
 // intakeLoop handles acked envelopes one at a time, in arrival order, so
 // messages of one thread are queued in the order Slack sent them.
 func (b *Bot) intakeLoop(ctx context.Context) {
@@ -123,38 +93,20 @@ var keepSubtypes = map[string]bool{"": true, "file_share": true, "thread_broadca
 // onEventsAPI handles an Events API event; it reports whether ack was
 // handed on, to be called once the message is persisted.
 func (b *Bot) onEventsAPI(ev slackevents.EventsAPIEvent, ack func()) bool {
-	team := ev.TeamID
-	if team == "" {
-		team = b.teamID
-	}
-	var it item
-	var botID, subtype string
-	var mention bool
-	var files []slack.File
-	switch e := ev.InnerEvent.Data.(type) {
-	case *slackevents.AppMentionEvent:
-		it = item{Channel: e.Channel, User: e.User, Text: e.Text, TS: e.TimeStamp, ThreadTS: e.ThreadTimeStamp}
-		botID, mention, files = e.BotID, true, e.Files
-	case *slackevents.MessageEvent:
-		it = item{Channel: e.Channel, User: e.User, Text: e.Text, TS: e.TimeStamp, ThreadTS: e.ThreadTimeStamp, DM: e.ChannelType == slackevents.ChannelTypeIM}
-		botID, subtype = e.BotID, e.SubType
-		if e.Message != nil {
-			files = e.Message.Files
-			if it.User == "" {
-				it.User = e.Message.User
-			}
-		}
-	default:
+	in, ok := readMessage(ev)
+	if !ok {
 		b.onAgentEvent(ev)
 		return false
 	}
-	if botID != "" || it.User == "" || it.User == b.botUserID || !keepSubtypes[subtype] {
+	it := in.it
+	if in.botID != "" || it.User == "" || it.User == b.botUserID || !keepSubtypes[in.subtype] {
 		return false // the bot's own words, other bots, edits and deletions
 	}
-	if strings.Contains(it.Text, "<@"+b.botUserID+">") {
-		mention = true
+	it.Team, it.Kind = ev.TeamID, kindMessage
+	if it.Team == "" {
+		it.Team = b.teamID
 	}
-	it.Team, it.Kind = team, "message"
+	mention := in.mention || strings.Contains(it.Text, "<@"+b.botUserID+">")
 	reply := it.ThreadTS != "" && it.ThreadTS != it.TS
 	if it.ThreadTS == "" {
 		it.ThreadTS = it.TS // a new thread under this message
@@ -163,26 +115,68 @@ func (b *Bot) onEventsAPI(ev slackevents.EventsAPIEvent, ack func()) bool {
 	// thread that has a session; in DMs every message counts. Other channel
 	// chatter is dropped before any write.
 	if !mention && !it.DM {
-		if !reply {
-			return false // a new thread without a mention has no session
-		}
-		ok, err := b.cfg.Store.HasSession(it.key())
-		if err != nil {
-			// Whether it counts is unknown: not acked, so Slack delivers
-			// it again, rather than dropped.
-			b.notSaved(it, fmt.Errorf("look up thread session: %w", err))
-			return true
-		}
-		if !ok {
-			return false
+		if counts, handed := b.replyCounts(it, reply); !counts {
+			return handed
 		}
 	}
 	// Slack retries an event with the same event_id; app_mention and
 	// message.* both fire for one message, with the same (channel, ts).
-	dedupe := []string{"msg/" + it.Channel + "/" + it.TS}
+	dedupe := []string{msgDedupe(it.Channel, it.TS)}
 	if cb, ok := ev.Data.(*slackevents.EventsAPICallbackEvent); ok && cb.EventID != "" {
-		dedupe = append(dedupe, "event/"+cb.EventID)
+		dedupe = append(dedupe, eventDedupe(cb.EventID))
 	}
+	return b.admitMessage(it, in.files, ack, dedupe)
+}
+
+// inbound is a Slack message event as intake reads it.
+type inbound struct {
+	it             item
+	botID, subtype string
+	mention        bool
+	files          []slack.File
+}
+
+// readMessage reads an app_mention or message event; it reports false for
+// any other event.
+func readMessage(ev slackevents.EventsAPIEvent) (inbound, bool) {
+	switch e := ev.InnerEvent.Data.(type) {
+	case *slackevents.AppMentionEvent:
+		return inbound{it: item{Channel: e.Channel, User: e.User, Text: e.Text, TS: e.TimeStamp, ThreadTS: e.ThreadTimeStamp},
+			botID: e.BotID, mention: true, files: e.Files}, true
+	case *slackevents.MessageEvent:
+		in := inbound{it: item{Channel: e.Channel, User: e.User, Text: e.Text, TS: e.TimeStamp, ThreadTS: e.ThreadTimeStamp, DM: e.ChannelType == slackevents.ChannelTypeIM},
+			botID: e.BotID, subtype: e.SubType}
+		if e.Message != nil {
+			in.files = e.Message.Files
+			if in.it.User == "" {
+				in.it.User = e.Message.User
+			}
+		}
+		return in, true
+	}
+	return inbound{}, false
+}
+
+// replyCounts reports whether a channel message without a mention counts:
+// a reply in a thread that has a session. When the store cannot say, the
+// message is not acked, so Slack delivers it again rather than it being
+// dropped; handed then reports that ack was handed on.
+func (b *Bot) replyCounts(it item, reply bool) (counts, handed bool) {
+	if !reply {
+		return false, false // a new thread without a mention has no session
+	}
+	ok, err := b.cfg.Store.HasSession(it.thread().String())
+	if err != nil {
+		b.notSaved(it, fmt.Errorf("look up thread session: %w", err))
+		return false, true
+	}
+	return ok, false
+}
+
+// admitMessage queues a message that counts, unless its sender is denied
+// or it asks to stop the running turn; it reports whether ack was handed
+// on.
+func (b *Bot) admitMessage(it item, files []slack.File, ack func(), dedupe []string) bool {
 	if why := b.denied(it.User, it.Channel, it.DM); why != "" {
 		if !b.seen(dedupe...) {
 			b.ephemeral(it.Channel, it.User, it.ThreadTS, why)
@@ -223,7 +217,7 @@ func (b *Bot) enqueue(it item, ack func(), dedupe ...string) bool {
 	}
 	b.acks.Add(1)
 	if b.journal != nil {
-		journaled, done := b.journal.AdmitJournaled(order, dedupe, b.cfg.DedupeTTL, it.key(), payload)
+		journaled, done := b.journal.AdmitJournaled(order, dedupe, b.cfg.DedupeTTL, it.thread().String(), payload)
 		go func() {
 			defer b.acks.Done()
 			if err := <-journaled; err != nil {
@@ -235,7 +229,7 @@ func (b *Bot) enqueue(it item, ack func(), dedupe ...string) bool {
 		}()
 		return true
 	}
-	done := b.cfg.Store.AdmitOrdered(order, dedupe, b.cfg.DedupeTTL, it.key(), payload)
+	done := b.cfg.Store.AdmitOrdered(order, dedupe, b.cfg.DedupeTTL, it.thread().String(), payload)
 	go func() {
 		defer b.acks.Done()
 		b.admitted(it, <-done, ack)
@@ -253,7 +247,7 @@ const maxUnsaved = 1000
 // store stays away longer than Slack's retries.
 func (b *Bot) notSaved(it item, err error) {
 	b.log.Error("persist inbound message; not acked, so Slack redelivers it", "channel", it.Channel, "err", err)
-	k := it.Channel + "/" + it.TS
+	k := msgDedupe(it.Channel, it.TS)
 	b.unsavedMu.Lock()
 	told := b.unsaved[k]
 	if !told {
@@ -287,7 +281,7 @@ func (b *Bot) admitted(it item, a storage.Admission, ack func()) {
 		b.obs.EventDeduped()
 		return
 	}
-	b.threads.wake(it.key())
+	b.threads.wake(it.thread().String())
 }
 
 var mentionRE = regexp.MustCompile(`<@[A-Z0-9]+(\|[^>]*)?>`)

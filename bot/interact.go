@@ -6,74 +6,115 @@ import (
 	"github.com/slack-go/slack"
 )
 
+// click is one button click, as its handler reads it.
+type click struct {
+	team, channel, thread string
+	// messageTS is the message the button is on.
+	messageTS, user string
+	// kind is the action id before ":" (the handler's key), value the
+	// button's value.
+	kind, value string
+	dm          bool
+	// dedupe is the click's dedupe key (clickDedupe), none when Slack
+	// sent nothing that names the click.
+	dedupe []string
+}
+
+// clickHandlers handle a click by its kind; each reports whether ack was
+// handed on, to be called once the click's item is persisted.
+var clickHandlers = map[string]func(b *Bot, c click, ack func()) bool{
+	actionStop: func(b *Bot, c click, _ func()) bool { // stopbutton.go
+		b.onStopClick(c.team, c.channel, c.thread, c.user, c.dm)
+		return false
+	},
+	actionApprove:  (*Bot).onApprovalButton, // approval.go
+	actionDeny:     (*Bot).onApprovalButton,
+	actionFeedback: (*Bot).onFeedbackButton, // feedback.go
+	actionHome:     (*Bot).onHomeButton,     // hometab.go: the Home tab has no channel
+	actionMenu:     (*Bot).onThreadButton,
+	actionPick:     (*Bot).onThreadButton,
+}
+
 // onInteraction handles button clicks: a menu button types its command in
 // the thread, a picker button starts the thread with that agent, a feedback
-// button is stored with the session, and a Stop button stops the thread's
-// running turn. It reports whether ack was handed on, to be called once the
-// click's item is persisted.
+// button is stored with the session, an approval button decides a call,
+// and a Stop button stops the thread's running turn. It reports whether ack
+// was handed on, to be called once the click's item is persisted.
 func (b *Bot) onInteraction(cb slack.InteractionCallback, ack func()) bool {
 	if cb.Type != slack.InteractionTypeBlockActions {
 		return false
 	}
-	channel := cb.Channel.ID
-	if channel == "" {
-		channel = cb.Container.ChannelID
-	}
-	thread := cb.Container.ThreadTs
-	if thread == "" {
-		thread = cb.Message.ThreadTimestamp
-	}
-	if thread == "" {
-		thread = cb.Container.MessageTs
-	}
-	team := cb.Team.ID
-	if team == "" {
-		team = b.teamID
-	}
-	dm := strings.HasPrefix(channel, "D")
+	c := readClick(cb, b.teamID)
 	for _, act := range cb.ActionCallback.BlockActions {
 		kind, _, _ := strings.Cut(act.ActionID, ":")
-		click := clickDedupe(cb, act)
-		switch kind {
-		case actionStop: // stopbutton.go
-			b.onStopClick(team, channel, thread, cb.User.ID, dm)
-			return false
-		case actionApprove, actionDeny: // approval.go
-			return b.onApprovalClick(team, channel, thread, cb.Container.MessageTs, cb.User.ID, kind, act.Value, dm, ack)
-		case actionFeedback: // feedback.go
-			return b.onFeedbackClick(team, channel, thread, cb.Container.MessageTs, cb.User.ID, act.Value, dm, ack, click...)
-		case actionHome: // apphome.go: the Home tab has no channel
-			if why := b.denied(cb.User.ID, "", true); why != "" {
-				return false
-			}
-			if b.seen(click...) {
-				return false // Slack's retry of a click already taken in
-			}
-			return b.startFromHome(team, cb.User.ID, act.Value, ack)
+		if h, ok := clickHandlers[kind]; ok {
+			c.kind, c.value, c.dedupe = kind, act.Value, clickDedupe(cb, act)
+			return h(b, c, ack) // one action per click
 		}
-		if kind != actionMenu && kind != actionPick {
-			continue
-		}
-		if why := b.denied(cb.User.ID, channel, dm); why != "" {
-			b.ephemeral(channel, cb.User.ID, thread, why)
-			return false
-		}
-		it := item{Team: team, Channel: channel, ThreadTS: thread, User: cb.User.ID, DM: dm}
-		switch kind {
-		case actionMenu:
-			it.Kind, it.Text = "message", act.Value
-		case actionPick:
-			it.Kind, it.AgentID, it.PickerTS = "pick", act.Value, cb.Container.MessageTs
-		}
-		return b.enqueue(it, ack, click...) // one action per click
 	}
 	return false
 }
 
-// clickDedupe is a click's dedupe key: Slack delivers an unacked
-// interaction again with the same payload, so the action's action_ts (or
-// the payload's trigger_id) names the click. None when the payload has
-// neither.
+// readClick reads where a click happened and who clicked.
+func readClick(cb slack.InteractionCallback, defaultTeam string) click {
+	c := click{channel: cb.Channel.ID, thread: cb.Container.ThreadTs, messageTS: cb.Container.MessageTs, user: cb.User.ID, team: cb.Team.ID}
+	if c.channel == "" {
+		c.channel = cb.Container.ChannelID
+	}
+	if c.thread == "" {
+		c.thread = cb.Message.ThreadTimestamp
+	}
+	if c.thread == "" {
+		c.thread = cb.Container.MessageTs
+	}
+	if c.team == "" {
+		c.team = defaultTeam
+	}
+	c.dm = strings.HasPrefix(c.channel, "D")
+	return c
+}
+
+// onApprovalButton handles Approve and Deny (onApprovalClick).
+func (b *Bot) onApprovalButton(c click, ack func()) bool {
+	return b.onApprovalClick(c.team, c.channel, c.thread, c.messageTS, c.user, c.kind, c.value, c.dm, ack)
+}
+
+// onFeedbackButton handles the feedback buttons (onFeedbackClick).
+func (b *Bot) onFeedbackButton(c click, ack func()) bool {
+	return b.onFeedbackClick(c.team, c.channel, c.thread, c.messageTS, c.user, c.value, c.dm, ack, c.dedupe...)
+}
+
+// onHomeButton handles the Home tab's buttons (startFromHome).
+func (b *Bot) onHomeButton(c click, ack func()) bool {
+	if why := b.denied(c.user, "", true); why != "" {
+		return false
+	}
+	if b.seen(c.dedupe...) {
+		return false // the same click again: taken in already
+	}
+	return b.startFromHome(c.team, c.user, c.value, ack)
+}
+
+// onThreadButton queues a menu button (its command, typed in the thread)
+// or a picker button (the agent picked) in the thread.
+func (b *Bot) onThreadButton(c click, ack func()) bool {
+	if why := b.denied(c.user, c.channel, c.dm); why != "" {
+		b.ephemeral(c.channel, c.user, c.thread, why)
+		return false
+	}
+	it := item{Team: c.team, Channel: c.channel, ThreadTS: c.thread, User: c.user, DM: c.dm}
+	if c.kind == actionMenu {
+		it.Kind, it.Text = kindMessage, c.value
+	} else {
+		it.Kind, it.AgentID, it.PickerTS = kindPick, c.value, c.messageTS
+	}
+	return b.enqueue(it, ack, c.dedupe...)
+}
+
+// clickDedupe is a click's dedupe key: a click admitted again (its ack
+// was lost, or the inbound journal is replayed after a crash) carries the
+// same payload, so the action's action_ts (or the payload's trigger_id)
+// names the click. None when the payload has neither.
 func clickDedupe(cb slack.InteractionCallback, act *slack.BlockAction) []string {
 	id := act.ActionTs
 	if id == "" {

@@ -20,34 +20,50 @@ import (
 )
 
 // methodScopes maps every Slack Web API method (and fakeslack pseudo-method)
-// the bot calls to the bot token scope it needs; "" means none. A method the
-// bot starts calling must be added here, or TestManifestScopesMatchTheCode
-// fails.
+// the bot calls to the bot token scope its documentation page lists; ""
+// means none. A method the bot starts calling must be added here, with its
+// page, or TestManifestScopesMatchTheCode fails.
 var methodScopes = map[string]string{
-	"auth.test":             "",
-	"apps.connections.open": "", // app-level token with connections:write, not a bot scope
-	"chat.postMessage":      "chat:write",
-	"chat.postEphemeral":    "chat:write",
-	"chat.update":           "chat:write",
-	"chat.delete":           "chat:write", // the Stop button's message when a turn ends
-	"chat.startStream":      "chat:write",
-	"chat.appendStream":     "chat:write",
-	"chat.stopStream":       "chat:write",
-	// Slack's reference lists chat:write for setStatus since March 2026;
-	// assistant:write is still accepted but being retired.
+	"auth.test":             "", // https://docs.slack.dev/reference/methods/auth.test: no scope
+	"apps.connections.open": "", // https://docs.slack.dev/reference/methods/apps.connections.open: app-level token, connections:write
+	// https://docs.slack.dev/reference/methods/chat.postMessage (and
+	// chat.postEphemeral, chat.update, chat.delete, chat.startStream,
+	// chat.appendStream, chat.stopStream): chat:write.
+	"chat.postMessage":   "chat:write",
+	"chat.postEphemeral": "chat:write",
+	"chat.update":        "chat:write",
+	"chat.delete":        "chat:write", // the Stop button's message when a turn ends
+	"chat.startStream":   "chat:write",
+	"chat.appendStream":  "chat:write",
+	"chat.stopStream":    "chat:write",
+	// https://docs.slack.dev/reference/methods/assistant.threads.setStatus:
+	// chat:write (assistant:write still accepted for now:
+	// https://docs.slack.dev/changelog/2026/03/05/set-status-scope-update).
 	"assistant.threads.setStatus": "chat:write",
-	// agents.sessions.setStatus: the agent surface's methods take chat:write.
-	"agents.sessions.setStatus":             "chat:write",
-	"assistant.threads.setSuggestedPrompts": "chat:write",
-	"assistant.threads.setTitle":            "chat:write",
-	"views.publish":                         "", // the Home tab needs no scope of its own
-	"conversations.open":                    "im:write",
-	"files.getUploadURLExternal":            "files:write",
-	"files.completeUploadExternal":          "files:write",
-	"users.info":                            "users:read",
-	fakeslack.MethodUpload:                  "", // the upload_url handed out by files.getUploadURLExternal
-	fakeslack.MethodDownload:                "files:read",
-	fakeslack.MethodResponseURL:             "", // a slash command's response_url
+	// https://docs.slack.dev/reference/methods/assistant.threads.setSuggestedPrompts
+	// and https://docs.slack.dev/reference/methods/assistant.threads.setTitle:
+	// assistant:write.
+	"assistant.threads.setSuggestedPrompts": "assistant:write",
+	"assistant.threads.setTitle":            "assistant:write",
+	// agents.sessions.setStatus and agents.sessions.rename: "Bot token
+	// scope: chat:write" (slackapi/java-slack-sdk#1633, mirroring
+	// https://docs.slack.dev/reference/methods/agents.sessions.setStatus).
+	"agents.sessions.setStatus": "chat:write",
+	"agents.sessions.rename":    "chat:write",
+	// https://docs.slack.dev/reference/methods/views.publish: no scope.
+	"views.publish": "",
+	// https://docs.slack.dev/reference/methods/conversations.open: im:write
+	// (among channels:manage, groups:write, mpim:write).
+	"conversations.open": "im:write",
+	// https://docs.slack.dev/reference/methods/files.getUploadURLExternal and
+	// files.completeUploadExternal: files:write.
+	"files.getUploadURLExternal":   "files:write",
+	"files.completeUploadExternal": "files:write",
+	// https://docs.slack.dev/reference/methods/users.info: users:read.
+	"users.info":                "users:read",
+	fakeslack.MethodUpload:      "", // the upload_url handed out by files.getUploadURLExternal
+	fakeslack.MethodDownload:    "files:read",
+	fakeslack.MethodResponseURL: "", // a slash command's response_url
 }
 
 // eventScopes maps each Events API event the bot handles to its bot scope.

@@ -29,7 +29,7 @@ func withNotesServer(t testing.TB, hs *mcptest.HTTPServer) func(*engine.Config) 
 func withNotesURL(t testing.TB, url string) func(*engine.Config) {
 	t.Helper()
 	cfg := &mcp.Config{Servers: []mcp.Server{{Name: "notes", Transport: mcp.TransportHTTP, URL: url, Timeout: 5 * time.Second}}}
-	mgr := mcp.NewManager(cfg, mcp.Options{})
+	mgr := mcp.NewManager(cfg, mcp.Options{ListBudget: time.Minute}) // wait for the list: these tests are not about the budget
 	t.Cleanup(func() { _ = mgr.Close() })
 	return func(c *engine.Config) {
 		channelServers := bot.ChannelServers(c.Store.(bot.ChannelToolsReader))

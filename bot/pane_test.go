@@ -28,6 +28,11 @@ func TestAgentPaneGreetsWithSuggestedPrompts(t *testing.T) {
 	if strings.Count(prompts, `"message"`) != 4 || strings.Contains(prompts, "*help") {
 		t.Fatalf("want four prompts without *help: %s", prompts)
 	}
+	// An agent app's prompts show only without thread_ts: with it the call
+	// silently fails (the fake records no prompts, and a violation).
+	if shown := r.slack.SuggestedPromptsSet(); len(shown) != 1 || shown[0].ThreadTS != "" || len(shown[0].Prompts) != 4 {
+		t.Fatalf("prompts Slack shows: %+v", shown)
+	}
 	open(dm) // the same user, the same day: no second greeting
 	// A sync point: another user's open is answered after the repeat.
 	r.slack.SendEvent(map[string]any{"type": "app_home_opened", "user": "U0OTHER9", "channel": "D0PANE2", "tab": "messages"})

@@ -6,6 +6,7 @@ import (
 	"github.com/slack-go/slack"
 
 	"agentbot/bot/render"
+	"agentbot/bot/slackmd"
 )
 
 // web is the Slack Web API with the rate-limit retry (bot/render).
@@ -21,9 +22,11 @@ func (b *Bot) postMsg(ctx context.Context, channel, thread string, opts ...slack
 	return b.web().PostMessage(ctx, channel, thread, opts...)
 }
 
-// post posts plain text in a thread, logging failures.
+// post posts text in a thread, logging failures. Text is mrkdwn the bot
+// writes; &, < and > are escaped (slackmd.EscapeText), so only user and
+// channel mentions are markup.
 func (b *Bot) post(ctx context.Context, channel, thread, text string) {
-	if _, err := b.postMsg(ctx, channel, thread, slack.MsgOptionText(text, false)); err != nil {
+	if _, err := b.postMsg(ctx, channel, thread, slack.MsgOptionText(slackmd.EscapeText(text), false)); err != nil {
 		b.log.Error("post message", "channel", channel, "err", err)
 	}
 }
@@ -33,9 +36,9 @@ func (b *Bot) update(ctx context.Context, channel, ts string, opts ...slack.MsgO
 	return b.web().UpdateMessage(ctx, channel, ts, opts...)
 }
 
-// ephemeral shows text to one user only.
+// ephemeral shows text to one user only; text is escaped as post's.
 func (b *Bot) ephemeral(channel, user, thread, text string) {
-	opts := []slack.MsgOption{slack.MsgOptionText(text, false)}
+	opts := []slack.MsgOption{slack.MsgOptionText(slackmd.EscapeText(text), false)}
 	if thread != "" {
 		opts = append(opts, slack.MsgOptionTS(thread))
 	}

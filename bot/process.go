@@ -4,22 +4,12 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"strconv"
 	"strings"
-	"time"
-
-	"github.com/slack-go/slack"
 
 	"agentbot/engine"
 	"agentbot/engine/catalog"
 	"agentbot/engine/transcript"
 )
-
-// resume turns a stored session into a live one, its agent resolved from
-// the current catalog (see engine.Engine.Resume).
-func (b *Bot) resume(rec *transcript.Session) (*engine.Session, error) {
-	return b.cfg.Engine.Resume(rec)
-}
 
 // upperFirst capitalizes the first letter of an ASCII sentence.
 func upperFirst(s string) string {
@@ -29,234 +19,195 @@ func upperFirst(s string) string {
 	return s
 }
 
-// metaSeq is the session meta key holding the queue seq of the last message
-// handed to a turn, so a replay after a crash resumes instead of repeating.
-const metaSeq = "bot.seq"
+// The bot's store holds what a thread's conversation needs (Engine.Open).
+var _ engine.SessionStore = Store(nil)
 
-// metaPending holds the text of a first message that waits for the picker.
-const metaPending = "bot.pending"
-
-// metaOwner is the user who started the thread's session; others' messages
-// are attributed, so the agent can tell people apart.
-const metaOwner = "bot.owner"
-
-// process handles one queued item of a thread; ctx ends at shutdown or
-// when the thread's lease is lost.
+// process handles one queued item of a thread with its kind's handler;
+// ctx ends at shutdown or when the thread's lease is lost.
 func (b *Bot) process(ctx context.Context, seq uint64, it item) {
-	if it.Kind == kindFeedback {
-		b.recordFeedback(it) // feedback.go
+	h, ok := itemHandlers[it.Kind]
+	if !ok {
+		b.log.Error("drop a queued item of an unknown kind", "kind", it.Kind, "seq", seq)
 		return
 	}
-	key := it.key()
-	rec, err := b.cfg.Store.FindSession(key)
-	if err == nil && rec == nil {
-		rec, err = b.cfg.Store.NewSession(key)
-	}
-	var s *engine.Session
-	if err == nil {
-		s, err = b.resume(rec)
-	}
-	var gone *engine.AgentGoneError
-	if errors.As(err, &gone) {
-		if cmd, arg := threadCommand(it.Text); it.Kind != "pick" && (cmd == "use" || cmd == "reset") {
-			// Moving the thread to another agent keeps the old session,
-			// detached.
-			b.switchAgent(ctx, &engine.Session{Session: *rec}, it, arg)
+	j := &job{it: it, seq: seq}
+	if h.conversation {
+		if j.c = b.open(ctx, it); j.c == nil || b.replayed(ctx, j) {
 			return
+		}
+	}
+	h.handle(b, ctx, j)
+}
+
+// open opens the conversation of the item's thread. When its agent is
+// gone, "use <agent>" and "reset" move the thread to a fresh session (the
+// old one is kept, detached) and anything else is told how to go on; then,
+// as on a failure, it returns nil.
+func (b *Bot) open(ctx context.Context, it item) *engine.Conversation {
+	c, err := b.cfg.Engine.Open(b.cfg.Store, it.thread().String())
+	var gone *engine.AgentGoneError
+	switch {
+	case errors.As(err, &gone):
+		if cmd, arg := parseThreadCommand(it.Text); it.Kind == kindMessage && (cmd == "use" || cmd == "reset") {
+			b.switchAgent(ctx, c, it, arg)
+			return nil
 		}
 		b.log.Warn("session's agent is gone", "session", gone.SessionID, "agent", gone.AgentID)
 		b.post(ctx, it.Channel, it.ThreadTS, "⚠️ "+upperFirst(gone.Error())+" (or say `use <agent>` here).")
-		return
-	}
-	if err != nil {
+		return nil
+	case err != nil:
 		b.log.Error("load session", "err", err)
 		b.post(ctx, it.Channel, it.ThreadTS, "⚠️ I couldn't open this thread's session. Please try again in a moment.")
-		return
+		return nil
 	}
+	return c
+}
 
-	seqStr := strconv.FormatUint(seq, 10)
-	if s.Meta[metaPosted] == seqStr || priorOutput(s.Meta, seq).Done {
-		return // handled and posted before a crash; only its dequeue was lost
+// replayed handles an item seen before a crash, and reports whether it
+// did: one handled and posted, whose dequeue alone was lost, is skipped;
+// one whose turn started resumes that turn (its input is in the
+// transcript already) instead of repeating it.
+func (b *Bot) replayed(ctx context.Context, j *job) bool {
+	st := b.state(j.c.Session)
+	switch {
+	case st.Posted == j.seq || priorOutput(j.c.Session.Meta, j.seq).Done:
+		return true
+	case j.c.Agent != nil && st.Seq == j.seq:
+		b.runTurn(ctx, j.c, j.it, "")
+		return true
 	}
-	if s.Agent != nil && s.Meta[metaSeq] == seqStr {
-		// Replayed after a crash: the input is in the transcript already,
-		// so the turn resumes instead of repeating it.
-		b.runTurn(ctx, s, it, "")
+	return false
+}
+
+// onMessage handles a message (or a menu button) in a thread: a thread
+// command, the start of the session, or a turn.
+func (b *Bot) onMessage(ctx context.Context, j *job) {
+	if b.threadCommand(ctx, j) {
 		return
 	}
-	if it.Kind == kindApproval {
-		b.decide(ctx, s, it, seqStr) // approval.go
+	if j.c.Agent == nil && !b.startDefault(ctx, j) {
 		return
 	}
-	if it.Kind == "pick" {
-		b.pick(ctx, s, it, seqStr)
+	input, ok := b.turnInput(ctx, j)
+	if !ok {
 		return
 	}
-	if cmd, arg := threadCommand(it.Text); cmd != "" && (s.Agent == nil || !isMenuPick(s, it.Text)) {
-		switch cmd {
-		case "use":
-			b.switchAgent(ctx, s, it, arg)
-			return
-		case "reset":
-			b.switchAgent(ctx, s, it, "")
-			return
-		case "status":
-			if s.Agent != nil {
-				b.post(ctx, it.Channel, it.ThreadTS, fmt.Sprintf("This thread talks to %s: %s.", s.Agent.Name, b.cfg.Budgets.statusLine(s)))
-				return
-			}
-		}
+	b.setState(j.c.Session, func(st *threadState) { st.Seq = j.seq })
+	b.runTurn(ctx, j.c, j.it, input)
+}
+
+// threadCommand handles "use <agent>", "reset" and "status" typed in the
+// thread, unless the agent's menu has an item of that name; it reports
+// whether it did.
+func (b *Bot) threadCommand(ctx context.Context, j *job) bool {
+	c, it := j.c, j.it
+	cmd, arg := parseThreadCommand(it.Text)
+	if cmd == "" || (c.Agent != nil && isMenuPick(c.Session, it.Text)) {
+		return false
 	}
-	if s.Agent == nil {
-		agentID, _ := b.cfg.Store.ChannelDefault(it.Team, it.Channel)
-		a, ok := b.findAgent(agentID)
-		if !ok {
-			if it.Text != "" {
-				// Every message written while the picker waits is kept.
-				text := it.Text
-				if prev := s.Meta[metaPending]; prev != "" {
-					text = prev + "\n\n" + text
+	switch {
+	case cmd == "use":
+		b.switchAgent(ctx, c, it, arg)
+	case cmd == "reset":
+		b.switchAgent(ctx, c, it, "")
+	case cmd == "status" && c.Agent != nil:
+		b.post(ctx, it.Channel, it.ThreadTS, fmt.Sprintf("This thread talks to %s: %s.", c.Agent.Name, b.cfg.Engine.Budgets().Status(c.Session)))
+	default:
+		return false
+	}
+	return true
+}
+
+// startDefault starts a session without an agent with the channel's
+// default agent; without one, the message waits for the picker. It
+// reports whether the message goes on to a turn (a bare mention or a
+// hello is answered by the greeting).
+func (b *Bot) startDefault(ctx context.Context, j *job) bool {
+	it := j.it
+	agentID, _ := b.cfg.Store.ChannelDefault(it.Team, it.Channel)
+	a, ok := b.findAgent(agentID)
+	if !ok {
+		if it.Text != "" {
+			// Every message written while the picker waits is kept.
+			b.setState(j.c.Session, func(st *threadState) {
+				if st.Pending != "" {
+					st.Pending += "\n\n"
 				}
-				s.SetMeta(metaPending, text)
-				_ = b.cfg.Store.SaveSession(&s.Session)
-			}
-			b.postPicker(ctx, it)
-			return
+				st.Pending += it.Text
+			})
+			b.saveSession(j.c.Session, "keep the message waiting for the picker")
 		}
-		if !b.activate(ctx, s, a, it) {
-			return
-		}
-		if len(it.Files) == 0 && (it.Text == "" || isGreetingOnly(it.Text, a.Name)) {
-			return // a bare mention or a hello: the greeting is the answer
-		}
+		b.postPicker(ctx, it)
+		return false
 	}
+	if !b.activate(ctx, j.c, a, it) {
+		return false
+	}
+	return len(it.Files) > 0 || (it.Text != "" && !isGreetingOnly(it.Text, a.Name))
+}
+
+// turnInput is what the model reads of the message: the files shared
+// with it, where the user looks (in a DM), and who writes when it is not
+// the session's owner. A bare mention, a hello or *help shows the menu
+// again, with its buttons, without a model call: then it reports false.
+func (b *Bot) turnInput(ctx context.Context, j *job) (string, bool) {
+	s, it := j.c.Session, j.it
 	input := it.Text
 	if len(it.Files) > 0 {
 		input = b.fetchFiles(ctx, s, it) + input
 	}
 	if input == "" || isHelp(s, input) || (len(it.Files) == 0 && isGreetingOnly(input, s.Agent.Name)) {
-		// A bare mention, a hello, or *help: show the menu again, with its
-		// buttons, without a model call.
 		b.postGreeting(ctx, it.Channel, it.ThreadTS, s.Agent, b.cfg.Engine.Greet(s))
-		return
+		return "", false
+	}
+	if isMenuPick(s, input) {
+		return input, true // a menu pick is the agent's command, as typed
 	}
 	if it.DM {
-		if c := b.userContext(it.Team, it.User); c != "" && !isMenuPick(s, input) {
+		if c := b.userContext(it.Team, it.User); c != "" {
 			input = "(Slack context: the user is looking at channel <#" + c + ">.)\n" + input
 		}
 	}
-	if owner := s.Meta[metaOwner]; owner != "" && it.User != "" && it.User != owner && !isMenuPick(s, input) {
+	if owner := b.state(j.c.Session).Owner; owner != "" && it.User != "" && it.User != owner {
 		name := b.userName(ctx, it.User)
 		if name == "" {
 			name = "<@" + it.User + ">"
 		}
 		input = fmt.Sprintf("(%s, another person in this thread, writes:) %s", name, input)
 	}
-	s.SetMeta(metaSeq, seqStr)
-	b.runTurn(ctx, s, it, input)
-}
-
-// runTurn runs one engine turn, bounded by the concurrency limit, and
-// renders it into the thread.
-func (b *Bot) runTurn(ctx context.Context, s *engine.Session, it item, input string) {
-	select {
-	case b.sem <- struct{}{}:
-	case <-ctx.Done():
-		return
-	}
-	defer func() { <-b.sem }()
-	b.obs.TurnStarted()
-	start := time.Now()
-	r := b.newReply(ctx, it, s)
-	tctx, cancel := context.WithCancel(ctx)
-	defer cancel()
-	rt := b.running.start(it.key(), cancel)
-	defer b.running.end(it.key(), rt)
-	r.rt = rt
-	if note := lateNote(s, it); note != "" { // fence.go
-		r.emit(engine.Event{Kind: engine.EventNotice, Text: note})
-	}
-	noteWorkflow(s, input)
-	r.armStop()
-	b.setSessionStatus(ctx, it, slack.AgentSessionStatusProcessing)
-	defer b.setSessionStatus(ctx, it, slack.AgentSessionStatusActive)
-	skillBefore, outputsBefore, auditBefore := activeSkill(&s.Session), len(s.Outputs), len(s.Audit)
-	waiting, posted := undecided(s) // a new message denies the calls still waiting
-	res, err := b.cfg.Engine.Turn(tctx, s, input, r.emit)
-	err = b.storeFailed(ctx, s, res, err) // fence.go
-	b.countTools(s, auditBefore)
-	b.closeSuperseded(ctx, s, it, waiting, posted)
-	if len(s.Outputs) > outputsBefore {
-		defer b.refreshHome(ctx, ownerOf(s, it)) // after the uploads: the Home tab lists the new document
-	}
-	if activeSkill(&s.Session) != skillBefore {
-		b.setTitle(ctx, it, s) // the DM's title names the workflow now running
-	}
-	if by := rt.stoppedBy(); by != "" && ctx.Err() == nil {
-		// Stopped by a person: keep what was said, record the stop, and
-		// never post the late answer.
-		if ierr := b.cfg.Engine.Interrupt(s, stopNote); ierr != nil {
-			b.log.Error("record stop", "err", ierr)
-		}
-		r.stoppedBy = by
-		err = nil
-	}
-	if res != nil {
-		if rerr := b.cfg.Budgets.Record(s.Key, res.Usage); rerr != nil {
-			b.log.Error("record token usage", "err", rerr)
-		}
-	}
-	r.finish(res, err)
-	if res != nil && len(res.Pending) > 0 && r.stoppedBy == "" {
-		b.postApprovals(ctx, s, it, res.Pending) // approval.go
-	}
-	d := time.Since(start)
-	var u engine.Usage
-	iters, tools := 0, 0
-	if res != nil {
-		u, iters, tools = res.Usage, res.Iterations, res.Tools
-	}
-	b.obs.TurnFinished(d, iters, u.Prompt, u.Cached, u.Completion, err)
-	attrs := []any{"session", s.ID, "agent", s.AgentID, "iterations", iters, "tools", tools,
-		"prompt_tokens", u.Prompt, "cached_tokens", u.Cached, "completion_tokens", u.Completion, "duration", d.Round(time.Millisecond)}
-	var over *engine.BudgetError
-	switch {
-	case errors.As(err, &over):
-		b.log.Info("turn refused: token budget", append(attrs, "budget", over.Budget.Name)...)
-	case err != nil:
-		b.log.Warn("turn failed", append(attrs, "err", err)...)
-	default:
-		b.log.Info("turn", attrs...)
-	}
+	return input, true
 }
 
 // activate starts a session with an agent and posts its greeting.
-func (b *Bot) activate(ctx context.Context, s *engine.Session, a *catalog.Agent, it item) bool {
-	if name := b.userName(ctx, it.User); name != "" {
-		s.Vars = map[string]string{"user_name": name}
-	}
-	if it.User != "" {
-		s.SetMeta(metaOwner, it.User)
-	}
-	g, err := b.cfg.Engine.Activate(s, a)
+func (b *Bot) activate(ctx context.Context, c *engine.Conversation, a *catalog.Agent, it item) bool {
+	name := b.userName(ctx, it.User)
+	g, err := c.Start(a, func(s *engine.Session) {
+		if name != "" {
+			s.Vars = map[string]string{"user_name": name}
+		}
+		if it.User != "" {
+			b.setState(s, func(st *threadState) { st.Owner = it.User })
+		}
+	})
 	if err != nil {
 		b.log.Warn("activate agent", "agent", a.ID, "err", err)
 		b.post(ctx, it.Channel, it.ThreadTS, fmt.Sprintf("⚠️ %s can't start here: %v", a.Name, err))
 		return false
 	}
-	b.setTitle(ctx, it, s)
+	b.setTitle(ctx, it, c.Session)
 	b.postGreeting(ctx, it.Channel, it.ThreadTS, a, g)
 	return true
 }
 
-// pick starts the thread's session with the agent chosen in the picker,
-// then runs the message that was waiting for it.
-func (b *Bot) pick(ctx context.Context, s *engine.Session, it item, seq string) {
+// onPick starts the thread's session with the agent chosen in the
+// picker, then runs the messages that waited for it.
+func (b *Bot) onPick(ctx context.Context, j *job) {
+	c, it := j.c, j.it
 	if it.PickerTS != "" {
 		b.closePicker(ctx, it)
 	}
-	if s.Agent != nil {
-		b.ephemeral(it.Channel, it.User, it.ThreadTS, fmt.Sprintf("This thread already talks to %s. To switch, write `@%s use <agent>` here.", s.Agent.Name, "agentbot"))
+	if c.Agent != nil {
+		b.ephemeral(it.Channel, it.User, it.ThreadTS, fmt.Sprintf("This thread already talks to %s. To switch, write `@%s use <agent>` here.", c.Agent.Name, "agentbot"))
 		return
 	}
 	a, ok := b.findAgent(it.AgentID)
@@ -264,25 +215,22 @@ func (b *Bot) pick(ctx context.Context, s *engine.Session, it item, seq string) 
 		b.post(ctx, it.Channel, it.ThreadTS, fmt.Sprintf("⚠️ The agent `%s` isn't loaded any more. Try `/agent list`.", it.AgentID))
 		return
 	}
-	pending := s.Meta[metaPending]
-	if !b.activate(ctx, s, a, it) {
+	pending := b.state(c.Session).Pending
+	if !b.activate(ctx, c, a, it) || pending == "" {
 		return
 	}
 	if isGreetingOnly(pending, a.Name) {
-		pending = "" // the greeting answers it
-		delete(s.Meta, metaPending)
-		_ = b.cfg.Store.SaveSession(&s.Session)
+		b.setState(c.Session, func(st *threadState) { st.Pending = "" })
+		b.saveSession(c.Session, "drop the message the greeting answered")
+		return
 	}
-	if pending != "" {
-		delete(s.Meta, metaPending)
-		s.SetMeta(metaSeq, seq)
-		b.runTurn(ctx, s, it, pending)
-	}
+	b.setState(c.Session, func(st *threadState) { st.Pending, st.Seq = "", j.seq })
+	b.runTurn(ctx, c, it, pending)
 }
 
 // switchAgent moves the thread to another agent (or, with an empty id, back
 // to the picker). The earlier session is kept, detached from the thread.
-func (b *Bot) switchAgent(ctx context.Context, s *engine.Session, it item, agentID string) {
+func (b *Bot) switchAgent(ctx context.Context, c *engine.Conversation, it item, agentID string) {
 	var a *catalog.Agent
 	if agentID != "" {
 		var ok bool
@@ -291,24 +239,16 @@ func (b *Bot) switchAgent(ctx context.Context, s *engine.Session, it item, agent
 			return
 		}
 	}
-	if s.Agent != nil || len(s.Messages) > 0 {
-		if err := b.cfg.Store.DetachSession(s.ID); err != nil {
-			b.log.Error("detach session", "err", err)
-			b.post(ctx, it.Channel, it.ThreadTS, "⚠️ I couldn't switch agents. Please try again.")
-			return
-		}
-		ns, err := b.cfg.Store.NewSession(it.key())
-		if err != nil {
-			b.log.Error("new session", "err", err)
-			return
-		}
-		s = &engine.Session{Session: *ns}
+	if _, err := c.Switch(nil, nil); err != nil {
+		b.log.Error("switch agent", "err", err)
+		b.post(ctx, it.Channel, it.ThreadTS, "⚠️ I couldn't switch agents. Please try again.")
+		return
 	}
 	if a == nil {
 		b.postPicker(ctx, it)
 		return
 	}
-	b.activate(ctx, s, a, it)
+	b.activate(ctx, c, a, it)
 }
 
 // findAgent finds an agent by id in the current catalog.
@@ -319,8 +259,9 @@ func (b *Bot) findAgent(id string) (*catalog.Agent, bool) {
 	return b.cfg.Catalog().Find(id)
 }
 
-// threadCommand recognizes "use <agent>" and "reset" typed to the bot.
-func threadCommand(text string) (string, string) {
+// parseThreadCommand recognizes "use <agent>", "reset" and "status" typed
+// to the bot.
+func parseThreadCommand(text string) (string, string) {
 	f := strings.Fields(text)
 	if len(f) == 2 && strings.EqualFold(f[0], "use") {
 		return "use", f[1]
@@ -379,8 +320,8 @@ func activeSkill(s *transcript.Session) string {
 }
 
 // ownerOf is the user a session belongs to: who started it.
-func ownerOf(s *engine.Session, it item) string {
-	if o := s.Meta[metaOwner]; o != "" {
+func (b *Bot) ownerOf(c *engine.Conversation, it item) string {
+	if o := b.state(c.Session).Owner; o != "" {
 		return o
 	}
 	return it.User

@@ -298,6 +298,8 @@ func (c turnCounter) TurnStarted()                                          { c.
 func (c turnCounter) TurnFinished(time.Duration, int, int, int, int, error) {}
 func (c turnCounter) Uploaded(error)                                        {}
 func (c turnCounter) QueueDepth(int)                                        {}
+func (c turnCounter) ApprovalDecided(string)                                {}
+func (c turnCounter) Feedback(string, string, string)                       {}
 
 // Messages spread over two replicas' connections: every message of every
 // thread is answered exactly once, each thread greeted once, and both

@@ -3,7 +3,6 @@ package bot
 import (
 	"context"
 	"errors"
-	"strconv"
 
 	"agentbot/bot/render"
 	"agentbot/bot/slackmd"
@@ -25,7 +24,7 @@ type reply struct {
 // newReply starts the reply of a turn of it in session s; the documents
 // it saves are read from the store when they are uploaded. Under a thread
 // lease (ctx) every Slack call is fenced, the reply's output is recorded
-// with the turn's queue seq (s's metaSeq), and a stream an earlier run of
+// with the turn's queue seq (threadState.Seq), and a stream an earlier run of
 // the turn left open is closed first.
 func (b *Bot) newReply(ctx context.Context, it item, s *engine.Session) *reply {
 	rep := &reply{}
@@ -42,10 +41,10 @@ func (b *Bot) newReply(ctx context.Context, it item, s *engine.Session) *reply {
 		Log: b.log,
 	}
 	if l := leaseOf(ctx); l != nil {
-		seq, _ := strconv.ParseUint(s.Meta[metaSeq], 10, 64)
+		seq := b.state(s).Seq
 		opts.Guard = l.guard
 		opts.Prior = priorOutput(s.Meta, seq)
-		opts.Record = func(o render.Output) { b.recordOutput(ctx, it.key(), seq, o) }
+		opts.Record = func(o render.Output) { b.recordOutput(ctx, it.thread().String(), seq, o) }
 	}
 	rep.r = render.New(ctx, b.web(), render.Thread{Team: it.Team, Channel: it.Channel, TS: it.ThreadTS, User: it.User, DM: it.DM}, opts)
 	return rep

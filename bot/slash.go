@@ -11,6 +11,9 @@ import (
 	"time"
 
 	"github.com/slack-go/slack"
+
+	"agentbot/bot/slackmd"
+	"agentbot/engine"
 )
 
 const slashHelp = "*/agent* — pick who helps in this channel\n" +
@@ -44,35 +47,9 @@ func (b *Bot) onSlash(cmd slack.SlashCommand) {
 	case "list":
 		b.respond(cmd, b.agentList())
 	case "use":
-		if len(f) < 2 {
-			b.respond(cmd, "Which agent? `/agent use <agent>` — "+b.agentList())
-			return
-		}
-		a, ok := b.findAgent(f[1])
-		if !ok {
-			b.respond(cmd, fmt.Sprintf("I don't know the agent `%s`. %s", f[1], b.agentList()))
-			return
-		}
-		if err := b.cfg.Store.SetChannelDefault(team, cmd.ChannelID, a.ID); err != nil {
-			b.log.Error("set channel default", "err", err)
-			b.respond(cmd, "⚠️ I couldn't save the channel default. Please try again.")
-			return
-		}
-		b.respond(cmd, fmt.Sprintf("%s *%s* (%s) is now this channel's default. Mention me in a message to start a thread with %s.", a.Icon, a.Name, a.ID, a.Name))
+		b.slashUse(cmd, team, f[1:])
 	case "status":
-		def, _ := b.cfg.Store.ChannelDefault(team, cmd.ChannelID)
-		cat := b.cfg.Catalog()
-		msg := "This channel has no default agent: a mention gets a picker."
-		if a, ok := b.findAgent(def); ok {
-			msg = fmt.Sprintf("This channel's default agent is %s *%s* (`%s`).", a.Icon, a.Name, a.ID)
-		} else if def != "" {
-			msg = fmt.Sprintf("This channel's default agent `%s` is not loaded any more; `/agent use` another.", def)
-		}
-		msg += fmt.Sprintf("\n%d agents loaded (%d to pick from)", len(cat.Agents), len(cat.EntryPoints()))
-		if n := len(cat.Problems); n > 0 {
-			msg += fmt.Sprintf(", %d bundle problem(s) — `agentbot agents` shows them", n)
-		}
-		b.respond(cmd, msg+".\n"+b.cfg.Budgets.statusText(team))
+		b.slashStatus(cmd, team)
 	case "reset":
 		if err := b.cfg.Store.SetChannelDefault(team, cmd.ChannelID, ""); err != nil {
 			b.respond(cmd, "⚠️ I couldn't clear the channel default. Please try again.")
@@ -86,6 +63,60 @@ func (b *Bot) onSlash(cmd slack.SlashCommand) {
 	default:
 		b.respond(cmd, fmt.Sprintf("I don't know `/agent %s`.\n%s", sub, slashHelp))
 	}
+}
+
+// slashUse makes an agent the channel's default (/agent use <agent>).
+func (b *Bot) slashUse(cmd slack.SlashCommand, team string, args []string) {
+	if len(args) == 0 {
+		b.respond(cmd, "Which agent? `/agent use <agent>` — "+b.agentList())
+		return
+	}
+	a, ok := b.findAgent(args[0])
+	if !ok {
+		b.respond(cmd, fmt.Sprintf("I don't know the agent `%s`. %s", args[0], b.agentList()))
+		return
+	}
+	if err := b.cfg.Store.SetChannelDefault(team, cmd.ChannelID, a.ID); err != nil {
+		b.log.Error("set channel default", "err", err)
+		b.respond(cmd, "⚠️ I couldn't save the channel default. Please try again.")
+		return
+	}
+	b.respond(cmd, fmt.Sprintf("%s *%s* (%s) is now this channel's default. Mention me in a message to start a thread with %s.", a.Icon, a.Name, a.ID, a.Name))
+}
+
+// slashStatus reports the channel's default agent, what is loaded, and the
+// token budgets (/agent status).
+func (b *Bot) slashStatus(cmd slack.SlashCommand, team string) {
+	def, _ := b.cfg.Store.ChannelDefault(team, cmd.ChannelID)
+	cat := b.cfg.Catalog()
+	msg := "This channel has no default agent: a mention gets a picker."
+	if a, ok := b.findAgent(def); ok {
+		msg = fmt.Sprintf("This channel's default agent is %s *%s* (`%s`).", a.Icon, a.Name, a.ID)
+	} else if def != "" {
+		msg = fmt.Sprintf("This channel's default agent `%s` is not loaded any more; `/agent use` another.", def)
+	}
+	msg += fmt.Sprintf("\n%d agents loaded (%d to pick from)", len(cat.Agents), len(cat.EntryPoints()))
+	if n := len(cat.Problems); n > 0 {
+		msg += fmt.Sprintf(", %d bundle problem(s) — `agentbot agents` shows them", n)
+	}
+	b.respond(cmd, msg+".\n"+budgetStatus(b.cfg.Engine.Budgets(), team))
+}
+
+// budgetStatus reports the caps for /agent status: the workspace's use
+// today and the session cap.
+func budgetStatus(b *engine.Budgets, team string) string {
+	if b == nil || (b.SessionTokens == 0 && b.DailyTokens == 0) {
+		return "No token budgets are set."
+	}
+	var parts []string
+	if b.DailyTokens > 0 {
+		used, _ := b.Daily(team)
+		parts = append(parts, fmt.Sprintf("this workspace used %s of its %s tokens today (UTC)", engine.Thousands(used), engine.Thousands(b.DailyTokens)))
+	}
+	if b.SessionTokens > 0 {
+		parts = append(parts, fmt.Sprintf("each thread may use %s tokens; `@agentbot status` in a thread shows its use", engine.Thousands(b.SessionTokens)))
+	}
+	return "Token budgets: " + strings.Join(parts, "; ") + "."
 }
 
 // reload reloads bundles for an admin.
@@ -151,6 +182,7 @@ func (b *Bot) agentList() string {
 // respond answers a slash command ephemerally: chat.postEphemeral, or the
 // command's response_url where the bot is not in the channel.
 func (b *Bot) respond(cmd slack.SlashCommand, text string) {
+	text = slackmd.EscapeText(text) // only mentions are markup
 	err := b.call(b.turnCtx, func() error {
 		_, err := b.cfg.API.PostEphemeralContext(b.turnCtx, cmd.ChannelID, cmd.UserID, slack.MsgOptionText(text, false))
 		return err

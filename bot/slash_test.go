@@ -30,7 +30,7 @@ func (r *rig) slash(who, ch, text string) string {
 	if got.Channel != ch {
 		r.t.Fatalf("/agent %s answered in %s, want %s", text, got.Channel, ch)
 	}
-	return got.Text
+	return fakeslack.Shown(got.Text) // as the person reads it
 }
 
 // ephemerals are the ephemeral messages shown to who, oldest first.

@@ -11,6 +11,7 @@ import (
 	"agentbot/bot/fakeslack"
 	"agentbot/engine"
 	"agentbot/engine/fakemodel"
+	"agentbot/engine/transcript"
 )
 
 // hasStop reports whether a message shows the Stop button.
@@ -95,7 +96,7 @@ func TestStopDuringToolCall(t *testing.T) {
 	entered, release := make(chan struct{}), make(chan struct{})
 	var once sync.Once
 	r := newRig(t, rigOpts{engine: func(c *engine.Config) {
-		c.OnToolCall = func(string, bool) {
+		c.OnToolRecord = func(transcript.ToolRecord) {
 			once.Do(func() { close(entered) })
 			select {
 			case <-release:

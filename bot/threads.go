@@ -136,7 +136,7 @@ func (t *threads) drainLeased(f storage.Fence) bool {
 		}
 		// The posted marker and the dequeue are one fenced write: a
 		// replica that lost the thread changes neither.
-		if err := l.complete(seq, readable && it.Kind != kindFeedback); err != nil {
+		if err := l.complete(seq, readable && itemHandlers[it.Kind].conversation); err != nil {
 			b.log.Error("dequeue", "err", err)
 			return false
 		}

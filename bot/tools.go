@@ -38,24 +38,9 @@ func (b *Bot) slashTools(cmd slack.SlashCommand, team string, args []string) {
 		return
 	}
 	name := args[1]
-	next := slices.Clone(current)
-	switch op {
-	case "add":
-		if !slices.Contains(b.cfg.MCPServers, name) {
-			b.respond(cmd, fmt.Sprintf("There is no MCP server `%s` in the MCP configuration. %s", shorten(name, 100), b.knownServers()))
-			return
-		}
-		if slices.Contains(current, name) {
-			b.respond(cmd, fmt.Sprintf("`%s` is already one of this channel's tools.\n%s", name, b.toolsText(current)))
-			return
-		}
-		next = append(next, name)
-	case "remove":
-		if !slices.Contains(current, name) {
-			b.respond(cmd, fmt.Sprintf("`%s` is not one of this channel's tools.\n%s", shorten(name, 100), b.toolsText(current)))
-			return
-		}
-		next = slices.DeleteFunc(next, func(s string) bool { return s == name })
+	next, ok := b.changedTools(cmd, op, name, current)
+	if !ok {
+		return
 	}
 	if err := b.cfg.Store.SetChannelTools(team, cmd.ChannelID, next); err != nil {
 		b.log.Error("set channel tools", "err", err)
@@ -69,6 +54,25 @@ func (b *Bot) slashTools(cmd slack.SlashCommand, team string, args []string) {
 	}
 	next, _ = b.cfg.Store.ChannelTools(team, cmd.ChannelID)
 	b.respond(cmd, fmt.Sprintf("`%s` %s this channel's tools; it applies from the next turn.\n%s", name, verb, b.toolsText(next)))
+}
+
+// changedTools returns the channel's servers with name added or removed
+// (op); when that changes nothing or names no configured server, it says
+// so and reports false.
+func (b *Bot) changedTools(cmd slack.SlashCommand, op, name string, current []string) ([]string, bool) {
+	switch {
+	case op == "add" && !slices.Contains(b.cfg.MCPServers, name):
+		b.respond(cmd, fmt.Sprintf("There is no MCP server `%s` in the MCP configuration. %s", shorten(name, 100), b.knownServers()))
+	case op == "add" && slices.Contains(current, name):
+		b.respond(cmd, fmt.Sprintf("`%s` is already one of this channel's tools.\n%s", name, b.toolsText(current)))
+	case op == "add":
+		return append(slices.Clone(current), name), true
+	case !slices.Contains(current, name):
+		b.respond(cmd, fmt.Sprintf("`%s` is not one of this channel's tools.\n%s", shorten(name, 100), b.toolsText(current)))
+	default:
+		return slices.DeleteFunc(slices.Clone(current), func(s string) bool { return s == name }), true
+	}
+	return nil, false
 }
 
 // toolsText lists a channel's servers and the configured ones.
@@ -101,11 +105,11 @@ type ChannelToolsReader interface {
 // (the engine is built first). A key without a channel has none.
 func ChannelServers(st ChannelToolsReader) func(sessionKey string) ([]string, error) {
 	return func(sessionKey string) ([]string, error) {
-		team, channel, _, ok := splitKey(sessionKey)
-		if !ok || channel == "" {
+		k, ok := parseThreadKey(sessionKey)
+		if !ok || k.Channel == "" {
 			return nil, nil
 		}
-		servers, err := st.ChannelTools(team, channel)
+		servers, err := st.ChannelTools(k.Team, k.Channel)
 		if err != nil {
 			return nil, fmt.Errorf("channel tools of %s: %w", sessionKey, err)
 		}

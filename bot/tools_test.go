@@ -16,7 +16,7 @@ const (
 )
 
 // MaskArgs masks secret-looking keys at any depth, case-insensitively,
-// and cuts long arguments.
+// and cuts long values with their size (engine.DisplayArgs).
 func TestMaskArgs(t *testing.T) {
 	got := bot.MaskArgs(noteArgs)
 	hasNot(t, got, secretOne, "masked args")
@@ -24,7 +24,7 @@ func TestMaskArgs(t *testing.T) {
 		has(t, got, want, "masked args")
 	}
 	long := bot.MaskArgs(`{"text":"` + strings.Repeat("x", 10000) + `"}`)
-	if len(long) > 3000 || !strings.Contains(long, "more bytes") {
+	if len(long) > 3000 || !strings.Contains(long, "9.8 KiB in all") {
 		t.Fatalf("long args not cut: %d bytes", len(long))
 	}
 	if bad := bot.MaskArgs(`{"token": "abc`); strings.Contains(bad, "abc") {

@@ -27,11 +27,13 @@ type Greeting struct {
 	More int
 }
 
-// Greeting limits: a menu longer than maxGreetItems (the buttons one Slack
-// actions block holds) shows its first greetItems items and a count, so a
-// greeting of any collection stays far within a message's limits.
+// Greeting limits: an agent's own menu is shown whole up to maxGreetItems
+// items (the Slack front end splits a long one over messages and gives the
+// first 100 items buttons); a longer one, such as a collection of skills,
+// shows its first greetItems items and a count, so its greeting stays far
+// within a message's limits.
 const (
-	maxGreetItems = 25
+	maxGreetItems = 200
 	greetItems    = 20
 )
 

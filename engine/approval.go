@@ -2,11 +2,8 @@ package engine
 
 import (
 	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
-	"regexp"
-	"strings"
 	"time"
 
 	"agentbot/engine/transcript"
@@ -126,13 +123,13 @@ func (e *Engine) pause(ctx context.Context, s *Session, tr *toolEnv, res *Result
 	return res, nil
 }
 
-// settle ends the wait of the last response: approved calls run (in
+// endApprovalWait ends the wait of the last response: approved calls run (in
 // parallel), denied and expired ones get a result saying so, and every
 // result of the response is appended in call order, the held ones
 // included. With superseded, calls still undecided are denied because the
 // user sent a new message. It clears Pending and Held and returns the
 // number of calls that ran.
-func (e *Engine) settle(ctx context.Context, s *Session, tr *toolEnv, emit func(Event), superseded bool) int {
+func (e *Engine) endApprovalWait(ctx context.Context, s *Session, tr *toolEnv, emit func(Event), superseded bool) int {
 	now := e.cfg.Now()
 	decided := map[string]transcript.Approval{}
 	moved := map[string]bool{} // denied by the new message
@@ -231,61 +228,5 @@ func (e *Engine) addAudit(s *Session, recs ...transcript.ToolRecord) {
 		if e.cfg.OnToolRecord != nil {
 			e.cfg.OnToolRecord(r)
 		}
-	}
-}
-
-// secretKey matches argument names whose values are never shown.
-var secretKey = regexp.MustCompile(`(?i)token|secret|password|passwd|key|authorization|cookie|credential`)
-
-// secretValue matches values that look like credentials whatever their key.
-var secretValue = regexp.MustCompile(`(?i)^(bearer\s|basic\s|sk-|xox[abpr]-|xapp-|ghp_|gho_|github_pat_|glpat-|AKIA)`)
-
-// masked replaces a secret value in DisplayArgs.
-const masked = "[masked]"
-
-// DisplayArgs renders a call's arguments (JSON text) for a person asked to
-// approve it: pretty-printed, with the values of secret-looking keys
-// (token, secret, password, key, authorization, cookie, any case) and
-// credential-looking strings masked. Arguments that are not JSON are not
-// shown, only their size.
-func DisplayArgs(args string) string {
-	var v any
-	if err := json.Unmarshal([]byte(args), &v); err != nil {
-		return fmt.Sprintf("(arguments that are not JSON, %d bytes)", len(args))
-	}
-	b, err := json.MarshalIndent(maskValue(v, false), "", "  ")
-	if err != nil {
-		return fmt.Sprintf("(arguments that cannot be shown, %d bytes)", len(args))
-	}
-	return string(b)
-}
-
-// maskValue masks v, all of it when secret is set.
-func maskValue(v any, secret bool) any {
-	switch x := v.(type) {
-	case map[string]any:
-		out := make(map[string]any, len(x))
-		for k, val := range x {
-			out[k] = maskValue(val, secret || secretKey.MatchString(k))
-		}
-		return out
-	case []any:
-		out := make([]any, len(x))
-		for i, val := range x {
-			out[i] = maskValue(val, secret)
-		}
-		return out
-	case string:
-		if secret || secretValue.MatchString(strings.TrimSpace(x)) {
-			return masked
-		}
-		return x
-	case nil:
-		return nil
-	default:
-		if secret {
-			return masked
-		}
-		return x
 	}
 }

@@ -12,6 +12,7 @@ import (
 	"agentbot/engine/catalog"
 	"agentbot/engine/fakemodel"
 	"agentbot/engine/fixtures"
+	"agentbot/engine/llm"
 	"agentbot/engine/model"
 	"agentbot/engine/transcript"
 )
@@ -23,7 +24,7 @@ type timedModel struct {
 	spent time.Duration
 }
 
-func (t *timedModel) Complete(ctx context.Context, req model.Request, on func(string)) (*model.Response, error) {
+func (t *timedModel) Complete(ctx context.Context, req llm.Request, on func(string)) (*llm.Response, error) {
 	start := time.Now()
 	r, err := t.m.Complete(ctx, req, on)
 	t.spent += time.Since(start)
@@ -103,7 +104,7 @@ func BenchmarkBareCall(b *testing.B) {
 	b.ReportAllocs()
 	b.ResetTimer()
 	for i := 0; i < b.N; i++ {
-		resp, err := client.Complete(ctx, model.Request{Messages: msgs, Tools: tools}, nil)
+		resp, err := client.Complete(ctx, llm.Request{Messages: msgs, Tools: tools}, nil)
 		if err != nil {
 			b.Fatal(err)
 		}

@@ -10,7 +10,7 @@ import (
 
 	"agentbot/engine/transcript"
 
-	"agentbot/engine/model"
+	"agentbot/engine/llm"
 	"agentbot/engine/sandbox"
 )
 
@@ -67,10 +67,12 @@ func (e *Engine) window(s *Session) int {
 // requestMessages is the transcript as sent: after a compaction the summary
 // and the kept workflow load replace the older messages, and bulky content
 // before the elision mark is replaced by stubs.
+//
+// The result is in the form every provider accepts (providerForm).
 func requestMessages(s *Session) []transcript.Message {
 	out := make([]transcript.Message, 0, len(s.Messages)+3)
 	eachSent(s, func(m *transcript.Message) { out = append(out, *m) })
-	return out
+	return providerForm(out)
 }
 
 // requestTokens is rawTokens of requestMessages, without building them.
@@ -126,9 +128,7 @@ func eachSent(s *Session, fn func(m *transcript.Message)) {
 					}
 				}
 			}
-			if m, ok := elide(i, msgs[i], calls); ok {
-				st = &m
-			}
+			st = stubOf(msgs, i, calls)
 			s.stubs[i] = st // nil: the message is sent as it is
 		}
 		if st != nil {
@@ -139,13 +139,60 @@ func eachSent(s *Session, fn func(m *transcript.Message)) {
 	}
 }
 
+// stubOf returns the elided form of message i, or nil when it is sent as
+// it is: bulky content stubbed (elide), reasoning state left out where
+// allowed (reasoningDroppable).
+func stubOf(msgs []transcript.Message, i int, calls map[string]transcript.ToolCall) *transcript.Message {
+	m, ok := elide(i, msgs[i], calls)
+	if reasoningDroppable(msgs, i) {
+		m.DropReasoning()
+		ok = true
+	}
+	if !ok {
+		return nil
+	}
+	return &m
+}
+
+// reasoningDroppable reports whether message i's reasoning state may be
+// left out of requests: it has some, its turn (the messages between two
+// user messages) is over, and the provider allows it for that turn.
+// DeepSeek's reasoning_content must be sent again in every later request
+// when its turn made tool calls, and is ignored when it did not
+// (https://api-docs.deepseek.com/guides/thinking_mode); Gemini validates
+// thought signatures only in the current turn
+// (https://ai.google.dev/gemini-api/docs/thought-signatures), and
+// OpenRouter's reasoning_details stand for them.
+func reasoningDroppable(msgs []transcript.Message, i int) bool {
+	m := &msgs[i]
+	if m.Role != transcript.RoleAssistant || !m.HasReasoning() {
+		return false
+	}
+	start, end := i, i
+	for start > 0 && msgs[start-1].Role != transcript.RoleUser {
+		start--
+	}
+	for end < len(msgs) && msgs[end].Role != transcript.RoleUser {
+		end++
+	}
+	if end == len(msgs) {
+		return false // the current turn
+	}
+	for _, t := range msgs[start:end] {
+		if len(t.ToolCalls) > 0 && t.ReasoningContent != "" && t.ReasoningField == "" {
+			return false // DeepSeek's rule for turns with tool calls
+		}
+	}
+	return true
+}
+
 // msgBytes is the size estimate of one message in bytes.
 func msgBytes(m *transcript.Message) int {
-	n := len(m.Content) + 16
+	n := len(m.Content) + 16 + m.ReasoningBytes()
 	for _, tc := range m.ToolCalls {
 		n += len(tc.Function.Arguments) + len(tc.Function.Name) + 24
 	}
-	return n
+	return n + 40*len(m.ReasoningItems) // each reasoning item's JSON framing
 }
 
 // elide returns the stubbed form of message i, and whether it changed.
@@ -255,10 +302,19 @@ func calibrated(s *Session, raw int) int {
 }
 
 // calibrate learns from a call's reported prompt tokens how the estimate
-// compares, smoothing over calls.
-func calibrate(s *Session, rawSent int, prompt int) {
+// compares, smoothing over calls, and reports whether the provider counted
+// far fewer tokens than were sent (PromptTruncated). A reply without usage
+// (prompt 0) teaches nothing and changes nothing, so context management
+// goes on with what it knew. The ratio stays within [0.25, 4]: no tokenizer
+// is that far from bytes/4, so a ratio outside says the count is not of
+// what was sent, and learning it would switch management off (a tiny
+// ratio) or compact at once (a huge one).
+func calibrate(s *Session, rawSent int, prompt int) (truncated bool) {
 	if prompt <= 0 || rawSent <= 0 {
-		return
+		return false
+	}
+	if PromptTruncated(calibrated(s, rawSent), prompt) {
+		return true // not a ratio to learn: the provider dropped part of the prompt
 	}
 	r := float64(prompt) / float64(rawSent)
 	r = min(max(r, 0.25), 4)
@@ -267,6 +323,27 @@ func calibrate(s *Session, rawSent int, prompt int) {
 		return
 	}
 	s.TokenRatio = 0.7*s.TokenRatio + 0.3*r
+	return false
+}
+
+// truncatedBelow is the share of the estimated prompt under which a
+// provider's prompt_tokens say it did not read the whole prompt, and
+// truncatedMin the least estimate it is judged on (small prompts vary).
+const (
+	truncatedBelow = 0.5
+	truncatedMin   = 2048
+)
+
+// PromptTruncated reports whether a provider that counted reported prompt
+// tokens for a prompt estimated at estimated tokens most likely cut the
+// prompt instead of reading it. Ollama, given a prompt longer than its
+// context (4096 tokens by default on smaller GPUs), silently keeps the last
+// half of its context and reports that as prompt_eval_count, with status
+// 200 (ollama/ollama#17427: "only enough tokens to fill half of the
+// buffer are used"; ollama/ollama#17889, #3839). No tokenizer counts half
+// of bytes/4 for agentbot's prompts. check uses it to warn early.
+func PromptTruncated(estimated, reported int) bool {
+	return estimated >= truncatedMin && reported > 0 && float64(reported) < truncatedBelow*float64(estimated)
 }
 
 // fitContext keeps the next request under the budget. When a request nears
@@ -384,7 +461,7 @@ func (e *Engine) compact(ctx context.Context, s *Session, tools int, force bool)
 		return nil // too little to gain: the request is large for other reasons
 	}
 	text := transcriptText(s, from, cut, prev, int(summaryInput*float64(e.window(s)))*4)
-	resp, err := e.cfg.Model.Complete(ctx, model.Request{Messages: []transcript.Message{
+	resp, err := e.cfg.Model.Complete(ctx, llm.Request{Messages: []transcript.Message{
 		{Role: transcript.RoleSystem, Content: compactPrompt},
 		{Role: transcript.RoleUser, Content: text},
 	}}, nil)

@@ -146,7 +146,7 @@ func TestDanglingToolCallRepaired(t *testing.T) {
 	req := h.fm.Requests()[0]
 	var repaired bool
 	for _, m := range req.Messages {
-		if m.Role == transcript.RoleTool && m.ToolCallID == "call_b" && strings.Contains(m.Content, "interrupted") {
+		if m.Role == transcript.RoleTool && m.ToolCallID == engine.WireCallID("call_b") && strings.Contains(m.Content, "interrupted") {
 			repaired = true
 		}
 	}

@@ -20,7 +20,7 @@ type editArgs struct {
 
 // editOutputTool changes a document without resending it whole: step-file
 // workflows build documents a section at a time.
-var _ = register(define(Tool{
+var editOutputTool = define(Tool{
 	Name:        ToolEditOutput,
 	Description: "Change a document under /outputs without resending it: append text at its end (creating it if missing), or replace old_text (which must occur once) with new_text.",
 	Schema:      `{"type":"object","properties":{"path":{"type":"string"},"append":{"type":"string"},"old_text":{"type":"string"},"new_text":{"type":"string"}},"required":["path"],"additionalProperties":false}`,
@@ -45,7 +45,7 @@ var _ = register(define(Tool{
 			return env.replaceOutput(a.Path, *a.OldText, newText)
 		}
 		return nil, errors.New("edit_output takes either append, or old_text with new_text")
-	}))
+	})
 
 // appendOutput adds text at the end of a document, creating it if missing.
 func (env *toolEnv) appendOutput(p, text string) (ToolResult, error) {

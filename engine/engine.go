@@ -9,7 +9,7 @@ import (
 
 	"agentbot/engine/catalog"
 	"agentbot/engine/core"
-	"agentbot/engine/model"
+	"agentbot/engine/llm"
 	"agentbot/engine/transcript"
 )
 
@@ -24,9 +24,9 @@ type OutputStore interface {
 	OutputData(sessionID, path string, version int) ([]byte, error)
 }
 
-// Model is what the loop needs of a model client; *model.Client implements it.
+// Model is what the loop needs of a model client; *model.Client (engine/model) implements it.
 type Model interface {
-	Complete(ctx context.Context, req model.Request, onText func(delta string)) (*model.Response, error)
+	Complete(ctx context.Context, req llm.Request, onText func(delta string)) (*llm.Response, error)
 }
 
 // Config configures an Engine. Zero values take the documented defaults.
@@ -78,17 +78,20 @@ type Config struct {
 	// the usage of the turn so far: a turn at the cap is refused with a
 	// *BudgetError, and a turn near it finishes without more tools.
 	Budget func(s *Session, turn Usage) Budget
-	// OnToolCall, when set, is told of every tool call and whether it failed
-	// (for metrics).
-	OnToolCall func(tool string, failed bool)
+	// Budgets, when set, are the token caps: Budget defaults to
+	// Budgets.Budget, and a conversation's turns add their usage to them.
+	Budgets *Budgets
 	// OnToolRecord, when set, is told of every tool call's audit record as
-	// it is added to Session.Audit (for metrics per server, tool and
-	// outcome). It never sees arguments or results.
+	// it is added to Session.Audit: built-in and external tools, run,
+	// failed, denied or expired. It is the engine's one metrics hook (per
+	// server, tool and outcome); it never sees arguments or results.
 	OnToolRecord func(rec transcript.ToolRecord)
 	// ExternalTools, when set, returns the tools from outside the engine a
 	// session is offered besides the built-in ones (its agent's and its
-	// channel's MCP servers' tools). It is called once per turn.
-	ExternalTools func(ctx context.Context, s *Session) []ExternalTool
+	// channel's MCP servers' tools). It is called once per turn; notify
+	// tells the user something about them (a server whose tools are
+	// unavailable this turn) as an EventNotice.
+	ExternalTools func(ctx context.Context, s *Session, notify func(text string)) []ExternalTool
 }
 
 // Engine runs sessions. It is safe for concurrent use by different sessions;
@@ -129,6 +132,9 @@ func New(cfg Config) *Engine {
 	if cfg.Logger == nil {
 		cfg.Logger = slog.Default()
 	}
+	if cfg.Budget == nil && cfg.Budgets != nil {
+		cfg.Budget = cfg.Budgets.Budget
+	}
 	return &Engine{cfg: cfg}
 }
 
@@ -168,6 +174,9 @@ func (e *Engine) catalog() *catalog.Catalog {
 	}
 	return &catalog.Catalog{}
 }
+
+// Budgets returns the token caps the engine enforces (nil: none).
+func (e *Engine) Budgets() *Budgets { return e.cfg.Budgets }
 
 // NewSessionName returns a short name for an unnamed session, from the clock.
 func (e *Engine) NewSessionName() string {

@@ -8,7 +8,7 @@ type EventKind string
 // The events a turn emits.
 const (
 	EventText      EventKind = "text"       // a text delta of the answer
-	EventToolStart EventKind = "tool_start" // a tool call began
+	EventToolStart EventKind = "tool_start" // a tool call began; again with a new Status as it progresses
 	EventToolEnd   EventKind = "tool_end"   // a tool call finished
 	EventOutput    EventKind = "output"     // a document was saved
 	EventNotice    EventKind = "notice"     // something the user should be told

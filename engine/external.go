@@ -5,7 +5,14 @@ import (
 	"crypto/sha256"
 	"encoding/hex"
 	"encoding/json"
+	"fmt"
+	"path"
+	"strconv"
 	"strings"
+	"unicode"
+
+	"agentbot/engine/sandbox"
+	"agentbot/engine/transcript"
 )
 
 // ExternalTool is one tool from outside the engine offered to a session,
@@ -22,11 +29,41 @@ type ExternalTool struct {
 	Schema json.RawMessage
 	// Policy is PolicyAuto or PolicyAsk; "" means PolicyAsk.
 	Policy string
-	// Call runs the tool with the call's arguments (a JSON object). text
-	// is the result the model reads; isError marks a failed call. A Go
-	// error (the caller gave up, the tool's source is closed) becomes an
-	// error result too: the model can recover from either.
-	Call func(ctx context.Context, args json.RawMessage) (text string, isError bool, err error)
+	// Call runs the tool with the call's arguments (a JSON object) and
+	// what the engine gives the call (a progress reporter). A Go error (the
+	// caller gave up, the tool's source is closed) becomes an error result
+	// too: the model can recover from either.
+	Call func(ctx context.Context, args json.RawMessage, call ExternalCall) (ExternalReply, error)
+}
+
+// ExternalCall is what the engine gives a call of an external tool besides
+// its arguments.
+type ExternalCall struct {
+	// Progress reports how the call is going ("step 3 of 5"); the person
+	// sees it as the call's status (Slack's task card, the terminal). Never
+	// nil.
+	Progress func(status string)
+}
+
+// ExternalReply is what a call of an external tool gives back.
+type ExternalReply struct {
+	// Text is the result the model reads; IsError marks a failed call.
+	Text    string
+	IsError bool
+	// Files are what the tool returned for people to see or hear (images,
+	// audio, binary resources): each is saved as a document of the session
+	// under /outputs (shared in Slack, written to disk in the terminal), and
+	// the model is told where.
+	Files []ExternalFile
+}
+
+// ExternalFile is one file a tool returned.
+type ExternalFile struct {
+	// Name is a file name suggested by the tool's source ("image-1.png");
+	// the engine keeps it under /outputs, made unique.
+	Name     string
+	MIMEType string
+	Data     []byte
 }
 
 // ask reports whether a call of t waits for a person's approval.
@@ -42,19 +79,23 @@ type ExternalResult struct {
 // Failure is always "" for a successful call.
 func (ExternalResult) Failure() string { return "" }
 
-// externalTools returns the external tools of a session, by name, and their
-// order; names taken by a built-in tool are left out.
-func (e *Engine) externalTools(ctx context.Context, s *Session) (map[string]ExternalTool, []ExternalTool) {
+// loadExternal sets the external tools of the turn: all of them by name,
+// and the ones offered to the model, in order (see offerExternal); names
+// taken by a built-in tool are left out. Notices from the tools' source (a
+// server whose tools are unavailable) go to the user as EventNotice.
+func (env *toolEnv) loadExternal(ctx context.Context, input string, emit func(Event)) {
+	e := env.e
 	if e.cfg.ExternalTools == nil {
-		return nil, nil
+		return
 	}
 	byName := map[string]ExternalTool{}
 	var order []ExternalTool
-	for _, t := range e.cfg.ExternalTools(ctx, s) {
+	notify := func(text string) { emit(Event{Kind: EventNotice, Text: text}) }
+	for _, t := range e.cfg.ExternalTools(ctx, env.s, notify) {
 		if t.Name == "" || t.Call == nil {
 			continue
 		}
-		if _, builtin := lookupTool(t.Name); builtin {
+		if _, builtin := lookupTool(t.Name); builtin || t.Name == findToolsName {
 			e.cfg.Logger.Warn("external tool left out: its name is a built-in tool's", "tool", t.Name, "server", t.Server)
 			continue
 		}
@@ -64,28 +105,87 @@ func (e *Engine) externalTools(ctx context.Context, s *Session) (map[string]Exte
 		byName[t.Name] = t
 		order = append(order, t)
 	}
-	return byName, order
+	env.ext = byName
+	env.extList = env.offerExternal(input, order)
+	for _, t := range env.extList {
+		if t.Name == findToolsName {
+			byName[t.Name] = t
+		}
+	}
 }
 
-// runExternal runs a call of an external tool; the result is cut to the
-// engine's read cap and made valid UTF-8.
-func (env *toolEnv) runExternal(ctx context.Context, t ExternalTool, args string) ToolResult {
-	text, isErr, err := t.Call(ctx, json.RawMessage(args))
+// runExternal runs a call of an external tool: its progress becomes the
+// call's status, the files it returns are saved as documents, and the
+// result is cut to the engine's read cap and made valid UTF-8.
+func (env *toolEnv) runExternal(ctx context.Context, t ExternalTool, tc transcript.ToolCall, args string) ToolResult {
+	progress := func(status string) {
+		if env.emit != nil {
+			env.emit(Event{Kind: EventToolStart, Tool: tc.Function.Name, CallID: tc.ID, Status: status})
+		}
+	}
+	reply, err := t.Call(ctx, json.RawMessage(args), ExternalCall{Progress: progress})
 	if err != nil {
 		return errResult("tool %s failed: %v", t.Name, err)
 	}
-	text = strings.ToValidUTF8(text, "\uFFFD")
+	text := strings.ToValidUTF8(reply.Text, "\uFFFD")
+	if saved := env.saveFiles(t, reply.Files); saved != "" {
+		text = strings.TrimRight(text+"\n"+saved, "\n")
+	}
 	cut := false
 	if max := int(env.e.cfg.MaxRead); len(text) > max {
 		text, cut = CutUTF8(text, max), true
 	}
-	if isErr {
+	if reply.IsError {
 		if text == "" {
 			text = "tool " + t.Name + " failed"
 		}
 		return ErrorResult{Error: text}
 	}
 	return ExternalResult{Result: text, Truncated: cut}
+}
+
+// saveFiles saves the files a call returned under /outputs and says, one
+// line each, where each went (or why not), for the model.
+func (env *toolEnv) saveFiles(t ExternalTool, files []ExternalFile) string {
+	if len(files) == 0 {
+		return ""
+	}
+	env.editMu.Lock() // parallel calls must not pick the same free name
+	defer env.editMu.Unlock()
+	var b strings.Builder
+	for i, f := range files {
+		name := fileName(f.Name, t.Server, i)
+		p := "/outputs/" + name
+		for n := 2; env.sb.Exists(p); n++ { // never overwrite a document
+			p = "/outputs/" + strings.TrimSuffix(name, path.Ext(name)) + "-" + strconv.Itoa(n) + path.Ext(name)
+		}
+		virtual, err := env.sb.WriteFile(p, f.Data)
+		if err == nil && env.saved != nil {
+			_, err = env.saved(virtual, f.Data)
+		}
+		if err != nil {
+			fmt.Fprintf(&b, "[%s, %s: not saved: %v]\n", f.MIMEType, sandbox.SizeText(int64(len(f.Data))), err)
+			continue
+		}
+		fmt.Fprintf(&b, "[%s, %s: saved to %s and shared with the user]\n", f.MIMEType, sandbox.SizeText(int64(len(f.Data))), virtual)
+	}
+	return b.String()
+}
+
+// fileName is a safe file name for a file a tool returned: its own name's
+// letters, digits, dots, dashes and underscores, else server-file-N.
+func fileName(name, server string, i int) string {
+	clean := strings.Map(func(r rune) rune {
+		if r < 128 && (unicode.IsLetter(r) || unicode.IsDigit(r) || r == '.' || r == '-' || r == '_') {
+			return r
+		}
+		return '-'
+	}, path.Base(name))
+	clean = strings.Trim(clean, ".-")
+	if clean == "" || name == "" {
+		clean = fmt.Sprintf("%s-file-%d", server, i+1)
+	}
+	return CutUTF8(clean, 100)
 }
 
 // CutUTF8 cuts s to at most n bytes without splitting a character.

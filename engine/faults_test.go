@@ -9,6 +9,7 @@ import (
 	"testing"
 	"time"
 
+	"agentbot/engine/llm"
 	"agentbot/engine/transcript"
 
 	"agentbot/engine"
@@ -162,7 +163,7 @@ func TestModelErrorStorms(t *testing.T) {
 	}
 	h.fm.Enqueue(fakemodel.Reply{Status: 500}, fakemodel.Reply{Status: 503}, fakemodel.Reply{Status: 500})
 	_, err := h.eng.Turn(context.Background(), s, "second", nil)
-	var me *model.Error
+	var me *llm.Error
 	if !errors.As(err, &me) || me.Tries != 3 {
 		t.Fatalf("err = %v", err)
 	}

@@ -41,7 +41,7 @@ func (FindSkillsResult) Failure() string { return "" }
 
 // findSkillsTool searches the skills of an agent whose list is longer
 // than the system prompt shows.
-var _ = register(define(Tool{
+var findSkillsTool = define(Tool{
 	Name:        ToolFindSkills,
 	Description: "Search every skill you can load by name and description; the system prompt lists only some of them. Returns the best matches, then load one with load_skill.",
 	Schema:      `{"type":"object","properties":{"query":{"type":"string","description":"A few words of what the user wants, e.g. release notes"}},"required":["query"],"additionalProperties":false}`,
@@ -57,7 +57,7 @@ var _ = register(define(Tool{
 			return nil, errors.New(`find_skills needs a query, e.g. {"query": "release notes"}`)
 		}
 		return findSkills(env.e.catalog().SkillsFor(env.s.Agent), a.Query), nil
-	}))
+	})
 
 // findSkills ranks skills by the words of query: a word in the name counts
 // three, in the description one; the best matches come first, then by name.

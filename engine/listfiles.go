@@ -26,7 +26,7 @@ type listArgs struct {
 }
 
 // listFilesTool lists files by glob, for skills that scan for earlier runs.
-var _ = register(define(Tool{
+var listFilesTool = define(Tool{
 	Name:        ToolListFiles,
 	Description: "List files matching a glob, e.g. /outputs/**/*.md or {planning_artifacts}/prds/*/prd.md (** spans folders; folders end in /).",
 	Schema:      `{"type":"object","properties":{"glob":{"type":"string"}},"required":["glob"],"additionalProperties":false}`,
@@ -50,4 +50,4 @@ var _ = register(define(Tool{
 			res.Note = "nothing matches"
 		}
 		return res, nil
-	}))
+	})

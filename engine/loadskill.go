@@ -15,7 +15,7 @@ type loadSkillArgs struct {
 
 // loadSkillTool loads any known skill in one call, the way the menu
 // shortcut preloads it.
-var _ = register(define(Tool{
+var loadSkillTool = define(Tool{
 	Name:        ToolLoadSkill,
 	Description: "Load a skill by name: SKILL.md with placeholders resolved, its customization and config resolved, its files. It becomes the active skill: bare paths resolve in its folder.",
 	Schema:      `{"type":"object","properties":{"name":{"type":"string","description":"The skill's name, e.g. bmad-help"}},"required":["name"],"additionalProperties":false}`,
@@ -31,4 +31,4 @@ var _ = register(define(Tool{
 			return nil, errors.New(`load_skill needs the skill's name, e.g. {"name": "bmad-help"}`)
 		}
 		return env.loadSkill(a.Name)
-	}))
+	})

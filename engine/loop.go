@@ -11,7 +11,7 @@ import (
 
 	"agentbot/engine/transcript"
 
-	"agentbot/engine/model"
+	"agentbot/engine/llm"
 	"agentbot/engine/sandbox"
 )
 
@@ -66,7 +66,7 @@ func (e *Engine) Turn(ctx context.Context, s *Session, input string, emit func(E
 	}
 	defer sb.Close()
 	res := &Result{}
-	tr := &toolEnv{e: e, s: s, sb: sb}
+	tr := &toolEnv{e: e, s: s, sb: sb, emit: emit}
 	thisTurn := map[string]int{} // output path -> index in s.Outputs, saved this turn
 	tr.saved = func(virtual string, data []byte) (*Output, error) {
 		tr.mu.Lock()
@@ -80,7 +80,7 @@ func (e *Engine) Turn(ctx context.Context, s *Session, input string, emit func(E
 		return err
 	}
 
-	tr.ext, tr.extList = e.externalTools(ctx, s)
+	tr.loadExternal(ctx, input, emit)
 	if len(s.Pending) > 0 {
 		// The last response holds calls waiting for approval. An empty
 		// input resumes once each is decided; a new message denies the
@@ -90,7 +90,7 @@ func (e *Engine) Turn(ctx context.Context, s *Session, input string, emit func(E
 			res.Duration = time.Since(start)
 			return res, nil
 		}
-		res.Tools += e.settle(ctx, s, tr, emit, input != "")
+		res.Tools += e.endApprovalWait(ctx, s, tr, emit, input != "")
 		if err := e.save(s); err != nil {
 			return nil, fmt.Errorf("turn %s: save: %w", s.ID, err)
 		}
@@ -139,7 +139,7 @@ func (e *Engine) Turn(ctx context.Context, s *Session, input string, emit func(E
 		calls := shortcutCalls(it, sb.Exists)
 		if len(calls) > 0 {
 			for i := range calls {
-				calls[i].ID = fmt.Sprintf("call_menu_%d_%d", len(s.Messages), i)
+				calls[i].ID = newCallID(s, len(s.Messages), i)
 			}
 			s.Messages = append(s.Messages, transcript.Message{Role: transcript.RoleAssistant, ToolCalls: calls})
 			s.Messages = append(s.Messages, e.runTools(ctx, tr, calls, emit, nil)...)
@@ -155,7 +155,7 @@ func (e *Engine) Turn(ctx context.Context, s *Session, input string, emit func(E
 }
 
 // toolsTokens estimates the tokens of tool definitions.
-func toolsTokens(tools []model.Tool) int {
+func toolsTokens(tools []llm.Tool) int {
 	n := 0
 	for _, t := range tools {
 		n += len(t.Name) + len(t.Description) + 40 + len(t.Parameters)
@@ -195,7 +195,7 @@ func (e *Engine) loop(ctx context.Context, s *Session, tr *toolEnv, res *Result,
 				s.Messages = append(s.Messages, transcript.Message{Role: transcript.RoleUser, Content: budgetNote})
 			}
 		}
-		var tools []model.Tool
+		var tools []llm.Tool
 		if !final {
 			tools = tr.definitions()
 		}
@@ -203,19 +203,19 @@ func (e *Engine) loop(ctx context.Context, s *Session, tr *toolEnv, res *Result,
 		if err := e.fitContext(ctx, s, tr.sb, toolTokens, false); err != nil {
 			e.cfg.Logger.Warn("context management", "session", s.ID, "err", err)
 		}
-		req := model.Request{Messages: requestMessages(s), Tools: tools}
+		req := llm.Request{Messages: requestMessages(s), Tools: tools}
 		resp, err := e.cfg.Model.Complete(ctx, req, func(d string) { emit(Event{Kind: EventText, Text: d}) })
 		res.Iterations++
-		if err != nil && model.IsContextLength(err) && !ctxRetry {
+		if err != nil && llm.IsContextLength(err) && !ctxRetry {
 			// The estimate was short: learn that, compact, and retry once.
 			ctxRetry = true
-			if n, ok := model.ContextWindow(err); ok {
+			if n, ok := llm.ContextWindow(err); ok {
 				s.Window = n
 			} else {
 				s.TokenRatio = max(s.TokenRatio, 1) * 1.3
 			}
 			if cerr := e.fitContext(ctx, s, tr.sb, toolTokens, true); cerr == nil {
-				req = model.Request{Messages: requestMessages(s), Tools: tools}
+				req = llm.Request{Messages: requestMessages(s), Tools: tools}
 				resp, err = e.cfg.Model.Complete(ctx, req, func(d string) { emit(Event{Kind: EventText, Text: d}) })
 				res.Iterations++
 			} else {
@@ -231,7 +231,7 @@ func (e *Engine) loop(ctx context.Context, s *Session, tr *toolEnv, res *Result,
 		u.Calls = 1
 		res.Usage = res.Usage.Add(u)
 		s.Usage = s.Usage.Add(u)
-		calibrate(s, rawTokens(req.Messages)+toolTokens, resp.Usage.Prompt)
+		e.learnUsage(s, rawTokens(req.Messages)+toolTokens, resp.Usage.Prompt)
 		msg := resp.Message
 		msg.Role = transcript.RoleAssistant
 		if final {
@@ -241,7 +241,7 @@ func (e *Engine) loop(ctx context.Context, s *Session, tr *toolEnv, res *Result,
 		// the model sent them are run, so bad arguments get the tool's own
 		// error with what was sent.
 		var sent []transcript.ToolCall
-		msg.ToolCalls, sent = sanitizeCalls(msg.ToolCalls, len(s.Messages))
+		msg, sent = e.storable(s, msg, resp.FinishReason, emit)
 		if len(msg.ToolCalls) == 0 && strings.TrimSpace(msg.Content) == "" {
 			if !emptyRetry && !final {
 				emptyRetry = true // ask once more, with the identical request
@@ -283,18 +283,19 @@ const invalidCallName = "unnamed_tool_call"
 // providers accept them: every call has a unique id, a type, a name and
 // arguments that are a JSON object. It returns the calls to store and the
 // calls to run: the same ids, with the names and arguments as sent, so the
-// tool's error result shows the model what went wrong. n makes new ids
-// unique in the transcript.
-func sanitizeCalls(calls []transcript.ToolCall, n int) (stored, sent []transcript.ToolCall) {
+// tool's error result shows the model what went wrong. A call without an
+// id, or with one an earlier call has, gets a new strict id (newCallID).
+func sanitizeCalls(calls []transcript.ToolCall, s *Session) (stored, sent []transcript.ToolCall) {
 	if len(calls) == 0 {
 		return nil, nil
 	}
+	n := len(s.Messages)
 	stored = make([]transcript.ToolCall, len(calls))
 	sent = make([]transcript.ToolCall, len(calls))
 	ids := map[string]bool{}
 	for i, tc := range calls {
-		if tc.ID == "" || ids[tc.ID] {
-			tc.ID = fmt.Sprintf("call_%d_%d", n, i)
+		if tc.ID == "" || ids[tc.ID] || usedID(s, tc.ID) {
+			tc.ID = newCallID(s, n, i)
 		}
 		ids[tc.ID] = true
 		tc.Type = transcript.ToolTypeFunction
@@ -310,6 +311,53 @@ func sanitizeCalls(calls []transcript.ToolCall, n int) (stored, sent []transcrip
 		stored[i] = tc
 	}
 	return stored, sent
+}
+
+// usedID reports whether an earlier message of s has a call with id.
+func usedID(s *Session, id string) bool {
+	for i := len(s.Messages) - 1; i >= 0; i-- {
+		for _, tc := range s.Messages[i].ToolCalls {
+			if tc.ID == id {
+				return true
+			}
+		}
+	}
+	return false
+}
+
+// storable returns the reply as it is stored and the calls to run: the
+// calls sanitized (sanitizeCalls), and a reply cut by the output limit
+// kept as text only (truncated).
+func (e *Engine) storable(s *Session, msg transcript.Message, finish string, emit func(Event)) (transcript.Message, []transcript.ToolCall) {
+	var sent []transcript.ToolCall
+	msg.ToolCalls, sent = sanitizeCalls(msg.ToolCalls, s)
+	if finish == "length" {
+		return e.truncated(s, msg, emit)
+	}
+	return msg, sent
+}
+
+// learnUsage calibrates the session's estimate from a call's reported
+// prompt tokens, and warns when the provider seems to cut the prompt.
+func (e *Engine) learnUsage(s *Session, rawSent, prompt int) {
+	if calibrate(s, rawSent, prompt) {
+		e.cfg.Logger.Warn("the provider counted far fewer prompt tokens than were sent: it may be cutting the prompt (Ollama truncates at its context length; set OLLAMA_CONTEXT_LENGTH)",
+			"session", s.ID, "sent_estimate", calibrated(s, rawSent), "reported", prompt)
+	}
+}
+
+// truncatedNote ends an answer the model's output limit cut off.
+const truncatedNote = "\n\n(This answer was cut off: the model reached its output token limit.)"
+
+// truncated handles a reply cut by the output limit (finish_reason
+// "length"): its text is kept, marked as cut, and its tool calls are
+// dropped, never run, since their arguments may be cut too.
+func (e *Engine) truncated(s *Session, msg transcript.Message, emit func(Event)) (transcript.Message, []transcript.ToolCall) {
+	e.cfg.Logger.Warn("the model's answer was cut at its output token limit", "session", s.ID, "dropped_calls", len(msg.ToolCalls))
+	emit(Event{Kind: EventNotice, Text: "The model's answer was cut off at its output token limit (AGENTBOT_MAX_TOKENS); its tool calls were not run."})
+	msg.ToolCalls = nil
+	msg.Content = strings.TrimRight(msg.Content, "\n") + truncatedNote
+	return msg, nil
 }
 
 // runTools runs the tool calls of one response in parallel, bounded, and
@@ -343,9 +391,6 @@ func (e *Engine) runTools(ctx context.Context, tr *toolEnv, calls []transcript.T
 			}
 			recs[i] = tr.record(tc, outcome, approvers[tc.ID], len(content), time.Since(began))
 			ev := Event{Kind: EventToolEnd, Tool: tc.Function.Name, CallID: tc.ID, Status: status, Err: failed}
-			if e.cfg.OnToolCall != nil {
-				e.cfg.OnToolCall(tc.Function.Name, failed != "")
-			}
 			emit(ev)
 			out[i] = transcript.Message{Role: transcript.RoleTool, ToolCallID: tc.ID, Content: content}
 		}()

@@ -37,7 +37,7 @@ type memlogArgs struct {
 
 // memlogTool is the native memlog.py: init, append and set on a run's
 // .memlog.md, with the script's exact file format.
-var _ = register(define(Tool{
+var memlogTool = define(Tool{
 	Name:        ToolMemlog,
 	Description: "memlog.py, native: keep a run's append-only log {workspace}/.memlog.md in memlog.py's format. init (fields k=v; fails if it exists), append (text, type, by) or set (key, value).",
 	Schema:      `{"type":"object","properties":{"command":{"type":"string","enum":["init","append","set"]},"workspace":{"type":"string"},"path":{"type":"string","description":"the log file, instead of workspace"},"fields":{"type":"array","items":{"type":"string"}},"text":{"type":"string"},"type":{"type":"string"},"by":{"type":"string"},"key":{"type":"string"},"value":{"type":"string"}},"required":["command"],"additionalProperties":false}`,
@@ -50,7 +50,7 @@ var _ = register(define(Tool{
 	func(a memlogArgs) string { return "memlog " + a.Command },
 	func(_ context.Context, env *toolEnv, a memlogArgs) (ToolResult, error) {
 		return env.memlog(a)
-	}))
+	})
 
 // memlog runs one memlog command on the log under /outputs.
 func (env *toolEnv) memlog(a memlogArgs) (ToolResult, error) {

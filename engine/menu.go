@@ -150,43 +150,51 @@ func MatchIntent(menu []catalog.MenuItem, input string) (int, bool) {
 	if len(words) == 0 || len(words) > 30 {
 		return -1, false
 	}
-	pick := func(match func(catalog.MenuItem) bool) (int, bool) {
-		found := -1
-		for i, it := range menu {
-			if match(it) {
-				if found >= 0 {
-					return -1, false
-				}
-				found = i
-			}
-		}
-		return found, found >= 0
-	}
-	if i, ok := pick(func(it catalog.MenuItem) bool {
-		for _, w := range words {
-			if (it.Code != "" && len(it.Code) >= 2 && w == strings.ToUpper(w) && strings.EqualFold(w, it.Code)) ||
-				(it.Skill != "" && strings.EqualFold(w, it.Skill)) {
-				return true
-			}
-		}
-		return false
-	}); ok {
+	if i, ok := onlyMatch(menu, func(it catalog.MenuItem) bool { return namesItem(it, words) }); ok {
 		return i, true
 	}
-	// Description match: the item's distinctive words in the message.
+	return describedItem(menu, words)
+}
+
+// onlyMatch returns the one menu item match accepts; false when none or
+// several do.
+func onlyMatch(menu []catalog.MenuItem, match func(catalog.MenuItem) bool) (int, bool) {
+	found := -1
+	for i, it := range menu {
+		if match(it) {
+			if found >= 0 {
+				return -1, false
+			}
+			found = i
+		}
+	}
+	return found, found >= 0
+}
+
+// namesItem reports whether one of words is the item's code, written in
+// capitals as its own word, or its skill name.
+func namesItem(it catalog.MenuItem, words []string) bool {
+	for _, w := range words {
+		if len(it.Code) >= 2 && w == strings.ToUpper(w) && strings.EqualFold(w, it.Code) {
+			return true
+		}
+		if it.Skill != "" && strings.EqualFold(w, it.Skill) {
+			return true
+		}
+	}
+	return false
+}
+
+// describedItem finds the item whose distinctive description words the
+// message carries: at least two of them, and no other item with any.
+func describedItem(menu []catalog.MenuItem, words []string) (int, bool) {
 	in := map[string]bool{}
 	for _, w := range words {
 		in[stem(w)] = true
 	}
 	best, bestScore, second := -1, 0, 0
 	for i, it := range menu {
-		score := 0
-		for _, w := range strings.Fields(strings.ToLower(it.Description + " " + strings.TrimPrefix(it.Skill, "bmad-"))) {
-			w = strings.Trim(w, ".,;:()—-'\"")
-			if len(w) >= 4 && !stopWords[w] && in[stem(w)] {
-				score++
-			}
-		}
+		score := descriptionScore(it, in)
 		switch {
 		case score > bestScore:
 			best, second, bestScore = i, bestScore, score
@@ -198,6 +206,19 @@ func MatchIntent(menu []catalog.MenuItem, input string) (int, bool) {
 		return best, true
 	}
 	return -1, false
+}
+
+// descriptionScore counts the item's distinctive description and skill
+// words that are among the message's stems.
+func descriptionScore(it catalog.MenuItem, in map[string]bool) int {
+	score := 0
+	for _, w := range strings.Fields(strings.ToLower(it.Description + " " + strings.TrimPrefix(it.Skill, "bmad-"))) {
+		w = strings.Trim(w, ".,;:()—-'\"")
+		if len(w) >= 4 && !stopWords[w] && in[stem(w)] {
+			score++
+		}
+	}
+	return score
 }
 
 // stem folds a word for loose matching: lower case, a plural "s" dropped.

@@ -113,9 +113,13 @@ func TestSkillRequiresMCP(t *testing.T) {
 	write(t, dir, "triage/SKILL.md", "---\nname: triage\ndescription: Triage issues.\nrequires:\n  mcp: [github]\n---\n# Triage\n")
 	write(t, dir, "search/SKILL.md", "---\nname: search\ndescription: Search the wiki.\nrequires:\n  mcp:\n    - confluence\n---\n# Search\n")
 	tool := engine.ExternalTool{Name: "github__list_issues", Server: "github", Schema: json.RawMessage(`{"type":"object"}`),
-		Call: func(context.Context, json.RawMessage) (string, bool, error) { return "[]", false, nil }}
+		Call: func(context.Context, json.RawMessage, engine.ExternalCall) (engine.ExternalReply, error) {
+			return engine.ExternalReply{Text: "[]"}, nil
+		}}
 	h := newHarness(t, harnessOpts{skills: dir, mutate: func(c *engine.Config) {
-		c.ExternalTools = func(context.Context, *engine.Session) []engine.ExternalTool { return []engine.ExternalTool{tool} }
+		c.ExternalTools = func(context.Context, *engine.Session, func(string)) []engine.ExternalTool {
+			return []engine.ExternalTool{tool}
+		}
 	}})
 	s, _ := h.start("k", "agentbot")
 	h.fm.Enqueue(

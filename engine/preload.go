@@ -59,7 +59,7 @@ func (a preloadArgs) path() string {
 }
 
 // preloadTool loads a workflow.yaml and everything it names in one call.
-var preloadTool = register(define(Tool{
+var preloadTool = define(Tool{
 	Name:        ToolPreloadWorkflow,
 	Description: "Load a workflow in one call: its workflow.yaml with variables resolved, its instructions, template and config, the workflow engine task, and the elicitation task when the instructions use it. Call it before running any workflow.",
 	Schema:      `{"type":"object","properties":{"workflow_path":{"type":"string","description":"Path of the workflow.yaml, as given in the menu"}},"required":["workflow_path"],"additionalProperties":false}`,
@@ -78,7 +78,7 @@ var preloadTool = register(define(Tool{
 			return nil, errors.New("preload_workflow needs a workflow_path")
 		}
 		return env.preload(p)
-	}))
+	})
 
 // preload loads a workflow in one result: workflow.yaml resolved, its
 // instructions, template and config, the workflow engine task, and the

@@ -21,7 +21,7 @@ type readArgs struct {
 }
 
 // readFileTool reads a file under an allowed folder.
-var readFileTool = register(define(Tool{
+var readFileTool = define(Tool{
 	Name:        ToolReadFile,
 	Description: "Read a text file under /project, /core, /outputs, /inputs or /skills. {variables} in the path resolve.",
 	Schema:      `{"type":"object","properties":{"path":{"type":"string","description":"e.g. {project-root}/docs/brief.md or /outputs/prd.md"}},"required":["path"],"additionalProperties":false}`,
@@ -43,7 +43,7 @@ var readFileTool = register(define(Tool{
 			return ReadResult{Path: virtual, Note: "the file is empty"}, nil
 		}
 		return ReadResult{Path: virtual, Content: string(data)}, nil
-	}))
+	})
 
 // ToolReadFile is the name of the tool that reads files.
 const ToolReadFile = "read_file"

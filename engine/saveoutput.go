@@ -26,7 +26,7 @@ type saveArgs struct {
 }
 
 // saveOutputTool writes a whole document under /outputs.
-var saveOutputTool = register(define(Tool{
+var saveOutputTool = define(Tool{
 	Name:        ToolSaveOutput,
 	Description: "Save a whole document under /outputs (relative paths and {output_folder} land there). Saving a path again makes a new version; the user gets each document as a file.",
 	Schema:      `{"type":"object","properties":{"path":{"type":"string","description":"e.g. prd.md or {output_folder}/brief.md"},"content":{"type":"string","description":"the whole document"}},"required":["path","content"],"additionalProperties":false}`,
@@ -41,7 +41,7 @@ var saveOutputTool = register(define(Tool{
 			return nil, errors.New(`save_output needs a path and the content, e.g. {"path": "prd.md", "content": "# PRD..."}`)
 		}
 		return env.write(a.Path, []byte(*a.Content))
-	}))
+	})
 
 // ToolSaveOutput is the name of the tool that saves documents.
 const ToolSaveOutput = "save_output"

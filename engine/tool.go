@@ -5,11 +5,10 @@ import (
 	"encoding/json"
 	"fmt"
 	"path"
-	"sort"
 	"strings"
 	"sync"
 
-	"agentbot/engine/model"
+	"agentbot/engine/llm"
 	"agentbot/engine/transcript"
 
 	"agentbot/engine/sandbox"
@@ -18,8 +17,8 @@ import (
 // Tool is one capability offered to the model, whole: its name, description
 // and JSON schema, the rule the system prompt gives for it, the status line
 // people see while it runs, what it does, and how a stored call of it reads
-// in an export or an elision stub. Each tool is defined in a file of its own
-// and registered with register; nothing else names it.
+// in an export or an elision stub. Each built-in tool is defined in a file
+// of its own and listed in builtinTools; nothing else names it.
 type Tool struct {
 	// Name is what the model calls; Description and Schema are sent with
 	// every request.
@@ -95,6 +94,8 @@ type toolEnv struct {
 	// the same in order.
 	ext     map[string]ExternalTool
 	extList []ExternalTool
+	// emit reports the turn's events (a call's progress); nil in tests.
+	emit func(Event)
 }
 
 // define builds a Tool from typed pieces: args of type A are decoded from
@@ -122,42 +123,31 @@ func define[A any](t Tool, example string, status func(A) string,
 	return t
 }
 
-// registry holds every tool, by name.
-var (
-	registryMu sync.RWMutex
-	registry   = map[string]Tool{}
-)
-
-// register adds a tool at package init; a duplicate name is a programming
-// error.
-func register(t Tool) Tool {
-	registryMu.Lock()
-	defer registryMu.Unlock()
-	if _, dup := registry[t.Name]; dup {
-		panic("engine: tool registered twice: " + t.Name)
-	}
-	registry[t.Name] = t
-	return t
+// builtinTools are the engine's own tools, sorted by name, so requests
+// stay byte-stable; each is defined in a file of its own. TestToolsAreWhole
+// checks the order and that no name is used twice.
+var builtinTools = []Tool{
+	editOutputTool, // edit_output: editoutput.go
+	findSkillsTool, // find_skills: findskills.go
+	listFilesTool,  // list_files: listfiles.go
+	loadSkillTool,  // load_skill: loadskill.go
+	memlogTool,     // memlog: memlogtool.go
+	preloadTool,    // preload_workflow: preload.go
+	readFileTool,   // read_file: readfile.go
+	saveOutputTool, // save_output: saveoutput.go
 }
 
-// allTools returns every tool sorted by name, so requests stay byte-stable.
-func allTools() []Tool {
-	registryMu.RLock()
-	defer registryMu.RUnlock()
-	out := make([]Tool, 0, len(registry))
-	for _, t := range registry {
-		out = append(out, t)
-	}
-	sort.Slice(out, func(i, j int) bool { return out[i].Name < out[j].Name })
-	return out
-}
+// allTools returns every built-in tool sorted by name.
+func allTools() []Tool { return builtinTools }
 
-// lookupTool returns the tool named name.
+// lookupTool returns the built-in tool named name.
 func lookupTool(name string) (Tool, bool) {
-	registryMu.RLock()
-	defer registryMu.RUnlock()
-	t, ok := registry[name]
-	return t, ok
+	for _, t := range builtinTools {
+		if t.Name == name {
+			return t, true
+		}
+	}
+	return Tool{}, false
 }
 
 // Offer is what decides which tools a session is offered.
@@ -188,16 +178,16 @@ func (e *Engine) toolsFor(s *Session) []Tool {
 }
 
 // definitions converts tools to the request's tool definitions.
-func definitions(tools []Tool) []model.Tool {
-	out := make([]model.Tool, len(tools))
+func definitions(tools []Tool) []llm.Tool {
+	out := make([]llm.Tool, len(tools))
 	for i, t := range tools {
-		out[i] = model.Tool{Name: t.Name, Description: t.Description, Parameters: json.RawMessage(t.Schema)}
+		out[i] = llm.Tool{Name: t.Name, Description: t.Description, Parameters: json.RawMessage(t.Schema)}
 	}
 	return out
 }
 
 // ToolDefinitions returns the definitions of every tool, in request order.
-func ToolDefinitions() []model.Tool { return definitions(allTools()) }
+func ToolDefinitions() []llm.Tool { return definitions(allTools()) }
 
 // ToolNames returns the names of the tools a session is offered.
 func (e *Engine) ToolNames(s *Session) []string {
@@ -211,7 +201,7 @@ func (e *Engine) ToolNames(s *Session) []string {
 // toolNames are the names of every tool of the turn, external ones last.
 func (env *toolEnv) toolNames() string {
 	names := env.e.ToolNames(env.s)
-	for _, t := range env.extList {
+	for _, t := range env.offered() {
 		names = append(names, t.Name)
 	}
 	return strings.Join(names, ", ")
@@ -219,10 +209,10 @@ func (env *toolEnv) toolNames() string {
 
 // definitions are the request's tool definitions of the turn: the built-in
 // tools, then the external ones in their order.
-func (env *toolEnv) definitions() []model.Tool {
+func (env *toolEnv) definitions() []llm.Tool {
 	out := definitions(env.e.toolsFor(env.s))
-	for _, t := range env.extList {
-		out = append(out, model.Tool{Name: t.Name, Description: t.Description, Parameters: t.Schema})
+	for _, t := range env.offered() {
+		out = append(out, llm.Tool{Name: t.Name, Description: t.Description, Parameters: t.Schema})
 	}
 	return out
 }
@@ -247,7 +237,7 @@ func (env *toolEnv) runCall(ctx context.Context, tc transcript.ToolCall) ToolRes
 		args = "{}"
 	}
 	if x, ok := env.external(tc.Function.Name); ok {
-		return env.runExternal(ctx, x, args)
+		return env.runExternal(ctx, x, tc, args)
 	}
 	t, ok := lookupTool(tc.Function.Name)
 	if !ok || (t.Offered != nil && !t.Offered(env.e.offer(env.s))) {

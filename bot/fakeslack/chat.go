@@ -2,46 +2,27 @@ package fakeslack
 
 import (
 	"encoding/json"
-	"strings"
 	"unicode/utf8"
 )
 
-// Limits the fake enforces like Slack does.
+// Limits the fake enforces like Slack does; the block rules are in the
+// rules table (rules.go).
 const (
-	MaxBlocks          = 50     // blocks per message
-	MarkdownBlockLimit = 12_000 // characters in one markdown block or markdown_text
-	MaxTextChars       = 40_000 // characters in a message's text
+	// MarkdownBlockLimit is the characters in one markdown block, or in the
+	// markdown_text of one stream call
+	// (https://docs.slack.dev/reference/block-kit/blocks/markdown-block).
+	MarkdownBlockLimit = MaxMarkdownTotal
+	// MaxTextChars is the characters of a message's text
+	// (https://docs.slack.dev/reference/methods/chat.postMessage: "truncated
+	// at 40,000 characters"; msg_too_long past it).
+	MaxTextChars = 40_000
 )
 
-// validateMessage checks text and the blocks JSON of a message; it returns
-// the Slack error code, or "".
-func validateMessage(text, blocks string) string {
+// validateMessage checks the text of a message (its blocks passed the
+// rules table); it returns the Slack error code, or "".
+func validateMessage(text, _ string) string {
 	if utf8.RuneCountInString(text) > MaxTextChars {
 		return "msg_too_long"
-	}
-	if blocks == "" {
-		return ""
-	}
-	var list []struct {
-		Type string          `json:"type"`
-		Text json.RawMessage `json:"text"`
-	}
-	if err := json.Unmarshal([]byte(blocks), &list); err != nil {
-		return "invalid_blocks_format"
-	}
-	if len(list) > MaxBlocks {
-		return "invalid_blocks"
-	}
-	for _, b := range list {
-		if b.Type == "" {
-			return "invalid_blocks"
-		}
-		if b.Type == "markdown" {
-			var md string
-			if json.Unmarshal(b.Text, &md) != nil || md == "" || utf8.RuneCountInString(md) > MarkdownBlockLimit {
-				return "invalid_blocks"
-			}
-		}
 	}
 	return ""
 }
@@ -173,9 +154,6 @@ func (s *Server) chatStartStream(r *apiRequest) (result, string) {
 		return nil, s.refuse
 	case ch == "":
 		return nil, "channel_not_found"
-	case !strings.HasPrefix(ch, "D") && (r.get("recipient_user_id") == "" || r.get("recipient_team_id") == ""):
-		// Slack requires the recipient outside DMs.
-		return nil, "invalid_arguments"
 	}
 	st := &Stream{Channel: ch, TS: s.nextTSLocked(), ThreadTS: r.get("thread_ts"),
 		RecipientUserID: r.get("recipient_user_id"), RecipientTeamID: r.get("recipient_team_id"),

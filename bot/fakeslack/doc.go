@@ -20,6 +20,18 @@
 // Retry-After (slack-go turns it into *slack.RateLimitedError), FailNext
 // answers {"ok":false,"error":...}.
 //
+// Every Web API call is checked against a rules table built from Slack's
+// documentation (rules.go, each rule citing its source): block counts per
+// message and view, text lengths, the markdown blocks' cumulative limit,
+// total block text, button and actions limits, escaping of < > & in
+// mrkdwn and text, required arguments, and the agent-app rule of
+// assistant.threads.setSuggestedPrompts. A payload that breaks a rule gets
+// Slack's error (invalid_blocks with the JSON pointers in
+// response_metadata.messages, msg_blocks_too_long, invalid_arguments, ...)
+// and is recorded as a Violation; at the end of the test that owns the
+// Server, any violation fails it, unless the test called AllowViolations.
+// CheckCall runs the table without a server.
+//
 // The server is built on slacktest.NewTestServer. slacktest.Server.Handle keeps
 // the FIRST handler registered for a pattern and silently ignores later ones,
 // and NewTestServer registers its own defaults after running the Binders it is

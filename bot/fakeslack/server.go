@@ -42,6 +42,7 @@ type config struct {
 	botUserID, botID, botNm string
 	appID                   string
 	pingInterval            time.Duration
+	app                     AppKind
 }
 
 // WithTokens sets the bot token (xoxb) every Web API method requires and the
@@ -74,6 +75,12 @@ func WithPingInterval(d time.Duration) Option {
 	}
 }
 
+// WithAppKind sets the app's messaging experience (default AgentApp, as
+// agentbot's manifest declares agent_view).
+func WithAppKind(k AppKind) Option {
+	return func(c *config) { c.app = k }
+}
+
 // Server is a running fake Slack. All methods are safe for concurrent use.
 type Server struct {
 	cfg  config
@@ -98,16 +105,21 @@ type Server struct {
 	refuse    string             // error for chat.startStream, "" to accept
 	statuses  []Status
 	sessions  []AgentSessionStatus // agents.sessions.setStatus calls (agents.go)
-	reactions []Reaction
-	uploads   []Upload
-	pendingUp map[string]*Upload // file id -> upload not yet completed
-	files     map[string]*storedFile
-	users     map[string]slack.User
-	tickets   map[string]bool // unused websocket tickets
-	envs      []*Envelope
-	envIdx    map[string]*Envelope
-	acks      []Ack
-	responses map[string]responseTarget // response_url id -> where it answers
+	prompts   []SuggestedPrompts   // assistant.threads.setSuggestedPrompts (assistant.go)
+	titles    []Title              // setTitle and agents.sessions.rename (assistant.go)
+
+	violations []Violation // payloads the rules table refused (rules.go)
+	allowViol  bool        // AllowViolations: a test sends them on purpose
+	reactions  []Reaction
+	uploads    []Upload
+	pendingUp  map[string]*Upload // file id -> upload not yet completed
+	files      map[string]*storedFile
+	users      map[string]slack.User
+	tickets    map[string]bool // unused websocket tickets
+	envs       []*Envelope
+	envIdx     map[string]*Envelope
+	acks       []Ack
+	responses  map[string]responseTarget // response_url id -> where it answers
 
 	// The next expireTimes streams expire once they have had expireAfter
 	// appends (ExpireStreamsAfterAppends).
@@ -161,6 +173,7 @@ func New(tb testing.TB, opts ...Option) *Server {
 	if tb != nil {
 		tb.Helper()
 		tb.Cleanup(s.Close)
+		tb.Cleanup(s.reportViolations) // runs first: cleanups run last-in first-out
 	}
 	return s
 }

@@ -54,27 +54,30 @@ type methodSpec struct {
 // methods are the Web API methods the fake implements. Handlers run with s.mu
 // held and return either a result or a Slack error code.
 var methods = map[string]methodSpec{
-	"apps.connections.open":        {needApp, (*Server).appsConnectionsOpen},
-	"auth.test":                    {needBot, (*Server).authTest},
-	"chat.postMessage":             {needBot, (*Server).chatPostMessage},
-	"chat.postEphemeral":           {needBot, (*Server).chatPostEphemeral},
-	"chat.update":                  {needBot, (*Server).chatUpdate},
-	"chat.delete":                  {needBot, (*Server).chatDelete},
-	"chat.startStream":             {needBot, (*Server).chatStartStream},
-	"chat.appendStream":            {needBot, (*Server).chatAppendStream},
-	"chat.stopStream":              {needBot, (*Server).chatStopStream},
-	"assistant.threads.setStatus":  {needBot, (*Server).assistantSetStatus},
-	"agents.sessions.setStatus":    {needBot, (*Server).agentSessionSetStatus},
-	"files.getUploadURLExternal":   {needBot, (*Server).filesGetUploadURL},
-	"files.completeUploadExternal": {needBot, (*Server).filesCompleteUpload},
-	"files.info":                   {needBot, (*Server).filesInfo},
-	"conversations.replies":        {needBot, (*Server).conversationsReplies},
-	"conversations.history":        {needBot, (*Server).conversationsHistory},
-	"conversations.info":           {needBot, (*Server).conversationsInfo},
-	"reactions.add":                {needBot, (*Server).reactionsAdd},
-	"users.info":                   {needBot, (*Server).usersInfo},
-	"views.publish":                {needBot, (*Server).viewsPublish},
-	"conversations.open":           {needBot, (*Server).conversationsOpen},
+	"apps.connections.open":                 {needApp, (*Server).appsConnectionsOpen},
+	"auth.test":                             {needBot, (*Server).authTest},
+	"chat.postMessage":                      {needBot, (*Server).chatPostMessage},
+	"chat.postEphemeral":                    {needBot, (*Server).chatPostEphemeral},
+	"chat.update":                           {needBot, (*Server).chatUpdate},
+	"chat.delete":                           {needBot, (*Server).chatDelete},
+	"chat.startStream":                      {needBot, (*Server).chatStartStream},
+	"chat.appendStream":                     {needBot, (*Server).chatAppendStream},
+	"chat.stopStream":                       {needBot, (*Server).chatStopStream},
+	"assistant.threads.setStatus":           {needBot, (*Server).assistantSetStatus},
+	"assistant.threads.setSuggestedPrompts": {needBot, (*Server).assistantSetSuggestedPrompts},
+	"assistant.threads.setTitle":            {needBot, (*Server).assistantSetTitle},
+	"agents.sessions.rename":                {needBot, (*Server).agentSessionRename},
+	"agents.sessions.setStatus":             {needBot, (*Server).agentSessionSetStatus},
+	"files.getUploadURLExternal":            {needBot, (*Server).filesGetUploadURL},
+	"files.completeUploadExternal":          {needBot, (*Server).filesCompleteUpload},
+	"files.info":                            {needBot, (*Server).filesInfo},
+	"conversations.replies":                 {needBot, (*Server).conversationsReplies},
+	"conversations.history":                 {needBot, (*Server).conversationsHistory},
+	"conversations.info":                    {needBot, (*Server).conversationsInfo},
+	"reactions.add":                         {needBot, (*Server).reactionsAdd},
+	"users.info":                            {needBot, (*Server).usersInfo},
+	"views.publish":                         {needBot, (*Server).viewsPublish},
+	"conversations.open":                    {needBot, (*Server).conversationsOpen},
 }
 
 // serveAPI answers /api/<method>: it records the call, applies injected
@@ -100,6 +103,7 @@ func (s *Server) serveAPI(w http.ResponseWriter, r *http.Request) {
 	var (
 		res  result
 		serr = perr
+		msgs []string // response_metadata.messages of a refused payload
 	)
 	spec, known := methods[method]
 	switch {
@@ -108,9 +112,17 @@ func (s *Server) serveAPI(w http.ResponseWriter, r *http.Request) {
 		serr = "unknown_method"
 	default:
 		serr = s.checkToken(spec.token, req.token)
-		if serr == "" {
-			res, serr = spec.fn(s, req)
+		if serr != "" {
+			break
 		}
+		if v := CheckCall(method, req.get, s.cfg.app); v != nil {
+			s.violations = append(s.violations, *v)
+			if serr, msgs = v.Error, v.Messages; serr == "" {
+				res = result{} // silently ignored: ok, and nothing happens
+			}
+			break
+		}
+		res, serr = spec.fn(s, req)
 	}
 	call.Error = serr
 	s.calls = append(s.calls, call)
@@ -118,7 +130,7 @@ func (s *Server) serveAPI(w http.ResponseWriter, r *http.Request) {
 	s.mu.Unlock()
 
 	if serr != "" {
-		writeJSONStatus(w, http.StatusOK, errorBody(serr))
+		writeJSONStatus(w, http.StatusOK, errorBody(serr, msgs...))
 		return
 	}
 	if res == nil {
@@ -192,7 +204,14 @@ func parseAPIRequest(r *http.Request, method string, now time.Time) (*apiRequest
 	return req, ""
 }
 
-func errorBody(slackErr string) []byte {
-	body, _ := json.Marshal(map[string]any{"ok": false, "error": slackErr})
+// errorBody is Slack's error answer; messages go in
+// response_metadata.messages, as Slack reports what in a payload broke
+// its rules.
+func errorBody(slackErr string, messages ...string) []byte {
+	out := map[string]any{"ok": false, "error": slackErr}
+	if len(messages) > 0 {
+		out["response_metadata"] = map[string]any{"messages": messages}
+	}
+	body, _ := json.Marshal(out)
 	return body
 }

@@ -139,6 +139,7 @@ func TestPostUpdateDeleteEphemeral(t *testing.T) {
 
 func TestMessageValidation(t *testing.T) {
 	fake := New(t)
+	fake.AllowViolations() // every case but the last breaks a rule on purpose
 	api := fake.Client()
 	for _, tc := range []struct {
 		name string
@@ -203,6 +204,7 @@ func TestRateLimitAndFailures(t *testing.T) {
 
 func TestStreams(t *testing.T) {
 	fake := New(t)
+	fake.AllowViolations() // a channel stream without its recipient is refused on purpose
 	api := fake.Client()
 	recipient := []slack.MsgOption{slack.MsgOptionRecipientUserID("U1"), slack.MsgOptionRecipientTeamID(fake.TeamID())}
 
@@ -273,6 +275,7 @@ func TestStreams(t *testing.T) {
 
 func TestAssistantStatus(t *testing.T) {
 	fake := New(t)
+	fake.AllowViolations() // a call without thread_ts is refused on purpose
 	api := fake.Client()
 	err := api.SetAssistantThreadsStatus(slack.AssistantThreadsSetStatusParameters{
 		ChannelID: "C1", ThreadTS: "1.000001", Status: "is reading files…", LoadingMessages: []string{"a", "b"}})

@@ -80,7 +80,7 @@ func TestMetricsEndpointServesRegistry(t *testing.T) {
 	m.EventReceived("app_mention")
 	m.TurnStarted()
 	m.TurnFinished(2*time.Second, 2, 300, 100, 20, errors.New("boom"))
-	m.ToolCall("preload_workflow", false)
+	m.ToolRecord(builtinCall("preload_workflow", false))
 	m.Uploaded(nil)
 	m.QueueDepth(5)
 

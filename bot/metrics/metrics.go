@@ -203,19 +203,11 @@ func (m *Metrics) ModelRetry() {
 	m.modelRetries.Inc()
 }
 
-// ToolCall counts one call of a built-in tool, failed or not (the
-// engine's OnToolCall hook). An MCP tool ("server__tool") is not counted
-// here: the bot counts those from the session's audit trail, with their
-// server and approval outcome (ToolOutcome).
-func (m *Metrics) ToolCall(tool string, failed bool) {
-	if strings.Contains(tool, "__") {
-		return
-	}
-	outcome := OutcomeOK
-	if failed {
-		outcome = OutcomeError
-	}
-	m.ToolOutcome("", tool, outcome)
+// ToolRecord counts one tool call from its audit record (the engine's
+// OnToolRecord hook): built-in tools and MCP tools, with their server and
+// outcome (ToolOutcome).
+func (m *Metrics) ToolRecord(rec transcript.ToolRecord) {
+	m.ToolOutcome(rec.Server, strings.TrimPrefix(rec.Tool, rec.Server+"__"), rec.Outcome)
 }
 
 // Outcomes of a tool call (agentbot_tool_calls_total's outcome label) and

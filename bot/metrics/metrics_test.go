@@ -10,6 +10,8 @@ import (
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/prometheus/client_golang/prometheus/testutil"
 	dto "github.com/prometheus/client_model/go"
+
+	"agentbot/engine/transcript"
 )
 
 // value returns the current value of a single-series collector.
@@ -132,10 +134,10 @@ func TestTurnFinishedIgnoresNegativeNumbers(t *testing.T) {
 
 func TestToolCallsAndUploads(t *testing.T) {
 	m := New()
-	m.ToolCall("read_file", false)
-	m.ToolCall("read_file", false)
-	m.ToolCall("read_file", true)
-	m.ToolCall("save_output", true)
+	m.ToolRecord(builtinCall("read_file", false))
+	m.ToolRecord(builtinCall("read_file", false))
+	m.ToolRecord(builtinCall("read_file", true))
+	m.ToolRecord(builtinCall("save_output", true))
 	m.Uploaded(nil)
 	m.Uploaded(errors.New("upload: rate limited"))
 	m.Uploaded(errors.New("upload: too large"))
@@ -164,8 +166,8 @@ func TestToolCallsAndUploads(t *testing.T) {
 func TestFreeFormLabelsAreBounded(t *testing.T) {
 	m := New()
 	// Invalid UTF-8 makes the Prometheus client panic; it must be cleaned.
-	m.ToolCall("bad\xff\xfename", true)
-	m.ToolCall("", false)
+	m.ToolRecord(builtinCall("bad\xff\xfename", true))
+	m.ToolRecord(builtinCall("", false))
 	m.EventReceived(strings.Repeat("k", 500))
 	if got := value(t, m.toolCalls.WithLabelValues("", "bad?name", ResultError)); got != 1 {
 		t.Errorf("tool_calls{bad?name} = %v, want 1", got)
@@ -179,7 +181,7 @@ func TestFreeFormLabelsAreBounded(t *testing.T) {
 
 	// A model inventing tool names cannot grow the series without bound.
 	for i := range maxLabelValues * 2 {
-		m.ToolCall("tool_"+strings.Repeat("x", i%60)+string(rune('a'+i%26))+string(rune('a'+i/26)), false)
+		m.ToolRecord(builtinCall("tool_"+strings.Repeat("x", i%60)+string(rune('a'+i%26))+string(rune('a'+i/26)), false))
 	}
 	if n := testutil.CollectAndCount(m.toolCalls); n > 2*maxLabelValues+2 {
 		t.Errorf("tool_calls has %d series, want at most %d", n, 2*maxLabelValues+2)
@@ -196,7 +198,7 @@ func TestNilMetricsIsANoOp(t *testing.T) {
 	m.TurnStarted()
 	m.TurnFinished(time.Second, 1, 1, 1, 1, nil)
 	m.ModelRetry()
-	m.ToolCall("read_file", false)
+	m.ToolRecord(builtinCall("read_file", false))
 	m.Uploaded(nil)
 	m.QueueDepth(1)
 	if m.Registry() != nil {
@@ -211,7 +213,7 @@ func TestConcurrentUse(t *testing.T) {
 		wg.Go(func() {
 			for range 100 {
 				m.EventReceived("message")
-				m.ToolCall("read_file", false)
+				m.ToolRecord(builtinCall("read_file", false))
 				m.TurnFinished(time.Second, 1, 10, 5, 1, nil)
 				m.QueueDepth(2)
 			}
@@ -271,12 +273,25 @@ func TestToolOutcomesAndApprovals(t *testing.T) {
 	}
 }
 
-// MCP tools reach the engine's OnToolCall hook too, as "server__tool";
-// ToolCall leaves them to ToolOutcome, so they are counted once.
-func TestToolCallLeavesMCPToolsToToolOutcome(t *testing.T) {
+// An MCP tool's record counts under its server, with the tool's own name
+// (without the "server__" prefix), and its outcome, denied included.
+func TestToolRecordOfMCPTools(t *testing.T) {
 	m := New()
-	m.ToolCall("notes__write_note", false)
-	if n := testutil.CollectAndCount(m.toolCalls); n != 0 {
-		t.Fatalf("an MCP tool counted by ToolCall: %d series", n)
+	m.ToolRecord(transcript.ToolRecord{Tool: "notes__write_note", Server: "notes", Outcome: transcript.OutcomeDenied})
+	m.ToolRecord(transcript.ToolRecord{Tool: "notes__write_note", Server: "notes", Outcome: transcript.OutcomeOK})
+	if got := value(t, m.toolCalls.WithLabelValues("notes", "write_note", OutcomeDenied)); got != 1 {
+		t.Fatalf("notes/write_note/denied = %v, want 1", got)
 	}
+	if n := testutil.CollectAndCount(m.toolCalls); n != 2 {
+		t.Fatalf("%d series, want 2 (ok and denied of notes/write_note)", n)
+	}
+}
+
+// builtinCall is the audit record of a call of a built-in tool.
+func builtinCall(tool string, failed bool) transcript.ToolRecord {
+	outcome := transcript.OutcomeOK
+	if failed {
+		outcome = transcript.OutcomeError
+	}
+	return transcript.ToolRecord{Tool: tool, Outcome: outcome}
 }

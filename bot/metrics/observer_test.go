@@ -10,6 +10,6 @@ import (
 // the model client's hooks.
 var (
 	_ bot.Observer = (*metrics.Metrics)(nil)
-	_              = engine.Config{OnToolCall: (*metrics.Metrics)(nil).ToolCall}
+	_              = engine.Config{OnToolRecord: (*metrics.Metrics)(nil).ToolRecord}
 	_ func()       = (*metrics.Metrics)(nil).ModelRetry
 )

@@ -240,7 +240,7 @@ func (r *Reply) postAnswer(replaceTS, text string, tail ...slack.Block) error {
 		if i == len(pieces)-1 {
 			blocks = append(blocks, tail...)
 		}
-		m := Message{Text: slackmd.Fallback(p, slackmd.DefaultFallbackChars), Blocks: blocks}
+		m := Message{Text: slackmd.Fallback(p, slackmd.DefaultFallbackChars), Blocks: blocks, Plain: p}
 		if i == 0 && replaceTS != "" {
 			if err := r.update(replaceTS, m); err == nil {
 				r.answered(replaceTS, i == len(pieces)-1)

@@ -41,12 +41,16 @@ type Thread struct {
 }
 
 // Message is the content of a posted or updated message. Text is the
-// plain-text fallback (or the message itself, without blocks). Blocks nil
-// sends no blocks; an empty, non-nil Blocks clears a message's blocks on
-// update.
+// plain-text fallback (or the message itself, without blocks); it is plain
+// text, escaped for Slack when converted (slackmd.EscapeText: only user
+// and channel mentions stay markup). Blocks nil sends no blocks; an empty,
+// non-nil Blocks clears a message's blocks on update. Plain, when set, is
+// what the thread gets instead when Slack refuses the blocks (the whole
+// content as plain text); otherwise Text is.
 type Message struct {
 	Text   string
 	Blocks []slack.Block
+	Plain  string
 }
 
 // Chunk is what a stream call adds: markdown text, a tool call's task

@@ -4,9 +4,12 @@ import (
 	"context"
 	"errors"
 	"log/slog"
+	"strings"
 	"time"
 
 	"github.com/slack-go/slack"
+
+	"agentbot/bot/slackmd"
 )
 
 // MaxRateLimitRetries bounds how often one Slack call is retried after a
@@ -72,33 +75,90 @@ func (s Slack) PostMessage(ctx context.Context, channel, thread string, opts ...
 		_, ts, err = s.API.PostMessageContext(ctx, channel, opts...)
 		return err
 	})
+	s.Refused("chat.postMessage", err)
 	return ts, err
 }
 
 // UpdateMessage replaces the content of the message ts.
 func (s Slack) UpdateMessage(ctx context.Context, channel, ts string, opts ...slack.MsgOption) error {
-	return s.Call(ctx, func() error {
+	err := s.Call(ctx, func() error {
 		_, _, _, err := s.API.UpdateMessageContext(ctx, channel, ts, opts...)
 		return err
 	})
+	s.Refused("chat.update", err)
+	return err
 }
 
-// Post posts m in the thread of channel and returns its ts.
+// Post posts m in the thread of channel and returns its ts. When Slack
+// refuses m's blocks, the thread gets m as plain text instead.
 func (s Slack) Post(ctx context.Context, channel, thread string, m Message) (string, error) {
-	return s.PostMessage(ctx, channel, thread, m.options()...)
+	ts, err := s.PostMessage(ctx, channel, thread, m.options()...)
+	if m.Blocks != nil && PayloadRefused(err) {
+		return s.PostMessage(ctx, channel, thread, m.plain().options()...)
+	}
+	return ts, err
 }
 
-// Update replaces the content of the message ts with m.
+// Update replaces the content of the message ts with m; when Slack refuses
+// m's blocks, with m as plain text.
 func (s Slack) Update(ctx context.Context, channel, ts string, m Message) error {
-	return s.UpdateMessage(ctx, channel, ts, m.options()...)
+	err := s.UpdateMessage(ctx, channel, ts, m.options()...)
+	if len(m.Blocks) > 0 && PayloadRefused(err) {
+		return s.UpdateMessage(ctx, channel, ts, m.plain().options()...)
+	}
+	return err
 }
 
 // Delete deletes the message ts.
 func (s Slack) Delete(ctx context.Context, channel, ts string) error {
-	return s.Call(ctx, func() error {
+	err := s.Call(ctx, func() error {
 		_, _, err := s.API.DeleteMessageContext(ctx, channel, ts)
 		return err
 	})
+	s.Refused("chat.delete", err)
+	return err
+}
+
+// refusals are the Slack errors that say agentbot sent what Slack does not
+// accept, or lacks a permission: a bug or a misconfigured app, worth a
+// warning, never a debug line.
+var refusals = map[string]bool{
+	"invalid_blocks": true, "invalid_blocks_format": true, "msg_blocks_too_long": true, "msg_too_long": true,
+	"invalid_arguments": true, "no_text": true, "missing_scope": true, "not_allowed": true,
+	"not_allowed_token_type": true, "invalid_chunks": true,
+}
+
+// payloadErrors are the refusals of a message's content: the same message
+// as plain text may pass.
+var payloadErrors = map[string]bool{
+	"invalid_blocks": true, "invalid_blocks_format": true, "msg_blocks_too_long": true, "invalid_arguments": true,
+}
+
+// PayloadRefused reports whether Slack refused a message's content
+// (its blocks, their length, or an argument).
+func PayloadRefused(err error) bool {
+	e, ok := errors.AsType[slack.SlackErrorResponse](err)
+	return ok && payloadErrors[e.Err]
+}
+
+// Refused logs at warn level an error of method that says Slack refused
+// what was sent or lacks a permission, with the block paths Slack names
+// (response_metadata.messages) and the scope it needed; other errors are
+// left to the caller. It reports whether err was such a refusal.
+func (s Slack) Refused(method string, err error) bool {
+	e, ok := errors.AsType[slack.SlackErrorResponse](err)
+	if !ok || !refusals[e.Err] {
+		return false
+	}
+	attrs := []any{"method", method, "error", e.Err}
+	if len(e.ResponseMetadata.Messages) > 0 {
+		attrs = append(attrs, "block_path", strings.Join(e.ResponseMetadata.Messages, "; "))
+	}
+	if e.Needed != "" {
+		attrs = append(attrs, "needed", e.Needed)
+	}
+	s.logger().Warn("slack refused a call", attrs...)
+	return true
 }
 
 // StartStream opens a streamed message in t, its task cards shown as a
@@ -115,36 +175,53 @@ func (s Slack) StartStream(ctx context.Context, t Thread) (string, error) {
 		_, ts, err = s.API.StartStreamContext(ctx, t.Channel, opts...)
 		return err
 	})
+	s.Refused("chat.startStream", err)
 	return ts, err
 }
 
 // AppendStream adds c to the open stream ts.
 func (s Slack) AppendStream(ctx context.Context, channel, ts string, c Chunk) error {
-	return s.Call(ctx, func() error {
+	err := s.Call(ctx, func() error {
 		_, _, err := s.API.AppendStreamContext(ctx, channel, ts, c.options()...)
 		return err
 	})
+	s.Refused("chat.appendStream", err)
+	return err
 }
 
 // StopStream closes the stream ts, with c added at its end.
 func (s Slack) StopStream(ctx context.Context, channel, ts string, c Chunk) error {
-	return s.Call(ctx, func() error {
+	err := s.Call(ctx, func() error {
 		_, _, err := s.API.StopStreamContext(ctx, channel, ts, c.options()...)
 		return err
 	})
+	s.Refused("chat.stopStream", err)
+	return err
 }
 
 // SetStatus shows status as the assistant thread's status; "" clears it.
 func (s Slack) SetStatus(ctx context.Context, channel, thread, status string) error {
-	return s.Call(ctx, func() error {
+	err := s.Call(ctx, func() error {
 		return s.API.SetAssistantThreadsStatusContext(ctx, slack.AssistantThreadsSetStatusParameters{
 			ChannelID: channel, ThreadTS: thread, Status: status})
 	})
+	s.Refused("assistant.threads.setStatus", err)
+	return err
 }
 
-// options converts m to slack-go's message options.
+// plain is m without blocks: the content Slack refused as plain text.
+func (m Message) plain() Message {
+	text := m.Plain
+	if text == "" {
+		text = m.Text
+	}
+	return Message{Text: text, Blocks: noBlocks}
+}
+
+// options converts m to slack-go's message options; the text is escaped
+// for Slack (slackmd.EscapeText).
 func (m Message) options() []slack.MsgOption {
-	opts := []slack.MsgOption{slack.MsgOptionText(m.Text, false)}
+	opts := []slack.MsgOption{slack.MsgOptionText(slackmd.EscapeText(m.Text), false)}
 	if m.Blocks != nil {
 		opts = append(opts, slack.MsgOptionBlocks(m.Blocks...))
 	}

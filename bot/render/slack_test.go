@@ -1,7 +1,9 @@
 package render_test
 
 import (
+	"bytes"
 	"context"
+	"log/slog"
 	"strings"
 	"testing"
 	"time"
@@ -28,7 +30,8 @@ func TestSlackPosterDrivesTheWebAPI(t *testing.T) {
 	thread := fake.NextTS()
 	th := render.Thread{Team: fake.TeamID(), Channel: "C1", TS: thread, User: "U1"}
 	fake.RateLimitNext("chat.appendStream", 1, 2*time.Second)
-	r := render.New(context.Background(), poster, th, render.Options{Streaming: true, Feedback: slack.NewContextBlock("feedback")})
+	r := render.New(context.Background(), poster, th, render.Options{Streaming: true, Feedback: slack.NewContextBlock("feedback",
+		slack.NewTextBlockObject(slack.MarkdownType, "Was this helpful?", false, false))}) // a context block holds at least one element
 	r.Emit(engine.Event{Kind: engine.EventText, Text: "Hello from the stream."})
 	r.Emit(engine.Event{Kind: engine.EventToolStart, CallID: "c1", Status: "searching"})
 	r.Finish(render.Outcome{Text: "Hello from the stream."})
@@ -68,5 +71,65 @@ func TestSlackPosterDrivesTheWebAPI(t *testing.T) {
 	}
 	if len(got) != 1 || got[0].MarkdownText() != "**Done** reading." || got[0].Text != "Done reading." {
 		t.Fatalf("fallback messages = %+v", got)
+	}
+}
+
+// A message's text is escaped for Slack on its way out (only mentions stay
+// markup); blocks Slack refuses are logged at warn with the method and
+// the block path, and the thread gets the message as plain text instead.
+func TestSlackPosterEscapesAndFallsBackToPlainText(t *testing.T) {
+	fake := fakeslack.New(t)
+	fake.AllowViolations() // the refused blocks below are on purpose
+	var logs bytes.Buffer
+	poster := render.Slack{API: fake.Client(), Log: slog.New(slog.NewTextHandler(&logs, nil))}
+	thread := fake.NextTS()
+	if _, err := poster.Post(context.Background(), "C1", thread, render.Message{Text: "Map<String> & <!channel>, ask <@U1>"}); err != nil {
+		t.Fatal(err)
+	}
+	msgs := fake.ThreadMessages("C1", thread)
+	if len(msgs) != 1 || msgs[0].Text != "Map&lt;String&gt; &amp; &lt;!channel&gt;, ask <@U1>" {
+		t.Fatalf("text sent as %+v", msgs)
+	}
+	long := slack.NewSectionBlock(slack.NewTextBlockObject(slack.MarkdownType, strings.Repeat("x", 3001), false, false), nil, nil)
+	ts, err := poster.Post(context.Background(), "C1", thread, render.Message{Text: "short", Plain: "the whole answer", Blocks: []slack.Block{long}})
+	if err != nil || ts == "" {
+		t.Fatalf("post with refused blocks: ts %q, err %v", ts, err)
+	}
+	last := fake.ThreadMessages("C1", thread)[1]
+	if last.Text != "the whole answer" || len(last.BlockTypes()) != 0 {
+		t.Fatalf("plain-text fallback = %+v", last)
+	}
+	out := logs.String()
+	for _, want := range []string{"level=WARN", "method=chat.postMessage", "error=invalid_blocks", "json-pointer:/blocks/0/text/text"} {
+		if !strings.Contains(out, want) {
+			t.Fatalf("log lacks %q:\n%s", want, out)
+		}
+	}
+	if v := fake.Violations(); len(v) != 1 || v[0].Error != "invalid_blocks" {
+		t.Fatalf("violations = %v", v)
+	}
+	if !render.PayloadRefused(slack.SlackErrorResponse{Err: "msg_blocks_too_long"}) || render.PayloadRefused(slack.SlackErrorResponse{Err: "channel_not_found"}) {
+		t.Fatal("PayloadRefused misreads Slack's errors")
+	}
+}
+
+// A tool's status shown in a channel thread's status message (a context
+// block, mrkdwn) is escaped: Slack accepts it and shows the name as is.
+func TestStatusMessageIsEscaped(t *testing.T) {
+	fake := fakeslack.New(t) // fails the test if Slack's rules refuse a payload
+	poster := render.Slack{API: fake.Client()}
+	thread := fake.NextTS()
+	r := render.New(context.Background(), poster, render.Thread{Team: fake.TeamID(), Channel: "C1", TS: thread, User: "U1"}, render.Options{})
+	r.Emit(engine.Event{Kind: engine.EventToolStart, CallID: "c1", Status: "reading R&D <draft>.md"})
+	var status string
+	for _, c := range fake.CallsTo("chat.postMessage") {
+		status += c.Form.Get("blocks")
+	}
+	if !strings.Contains(status, "R\u0026amp;D \u0026lt;draft\u0026gt;.md") && !strings.Contains(status, `R\u0026amp;D \u0026lt;draft\u0026gt;.md`) {
+		t.Fatalf("status blocks = %s", status)
+	}
+	r.Finish(render.Outcome{Text: "Read it."})
+	if v := fake.Violations(); len(v) != 0 {
+		t.Fatalf("violations: %v", v)
 	}
 }

@@ -4,6 +4,8 @@ import (
 	"time"
 
 	"github.com/slack-go/slack"
+
+	"agentbot/bot/slackmd"
 )
 
 // ActionStop is the action id of the Stop button of a running turn.
@@ -29,7 +31,7 @@ func (r *Reply) statusMessage(text string) Message {
 	stop := slack.NewButtonBlockElement(ActionStop, "stop", slack.NewTextBlockObject(slack.PlainTextType, "⏹ Stop", true, false))
 	stop.Style = slack.StyleDanger
 	return Message{Text: text, Blocks: []slack.Block{
-		slack.NewContextBlock("status", slack.NewTextBlockObject(slack.MarkdownType, text, false, false)),
+		slack.NewContextBlock("status", slack.NewTextBlockObject(slack.MarkdownType, slackmd.EscapeText(text), false, false)),
 		slack.NewActionBlock("stop", stop)}}
 }
 

@@ -608,3 +608,39 @@ func Shorten(s string, n int) string {
 	}
 	return string(r[:n]) + "…"
 }
+
+// mentionToken is Slack markup EscapeText keeps: a user mention (<@U…>,
+// <@W…>) or a channel mention (<#C…>, <#C…|name>), which notify nobody
+// beyond the person or channel named.
+var mentionToken = regexp.MustCompile(`^<(?:@[UW][A-Z0-9]+|#C[A-Z0-9]+(?:\|[^<>|]*)?)>`)
+
+// EscapeText escapes text for Slack's mrkdwn and message text fields: &, <
+// and > become &amp;, &lt; and &gt;, as Slack treats them as control
+// characters (https://docs.slack.dev/messaging/formatting-message-text#escaping).
+// User and channel mentions stay markup; anything else, <!channel> and
+// links included, becomes literal text.
+func EscapeText(s string) string {
+	if !strings.ContainsAny(s, "&<>") {
+		return s
+	}
+	var b strings.Builder
+	b.Grow(len(s) + 16)
+	for i := 0; i < len(s); i++ {
+		switch s[i] {
+		case '&':
+			b.WriteString("&amp;")
+		case '<':
+			if tok := mentionToken.FindString(s[i:]); tok != "" {
+				b.WriteString(tok)
+				i += len(tok) - 1
+				continue
+			}
+			b.WriteString("&lt;")
+		case '>':
+			b.WriteString("&gt;")
+		default:
+			b.WriteByte(s[i])
+		}
+	}
+	return b.String()
+}

@@ -488,3 +488,21 @@ func BenchmarkSplitMarkdown100k(b *testing.B) {
 		Split(text, MaxPieceChars)
 	}
 }
+
+func TestEscapeText(t *testing.T) {
+	for in, want := range map[string]string{
+		"plain":                      "plain",
+		"R&D <draft>.md":             "R&amp;D &lt;draft&gt;.md",
+		"Map<String, List<Integer>>": "Map&lt;String, List&lt;Integer&gt;&gt;",
+		"<!channel> look":            "&lt;!channel&gt; look",
+		"<https://x.y|click>":        "&lt;https://x.y|click&gt;",
+		"by <@U0USER1>, in <#C0CHAN1|general> & <#C0CHAN1>": "by <@U0USER1>, in <#C0CHAN1|general> &amp; <#C0CHAN1>",
+		"&amp; stays literal":                               "&amp;amp; stays literal",
+		"a -> b":                                            "a -&gt; b",
+		"<@lower>":                                          "&lt;@lower&gt;",
+	} {
+		if got := EscapeText(in); got != want {
+			t.Errorf("EscapeText(%q) = %q, want %q", in, got, want)
+		}
+	}
+}

@@ -207,7 +207,7 @@ func agentTools(ctx context.Context, cfg *Config, e *env, agents []*catalog.Agen
 		go func() { // servers are listed at once, each within its timeout
 			defer wg.Done()
 			st := serverTools{Server: n}
-			ts, probs := tools.mgr.Tools(ctx, []string{n})
+			ts, probs := tools.mgr.ToolsWait(ctx, []string{n})
 			for _, t := range ts {
 				st.Tools = append(st.Tools, toolJSON{Name: t.Name, Policy: t.Policy})
 			}

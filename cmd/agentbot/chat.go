@@ -38,26 +38,12 @@ func runChat(ctx context.Context, e *env) int {
 		return storeExitCode(err)
 	}
 	defer st.Close()
-
-	key := ""
-	if name != "" {
-		key = "chat/" + name
+	rec, key, err := findChat(st, name)
+	if err != nil {
+		fmt.Fprintf(e.stderr, "agentbot chat: %v\n", err)
+		return 1
 	}
-	var rec *transcript.Session
-	if key != "" {
-		rec, err = st.Session(key)
-		if errors.Is(err, storage.ErrNotFound) {
-			// --session also takes a session id (agentbot sessions list).
-			if byID, idErr := st.SessionByID(name); idErr == nil {
-				rec, key, err = byID, byID.Key, nil
-			}
-		}
-		if err != nil && !errors.Is(err, storage.ErrNotFound) {
-			fmt.Fprintf(e.stderr, "agentbot chat: %v\n", err)
-			return 1
-		}
-	}
-	m, err := newModel(cfg, nil)
+	m, err := newModel(cfg, log, nil)
 	if err != nil {
 		fmt.Fprintf(e.stderr, "agentbot chat: %v\n", err)
 		return 2
@@ -71,134 +57,182 @@ func runChat(ctx context.Context, e *env) int {
 	defer tools.Close() // stops the stdio servers
 	tools.warnAgents(cat, log)
 	eng := newEngine(cfg, st, m, func() *catalog.Catalog { return cat }, newBudgets(cfg, st), log, nil, tools)
-	out := e.stdout
-	interactive := isTerminal(e.stdin)
+	t := newTerminal(e)
+	var c *engine.Conversation
+	if rec != nil {
+		c, code = t.resume(ctx, eng, st, rec, name, agentID, cat)
+	}
+	if c == nil && code == 0 { // nothing to resume
+		c, code = t.start(eng, st, key, agentID, cat)
+	}
+	if c == nil {
+		return code
+	}
+	return t.talk(ctx, c)
+}
+
+// findChat finds the session --session names, by its key ("chat/NAME") or
+// by its id (agentbot sessions list); with none it returns the key a new
+// session takes ("" for an unnamed one).
+func findChat(st storage.Backend, name string) (*transcript.Session, string, error) {
+	if name == "" {
+		return nil, "", nil
+	}
+	key := "chat/" + name
+	rec, err := st.Session(key)
+	if errors.Is(err, storage.ErrNotFound) {
+		if byID, idErr := st.SessionByID(name); idErr == nil {
+			return byID, byID.Key, nil
+		}
+		return nil, key, nil
+	}
+	if err != nil {
+		return nil, "", err
+	}
+	return rec, key, nil
+}
+
+// terminal is the chat's front end: it reads lines (and approvals) from
+// stdin and prints a conversation's events.
+type terminal struct {
+	out, errOut io.Writer
+	sc          *bufio.Scanner
+	interactive bool
+}
+
+func newTerminal(e *env) *terminal {
 	sc := bufio.NewScanner(e.stdin)
 	sc.Buffer(make([]byte, 64*1024), 4<<20)
+	return &terminal{out: e.stdout, errOut: e.stderr, sc: sc, interactive: isTerminal(e.stdin)}
+}
 
-	var s *engine.Session
-	// ask asks on the terminal about each call a turn waits on, and resumes
-	// the turn, until it ends without pending calls.
-	ask := func(res *engine.Result, err error) (*engine.Result, error) {
-		for err == nil && res != nil && len(res.Pending) > 0 {
-			for _, p := range res.Pending {
-				if err := eng.Decide(s, p.CallID, askApproval(out, sc, interactive, p), "terminal"); err != nil {
-					return res, err
-				}
-			}
-			res, err = eng.Turn(ctx, s, "", printer(out))
-		}
-		return res, err
-	}
-	if rec != nil {
-		if s, err = eng.Resume(rec); err != nil {
-			fmt.Fprintf(e.stderr, "agentbot chat: session %q: %v\n", name, err)
-			return 1
-		}
-	}
-	lastFailed := false
-	if s != nil && s.Agent != nil {
-		// The session talks to the agent it started with (found by the
-		// snapshot stored with it), whatever its id names today.
-		if agentID != "" && agentID != s.AgentID {
-			fmt.Fprintf(e.stderr, "agentbot chat: session %q belongs to agent %s; resuming it with %s\n", name, s.AgentID, s.AgentID)
-		}
-		if now, ok := cat.Find(s.AgentID); ok && now != s.Agent {
-			fmt.Fprintf(e.stderr, "agentbot chat: the id %s now names %s; this session keeps the agent it started with (%s, now %s)\n", s.AgentID, now.Path, s.Agent.Path, s.Agent.ID)
-		}
-		fmt.Fprintf(out, "Resuming session %q with %s (%d messages).\n\n", name, s.AgentID, len(s.Messages))
-		if engine.Unfinished(s) {
-			// A turn was cut short (the process died): finish it first, as
-			// the Slack bot does, instead of stacking a new message on it.
-			fmt.Fprintln(out, "Resuming the unfinished turn…")
-			_, err := ask(eng.Turn(ctx, s, "", printer(out)))
-			lastFailed = err != nil
-			if err != nil {
-				fmt.Fprintf(e.stderr, "\nagentbot chat: %v\n", err)
-				if ctx.Err() != nil {
-					return 1
-				}
-			}
-			fmt.Fprintln(out)
-		} else if last := engine.LastAnswer(s); last != "" {
-			fmt.Fprintln(out, last)
-		}
-	} else {
-		if agentID == "" {
-			fmt.Fprintln(e.stderr, "agentbot chat: --agent is required for a new session (agentbot agents lists the ids)")
-			return 2
-		}
-		a, ok := cat.Find(agentID)
-		if !ok {
-			fmt.Fprintf(e.stderr, "agentbot chat: no agent %q; known: %s\n", agentID, strings.Join(agentIDs(cat.Agents), ", "))
-			return 2
-		}
-		if key == "" {
-			key = "chat/" + a.ID + "/" + eng.NewSessionName()
-		}
-		if rec, err = st.NewSession(key); err != nil {
-			fmt.Fprintf(e.stderr, "agentbot chat: %v\n", err)
-			return 1
-		}
-		s = &engine.Session{Session: *rec}
-		g, err := eng.Activate(s, a)
-		if err != nil {
-			fmt.Fprintf(e.stderr, "agentbot chat: %v\n", err)
-			_ = st.DeleteSession(s.ID)
-			return 1
-		}
-		fmt.Fprintf(out, "Session %s (resume: agentbot chat --session %s)\n\n", s.ID, strings.TrimPrefix(key, "chat/"))
-		fmt.Fprintln(out, g.Text)
-	}
+// decide asks on the terminal about a call a turn waits on.
+func (t *terminal) decide(p transcript.Approval) (string, string, bool) {
+	return askApproval(t.out, t.sc, t.interactive, p), "terminal", true
+}
 
+// resume continues a stored session: the session talks to the agent it
+// started with (found by the snapshot stored with it), whatever its id
+// names today, and a turn cut short (the process died) is finished first,
+// as the Slack bot does, instead of stacking a new message on it.
+func (t *terminal) resume(ctx context.Context, eng *engine.Engine, st storage.Backend, rec *transcript.Session, name, agentID string, cat *catalog.Catalog) (*engine.Conversation, int) {
+	c, err := eng.Continue(st, rec)
+	if err != nil {
+		fmt.Fprintf(t.errOut, "agentbot chat: session %q: %v\n", name, err)
+		return nil, 1
+	}
+	if c.Agent == nil {
+		return nil, 0 // a record that never got an agent: start it
+	}
+	if agentID != "" && agentID != c.AgentID {
+		fmt.Fprintf(t.errOut, "agentbot chat: session %q belongs to agent %s; resuming it with %s\n", name, c.AgentID, c.AgentID)
+	}
+	if now, ok := cat.Find(c.AgentID); ok && now != c.Agent {
+		fmt.Fprintf(t.errOut, "agentbot chat: the id %s now names %s; this session keeps the agent it started with (%s, now %s)\n", c.AgentID, now.Path, c.Agent.Path, c.Agent.ID)
+	}
+	fmt.Fprintf(t.out, "Resuming session %q with %s (%d messages).\n\n", name, c.AgentID, len(c.Messages))
+	if !engine.Unfinished(c.Session) {
+		if last := engine.LastAnswer(c.Session); last != "" {
+			fmt.Fprintln(t.out, last)
+		}
+		return c, 0
+	}
+	fmt.Fprintln(t.out, "Resuming the unfinished turn…")
+	if _, err := c.Run(ctx, "", printer(t.out), t.decide); err != nil {
+		fmt.Fprintf(t.errOut, "\nagentbot chat: %v\n", err)
+		if ctx.Err() != nil {
+			return nil, 1
+		}
+	}
+	fmt.Fprintln(t.out)
+	return c, 0
+}
+
+// start opens a new session under key (a fresh name when "") with agent
+// agentID and prints its greeting.
+func (t *terminal) start(eng *engine.Engine, st storage.Backend, key, agentID string, cat *catalog.Catalog) (*engine.Conversation, int) {
+	if agentID == "" {
+		fmt.Fprintln(t.errOut, "agentbot chat: --agent is required for a new session (agentbot agents lists the ids)")
+		return nil, 2
+	}
+	a, ok := cat.Find(agentID)
+	if !ok {
+		fmt.Fprintf(t.errOut, "agentbot chat: no agent %q; known: %s\n", agentID, strings.Join(agentIDs(cat.Agents), ", "))
+		return nil, 2
+	}
+	if key == "" {
+		key = "chat/" + a.ID + "/" + eng.NewSessionName()
+	}
+	c, err := eng.Open(st, key)
+	if err != nil {
+		fmt.Fprintf(t.errOut, "agentbot chat: %v\n", err)
+		return nil, 1
+	}
+	g, err := c.Start(a, nil)
+	if err != nil {
+		fmt.Fprintf(t.errOut, "agentbot chat: %v\n", err)
+		_ = st.DeleteSession(c.ID)
+		return nil, 1
+	}
+	fmt.Fprintf(t.out, "Session %s (resume: agentbot chat --session %s)\n\n", c.ID, strings.TrimPrefix(key, "chat/"))
+	fmt.Fprintln(t.out, g.Text)
+	return c, 0
+}
+
+// talk runs a turn for each line read until the input ends or /quit; it
+// returns 1 when the input fails or the last turn failed (scripts must see
+// it).
+func (t *terminal) talk(ctx context.Context, c *engine.Conversation) int {
 	for {
-		if interactive {
-			fmt.Fprint(out, "\n> ")
-		}
-		if !sc.Scan() {
+		line, ok := t.readLine()
+		if !ok {
 			break
 		}
-		line := strings.TrimSpace(sc.Text())
-		if line == "" {
-			continue
-		}
-		if line == "/quit" || line == "/exit" {
-			break
-		}
-		if !interactive {
-			fmt.Fprintf(out, "\n> %s\n", line)
-		}
-		fmt.Fprintln(out)
-		if lastFailed && engine.Unfinished(s) {
-			// The turn before failed without an answer: close it with a
-			// note, so this message does not follow the failed one
-			// directly (two user messages in a row).
-			if err := eng.Interrupt(s, failedNote); err != nil {
-				fmt.Fprintf(e.stderr, "agentbot chat: %v\n", err)
-				return 1
-			}
-		}
-		res, err := ask(eng.Turn(ctx, s, line, printer(out)))
-		lastFailed = err != nil
+		fmt.Fprintln(t.out)
+		res, err := c.Run(ctx, line, printer(t.out), t.decide)
 		if err != nil {
-			fmt.Fprintf(e.stderr, "\nagentbot chat: %v\n", err)
+			fmt.Fprintf(t.errOut, "\nagentbot chat: %v\n", err)
 			if ctx.Err() != nil {
 				return 1
 			}
 			continue
 		}
 		if res != nil && res.Text != "" {
-			fmt.Fprintln(out)
+			fmt.Fprintln(t.out)
 		}
 	}
-	if err := sc.Err(); err != nil {
-		fmt.Fprintf(e.stderr, "agentbot chat: read input: %v\n", err)
+	if err := t.sc.Err(); err != nil {
+		fmt.Fprintf(t.errOut, "agentbot chat: read input: %v\n", err)
 		return 1
 	}
-	if lastFailed {
-		return 1 // the last turn failed: scripts must see it
+	if c.Failed() {
+		return 1
 	}
 	return 0
+}
+
+// readLine reads the next non-empty line, echoed when the input is a
+// script; it reports false at the end of the input or on /quit.
+func (t *terminal) readLine() (string, bool) {
+	for {
+		if t.interactive {
+			fmt.Fprint(t.out, "\n> ")
+		}
+		if !t.sc.Scan() {
+			return "", false
+		}
+		line := strings.TrimSpace(t.sc.Text())
+		if line == "" {
+			continue
+		}
+		if line == "/quit" || line == "/exit" {
+			return "", false
+		}
+		if !t.interactive {
+			fmt.Fprintf(t.out, "\n> %s\n", line)
+		}
+		return line, true
+	}
 }
 
 // askApproval shows a call waiting for approval (its tool and its
@@ -206,7 +240,7 @@ func runChat(ctx context.Context, e *env) int {
 // anything else, or the end of the input, denies.
 func askApproval(w io.Writer, sc *bufio.Scanner, interactive bool, p transcript.Approval) string {
 	fmt.Fprintf(w, "\n  ? The agent wants to run %s with:\n", p.Tool)
-	for _, l := range strings.Split(engine.DisplayArgs(p.Args), "\n") {
+	for _, l := range strings.Split(engine.DisplayArgs(p.Args, 8<<10), "\n") {
 		fmt.Fprintf(w, "      %s\n", l)
 	}
 	fmt.Fprint(w, "  Approve? [y/N] ")
@@ -222,11 +256,6 @@ func askApproval(w io.Writer, sc *bufio.Scanner, interactive bool, p transcript.
 	}
 	return transcript.DecisionDenied
 }
-
-// failedNote closes a failed turn in the transcript when the user writes
-// again in the same chat; a chat that ends after a failed turn leaves it
-// open instead, so the next chat on the session resumes it.
-const failedNote = "(This turn failed before an answer; the user wrote again.)"
 
 // printer renders a turn's events on a terminal. Tool events come from the
 // parallel tool calls of one response, so writes are serialized.

@@ -11,13 +11,12 @@ import (
 	"strings"
 	"time"
 
-	openai "github.com/sashabaranov/go-openai"
-	"github.com/slack-go/slack"
-
+	"agentbot/bot"
+	"agentbot/engine"
 	"agentbot/engine/catalog"
+	"agentbot/engine/llm"
 	"agentbot/engine/mcp"
 	"agentbot/engine/model"
-	"agentbot/engine/transcript"
 	"agentbot/storage/bolt"
 	"agentbot/storage/postgres"
 )
@@ -31,8 +30,10 @@ const defaultCheckTimeout = 10 * time.Second
 // check failed.
 func runCheck(ctx context.Context, e *env) int {
 	timeout := defaultCheckTimeout
+	noSlack := false
 	cfg, _, code := parse("check", e, func(fs *flagSet) {
 		fs.DurationVar(&timeout, "check-timeout", defaultCheckTimeout, "time limit of each network check")
+		fs.BoolVar(&noSlack, "no-slack", false, "check everything but Slack (for a start in the terminal with agentbot chat)")
 	})
 	if cfg == nil {
 		return code
@@ -54,17 +55,23 @@ func runCheck(ctx context.Context, e *env) int {
 
 	ok := map[string]bool{}
 	for _, t := range slackTokens {
+		if noSlack {
+			break
+		}
 		ok[t.env] = c.tokenFormat(t)
 	}
 	botOK, appOK := ok["SLACK_BOT_TOKEN"], ok["SLACK_APP_TOKEN"]
-	if botOK {
+	switch {
+	case noSlack:
+		r.skip("Slack", "--no-slack")
+	case botOK:
 		c.slackAuth(ctx)
-	} else {
+	default:
 		r.skip("Slack auth.test", "SLACK_BOT_TOKEN is missing or malformed")
 	}
 	if appOK {
 		c.socketMode(ctx)
-	} else {
+	} else if !noSlack {
 		r.skip("Slack Socket Mode", "SLACK_APP_TOKEN is missing or malformed")
 	}
 	c.modelEndpoint(ctx)
@@ -102,84 +109,73 @@ func (c *checker) tokenFormat(t slackToken) bool {
 	return true
 }
 
-// slackOptions are the slack-go options every check client gets.
-func (c *checker) slackOptions(extra ...slack.Option) []slack.Option {
-	if c.cfg.SlackAPIURL != "" {
-		extra = append(extra, slack.OptionAPIURL(c.cfg.SlackAPIURL))
-	}
-	return extra
+// slack is the probe of the Slack tokens (bot.SlackCheck).
+func (c *checker) slack() bot.SlackCheck {
+	return bot.SlackCheck{BotToken: c.cfg.SlackBotToken, AppToken: c.cfg.SlackAppToken, APIURL: c.cfg.SlackAPIURL, Timeout: c.timeout}
 }
 
 // slackAuth calls auth.test with the bot token.
 func (c *checker) slackAuth(ctx context.Context) {
 	const name = "Slack auth.test"
-	ctx, cancel := context.WithTimeout(ctx, c.timeout)
-	defer cancel()
-	api := slack.New(c.cfg.SlackBotToken, c.slackOptions()...)
-	res, err := api.AuthTestContext(ctx)
+	id, err := c.slack().Auth(ctx)
 	if err != nil {
-		c.r.fail(name, "SLACK_BOT_TOKEN: "+c.slackError(ctx, err),
+		c.r.fail(name, "SLACK_BOT_TOKEN: "+err.Error(),
 			"check SLACK_BOT_TOKEN: copy the Bot User OAuth Token (xoxb-) of the app installed in your workspace; "+quickstartHint)
 		return
 	}
-	c.r.ok(name, fmt.Sprintf("team %q (%s), bot user @%s (%s)", res.Team, res.TeamID, res.User, res.UserID))
+	c.r.ok(name, fmt.Sprintf("team %q (%s), bot user @%s (%s)", id.Team, id.TeamID, id.User, id.UserID))
 }
 
-// socketMode calls apps.connections.open with the app-level token, which
-// succeeds only when the token is valid and Socket Mode is on. The
-// websocket URL it returns is not dialled.
+// socketMode checks the app-level token and that Socket Mode is on.
 func (c *checker) socketMode(ctx context.Context) {
 	const name = "Slack Socket Mode"
-	ctx, cancel := context.WithTimeout(ctx, c.timeout)
-	defer cancel()
-	api := slack.New(c.cfg.SlackBotToken, c.slackOptions(slack.OptionAppLevelToken(c.cfg.SlackAppToken))...)
-	if _, _, err := api.StartSocketModeContext(ctx); err != nil {
-		c.r.fail(name, "SLACK_APP_TOKEN: apps.connections.open: "+c.slackError(ctx, err),
+	if err := c.slack().SocketMode(ctx); err != nil {
+		c.r.fail(name, "SLACK_APP_TOKEN: "+err.Error(),
 			"check SLACK_APP_TOKEN (an app-level token with connections:write) and turn on Socket Mode in the app's settings; "+quickstartHint)
 		return
 	}
 	c.r.ok(name, "apps.connections.open accepted the app token; Socket Mode is on")
 }
 
-// slackError says what went wrong with a Slack call.
-func (c *checker) slackError(ctx context.Context, err error) string {
-	var se slack.SlackErrorResponse
-	switch {
-	case errors.As(err, &se):
-		return "Slack refused it: " + se.Err
-	case ctx.Err() != nil:
-		return fmt.Sprintf("no answer from Slack within %s", c.timeout)
-	default:
-		return "cannot reach Slack: " + err.Error()
-	}
-}
-
-// modelEndpoint lists the endpoint's models, or, when the endpoint has no
-// models list (404/405), asks it for a one-token completion.
+// modelEndpoint lists the endpoint's models (an endpoint without a models
+// list, 404/405, is fine), then tries the model for real with model.Check.
 func (c *checker) modelEndpoint(ctx context.Context) {
 	name := "model endpoint " + endpointName(c.cfg)
-	ctx, cancel := context.WithTimeout(ctx, c.timeout)
+	lctx, cancel := context.WithTimeout(ctx, c.timeout)
 	defer cancel()
-	mc, err := newModel(c.cfg, nil)
+	one := *c.cfg
+	one.CallTimeout = c.timeout
+	mc, err := newModel(&one, nil, nil)
 	if err != nil {
 		c.r.fail(name, err.Error(), "fix AGENTBOT_TEMPERATURE")
 		return
 	}
-	ids, err := mc.ListModels(ctx)
-	if err == nil {
+	ids, err := mc.ListModels(lctx)
+	switch st := httpStatus(err); {
+	case err == nil:
 		c.r.ok(name, fmt.Sprintf("%d model(s) listed", len(ids)))
 		c.modelListed(ids)
+	case errors.Is(err, model.ErrConfig):
+		c.r.fail(name, err.Error(), "set OPENAI_API_TYPE, OPENAI_BASE_URL, AGENTBOT_MODEL, AGENTBOT_API and AGENTBOT_REASONING_EFFORT; "+quickstartHint)
+		return
+	case st == http.StatusNotFound || st == http.StatusMethodNotAllowed:
+		c.r.ok(name, fmt.Sprintf("no models list (HTTP %d); trying %q directly", st, c.cfg.Model))
+	default:
+		c.r.fail(name, c.modelError(lctx, err), modelHint(err))
 		return
 	}
-	if errors.Is(err, model.ErrConfig) {
-		c.r.fail(name, err.Error(), "set OPENAI_API_TYPE, OPENAI_BASE_URL and AGENTBOT_MODEL; "+quickstartHint)
-		return
+	pctx, cancel := context.WithTimeout(ctx, 3*c.timeout)
+	defer cancel()
+	for _, f := range mc.Check(pctx) {
+		switch f.Status {
+		case model.CheckOK:
+			c.r.ok(f.Name, f.Detail)
+		case model.CheckWarn:
+			c.r.warn(f.Name, f.Detail, f.Hint)
+		default:
+			c.r.fail(f.Name, f.Detail, f.Hint+"; "+quickstartHint)
+		}
 	}
-	if st := httpStatus(err); st == http.StatusNotFound || st == http.StatusMethodNotAllowed {
-		c.completion(ctx, name, st)
-		return
-	}
-	c.r.fail(name, c.modelError(ctx, err), modelHint(err))
 }
 
 // modelListed warns when the configured model is not in the endpoint's list.
@@ -191,28 +187,6 @@ func (c *checker) modelListed(ids []string) {
 	}
 	c.r.warn(name, "not in the endpoint's models list",
 		"fine if the provider serves it anyway (Azure deployments are not listed); otherwise set AGENTBOT_MODEL to one of: "+summarize(ids, 8))
-}
-
-// completion asks for a one-token completion of the configured model, for
-// endpoints that do not list models.
-func (c *checker) completion(ctx context.Context, name string, listStatus int) {
-	one := *c.cfg
-	one.MaxTokens = 1
-	one.CallTimeout = c.timeout
-	mc, err := newModel(&one, nil)
-	if err != nil {
-		c.r.fail(name, err.Error(), "fix AGENTBOT_TEMPERATURE")
-		return
-	}
-	_, err = mc.Complete(ctx, model.Request{Messages: []transcript.Message{
-		{Role: transcript.RoleUser, Content: "Reply with OK."},
-	}}, nil)
-	if err != nil {
-		c.r.fail(name, fmt.Sprintf("no models list (HTTP %d), and a one-token completion of %q failed: %s",
-			listStatus, c.cfg.Model, c.modelError(ctx, err)), modelHint(err))
-		return
-	}
-	c.r.ok(name, fmt.Sprintf("no models list (HTTP %d); a one-token completion of %q answered", listStatus, c.cfg.Model))
 }
 
 // modelError says what went wrong with a model endpoint call.
@@ -247,18 +221,11 @@ func endpointName(cfg *Config) string {
 	return cfg.BaseURL
 }
 
-// httpStatus is the HTTP status carried by a go-openai or model error, 0
-// when there is none.
+// httpStatus is the HTTP status carried by a model error, 0 when there is
+// none.
 func httpStatus(err error) int {
-	var ae *openai.APIError
-	var re *openai.RequestError
-	var me *model.Error
-	switch {
-	case errors.As(err, &ae):
-		return ae.HTTPStatusCode
-	case errors.As(err, &re):
-		return re.HTTPStatusCode
-	case errors.As(err, &me):
+	var me *llm.Error
+	if errors.As(err, &me) {
 		return me.Status
 	}
 	return 0
@@ -324,7 +291,9 @@ func (c *checker) mcpServers(ctx context.Context, cat *catalog.Catalog, mc *mcp.
 	c.r.ok(name, fmt.Sprintf("%d usable server(s) in %s", len(mc.Servers), c.cfg.MCPConfig))
 	ctx, cancel := context.WithTimeout(ctx, c.timeout)
 	defer cancel()
+	counts := map[string]int{}
 	for _, rep := range mcp.Check(ctx, mc, probs) {
+		counts[rep.Name] = len(rep.Tools)
 		label := "MCP server " + rep.Name
 		if rep.Name == "" {
 			label = name
@@ -338,6 +307,9 @@ func (c *checker) mcpServers(ctx context.Context, cat *catalog.Catalog, mc *mcp.
 			c.r.warn(label, p.Reason, "the other tools of the server still work")
 		}
 	}
+	if over := toolOverflow(cat, counts); len(over) > 0 {
+		c.r.warn("tools per request", strings.Join(over, "; "), fmt.Sprintf("each turn offers the built-in tools, find_tools and the MCP tools most relevant to the message (a request carries at most %d, OpenAI's limit); narrow the servers' tools with include/exclude in the MCP config to choose them yourself", engine.MaxToolDefinitions))
+	}
 	var bad []string
 	for _, p := range agentServerProblems(cat, mc) {
 		bad = append(bad, fmt.Sprintf("agent %s: MCP server %q: %s", p.Agent, p.Server, p.Reason))
@@ -345,6 +317,27 @@ func (c *checker) mcpServers(ctx context.Context, cat *catalog.Catalog, mc *mcp.
 	if len(bad) > 0 {
 		c.r.warn("MCP servers of agents", strings.Join(bad, "; "), "add the server to the MCP config or remove it from the agent's mcp list in bundle.yaml; the agents run without it")
 	}
+}
+
+// toolOverflow names the agents whose MCP servers' tools (counts, by
+// server), with the built-in tools, are more than a request may carry.
+func toolOverflow(cat *catalog.Catalog, counts map[string]int) []string {
+	if cat == nil {
+		return nil
+	}
+	builtin := len(engine.ToolDefinitions())
+	var out []string
+	for _, a := range cat.Agents {
+		n := 0
+		for _, srv := range a.MCP {
+			n += counts[srv]
+		}
+		if n > 0 && n+builtin > engine.MaxToolDefinitions {
+			out = append(out, fmt.Sprintf("agent %s: %d MCP tools (%s) and up to %d built-in ones, over %d",
+				a.ID, n, strings.Join(a.MCP, ", "), builtin, engine.MaxToolDefinitions))
+		}
+	}
+	return out
 }
 
 // problemLines lists catalog problems, one "path: reason" per line.

@@ -2,6 +2,7 @@ package main
 
 import (
 	"context"
+	"fmt"
 	"net/http"
 	"net/http/httptest"
 	"net/http/httputil"
@@ -40,6 +41,7 @@ func newCheckSetup(t *testing.T) *checkSetup {
 	fm := fakemodel.NewTB(t)
 	fm.RequireKey(checkAPIKey)
 	fm.SetModels("other-model", "check-model")
+	fm.Handle(probeAnswers)
 	return &checkSetup{slack: fs, model: fm, vars: map[string]string{
 		"SLACK_BOT_TOKEN":  fs.BotToken(),
 		"SLACK_APP_TOKEN":  fs.AppToken(),
@@ -50,6 +52,15 @@ func newCheckSetup(t *testing.T) *checkSetup {
 		"AGENTBOT_BUNDLES": writeCheckBundle(t, "type: standalone\nname: tester\nagent:\n  id: tester\n  name: Tess\n  file: agent.md\n"),
 		"AGENTBOT_DATA":    filepath.Join(t.TempDir(), "data"),
 	}}
+}
+
+// probeAnswers answers check's model probe as a good model does: the tool
+// call it asks for, and a streamed text answer.
+func probeAnswers(r fakemodel.Request) fakemodel.Reply {
+	if len(r.Tools) > 0 {
+		return fakemodel.Reply{ToolCalls: []fakemodel.ToolCall{{Name: r.Tools[0].Function.Name, Arguments: `{"word":"ok"}`}}}
+	}
+	return fakemodel.Reply{Text: "one two three four five", Chunks: 5}
 }
 
 // writeCheckBundle writes a bundle with the given bundle.yaml and returns
@@ -120,9 +131,14 @@ func TestCheckAllGood(t *testing.T) {
 		"✓ Slack Socket Mode: ",
 		"✓ model endpoint " + s.model.URL() + ": 2 model(s) listed",
 		"✓ model check-model: listed",
+		"✓ model API: Chat Completions (auto",
+		`✓ model tool calls: called probe_echo with {"word":"ok"}`,
+		`✓ model streaming: 5 text deltas, "one two three four five"`,
+		"✓ model usage: prompt ",
+		"✓ model reasoning: effort: the model's default; 0 reasoning tokens",
 		"✓ agents: 1 agent(s)",
 		"✓ data dir " + s.vars["AGENTBOT_DATA"] + ": opened and closed",
-		"agentbot check: all 8 ok, 0 warning(s)",
+		"agentbot check: all 13 ok, 0 warning(s)",
 	} {
 		line(t, out, want)
 	}
@@ -140,8 +156,8 @@ func TestCheckAllGood(t *testing.T) {
 	if n := s.slack.TotalConnections(); n != 0 {
 		t.Errorf("check dialled the Socket Mode websocket (%d connections)", n)
 	}
-	if n := s.model.Calls(); n != 0 {
-		t.Errorf("check made %d chat completions although the endpoint lists models", n)
+	if n := s.model.Calls(); n != 2 {
+		t.Errorf("check made %d model calls, want the 2 of its probe (one tool call, one streamed text)", n)
 	}
 }
 
@@ -284,7 +300,7 @@ func TestCheckModelNotListedWarns(t *testing.T) {
 	if !strings.Contains(out, "gpt-a, gpt-b") {
 		t.Errorf("warning does not list the endpoint's models:\n%s", out)
 	}
-	line(t, out, "agentbot check: all 7 ok, 1 warning(s)")
+	line(t, out, "agentbot check: all 12 ok, 1 warning(s)")
 }
 
 // noModelsList is a proxy to fm that answers status to GET .../models, as
@@ -307,42 +323,39 @@ func noModelsList(t *testing.T, fm *fakemodel.Server, status int) string {
 	return srv.URL + "/v1"
 }
 
-func TestCheckModelWithoutListFallsBackToCompletion(t *testing.T) {
+func TestCheckModelWithoutListProbesTheModel(t *testing.T) {
 	for _, status := range []int{http.StatusNotFound, http.StatusMethodNotAllowed} {
 		t.Run(http.StatusText(status), func(t *testing.T) {
 			s := newCheckSetup(t)
 			s.vars["OPENAI_BASE_URL"] = noModelsList(t, s.model, status)
-			s.model.Enqueue(fakemodel.Reply{Text: "OK"})
 			code, out := s.check(t)
 			if code != 0 {
 				t.Fatalf("exit %d, want 0:\n%s", code, out)
 			}
 			l := line(t, out, "✓ model endpoint")
-			if !strings.Contains(l, "one-token completion") {
-				t.Errorf("model line %q does not mention the completion fallback", l)
+			if !strings.Contains(l, fmt.Sprintf("no models list (HTTP %d)", status)) {
+				t.Errorf("model line %q does not say there is no list", l)
 			}
+			line(t, out, "✓ model tool calls: called probe_echo")
 			reqs := s.model.Requests()
-			if len(reqs) != 1 {
-				t.Fatalf("%d chat completions, want 1", len(reqs))
-			}
-			if reqs[0].Model != "check-model" || reqs[0].MaxTokens != 1 {
-				t.Errorf("completion asked for model %q with max_tokens %d, want check-model and 1", reqs[0].Model, reqs[0].MaxTokens)
+			if len(reqs) != 2 || reqs[0].Model != "check-model" || len(reqs[0].Tools) != 1 || len(reqs[1].Tools) != 0 {
+				t.Fatalf("%d model calls (%+v), want the tool probe and the text probe of check-model", len(reqs), reqs)
 			}
 		})
 	}
 }
 
-func TestCheckModelWithoutListAndFailingCompletion(t *testing.T) {
+func TestCheckModelWithoutListAndFailingProbe(t *testing.T) {
 	s := newCheckSetup(t)
 	s.vars["OPENAI_BASE_URL"] = noModelsList(t, s.model, http.StatusNotFound)
-	s.model.Enqueue(fakemodel.Reply{Status: http.StatusNotFound})
+	s.model.Handle(func(fakemodel.Request) fakemodel.Reply { return fakemodel.Reply{Status: http.StatusNotFound} })
 	code, out := s.check(t)
 	if code != 1 {
 		t.Fatalf("exit %d, want 1:\n%s", code, out)
 	}
-	l := line(t, out, "✗ model endpoint")
-	if !strings.Contains(l, `one-token completion of "check-model" failed`) {
-		t.Errorf("model line %q does not say the completion failed", l)
+	l := line(t, out, "✗ model tool calls")
+	if !strings.Contains(l, "a request with one tool failed: HTTP 404") {
+		t.Errorf("model line %q does not say the probe failed", l)
 	}
 	if !strings.Contains(out, "check AGENTBOT_MODEL") {
 		t.Errorf("no hint about AGENTBOT_MODEL:\n%s", out)

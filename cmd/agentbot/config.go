@@ -37,6 +37,11 @@ type Config struct {
 	Model       string
 	Temperature string
 	MaxTokens   int
+	// API, ModelFamily and ReasoningEffort go to model.Config's API,
+	// Family and ReasoningEffort.
+	API             string
+	ModelFamily     string
+	ReasoningEffort string
 
 	MaxIterations int
 	TurnTimeout   time.Duration
@@ -166,8 +171,11 @@ var settings = []setting{
 	{"api-type", "OPENAI_API_TYPE", "openai or azure", str(func(c *Config) *string { return &c.APIType }), "openai"},
 	{"api-version", "OPENAI_API_VERSION", "API version (azure)", str(func(c *Config) *string { return &c.APIVersion }), ""},
 	{"model", "AGENTBOT_MODEL", "model name (Azure: deployment)", str(func(c *Config) *string { return &c.Model }), "gpt-4.1"},
-	{"temperature", "AGENTBOT_TEMPERATURE", "sampling temperature (empty: provider default)", str(func(c *Config) *string { return &c.Temperature }), ""},
-	{"max-tokens", "AGENTBOT_MAX_TOKENS", "max completion tokens per call (0: provider default)", num(func(c *Config) *int { return &c.MaxTokens }), "0"},
+	{"api", "AGENTBOT_API", "wire API: auto (the Responses API for OpenAI's and Azure's reasoning models, Chat Completions otherwise), chat or responses", str(func(c *Config) *string { return &c.API }), "auto"},
+	{"model-family", "AGENTBOT_MODEL_FAMILY", "the model's family when its name does not say it, as with an Azure deployment (gpt-5.6, o3, gpt-4.1); it picks the API, the max tokens field and the reasoning effort", str(func(c *Config) *string { return &c.ModelFamily }), ""},
+	{"reasoning-effort", "AGENTBOT_REASONING_EFFORT", "none, minimal, low, medium, high or xhigh, sent to models that take it (empty: the model's default that lets tools work)", str(func(c *Config) *string { return &c.ReasoningEffort }), ""},
+	{"temperature", "AGENTBOT_TEMPERATURE", "sampling temperature, 0 included (empty: provider default)", str(func(c *Config) *string { return &c.Temperature }), ""},
+	{"max-tokens", "AGENTBOT_MAX_TOKENS", "max output tokens per call, sent as max_tokens, max_completion_tokens or max_output_tokens as the model requires (0: provider default)", num(func(c *Config) *int { return &c.MaxTokens }), "0"},
 	{"max-iterations", "AGENTBOT_MAX_ITERATIONS", "model calls per turn at most", num(func(c *Config) *int { return &c.MaxIterations }), "50"},
 	{"turn-timeout", "AGENTBOT_TURN_TIMEOUT", "time limit of one turn", dur(func(c *Config) *time.Duration { return &c.TurnTimeout }), "15m"},
 	{"call-timeout", "AGENTBOT_CALL_TIMEOUT", "time limit of one model call", dur(func(c *Config) *time.Duration { return &c.CallTimeout }), "2m"},

@@ -118,10 +118,13 @@ func (t *mcpTools) servers(s *engine.Session) []string {
 }
 
 // external is the engine's ExternalTools hook (nil without MCP).
-func (t *mcpTools) external() func(context.Context, *engine.Session) []engine.ExternalTool {
+// The servers connect and list their tools in the background from now on,
+// so the first turn finds them ready.
+func (t *mcpTools) external() func(context.Context, *engine.Session, func(string)) []engine.ExternalTool {
 	if t == nil {
 		return nil
 	}
+	t.mgr.Warm(t.names())
 	return t.mgr.SessionTools(t.servers)
 }
 

@@ -20,6 +20,7 @@ import (
 	"agentbot/bot"
 	"agentbot/bot/metrics"
 	"agentbot/engine/catalog"
+	"agentbot/engine/transcript"
 	"agentbot/storage"
 	"agentbot/storage/bolt"
 )
@@ -97,7 +98,7 @@ func runServe(ctx context.Context, e *env) int {
 	tools.useChannels(st, log)
 
 	met := metrics.New()
-	m, err := newModel(cfg, func(attempt int, err error) {
+	m, err := newModel(cfg, log, func(attempt int, err error) {
 		met.ModelRetry()
 		log.Info("model retry", "attempt", attempt, "err", err)
 	})
@@ -105,9 +106,8 @@ func runServe(ctx context.Context, e *env) int {
 		fmt.Fprintf(e.stderr, "agentbot serve: %v\n", err)
 		return 2
 	}
-	budgets := newBudgets(cfg, st)
 	fences := bot.NewFences(st) // the engine's saves of a thread are fenced by its lease
-	eng := newEngine(cfg, fencedSaves{st, fences}, m, cats.get, budgets, log, met.ToolCall, tools)
+	eng := newEngine(cfg, fencedSaves{st, fences}, m, cats.get, newBudgets(cfg, st), log, met.ToolRecord, tools)
 
 	opts := []slack.Option{slack.OptionAppLevelToken(cfg.SlackAppToken),
 		slack.OptionHTTPClient(&http.Client{Transport: pooledTransport(cfg.MaxTurns)})}
@@ -119,7 +119,7 @@ func runServe(ctx context.Context, e *env) int {
 		API: api, Socket: socketmode.New(api), Engine: eng, Store: st,
 		Catalog: cats.get, Reload: cats.reload, Admins: cfg.Admins,
 		MaxConcurrentTurns: cfg.MaxTurns, AllowedUsers: cfg.AllowedUsers, AllowedChannels: cfg.AllowedChannels,
-		MaxUploadBytes: cfg.MaxUploadBytes, NoStreaming: cfg.NoStreaming, Logger: log, Observer: met, Budgets: budgets,
+		MaxUploadBytes: cfg.MaxUploadBytes, NoStreaming: cfg.NoStreaming, Logger: log, Observer: met,
 		ReplicaID: cfg.ReplicaID, LeaseTTL: cfg.LeaseTTL, ApprovalTimeout: cfg.ApprovalTimeout,
 		MCPServers: tools.names(), Fences: fences,
 	})
@@ -223,3 +223,12 @@ func listenHTTP(addr string, h http.Handler) (srv *http.Server, bound string, se
 	go func() { defer close(done); _ = srv.Serve(ln) }()
 	return srv, ln.Addr().String(), done, nil
 }
+
+// fencedSaves is the engine's store in serve: its session saves go
+// through the bot's fences (bot.Fences).
+type fencedSaves struct {
+	engineStore
+	fences *bot.Fences
+}
+
+func (s fencedSaves) SaveSession(x *transcript.Session) error { return s.fences.SaveSession(x) }

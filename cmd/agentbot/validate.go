@@ -6,6 +6,8 @@ import (
 	"strconv"
 	"strings"
 	"time"
+
+	"agentbot/engine/model"
 )
 
 // rangeCheck is one setting's allowed range, checked after flags and
@@ -63,6 +65,11 @@ var checks = []rangeCheck{
 	oneOf("log-level", "AGENTBOT_LOG_LEVEL", func(c *Config) string { return c.LogLevel }, "debug", "info", "warn", "error"),
 	oneOf("log-format", "AGENTBOT_LOG_FORMAT", func(c *Config) string { return c.LogFormat }, "text", "json"),
 	oneOf("api-type", "OPENAI_API_TYPE", func(c *Config) string { return c.APIType }, "openai", "azure", "azure_ad"),
+	oneOf("api", "AGENTBOT_API", func(c *Config) string { return c.API }, model.APIAuto, model.APIChat, model.APIResponses),
+	{"reasoning-effort", "AGENTBOT_REASONING_EFFORT", func(c *Config) (string, string, bool) {
+		v := strings.ToLower(c.ReasoningEffort)
+		return strconv.Quote(c.ReasoningEffort), "empty (the model's default) or one of " + strings.Join(model.Efforts, ", "), v != "" && !slices.Contains(model.Efforts, v)
+	}},
 	{"temperature", "AGENTBOT_TEMPERATURE", func(c *Config) (string, string, bool) {
 		t := strings.TrimSpace(c.Temperature)
 		if t == "" {

@@ -13,7 +13,6 @@ import (
 	"strconv"
 	"strings"
 
-	"agentbot/bot"
 	"agentbot/bundles"
 	"agentbot/engine"
 	"agentbot/engine/catalog"
@@ -130,18 +129,24 @@ func absOr(p string) string {
 	return filepath.Clean(p)
 }
 
-// newModel returns the model client the configuration describes.
-func newModel(cfg *Config, onRetry func(int, error)) (*model.Client, error) {
+// newModel returns the model client the configuration describes; log
+// hears of an API switch (nil: slog's default).
+func newModel(cfg *Config, log *slog.Logger, onRetry func(int, error)) (*model.Client, error) {
 	mc := model.Config{
-		APIKey:      cfg.APIKey,
-		BaseURL:     cfg.BaseURL,
-		Model:       cfg.Model,
-		APIType:     cfg.APIType,
-		APIVersion:  cfg.APIVersion,
-		MaxTokens:   cfg.MaxTokens,
-		CallTimeout: cfg.CallTimeout,
-		OnRetry:     onRetry,
-		HTTPClient:  &http.Client{Transport: pooledTransport(cfg.MaxTurns)},
+		APIKey:     cfg.APIKey,
+		BaseURL:    cfg.BaseURL,
+		Model:      cfg.Model,
+		APIType:    cfg.APIType,
+		APIVersion: cfg.APIVersion,
+		MaxTokens:  cfg.MaxTokens,
+		API:        strings.ToLower(cfg.API),
+		Family:     cfg.ModelFamily,
+		// The validated value, lower-cased like the check compares it.
+		ReasoningEffort: strings.ToLower(cfg.ReasoningEffort),
+		CallTimeout:     cfg.CallTimeout,
+		OnRetry:         onRetry,
+		Logger:          log,
+		HTTPClient:      &http.Client{Transport: pooledTransport(cfg.MaxTurns)},
 	}
 	if t := strings.TrimSpace(cfg.Temperature); t != "" {
 		f, err := strconv.ParseFloat(t, 32)
@@ -167,8 +172,12 @@ func pooledTransport(turns int) *http.Transport {
 
 // newBudgets returns the token caps the configuration sets, with daily
 // usage kept in the store.
-func newBudgets(cfg *Config, st storage.Usage) *bot.Budgets {
-	return &bot.Budgets{SessionTokens: cfg.SessionTokenBudget, DailyTokens: cfg.DailyTokenBudget, Admins: cfg.Admins, Store: st}
+func newBudgets(cfg *Config, st storage.Usage) *engine.Budgets {
+	admins := make([]string, len(cfg.Admins))
+	for i, a := range cfg.Admins {
+		admins[i] = "<@" + a + ">" // a Slack mention; the terminal shows it as is
+	}
+	return &engine.Budgets{SessionTokens: cfg.SessionTokenBudget, DailyTokens: cfg.DailyTokenBudget, Admins: admins, Store: st}
 }
 
 // engineStore is what the engine keeps in the store: sessions, documents
@@ -179,19 +188,10 @@ type engineStore interface {
 	storage.WorkFolders
 }
 
-// fencedSaves is the engine's store in serve: its session saves go
-// through the bot's fences (bot.Fences).
-type fencedSaves struct {
-	engineStore
-	fences *bot.Fences
-}
-
-func (s fencedSaves) SaveSession(x *transcript.Session) error { return s.fences.SaveSession(x) }
-
 // newEngine wires an engine to the store and the model.
-func newEngine(cfg *Config, st engineStore, m engine.Model, cat func() *catalog.Catalog, budgets *bot.Budgets, log *slog.Logger, onTool func(string, bool), tools *mcpTools) *engine.Engine {
+func newEngine(cfg *Config, st engineStore, m engine.Model, cat func() *catalog.Catalog, budgets *engine.Budgets, log *slog.Logger, onTool func(transcript.ToolRecord), tools *mcpTools) *engine.Engine {
 	return engine.New(engine.Config{
-		Budget:        budgets.Budget,
+		Budgets:       budgets,
 		Model:         m,
 		Catalog:       cat,
 		Store:         st,
@@ -207,7 +207,7 @@ func newEngine(cfg *Config, st engineStore, m engine.Model, cat func() *catalog.
 		MaxWrite:      cfg.MaxFileBytes,
 		ContextBudget: cfg.ContextBudget,
 		Logger:        log,
-		OnToolCall:    onTool,
+		OnToolRecord:  onTool,
 		ExternalTools: tools.external(),
 	})
 }

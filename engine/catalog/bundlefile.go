@@ -27,85 +27,123 @@ func parseBundleFile(data []byte) (*bundleFile, []string, error) {
 	if root == nil || root.Kind != yaml.MappingNode {
 		return nil, nil, errors.New("bundle.yaml must be a mapping (type, name, agents, ...)")
 	}
-	bf := &bundleFile{}
-	var warnings []string
-	warn := func(key, want string) {
-		warnings = append(warnings, fmt.Sprintf("%s: want %s; the field is ignored", key, want))
+	p := &bundleParse{root: root, bf: &bundleFile{}}
+	p.text("type", &p.bf.Type)
+	p.text("name", &p.bf.Name)
+	p.text("version", &p.bf.Version)
+	p.text("description", &p.bf.Description)
+	p.text("author", &p.bf.Author)
+	p.text("created", &p.bf.Created)
+	if err := p.agents(); err != nil {
+		return nil, p.warnings, err
 	}
-	str := func(key string, dst *string) {
-		n := deref(mapGet(root, key))
-		if isNull(n) {
-			return
+	p.resources()
+	p.coreDependencies()
+	if n := mapGet(root, "mcp"); n != nil {
+		names, ok := mcpNames(n)
+		if !ok {
+			p.warn("mcp", "a list of MCP server names")
 		}
-		if n.Kind != yaml.ScalarNode {
-			warn(key, "a text")
-			return
-		}
+		p.bf.MCP = names
+	}
+	return p.bf, p.warnings, nil
+}
+
+// bundleParse is parseBundleFile's state: the document, what was read,
+// and the warnings so far.
+type bundleParse struct {
+	root     *yaml.Node
+	bf       *bundleFile
+	warnings []string
+}
+
+// warn records an optional field left out because it is not what it must be.
+func (p *bundleParse) warn(key, want string) {
+	p.warnings = append(p.warnings, fmt.Sprintf("%s: want %s; the field is ignored", key, want))
+}
+
+// field returns the value of key, nil when it is missing or null.
+func (p *bundleParse) field(key string) *yaml.Node {
+	n := deref(mapGet(p.root, key))
+	if isNull(n) {
+		return nil
+	}
+	return n
+}
+
+// text reads an optional text field into dst.
+func (p *bundleParse) text(key string, dst *string) {
+	n := p.field(key)
+	switch {
+	case n == nil:
+	case n.Kind != yaml.ScalarNode:
+		p.warn(key, "a text")
+	default:
 		*dst = strings.TrimSpace(n.Value)
 	}
-	str("type", &bf.Type)
-	str("name", &bf.Name)
-	str("version", &bf.Version)
-	str("description", &bf.Description)
-	str("author", &bf.Author)
-	str("created", &bf.Created)
+}
 
-	if n := deref(mapGet(root, "agents")); !isNull(n) {
+// agents reads agents (a bundle's list) and agent (a standalone's one).
+// An entry that cannot be read is skipped with a warning; a list of which
+// none can be read, or an unreadable standalone agent, is an error.
+func (p *bundleParse) agents() error {
+	if n := p.field("agents"); n != nil {
 		if n.Kind != yaml.SequenceNode {
-			return nil, warnings, errors.New("agents: want a list of agents (id, name, title, file, entry_point)")
+			return errors.New("agents: want a list of agents (id, name, title, file, entry_point)")
 		}
 		for i, item := range n.Content {
 			var a bundleAgent
 			if err := decodeNode(item, &a); err != nil {
-				warnings = append(warnings, fmt.Sprintf("agents[%d]: %v; this agent is skipped", i, err))
+				p.warnings = append(p.warnings, fmt.Sprintf("agents[%d]: %v; this agent is skipped", i, err))
 				continue
 			}
-			bf.Agents = append(bf.Agents, a)
+			p.bf.Agents = append(p.bf.Agents, a)
 		}
-		if len(bf.Agents) == 0 && len(n.Content) > 0 {
-			return nil, warnings, errors.New("agents: no entry can be read")
+		if len(p.bf.Agents) == 0 && len(n.Content) > 0 {
+			return errors.New("agents: no entry can be read")
 		}
 	}
-	if n := deref(mapGet(root, "agent")); !isNull(n) {
+	if n := p.field("agent"); n != nil {
 		var a bundleAgent
 		if err := decodeNode(n, &a); err != nil {
-			return nil, warnings, fmt.Errorf("agent: %v", err)
+			return fmt.Errorf("agent: %v", err)
 		}
-		bf.Agent = &a
+		p.bf.Agent = &a
 	}
-	if n := deref(mapGet(root, "resources")); !isNull(n) {
-		switch n.Kind {
-		case yaml.MappingNode:
-			bf.Resources = map[string]string{}
-			for _, kv := range pairs(n) {
-				k, v := scalar(kv[0]), deref(kv[1])
-				if v == nil || v.Kind != yaml.ScalarNode {
-					warnings = append(warnings, fmt.Sprintf("resources.%s: want a path; it is ignored", k))
-					continue
-				}
-				bf.Resources[k] = strings.TrimSpace(v.Value)
+	return nil
+}
+
+// resources reads the mapping of resource names to paths; the older form,
+// a list of folders, is accepted as is.
+func (p *bundleParse) resources() {
+	n := p.field("resources")
+	switch {
+	case n == nil, n.Kind == yaml.SequenceNode:
+	case n.Kind == yaml.MappingNode:
+		p.bf.Resources = map[string]string{}
+		for _, kv := range pairs(n) {
+			k, v := scalar(kv[0]), deref(kv[1])
+			if v == nil || v.Kind != yaml.ScalarNode {
+				p.warnings = append(p.warnings, fmt.Sprintf("resources.%s: want a path; it is ignored", k))
+				continue
 			}
-		case yaml.SequenceNode:
-			// An older form: a list of resource folders. Accepted as is.
-		default:
-			warn("resources", "a mapping of workflows, templates and config to paths")
+			p.bf.Resources[k] = strings.TrimSpace(v.Value)
 		}
+	default:
+		p.warn("resources", "a mapping of workflows, templates and config to paths")
 	}
-	if n := deref(mapGet(root, "core_dependencies")); !isNull(n) {
-		if n.Kind != yaml.SequenceNode || !allScalars(n) {
-			warn("core_dependencies", "a list of paths to core files")
-		} else {
-			bf.CoreDependencies = texts(n)
-		}
+}
+
+// coreDependencies reads the list of core files the bundle needs.
+func (p *bundleParse) coreDependencies() {
+	n := p.field("core_dependencies")
+	switch {
+	case n == nil:
+	case n.Kind != yaml.SequenceNode || !allScalars(n):
+		p.warn("core_dependencies", "a list of paths to core files")
+	default:
+		p.bf.CoreDependencies = texts(n)
 	}
-	if n := mapGet(root, "mcp"); n != nil {
-		names, ok := mcpNames(n)
-		if !ok {
-			warn("mcp", "a list of MCP server names")
-		}
-		bf.MCP = names
-	}
-	return bf, warnings, nil
 }
 
 // decodeNode decodes one YAML node into v, turning a panic in the YAML

@@ -49,6 +49,9 @@ func decodeXMLText(s string) string {
 	return b.String()
 }
 
+// xmlEntities are the five entities XML itself predefines.
+var xmlEntities = map[string]string{"lt": "<", "gt": ">", "amp": "&", "apos": "'", "quot": `"`}
+
 // decodeEntity decodes the entity at the start of s ("&amp;", "&#39;",
 // "&#x27;", "&nbsp;"), returning its text and length, or 0 if there is none.
 func decodeEntity(s string) (string, int) {
@@ -58,57 +61,56 @@ func decodeEntity(s string) (string, int) {
 	}
 	name := s[1:semi]
 	if name[0] == '#' {
-		var r rune
-		num := name[1:]
-		hex := len(num) > 0 && (num[0] == 'x' || num[0] == 'X')
-		if hex {
-			num = num[1:]
-		}
-		if num == "" {
-			return "", 0
-		}
-		for _, c := range num {
-			var v rune
-			switch {
-			case '0' <= c && c <= '9':
-				v = c - '0'
-			case hex && 'a' <= c && c <= 'f':
-				v = c - 'a' + 10
-			case hex && 'A' <= c && c <= 'F':
-				v = c - 'A' + 10
-			default:
-				return "", 0
-			}
-			if hex {
-				r = r*16 + v
-			} else {
-				r = r*10 + v
-			}
-			if r > utf8.MaxRune {
-				return "", 0
-			}
-		}
-		if !isXMLChar(r) {
+		r, ok := charRef(name[1:])
+		if !ok {
 			return "", 0
 		}
 		return string(r), semi + 1
 	}
-	switch name {
-	case "lt":
-		return "<", semi + 1
-	case "gt":
-		return ">", semi + 1
-	case "amp":
-		return "&", semi + 1
-	case "apos":
-		return "'", semi + 1
-	case "quot":
-		return `"`, semi + 1
+	if v, ok := xmlEntities[name]; ok {
+		return v, semi + 1
 	}
 	if v, ok := xml.HTMLEntity[name]; ok {
 		return v, semi + 1
 	}
 	return "", 0
+}
+
+// charRef reads the number of a character reference ("39", "x27"); ok is
+// false when it is not a number or not a character XML allows.
+func charRef(num string) (rune, bool) {
+	base := rune(10)
+	if num != "" && (num[0] == 'x' || num[0] == 'X') {
+		base, num = 16, num[1:]
+	}
+	if num == "" {
+		return 0, false
+	}
+	var r rune
+	for _, c := range num {
+		v := digitValue(c)
+		if v < 0 || v >= base {
+			return 0, false
+		}
+		r = r*base + v
+		if r > utf8.MaxRune {
+			return 0, false
+		}
+	}
+	return r, isXMLChar(r)
+}
+
+// digitValue is the value of a hexadecimal digit, -1 for anything else.
+func digitValue(c rune) rune {
+	switch {
+	case '0' <= c && c <= '9':
+		return c - '0'
+	case 'a' <= c && c <= 'f':
+		return c - 'a' + 10
+	case 'A' <= c && c <= 'F':
+		return c - 'A' + 10
+	}
+	return -1
 }
 
 // cleanText trims s, drops trailing spaces from its lines and removes the

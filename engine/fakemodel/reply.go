@@ -58,6 +58,42 @@ type Reply struct {
 	// DropAfter is the number of delta chunks (text or tool call) sent
 	// before a DropMidStream cut; 0 cuts before any content.
 	DropAfter int
+
+	// Reasoning is the model's reasoning, streamed before Text in the form
+	// of the server's provider mode (SetProvider): reasoning_content by
+	// default and for DeepSeek, reasoning and reasoning_details for
+	// OpenRouter. Providers that think by default make one up when empty.
+	Reasoning string
+	// UnknownReasoning adds a reasoning field no client knows to the first
+	// delta (providers add fields; clients must ignore them).
+	UnknownReasoning bool
+	// StreamError ends a streamed answer with an in-stream error.
+	StreamError *StreamError
+	// NoIndex streams each tool call whole, in one delta without an index,
+	// as some OpenAI-compatible servers do.
+	NoIndex bool
+	// KeepAlive sends this many SSE comment lines before the first chunk
+	// (OpenRouter mode sends one unless set).
+	KeepAlive int
+}
+
+// StreamError is an error inside a 200 stream, after After delta chunks.
+type StreamError struct {
+	After int
+	// Event sends it as an "event: error" line with the error as data
+	// (Anthropic-style SSE), instead of OpenRouter's error chunk with
+	// finish_reason "error"
+	// (https://openrouter.ai/docs/api-reference/streaming: "errors during
+	// streaming").
+	Event bool
+	// Code is the error's code (OpenRouter sends the HTTP status it stands
+	// for, e.g. 502); Message its message; Raw and Provider the upstream
+	// provider's own error, as OpenRouter's metadata.raw and
+	// metadata.provider_name.
+	Code     any
+	Message  string
+	Raw      string
+	Provider string
 }
 
 // ToolCall is one scripted tool call.

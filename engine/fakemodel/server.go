@@ -14,6 +14,11 @@
 // (and /openai/models). Scripted replies are served first, in order; when
 // none is left, the handler set with Handle answers; with neither, the
 // request fails with status 500 and "fakemodel: no scripted reply".
+//
+// SetProvider switches it to a provider's behaviour (DeepSeek, OpenRouter,
+// Gemini, Mistral, Azure; provider.go): requests are validated as that
+// provider does, and answers take its stream shapes. Setups lists the
+// modes as users set them up, for tests that run one scenario on each.
 package fakemodel
 
 import (
@@ -52,6 +57,10 @@ type Server struct {
 	models  []string
 	lenient bool // strict history checks are off
 	window  int  // context window in estimated tokens; 0: none
+	resp    *responsesState
+
+	provider   Provider        // the provider mode (provider.go)
+	signatures map[string]bool // thought signatures handed out
 }
 
 // Request is one recorded chat completion request.
@@ -97,6 +106,7 @@ func New() *Server {
 	mux := http.NewServeMux()
 	mux.HandleFunc("POST /v1/chat/completions", s.serveChat)
 	mux.HandleFunc("POST /openai/deployments/{deployment}/chat/completions", s.serveChat)
+	s.routeResponses(mux)
 	mux.HandleFunc("GET /v1/models", s.serveModels)
 	mux.HandleFunc("GET /openai/models", s.serveModels)
 	mux.HandleFunc("GET /v1/models/{model}", s.serveModel)
@@ -260,7 +270,7 @@ func (s *Server) serveChat(w http.ResponseWriter, r *http.Request) {
 		writeError(w, http.StatusBadRequest, "", "fakemodel: bad request body: "+decodeErr.Error())
 		return
 	}
-	if !s.checkRequest(w, req) {
+	if !s.checkRequest(w, req) || !s.checkProvider(w, req) {
 		return
 	}
 	reply, ok := s.next(req)

@@ -91,6 +91,18 @@ func (s *Server) checkRequest(w http.ResponseWriter, req Request) bool {
 			fmt.Sprintf("This model's maximum context length is %d tokens. However, your messages resulted in %d tokens.", window, len(req.Raw)/4))
 		return false
 	}
+	// OpenAI refuses more than 128 tools, with this error (vishalmysore/Tools4AI#16 and
+	// julep-ai/julep#330 quote it whole).
+	if n := len(req.Tools); n > 128 {
+		writeJSON(w, http.StatusBadRequest, map[string]any{"error": map[string]any{
+			"message": fmt.Sprintf("Invalid 'tools': array too long. Expected an array with maximum length 128, but got an array with length %d instead.", n),
+			"type":    "invalid_request_error", "param": "tools", "code": "array_above_max_length",
+		}})
+		return false
+	}
+	if !s.checkChatReasoning(w, req) {
+		return false
+	}
 	if !lenient {
 		if err := ValidateHistory(req.Messages); err != nil {
 			writeError(w, http.StatusBadRequest, "invalid_request_error", "fakemodel (strict): "+err.Error())

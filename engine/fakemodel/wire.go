@@ -19,6 +19,20 @@ type wireChunk struct {
 	Model   string            `json:"model"`
 	Choices []wireChunkChoice `json:"choices"`
 	Usage   *wireUsage        `json:"usage,omitempty"`
+	// Error is OpenRouter's in-stream error (with finish_reason "error").
+	Error *wireStreamError `json:"error,omitempty"`
+}
+
+// wireStreamError is an error object sent inside a stream.
+type wireStreamError struct {
+	Code     any            `json:"code"`
+	Message  string         `json:"message"`
+	Metadata *wireErrorMeta `json:"metadata,omitempty"`
+}
+
+type wireErrorMeta struct {
+	Raw          string `json:"raw,omitempty"`
+	ProviderName string `json:"provider_name,omitempty"`
 }
 
 type wireChunkChoice struct {
@@ -31,13 +45,33 @@ type wireDelta struct {
 	Role      string          `json:"role,omitempty"`
 	Content   *string         `json:"content,omitempty"`
 	ToolCalls []wireToolDelta `json:"tool_calls,omitempty"`
+	// Reasoning, as DeepSeek and vLLM (reasoning_content) or OpenRouter
+	// (reasoning and reasoning_details) stream it.
+	ReasoningContent *string          `json:"reasoning_content,omitempty"`
+	Reasoning        *string          `json:"reasoning,omitempty"`
+	ReasoningDetails []map[string]any `json:"reasoning_details,omitempty"`
+	// ReasoningSignature is a reasoning field no client knows (Reply's
+	// UnknownReasoning), which clients must ignore.
+	ReasoningSignature map[string]any `json:"reasoning_signature,omitempty"`
 }
 
 type wireToolDelta struct {
-	Index    int          `json:"index"`
-	ID       string       `json:"id,omitempty"`
-	Type     string       `json:"type,omitempty"`
-	Function wireFunction `json:"function"`
+	// Index is nil for the servers that send whole calls without one.
+	Index        *int         `json:"index,omitempty"`
+	ID           string       `json:"id,omitempty"`
+	Type         string       `json:"type,omitempty"`
+	Function     wireFunction `json:"function"`
+	ExtraContent *wireExtra   `json:"extra_content,omitempty"`
+}
+
+// wireExtra is Gemini's extension of a tool call
+// (extra_content.google.thought_signature).
+type wireExtra struct {
+	Google wireGoogle `json:"google"`
+}
+
+type wireGoogle struct {
+	ThoughtSignature string `json:"thought_signature,omitempty"`
 }
 
 type wireFunction struct {

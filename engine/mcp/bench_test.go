@@ -10,6 +10,7 @@ import (
 
 	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
 
+	"agentbot/engine"
 	"agentbot/engine/mcp/mcptest"
 )
 
@@ -72,4 +73,39 @@ func p50(d []time.Duration) time.Duration {
 	s := slices.Clone(d)
 	slices.Sort(s)
 	return s[len(s)/2]
+}
+
+// BenchmarkTurnListingWithHangingServer is a turn's wait for its tool
+// list (SessionTools, as the engine calls it at the start of each turn)
+// when one of its two servers hangs: a stdio server that never answers,
+// beside a healthy one. Before background listing each turn waited the
+// hung server's whole timeout (30s); now it waits the listing budget.
+func BenchmarkTurnListingWithHangingServer(b *testing.B) {
+	bin := mcptest.BuildStdio(b)
+	y := "servers:\n  - {name: ok, transport: stdio, command: " + bin + "}\n" +
+		"  - {name: hung, transport: stdio, command: sleep, args: [\"3600\"], timeout: 30s}\n"
+	cfg, probs, err := ParseConfig([]byte(y), nil)
+	if err != nil || len(probs) > 0 {
+		b.Fatal(err, probs)
+	}
+	m := NewManager(cfg, Options{Logger: discardLogger})
+	defer m.Close()
+	servers := []string{"hung", "ok"}
+	m.Warm(servers)
+	if _, probs := m.ToolsWait(context.Background(), []string{"ok"}); len(probs) > 1 {
+		b.Fatalf("healthy server: %v", probs)
+	}
+	ext := m.SessionTools(func(*engine.Session) []string { return servers })
+	s := &engine.Session{}
+	s.ID = "bench"
+	var worst time.Duration
+	for b.Loop() {
+		start := time.Now()
+		tools := ext(context.Background(), s, nil)
+		worst = max(worst, time.Since(start))
+		if len(tools) < 5 {
+			b.Fatalf("%d tools offered", len(tools))
+		}
+	}
+	b.ReportMetric(float64(worst.Milliseconds()), "worst-ms")
 }

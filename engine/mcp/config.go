@@ -23,6 +23,7 @@ import (
 // Defaults for values the config file may leave out.
 const (
 	DefaultTimeout        = 30 * time.Second
+	DefaultMaxTimeout     = 10 * time.Minute
 	DefaultMaxResultBytes = 64 << 10
 	maxServerNameLen      = 32
 )
@@ -44,6 +45,9 @@ const (
 type Problem struct {
 	Server string // the server concerned; empty for the file as a whole
 	Reason string // what is wrong, free of secrets
+	// Unavailable is set when none of the server's tools can be offered
+	// (unknown, disabled, unreachable, still connecting).
+	Unavailable bool
 }
 
 func (p Problem) String() string {
@@ -90,8 +94,11 @@ type Server struct {
 	// http (streamable HTTP)
 	URL     string
 	Headers map[string]Secret
-	// Timeout bounds connecting and each call.
-	Timeout time.Duration
+	// Timeout bounds connecting, listing, and each call between two signs
+	// of life: a call's progress notification gives it Timeout again, up
+	// to MaxTimeout in all.
+	Timeout    time.Duration
+	MaxTimeout time.Duration
 	// Include and Exclude filter the server's tools by name (path.Match globs);
 	// an empty Include means every tool, Exclude wins.
 	Include, Exclude []string
@@ -169,7 +176,7 @@ var refRE = regexp.MustCompile(`\$\{([A-Za-z_][A-Za-z0-9_]*)\}`)
 
 var knownKeys = map[string]bool{
 	"name": true, "transport": true, "command": true, "args": true, "env": true,
-	"url": true, "headers": true, "timeout": true, "include": true, "exclude": true, "policy": true,
+	"url": true, "headers": true, "timeout": true, "max_timeout": true, "include": true, "exclude": true, "policy": true,
 }
 
 type fileConfig struct {
@@ -178,17 +185,18 @@ type fileConfig struct {
 }
 
 type rawServer struct {
-	Name      string               `yaml:"name"`
-	Transport string               `yaml:"transport"`
-	Command   string               `yaml:"command"`
-	Args      []string             `yaml:"args"`
-	Env       map[string]yaml.Node `yaml:"env"`
-	URL       string               `yaml:"url"`
-	Headers   map[string]yaml.Node `yaml:"headers"`
-	Timeout   string               `yaml:"timeout"`
-	Include   []string             `yaml:"include"`
-	Exclude   []string             `yaml:"exclude"`
-	Policy    yaml.Node            `yaml:"policy"`
+	Name       string               `yaml:"name"`
+	Transport  string               `yaml:"transport"`
+	Command    string               `yaml:"command"`
+	Args       []string             `yaml:"args"`
+	Env        map[string]yaml.Node `yaml:"env"`
+	URL        string               `yaml:"url"`
+	Headers    map[string]yaml.Node `yaml:"headers"`
+	Timeout    string               `yaml:"timeout"`
+	MaxTimeout string               `yaml:"max_timeout"`
+	Include    []string             `yaml:"include"`
+	Exclude    []string             `yaml:"exclude"`
+	Policy     yaml.Node            `yaml:"policy"`
 }
 
 // LoadConfig reads the MCP config file at path. Secrets are looked up with
@@ -281,7 +289,7 @@ func parseServer(node *yaml.Node, idx int, getenv func(string) string) (Server, 
 	}
 	s := Server{
 		Name: raw.Name, Transport: raw.Transport, Command: raw.Command, Args: raw.Args,
-		URL: raw.URL, Include: raw.Include, Exclude: raw.Exclude, Timeout: DefaultTimeout,
+		URL: raw.URL, Include: raw.Include, Exclude: raw.Exclude, Timeout: DefaultTimeout, MaxTimeout: DefaultMaxTimeout,
 	}
 	switch {
 	case raw.Name == "":
@@ -290,40 +298,10 @@ func parseServer(node *yaml.Node, idx int, getenv func(string) string) (Server, 
 		reasons = append(reasons, fmt.Sprintf("name %q must be 1-%d characters of a-z 0-9 _ - starting with a letter or digit, without \"__\"", raw.Name, maxServerNameLen))
 		label = fmt.Sprintf("#%d", idx+1)
 	}
-	switch raw.Transport {
-	case TransportStdio:
-		if raw.Command == "" {
-			reasons = append(reasons, "stdio transport needs a command")
-		}
-		if raw.URL != "" || len(raw.Headers) > 0 {
-			reasons = append(reasons, "url and headers belong to the http transport, not stdio")
-		}
-	case TransportHTTP:
-		if raw.Command != "" || len(raw.Args) > 0 || len(raw.Env) > 0 {
-			reasons = append(reasons, "command, args and env belong to the stdio transport, not http")
-		}
-		u, err := url.Parse(raw.URL)
-		switch {
-		case raw.URL == "":
-			reasons = append(reasons, "http transport needs a url")
-		case err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "":
-			reasons = append(reasons, "url must be an absolute http or https URL")
-		case u.User != nil:
-			reasons = append(reasons, "url must not carry user:password; send credentials in a header by env reference")
-		}
-	case "":
-		reasons = append(reasons, "transport is missing (stdio or http)")
-	default:
-		reasons = append(reasons, fmt.Sprintf("unknown transport %q (stdio or http)", raw.Transport))
-	}
-	if raw.Timeout != "" {
-		d, err := time.ParseDuration(raw.Timeout)
-		if err != nil || d <= 0 {
-			reasons = append(reasons, fmt.Sprintf("timeout %q is not a positive duration like 30s", raw.Timeout))
-		} else {
-			s.Timeout = d
-		}
-	}
+	reasons = append(reasons, checkTransport(&raw)...)
+	reasons = append(reasons, parseDuration("timeout", raw.Timeout, "30s", &s.Timeout)...)
+	reasons = append(reasons, parseDuration("max_timeout", raw.MaxTimeout, "10m", &s.MaxTimeout)...)
+	s.MaxTimeout = max(s.MaxTimeout, s.Timeout)
 	for _, g := range append(append([]string{}, raw.Include...), raw.Exclude...) {
 		if err := checkGlob(g); err != nil {
 			reasons = append(reasons, err.Error())
@@ -337,6 +315,58 @@ func parseServer(node *yaml.Node, idx int, getenv func(string) string) (Server, 
 	s.Policy, r = parsePolicy(&raw.Policy)
 	reasons = append(reasons, r...)
 	return s, label, reasons
+}
+
+// checkTransport checks the transport of a server entry and the keys
+// that go with it.
+func checkTransport(raw *rawServer) []string {
+	var reasons []string
+	switch raw.Transport {
+	case TransportStdio:
+		if raw.Command == "" {
+			reasons = append(reasons, "stdio transport needs a command")
+		}
+		if raw.URL != "" || len(raw.Headers) > 0 {
+			reasons = append(reasons, "url and headers belong to the http transport, not stdio")
+		}
+	case TransportHTTP:
+		if raw.Command != "" || len(raw.Args) > 0 || len(raw.Env) > 0 {
+			reasons = append(reasons, "command, args and env belong to the stdio transport, not http")
+		}
+		reasons = append(reasons, checkURL(raw.URL)...)
+	case "":
+		reasons = append(reasons, "transport is missing (stdio or http)")
+	default:
+		reasons = append(reasons, fmt.Sprintf("unknown transport %q (stdio or http)", raw.Transport))
+	}
+	return reasons
+}
+
+// checkURL checks the url of an http server.
+func checkURL(raw string) []string {
+	u, err := url.Parse(raw)
+	switch {
+	case raw == "":
+		return []string{"http transport needs a url"}
+	case err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "":
+		return []string{"url must be an absolute http or https URL"}
+	case u.User != nil:
+		return []string{"url must not carry user:password; send credentials in a header by env reference"}
+	}
+	return nil
+}
+
+// parseDuration sets *d from the value of key, when there is one.
+func parseDuration(key, value, example string, d *time.Duration) []string {
+	if value == "" {
+		return nil
+	}
+	v, err := time.ParseDuration(value)
+	if err != nil || v <= 0 {
+		return []string{fmt.Sprintf("%s %q is not a positive duration like %s", key, value, example)}
+	}
+	*d = v
+	return nil
 }
 
 func checkGlob(g string) error {

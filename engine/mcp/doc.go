@@ -11,7 +11,8 @@
 //	    args: [--root, /data]
 //	    env:
 //	      API_KEY: {env: FILES_API_KEY}  # by reference only
-//	    timeout: 20s                   # connect and each call (default 30s)
+//	    timeout: 20s                   # connect, list, and each call between signs of life (default 30s)
+//	    max_timeout: 10m               # a call that reports progress, in all (default 10m)
 //	    include: ["read_*", list]      # path.Match globs on the server's tool names
 //	    exclude: [read_secret]
 //	    policy: {read_dangerous: ask, "*": auto}   # first match wins
@@ -28,13 +29,36 @@
 // and TZ of our process plus its configured env, nothing else; it runs in its
 // own process group, which Manager.Close kills.
 //
-// A Manager keeps one session per server, connected on first use. A server
-// that crashes, hangs past its timeout or cannot be reached gives the model
-// an error Result, and its session is reconnected: at once the first time,
-// then after a jittered exponential backoff. Each server tool becomes a Tool
-// named "server__tool" with the server's input schema; its Policy is the
-// first matching config rule, else auto for a readOnlyHint tool, else ask.
-// The server's secret values are scrubbed from results, errors and logs.
+// A Manager keeps one session per server. Sessions connect and list their
+// tools in the background (Warm starts them; a turn's listing starts any
+// missing), and a turn waits at most Options.ListBudget (150ms) for them:
+// a server that is slow, hanging or down is served from its last known
+// tool list, with a Problem giving its age, or is left out with a Problem
+// marked Unavailable, which SessionTools tells the user once per session.
+// A server that crashes, hangs past its timeout or cannot be reached gives
+// the model an error Result, and its session is reconnected: at once the
+// first time, then after a jittered exponential backoff. A call that
+// times out is cancelled; a server that still answers a ping keeps its
+// session (and its state), one that does not is restarted and the result
+// says what a stdio server loses. A call that an HTTP server refused
+// because it restarted and lost our session (404, or 400 "Bad Request")
+// never ran: it is sent once more on a new session.
+//
+// Each server tool becomes a Tool named "server__tool" with the server's
+// input schema; its Policy is the first matching config rule, else auto
+// for a readOnlyHint tool, else ask. A tool that must be called as an MCP
+// task (execution.taskSupport "required") is left out with a Problem: the
+// go-sdk client cannot call tasks. A server that offers resources also
+// gets "server__read_resource" (resources/read by URI), so the model can
+// follow the resource links of results, which keep their name, title,
+// description and MIME type. Images, audio and binary resources in
+// results become Result.Files, which the engine saves as documents.
+// Calls carry a progress token; each notifications/progress becomes a
+// status line for the user and gives the call its timeout again, up to
+// max_timeout. Messages up to DefaultMaxFrameBytes (128 MiB) are read, far
+// over the go-sdk's 16 MiB; a result is then capped to max_result_bytes
+// with a note. The server's secret values are scrubbed from results,
+// errors and logs.
 //
 // Over HTTP the standalone SSE stream is not opened, so a change of a
 // server's tool list is seen on the next reconnect; over stdio it is seen at

@@ -19,7 +19,7 @@ func TestSessionTools(t *testing.T) {
 	s.ID = "s1"
 	var echo, note engine.ExternalTool
 	for range 3 {
-		for _, tl := range ext(context.Background(), s) {
+		for _, tl := range ext(context.Background(), s, nil) {
 			switch tl.Name {
 			case "web__echo":
 				echo = tl
@@ -31,18 +31,20 @@ func TestSessionTools(t *testing.T) {
 	if echo.Server != "web" || echo.Policy != PolicyAuto || note.Policy != PolicyAsk || len(echo.Schema) == 0 || echo.Call == nil {
 		t.Fatalf("echo %+v note %+v", echo, note)
 	}
-	text, isErr, err := echo.Call(context.Background(), []byte(`{"text":"hi"}`))
+	r, err := echo.Call(context.Background(), []byte(`{"text":"hi"}`), engine.ExternalCall{})
+	text, isErr := r.Text, r.IsError
 	if err != nil || isErr || text != "hi" {
 		t.Fatalf("echo call = %q %v %v", text, isErr, err)
 	}
-	text, isErr, err = echo.Call(context.Background(), []byte(`[1]`))
+	r, err = echo.Call(context.Background(), []byte(`[1]`), engine.ExternalCall{})
+	text, isErr = r.Text, r.IsError
 	if err != nil || !isErr || !strings.Contains(text, "JSON object") {
 		t.Fatalf("bad args = %q %v %v", text, isErr, err)
 	}
 	if n := strings.Count(logs.String(), "level=WARN msg=\"mcp tools unavailable\" session=s1 server=ghost"); n != 1 {
 		t.Fatalf("ghost warned %d times:\n%s", n, logs.String())
 	}
-	if none := m.SessionTools(func(*engine.Session) []string { return nil })(context.Background(), s); none != nil {
+	if none := m.SessionTools(func(*engine.Session) []string { return nil })(context.Background(), s, nil); none != nil {
 		t.Fatalf("no servers: %+v", none)
 	}
 }

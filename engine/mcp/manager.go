@@ -4,12 +4,14 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io"
 	"log/slog"
 	"math/rand/v2"
 	"net/http"
 	"net/url"
 	"os"
 	"os/exec"
+	"slices"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -34,7 +36,18 @@ type Options struct {
 	// TerminateWait is how long a stdio server has to exit after its stdin is
 	// closed before it is signalled (default 2s).
 	TerminateWait time.Duration
+	// MaxFrameBytes is the largest message read from a server (default
+	// DefaultMaxFrameBytes).
+	MaxFrameBytes int
+	// ListBudget is the longest a turn waits for a server's tool list
+	// (default 150ms). Servers connect and list in the background; one that
+	// has not answered by then is served from its last known list, or left
+	// out of the turn with a Problem, while it keeps connecting.
+	ListBudget time.Duration
 }
+
+// DefaultListBudget is Options.ListBudget's default.
+const DefaultListBudget = 150 * time.Millisecond
 
 // ErrClosed is returned by calls on a closed Manager.
 var ErrClosed = errors.New("mcp manager closed")
@@ -51,6 +64,12 @@ type Manager struct {
 	mu      sync.Mutex
 	closed  bool
 	closing sync.WaitGroup // sessions being closed in the background
+
+	// bg is the context of background connects and listings, cancelled by
+	// Close; flights counts them so Close waits for them.
+	bg      context.Context
+	stop    context.CancelFunc
+	flights sync.WaitGroup
 }
 
 // NewManager returns a Manager for the usable servers of cfg. Nothing is
@@ -77,10 +96,24 @@ func NewManager(cfg *Config, opts Options) *Manager {
 	if opts.TerminateWait <= 0 {
 		opts.TerminateWait = 2 * time.Second
 	}
+	if opts.ListBudget <= 0 {
+		opts.ListBudget = DefaultListBudget
+	}
+	if opts.MaxFrameBytes <= 0 {
+		opts.MaxFrameBytes = DefaultMaxFrameBytes
+	}
 	m := &Manager{cfg: cfg, opts: opts, log: opts.Logger, conns: map[string]*conn{}}
+	m.bg, m.stop = context.WithCancel(context.Background())
 	for i := range cfg.Servers {
-		s := &cfg.Servers[i]
-		m.conns[s.Name] = &conn{m: m, srv: s, secrets: s.secrets()}
+		s := cfg.Servers[i] // a copy: a Server built in code may leave the timeouts out
+		if s.Timeout <= 0 {
+			s.Timeout = DefaultTimeout
+		}
+		if s.MaxTimeout <= 0 {
+			s.MaxTimeout = DefaultMaxTimeout
+		}
+		s.MaxTimeout = max(s.MaxTimeout, s.Timeout)
+		m.conns[s.Name] = &conn{m: m, srv: &s, secrets: s.secrets()}
 	}
 	return m
 }
@@ -95,6 +128,8 @@ func (m *Manager) Close() error {
 	}
 	m.closed = true
 	m.mu.Unlock()
+	m.stop()
+	m.flights.Wait()
 	for _, c := range m.conns {
 		c.mu.Lock()
 		if c.sess != nil {
@@ -106,6 +141,18 @@ func (m *Manager) Close() error {
 	}
 	m.closing.Wait()
 	return nil
+}
+
+// track counts a new background flight, unless the Manager is closed:
+// Close waits for the flights counted before it.
+func (m *Manager) track() bool {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	if m.closed {
+		return false
+	}
+	m.flights.Add(1)
+	return true
 }
 
 func (m *Manager) isClosed() bool {
@@ -123,24 +170,66 @@ func (m *Manager) closeSession(s *session) {
 	}()
 }
 
-// Tools lists the filtered tools of the named servers, in server order. A
-// server that is unknown, unreachable or broken gives a Problem and no tools;
-// the others are listed all the same.
+// Tools lists the filtered tools of the named servers, in server order,
+// waiting at most Options.ListBudget for them (all servers at once). A
+// server that is unknown, unreachable, broken or still connecting gives a
+// Problem (Unavailable) and no tools, or its last known tools with a
+// Problem saying how old they are; the others are listed all the same.
 func (m *Manager) Tools(ctx context.Context, servers []string) ([]Tool, []Problem) {
-	var out []Tool
-	var probs []Problem
-	names, p := m.cfg.Resolve(servers)
-	probs = append(probs, p...)
-	taken := map[string]bool{}
+	return m.tools(ctx, servers, m.opts.ListBudget)
+}
+
+// ToolsWait is Tools without the listing budget: it waits until each
+// server answers or fails, or ctx ends (for commands such as agentbot
+// agents).
+func (m *Manager) ToolsWait(ctx context.Context, servers []string) ([]Tool, []Problem) {
+	return m.tools(ctx, servers, 0)
+}
+
+// Warm connects the named servers and lists their tools in the background,
+// so the first turn that needs them finds them ready.
+func (m *Manager) Warm(servers []string) {
+	names, _ := m.cfg.Resolve(servers)
 	for _, n := range names {
 		c := m.conns[n]
-		tools, p, err := c.list(ctx)
-		probs = append(probs, p...)
-		if err != nil {
-			probs = append(probs, Problem{Server: n, Reason: err.Error()})
+		c.mu.Lock()
+		c.startList()
+		c.mu.Unlock()
+	}
+}
+
+// tools is Tools with a budget (<= 0: wait until each server answers or
+// fails, or ctx ends).
+func (m *Manager) tools(ctx context.Context, servers []string, budget time.Duration) ([]Tool, []Problem) {
+	names, probs := m.cfg.Resolve(servers)
+	for i := range probs {
+		probs[i].Unavailable = true
+	}
+	type listing struct {
+		tools []Tool
+		probs []Problem
+		err   error
+	}
+	got := make([]listing, len(names))
+	var wg sync.WaitGroup
+	for i, n := range names {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			l := &got[i]
+			l.tools, l.probs, l.err = m.conns[n].list(ctx, budget)
+		}()
+	}
+	wg.Wait()
+	var out []Tool
+	taken := map[string]bool{}
+	for i, n := range names {
+		probs = append(probs, got[i].probs...)
+		if got[i].err != nil {
+			probs = append(probs, Problem{Server: n, Reason: got[i].err.Error(), Unavailable: true})
 			continue
 		}
-		for _, t := range tools {
+		for _, t := range got[i].tools {
 			if taken[t.Name] {
 				probs = append(probs, Problem{Server: n, Reason: fmt.Sprintf("tool %q: its name %s is already taken by another tool; left out", t.remote, t.Name)})
 				continue
@@ -180,6 +269,27 @@ type conn struct {
 	failures int         // consecutive failures
 	nextTry  time.Time   // no connect before this
 	lastErr  string
+	// connecting and listing are the background connect and listing under
+	// way, nil when none is.
+	connecting, listing *flight
+	// known is the last tool list the server gave (kept across sessions),
+	// knownProbs its problems, knownAt when it was listed.
+	known      []Tool
+	knownProbs []Problem
+	knownAt    time.Time
+	// taskOnly holds the names of the tools that must be called as MCP
+	// tasks (see noteTaskTools); progress the progress handlers of the
+	// calls under way, by progress token.
+	taskOnly sync.Map
+	progress sync.Map
+}
+
+// flight is a background connect or listing: done is closed when it ends,
+// err is then set when it failed.
+type flight struct {
+	done    chan struct{}
+	err     error
+	started time.Time
 }
 
 // redact replaces every secret value of the server in s.
@@ -195,40 +305,89 @@ func (c *conn) errorf(format string, args ...any) error {
 	return errors.New(clean(c.redact(fmt.Sprintf(format, args...)), maxErrBytes))
 }
 
-// get returns a live session, connecting if needed. Called with c.mu held.
-func (c *conn) get(ctx context.Context) (*session, error) {
+// session returns a live session, waiting until ctx ends for a
+// background connect when there is none.
+func (c *conn) session(ctx context.Context) (*session, error) {
+	c.mu.Lock()
+	s, f, err := c.sessionOrConnect()
+	c.mu.Unlock()
+	if s != nil || err != nil {
+		return s, err
+	}
+	select {
+	case <-f.done:
+	case <-ctx.Done():
+		return nil, ctx.Err()
+	}
+	if f.err != nil {
+		return nil, f.err
+	}
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if c.sess == nil {
+		return nil, c.errorf("connection lost right after connecting")
+	}
+	return c.sess, nil
+}
+
+// sessionOrConnect returns the live session, or else the background
+// connect that makes one (starting it when none is under way), or else why
+// the server is not tried now (closed, backing off). c.mu held.
+func (c *conn) sessionOrConnect() (*session, *flight, error) {
 	if c.m.isClosed() {
-		return nil, ErrClosed
+		return nil, nil, ErrClosed
 	}
 	if c.sess != nil {
 		select {
 		case <-c.sess.dead:
 			c.drop("connection lost")
 		default:
-			return c.sess, nil
+			return c.sess, nil, nil
 		}
+	}
+	if c.connecting != nil {
+		return nil, c.connecting, nil
 	}
 	if wait := time.Until(c.nextTry); wait > 0 {
-		return nil, c.errorf("unavailable after %d failures (last: %s); next try in %s", c.failures, c.lastErr, wait.Round(time.Millisecond))
+		return nil, nil, c.errorf("unavailable after %d failures (last: %s); next try in %s", c.failures, c.lastErr, wait.Round(time.Millisecond))
 	}
-	cctx, cancel := context.WithTimeout(ctx, c.srv.Timeout)
+	if !c.m.track() {
+		return nil, nil, ErrClosed
+	}
+	f := &flight{done: make(chan struct{}), started: time.Now()}
+	c.connecting = f
+	go c.runConnect(f)
+	return nil, f, nil
+}
+
+// runConnect connects in the background, within the server's timeout, and
+// makes the result the current session.
+func (c *conn) runConnect(f *flight) {
+	defer c.m.flights.Done()
+	ctx, cancel := context.WithTimeout(c.m.bg, c.srv.Timeout)
 	defer cancel()
-	s, err := c.connect(cctx)
-	if err != nil {
-		if ctx.Err() != nil { // the caller gave up; the server is not to blame
-			return nil, ctx.Err()
+	s, err := c.connect(ctx)
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	defer close(f.done)
+	c.connecting = nil
+	switch {
+	case err != nil && c.m.bg.Err() != nil:
+		f.err = ErrClosed
+	case err != nil:
+		if ctx.Err() != nil {
+			err = fmt.Errorf("no answer within %s", c.srv.Timeout)
 		}
 		c.fail(err.Error())
-		return nil, c.errorf("connect: %s", err)
-	}
-	if c.m.isClosed() { // Close ran while we connected
+		f.err = c.errorf("connect: %s", err)
+	case c.m.isClosed(): // Close ran while we connected
 		c.m.closeSession(s)
-		return nil, ErrClosed
+		f.err = ErrClosed
+	default:
+		c.sess = s
+		c.tools = nil
+		c.m.log.Info("mcp server connected", "server", c.srv.Name, "transport", c.srv.Transport)
 	}
-	c.sess = s
-	c.tools = nil
-	c.m.log.Info("mcp server connected", "server", c.srv.Name, "transport", c.srv.Transport)
-	return s, nil
 }
 
 // fail records a failure and schedules the next connect. c.mu held.
@@ -270,6 +429,11 @@ func (c *conn) connect(ctx context.Context) (*session, error) {
 		ToolListChangedHandler: func(context.Context, *sdk.ToolListChangedRequest) {
 			c.stale.Store(true)
 		},
+		ProgressNotificationHandler: func(_ context.Context, r *sdk.ProgressNotificationClientRequest) {
+			if h, ok := c.progress.Load(fmt.Sprint(r.Params.ProgressToken)); ok {
+				h.(func(*sdk.ProgressNotificationParams))(r.Params)
+			}
+		},
 	})
 	s := &session{dead: make(chan struct{})}
 	var t sdk.Transport
@@ -283,13 +447,16 @@ func (c *conn) connect(ctx context.Context) (*session, error) {
 		cmd.WaitDelay = c.m.opts.TerminateWait
 		setGroup(cmd)
 		s.cmd = cmd
-		t = &sdk.CommandTransport{Command: cmd, TerminateDuration: c.m.opts.TerminateWait}
+		t = &stdioTransport{cmd: cmd, terminate: c.m.opts.TerminateWait, maxFrame: c.m.opts.MaxFrameBytes, sniff: c.noteTaskTools}
 	case TransportHTTP:
+		rt := newHeaderRT(c.srv)
+		rt.sniff = c.noteTaskTools
 		t = &sdk.StreamableClientTransport{
 			Endpoint:             c.srv.URL,
-			HTTPClient:           &http.Client{Transport: newHeaderRT(c.srv)},
+			HTTPClient:           &http.Client{Transport: rt},
 			MaxRetries:           -1,
 			DisableStandaloneSSE: true,
+			MaxEventSize:         c.m.opts.MaxFrameBytes,
 		}
 	default:
 		return nil, fmt.Errorf("unknown transport %q", c.srv.Transport)
@@ -310,16 +477,126 @@ func (c *conn) connect(ctx context.Context) (*session, error) {
 }
 
 // list returns the server's filtered tools, from cache when the session is
-// unchanged. The Problems are for tools left out.
-func (c *conn) list(ctx context.Context) ([]Tool, []Problem, error) {
+// unchanged, else from a background listing it waits for at most budget
+// from the listing's start (<= 0: until it ends). When the listing takes longer the last known
+// tools are served, with a Problem giving their age; without any, the
+// error says the server is still connecting. The Problems are for tools
+// left out.
+func (c *conn) list(ctx context.Context, budget time.Duration) ([]Tool, []Problem, error) {
+	c.mu.Lock()
+	if c.m.isClosed() {
+		c.mu.Unlock()
+		return nil, nil, ErrClosed
+	}
+	if c.tools != nil && !c.stale.Load() && c.live() {
+		defer c.mu.Unlock()
+		return c.tools, c.probs, nil
+	}
+	f := c.startList()
+	c.mu.Unlock()
+	var timer <-chan time.Time
+	if budget > 0 {
+		// A listing under way for longer than the budget already is not
+		// waited for again: a hung server costs one budget, not one per turn.
+		t := time.NewTimer(max(budget-time.Since(f.started), 0))
+		defer t.Stop()
+		timer = t.C
+	}
+	select {
+	case <-f.done:
+	case <-timer:
+	case <-ctx.Done():
+	}
+	select {
+	case <-f.done: // done, even if the budget ran out at the same time
+		if f.err == nil {
+			c.mu.Lock()
+			defer c.mu.Unlock()
+			return c.known, c.knownProbs, nil
+		}
+		return c.lastKnown(ctx, f.err)
+	default:
+		return c.lastKnown(ctx, nil)
+	}
+}
+
+// lastKnown is what list serves when the server has not given its tools
+// within the budget (err nil) or failed to (err): its last known tools,
+// with a Problem giving their age, or else an error.
+func (c *conn) lastKnown(ctx context.Context, err error) ([]Tool, []Problem, error) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	s, err := c.get(ctx)
-	if err != nil {
+	if errors.Is(err, ErrClosed) || c.known == nil && err != nil {
 		return nil, nil, err
 	}
-	if c.tools != nil && !c.stale.Load() {
-		return c.tools, c.probs, nil
+	why := "not answering yet"
+	if err != nil {
+		why = "unavailable (" + err.Error() + ")"
+	} else if c.lastErr != "" {
+		why = "not answering (last error: " + c.lastErr + ")"
+	}
+	if c.known == nil {
+		if ctx.Err() != nil {
+			return nil, nil, ctx.Err()
+		}
+		return nil, nil, c.errorf("%s; connecting in the background", why)
+	}
+	age := time.Since(c.knownAt).Round(time.Second)
+	probs := append(slices.Clone(c.knownProbs), Problem{Server: c.srv.Name,
+		Reason: clean(fmt.Sprintf("%s; serving its tool list from %s ago until it answers", why, age), maxErrBytes)})
+	return c.known, probs, nil
+}
+
+// live reports whether the current session is up. c.mu held.
+func (c *conn) live() bool {
+	if c.sess == nil {
+		return false
+	}
+	select {
+	case <-c.sess.dead:
+		return false
+	default:
+		return true
+	}
+}
+
+// startList returns the background listing under way, starting one if
+// there is none. c.mu held.
+func (c *conn) startList() *flight {
+	if c.listing != nil {
+		return c.listing
+	}
+	f := &flight{done: make(chan struct{}), started: time.Now()}
+	if !c.m.track() { // closed: the flight ends at once
+		f.err = ErrClosed
+		close(f.done)
+		return f
+	}
+	c.listing = f
+	go func() {
+		defer c.m.flights.Done()
+		tools, probs, err := c.fetchTools()
+		c.mu.Lock()
+		defer c.mu.Unlock()
+		defer close(f.done)
+		c.listing = nil
+		if err != nil {
+			f.err = err
+			return
+		}
+		c.tools, c.probs = tools, probs
+		c.known, c.knownProbs, c.knownAt = tools, probs, time.Now()
+	}()
+	return f
+}
+
+// fetchTools connects if needed and lists the server's tools, within its
+// timeout for each step.
+func (c *conn) fetchTools() ([]Tool, []Problem, error) {
+	ctx := c.m.bg
+	s, err := c.session(ctx)
+	if err != nil {
+		return nil, nil, err
 	}
 	c.stale.Store(false)
 	lctx, cancel := context.WithTimeout(ctx, c.srv.Timeout)
@@ -332,45 +609,178 @@ func (c *conn) list(ctx context.Context) ([]Tool, []Problem, error) {
 			break
 		}
 		if err != nil {
-			if ctx.Err() == nil { // not the caller giving up: the server failed
-				c.drop("list tools: " + err.Error())
+			if ctx.Err() != nil {
+				return nil, nil, ErrClosed
 			}
-			return nil, nil, c.errorf("list tools: %s", err)
+			why := err.Error()
+			if lctx.Err() != nil {
+				why = fmt.Sprintf("no answer within %s", c.srv.Timeout)
+			}
+			c.mu.Lock()
+			if c.sess == s {
+				c.drop("list tools: " + why)
+			}
+			c.mu.Unlock()
+			return nil, nil, c.errorf("list tools: %s", why)
 		}
 		raw = append(raw, t)
 	}
+	c.mu.Lock()
 	c.ok()
+	c.mu.Unlock()
 	tools, probs := c.build(raw)
+	if c.readsResources(s, tools) {
+		tools = append(tools, c.readTool())
+	}
 	if tooMany {
 		probs = append(probs, Problem{Server: c.srv.Name, Reason: fmt.Sprintf("lists more than %d tools; the rest are left out", maxTools)})
 	}
-	c.tools, c.probs = tools, probs
-	if c.tools == nil {
-		c.tools = []Tool{}
+	if tools == nil {
+		tools = []Tool{}
 	}
-	return c.tools, c.probs, nil
+	return tools, probs, nil
 }
 
-// call runs one tool call; see Tool.Call.
-func (c *conn) call(ctx context.Context, remote string, args map[string]any) (Result, error) {
-	c.mu.Lock()
-	s, err := c.get(ctx)
-	c.mu.Unlock()
+// readsResources reports whether the server gets a read_resource tool:
+// it offers resources, the config's filters let the tool in, and no tool
+// of its own has that name.
+func (c *conn) readsResources(s *session, tools []Tool) bool {
+	init := s.cs.InitializeResult()
+	if init == nil || init.Capabilities == nil || init.Capabilities.Resources == nil || !c.srv.wanted(readResource) {
+		return false
+	}
+	for _, t := range tools {
+		if t.remote == readResource {
+			return false
+		}
+	}
+	return true
+}
+
+// call runs one tool call; see Tool.CallProgress.
+func (c *conn) call(ctx context.Context, remote string, args map[string]any, progress func(string)) (Result, error) {
+	s, err := c.session(ctx)
 	if err != nil {
 		if errors.Is(err, ErrClosed) || ctx.Err() != nil {
 			return Result{}, err
 		}
 		return c.errResult(err.Error()), nil
 	}
-	cctx, cancel := context.WithTimeout(ctx, c.srv.Timeout)
-	defer cancel()
-	res, err := s.cs.CallTool(cctx, &sdk.CallToolParams{Name: remote, Arguments: args})
+	res, err := c.callOn(ctx, s, remote, args, progress)
+	if err != nil && c.neverRan(err) && ctx.Err() == nil {
+		// An HTTP server that restarted no longer knows our session and
+		// refuses the request before running it: reconnect, and send it
+		// once more.
+		c.m.log.Info("mcp server lost our session; reconnecting to send the call again", "server", c.srv.Name, "tool", remote)
+		c.mu.Lock()
+		if c.sess == s {
+			c.drop("session lost: " + err.Error())
+			c.nextTry = time.Time{}
+		}
+		c.mu.Unlock()
+		if s, err = c.session(ctx); err != nil {
+			if errors.Is(err, ErrClosed) || ctx.Err() != nil {
+				return Result{}, err
+			}
+			return c.errResult(err.Error()), nil
+		}
+		res, err = c.callOn(ctx, s, remote, args, progress)
+	}
 	if err == nil {
 		c.mu.Lock()
 		c.ok()
 		c.mu.Unlock()
 		return toResult(res, c.m.opts.MaxResultBytes, c.redact), nil
 	}
+	return c.callFailed(ctx, s, remote, err)
+}
+
+// callOn sends the call on session s with a progress token: each
+// notifications/progress the server sends for it goes to progress and
+// gives the call the server's timeout again, up to its max_timeout in all.
+func (c *conn) callOn(ctx context.Context, s *session, remote string, args map[string]any, progress func(string)) (*sdk.CallToolResult, error) {
+	cctx, cancel := context.WithCancelCause(ctx)
+	defer cancel(nil)
+	idle := time.AfterFunc(c.srv.Timeout, func() { cancel(errIdle) })
+	defer idle.Stop()
+	most := time.AfterFunc(c.srv.MaxTimeout, func() { cancel(errTooLong) })
+	defer most.Stop()
+	token := fmt.Sprintf("agentbot-%d", callSeq.Add(1))
+	// A notification handled after the answer (the go-sdk handles them
+	// asynchronously) must not report progress of a finished call.
+	var mu sync.Mutex
+	done := false
+	c.progress.Store(token, func(p *sdk.ProgressNotificationParams) {
+		mu.Lock()
+		defer mu.Unlock()
+		if done {
+			return
+		}
+		idle.Reset(c.srv.Timeout)
+		if progress != nil {
+			progress(progressText(remote, p))
+		}
+	})
+	defer func() {
+		c.progress.Delete(token)
+		mu.Lock()
+		done = true
+		mu.Unlock()
+	}()
+	params := &sdk.CallToolParams{Name: remote, Arguments: args}
+	params.SetProgressToken(token)
+	res, err := s.cs.CallTool(cctx, params)
+	if err != nil && ctx.Err() == nil && cctx.Err() != nil {
+		return nil, context.Cause(cctx)
+	}
+	return res, err
+}
+
+// callSeq numbers the progress tokens of the calls.
+var callSeq atomic.Int64
+
+// The causes of a call's end for want of an answer.
+var (
+	errIdle    = errors.New("no answer or progress within the timeout")
+	errTooLong = errors.New("not done within max_timeout")
+)
+
+// progressText is the status line of a progress notification.
+func progressText(tool string, p *sdk.ProgressNotificationParams) string {
+	var b strings.Builder
+	b.WriteString(tool)
+	if m := clean(strings.Join(strings.Fields(p.Message), " "), 200); m != "" {
+		b.WriteString(": " + m)
+	}
+	switch {
+	case p.Total > 0:
+		fmt.Fprintf(&b, " (%.0f%%)", min(100, 100*p.Progress/p.Total))
+	case p.Progress > 0:
+		fmt.Fprintf(&b, " (%g)", p.Progress)
+	}
+	return b.String()
+}
+
+// neverRan reports whether err means a call was refused before the server
+// ran it: an HTTP server that no longer knows our session answers 404
+// (the spec, https://modelcontextprotocol.io/specification/2025-11-25/basic/transports#session-management)
+// or, like the TypeScript SDK's, 400 "Bad Request: No valid session ID".
+func (c *conn) neverRan(err error) bool {
+	if c.srv.Transport != TransportHTTP {
+		return false
+	}
+	var werr *jsonrpc.Error
+	if errors.As(err, &werr) {
+		return false
+	}
+	return errors.Is(err, sdk.ErrSessionMissing) || strings.HasSuffix(err.Error(), ": Bad Request")
+}
+
+// callFailed is the result of a call that failed for want of an answer
+// or a broken connection. A call that timed out is cancelled; a server
+// that still answers a ping keeps its session, and with it its state. One
+// that does not is restarted, and the result says what that loses.
+func (c *conn) callFailed(ctx context.Context, s *session, remote string, err error) (Result, error) {
 	if ctx.Err() != nil { // the caller gave up; the server is not to blame
 		return Result{}, ctx.Err()
 	}
@@ -379,15 +789,41 @@ func (c *conn) call(ctx context.Context, remote string, args map[string]any) (Re
 		return c.errResult(fmt.Sprintf("tool %s: %s", remote, werr.Message)), nil
 	}
 	why := err.Error()
-	if cctx.Err() != nil {
+	switch {
+	case errors.Is(err, errIdle):
 		why = fmt.Sprintf("no answer within %s", c.srv.Timeout)
+	case errors.Is(err, errTooLong):
+		why = fmt.Sprintf("not done within max_timeout %s", c.srv.MaxTimeout)
+	case strings.Contains(why, "exceeded the configured maximum"), strings.Contains(why, "SSE event exceeded"):
+		why = fmt.Sprintf("its answer is larger than %s, more than agentbot reads", sizeText(c.m.opts.MaxFrameBytes))
+	}
+	timedOut := errors.Is(err, errIdle) || errors.Is(err, errTooLong)
+	if timedOut {
+		pctx, cancel := context.WithTimeout(c.m.bg, min(c.srv.Timeout, 5*time.Second))
+		perr := s.cs.Ping(pctx, nil)
+		cancel()
+		if perr == nil {
+			return c.errResult(fmt.Sprintf("tool %s: %s; the call was cancelled (the server still answers, so it keeps its state)", remote, why)), nil
+		}
 	}
 	c.mu.Lock()
 	if c.sess == s {
 		c.drop(why)
 	}
 	c.mu.Unlock()
-	return c.errResult(fmt.Sprintf("tool %s: %s; the server will be reconnected", remote, why)), nil
+	lost := "the server will be reconnected"
+	if c.srv.Transport == TransportStdio {
+		lost = "the server will be reconnected, started afresh: whatever it kept from earlier calls (open files, sessions, memory) is lost"
+	}
+	return c.errResult(fmt.Sprintf("tool %s: %s; %s", remote, why, lost)), nil
+}
+
+// sizeText renders a byte count ("128 MiB").
+func sizeText(n int) string {
+	if n >= 1<<20 {
+		return fmt.Sprintf("%d MiB", n>>20)
+	}
+	return fmt.Sprintf("%d bytes", n)
 }
 
 func (c *conn) errResult(msg string) Result {
@@ -417,6 +853,7 @@ type headerRT struct {
 	host    string
 	headers map[string]Secret
 	base    http.RoundTripper
+	sniff   func(line []byte) // shown the lines of each answer (see sniffer)
 }
 
 func newHeaderRT(s *Server) *headerRT {
@@ -434,7 +871,17 @@ func (h *headerRT) RoundTrip(r *http.Request) (*http.Response, error) {
 			r.Header.Set(k, v.Reveal())
 		}
 	}
-	return h.base.RoundTrip(r)
+	resp, err := h.base.RoundTrip(r)
+	if err == nil && h.sniff != nil && resp.Body != nil {
+		resp.Body = sniffBody{Reader: &sniffer{r: resp.Body, note: h.sniff}, Closer: resp.Body}
+	}
+	return resp, err
+}
+
+// sniffBody is an answer's body read through a sniffer.
+type sniffBody struct {
+	io.Reader
+	io.Closer
 }
 
 // stderrLog passes a stdio server's stderr to the debug log, line by line,

@@ -52,6 +52,9 @@ func setup(t *testing.T, y string, opts Options) (*Manager, *syncBuf) {
 	if opts.Logger == nil {
 		opts.Logger = slog.New(slog.NewTextHandler(logs, &slog.HandlerOptions{Level: slog.LevelDebug}))
 	}
+	if opts.ListBudget == 0 { // tests wait for the list unless they test the budget
+		opts.ListBudget = time.Minute
+	}
 	m := NewManager(cfg, opts)
 	t.Cleanup(func() { _ = m.Close() })
 	return m, logs
@@ -400,7 +403,7 @@ func TestUnknownAndDisabledServers(t *testing.T) {
 	if err != nil || !hasProblem(cprobs, "needs", "NOT_SET_ANYWHERE") {
 		t.Fatalf("config: %v %v", err, cprobs)
 	}
-	m := NewManager(cfg, Options{Logger: discardLogger})
+	m := NewManager(cfg, Options{Logger: discardLogger, ListBudget: time.Minute})
 	defer m.Close()
 	list, probs := m.Tools(context.Background(), []string{"s", "nope", "needs", "gone"})
 	if len(list) == 0 || !hasProblem(probs, "nope", "no such server") || !hasProblem(probs, "needs", "disabled") ||
@@ -596,5 +599,56 @@ func TestBackoffGrowsWithJitter(t *testing.T) {
 func TestZeroToolCall(t *testing.T) {
 	if _, err := (Tool{}).Call(context.Background(), nil); err == nil {
 		t.Error("call of a zero Tool: no error")
+	}
+}
+
+// After an HTTP server restart our session is unknown to it (404): the
+// first call, which never ran, is sent again on a new session, once.
+func TestCallRetriedOnceAfterHTTPRestart(t *testing.T) {
+	hs := mcptest.NewHTTPServer(t)
+	m, logs := setup(t, "servers:\n"+httpEntry(hs.URL, "h", ""), Options{})
+	ts := tools(t, m, "h")
+	if r := call(t, get(t, ts, "h__echo"), `{"text":"before"}`); r.IsError {
+		t.Fatalf("before: %+v", r)
+	}
+	hs.Restart()
+	if r := call(t, get(t, ts, "h__write_note"), `{"text":"after"}`); r.IsError || r.Text != "saved" {
+		t.Fatalf("after the restart: %+v\n%s", r, logs)
+	}
+	if n := strings.Count(logs.String(), "lost our session"); n != 1 {
+		t.Fatalf("%d retries logged:\n%s", n, logs)
+	}
+	// A call the server answered with an error is not sent again.
+	if r := call(t, get(t, ts, "h__fail"), `{"name":"x"}`); !r.IsError || strings.Count(logs.String(), "lost our session") != 1 {
+		t.Fatalf("a failed call = %+v", r)
+	}
+}
+
+// Progress gives a call its timeout again, up to max_timeout: ten steps
+// of 100ms finish under a 300ms timeout, each step reported; with a
+// max_timeout of 500ms the same call is cut, and said to be.
+func TestProgressExtendsTheTimeoutUpToMax(t *testing.T) {
+	hs := mcptest.NewHTTPServer(t)
+	m, _ := setup(t, "servers:\n"+httpEntry(hs.URL, "h", "    timeout: 300ms\n    max_timeout: 5s\n")+
+		httpEntry(hs.URL, "short", "    timeout: 300ms\n    max_timeout: 500ms\n"), Options{})
+	ts := tools(t, m, "h", "short")
+	var lines []string
+	var mu sync.Mutex
+	r, err := get(t, ts, "h__steps").CallProgress(context.Background(), nil, func(s string) {
+		mu.Lock()
+		lines = append(lines, s)
+		mu.Unlock()
+	})
+	if err != nil || r.IsError || r.Text != "ten steps done" {
+		t.Fatalf("steps = %+v %v", r, err)
+	}
+	mu.Lock()
+	if len(lines) < 8 || lines[0] != "steps: step 1 (10%)" {
+		t.Errorf("progress = %q", lines)
+	}
+	mu.Unlock()
+	r = call(t, get(t, ts, "short__steps"), `{}`)
+	if !r.IsError || !strings.Contains(r.Text, "not done within max_timeout 500ms") || !strings.Contains(r.Text, "keeps its state") {
+		t.Fatalf("over max_timeout = %+v", r)
 	}
 }

@@ -7,6 +7,7 @@ import (
 	"errors"
 	"fmt"
 	"hash/fnv"
+	"mime"
 	"path"
 	"strings"
 
@@ -40,9 +41,14 @@ type Tool struct {
 	// the tool's own name; else auto for a read-only tool, ask otherwise.
 	Policy string
 
-	remote string // the tool's name on the server
+	remote string // the tool's name on the server; "" for read_resource
 	c      *conn
 }
+
+// readResource is the own name of the tool a server with resources gets:
+// it reads a resource (resources/read) by its URI, such as one a tool's
+// resource link gives.
+const readResource = "read_resource"
 
 // Remote is the tool's own name on its server.
 func (t Tool) Remote() string { return t.remote }
@@ -60,6 +66,9 @@ type Result struct {
 	Bytes int
 	// Truncated is set when Text was cut.
 	Truncated bool
+	// Files are the images, audio and binary resources of the result, for
+	// people to see or hear; Text says they are there.
+	Files []engine.ExternalFile
 }
 
 // Call runs the tool with args, a JSON object (empty or null means {}). Whatever goes
@@ -68,6 +77,13 @@ type Result struct {
 // on a later call. The error is non-nil only when ctx ends first (the caller
 // gave up) or the Manager is closed.
 func (t Tool) Call(ctx context.Context, args json.RawMessage) (Result, error) {
+	return t.CallProgress(ctx, args, nil)
+}
+
+// CallProgress is Call with a progress token: progress (when not nil) is
+// given a status line for each notifications/progress of the call, and
+// each gives the call the server's timeout again, up to its max_timeout.
+func (t Tool) CallProgress(ctx context.Context, args json.RawMessage, progress func(status string)) (Result, error) {
 	if t.c == nil {
 		return Result{}, errors.New("mcp: call of a Tool not listed by a Manager")
 	}
@@ -77,7 +93,53 @@ func (t Tool) Call(ctx context.Context, args json.RawMessage) (Result, error) {
 			return t.c.errResult(fmt.Sprintf("tool %s: arguments must be a JSON object", t.remote)), nil
 		}
 	}
-	return t.c.call(ctx, t.remote, m)
+	if t.remote == "" {
+		return t.c.read(ctx, m)
+	}
+	return t.c.call(ctx, t.remote, m, progress)
+}
+
+// read runs the read_resource tool: resources/read of the "uri" argument.
+func (c *conn) read(ctx context.Context, args map[string]any) (Result, error) {
+	uri, _ := args["uri"].(string)
+	if uri == "" {
+		return c.errResult(readResource + `: give {"uri": "…"}, the URI of a resource link`), nil
+	}
+	s, err := c.session(ctx)
+	if err != nil {
+		if errors.Is(err, ErrClosed) || ctx.Err() != nil {
+			return Result{}, err
+		}
+		return c.errResult(err.Error()), nil
+	}
+	rctx, cancel := context.WithTimeout(ctx, c.srv.Timeout)
+	defer cancel()
+	res, err := s.cs.ReadResource(rctx, &sdk.ReadResourceParams{URI: uri})
+	if err != nil {
+		if ctx.Err() != nil {
+			return Result{}, ctx.Err()
+		}
+		return c.errResult(fmt.Sprintf("%s %s: %s", readResource, clean(uri, 1000), err)), nil
+	}
+	out := &sdk.CallToolResult{}
+	for _, rc := range res.Contents {
+		if rc != nil {
+			out.Content = append(out.Content, &sdk.EmbeddedResource{Resource: rc})
+		}
+	}
+	return toResult(out, c.m.opts.MaxResultBytes, c.redact), nil
+}
+
+// readTool is the read_resource tool of a server that offers resources.
+func (c *conn) readTool() Tool {
+	t := Tool{
+		Name: toolName(c.srv.Name, readResource), Server: c.srv.Name, ReadOnly: true,
+		Description: "Read a resource of the MCP server " + c.srv.Name + " by its URI, such as one of a resource link in a tool's result.",
+		Schema:      json.RawMessage(`{"type":"object","properties":{"uri":{"type":"string","description":"the resource's URI"}},"required":["uri"]}`),
+		c:           c,
+	}
+	t.Policy = c.srv.policy(readResource, true)
+	return t
 }
 
 // build turns a server's tool list into Tools after the config filters; a
@@ -87,6 +149,10 @@ func (c *conn) build(raw []*sdk.Tool) ([]Tool, []Problem) {
 	var probs []Problem
 	for _, rt := range raw {
 		if rt == nil || !c.srv.wanted(rt.Name) {
+			continue
+		}
+		if _, task := c.taskOnly.Load(rt.Name); task {
+			probs = append(probs, Problem{Server: c.srv.Name, Reason: fmt.Sprintf("tool %q left out: it must be called as an MCP task (execution.taskSupport \"required\"), which agentbot does not do", clean(rt.Name, 80))})
 			continue
 		}
 		schema, err := checkSchema(rt.InputSchema)
@@ -203,25 +269,19 @@ func checkSchema(s any) (json.RawMessage, error) {
 }
 
 // toResult converts a call result, capped at max bytes of text, after
-// redact has scrubbed the server's secrets from it.
+// redact has scrubbed the server's secrets from it. Images, audio and
+// binary resources become Files; resource links keep their name,
+// description and MIME type, and say how to read them.
 func toResult(r *sdk.CallToolResult, max int, redact func(string) string) Result {
 	var parts []string
+	var files []engine.ExternalFile
 	for _, c := range r.Content {
-		switch c := c.(type) {
-		case *sdk.TextContent:
-			parts = append(parts, c.Text)
-		case *sdk.ImageContent:
-			parts = append(parts, fmt.Sprintf("[image %s, %d bytes, not shown]", clean(c.MIMEType, 100), len(c.Data)))
-		case *sdk.AudioContent:
-			parts = append(parts, fmt.Sprintf("[audio %s, %d bytes, not shown]", clean(c.MIMEType, 100), len(c.Data)))
-		case *sdk.ResourceLink:
-			parts = append(parts, fmt.Sprintf("[resource %s]", clean(c.URI, 1000)))
-		case *sdk.EmbeddedResource:
-			if c.Resource != nil && c.Resource.Text != "" {
-				parts = append(parts, c.Resource.Text)
-			} else if c.Resource != nil {
-				parts = append(parts, fmt.Sprintf("[resource %s, %d bytes, not shown]", clean(c.Resource.URI, 1000), len(c.Resource.Blob)))
-			}
+		part, file := contentPart(c, len(files))
+		if file != nil {
+			files = append(files, *file)
+		}
+		if part != "" {
+			parts = append(parts, part)
 		}
 	}
 	text := strings.Join(parts, "\n")
@@ -231,7 +291,7 @@ func toResult(r *sdk.CallToolResult, max int, redact func(string) string) Result
 		}
 	}
 	text = redact(strings.ToValidUTF8(text, "\uFFFD"))
-	res := Result{IsError: r.IsError, Bytes: len(text)}
+	res := Result{IsError: r.IsError, Bytes: len(text), Files: files}
 	if len(text) > max {
 		shown := engine.CutUTF8(text, max)
 		text = shown + fmt.Sprintf("\n[result cut: %d of %d bytes shown]", len(shown), res.Bytes)
@@ -239,6 +299,76 @@ func toResult(r *sdk.CallToolResult, max int, redact func(string) string) Result
 	}
 	res.Text = text
 	return res
+}
+
+// contentPart is the text the model reads for one content item, and the
+// file people get from it (nil for text). n counts the files so far.
+func contentPart(c sdk.Content, n int) (string, *engine.ExternalFile) {
+	switch c := c.(type) {
+	case *sdk.TextContent:
+		return c.Text, nil
+	case *sdk.ImageContent:
+		return "", &engine.ExternalFile{Name: fmt.Sprintf("image-%d%s", n+1, extOf(c.MIMEType)), MIMEType: clean(c.MIMEType, 100), Data: c.Data}
+	case *sdk.AudioContent:
+		return "", &engine.ExternalFile{Name: fmt.Sprintf("audio-%d%s", n+1, extOf(c.MIMEType)), MIMEType: clean(c.MIMEType, 100), Data: c.Data}
+	case *sdk.ResourceLink:
+		return linkText(c), nil
+	case *sdk.EmbeddedResource:
+		if c.Resource == nil {
+			return "", nil
+		}
+		if c.Resource.Blob == nil {
+			return c.Resource.Text, nil
+		}
+		name := path.Base(c.Resource.URI)
+		if name == "." || name == "/" || path.Ext(name) == "" {
+			name = fmt.Sprintf("resource-%d%s", n+1, extOf(c.Resource.MIMEType))
+		}
+		return "", &engine.ExternalFile{Name: name, MIMEType: clean(c.Resource.MIMEType, 100), Data: c.Resource.Blob}
+	}
+	return "", nil
+}
+
+// linkText describes a resource link for the model.
+func linkText(l *sdk.ResourceLink) string {
+	var b strings.Builder
+	fmt.Fprintf(&b, "[resource link %s", clean(l.URI, 1000))
+	if l.Name != "" {
+		fmt.Fprintf(&b, ", name %q", clean(l.Name, 200))
+	}
+	if l.Title != "" {
+		fmt.Fprintf(&b, ", title %q", clean(l.Title, 200))
+	}
+	if l.MIMEType != "" {
+		fmt.Fprintf(&b, ", %s", clean(l.MIMEType, 100))
+	}
+	if l.Size != nil {
+		fmt.Fprintf(&b, ", %d bytes", *l.Size)
+	}
+	if l.Description != "" {
+		fmt.Fprintf(&b, ": %s", clean(strings.Join(strings.Fields(l.Description), " "), 500))
+	}
+	b.WriteString("; read it with the server's " + readResource + " tool]")
+	return b.String()
+}
+
+// extOf is the file extension of a MIME type ("" when unknown).
+func extOf(mimeType string) string {
+	if exts, err := mime.ExtensionsByType(mimeType); err == nil && len(exts) > 0 {
+		for _, e := range exts { // prefer the usual short ones
+			if e == ".png" || e == ".jpg" || e == ".wav" || e == ".mp3" || e == ".txt" || e == ".gz" {
+				return e
+			}
+		}
+		return exts[0]
+	}
+	switch mimeType {
+	case "audio/wav", "audio/x-wav":
+		return ".wav"
+	case "audio/mpeg":
+		return ".mp3"
+	}
+	return ""
 }
 
 // clean makes a server-supplied string valid UTF-8 of at most n bytes.

@@ -1,55 +1,82 @@
 package model
 
 import (
+	"encoding/json"
 	"fmt"
 	"sort"
 	"strings"
 
-	openai "github.com/sashabaranov/go-openai"
+	"agentbot/engine/llm"
+	"agentbot/engine/transcript"
 )
 
 // assembler builds one assistant message from stream chunks.
 type assembler struct {
-	content strings.Builder
-	refusal strings.Builder
-	calls   []indexedCall // in order of first appearance
-	byIndex map[int]int   // tool-call index -> position in calls
-	finish  string
-	usage   Usage
-	emitted bool
+	content   strings.Builder
+	refusal   strings.Builder
+	reasoning strings.Builder
+	// reasoningField is the wire name the reasoning text came under when
+	// it is not reasoning_content.
+	reasoningField string
+	details        []json.RawMessage // reasoning_details items, verbatim, in order
+	calls          []indexedCall     // in order of first appearance
+	byIndex        map[int]int       // tool-call index -> position in calls
+	finish         string
+	usage          llm.Usage
+	emitted        bool
 }
 
 // indexedCall is a tool call being assembled, with its stream index.
 type indexedCall struct {
 	index int
-	call  openai.ToolCall
+	call  transcript.ToolCall
 }
 
 // add folds chunk in, passing its text to onText.
-func (a *assembler) add(chunk openai.ChatCompletionStreamResponse, onText func(string)) {
+func (a *assembler) add(chunk *streamChunk, onText func(string)) {
 	if u := chunk.Usage; u != nil {
-		a.usage = Usage{Prompt: u.PromptTokens, Completion: u.CompletionTokens}
+		a.usage = llm.Usage{Prompt: u.PromptTokens, Completion: u.CompletionTokens}
 		if u.PromptTokensDetails != nil {
 			a.usage.Cached = u.PromptTokensDetails.CachedTokens
 		}
 	}
-	for _, ch := range chunk.Choices {
+	for i := range chunk.Choices {
+		ch := &chunk.Choices[i]
 		if ch.Index != 0 {
 			continue // one choice is asked for; ignore any other
 		}
-		if text := ch.Delta.Content; text != "" {
+		d := &ch.Delta
+		if text := d.Content; text != "" {
 			a.content.WriteString(text)
 			if onText != nil {
 				onText(text)
 				a.emitted = true
 			}
 		}
-		a.refusal.WriteString(ch.Delta.Refusal)
-		for _, tc := range ch.Delta.ToolCalls {
+		a.refusal.WriteString(d.Refusal)
+		a.addReasoning(d)
+		for _, tc := range d.ToolCalls {
 			a.addToolCall(tc)
 		}
-		if ch.FinishReason != "" {
-			a.finish = string(ch.FinishReason)
+		if ch.FinishReason != nil && *ch.FinishReason != "" {
+			a.finish = *ch.FinishReason
+		}
+	}
+}
+
+// addReasoning keeps the reasoning of a delta: its text under whichever
+// name it came, and OpenRouter's reasoning_details items as they are.
+func (a *assembler) addReasoning(d *streamDelta) {
+	switch {
+	case d.ReasoningContent != "":
+		a.reasoning.WriteString(d.ReasoningContent)
+	case d.Reasoning != "":
+		a.reasoning.WriteString(d.Reasoning)
+		a.reasoningField = "reasoning"
+	}
+	for _, item := range d.ReasoningDetails {
+		if len(item) > 0 && string(item) != "null" {
+			a.details = append(a.details, append(json.RawMessage(nil), item...))
 		}
 	}
 }
@@ -58,7 +85,7 @@ func (a *assembler) add(chunk openai.ChatCompletionStreamResponse, onText func(s
 // brings the id and name; later ones append to the arguments. A delta
 // without an index (some servers send whole calls that way) starts a new
 // call when it brings a new id, and continues the last call otherwise.
-func (a *assembler) addToolCall(tc openai.ToolCall) {
+func (a *assembler) addToolCall(tc wireToolCall) {
 	if a.byIndex == nil {
 		a.byIndex = map[int]int{}
 	}
@@ -90,26 +117,38 @@ func (a *assembler) addToolCall(tc openai.ToolCall) {
 		call.Function.Name = tc.Function.Name
 	}
 	call.Function.Arguments += tc.Function.Arguments
+	if x := tc.ExtraContent; x != nil && x.Google.ThoughtSignature != "" {
+		call.ThoughtSignature = x.Google.ThoughtSignature
+	}
 }
 
 // response returns the assembled reply. Tool calls come in index order,
 // typed "function"; one that never got an id is named "call_<index>" so
 // its result can still refer to it.
-func (a *assembler) response() *Response {
-	msg := openai.ChatCompletionMessage{
-		Role:    openai.ChatMessageRoleAssistant,
-		Content: a.content.String(),
-		Refusal: a.refusal.String(),
+func (a *assembler) response() *llm.Response {
+	msg := transcript.Message{
+		Role:             transcript.RoleAssistant,
+		Content:          a.content.String(),
+		Refusal:          a.refusal.String(),
+		ReasoningContent: a.reasoning.String(),
+	}
+	if msg.ReasoningContent != "" {
+		msg.ReasoningField = a.reasoningField
+	}
+	if len(a.details) > 0 {
+		if raw, err := json.Marshal(a.details); err == nil {
+			msg.ReasoningDetails = raw
+		}
 	}
 	calls := append([]indexedCall(nil), a.calls...)
 	sort.SliceStable(calls, func(i, j int) bool { return calls[i].index < calls[j].index })
 	for _, ic := range calls {
 		call := ic.call
-		call.Type = openai.ToolTypeFunction
+		call.Type = transcript.ToolTypeFunction
 		if call.ID == "" {
 			call.ID = fmt.Sprintf("call_%d", ic.index)
 		}
 		msg.ToolCalls = append(msg.ToolCalls, call)
 	}
-	return &Response{Message: fromOpenAIMessage(msg), FinishReason: a.finish, Usage: a.usage}
+	return &llm.Response{Message: msg, FinishReason: a.finish, Usage: a.usage}
 }

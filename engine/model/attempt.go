@@ -1,13 +1,18 @@
 package model
 
 import (
+	"bytes"
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
+	"net/http"
+	"net/url"
+	"strings"
 	"time"
 
-	openai "github.com/sashabaranov/go-openai"
+	"agentbot/engine/llm"
 )
 
 // attemptResult is how one attempt failed.
@@ -17,42 +22,107 @@ type attemptResult struct {
 	retryAfter time.Duration // what the response asked, 0 if nothing
 }
 
+// maxErrorBody bounds the error body an attempt reads.
+const maxErrorBody = 1 << 20
+
 // attempt makes one streamed call bounded by CallTimeout.
-func (c *Client) attempt(ctx context.Context, creq openai.ChatCompletionRequest, onText func(string)) (*Response, attemptResult) {
+func (c *Client) attempt(ctx context.Context, body []byte, onText func(string)) (*llm.Response, attemptResult) {
 	actx, cancel := context.WithTimeout(ctx, c.cfg.CallTimeout)
 	defer cancel()
-	var info responseInfo
 	var asm assembler
+	var retryAfter time.Duration
 	result := func(err error) attemptResult {
 		if err != nil && ctx.Err() == nil && errors.Is(actx.Err(), context.DeadlineExceeded) {
 			err = fmt.Errorf("%w after %s", ErrCallTimeout, c.cfg.CallTimeout)
 		}
-		return attemptResult{err: err, emitted: asm.emitted, retryAfter: info.retryAfter}
+		return attemptResult{err: err, emitted: asm.emitted, retryAfter: retryAfter}
 	}
 
-	stream, err := c.api.CreateChatCompletionStream(withResponseInfo(actx, &info), creq)
+	hreq, err := c.httpRequest(actx, body)
 	if err != nil {
 		return nil, result(err)
 	}
-	defer stream.Close()
+	resp, err := c.http.Do(hreq)
+	if err != nil {
+		return nil, result(err)
+	}
+	defer resp.Body.Close()
+	retryAfter, _ = parseRetryAfter(resp.Header, time.Now())
+	if resp.StatusCode < 200 || resp.StatusCode > 299 {
+		data, _ := io.ReadAll(io.LimitReader(resp.Body, maxErrorBody))
+		return nil, result(errorBody(resp.StatusCode, data))
+	}
+	if err := c.read(resp.Body, &asm, onText); err != nil {
+		return nil, result(err)
+	}
+	return asm.response(), result(nil)
+}
+
+// read folds the events of a stream into asm until [DONE] or the end. An
+// error event or chunk is the attempt's error; so is an end without a
+// finish reason, or a finish reason of "error".
+func (c *Client) read(body io.Reader, asm *assembler, onText func(string)) error {
+	sr := newSSEReader(body)
 	for {
-		chunk, err := stream.Recv()
-		if err == io.EOF {
+		event, data, err := sr.next()
+		if errors.Is(err, io.EOF) {
 			break
 		}
 		if err != nil {
-			// go-openai wraps an error event of the stream as "error, %w";
-			// keep the *openai.APIError itself.
-			var apiErr *openai.APIError
-			if errors.As(err, &apiErr) {
-				err = apiErr
-			}
-			return nil, result(err)
+			return err
 		}
-		asm.add(chunk, onText)
+		if event == "error" {
+			return streamError(data)
+		}
+		if event != "" && event != "message" && event != "chunk" {
+			continue // an event this adapter does not use
+		}
+		if bytes.Equal(bytes.TrimSpace(data), []byte("[DONE]")) {
+			break
+		}
+		var chunk streamChunk
+		if err := json.Unmarshal(data, &chunk); err != nil {
+			return fmt.Errorf("%w: bad chunk: %v", ErrIncompleteStream, err)
+		}
+		if chunk.Error != nil {
+			return chunk.Error.apiError(0)
+		}
+		asm.add(&chunk, onText)
 	}
-	if asm.finish == "" {
-		return nil, result(ErrIncompleteStream)
+	switch asm.finish {
+	case "":
+		return ErrIncompleteStream
+	case "error":
+		return fmt.Errorf("%w: the stream finished with finish_reason \"error\"", ErrStreamError)
 	}
-	return asm.response(), result(nil)
+	return nil
+}
+
+// httpRequest builds the POST of body to the chat completions endpoint.
+func (c *Client) httpRequest(ctx context.Context, body []byte) (*http.Request, error) {
+	req, err := http.NewRequestWithContext(ctx, http.MethodPost, c.url, bytes.NewReader(body))
+	if err != nil {
+		return nil, fmt.Errorf("build request: %w", err)
+	}
+	req.Header.Set("Content-Type", "application/json")
+	req.Header.Set("Accept", "text/event-stream")
+	req.Header.Set("Cache-Control", "no-cache")
+	if c.azure {
+		// https://learn.microsoft.com/azure/ai-foundry/openai/reference#authentication
+		req.Header.Set("api-key", c.cfg.APIKey)
+	} else if c.cfg.APIKey != "" {
+		req.Header.Set("Authorization", "Bearer "+c.cfg.APIKey)
+	}
+	return req, nil
+}
+
+// chatURL is the chat completions endpoint for a configuration: base +
+// /chat/completions, or Azure's
+// {base}/openai/deployments/{deployment}/chat/completions?api-version=.
+func chatURL(base, deployment, apiVersion string, azure bool) string {
+	base = strings.TrimRight(base, "/")
+	if !azure {
+		return base + "/chat/completions"
+	}
+	return fmt.Sprintf("%s/openai/deployments/%s/chat/completions?api-version=%s", base, url.PathEscape(deployment), url.QueryEscape(apiVersion))
 }

@@ -7,10 +7,12 @@ import (
 	"io"
 	"strings"
 	"testing"
+	"time"
 
 	openai "github.com/sashabaranov/go-openai"
 
 	"agentbot/engine/fakemodel"
+	"agentbot/engine/llm"
 	"agentbot/engine/model"
 	"agentbot/engine/transcript"
 )
@@ -58,6 +60,7 @@ func BenchmarkBareCall(b *testing.B) {
 	}
 	ctx := context.Background()
 	b.ReportAllocs()
+	defer reportCPU(b, cpuTime())
 	for b.Loop() {
 		stream, err := c.CreateChatCompletionStream(ctx, req)
 		if err != nil {
@@ -87,9 +90,10 @@ func BenchmarkBareCall(b *testing.B) {
 func BenchmarkComplete(b *testing.B) {
 	s := benchServer(b)
 	c := model.New(model.Config{APIKey: "fake-key", BaseURL: s.URL(), Model: "test-model"})
-	req := model.Request{Messages: benchMessages()}
+	req := llm.Request{Messages: benchMessages()}
 	ctx := context.Background()
 	b.ReportAllocs()
+	defer reportCPU(b, cpuTime())
 	for b.Loop() {
 		resp, err := c.Complete(ctx, req, func(string) {})
 		if err != nil {
@@ -99,4 +103,72 @@ func BenchmarkComplete(b *testing.B) {
 			b.Fatalf("response = %+v", resp)
 		}
 	}
+}
+
+// reasoningSession is benchMessages followed by turns of a DeepSeek-style
+// tool loop: each step's assistant message carries reasoning of
+// reasoningBytes and two tool calls, each result resultBytes.
+func reasoningSession(steps, reasoningBytes, resultBytes int) []transcript.Message {
+	msgs := benchMessages()
+	for i := range steps {
+		if i%3 == 0 {
+			msgs = append(msgs, transcript.Message{Role: transcript.RoleUser, Content: fmt.Sprintf("turn %d: go on", i)})
+		}
+		var calls []transcript.ToolCall
+		for j := range 2 {
+			calls = append(calls, transcript.ToolCall{ID: fmt.Sprintf("c%02dx%05d", j, i), Type: "function",
+				Function: transcript.FunctionCall{Name: "read_file", Arguments: fmt.Sprintf(`{"path":"/project/f%d.md"}`, j)}})
+		}
+		msgs = append(msgs, transcript.Message{Role: transcript.RoleAssistant, ToolCalls: calls,
+			ReasoningContent: strings.Repeat("I should read the files first. ", reasoningBytes/31+1)[:reasoningBytes]})
+		for _, c := range calls {
+			msgs = append(msgs, transcript.Message{Role: transcript.RoleTool, ToolCallID: c.ID, Content: strings.Repeat("x", resultBytes)})
+		}
+	}
+	return msgs
+}
+
+// BenchmarkDeepSeekReasoningState is a call carrying DeepSeek-style
+// reasoning state (12 tool steps of 2 KB reasoning, 1 KB results, over the
+// 100-message conversation), against the DeepSeek mode, which refuses the
+// request if any of it is missing. It reports the reasoning bytes a
+// request carries, per step, and their share of the request body.
+func BenchmarkDeepSeekReasoningState(b *testing.B) {
+	s := fakemodel.NewTB(b)
+	s.SetProvider(fakemodel.DeepSeek)
+	s.Handle(func(fakemodel.Request) fakemodel.Reply {
+		return fakemodel.Reply{Reasoning: strings.Repeat("think ", 300), Text: "Next step.", Chunks: 8}
+	})
+	c := model.New(model.Config{APIKey: "fake-key", BaseURL: s.URL(), Model: "deepseek-v4-pro"})
+	const steps = 12
+	req := llm.Request{Messages: reasoningSession(steps, 2048, 1024)}
+	ctx := context.Background()
+	resp, err := c.Complete(ctx, req, nil)
+	if err != nil {
+		b.Fatal(err)
+	}
+	if resp.Message.ReasoningContent == "" {
+		b.Fatal("no reasoning kept")
+	}
+	carried := 0
+	for i := range req.Messages {
+		carried += req.Messages[i].ReasoningBytes()
+	}
+	body := len(s.Requests()[0].Raw)
+	b.ReportAllocs()
+	for b.Loop() {
+		if _, err := c.Complete(ctx, req, nil); err != nil {
+			b.Fatal(err)
+		}
+	}
+	b.ReportMetric(float64(carried)/steps, "reasoning-B/step")
+	b.ReportMetric(float64(carried), "reasoning-B/req")
+	b.ReportMetric(100*float64(carried)/float64(body), "reasoning-%-of-req")
+}
+
+// reportCPU reports the process CPU time per op since start: client and
+// fake server together, but far steadier than wall time on a busy machine,
+// so two benchmarks of the same server work compare by their client side.
+func reportCPU(b *testing.B, start time.Duration) {
+	b.ReportMetric(float64(cpuTime()-start)/float64(b.N), "cpu-ns/op")
 }

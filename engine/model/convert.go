@@ -1,72 +1,17 @@
 package model
 
 import (
-	"encoding/json"
-
 	openai "github.com/sashabaranov/go-openai"
 
-	"agentbot/engine/transcript"
+	"agentbot/engine/llm"
 )
 
-// Tool is one tool the model may call: its name, what it does, and the
-// JSON Schema of its arguments.
-type Tool struct {
-	Name        string
-	Description string
-	Parameters  json.RawMessage
-}
-
-// This file is the only place that converts between agentbot's transcript
-// types and go-openai's.
-
-// toOpenAIMessages converts transcript messages to go-openai's.
-func toOpenAIMessages(msgs []transcript.Message) []openai.ChatCompletionMessage {
-	out := make([]openai.ChatCompletionMessage, len(msgs))
-	for i, m := range msgs {
-		out[i] = openai.ChatCompletionMessage{
-			Role:       m.Role,
-			Content:    m.Content,
-			Refusal:    m.Refusal,
-			ToolCallID: m.ToolCallID,
-		}
-		if len(m.ToolCalls) > 0 {
-			calls := make([]openai.ToolCall, len(m.ToolCalls))
-			for j, tc := range m.ToolCalls {
-				calls[j] = openai.ToolCall{
-					ID:       tc.ID,
-					Type:     openai.ToolType(tc.Type),
-					Function: openai.FunctionCall{Name: tc.Function.Name, Arguments: tc.Function.Arguments},
-				}
-			}
-			out[i].ToolCalls = calls
-		}
-	}
-	return out
-}
-
-// fromOpenAIMessage converts a go-openai message to a transcript message.
-func fromOpenAIMessage(m openai.ChatCompletionMessage) transcript.Message {
-	out := transcript.Message{
-		Role:       m.Role,
-		Content:    m.Content,
-		Refusal:    m.Refusal,
-		ToolCallID: m.ToolCallID,
-	}
-	if len(m.ToolCalls) > 0 {
-		out.ToolCalls = make([]transcript.ToolCall, len(m.ToolCalls))
-		for j, tc := range m.ToolCalls {
-			out.ToolCalls[j] = transcript.ToolCall{
-				ID:       tc.ID,
-				Type:     string(tc.Type),
-				Function: transcript.FunctionCall{Name: tc.Function.Name, Arguments: tc.Function.Arguments},
-			}
-		}
-	}
-	return out
-}
+// This file converts agentbot's tool definitions to go-openai's; messages
+// go out in the adapter's own wire form (chatwire.go), which carries the
+// reasoning fields go-openai's messages lack.
 
 // toOpenAITools converts tool definitions to go-openai's.
-func toOpenAITools(tools []Tool) []openai.Tool {
+func toOpenAITools(tools []llm.Tool) []openai.Tool {
 	if len(tools) == 0 {
 		return nil
 	}

@@ -1,7 +1,9 @@
 package model
 
 import (
+	"bytes"
 	"context"
+	"fmt"
 	"net/http"
 	"time"
 )
@@ -29,13 +31,20 @@ func withResponseInfo(ctx context.Context, info *responseInfo) context.Context {
 }
 
 // headerDoer records the Retry-After of responses into the request
-// context's *responseInfo.
+// context's *responseInfo. It also adds Azure's api-key header to requests
+// for its v1 (Responses) surface, which go-openai sends as a plain OpenAI
+// client.
 type headerDoer struct {
-	inner *http.Client
+	inner  *http.Client
+	apiKey string // set for Azure's v1 surface
 }
 
 // Do sends req with the inner client and records what the response asks.
 func (d *headerDoer) Do(req *http.Request) (*http.Response, error) {
+	if d.apiKey != "" {
+		req.Header.Del("Authorization")
+		req.Header.Set("api-key", d.apiKey)
+	}
 	resp, err := d.inner.Do(req)
 	if resp != nil {
 		if info, ok := req.Context().Value(responseInfoKey{}).(*responseInfo); ok {
@@ -43,4 +52,27 @@ func (d *headerDoer) Do(req *http.Request) (*http.Response, error) {
 		}
 	}
 	return resp, err
+}
+
+// go-openai's ChatCompletionRequest has `temperature,omitempty` on a plain
+// float32, so a configured temperature of 0 would be dropped and the
+// provider's default (often 1) used instead. The chat body is encoded from
+// that type, so the field is added to it: since go-openai omitted it, the
+// body cannot already carry it.
+
+// withZeroTemperature inserts "temperature":0 at the start of a JSON
+// object body.
+func withZeroTemperature(body []byte) ([]byte, error) {
+	trimmed := bytes.TrimLeft(body, " \t\r\n")
+	if len(trimmed) < 2 || trimmed[0] != '{' {
+		return nil, fmt.Errorf("request body is not a JSON object")
+	}
+	sep := ","
+	if bytes.HasPrefix(bytes.TrimLeft(trimmed[1:], " \t\r\n"), []byte("}")) {
+		sep = ""
+	}
+	out := make([]byte, 0, len(trimmed)+len(`"temperature":0,`))
+	out = append(out, '{')
+	out = append(out, `"temperature":0`+sep...)
+	return append(out, trimmed[1:]...), nil
 }

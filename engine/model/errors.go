@@ -7,6 +7,8 @@ import (
 	"time"
 
 	openai "github.com/sashabaranov/go-openai"
+
+	"agentbot/engine/llm"
 )
 
 var (
@@ -16,52 +18,73 @@ var (
 	// ErrIncompleteStream is wrapped by the error of a stream that ended
 	// without a finish reason: the connection was closed early.
 	ErrIncompleteStream = errors.New("stream ended without a finish reason")
+	// ErrStreamError is wrapped by the error of a stream that finished with
+	// finish_reason "error" without saying more; it is retried.
+	ErrStreamError = errors.New("the provider ended the stream with an error")
 )
-
-// Error is a failed model call. Its message never contains the API key.
-type Error struct {
-	// Status is the HTTP status of the last attempt, 0 when there was none
-	// (network error, timeout, cancellation).
-	Status int
-	// Tries is the number of attempts made.
-	Tries int
-	// Partial is set when the last attempt broke after passing text to
-	// onText; that text is incomplete and was not retried.
-	Partial bool
-	// Err is the last attempt's error (or the context's).
-	Err error
-
-	apiKey string
-}
-
-// Error returns e.g. "model call: status 500 after 3 tries: <message>".
-func (e *Error) Error() string {
-	parts := []string{"model call"}
-	if e.Status != 0 {
-		parts = append(parts, fmt.Sprintf("status %d", e.Status))
-	}
-	if e.Partial {
-		parts = append(parts, "stream broke after partial output")
-	}
-	if e.Tries > 1 {
-		parts = append(parts, fmt.Sprintf("after %d tries", e.Tries))
-	}
-	head := parts[0] + ":"
-	if len(parts) > 1 {
-		head = parts[0] + ": " + strings.Join(parts[1:], " ") + ":"
-	}
-	msg := head + " " + describe(e.Err)
-	if e.apiKey != "" {
-		msg = strings.ReplaceAll(msg, e.apiKey, "[redacted]")
-	}
-	return msg
-}
-
-// Unwrap returns the underlying error.
-func (e *Error) Unwrap() error { return e.Err }
 
 // maxDetail bounds the part of a raw error body that reaches a message.
 const maxDetail = 300
+
+// fail converts err, the last attempt's error, into the *llm.Error of a
+// call: this is the edge where go-openai's error types become ours. The API
+// key never survives into it.
+func (c *Client) fail(err error, tries, status int, partial bool) *llm.Error {
+	e := &llm.Error{Status: status, Tries: tries, Partial: partial, Err: err}
+	fill(e, err)
+	markContextLength(e)
+	if key := c.cfg.APIKey; key != "" {
+		e.Message = strings.ReplaceAll(e.Message, key, "[redacted]")
+		e.Detail = strings.ReplaceAll(e.Detail, key, "[redacted]")
+		if err != nil && strings.Contains(err.Error(), key) {
+			e.Err = &redactedError{err: err, key: key}
+		}
+	}
+	return e
+}
+
+// fill copies what the provider said from a go-openai error into e.
+func fill(e *llm.Error, err error) {
+	var api *openai.APIError
+	var req *openai.RequestError
+	var ra *retryAfterError
+	var sf *streamFailure
+	switch {
+	case errors.As(err, &sf):
+		e.Code, e.Message = sf.code, sf.Error()
+	case errors.As(err, &ra):
+		e.Message = describe(ra)
+		if errors.As(ra.err, &api) {
+			e.Code, e.Type = codeString(api.Code), api.Type
+		}
+	case errors.As(err, &api):
+		e.Code, e.Type, e.Message = codeString(api.Code), api.Type, api.Message
+	case errors.As(err, &req):
+		e.Detail = bounded(string(req.Body))
+		if e.Detail == "" && req.Err != nil {
+			e.Message = req.Err.Error()
+		} else if e.Detail == "" {
+			e.Message = req.HTTPStatus
+		}
+	}
+}
+
+// codeString is a provider's error code as text ("" when absent).
+func codeString(code any) string {
+	if code == nil {
+		return ""
+	}
+	return fmt.Sprint(code)
+}
+
+// bounded trims a raw body to maxDetail bytes of valid UTF-8.
+func bounded(body string) string {
+	body = strings.TrimSpace(body)
+	if len(body) > maxDetail {
+		body = strings.ToValidUTF8(body[:maxDetail], "") + "..."
+	}
+	return body
+}
 
 // describe returns the useful part of err: the API's message rather than
 // go-openai's "error, status code: ..." framing, which repeats the status.
@@ -70,27 +93,15 @@ func describe(err error) string {
 		return "unknown error"
 	}
 	switch e := err.(type) {
-	case *openai.APIError:
-		if e.Message != "" {
-			return e.Message
-		}
-	case *openai.RequestError:
-		body := strings.TrimSpace(string(e.Body))
-		if len(body) > maxDetail {
-			body = strings.ToValidUTF8(body[:maxDetail], "") + "..."
-		}
-		if body != "" {
-			return body
-		}
-		if e.Err != nil {
-			return e.Err.Error()
-		}
-		return e.HTTPStatus
 	case *retryAfterError:
 		return fmt.Sprintf("%s (the server asks to retry after %s, longer than the %s this client waits)",
 			describe(e.err), e.after, maxRetryAfter)
+	case *llm.Error:
+		return e.Describe()
 	}
-	return err.Error()
+	probe := &llm.Error{Err: err}
+	fill(probe, err)
+	return probe.Describe()
 }
 
 // retryAfterError is a retryable error whose Retry-After was too long to wait.
@@ -102,53 +113,11 @@ type retryAfterError struct {
 func (e *retryAfterError) Error() string { return describe(e) }
 func (e *retryAfterError) Unwrap() error { return e.err }
 
-// IsContextLength reports whether err is the provider refusing a request
-// that is longer than the model's context window (OpenAI's
-// context_length_exceeded, and the same words from compatible servers).
-func IsContextLength(err error) bool {
-	var api *openai.APIError
-	if errors.As(err, &api) {
-		if code, ok := api.Code.(string); ok && code == "context_length_exceeded" {
-			return true
-		}
-		return contextWords(api.Message)
-	}
-	var req *openai.RequestError
-	if errors.As(err, &req) {
-		return contextWords(string(req.Body))
-	}
-	return false
+// redactedError hides the API key in an error's text.
+type redactedError struct {
+	err error
+	key string
 }
 
-// contextWords reports whether a provider's message says the context is
-// too long.
-func contextWords(msg string) bool {
-	m := strings.ToLower(msg)
-	return strings.Contains(m, "context_length_exceeded") || strings.Contains(m, "maximum context length") ||
-		strings.Contains(m, "context window") || strings.Contains(m, "prompt is too long")
-}
-
-// ContextWindow reads the window a context_length_exceeded error states
-// ("maximum context length is 8192 tokens"), when it states one.
-func ContextWindow(err error) (int, bool) {
-	if !IsContextLength(err) {
-		return 0, false
-	}
-	msg := err.Error()
-	const marker = "maximum context length is "
-	i := strings.Index(strings.ToLower(msg), marker)
-	if i < 0 {
-		return 0, false
-	}
-	n := 0
-	for _, c := range msg[i+len(marker):] {
-		if c < '0' || c > '9' {
-			break
-		}
-		n = n*10 + int(c-'0')
-		if n > 1<<30 {
-			return 0, false
-		}
-	}
-	return n, n > 0
-}
+func (e *redactedError) Error() string { return strings.ReplaceAll(e.err.Error(), e.key, "[redacted]") }
+func (e *redactedError) Unwrap() error { return e.err }

@@ -2,6 +2,7 @@ package model
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
@@ -17,29 +18,43 @@ import (
 
 	openai "github.com/sashabaranov/go-openai"
 
+	"agentbot/engine/llm"
 	"agentbot/engine/transcript"
 )
 
 func intp(i int) *int { return &i }
 
-// delta builds a chunk holding one tool-call delta.
-func toolDelta(index *int, id, name, args string) openai.ChatCompletionStreamResponse {
-	return openai.ChatCompletionStreamResponse{Choices: []openai.ChatCompletionStreamChoice{{
-		Delta: openai.ChatCompletionStreamChoiceDelta{ToolCalls: []openai.ToolCall{{
-			Index: index, ID: id, Function: openai.FunctionCall{Name: name, Arguments: args},
-		}}},
-	}}}
+// toolDelta builds a chunk holding one tool-call delta.
+func toolDelta(index *int, id, name, args string) *streamChunk {
+	var c streamChunk
+	c.Choices = make([]struct {
+		Index        int         `json:"index"`
+		Delta        streamDelta `json:"delta"`
+		FinishReason *string     `json:"finish_reason"`
+	}, 1)
+	c.Choices[0].Delta.ToolCalls = []wireToolCall{{Index: index, ID: id, Function: wireFunction{Name: name, Arguments: args}}}
+	return &c
+}
+
+// chunkOf decodes one chunk.
+func chunkOf(t *testing.T, data string) *streamChunk {
+	t.Helper()
+	var c streamChunk
+	if err := json.Unmarshal([]byte(data), &c); err != nil {
+		t.Fatal(err)
+	}
+	return &c
 }
 
 func TestAssemblerOrdersByIndex(t *testing.T) {
 	var a assembler
-	for _, c := range []openai.ChatCompletionStreamResponse{
+	for _, c := range []*streamChunk{
 		toolDelta(intp(2), "c2", "save_output", `{"path":`),
 		toolDelta(intp(0), "c0", "read_file", `{"pa`),
 		toolDelta(intp(2), "", "", `"x.md"}`),
 		toolDelta(intp(0), "c0", "", `th":"a"}`), // id repeated, as some servers do
-		{Choices: []openai.ChatCompletionStreamChoice{{Index: 1, Delta: openai.ChatCompletionStreamChoiceDelta{Content: "other choice"}}}},
-		{Choices: []openai.ChatCompletionStreamChoice{{FinishReason: "tool_calls"}}},
+		chunkOf(t, `{"choices":[{"index":1,"delta":{"content":"other choice"}}]}`),
+		chunkOf(t, `{"choices":[{"index":0,"delta":{},"finish_reason":"tool_calls"}]}`),
 	} {
 		a.add(c, nil)
 	}
@@ -59,7 +74,7 @@ func TestAssemblerOrdersByIndex(t *testing.T) {
 
 func TestAssemblerWithoutIndex(t *testing.T) {
 	var a assembler
-	for _, c := range []openai.ChatCompletionStreamResponse{
+	for _, c := range []*streamChunk{
 		toolDelta(nil, "x", "read_file", `{"path":`),
 		toolDelta(nil, "", "", `"a"}`),
 		toolDelta(nil, "y", "read_file", `{"path":"b"}`),
@@ -188,7 +203,7 @@ func TestStreamWithoutFinishIsIncomplete(t *testing.T) {
 	// A clean end of body without a finish reason: a proxy closed early.
 	srv, calls := sseServer(t, sseText, sseFinish)
 	c := New(Config{BaseURL: srv.URL, Model: "m", Sleep: noSleep})
-	req := Request{Messages: []transcript.Message{{Role: "user", Content: "hi"}}}
+	req := llm.Request{Messages: []transcript.Message{{Role: "user", Content: "hi"}}}
 
 	resp, err := c.Complete(context.Background(), req, nil)
 	if err != nil || resp.Tries != 2 || resp.Message.Content != "done" || *calls != 2 {
@@ -208,7 +223,7 @@ func TestErrorEventInStream(t *testing.T) {
 	srv, calls := sseServer(t, sseError, sseFinish)
 	var retried error
 	c := New(Config{BaseURL: srv.URL, Model: "m", Sleep: noSleep, OnRetry: func(_ int, err error) { retried = err }})
-	req := Request{Messages: []transcript.Message{{Role: "user", Content: "hi"}}}
+	req := llm.Request{Messages: []transcript.Message{{Role: "user", Content: "hi"}}}
 	resp, err := c.Complete(context.Background(), req, nil)
 	if err != nil || resp.Tries != 2 || *calls != 2 {
 		t.Fatalf("resp %+v err %v calls %d, want the server_error event retried", resp, err, *calls)

@@ -1,19 +1,26 @@
-// Package model calls an OpenAI-compatible chat completions endpoint with
-// go-openai: streaming, tool-call deltas assembled by index, retries with
-// jittered backoff that honours Retry-After, and usage.
+// Package model holds the wire adapters of the engine's model boundary
+// (engine/llm): OpenAI-compatible Chat Completions and the OpenAI Responses
+// API, both through go-openai, both streaming, with tool calls assembled
+// from their deltas, retries with jittered backoff that honours
+// Retry-After, and usage. A Client picks the API per model (Config.API) and
+// converts at its edge; nothing else sees go-openai's types.
 package model
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
+	"log/slog"
 	"net/http"
+	"slices"
 	"strings"
+	"sync"
 	"time"
 
 	openai "github.com/sashabaranov/go-openai"
 
-	"agentbot/engine/transcript"
+	"agentbot/engine/llm"
 )
 
 // Defaults for the zero values of Config.
@@ -33,14 +40,28 @@ type Config struct {
 	// OpenRouter, Ollama and vLLM are "openai" with their BaseURL.
 	APIType    string
 	APIVersion string
-	// Temperature is sent when set. go-openai omits a zero temperature, so
-	// 0 means the provider's default.
+	// API is the wire API: "auto" (the default: Responses for OpenAI's and
+	// Azure's reasoning families, Chat Completions otherwise), "chat" or
+	// "responses". In auto, a provider's answer that the model needs the
+	// other API switches to it once, remembered for the model.
+	API string
+	// Family names the model's family when Model does not say it (an
+	// Azure deployment name): "gpt-5.6", "o3", "gpt-4.1". Empty: Model.
+	Family string
+	// ReasoningEffort (none, minimal, low, medium, high, xhigh) is sent to
+	// models whose family takes it; a family known to refuse the value
+	// never gets it. Empty: the family's default that lets tools work.
+	ReasoningEffort string
+	// Temperature is sent when set, 0 included, unless the family refuses
+	// sampling parameters at its reasoning effort.
 	Temperature *float32
-	// MaxTokens caps the completion when > 0. It is sent as max_tokens, the
-	// field every OpenAI-compatible server understands, except for models
-	// go-openai knows to reject it (OpenAI's o-series and gpt-5 and later),
-	// which get max_completion_tokens.
+	// MaxTokens caps the completion when > 0: max_tokens on Chat
+	// Completions, max_completion_tokens for the reasoning families (and
+	// the models go-openai knows to refuse max_tokens), max_output_tokens on
+	// the Responses API.
 	MaxTokens int
+	// Logger is told of an API switch (nil: slog.Default()).
+	Logger *slog.Logger
 	// MaxTries is the number of attempts per call (default 3).
 	MaxTries int
 	// CallTimeout bounds one attempt (default 2 minutes).
@@ -52,7 +73,7 @@ type Config struct {
 	HTTPClient *http.Client
 	// OnRetry, when set, is told of every retry, before the wait: attempt is
 	// the 1-based number of the attempt that failed, err its error (a
-	// *Error, safe to log).
+	// *llm.Error, safe to log).
 	OnRetry func(attempt int, err error)
 	// Sleep waits between attempts; nil means a timer. It must return
 	// ctx.Err() when ctx ends first. Tests set it to skip real waits and to
@@ -60,29 +81,27 @@ type Config struct {
 	Sleep func(ctx context.Context, d time.Duration) error
 }
 
-// Request is one chat completion request.
-type Request struct {
-	Messages []transcript.Message
-	Tools    []Tool
-}
-
-// Usage counts tokens of one call (Calls is left 0).
-type Usage = transcript.Usage
-
-// Response is the assembled reply of one call.
-type Response struct {
-	Message      transcript.Message
-	FinishReason string
-	Usage        Usage
-	Tries        int
-}
-
 // Client is a model client. It is safe for concurrent use.
 type Client struct {
-	cfg Config
-	api *openai.Client
-	err error // a configuration error, reported by every call
+	cfg     Config
+	api     *openai.Client // Chat Completions: request building, models list
+	respAPI *openai.Client // Responses (Azure's lives at /openai/v1)
+	http    *http.Client   // sends the chat requests (see sse.go)
+	url     string         // the chat completions endpoint
+	azure   bool
+	fam     family
+	err     error // a configuration error, reported by every call
+
+	mu       sync.Mutex
+	switched map[string]string // model -> the API a provider asked for
 }
+
+// DefaultAzureAPIVersion is the api-version sent to Azure OpenAI's Chat
+// Completions when none is configured: a GA version that takes
+// stream_options (go-openai's own default, 2023-05-15, refuses it, so
+// streamed usage would fail). Azure's Responses API is its v1 API, which
+// needs none.
+const DefaultAzureAPIVersion = "2024-10-21"
 
 // ErrConfig marks a configuration the client refuses before any request.
 var ErrConfig = errors.New("bad model configuration")
@@ -107,7 +126,7 @@ func New(cfg Config) *Client {
 		httpClient = &http.Client{} // no Timeout: CallTimeout bounds each attempt
 	}
 
-	var oc openai.ClientConfig
+	var oc, rc openai.ClientConfig
 	var err error
 	switch strings.ToLower(cfg.APIType) {
 	case "", "openai":
@@ -115,12 +134,16 @@ func New(cfg Config) *Client {
 		if cfg.BaseURL != "" {
 			oc.BaseURL = cfg.BaseURL
 		}
+		rc = oc
 	case "azure":
 		oc = openai.DefaultAzureConfig(cfg.APIKey, cfg.BaseURL)
-		if cfg.APIVersion != "" {
-			oc.APIVersion = cfg.APIVersion
-		}
+		oc.APIVersion = cmp.Or(cfg.APIVersion, DefaultAzureAPIVersion)
 		oc.AzureModelMapperFunc = func(m string) string { return m } // Model is the deployment name
+		// Azure serves the Responses API only on its OpenAI-compatible v1
+		// surface, POST {endpoint}/openai/v1/responses, with the deployment
+		// as the model (https://learn.microsoft.com/en-us/azure/ai-foundry/openai/how-to/responses).
+		rc = openai.DefaultConfig(cfg.APIKey)
+		rc.BaseURL = strings.TrimRight(cfg.BaseURL, "/") + "/openai/v1"
 		if cfg.BaseURL == "" {
 			err = fmt.Errorf("%w: azure needs a BaseURL (https://<resource>.openai.azure.com)", ErrConfig)
 		}
@@ -130,8 +153,35 @@ func New(cfg Config) *Client {
 	if err == nil && cfg.Model == "" {
 		err = fmt.Errorf("%w: no model configured", ErrConfig)
 	}
-	oc.HTTPClient = &headerDoer{inner: httpClient}
-	return &Client{cfg: cfg, api: openai.NewClientWithConfig(oc), err: err}
+	if err == nil {
+		err = checkAPI(cfg)
+	}
+	doer := &headerDoer{inner: httpClient}
+	oc.HTTPClient = doer
+	rc.HTTPClient = doer
+	if strings.EqualFold(cfg.APIType, "azure") {
+		rc.HTTPClient = &headerDoer{inner: httpClient, apiKey: cfg.APIKey}
+	}
+	if cfg.Logger == nil {
+		cfg.Logger = slog.Default()
+	}
+	azure := oc.APIType == openai.APITypeAzure
+	return &Client{cfg: cfg, api: openai.NewClientWithConfig(oc), respAPI: openai.NewClientWithConfig(rc),
+		http: httpClient, azure: azure, url: chatURL(oc.BaseURL, cfg.Model, oc.APIVersion, azure),
+		fam: familyOf(cmp.Or(cfg.Family, cfg.Model)), err: err}
+}
+
+// checkAPI refuses an unknown API or reasoning effort.
+func checkAPI(cfg Config) error {
+	switch cfg.API {
+	case "", APIAuto, APIChat, APIResponses:
+	default:
+		return fmt.Errorf("%w: unknown API %q (want auto, chat or responses)", ErrConfig, cfg.API)
+	}
+	if cfg.ReasoningEffort != "" && !slices.Contains(Efforts, cfg.ReasoningEffort) {
+		return fmt.Errorf("%w: unknown reasoning effort %q (want one of %s)", ErrConfig, cfg.ReasoningEffort, strings.Join(Efforts, ", "))
+	}
+	return nil
 }
 
 // Complete streams one completion, calling onText with each text delta (it
@@ -142,10 +192,10 @@ func New(cfg Config) *Client {
 // without a finish reason, waiting a jittered exponential backoff or the
 // server's Retry-After, whichever is longer. An attempt that has already
 // passed text to onText is not retried, since a retry would repeat that
-// text: its error is returned with Partial set. Errors are *Error.
-func (c *Client) Complete(ctx context.Context, req Request, onText func(delta string)) (*Response, error) {
+// text: its error is returned with Partial set. Errors are *llm.Error.
+func (c *Client) Complete(ctx context.Context, req llm.Request, onText func(delta string)) (*llm.Response, error) {
 	if c == nil || c.api == nil {
-		return nil, &Error{Err: errors.New("nil client (use model.New)")}
+		return nil, &llm.Error{Err: errors.New("nil client (use model.New)")}
 	}
 	if c.err != nil {
 		return nil, c.fail(c.err, 0, 0, false)
@@ -153,9 +203,44 @@ func (c *Client) Complete(ctx context.Context, req Request, onText func(delta st
 	if len(req.Messages) == 0 {
 		return nil, c.fail(errors.New("no messages"), 0, 0, false)
 	}
+	api := c.apiFor()
+	resp, err := c.call(ctx, api, req, onText)
+	if err != nil && c.switchAPI(api, err) {
+		resp, err = c.call(ctx, otherAPI(api), req, onText)
+	}
+	return resp, err
+}
+
+// call makes one call on api, with retries.
+func (c *Client) call(ctx context.Context, api string, req llm.Request, onText func(string)) (*llm.Response, error) {
+	if api == APIResponses {
+		rreq := c.responsesRequest(req)
+		return c.retry(ctx, func(ctx context.Context) (*llm.Response, attemptResult) {
+			return c.attemptResponses(ctx, rreq, onText)
+		})
+	}
 	creq := c.request(req)
+	// The chat request is sent by this adapter (sse.go), so go-openai's
+	// own refusal of a request it knows the model refuses is asked here.
+	if err := openai.NewReasoningValidator().Validate(creq); errors.Is(err, openai.ErrReasoningToolsRequireResponses) {
+		return nil, c.fail(err, 0, 0, false)
+	}
+	body, err := requestBody(creq, toWireMessages(req.Messages, styleOf(c.cfg.Model, req.Messages)))
+	if err == nil && c.sendsZeroTemperature(creq.ReasoningEffort) {
+		body, err = withZeroTemperature(body)
+	}
+	if err != nil {
+		return nil, c.fail(err, 0, 0, false)
+	}
+	return c.retry(ctx, func(ctx context.Context) (*llm.Response, attemptResult) {
+		return c.attempt(ctx, body, onText)
+	})
+}
+
+// retry runs attempt until it succeeds, fails for good or runs out of tries.
+func (c *Client) retry(ctx context.Context, attempt func(context.Context) (*llm.Response, attemptResult)) (*llm.Response, error) {
 	for try := 1; ; try++ {
-		resp, a := c.attempt(ctx, creq, onText)
+		resp, a := attempt(ctx)
 		if a.err == nil {
 			resp.Tries = try
 			return resp, nil
@@ -181,32 +266,37 @@ func (c *Client) Complete(ctx context.Context, req Request, onText func(delta st
 	}
 }
 
-// request builds the go-openai request for req.
-func (c *Client) request(req Request) openai.ChatCompletionRequest {
+// request builds the go-openai Chat Completions request for req.
+func (c *Client) request(req llm.Request) openai.ChatCompletionRequest {
 	creq := openai.ChatCompletionRequest{
 		Model:         c.cfg.Model,
-		Messages:      toOpenAIMessages(req.Messages),
 		StreamOptions: &openai.StreamOptions{IncludeUsage: true},
 	}
 	if len(req.Tools) > 0 {
 		creq.Tools = toOpenAITools(req.Tools)
 	}
-	if c.cfg.Temperature != nil {
-		creq.Temperature = *c.cfg.Temperature
+	creq.ReasoningEffort = c.fam.effort(c.cfg.ReasoningEffort, APIChat)
+	if t := c.cfg.Temperature; t != nil && c.fam.samples(creq.ReasoningEffort) {
+		creq.Temperature = *t // 0 is omitted by go-openai: see withZeroTemperature
 	}
 	if c.cfg.MaxTokens > 0 {
 		creq.MaxTokens = c.cfg.MaxTokens
-		// Ask go-openai's own model rules whether max_tokens is refused.
-		if errors.Is(openai.NewReasoningValidator().Validate(creq), openai.ErrReasoningModelMaxTokensDeprecated) {
+		// The family (an Azure deployment's, too) or go-openai's own model
+		// rules say whether max_tokens is refused.
+		probe := creq
+		probe.Model = cmp.Or(c.cfg.Family, c.cfg.Model)
+		if c.fam.reasoning || errors.Is(openai.NewReasoningValidator().Validate(probe), openai.ErrReasoningModelMaxTokensDeprecated) {
 			creq.MaxTokens, creq.MaxCompletionTokens = 0, c.cfg.MaxTokens
 		}
 	}
 	return creq
 }
 
-// fail wraps err as the *Error of a call.
-func (c *Client) fail(err error, tries, status int, partial bool) *Error {
-	return &Error{Status: status, Tries: tries, Partial: partial, Err: err, apiKey: c.cfg.APIKey}
+// sendsZeroTemperature reports whether a configured temperature of 0 is to
+// be sent on Chat Completions at effort.
+func (c *Client) sendsZeroTemperature(effort string) bool {
+	t := c.cfg.Temperature
+	return t != nil && *t == 0 && c.fam.samples(effort)
 }
 
 // sleep waits d or until ctx ends.
@@ -222,7 +312,7 @@ func sleep(ctx context.Context, d time.Duration) error {
 }
 
 // ListModels returns the ids of the models the endpoint lists (one try, no
-// retries: it is a health check). Errors are go-openai's, so callers can
+// retries: it is a health check). Errors are *llm.Error, so callers can
 // read the HTTP status.
 func (c *Client) ListModels(ctx context.Context) ([]string, error) {
 	if c.err != nil {
@@ -230,7 +320,7 @@ func (c *Client) ListModels(ctx context.Context) ([]string, error) {
 	}
 	list, err := c.api.ListModels(ctx)
 	if err != nil {
-		return nil, err
+		return nil, c.fail(err, 1, statusOf(err), false)
 	}
 	ids := make([]string, 0, len(list.Models))
 	for _, m := range list.Models {

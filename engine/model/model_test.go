@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"agentbot/engine/fakemodel"
+	"agentbot/engine/llm"
 	"agentbot/engine/model"
 	"agentbot/engine/transcript"
 )
@@ -49,8 +50,8 @@ func newClient(s *fakemodel.Server, edit func(*model.Config)) (*model.Client, *s
 }
 
 // userRequest is a request with one user message.
-func userRequest(text string) model.Request {
-	return model.Request{Messages: []transcript.Message{{Role: transcript.RoleUser, Content: text}}}
+func userRequest(text string) llm.Request {
+	return llm.Request{Messages: []transcript.Message{{Role: transcript.RoleUser, Content: text}}}
 }
 
 // deltas collects onText calls.
@@ -126,12 +127,12 @@ func TestCompleteAssemblesParallelToolCalls(t *testing.T) {
 		InterleaveTools: true,
 	})
 	c, _ := newClient(s, nil)
-	tools := []model.Tool{
+	tools := []llm.Tool{
 		{Name: "read_file"},
 		{Name: "preload_workflow"},
 	}
 	var d deltas
-	resp, err := c.Complete(context.Background(), model.Request{Messages: userRequest("go").Messages, Tools: tools}, d.on)
+	resp, err := c.Complete(context.Background(), llm.Request{Messages: userRequest("go").Messages, Tools: tools}, d.on)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -183,14 +184,14 @@ func TestCompleteUsage(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if resp.Usage != (model.Usage{Prompt: 5000, Cached: 4096, Completion: 12}) {
+	if resp.Usage != (llm.Usage{Prompt: 5000, Cached: 4096, Completion: 12}) {
 		t.Errorf("usage = %+v", resp.Usage)
 	}
 	resp, err = c.Complete(context.Background(), userRequest("hi"), nil)
 	if err != nil {
 		t.Fatal(err)
 	}
-	if resp.Usage != (model.Usage{}) || resp.Message.Content != "b" {
+	if resp.Usage != (llm.Usage{}) || resp.Message.Content != "b" {
 		t.Errorf("no usage sent: usage %+v content %q, want zeros", resp.Usage, resp.Message.Content)
 	}
 }
@@ -276,7 +277,7 @@ func TestServerErrorStorm(t *testing.T) {
 			if err == nil || err.Error() != wantMsg {
 				t.Errorf("err = %v, want %q", err, wantMsg)
 			}
-			var me *model.Error
+			var me *llm.Error
 			if !errors.As(err, &me) || me.Status != 500 || me.Tries != want || me.Partial {
 				t.Errorf("error = %#v", me)
 			}
@@ -434,7 +435,7 @@ func TestDropAfterDeltasIsNotDuplicated(t *testing.T) {
 	c, _ := newClient(s, nil)
 	var d deltas
 	_, err := c.Complete(context.Background(), userRequest("hi"), d.on)
-	var me *model.Error
+	var me *llm.Error
 	if !errors.As(err, &me) || !me.Partial || me.Tries != 1 {
 		t.Fatalf("err = %v, want a partial-output error after 1 try", err)
 	}
@@ -469,13 +470,13 @@ func TestConfigErrors(t *testing.T) {
 	cases := []struct {
 		name string
 		cfg  model.Config
-		req  model.Request
+		req  llm.Request
 		want string
 	}{
 		{"unknown api type", model.Config{BaseURL: s.URL(), Model: "m", APIType: "anthropic"}, userRequest("hi"), `unknown API type "anthropic"`},
 		{"azure without url", model.Config{Model: "m", APIType: "azure"}, userRequest("hi"), "azure needs a BaseURL"},
 		{"no model", model.Config{BaseURL: s.URL()}, userRequest("hi"), "no model configured"},
-		{"no messages", model.Config{BaseURL: s.URL(), Model: "m"}, model.Request{}, "no messages"},
+		{"no messages", model.Config{BaseURL: s.URL(), Model: "m"}, llm.Request{}, "no messages"},
 	}
 	for _, tc := range cases {
 		_, err := model.New(tc.cfg).Complete(context.Background(), tc.req, nil)

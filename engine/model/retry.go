@@ -65,16 +65,18 @@ func retryableStatus(status int) bool {
 // retryable reports whether a failed attempt may succeed when repeated.
 // Context cancellation is handled by the caller and never gets here.
 func retryable(err error) bool {
-	if errors.Is(err, ErrCallTimeout) || errors.Is(err, ErrIncompleteStream) {
+	if errors.Is(err, ErrCallTimeout) || errors.Is(err, ErrIncompleteStream) || errors.Is(err, ErrStreamError) {
 		return true
+	}
+	if sf := (*streamFailure)(nil); errors.As(err, &sf) {
+		return sf.transient()
 	}
 	if status := statusOf(err); status != 0 {
 		return retryableStatus(status)
 	}
 	var apiErr *openai.APIError
 	if errors.As(err, &apiErr) {
-		// An error event inside the stream, without a status.
-		return apiErr.Type == "server_error"
+		return inStreamRetryable(apiErr)
 	}
 	switch {
 	case errors.Is(err, io.ErrUnexpectedEOF), errors.Is(err, io.EOF),
@@ -97,6 +99,20 @@ func retryable(err error) bool {
 	// HTTP/2 resets and GOAWAYs come as unexported net/http types.
 	msg := err.Error()
 	return strings.Contains(msg, "stream error: stream ID") || strings.Contains(msg, "http2: server sent GOAWAY")
+}
+
+// inStreamRetryable reports whether an error sent inside a 200 stream,
+// without a status, is worth another try: the request was accepted, so the
+// failure is the provider's (overloaded, an upstream that fell over)
+// unless its type says the request was wrong.
+func inStreamRetryable(apiErr *openai.APIError) bool {
+	t := strings.ToLower(apiErr.Type)
+	for _, wrong := range []string{"invalid_request", "authentication", "permission", "not_found", "invalid_argument"} {
+		if strings.Contains(t, wrong) {
+			return false
+		}
+	}
+	return true
 }
 
 // parseRetryAfter reads the delay a response asks for: retry-after-ms

@@ -10,7 +10,10 @@
 // are.
 package transcript
 
-import "time"
+import (
+	"encoding/json"
+	"time"
+)
 
 // Role says who wrote a message.
 type Role = string
@@ -36,6 +39,79 @@ type Message struct {
 	ToolCalls []ToolCall `json:"tool_calls,omitempty"`
 	// ToolCallID names the call a tool message answers.
 	ToolCallID string `json:"tool_call_id,omitempty"`
+
+	// Reasoning state of an assistant message, kept so it can be sent back
+	// exactly as the provider that wrote it requires; never shown to people.
+	//
+	// ReasoningContent is the model's reasoning text: reasoning_content
+	// (DeepSeek, vLLM) or OpenRouter's reasoning. ReasoningField is the
+	// wire name it came under when that is not reasoning_content.
+	ReasoningContent string `json:"reasoning_content,omitempty"`
+	ReasoningField   string `json:"reasoning_field,omitempty"`
+	// ReasoningDetails is OpenRouter's reasoning_details array, verbatim.
+	ReasoningDetails json.RawMessage `json:"reasoning_details,omitempty"`
+
+	// ReasoningItems are the encrypted reasoning items a Responses API
+	// model returned with this assistant message. They are sent back, before
+	// the message, on later calls, and never shown to people.
+	ReasoningItems []ReasoningItem `json:"reasoning_items,omitempty"`
+}
+
+// HasReasoning reports whether m carries reasoning state of any kind.
+func (m *Message) HasReasoning() bool {
+	if m.ReasoningContent != "" || len(m.ReasoningDetails) > 0 || len(m.ReasoningItems) > 0 {
+		return true
+	}
+	for _, tc := range m.ToolCalls {
+		if tc.ThoughtSignature != "" {
+			return true
+		}
+	}
+	return false
+}
+
+// ReasoningBytes is the size of m's reasoning state as sent.
+func (m *Message) ReasoningBytes() int {
+	n := len(m.ReasoningContent) + len(m.ReasoningDetails)
+	for _, r := range m.ReasoningItems {
+		n += r.Bytes()
+	}
+	for _, tc := range m.ToolCalls {
+		n += len(tc.ThoughtSignature)
+	}
+	return n
+}
+
+// DropReasoning removes m's reasoning state (for turns whose provider
+// allows that).
+func (m *Message) DropReasoning() {
+	m.ReasoningContent, m.ReasoningField, m.ReasoningDetails, m.ReasoningItems = "", "", nil, nil
+	if len(m.ToolCalls) == 0 {
+		return
+	}
+	calls := append([]ToolCall(nil), m.ToolCalls...)
+	for i := range calls {
+		calls[i].ThoughtSignature = ""
+	}
+	m.ToolCalls = calls
+}
+
+// ReasoningItem is one Responses API reasoning item, kept as the provider
+// sent it: its id, its encrypted content (opaque, sent back byte for byte)
+// and the texts of its summary, if any.
+type ReasoningItem struct {
+	ID               string   `json:"id"`
+	EncryptedContent string   `json:"encrypted_content,omitempty"`
+	Summary          []string `json:"summary,omitempty"`
+}
+
+// Bytes is the size of the item's state as it is sent back.
+func (r ReasoningItem) Bytes() int {
+	n := len(r.ID) + len(r.EncryptedContent)
+	for _, s := range r.Summary {
+		n += len(s)
+	}
+	return n
 }
 
 // ToolCall is one tool call the model asked for.
@@ -43,6 +119,9 @@ type ToolCall struct {
 	ID       string       `json:"id"`
 	Type     string       `json:"type"`
 	Function FunctionCall `json:"function"`
+	// ThoughtSignature is Gemini's signature of the reasoning that led to
+	// this call (extra_content.google.thought_signature), sent back on it.
+	ThoughtSignature string `json:"thought_signature,omitempty"`
 }
 
 // FunctionCall is the tool's name and its arguments as JSON text.
@@ -56,12 +135,15 @@ type Usage struct {
 	Prompt     int `json:"prompt"`
 	Cached     int `json:"cached"`
 	Completion int `json:"completion"`
-	Calls      int `json:"calls"`
+	// Reasoning is the part of Completion the model spent reasoning.
+	Reasoning int `json:"reasoning,omitempty"`
+	Calls     int `json:"calls"`
 }
 
 // Add returns u plus v.
 func (u Usage) Add(v Usage) Usage {
-	return Usage{Prompt: u.Prompt + v.Prompt, Cached: u.Cached + v.Cached, Completion: u.Completion + v.Completion, Calls: u.Calls + v.Calls}
+	return Usage{Prompt: u.Prompt + v.Prompt, Cached: u.Cached + v.Cached, Completion: u.Completion + v.Completion,
+		Reasoning: u.Reasoning + v.Reasoning, Calls: u.Calls + v.Calls}
 }
 
 // Output is one version of a document the agent saved.

@@ -18,7 +18,8 @@ func TestLatest(t *testing.T) {
 }
 
 // A message as go-openai wrote it (with fields agentbot does not keep)
-// decodes, and encodes back to the same chat-message shape.
+// decodes, and encodes back to the same chat-message shape; its reasoning
+// text is kept.
 func TestMessageJSONCompatible(t *testing.T) {
 	old := `{"role":"assistant","content":"","name":"x","reasoning_content":"r","tool_calls":[{"index":0,"id":"c1","type":"function","function":{"name":"read_file","arguments":"{}"}}]}`
 	var m Message
@@ -29,8 +30,36 @@ func TestMessageJSONCompatible(t *testing.T) {
 		t.Fatalf("decoded %+v", m)
 	}
 	b, _ := json.Marshal(m)
-	if want := `{"role":"assistant","tool_calls":[{"id":"c1","type":"function","function":{"name":"read_file","arguments":"{}"}}]}`; string(b) != want {
+	if want := `{"role":"assistant","tool_calls":[{"id":"c1","type":"function","function":{"name":"read_file","arguments":"{}"}}],"reasoning_content":"r"}`; string(b) != want {
 		t.Fatalf("encoded %s, want %s", b, want)
+	}
+}
+
+// Reasoning state round-trips through JSON: OpenRouter's details as the
+// same JSON values, the Gemini signature on its call; a message without
+// any encodes without the fields, as before.
+func TestReasoningRoundTrip(t *testing.T) {
+	m := Message{Role: RoleAssistant, ReasoningContent: "think", ReasoningField: "reasoning",
+		ReasoningDetails: json.RawMessage(`[{"type":"reasoning.encrypted","data":"QUJD","format":"google-gemini-v1","index":0}]`),
+		ToolCalls:        []ToolCall{{ID: "a", Type: ToolTypeFunction, Function: FunctionCall{Name: "f", Arguments: "{}"}, ThoughtSignature: "sig=="}}}
+	b, err := json.Marshal(m)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var back Message
+	if err := json.Unmarshal(b, &back); err != nil {
+		t.Fatal(err)
+	}
+	if !reflect.DeepEqual(back, m) || !back.HasReasoning() || back.ReasoningBytes() != len("think")+len(m.ReasoningDetails)+len("sig==") {
+		t.Fatalf("round trip %+v", back)
+	}
+	back.DropReasoning()
+	if back.HasReasoning() || m.ToolCalls[0].ThoughtSignature != "sig==" {
+		t.Fatalf("DropReasoning: %+v (original call %+v)", back, m.ToolCalls[0])
+	}
+	plain, _ := json.Marshal(Message{Role: RoleAssistant, Content: "hi"})
+	if string(plain) != `{"role":"assistant","content":"hi"}` {
+		t.Fatalf("plain message %s", plain)
 	}
 }
 

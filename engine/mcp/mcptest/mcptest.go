@@ -17,6 +17,8 @@
 //	stderr      writes the variable "name" to the server's stderr
 //	bad_schema  has an invalid input schema ("properties" is a string)
 //	grow        adds the tool "extra" (the server tells clients the list changed)
+//	audio       returns a text and a short WAV sound (AudioContent)
+//	steps       takes 1s in ten steps, each a progress notification
 //
 // and the stdio server also has crash, which exits the process mid-call.
 package mcptest
@@ -34,9 +36,14 @@ import (
 	"strings"
 	"sync"
 	"testing"
+	"time"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 )
+
+// Wav is what the audio tool returns: a WAV file's header and a little
+// silence.
+var Wav = append([]byte("RIFF\x2c\x00\x00\x00WAVEfmt \x10\x00\x00\x00\x01\x00\x01\x00\x40\x1f\x00\x00\x40\x1f\x00\x00\x01\x00\x08\x00data\x08\x00\x00\x00"), make([]byte, 8)...)
 
 // BigSize is the size of the big tool's result.
 const BigSize = 1 << 20
@@ -131,6 +138,36 @@ func NewServer(withCrash bool, stop <-chan struct{}) *mcp.Server {
 		func(context.Context, *mcp.CallToolRequest) (*mcp.CallToolResult, error) {
 			return text("should not be callable"), nil
 		})
+	// Progress as the spec has it: notifications/progress with the call's
+	// token, progress rising, total known
+	// (https://modelcontextprotocol.io/specification/2025-11-25/basic/utilities/progress).
+	s.AddTool(&mcp.Tool{Name: "steps", Description: "Ten steps of 100ms, each reported as progress.", InputSchema: obj(``),
+		Annotations: &mcp.ToolAnnotations{ReadOnlyHint: true}},
+		func(ctx context.Context, req *mcp.CallToolRequest) (*mcp.CallToolResult, error) {
+			token := req.Params.GetProgressToken()
+			for i := 1; i <= 10; i++ {
+				select {
+				case <-ctx.Done():
+					return nil, ctx.Err()
+				case <-time.After(100 * time.Millisecond):
+				}
+				if token != nil {
+					_ = req.Session.NotifyProgress(ctx, &mcp.ProgressNotificationParams{ProgressToken: token,
+						Progress: float64(i), Total: 10, Message: fmt.Sprintf("step %d", i)})
+				}
+			}
+			return text("ten steps done"), nil
+		})
+	// None of the reference servers returns audio; the spec's AudioContent
+	// is base64 data with a MIME type, like an image
+	// (https://modelcontextprotocol.io/specification/2025-11-25/server/tools#audio-content).
+	s.AddTool(&mcp.Tool{Name: "audio", Description: "A short WAV sound.", InputSchema: obj(``)},
+		func(context.Context, *mcp.CallToolRequest) (*mcp.CallToolResult, error) {
+			return &mcp.CallToolResult{Content: []mcp.Content{
+				&mcp.TextContent{Text: "a beep"},
+				&mcp.AudioContent{MIMEType: "audio/wav", Data: Wav},
+			}}, nil
+		})
 	s.AddTool(&mcp.Tool{Name: "grow", Description: "Adds a tool.", InputSchema: obj(``)},
 		func(context.Context, *mcp.CallToolRequest) (*mcp.CallToolResult, error) {
 			s.AddTool(&mcp.Tool{Name: "extra", Description: "Added later.", InputSchema: obj(``)},
@@ -156,6 +193,7 @@ type HTTPServer struct {
 	once sync.Once
 	mu   sync.Mutex
 	hit  int
+	h    http.Handler // the current server, replaced by Restart
 }
 
 // NewHTTPServer starts an MCP server over streamable HTTP on loopback; it is
@@ -163,17 +201,28 @@ type HTTPServer struct {
 func NewHTTPServer(t testing.TB) *HTTPServer {
 	t.Helper()
 	hs := &HTTPServer{stop: make(chan struct{})}
-	mcpSrv := NewServer(false, hs.stop)
-	h := mcp.NewStreamableHTTPHandler(func(*http.Request) *mcp.Server { return mcpSrv }, nil)
+	hs.Restart()
 	hs.srv = httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		hs.mu.Lock()
 		hs.hit++
+		h := hs.h
 		hs.mu.Unlock()
 		h.ServeHTTP(w, r)
 	}))
 	hs.URL = hs.srv.URL + "/mcp"
 	t.Cleanup(hs.Close)
 	return hs
+}
+
+// Restart makes the server forget every session, as a restarted server
+// does: a request with an old session id is answered 404, as the spec
+// says (https://modelcontextprotocol.io/specification/2025-11-25/basic/transports#session-management).
+func (s *HTTPServer) Restart() {
+	mcpSrv := NewServer(false, s.stop)
+	h := mcp.NewStreamableHTTPHandler(func(*http.Request) *mcp.Server { return mcpSrv }, nil)
+	s.mu.Lock()
+	s.h = h
+	s.mu.Unlock()
 }
 
 // Requests is the number of HTTP requests served so far.

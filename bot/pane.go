@@ -8,6 +8,7 @@ import (
 	"github.com/slack-go/slack"
 	"github.com/slack-go/slack/slackevents"
 
+	"agentbot/bot/slackmd"
 	"agentbot/engine"
 )
 
@@ -25,23 +26,25 @@ func (b *Bot) onAppHomeOpened(team string, e *slackevents.AppHomeOpenedEvent) {
 	if e.Tab != "messages" || e.Channel == "" || e.User == "" {
 		return
 	}
-	key := team + "/" + e.User + "/" + time.Now().UTC().Format("2006-01-02")
+	key := paneDay{user: teamUser{team, e.User}, day: time.Now().UTC().Format("2006-01-02")}
 	if _, done := b.paneGreeted.LoadOrStore(key, true); done {
 		return
 	}
 	ctx := b.turnCtx
 	title, prompts := b.suggestedPrompts(team, e.Channel)
-	ts, err := b.postMsg(ctx, e.Channel, "", slack.MsgOptionText(title, false))
-	if err != nil {
+	if _, err := b.postMsg(ctx, e.Channel, "", slack.MsgOptionText(slackmd.EscapeText(title), false)); err != nil {
 		b.log.Debug("agent pane greeting", "err", err)
 		return
 	}
 	if len(prompts) == 0 {
 		return
 	}
-	err = b.cfg.API.SetAssistantThreadsSuggestedPromptsContext(ctx, slack.AssistantThreadsSetSuggestedPromptsParameters{
-		ChannelID: e.Channel, ThreadTS: ts, Title: "Try one of these", Prompts: prompts})
-	if err != nil {
+	// No thread_ts: for an agent app (agent_view) it "will cause the call to
+	// silently fail"; without it the prompts go with the latest message
+	// (https://docs.slack.dev/reference/methods/assistant.threads.setSuggestedPrompts).
+	err := b.cfg.API.SetAssistantThreadsSuggestedPromptsContext(ctx, slack.AssistantThreadsSetSuggestedPromptsParameters{
+		ChannelID: e.Channel, Title: "Try one of these", Prompts: prompts})
+	if err != nil && !b.web().Refused("assistant.threads.setSuggestedPrompts", err) {
 		b.log.Debug("suggested prompts", "err", err)
 	}
 }
@@ -88,7 +91,7 @@ func isHelpItem(trigger string) bool { return trigger == "help" || trigger == "e
 func (b *Bot) onAppContextChanged(team string, e *slackevents.AppContextChangedEvent) {
 	for _, ent := range e.Context.Entities {
 		if ent.Type == slackevents.AppContextEntityChannel && ent.Value != "" {
-			b.contexts.Store(team+"/"+e.User, ent.Value)
+			b.contexts.Store(teamUser{team, e.User}, ent.Value)
 			return
 		}
 	}
@@ -97,16 +100,16 @@ func (b *Bot) onAppContextChanged(team string, e *slackevents.AppContextChangedE
 // userContext returns the channel a user last looked at with the agent
 // pane open, or "".
 func (b *Bot) userContext(team, user string) string {
-	if v, ok := b.contexts.Load(team + "/" + user); ok {
+	if v, ok := b.contexts.Load(teamUser{team, user}); ok {
 		return v.(string)
 	}
 	return ""
 }
 
-// setTitle names a DM session after its agent and, once one runs, its
-// workflow.
+// setTitle names a session after its agent and, once one runs, its
+// workflow: a DM's assistant thread, or a channel thread's agent session.
 func (b *Bot) setTitle(ctx context.Context, it item, s *engine.Session) {
-	if !it.DM || s.Agent == nil {
+	if s.Agent == nil {
 		return
 	}
 	title := s.Agent.Name
@@ -116,9 +119,28 @@ func (b *Bot) setTitle(ctx context.Context, it item, s *engine.Session) {
 	if s.Skill != nil && s.Skill.Name != s.Agent.SkillName {
 		title += ": " + s.Skill.Name
 	}
-	err := b.cfg.API.SetAssistantThreadsTitleContext(ctx, slack.AssistantThreadsSetTitleParameters{
-		ChannelID: it.Channel, ThreadTS: it.ThreadTS, Title: shorten(title, 80)})
-	if err != nil {
-		b.log.Debug("assistant title", "err", err)
+	title = shorten(title, 80)
+	method, err := "assistant.threads.setTitle", error(nil)
+	if it.DM {
+		err = b.cfg.API.SetAssistantThreadsTitleContext(ctx, slack.AssistantThreadsSetTitleParameters{
+			ChannelID: it.Channel, ThreadTS: it.ThreadTS, Title: title})
+	} else {
+		// Agent sessions in channels take their title from
+		// agents.sessions.rename (slackapi/java-slack-sdk#1633).
+		method = "agents.sessions.rename"
+		_, err = b.cfg.API.RenameAgentSessionContext(ctx, slack.AgentSessionRenameParameters{
+			ChannelID: it.Channel, ThreadTS: it.ThreadTS, Title: title})
 	}
+	if err != nil && !b.web().Refused(method, err) {
+		b.log.Debug("session title", "method", method, "err", err)
+	}
+}
+
+// teamUser names a user of a workspace (the key of Bot.contexts).
+type teamUser struct{ team, user string }
+
+// paneDay is a user's day (the key of Bot.paneGreeted).
+type paneDay struct {
+	user teamUser
+	day  string
 }

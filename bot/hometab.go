@@ -8,6 +8,7 @@ import (
 
 	"github.com/slack-go/slack"
 
+	"agentbot/bot/slackmd"
 	"agentbot/engine/transcript"
 )
 
@@ -24,21 +25,34 @@ func (b *Bot) refreshHome(ctx context.Context, user string) {
 	if user == "" {
 		return
 	}
+	sessions := b.recentSessions(user, homeSessions)
+	agents := b.cfg.Catalog().EntryPoints()
+	// A view holds 100 blocks: four go to the headers, the divider and the
+	// overflow line, and each session (or the empty note) takes one.
+	room := maxHomeBlocks - 4 - max(len(sessions), 1)
+	shown := agents[:min(len(agents), room)]
 	blocks := []slack.Block{slack.NewHeaderBlock(slack.NewTextBlockObject(slack.PlainTextType, "Agents", false, false))}
-	for _, a := range b.cfg.Catalog().EntryPoints() {
-		text := fmt.Sprintf("%s *%s*", a.Icon, a.Name)
+	origins := personaOrigins(shown) // repeated personas told apart
+	for i, a := range shown {
+		text := fmt.Sprintf("%s *%s*", a.Icon, slackmd.EscapeText(a.Name))
 		if a.Title != "" && a.Title != a.Name {
-			text += " — " + a.Title
+			text += " — " + slackmd.EscapeText(a.Title)
+		}
+		if origins[i] != "" {
+			text += " (" + slackmd.EscapeText(origins[i]) + ")"
 		}
 		if d := strings.TrimSpace(a.Description); d != "" {
-			text += "\n" + shorten(d, 200)
+			text += "\n" + slackmd.EscapeText(shorten(d, 200))
 		}
 		btn := slack.NewButtonBlockElement(actionHome+":"+a.ID, a.ID, slack.NewTextBlockObject(slack.PlainTextType, "Start a session", false, false))
 		blocks = append(blocks, slack.NewSectionBlock(slack.NewTextBlockObject(slack.MarkdownType, strings.TrimSpace(text), false, false), nil, slack.NewAccessory(btn)))
 	}
+	if n := len(agents) - len(shown); n > 0 {
+		blocks = append(blocks, slack.NewContextBlock("more-agents", slack.NewTextBlockObject(slack.MarkdownType,
+			fmt.Sprintf("…and %d more: `/agent list` names them all.", n), false, false)))
+	}
 	blocks = append(blocks, slack.NewDividerBlock(),
 		slack.NewHeaderBlock(slack.NewTextBlockObject(slack.PlainTextType, "Your recent sessions", false, false)))
-	sessions := b.recentSessions(user, homeSessions)
 	if len(sessions) == 0 {
 		blocks = append(blocks, slack.NewSectionBlock(slack.NewTextBlockObject(slack.MarkdownType, "No sessions yet: start one above, or mention me in a channel.", false, false), nil, nil))
 	}
@@ -47,8 +61,8 @@ func (b *Bot) refreshHome(ctx context.Context, user string) {
 	}
 	_, err := b.cfg.API.PublishViewContext(ctx, slack.PublishViewContextRequest{UserID: user,
 		View: slack.HomeTabViewRequest{Type: slack.VTHomeTab, Blocks: slack.Blocks{BlockSet: blocks}}})
-	if err != nil {
-		b.log.Debug("publish home tab", "err", err)
+	if err != nil && !b.web().Refused("views.publish", err) {
+		b.log.Warn("publish home tab", "err", err)
 	}
 }
 
@@ -60,35 +74,32 @@ func sessionLine(s *transcript.Session) string {
 		name = strings.TrimSpace(s.Agent.Icon + " " + s.Agent.Name)
 	}
 	var b strings.Builder
-	fmt.Fprintf(&b, "*%s*", name)
+	fmt.Fprintf(&b, "*%s*", slackmd.EscapeText(name))
 	if w := activeSkill(s); w != "" {
-		fmt.Fprintf(&b, " · %s", w)
-	} else if w := s.Meta[metaWorkflow]; w != "" {
-		fmt.Fprintf(&b, " · %s", w)
+		fmt.Fprintf(&b, " · %s", slackmd.EscapeText(w))
+	} else if st, _ := stateOf(s); st.Workflow != "" {
+		fmt.Fprintf(&b, " · %s", slackmd.EscapeText(st.Workflow))
 	}
 	fmt.Fprintf(&b, " · last active %s", s.Updated.UTC().Format("2006-01-02 15:04 UTC"))
-	if _, channel, thread, ok := splitKey(s.Key); ok {
-		fmt.Fprintf(&b, " · <https://slack.com/archives/%s/p%s|open the thread>", channel, strings.ReplaceAll(thread, ".", ""))
+	if k, ok := parseThreadKey(s.Key); ok {
+		fmt.Fprintf(&b, " · <https://slack.com/archives/%s/p%s|open the thread>", k.Channel, strings.ReplaceAll(k.Thread, ".", ""))
 	}
 	if latest := transcript.Documents(s.Outputs); len(latest) > 0 {
 		b.WriteString("\nDocuments:")
 		for i, o := range latest {
+			doc := fmt.Sprintf(" %s (v%d)", slackmd.EscapeText(path.Base(o.Path)), o.Version)
+			more := fmt.Sprintf(" …and %d more", len(latest)-i)
+			if runes(b.String())+runes(doc)+1+runes(more) > maxSectionText { // a section's text limit
+				b.WriteString(more)
+				break
+			}
 			if i > 0 {
 				b.WriteString(",")
 			}
-			fmt.Fprintf(&b, " %s (v%d)", path.Base(o.Path), o.Version)
+			b.WriteString(doc)
 		}
 	}
 	return b.String()
-}
-
-// splitKey splits a session key "team/channel/thread".
-func splitKey(key string) (team, channel, thread string, ok bool) {
-	parts := strings.SplitN(key, "/", 3)
-	if len(parts) != 3 {
-		return "", "", "", false
-	}
-	return parts[0], parts[1], parts[2], true
 }
 
 // recentSessions returns the user's sessions, most recent first, at most n.
@@ -104,7 +115,7 @@ func (b *Bot) recentSessions(user string, n int) []*transcript.Session {
 			break
 		}
 		s, err := b.cfg.Store.FindSession(info.Key)
-		if err != nil || s == nil || s.ID != info.ID || s.Meta[metaOwner] != user {
+		if err != nil || s == nil || s.ID != info.ID || ownerOfRecord(s) != user {
 			continue
 		}
 		out = append(out, s)
@@ -127,10 +138,10 @@ func (b *Bot) startFromHome(team, user, agentID string, ack func()) bool {
 	if ok {
 		name = strings.TrimSpace(a.Icon + " " + a.Name)
 	}
-	ts, err := b.postMsg(ctx, ch.ID, "", slack.MsgOptionText("Starting a session with "+name+"…", false))
+	ts, err := b.postMsg(ctx, ch.ID, "", slack.MsgOptionText(slackmd.EscapeText("Starting a session with "+name+"…"), false))
 	if err != nil {
 		b.log.Warn("start a session from the home tab", "err", err)
 		return false
 	}
-	return b.enqueue(item{Kind: "pick", Team: team, Channel: ch.ID, ThreadTS: ts, User: user, DM: true, AgentID: agentID}, ack)
+	return b.enqueue(item{Kind: kindPick, Team: team, Channel: ch.ID, ThreadTS: ts, User: user, DM: true, AgentID: agentID}, ack)
 }

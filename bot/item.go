@@ -1,0 +1,85 @@
+package bot
+
+import (
+	"context"
+
+	"agentbot/engine"
+)
+
+// item is one persisted unit of work for a thread, queued in the order it
+// was admitted and handled under the thread's lease by its kind's handler.
+type item struct {
+	Kind     itemKind  `json:"kind"`
+	Team     string    `json:"team"`
+	Channel  string    `json:"channel"`
+	ThreadTS string    `json:"thread_ts"`
+	TS       string    `json:"ts,omitempty"`
+	User     string    `json:"user"`
+	Text     string    `json:"text,omitempty"`
+	DM       bool      `json:"dm,omitempty"`
+	Files    []fileRef `json:"files,omitempty"`
+	AgentID  string    `json:"agent_id,omitempty"`
+	// PickerTS is the picker message to close once an agent is picked.
+	PickerTS string `json:"picker_ts,omitempty"`
+	// CallID is the tool call an approval item decides (Text is the
+	// decision).
+	CallID string `json:"call_id,omitempty"`
+}
+
+// fileRef is a file a user shared with a message.
+type fileRef struct {
+	ID   string `json:"id"`
+	Name string `json:"name"`
+	URL  string `json:"url"`
+	Size int    `json:"size"`
+}
+
+// thread is the thread the item belongs to.
+func (it *item) thread() threadKey {
+	return threadKey{Team: it.Team, Channel: it.Channel, Thread: it.ThreadTS}
+}
+
+// itemKind is what a queued item asks of its thread; it is stored with the
+// item, so its values never change.
+type itemKind string
+
+// The kinds of queued items. A stop request and the Home tab's events are
+// not queued: they act at once, beside the queue.
+const (
+	// kindMessage is a user's message, or a menu button (its command typed).
+	kindMessage itemKind = "message"
+	// kindPick is an agent chosen in the picker (AgentID, PickerTS).
+	kindPick itemKind = "pick"
+	// kindFeedback is a click of an answer's feedback buttons (Text is the
+	// value, TS the answer).
+	kindFeedback itemKind = "feedback"
+	// kindApproval is a decision on a pending call (CallID; Text is the
+	// decision).
+	kindApproval itemKind = "approval"
+)
+
+// job is one queued item being handled: the item, its queue seq, and the
+// thread's conversation (nil for a handler that needs none).
+type job struct {
+	it  item
+	seq uint64
+	c   *engine.Conversation
+}
+
+// itemHandler handles one kind of queued item under the thread's lease.
+type itemHandler struct {
+	// handle does the work.
+	handle func(b *Bot, ctx context.Context, j *job)
+	// conversation: the thread's conversation is opened first (an item
+	// handled and posted before a crash is skipped, a turn it started is
+	// resumed), and the item is marked posted once handled.
+	conversation bool
+}
+
+// itemHandlers is the handler of each kind of queued item.
+var itemHandlers = map[itemKind]itemHandler{
+	kindMessage:  {handle: (*Bot).onMessage, conversation: true},
+	kindPick:     {handle: (*Bot).onPick, conversation: true},
+	kindApproval: {handle: (*Bot).onDecision, conversation: true},
+	kindFeedback: {handle: (*Bot).onFeedback},
+}

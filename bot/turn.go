@@ -1,0 +1,165 @@
+package bot
+
+import (
+	"context"
+	"errors"
+	"time"
+
+	"github.com/slack-go/slack"
+
+	"agentbot/engine"
+	"agentbot/engine/transcript"
+)
+
+// threadTurn is one engine turn in a thread, rendered into it: what the
+// steps before and after the turn share.
+type threadTurn struct {
+	c     *engine.Conversation
+	it    item
+	r     *reply
+	rt    *runningTurn
+	start time.Time
+	// What the session held before the turn: its running skill, its
+	// number of outputs, and the calls that waited for approval (with
+	// their messages), which a new message denies.
+	skill         string
+	outputs       int
+	waiting       []transcript.Approval
+	waitingPosted map[string]string
+	// The turn's outcome.
+	res *engine.Result
+	err error
+}
+
+// runTurn runs one turn of the thread's conversation, bounded by the
+// concurrency limit, in three parts: the steps before it, the turn, and
+// the steps after it (afterTurn), in order.
+func (b *Bot) runTurn(ctx context.Context, c *engine.Conversation, it item, input string) {
+	select {
+	case b.sem <- struct{}{}:
+	case <-ctx.Done():
+		return
+	}
+	defer func() { <-b.sem }()
+	t, tctx, done := b.beforeTurn(ctx, c, it, input)
+	defer done()
+	t.res, t.err = c.Run(tctx, input, t.r.emit, nil)    // approvals are decided by clicks, later
+	t.err = b.storeFailed(ctx, c.Session, t.res, t.err) // fence.go
+	for _, step := range afterTurn {
+		step(b, ctx, t)
+	}
+}
+
+// beforeTurn starts the reply, registers the turn so it can be stopped,
+// shows the thread's agent session as processing, and notes what the
+// after-turn steps compare with. It returns the turn's context and what
+// ends the turn.
+func (b *Bot) beforeTurn(ctx context.Context, c *engine.Conversation, it item, input string) (*threadTurn, context.Context, func()) {
+	b.obs.TurnStarted()
+	t := &threadTurn{c: c, it: it, start: time.Now(), r: b.newReply(ctx, it, c.Session)}
+	tctx, cancel := context.WithCancel(ctx)
+	key := it.thread().String()
+	t.rt = b.running.start(key, cancel)
+	t.r.rt = t.rt
+	if note := b.lateNote(c.Session, it); note != "" { // fence.go
+		t.r.emit(engine.Event{Kind: engine.EventNotice, Text: note})
+	}
+	noteWorkflow(b, c.Session, input)
+	t.r.armStop()
+	b.setSessionStatus(ctx, it, slack.AgentSessionStatusProcessing)
+	t.skill, t.outputs = activeSkill(&c.Session.Session), len(c.Outputs)
+	t.waiting, t.waitingPosted = b.waitingApprovals(c.Session)
+	return t, tctx, func() {
+		b.setSessionStatus(ctx, it, slack.AgentSessionStatusActive)
+		b.running.end(key, t.rt)
+		cancel()
+	}
+}
+
+// afterTurn are the steps after a turn, in order.
+var afterTurn = []func(b *Bot, ctx context.Context, t *threadTurn){
+	(*Bot).closeSuperseded, // approvals: the calls the new message denied (approval.go)
+	(*Bot).retitle,         // title: the DM names the workflow now running
+	(*Bot).recordStop,      // a person's stop: recorded; the late answer is never posted
+	(*Bot).render,          // the answer, and the uploads of the saved documents
+	(*Bot).askApprovals,    // approvals: the calls the turn waits on (approval.go)
+	(*Bot).turnFinished,    // metrics and the turn's log line
+	(*Bot).refreshHomeTab,  // Home tab: it lists the new documents, once uploaded
+}
+
+// retitle names the DM after the workflow when the turn started one.
+func (b *Bot) retitle(ctx context.Context, t *threadTurn) {
+	if activeSkill(&t.c.Session.Session) != t.skill {
+		b.setTitle(ctx, t.it, t.c.Session)
+	}
+}
+
+// recordStop handles a turn a person stopped: what was said is kept, the
+// stop is recorded in the transcript, and the late answer is never posted.
+func (b *Bot) recordStop(ctx context.Context, t *threadTurn) {
+	by := t.rt.stoppedBy()
+	if by == "" || ctx.Err() != nil {
+		return
+	}
+	if err := t.c.Interrupt(stopNote); err != nil {
+		b.log.Error("record stop", "err", err)
+	}
+	t.r.stoppedBy = by
+	t.err = nil
+}
+
+// render finishes the reply: the answer (or what went wrong) and the
+// uploads.
+func (b *Bot) render(_ context.Context, t *threadTurn) {
+	t.r.finish(t.res, t.err)
+}
+
+// refreshHomeTab refreshes the Home tab of the session's owner when the
+// turn saved a document.
+func (b *Bot) refreshHomeTab(ctx context.Context, t *threadTurn) {
+	if len(t.c.Outputs) > t.outputs {
+		b.refreshHome(ctx, b.ownerOf(t.c, t.it))
+	}
+}
+
+// turnFinished reports the turn to the Observer and logs it.
+func (b *Bot) turnFinished(_ context.Context, t *threadTurn) {
+	d := time.Since(t.start)
+	var u engine.Usage
+	iters, tools := 0, 0
+	if t.res != nil {
+		u, iters, tools = t.res.Usage, t.res.Iterations, t.res.Tools
+	}
+	b.obs.TurnFinished(d, iters, u.Prompt, u.Cached, u.Completion, t.err)
+	attrs := []any{"session", t.c.ID, "agent", t.c.AgentID, "iterations", iters, "tools", tools,
+		"prompt_tokens", u.Prompt, "cached_tokens", u.Cached, "completion_tokens", u.Completion, "duration", d.Round(time.Millisecond)}
+	var over *engine.BudgetError
+	switch {
+	case errors.As(t.err, &over):
+		b.log.Info("turn refused: token budget", append(attrs, "budget", over.Budget.Name)...)
+	case t.err != nil:
+		b.log.Warn("turn failed", append(attrs, "err", t.err)...)
+	default:
+		b.log.Info("turn", attrs...)
+	}
+}
+
+// noteWorkflow remembers the menu item input picks, if any.
+func noteWorkflow(b *Bot, s *engine.Session, input string) {
+	if s.Agent == nil || input == "" {
+		return
+	}
+	idx, _, ok := engine.MatchMenu(s.Agent.Menu, input)
+	if !ok {
+		return
+	}
+	it := s.Agent.Menu[idx]
+	name := it.Cmd
+	switch {
+	case it.Skill != "":
+		name = it.Skill
+	case it.Trigger != "":
+		name = it.Trigger
+	}
+	b.setState(s, func(st *threadState) { st.Workflow = name })
+}

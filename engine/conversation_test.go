@@ -1,0 +1,146 @@
+package engine_test
+
+import (
+	"context"
+	"errors"
+	"testing"
+
+	"agentbot/engine"
+	"agentbot/engine/fakemodel"
+	"agentbot/engine/mcp/mcptest"
+	"agentbot/engine/transcript"
+)
+
+// Open finds the session of a key or creates it; a second Open resumes the
+// same session with its agent.
+func TestConversationOpenFindsOrCreates(t *testing.T) {
+	h := newHarness(t, harnessOpts{})
+	c, err := h.eng.Open(h.st, "T/C/1")
+	if err != nil || c.Agent != nil || c.Key != "T/C/1" {
+		t.Fatalf("open a new key: %+v, %v", c, err)
+	}
+	if _, err := c.Start(h.agent("product-lead"), func(s *engine.Session) { s.Vars = map[string]string{"user_name": "Ana"} }); err != nil {
+		t.Fatal(err)
+	}
+	again, err := h.eng.Open(h.st, "T/C/1")
+	if err != nil || again.ID != c.ID || again.Agent == nil || again.Agent.ID != "product-lead" {
+		t.Fatalf("reopen: %+v, %v", again, err)
+	}
+	if again.Vars["user_name"] != "Ana" {
+		t.Fatalf("prepare's vars were not kept: %v", again.Vars)
+	}
+}
+
+// A session whose agent left the catalog opens with an *AgentGoneError and
+// still hands back the conversation, which can switch to another agent:
+// the old session is kept, detached, and the key gets a fresh one.
+func TestConversationAgentGoneSwitches(t *testing.T) {
+	h := newHarness(t, harnessOpts{})
+	s, _ := h.start("T/C/gone", "product-lead")
+	rec := &s.Session
+	rec.AgentID, rec.Agent = "no-such-agent", nil // as if its bundle was removed
+	if err := h.st.SaveSession(rec); err != nil {
+		t.Fatal(err)
+	}
+	c, err := h.eng.Open(h.st, "T/C/gone")
+	var gone *engine.AgentGoneError
+	if !errors.As(err, &gone) || c == nil || c.ID != rec.ID {
+		t.Fatalf("open: %+v, %v", c, err)
+	}
+	g, err := c.Switch(h.agent("product-lead"), nil)
+	if err != nil || g == nil || g.Text == "" {
+		t.Fatalf("switch: %+v, %v", g, err)
+	}
+	if c.ID == rec.ID || c.Agent.ID != "product-lead" {
+		t.Fatalf("switch kept the old session %s (agent %v)", c.ID, c.AgentID)
+	}
+	old, err := h.st.SessionByID(rec.ID)
+	if err != nil || old.AgentID != "no-such-agent" {
+		t.Fatalf("the old session is lost: %+v, %v", old, err)
+	}
+	now, err := h.eng.Open(h.st, "T/C/gone")
+	if err != nil || now.ID != c.ID {
+		t.Fatalf("the key does not hold the new session: %+v, %v", now, err)
+	}
+	// A session never used is reused, not detached.
+	fresh, _ := h.eng.Open(h.st, "T/C/fresh")
+	id := fresh.ID
+	if _, err := fresh.Switch(nil, nil); err != nil || fresh.ID != id {
+		t.Fatalf("switching an unused session: %s → %s (%v)", id, fresh.ID, err)
+	}
+}
+
+// Run decides the calls a turn waits on with the decider and resumes until
+// nothing is pending; without a decider the calls keep waiting.
+func TestConversationRunDecides(t *testing.T) {
+	srv := mcptest.NewHTTPServer(t)
+	h, _ := mcpHarness(t, webConfig(srv.URL, ""))
+	c, err := h.eng.Open(h.st, "T/C/ask")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := c.Start(h.agent("product-lead"), nil); err != nil {
+		t.Fatal(err)
+	}
+	h.fm.Enqueue(fakemodel.Reply{ToolCalls: []fakemodel.ToolCall{{ID: "w1", Name: "web__write_note", Arguments: `{"text":"hello"}`}}})
+	res, err := c.Run(context.Background(), "note it", h.emit, nil)
+	if err != nil || len(res.Pending) != 1 || len(c.Pending) != 1 {
+		t.Fatalf("without a decider: %+v, %v", res, err)
+	}
+	var asked []string
+	decide := func(p transcript.Approval) (string, string, bool) {
+		asked = append(asked, p.CallID)
+		return transcript.DecisionApproved, "terminal", true
+	}
+	h.fm.Enqueue(
+		fakemodel.Reply{ToolCalls: []fakemodel.ToolCall{{ID: "w2", Name: "web__write_note", Arguments: `{"text":"again"}`}}},
+		fakemodel.Reply{Text: "both noted"},
+	)
+	// The first call is decided by a person (a click), then the run goes
+	// on: the model asks for a second call, which the decider approves.
+	if err := c.Decide("w1", transcript.DecisionApproved, "U1"); err != nil {
+		t.Fatal(err)
+	}
+	res, err = c.Run(context.Background(), "", h.emit, decide)
+	if err != nil || res.Text != "both noted" || len(c.Pending) != 0 {
+		t.Fatalf("run with a decider: %+v, %v (pending %+v)", res, err, c.Pending)
+	}
+	if len(asked) != 1 || asked[0] != "w2" {
+		t.Fatalf("the decider was asked about %v, want [w2]", asked)
+	}
+	rec, _ := auditOf(c.Session, "w2")
+	if rec.Approver != "terminal" || rec.Outcome != transcript.OutcomeOK {
+		t.Fatalf("audit of w2 = %+v", rec)
+	}
+}
+
+// After a failed turn, the next input first closes it, so the transcript
+// never holds two user messages in a row; the usage of each turn is added
+// to the workspace's day.
+func TestConversationClosesFailedTurnAndRecordsUsage(t *testing.T) {
+	budgets := &engine.Budgets{DailyTokens: 100000}
+	h := newHarness(t, harnessOpts{mutate: func(c *engine.Config) { c.Budgets = budgets }})
+	c, err := h.eng.Open(h.st, "team1/C/fail")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := c.Start(h.agent("product-lead"), nil); err != nil {
+		t.Fatal(err)
+	}
+	h.fm.Enqueue(fakemodel.Reply{Status: 400}, fakemodel.Reply{Text: "fine now", Usage: fakemodel.Usage{Prompt: 30, Completion: 12}})
+	if _, err := c.Run(context.Background(), "first", h.emit, nil); err == nil || !c.Failed() {
+		t.Fatalf("a refused model call: err %v, failed %v", err, c.Failed())
+	}
+	res, err := c.Run(context.Background(), "second", h.emit, nil)
+	if err != nil || res.Text != "fine now" || c.Failed() {
+		t.Fatalf("after the failure: %+v, %v", res, err)
+	}
+	for i := 1; i < len(c.Messages); i++ {
+		if c.Messages[i].Role == transcript.RoleUser && c.Messages[i-1].Role == transcript.RoleUser {
+			t.Fatalf("two user messages in a row at %d: %+v", i, c.Messages)
+		}
+	}
+	if used, _ := budgets.Daily("team1"); used != 42 {
+		t.Fatalf("daily usage of team1 = %d, want 42", used)
+	}
+}
