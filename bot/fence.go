@@ -8,6 +8,8 @@ import (
 	"sync"
 	"time"
 
+	"github.com/slack-go/slack"
+
 	"agentbot/bot/render"
 	"agentbot/bot/slackmd"
 	"agentbot/engine"
@@ -265,4 +267,27 @@ func whose(user string) string {
 		return ""
 	}
 	return " from <@" + user + ">"
+}
+
+// closeUnnamed closes the streams an earlier run of the turn of it may
+// have left open while it died opening one, before it learnt the stream's
+// ts: every bot message in the thread after the item's message is stopped with the
+// interrupted note (Slack refuses the stop of a message that is not an
+// open stream, which changes nothing).
+func (b *Bot) closeUnnamed(ctx context.Context, it item) {
+	msgs, _, _, err := b.cfg.API.GetConversationRepliesContext(ctx, &slack.GetConversationRepliesParameters{
+		ChannelID: it.Channel, Timestamp: it.ThreadTS, Oldest: it.TS, Limit: 200})
+	if err != nil {
+		b.log.Warn("find a stream an earlier run left open", "err", err)
+		return
+	}
+	for _, m := range msgs {
+		ours := m.User == b.botUserID || (m.BotID != "" && m.BotID == b.botID)
+		if !ours || m.Timestamp == it.ThreadTS || storage.OrderOf(m.Timestamp) <= storage.OrderOf(it.TS) {
+			continue
+		}
+		if err := b.web().StopStream(ctx, it.Channel, m.Timestamp, render.InterruptedNote()); err == nil {
+			b.log.Info("closed a stream an earlier run left open", "ts", m.Timestamp)
+		}
+	}
 }

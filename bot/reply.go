@@ -44,6 +44,9 @@ func (b *Bot) newReply(ctx context.Context, it item, s *engine.Session) *reply {
 		seq := b.state(s).Seq
 		opts.Guard = l.guard
 		opts.Prior = priorOutput(s.Meta, seq)
+		if opts.Prior.Starting {
+			b.closeUnnamed(ctx, it) // fence.go
+		}
 		opts.Record = func(o render.Output) { b.recordOutput(ctx, it.thread().String(), seq, o) }
 	}
 	rep.r = render.New(ctx, b.web(), render.Thread{Team: it.Team, Channel: it.Channel, TS: it.ThreadTS, User: it.User, DM: it.DM}, opts)

@@ -20,7 +20,14 @@ type Output struct {
 	AnswerTS string `json:"answer,omitempty"`
 	// Done is set once the whole final answer is in the thread.
 	Done bool `json:"done,omitempty"`
+	// Starting is set while a stream is being opened: its ts is not known
+	// yet, so a run that dies then leaves a stream the record cannot name
+	// (the front end finds it: see bot's closeUnnamed).
+	Starting bool `json:"starting,omitempty"`
 }
+
+// InterruptedNote ends a stream the turn's earlier run left open.
+func InterruptedNote() Chunk { return Chunk{Markdown: interruptedNote} }
 
 // interruptedNote ends a stream the turn's earlier run left open (its
 // process died, or lost the thread): the answer comes again below it.
@@ -45,7 +52,7 @@ func (r *Reply) closePrior(prior Output) {
 		return
 	}
 	err := r.again("chat.stopStream", func() error {
-		return r.p.StopStream(r.ctx, r.t.Channel, prior.StreamTS, Chunk{Markdown: interruptedNote})
+		return r.p.StopStream(r.ctx, r.t.Channel, prior.StreamTS, InterruptedNote())
 	})
 	if err != nil && !streamClosed(err) {
 		r.log.Error("close the stream an earlier run left open", "ts", prior.StreamTS, "err", err)

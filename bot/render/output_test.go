@@ -29,7 +29,7 @@ func TestRecordOutput(t *testing.T) {
 	r := newTestReply(newFakePoster(nil), Options{Record: func(o Output) { got = append(got, o) }})
 	r.Emit(engine.Event{Kind: engine.EventText, Text: "Hello"})
 	r.Finish(Outcome{Text: "Hello"})
-	want := []Output{{StreamTS: "S1", Open: true}, {StreamTS: "S1"}, {StreamTS: "S1", Done: true}}
+	want := []Output{{Starting: true}, {StreamTS: "S1", Open: true}, {StreamTS: "S1"}, {StreamTS: "S1", Done: true}}
 	if len(got) != len(want) {
 		t.Fatalf("records %+v, want %+v", got, want)
 	}
@@ -74,7 +74,7 @@ func TestResumeClosesPriorStream(t *testing.T) {
 	if len(calls) < 2 || calls[0] != "stop S0 md:_⚠️ Interrupted. The answer continues below._" || calls[1] != "start" {
 		t.Fatalf("calls %q", calls)
 	}
-	if got[0] != (Output{StreamTS: "S0"}) {
+	if got[0] != (Output{StreamTS: "S0"}) || got[1] != (Output{Starting: true}) {
 		t.Fatalf("first record %+v, want the prior stream closed", got[0])
 	}
 	p2 := newFakePoster(map[string]error{"stop#1": errClosed})

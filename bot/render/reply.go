@@ -257,6 +257,8 @@ func (r *Reply) ensureStream() bool {
 	if r.streamTS != "" {
 		return true
 	}
+	r.out = Output{Starting: true}
+	r.record()
 	ts, err := r.p.StartStream(r.ctx, r.t)
 	if err != nil {
 		r.log.Info("streaming refused; falling back to message updates", "err", err)

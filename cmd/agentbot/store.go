@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"time"
 
 	"agentbot/storage"
 	"agentbot/storage/bolt"
@@ -19,14 +20,22 @@ func openStore(ctx context.Context, cfg *Config) (storage.Backend, error) {
 		if err != nil {
 			return nil, err
 		}
+		st.Now = processClock
 		return st, nil
 	}
 	st, err := postgres.Open(ctx, cfg.DatabaseURL, cfg.DataDir)
 	if err != nil {
 		return nil, &databaseError{err: err}
 	}
+	st.Now = processClock
 	return st, nil
 }
+
+// processClock is this process's clock as the store reads it for its own
+// times; the tests of clock skew move it in a child process
+// (testmain_test.go). Leases and dedupe marks on PostgreSQL follow the
+// database's clock whatever it says.
+var processClock = time.Now
 
 // databaseError is a PostgreSQL store that could not be opened: a setting
 // to fix (exit code 2), not a failure of the run. Its text never holds the
