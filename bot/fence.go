@@ -2,7 +2,6 @@ package bot
 
 import (
 	"context"
-	"encoding/json"
 	"errors"
 	"strings"
 	"sync"
@@ -36,9 +35,9 @@ type Fences struct {
 		SaveSession(*transcript.Session) error
 	}
 	m sync.Map // thread key → storage.Fence
-	// outputs holds the output record (metaOutput) of each thread's turn
-	// in flight, so the turn's own saves keep it in the session's meta.
-	outputs sync.Map // thread key → JSON
+	// outputs holds the output record (threadState.Output) of each
+	// thread's turn in flight, so the turn's own saves keep it.
+	outputs sync.Map // thread key → turnOutput
 }
 
 // FencedStore is a store that can save under a fence.
@@ -53,7 +52,10 @@ func NewFences(st FencedStore) *Fences { return &Fences{st: st, sv: st} }
 // SaveSession saves s, fenced when this process holds its thread.
 func (f *Fences) SaveSession(s *transcript.Session) error {
 	if v, ok := f.outputs.Load(s.Key); ok {
-		s.SetMeta(metaOutput, v.(string))
+		st, _ := stateOf(s) // unreadable parts were logged where read
+		o := v.(turnOutput)
+		st.Output = &o
+		putState(s, st)
 	}
 	if v, ok := f.m.Load(s.Key); ok {
 		return f.st.SaveSessionFenced(v.(storage.Fence), s)
@@ -159,33 +161,30 @@ func (l *heldLease) postedMeta(seq uint64, posted bool) (map[string]string, erro
 	if err != nil {
 		l.b.log.Warn("unreadable thread state left out", "err", err)
 	}
-	st.Posted = seq
-	meta := map[string]string{metaThread: st.encode(), metaOutput: ""}
+	st.Posted, st.Output = seq, nil
+	meta := map[string]string{metaThread: st.encode()}
 	for _, k := range oldMetaKeys {
 		meta[k] = ""
 	}
 	return meta, nil
 }
 
-// metaOutput is the session meta key holding the output record of the
-// turn in flight (turnOutput): a replica that resumes it closes the
-// stream the earlier run left open.
-const metaOutput = "bot.output"
-
 // turnOutput is what a turn showed in its thread so far, with the queue
-// seq of its item.
+// seq of its item: kept in the thread state (threadState.Output) under
+// the fence, so a replica that resumes the turn closes the stream the
+// earlier run left open, and does not answer an item whose answer is in
+// the thread already.
 type turnOutput struct {
 	Seq uint64 `json:"seq"`
 	render.Output
 }
 
 // priorOutput is the output record of item seq's earlier run, if any.
-func priorOutput(meta map[string]string, seq uint64) render.Output {
-	var o turnOutput
-	if json.Unmarshal([]byte(meta[metaOutput]), &o) != nil || o.Seq != seq {
+func priorOutput(st threadState, seq uint64) render.Output {
+	if st.Output == nil || st.Output.Seq != seq {
 		return render.Output{}
 	}
-	return o.Output
+	return st.Output.Output
 }
 
 // recordOutput keeps a turn's output record under the thread's fence.
@@ -194,9 +193,15 @@ func (b *Bot) recordOutput(ctx context.Context, key string, seq uint64, o render
 	if l == nil {
 		return
 	}
-	data, _ := json.Marshal(turnOutput{Seq: seq, Output: o})
-	b.fences.outputs.Store(key, string(data))
-	if err := b.cfg.Store.SetMetaFenced(l.fence, metaOutput, string(data)); err != nil && !errors.Is(err, storage.ErrNotFound) {
+	to := turnOutput{Seq: seq, Output: o}
+	b.fences.outputs.Store(key, to)
+	rec, err := b.cfg.Store.FindMeta(key)
+	if err == nil && rec != nil {
+		st, _ := stateOf(rec)
+		st.Output = &to
+		err = b.cfg.Store.SetMetaFenced(l.fence, metaThread, st.encode())
+	}
+	if err != nil && !errors.Is(err, storage.ErrNotFound) {
 		b.log.Warn("record the turn's output", "thread", key, "err", err)
 	}
 }

@@ -70,7 +70,7 @@ func (b *Bot) open(ctx context.Context, it item) *engine.Conversation {
 func (b *Bot) replayed(ctx context.Context, j *job) bool {
 	st := b.state(j.c.Session)
 	switch {
-	case st.Posted == j.seq || priorOutput(j.c.Session.Meta, j.seq).Done:
+	case st.Posted == j.seq || priorOutput(st, j.seq).Done:
 		return true
 	case j.c.Agent != nil && st.Seq == j.seq:
 		b.runTurn(ctx, j.c, j.it, "")

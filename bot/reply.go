@@ -41,9 +41,10 @@ func (b *Bot) newReply(ctx context.Context, it item, s *engine.Session) *reply {
 		Log: b.log,
 	}
 	if l := leaseOf(ctx); l != nil {
-		seq := b.state(s).Seq
+		st := b.state(s)
+		seq := st.Seq
 		opts.Guard = l.guard
-		opts.Prior = priorOutput(s.Meta, seq)
+		opts.Prior = priorOutput(st, seq)
 		if opts.Prior.Starting {
 			b.closeUnnamed(ctx, it) // fence.go
 		}

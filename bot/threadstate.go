@@ -40,6 +40,8 @@ type threadState struct {
 	// Answered is the Slack ts of the latest message of the thread a turn
 	// answered: a message older than it came late (lateNote).
 	Answered string `json:"answered,omitempty"`
+	// Output is what the turn in flight showed in the thread (fence.go).
+	Output *turnOutput `json:"output,omitempty"`
 }
 
 // metaThread is the session Meta key holding the threadState.
