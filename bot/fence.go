@@ -296,3 +296,19 @@ func (b *Bot) closeUnnamed(ctx context.Context, it item) {
 		}
 	}
 }
+
+// retryLater keeps the item in hand queued, tried again once the store is
+// back, when err is the store's (a session that could not be loaded or
+// stored) and the item is worked under a lease; it reports whether it
+// did. Nothing is posted: the message is not lost, only late.
+func (b *Bot) retryLater(ctx context.Context, err error) bool {
+	l := leaseOf(ctx)
+	if l == nil || errors.Is(err, storage.ErrExists) {
+		return false
+	}
+	if _, ok := errors.AsType[*engine.SaveError](err); !ok {
+		return false
+	}
+	l.keep.Store(true)
+	return true
+}

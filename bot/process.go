@@ -55,6 +55,9 @@ func (b *Bot) open(ctx context.Context, it item) *engine.Conversation {
 		b.log.Warn("session's agent is gone", "session", gone.SessionID, "agent", gone.AgentID)
 		b.post(ctx, it.Channel, it.ThreadTS, "⚠️ "+upperFirst(gone.Error())+" (or say `use <agent>` here).")
 		return nil
+	case err != nil && b.retryLater(ctx, err):
+		b.log.Error("load session; the message stays queued", "err", err)
+		return nil
 	case err != nil:
 		b.log.Error("load session", "err", err)
 		b.post(ctx, it.Channel, it.ThreadTS, "⚠️ I couldn't open this thread's session. Please try again in a moment.")
@@ -189,6 +192,10 @@ func (b *Bot) activate(ctx context.Context, c *engine.Conversation, a *catalog.A
 			b.setState(s, func(st *threadState) { st.Owner = it.User })
 		}
 	})
+	if err != nil && b.retryLater(ctx, err) {
+		b.log.Warn("activate agent; the message stays queued", "agent", a.ID, "err", err)
+		return false
+	}
 	if err != nil {
 		b.log.Warn("activate agent", "agent", a.ID, "err", err)
 		b.post(ctx, it.Channel, it.ThreadTS, fmt.Sprintf("⚠️ %s can't start here: %v", a.Name, err))

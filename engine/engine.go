@@ -138,9 +138,10 @@ func New(cfg Config) *Engine {
 	return &Engine{cfg: cfg}
 }
 
-// SaveError is a failure to store the session, not of the model: a turn
-// that returns one may have finished (its Result holds the answer), and
-// Save stores it once the store is back.
+// SaveError is a failure of the session store (to store the session, or
+// to load it), not of the model: a turn that returns one may have finished
+// (its Result holds the answer), and Save stores it once the store is
+// back.
 type SaveError struct{ Err error }
 
 func (e *SaveError) Error() string { return "store the session: " + e.Err.Error() }
