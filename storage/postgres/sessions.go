@@ -237,45 +237,67 @@ func (s *Store) save(sess *transcript.Session, f *storage.Fence) error {
 	ctx, cancel := s.ctx()
 	defer cancel()
 	for range 2 {
-		msgs := make([][]byte, 0, total-from)
-		for i := from; i < total; i++ {
-			data, err := json.Marshal(&sess.Messages[i])
-			if err != nil {
-				return fmt.Errorf("save session %s: encode message %d: %w", sess.ID, i, err)
-			}
-			msgs = append(msgs, data)
+		msgs, err := encodeMessages(sess, from)
+		if err != nil {
+			return err
 		}
-		var (
-			stored        int
-			key           string
-			attached, hit bool
-			fence         = f != nil
-			ff            storage.Fence
-		)
-		if fence {
+		var r saveResult
+		var ff storage.Fence
+		if f != nil {
 			ff = *f
 		}
-		err := s.pool.QueryRow(ctx, saveSQL, sess.ID, sess.Key, from, total, msgs, meta, sess.Updated.UnixNano(), len(sess.Pending) > 0,
-			fence, ff.Holder, int64(ff.Token)).Scan(&stored, &key, &attached, &hit)
-		switch {
-		case errors.Is(err, pgx.ErrNoRows):
-			return fmt.Errorf("save session %s: %w", sess.ID, storage.ErrNotFound)
-		case err != nil:
-			return fmt.Errorf("save session %s: %w", sess.ID, err)
-		case fence && !hit:
-			return fmt.Errorf("save session %s: %w", sess.ID, storage.ErrFenced)
-		case !attached || key != sess.Key:
-			return fmt.Errorf("save session %s: key %q is not this session's key", sess.ID, sess.Key)
-		case stored > total:
-			return fmt.Errorf("save session %s: transcript has %d messages but %d are stored; transcripts only grow", sess.ID, total, stored)
-		case stored < from:
-			from = stored // the cached count was ahead: send from the stored one
+		err = s.pool.QueryRow(ctx, saveSQL, sess.ID, sess.Key, from, total, msgs, meta, sess.Updated.UnixNano(), len(sess.Pending) > 0,
+			f != nil, ff.Holder, int64(ff.Token)).Scan(&r.stored, &r.key, &r.attached, &r.fenceHeld)
+		retry, err := r.check(sess, err, f != nil, from)
+		if err != nil {
+			return err
+		}
+		if retry {
+			from = r.stored // the cached count was ahead: send from the stored one
 			continue
 		}
 		s.setCount(sess.ID, total)
 		return nil
 	}
 	return fmt.Errorf("save session %s: the stored transcript changed while saving", sess.ID)
+}
+
+// encodeMessages encodes sess's messages from index from on.
+func encodeMessages(sess *transcript.Session, from int) ([][]byte, error) {
+	msgs := make([][]byte, 0, len(sess.Messages)-from)
+	for i := from; i < len(sess.Messages); i++ {
+		data, err := json.Marshal(&sess.Messages[i])
+		if err != nil {
+			return nil, fmt.Errorf("save session %s: encode message %d: %w", sess.ID, i, err)
+		}
+		msgs = append(msgs, data)
+	}
+	return msgs, nil
+}
+
+// saveResult is what saveSQL found.
+type saveResult struct {
+	stored              int
+	key                 string
+	attached, fenceHeld bool
+}
+
+// check says why saveSQL wrote nothing, if it did not: an error, or retry
+// (the cached count was ahead of the stored one).
+func (r saveResult) check(sess *transcript.Session, err error, fenced bool, from int) (retry bool, _ error) {
+	switch {
+	case errors.Is(err, pgx.ErrNoRows):
+		return false, fmt.Errorf("save session %s: %w", sess.ID, storage.ErrNotFound)
+	case err != nil:
+		return false, fmt.Errorf("save session %s: %w", sess.ID, err)
+	case fenced && !r.fenceHeld:
+		return false, fmt.Errorf("save session %s: %w", sess.ID, storage.ErrFenced)
+	case !r.attached || r.key != sess.Key:
+		return false, fmt.Errorf("save session %s: key %q is not this session's key", sess.ID, sess.Key)
+	case r.stored > len(sess.Messages):
+		return false, fmt.Errorf("save session %s: transcript has %d messages but %d are stored; transcripts only grow", sess.ID, len(sess.Messages), r.stored)
+	}
+	return r.stored < from, nil
 }
 
 // DetachSession frees the session's key, so the next NewSession for it
