@@ -126,6 +126,15 @@ func OrderOf(ts string) int64 {
 	return s*1_000_000 + f
 }
 
+// CheckLeaseTTL refuses a lease time that is not positive; every
+// Backend's TakeLease and RenewLease check it with it.
+func CheckLeaseTTL(key string, ttl time.Duration) error {
+	if ttl <= 0 {
+		return fmt.Errorf("lease %q: ttl must be positive, got %s", key, ttl)
+	}
+	return nil
+}
+
 // CheckFence validates a fence's key and holder; every Backend's fenced
 // writes check them with it.
 func CheckFence(f Fence) error {

@@ -152,7 +152,7 @@ type Reply struct {
 // New returns the reply of one turn in t, which makes its Slack calls
 // through p with ctx.
 func New(ctx context.Context, p Poster, t Thread, opts Options) *Reply {
-	r := &Reply{ctx: ctx, p: p, t: t, opts: opts, log: opts.Log, now: time.Now, sleep: sleepCtx}
+	r := &Reply{ctx: ctx, p: p, t: t, opts: opts, log: opts.Log, now: time.Now, sleep: Slack{}.sleep}
 	if r.log == nil {
 		r.log = slog.New(slog.DiscardHandler)
 	}

@@ -59,15 +59,3 @@ func (r *Reply) again(what string, call func() error) error {
 func (r *Reply) update(ts string, m Message) error {
 	return r.again("chat.update", func() error { return r.p.Update(r.ctx, r.t.Channel, ts, m) })
 }
-
-// sleepCtx waits d, or until ctx ends.
-func sleepCtx(ctx context.Context, d time.Duration) error {
-	t := time.NewTimer(d)
-	defer t.Stop()
-	select {
-	case <-ctx.Done():
-		return ctx.Err()
-	case <-t.C:
-		return nil
-	}
-}

@@ -57,14 +57,6 @@ func decodeLease(v []byte) (lease, error) {
 	return lease{time.Unix(0, int64(be64(v[:8]))), be64(v[8:16]), string(bytes.Clone(v[16:]))}, nil
 }
 
-// checkTTL refuses a lease time that is not positive.
-func checkTTL(key string, ttl time.Duration) error {
-	if ttl <= 0 {
-		return fmt.Errorf("lease %q: ttl must be positive, got %s", key, ttl)
-	}
-	return nil
-}
-
 // Lease is TakeLease without the fence.
 func (s *Store) Lease(key, holder string, ttl time.Duration) (bool, error) {
 	_, ok, err := s.TakeLease(key, holder, ttl)
@@ -79,7 +71,7 @@ func (s *Store) TakeLease(key, holder string, ttl time.Duration) (storage.Fence,
 	if err := storage.CheckLease(key, holder); err != nil {
 		return storage.Fence{}, false, fmt.Errorf("lease: %w", err)
 	}
-	if err := checkTTL(key, ttl); err != nil {
+	if err := storage.CheckLeaseTTL(key, ttl); err != nil {
 		return storage.Fence{}, false, err
 	}
 	if held, err := s.heldByOther(key, holder); err != nil || held {
@@ -138,7 +130,7 @@ func (s *Store) RenewLease(f storage.Fence, ttl time.Duration) error {
 	if err := storage.CheckFence(f); err != nil {
 		return fmt.Errorf("renew lease: %w", err)
 	}
-	if err := checkTTL(f.Key, ttl); err != nil {
+	if err := storage.CheckLeaseTTL(f.Key, ttl); err != nil {
 		return err
 	}
 	err := s.db.Batch(func(tx *bbolt.Tx) error {

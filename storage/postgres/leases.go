@@ -43,8 +43,8 @@ func (s *Store) TakeLease(key, holder string, ttl time.Duration) (storage.Fence,
 	if err := storage.CheckLease(key, holder); err != nil {
 		return storage.Fence{}, false, fmt.Errorf("lease: %w", err)
 	}
-	if ttl <= 0 {
-		return storage.Fence{}, false, fmt.Errorf("lease %q: ttl must be positive, got %s", key, ttl)
+	if err := storage.CheckLeaseTTL(key, ttl); err != nil {
+		return storage.Fence{}, false, err
 	}
 	ctx, cancel := s.ctx()
 	defer cancel()
@@ -66,8 +66,8 @@ func (s *Store) RenewLease(f storage.Fence, ttl time.Duration) error {
 	if err := storage.CheckFence(f); err != nil {
 		return fmt.Errorf("renew lease: %w", err)
 	}
-	if ttl <= 0 {
-		return fmt.Errorf("renew lease %q: ttl must be positive, got %s", f.Key, ttl)
+	if err := storage.CheckLeaseTTL(f.Key, ttl); err != nil {
+		return err
 	}
 	ctx, cancel := s.ctx()
 	defer cancel()
