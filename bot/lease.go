@@ -113,6 +113,8 @@ func (l *heldLease) renew() {
 }
 
 // lose gives the thread up: ctx ends and nothing more is written for it.
+// The stale fence stays in place until release, so a save the turn makes
+// before it notices is refused (ErrFenced) rather than made unfenced.
 func (l *heldLease) lose(why string) {
 	if l.lost.Swap(true) {
 		return
@@ -120,7 +122,6 @@ func (l *heldLease) lose(why string) {
 	if why != "" {
 		l.b.log.Warn(why, "thread", l.key, "replica", l.b.cfg.ReplicaID)
 	}
-	l.b.fences.drop(l.fence)
 	l.cancel()
 }
 
