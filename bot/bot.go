@@ -29,6 +29,7 @@ type Store interface {
 	storage.Inbound
 	storage.Dedupe
 	storage.Leases
+	storage.Fenced
 	storage.Channels
 	storage.Projects
 }
@@ -96,6 +97,9 @@ type Config struct {
 	// 15 s; renewed every LeaseTTL/3): after a replica dies, its threads
 	// are taken over this long after its last renewal.
 	LeaseTTL time.Duration
+	// Fences fences the engine's transcript saves (the engine's Store
+	// should be it); nil: the bot keeps its own (see Fences).
+	Fences *Fences
 }
 
 // Bot is agentbot's Slack adapter.
@@ -124,12 +128,13 @@ type Bot struct {
 	// be saved, so Slack's redeliveries do not repeat the notice.
 	unsavedMu sync.Mutex
 	unsaved   map[string]bool
-	// journaled: the store's AdmitAsync journals before it returns
-	// (storage.Journaled), so a message may be acked before its commit.
-	journaled bool
-	inbox     *inbox
-	threads   *threads
-	sem       chan struct{}
+	// journal is the store's journal (storage.Journaled), or nil: a
+	// message is acked once journaled, before its commit.
+	journal storage.Journaled
+	fences  *Fences
+	inbox   *inbox
+	threads *threads
+	sem     chan struct{}
 	// turnCtx outlives the event loop at shutdown, so running turns can
 	// finish; cancelTurns stops them after the grace period.
 	turnCtx     context.Context
@@ -167,7 +172,10 @@ func New(cfg Config) (*Bot, error) {
 		b.obs = nopObserver{}
 	}
 	if j, ok := cfg.Store.(storage.Journaled); ok {
-		b.journaled = j.AdmitJournaled()
+		b.journal = j
+	}
+	if b.fences = cfg.Fences; b.fences == nil {
+		b.fences = NewFences(cfg.Store)
 	}
 	b.turnCtx, b.cancelTurns = context.WithCancel(context.Background())
 	b.threads = newThreads(b)

@@ -61,7 +61,7 @@ func feedbackBlock() slack.Block {
 
 // onFeedbackClick queues a click of an answer's feedback buttons in its
 // thread; it reports whether ack was handed on.
-func (b *Bot) onFeedbackClick(team, channel, thread, messageTS, user, value string, dm bool, ack func()) bool {
+func (b *Bot) onFeedbackClick(team, channel, thread, messageTS, user, value string, dm bool, ack func(), dedupe ...string) bool {
 	if value != FeedbackPositive && value != FeedbackNegative {
 		return false
 	}
@@ -70,7 +70,7 @@ func (b *Bot) onFeedbackClick(team, channel, thread, messageTS, user, value stri
 		return false
 	}
 	it := item{Kind: kindFeedback, Team: team, Channel: channel, ThreadTS: thread, TS: messageTS, User: user, Text: value, DM: dm}
-	return b.enqueue(it, ack)
+	return b.enqueue(it, ack, dedupe...)
 }
 
 // onFeedback handles a queued feedback click.

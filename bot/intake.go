@@ -198,35 +198,38 @@ func (b *Bot) admitMessage(it item, files []slack.File, ack func(), dedupe []str
 }
 
 // enqueue persists an item, unless one of its dedupe keys was seen before,
-// acks it, and wakes its thread once committed. With a journaled store
-// (bbolt), AdmitAsync returns when the item is in the inbound journal, so
-// it is acked then: a crash of the process after the ack cannot lose the
-// message. Otherwise (PostgreSQL) it is acked when the commit is done. The
-// commit (dedupe marks and queue entry, shared with the admissions waiting
-// then) follows without holding up the intake. A message that cannot be
-// persisted is not acked: Slack delivers it again. It reports whether ack
-// was handed on.
+// acks it, and wakes its thread once committed. A message is queued in
+// its thread by its Slack ts, so one redelivered late goes before later
+// ones still queued. With a journaled store (bbolt), it is acked once it
+// is fsynced in the store's journal: a crash after the ack cannot lose it.
+// Otherwise (PostgreSQL) it is acked when the commit is done. A message
+// that cannot be persisted is not acked: Slack delivers it again. It
+// reports whether ack was handed on.
 func (b *Bot) enqueue(it item, ack func(), dedupe ...string) bool {
 	payload, err := json.Marshal(it)
 	if err != nil {
 		b.log.Error("encode inbound", "err", err)
 		return false
 	}
-	done := b.cfg.Store.AdmitAsync(dedupe, b.cfg.DedupeTTL, it.thread().String(), payload)
-	select {
-	case a := <-done: // refused at once: not persisted, so not acked
-		if a.Err != nil {
-			b.notSaved(it, a.Err)
-			return true
-		}
-		b.admitted(it, a, ack)
-		return true
-	default:
-	}
-	if b.journaled {
-		ack() // in the store's journal: a crash cannot lose it
+	var order int64
+	if it.Kind == "message" {
+		order = storage.OrderOf(it.TS)
 	}
 	b.acks.Add(1)
+	if b.journal != nil {
+		journaled, done := b.journal.AdmitJournaled(order, dedupe, b.cfg.DedupeTTL, it.thread().String(), payload)
+		go func() {
+			defer b.acks.Done()
+			if err := <-journaled; err != nil {
+				b.notSaved(it, err) // not on disk: not acked
+				return
+			}
+			ack()
+			b.admitted(it, <-done, ack)
+		}()
+		return true
+	}
+	done := b.cfg.Store.AdmitOrdered(order, dedupe, b.cfg.DedupeTTL, it.thread().String(), payload)
 	go func() {
 		defer b.acks.Done()
 		b.admitted(it, <-done, ack)
@@ -266,7 +269,7 @@ const unsavedNotice = "⚠️ agentbot couldn't save this message: its database 
 // admitted wakes the thread of a committed item; a duplicate is dropped.
 func (b *Bot) admitted(it item, a storage.Admission, ack func()) {
 	if a.Err != nil {
-		if b.journaled {
+		if b.journal != nil {
 			b.log.Error("commit inbound message; it is replayed from the journal at the next start", "err", a.Err)
 		} else {
 			b.notSaved(it, a.Err)

@@ -15,6 +15,9 @@ type click struct {
 	// button's value.
 	kind, value string
 	dm          bool
+	// dedupe is the click's dedupe key (clickDedupe), none when Slack
+	// sent nothing that names the click.
+	dedupe []string
 }
 
 // clickHandlers handle a click by its kind; each reports whether ack was
@@ -46,7 +49,7 @@ func (b *Bot) onInteraction(cb slack.InteractionCallback, ack func()) bool {
 	for _, act := range cb.ActionCallback.BlockActions {
 		kind, _, _ := strings.Cut(act.ActionID, ":")
 		if h, ok := clickHandlers[kind]; ok {
-			c.kind, c.value = kind, act.Value
+			c.kind, c.value, c.dedupe = kind, act.Value, clickDedupe(cb, act)
 			return h(b, c, ack) // one action per click
 		}
 	}
@@ -79,13 +82,16 @@ func (b *Bot) onApprovalButton(c click, ack func()) bool {
 
 // onFeedbackButton handles the feedback buttons (onFeedbackClick).
 func (b *Bot) onFeedbackButton(c click, ack func()) bool {
-	return b.onFeedbackClick(c.team, c.channel, c.thread, c.messageTS, c.user, c.value, c.dm, ack)
+	return b.onFeedbackClick(c.team, c.channel, c.thread, c.messageTS, c.user, c.value, c.dm, ack, c.dedupe...)
 }
 
 // onHomeButton handles the Home tab's buttons (startFromHome).
 func (b *Bot) onHomeButton(c click, ack func()) bool {
 	if why := b.denied(c.user, "", true); why != "" {
 		return false
+	}
+	if b.seen(c.dedupe...) {
+		return false // the same click again: taken in already
 	}
 	return b.startFromHome(c.team, c.user, c.value, ack)
 }
@@ -103,5 +109,23 @@ func (b *Bot) onThreadButton(c click, ack func()) bool {
 	} else {
 		it.Kind, it.AgentID, it.PickerTS = kindPick, c.value, c.messageTS
 	}
-	return b.enqueue(it, ack)
+	return b.enqueue(it, ack, c.dedupe...)
+}
+
+// clickDedupe is a click's dedupe key: a click admitted again (its ack
+// was lost, or the inbound journal is replayed after a crash) carries the
+// same payload, so the action's action_ts (or the payload's trigger_id)
+// names the click. None when the payload has neither.
+func clickDedupe(cb slack.InteractionCallback, act *slack.BlockAction) []string {
+	id := act.ActionTs
+	if id == "" {
+		id = cb.ActionTs
+	}
+	if id == "" {
+		id = cb.TriggerID
+	}
+	if id == "" {
+		return nil
+	}
+	return []string{"click/" + cb.Channel.ID + "/" + cb.User.ID + "/" + act.ActionID + "/" + id}
 }

@@ -4,10 +4,14 @@ import (
 	"context"
 	"crypto/rand"
 	"encoding/hex"
+	"errors"
 	"fmt"
 	"os"
+	"sync"
 	"sync/atomic"
 	"time"
+
+	"agentbot/storage"
 )
 
 // Replicas: several bots may share one store. Slack hands each event to one
@@ -45,31 +49,42 @@ func defaultReplicaID() string {
 
 // heldLease is a thread lease this replica holds, renewed in the
 // background until it is released or lost. ctx ends when it is lost (or at
-// shutdown): the thread's running turn is cancelled with it.
+// shutdown): the thread's running turn is cancelled with it, and its
+// writes are fenced (fence.go).
 type heldLease struct {
 	b      *Bot
 	key    string
+	fence  storage.Fence
 	ctx    context.Context
 	cancel context.CancelFunc
 	lost   atomic.Bool
 	done   chan struct{}
+	// keep is set when the item in hand could not be stored: it stays
+	// queued, tried again once the store is back.
+	keep atomic.Bool
+
+	checkMu sync.Mutex
+	checked time.Time // the last fence check the store passed
 }
 
-// holdLease starts renewing a lease just taken on key.
-func (b *Bot) holdLease(key string) *heldLease {
+// holdLease starts renewing a lease just taken.
+func (b *Bot) holdLease(f storage.Fence) *heldLease {
+	l := &heldLease{b: b, key: f.Key, fence: f, done: make(chan struct{}), checked: time.Now()}
 	ctx, cancel := context.WithCancel(b.turnCtx)
-	l := &heldLease{b: b, key: key, ctx: ctx, cancel: cancel, done: make(chan struct{})}
+	l.ctx, l.cancel = context.WithValue(ctx, leaseKey{}, l), cancel
+	b.fences.hold(f)
 	go l.renew()
 	return l
 }
 
-// renew renews the lease every LeaseTTL/3. When another replica holds it,
-// or renewals failed for half the TTL (so the lease may expire before the
-// next one), the lease is lost: ctx is cancelled, before another replica
-// can take the thread over.
+// renew renews the lease every LeaseTTL/3. When another replica holds it
+// (or it expired: a renewal never takes a lease back), or renewals failed
+// for half the TTL (so the lease may expire before the next one), the
+// lease is lost: ctx is cancelled, before another replica can take the
+// thread over. A renewal waits for the store only until that point.
 func (l *heldLease) renew() {
 	defer close(l.done)
-	b, ttl := l.b, l.b.cfg.LeaseTTL
+	ttl := l.b.cfg.LeaseTTL
 	tick := time.NewTicker(ttl / 3)
 	defer tick.Stop()
 	last := time.Now()
@@ -79,29 +94,42 @@ func (l *heldLease) renew() {
 			return
 		case <-tick.C:
 		}
-		ok, err := b.cfg.Store.Lease(l.key, b.cfg.ReplicaID, ttl)
+		err := l.renewOnce(last.Add(ttl / 2))
 		switch {
-		case err == nil && ok:
+		case err == nil:
 			last = time.Now()
 			continue
-		case err == nil:
-			b.log.Warn("thread lease lost: another replica took the thread over", "thread", l.key, "replica", b.cfg.ReplicaID)
+		case errors.Is(err, storage.ErrFenced):
+			l.lose("thread lease lost: it expired or another replica took the thread over")
 		case time.Since(last) < ttl/2:
-			b.log.Warn("renew thread lease", "thread", l.key, "err", err)
+			l.b.log.Warn("renew thread lease", "thread", l.key, "err", err)
 			continue
 		default:
-			b.log.Error("thread lease not renewed in time: giving the thread up", "thread", l.key, "err", err)
+			l.b.log.Error("thread lease not renewed in time: giving the thread up", "thread", l.key, "err", err)
+			l.lose("")
 		}
-		l.lost.Store(true)
-		l.cancel()
 		return
 	}
+}
+
+// lose gives the thread up: ctx ends and nothing more is written for it.
+// The stale fence stays in place until release, so a save the turn makes
+// before it notices is refused (ErrFenced) rather than made unfenced.
+func (l *heldLease) lose(why string) {
+	if l.lost.Swap(true) {
+		return
+	}
+	if why != "" {
+		l.b.log.Warn(why, "thread", l.key, "replica", l.b.cfg.ReplicaID)
+	}
+	l.cancel()
 }
 
 // release stops renewing and, unless the lease was lost, gives it up.
 func (l *heldLease) release() {
 	l.cancel()
 	<-l.done
+	l.b.fences.drop(l.fence)
 	if l.lost.Load() {
 		return
 	}

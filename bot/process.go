@@ -55,6 +55,9 @@ func (b *Bot) open(ctx context.Context, it item) *engine.Conversation {
 		b.log.Warn("session's agent is gone", "session", gone.SessionID, "agent", gone.AgentID)
 		b.post(ctx, it.Channel, it.ThreadTS, "⚠️ "+upperFirst(gone.Error())+" (or say `use <agent>` here).")
 		return nil
+	case err != nil && b.retryLater(ctx, err):
+		b.log.Error("load session; the message stays queued", "err", err)
+		return nil
 	case err != nil:
 		b.log.Error("load session", "err", err)
 		b.post(ctx, it.Channel, it.ThreadTS, "⚠️ I couldn't open this thread's session. Please try again in a moment.")
@@ -70,7 +73,7 @@ func (b *Bot) open(ctx context.Context, it item) *engine.Conversation {
 func (b *Bot) replayed(ctx context.Context, j *job) bool {
 	st := b.state(j.c.Session)
 	switch {
-	case st.Posted == j.seq:
+	case st.Posted == j.seq || priorOutput(st, j.seq).Done:
 		return true
 	case j.c.Agent != nil && st.Seq == j.seq:
 		b.runTurn(ctx, j.c, j.it, "")
@@ -192,6 +195,10 @@ func (b *Bot) activate(ctx context.Context, c *engine.Conversation, a *catalog.A
 			s.Handoff = strings.TrimSpace(s.Handoff + "\n\n" + tc)
 		}
 	})
+	if err != nil && b.retryLater(ctx, err) {
+		b.log.Warn("activate agent; the message stays queued", "agent", a.ID, "err", err)
+		return false
+	}
 	if err != nil {
 		b.log.Warn("activate agent", "agent", a.ID, "err", err)
 		b.post(ctx, it.Channel, it.ThreadTS, fmt.Sprintf("⚠️ %s can't start here: %v", a.Name, err))

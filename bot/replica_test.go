@@ -206,14 +206,61 @@ func (s *replicaStore) Dequeue(key string, seq uint64) error {
 	return s.Store.Dequeue(key, seq)
 }
 
-func (s *replicaStore) Lease(key, holder string, ttl time.Duration) (bool, error) {
+func (s *replicaStore) CompleteFenced(f storage.Fence, seq uint64, meta map[string]string) error {
 	if s.dead.Load() {
-		return false, errDead
+		return errDead
+	}
+	if s.failDequeues.Add(-1) >= 0 {
+		s.failed.Add(1)
+		return errors.New("injected dequeue failure")
+	}
+	return s.Store.CompleteFenced(f, seq, meta)
+}
+
+func (s *replicaStore) SaveSessionFenced(f storage.Fence, x *transcript.Session) error {
+	if s.dead.Load() {
+		return errDead
+	}
+	return s.Store.SaveSessionFenced(f, x)
+}
+
+func (s *replicaStore) SetMetaFenced(f storage.Fence, name, value string) error {
+	if s.dead.Load() {
+		return errDead
+	}
+	return s.Store.SetMetaFenced(f, name, value)
+}
+
+func (s *replicaStore) Lease(key, holder string, ttl time.Duration) (bool, error) {
+	_, ok, err := s.TakeLease(key, holder, ttl)
+	return ok, err
+}
+
+func (s *replicaStore) TakeLease(key, holder string, ttl time.Duration) (storage.Fence, bool, error) {
+	if s.dead.Load() {
+		return storage.Fence{}, false, errDead
 	}
 	if s.failLeases.Load() {
-		return false, errors.New("injected lease failure")
+		return storage.Fence{}, false, errors.New("injected lease failure")
 	}
-	return s.Store.Lease(key, holder, ttl)
+	return s.Store.TakeLease(key, holder, ttl)
+}
+
+func (s *replicaStore) RenewLease(f storage.Fence, ttl time.Duration) error {
+	if s.dead.Load() {
+		return errDead
+	}
+	if s.failLeases.Load() {
+		return errors.New("injected lease failure")
+	}
+	return s.Store.RenewLease(f, ttl)
+}
+
+func (s *replicaStore) CheckFence(f storage.Fence) error {
+	if s.dead.Load() {
+		return errDead
+	}
+	return s.Store.CheckFence(f)
 }
 
 func (s *replicaStore) ReleaseLease(key, holder string) error {
@@ -223,13 +270,13 @@ func (s *replicaStore) ReleaseLease(key, holder string) error {
 	return s.Store.ReleaseLease(key, holder)
 }
 
-func (s *replicaStore) AdmitAsync(keys []string, ttl time.Duration, key string, payload []byte) <-chan storage.Admission {
+func (s *replicaStore) AdmitOrdered(order int64, keys []string, ttl time.Duration, key string, payload []byte) <-chan storage.Admission {
 	if s.dead.Load() {
 		ch := make(chan storage.Admission, 1)
 		ch <- storage.Admission{Err: errDead}
 		return ch
 	}
-	return s.Store.AdmitAsync(keys, ttl, key, payload)
+	return s.Store.AdmitOrdered(order, keys, ttl, key, payload)
 }
 
 // deadSwitch fails every Slack Web API call once dead is set.

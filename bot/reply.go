@@ -25,11 +25,14 @@ type reply struct {
 
 // newReply starts the reply of a turn of it in session s: it names the
 // agent that speaks, and the documents the turn saves are read from the
-// store under the session's id when they are uploaded.
+// store when they are uploaded. Under a thread lease (ctx) every Slack call
+// is fenced, the reply's output is recorded with the turn's queue seq
+// (threadState.Seq), and a stream an earlier run of the turn left open is
+// closed first.
 func (b *Bot) newReply(ctx context.Context, it item, s *engine.Session) *reply {
-	sessionID := s.ID
 	rep := &reply{}
-	rep.r = render.New(ctx, b.web(), render.Thread{Team: it.Team, Channel: it.Channel, TS: it.ThreadTS, User: it.User, DM: it.DM}, render.Options{
+	sessionID := s.ID
+	opts := render.Options{
 		Streaming: !b.cfg.NoStreaming,
 		Speaker:   speaker(s),
 		Feedback:  feedbackBlock(),
@@ -40,7 +43,18 @@ func (b *Bot) newReply(ctx context.Context, it item, s *engine.Session) *reply {
 			b.upload(ctx, it, upload{ev: ev, data: data, err: err})
 		},
 		Log: b.log,
-	})
+	}
+	if l := leaseOf(ctx); l != nil {
+		st := b.state(s)
+		seq := st.Seq
+		opts.Guard = l.guard
+		opts.Prior = priorOutput(st, seq)
+		if opts.Prior.Starting {
+			b.closeUnnamed(ctx, it) // fence.go
+		}
+		opts.Record = func(o render.Output) { b.recordOutput(ctx, it.thread().String(), seq, o) }
+	}
+	rep.r = render.New(ctx, b.web(), render.Thread{Team: it.Team, Channel: it.Channel, TS: it.ThreadTS, User: it.User, DM: it.DM}, opts)
 	return rep
 }
 
@@ -84,6 +98,9 @@ func (rep *reply) finish(res *engine.Result, turnErr error) {
 func friendlyError(err error) string {
 	if msg, ok := budgetMessage(err); ok {
 		return msg
+	}
+	if _, ok := errors.AsType[*engine.SaveError](err); ok {
+		return "I couldn't save this conversation: agentbot's database is unreachable right now. Your message is kept, and I'll answer it once the database is back."
 	}
 	switch {
 	case errors.Is(err, context.DeadlineExceeded):

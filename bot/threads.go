@@ -2,7 +2,6 @@ package bot
 
 import (
 	"encoding/json"
-	"errors"
 	"sync"
 
 	"agentbot/storage"
@@ -85,7 +84,7 @@ func (t *threads) run(key string, w *worker) {
 func (t *threads) drain(key string) {
 	b := t.b
 	for b.turnCtx.Err() == nil && !b.stopping.Load() {
-		ok, err := b.cfg.Store.Lease(key, b.cfg.ReplicaID, b.cfg.LeaseTTL)
+		f, ok, err := b.cfg.Store.TakeLease(key, b.cfg.ReplicaID, b.cfg.LeaseTTL)
 		if err != nil {
 			b.log.Error("take thread lease", "err", err) // the scan retries
 			return
@@ -93,7 +92,7 @@ func (t *threads) drain(key string) {
 		if !ok {
 			return // another replica works this thread
 		}
-		if !t.drainLeased(key) {
+		if !t.drainLeased(f) {
 			return
 		}
 		// The lease is released with the queue empty. An item another
@@ -108,9 +107,9 @@ func (t *threads) drain(key string) {
 // drainLeased drains the queue under a lease just taken, and releases the
 // lease unless it was lost; it reports whether it stopped because the queue
 // was empty.
-func (t *threads) drainLeased(key string) bool {
-	b := t.b
-	l := b.holdLease(key)
+func (t *threads) drainLeased(f storage.Fence) bool {
+	b, key := t.b, f.Key
+	l := b.holdLease(f)
 	defer l.release()
 	for l.ctx.Err() == nil && !b.stopping.Load() {
 		seq, payload, ok, err := b.cfg.Store.Next(key)
@@ -129,28 +128,18 @@ func (t *threads) drainLeased(key string) bool {
 		} else {
 			b.log.Error("drop unreadable queued item", "seq", seq, "err", err)
 		}
-		if l.ctx.Err() != nil {
+		if l.ctx.Err() != nil || l.keep.Load() {
 			// Cancelled at shutdown, or the lease was lost: keep the item
-			// for the restart or the replica that holds the thread now.
+			// for the restart or the replica that holds the thread now;
+			// or it could not be stored: keep it for the next scan.
 			return false
 		}
-		if readable && itemHandlers[it.Kind].conversation {
-			b.markPosted(key, seq)
-		}
-		if err := b.cfg.Store.Dequeue(key, seq); err != nil {
+		// The posted marker and the dequeue are one fenced write: a
+		// replica that lost the thread changes neither.
+		if err := l.complete(seq, readable && itemHandlers[it.Kind].conversation); err != nil {
 			b.log.Error("dequeue", "err", err)
 			return false
 		}
 	}
 	return false
-}
-
-// markPosted records in the thread's session that item seq was handled and
-// its reply posted, before the item leaves the queue.
-// Only the session's metadata is written, never its transcript.
-func (b *Bot) markPosted(key string, seq uint64) {
-	err := b.storeState(key, func(st *threadState) { st.Posted = seq })
-	if err != nil && !errors.Is(err, storage.ErrNotFound) {
-		b.log.Error("record posted reply", "err", err)
-	}
 }

@@ -37,6 +37,11 @@ type threadState struct {
 	// Workflow is the last menu item picked (its trigger, skill or
 	// command), for feedback and metrics.
 	Workflow string `json:"workflow,omitempty"`
+	// Answered is the Slack ts of the latest message of the thread a turn
+	// answered: a message older than it came late (lateNote).
+	Answered string `json:"answered,omitempty"`
+	// Output is what the turn in flight showed in the thread (fence.go).
+	Output *turnOutput `json:"output,omitempty"`
 }
 
 // metaThread is the session Meta key holding the threadState.
@@ -146,7 +151,7 @@ func (b *Bot) setState(s *engine.Session, change func(*threadState)) {
 // saveSession stores s (its transcript and state); a failure is logged,
 // saying what was not kept, and reported.
 func (b *Bot) saveSession(s *engine.Session, what string) bool {
-	if err := b.cfg.Store.SaveSession(&s.Session); err != nil {
+	if err := b.fences.SaveSession(&s.Session); err != nil {
 		b.log.Error("save session: "+what, "session", s.ID, "err", err)
 		return false
 	}

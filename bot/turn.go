@@ -43,7 +43,8 @@ func (b *Bot) runTurn(ctx context.Context, c *engine.Conversation, it item, inpu
 	defer func() { <-b.sem }()
 	t, tctx, done := b.beforeTurn(ctx, c, it, input)
 	defer done()
-	t.res, t.err = c.Run(tctx, input, t.r.emit, nil) // approvals are decided by clicks, later
+	t.res, t.err = c.Run(tctx, input, t.r.emit, nil)    // approvals are decided by clicks, later
+	t.err = b.storeFailed(ctx, c.Session, t.res, t.err) // fence.go
 	for _, step := range afterTurn {
 		step(b, ctx, t)
 	}
@@ -61,6 +62,9 @@ func (b *Bot) beforeTurn(ctx context.Context, c *engine.Conversation, it item, i
 	key := it.thread().String()
 	t.rt = b.running.start(key, cancel)
 	t.r.rt = t.rt
+	if note := b.lateNote(c.Session, it); note != "" { // fence.go
+		t.r.emit(engine.Event{Kind: engine.EventNotice, Text: note})
+	}
 	noteWorkflow(b, c.Session, input)
 	t.r.armStop()
 	b.setSessionStatus(ctx, it, slack.AgentSessionStatusProcessing)

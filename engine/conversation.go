@@ -53,7 +53,7 @@ func (e *Engine) Open(st SessionStore, key string) (*Conversation, error) {
 		rec, err = st.NewSession(key)
 	}
 	if err != nil {
-		return nil, fmt.Errorf("open session %s: %w", key, err)
+		return nil, &SaveError{Err: fmt.Errorf("open session %s: %w", key, err)}
 	}
 	return e.Continue(st, rec)
 }

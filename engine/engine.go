@@ -143,6 +143,20 @@ func New(cfg Config) *Engine {
 	return &Engine{cfg: cfg}
 }
 
+// SaveError is a failure of the session store (to store the session, or
+// to load it), not of the model: a turn that returns one may have finished
+// (its Result holds the answer), and Save stores it once the store is
+// back.
+type SaveError struct{ Err error }
+
+func (e *SaveError) Error() string { return "store the session: " + e.Err.Error() }
+func (e *SaveError) Unwrap() error { return e.Err }
+
+// Save stores the session as it is in memory, as a turn does after every
+// iteration: after a turn failed with a SaveError, it completes the turn
+// once the store is back.
+func (e *Engine) Save(s *Session) error { return e.save(s) }
+
 func (e *Engine) save(s *Session) error {
 	s.Updated = e.cfg.Now()
 	if e.cfg.Store == nil {
@@ -151,7 +165,10 @@ func (e *Engine) save(s *Session) error {
 	if s.Agent != nil {
 		s.Session.Agent = Snapshot(s.Agent)
 	}
-	return e.cfg.Store.SaveSession(&s.Session)
+	if err := e.cfg.Store.SaveSession(&s.Session); err != nil {
+		return &SaveError{Err: err}
+	}
+	return nil
 }
 
 // catalog returns the current catalog, or an empty one.

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"slices"
+	"strconv"
 	"strings"
 	"time"
 )
@@ -106,4 +107,42 @@ func CleanChannelTools(servers []string) ([]string, error) {
 		return nil, nil
 	}
 	return out, nil
+}
+
+// OrderOf turns a Slack message ts ("1700000000.000100") into a queue
+// order: microseconds since the epoch. It returns 0 (order by admission)
+// for "" or a ts it cannot read.
+func OrderOf(ts string) int64 {
+	sec, frac, ok := strings.Cut(ts, ".")
+	if !ok || sec == "" || len(frac) > 6 {
+		return 0
+	}
+	frac += strings.Repeat("0", 6-len(frac))
+	s, err1 := strconv.ParseInt(sec, 10, 64)
+	f, err2 := strconv.ParseInt(frac, 10, 64)
+	if err1 != nil || err2 != nil || s <= 0 || f < 0 || s > 1<<40 {
+		return 0
+	}
+	return s*1_000_000 + f
+}
+
+// CheckLeaseTTL refuses a lease time that is not positive; every
+// Backend's TakeLease and RenewLease check it with it.
+func CheckLeaseTTL(key string, ttl time.Duration) error {
+	if ttl <= 0 {
+		return fmt.Errorf("lease %q: ttl must be positive, got %s", key, ttl)
+	}
+	return nil
+}
+
+// CheckFence validates a fence's key and holder; every Backend's fenced
+// writes check them with it.
+func CheckFence(f Fence) error {
+	if err := CheckLease(f.Key, f.Holder); err != nil {
+		return fmt.Errorf("fence: %w", err)
+	}
+	if f.Token == 0 {
+		return fmt.Errorf("fence %q: no token", f.Key)
+	}
+	return nil
 }

@@ -145,3 +145,20 @@ func TestMetaJSON(t *testing.T) {
 		t.Fatal("SetMetaJSON accepted broken JSON")
 	}
 }
+
+func TestOrderOf(t *testing.T) {
+	for ts, want := range map[string]int64{
+		"1700000000.000100": 1700000000000100,
+		"1700000000.1":      1700000000100000,
+		"1700000000.123456": 1700000000123456,
+		"":                  0,
+		"abc.def":           0,
+		"1700000000":        0,
+		"1.1234567":         0,
+		"-5.000001":         0,
+	} {
+		if got := storage.OrderOf(ts); got != want {
+			t.Errorf("OrderOf(%q) = %d, want %d", ts, got, want)
+		}
+	}
+}

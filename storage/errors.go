@@ -9,3 +9,8 @@ var (
 	// ErrExists means a session already exists for the key.
 	ErrExists = errors.New("session already exists")
 )
+
+// ErrFenced means a write was refused because the writer's fence is stale:
+// its lease on the thread expired, was released, or another holder took the
+// thread over (a newer token). Nothing was written.
+var ErrFenced = errors.New("fenced: the lease on the thread is no longer held")

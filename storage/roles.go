@@ -91,11 +91,18 @@ type Inbound interface {
 	// AdmitAsync is Admit with its outcome on a channel; the outcome
 	// arrives once the admission is durable (see Journaled).
 	AdmitAsync(keys []string, ttl time.Duration, sessionKey string, payload []byte) <-chan Admission
-	// Enqueue queues payload for the session key.
+	// AdmitOrdered is AdmitAsync for an item that has its place in the
+	// thread: order is Slack's message ts in microseconds (see OrderOf), so
+	// a message admitted late (redelivered after a fault) is queued before
+	// later messages of its thread. AdmitAsync is AdmitOrdered with order
+	// 0, which means the time of admission on the store's clock.
+	AdmitOrdered(order int64, keys []string, ttl time.Duration, sessionKey string, payload []byte) <-chan Admission
+	// Enqueue queues payload for the session key, ordered by the time of
+	// admission.
 	Enqueue(sessionKey string, payload []byte) (uint64, error)
-	// Pending lists a key's queued items, oldest first.
+	// Pending lists a key's queued items in order: by Order, then Seq.
 	Pending(sessionKey string) ([]Queued, error)
-	// Next returns a key's oldest queued item.
+	// Next returns a key's first queued item in that order.
 	Next(sessionKey string) (seq uint64, payload []byte, ok bool, err error)
 	// Dequeue removes one queued item.
 	Dequeue(sessionKey string, seq uint64) error
@@ -103,13 +110,45 @@ type Inbound interface {
 	PendingKeys() ([]string, error)
 }
 
-// Leases give one holder (a replica) a thread's work at a time.
+// Leases give one holder (a replica) a thread's work at a time. A lease
+// carries a fencing token that grows with every take, and every write the
+// holder makes for the thread is checked against it (Fenced): a holder
+// that lost its lease (frozen past the TTL, cut off from the store) writes
+// nothing. On a shared store the lease times are the store's own clock
+// (the database's), never a replica's.
 type Leases interface {
-	// Lease takes or renews the lease on a thread's work for holder, for
-	// ttl; it reports false while another holder's lease is live.
+	// TakeLease takes the lease on key for holder for ttl when it is free
+	// or expired, or is holder's own, with a token greater than every
+	// earlier one of key; ok is false while another holder's lease is live.
+	TakeLease(key, holder string, ttl time.Duration) (f Fence, ok bool, err error)
+	// RenewLease extends f's lease to ttl from now while f is live; a lease
+	// that expired, was released or was taken over is never taken back by
+	// a renewal: that is ErrFenced.
+	RenewLease(f Fence, ttl time.Duration) error
+	// CheckFence returns nil while f is the live lease on its key, and
+	// ErrFenced otherwise. Posts to Slack are decided on it.
+	CheckFence(f Fence) error
+	// Lease is TakeLease without the fence, for callers that only need to
+	// know whether holder may work key.
 	Lease(key, holder string, ttl time.Duration) (bool, error)
 	// ReleaseLease gives up holder's lease on key, if it holds it.
 	ReleaseLease(key, holder string) error
+}
+
+// Fenced are the writes a lease holder makes for its thread, each checked
+// against its fence in the same transaction: when the fence is stale the
+// write is refused with ErrFenced and changes nothing.
+type Fenced interface {
+	// SaveSessionFenced is SaveSession under f; s.Key must be f.Key.
+	SaveSessionFenced(f Fence, s *transcript.Session) error
+	// SetMetaFenced is SetMeta of f.Key's session under f.
+	SetMetaFenced(f Fence, name, value string) error
+	// CompleteFenced finishes queued item seq of f.Key under f, in one
+	// transaction: it sets the meta entries of the key's session (when it
+	// has one; "" deletes an entry), such as the posted marker, and
+	// removes the item. An item not queued is ErrNotFound, and nothing
+	// changes.
+	CompleteFenced(f Fence, seq uint64, meta map[string]string) error
 }
 
 // Channels keeps each channel's settings.
@@ -154,6 +193,7 @@ type Backend interface {
 	Dedupe
 	Inbound
 	Leases
+	Fenced
 	Channels
 	Usage
 	Outputs
@@ -173,11 +213,15 @@ type Importer interface {
 	ImportSession(s *transcript.Session, attached bool) (bool, error)
 }
 
-// Journaled is implemented by a backend whose AdmitAsync returns only once
-// the admission is in a local journal that a restart replays (bbolt): the
-// caller may ack the message before the outcome arrives. For any other
-// backend the outcome alone says the admission is durable.
+// Journaled is implemented by a backend that writes each admission to a
+// local journal on disk (fsynced) before it commits it, and replays the
+// journal at the next start (bbolt): the caller may ack the message as
+// soon as it is journaled, well before the commit. For any other backend
+// the outcome of AdmitAsync alone says the admission is durable.
 type Journaled interface {
-	// AdmitJournaled reports whether AdmitAsync journals before it returns.
-	AdmitJournaled() bool
+	// AdmitJournaled is AdmitOrdered with one more channel: it receives
+	// nil once the admission is fsynced in the journal, or the error when
+	// it could not be written there (the admission is then dropped, and
+	// its outcome carries the error: never ack it).
+	AdmitJournaled(order int64, keys []string, ttl time.Duration, sessionKey string, payload []byte) (journaled <-chan error, done <-chan Admission)
 }

@@ -21,7 +21,10 @@ type SessionInfo struct {
 // Queued is one persisted inbound message waiting for its turn.
 type Queued struct {
 	// Seq is unique across the store and grows with every Enqueue.
-	Seq      uint64
+	Seq uint64
+	// Order places the item in its thread: Slack's message ts in
+	// microseconds, or the time of admission (see Inbound.AdmitOrdered).
+	Order    int64
 	Payload  []byte
 	Enqueued time.Time
 }
@@ -32,4 +35,12 @@ type Admission struct {
 	Dup bool
 	Seq uint64
 	Err error
+}
+
+// Fence is a lease held: the thread's key, the holder, and the token the
+// store gave when the holder took the lease (see Leases).
+type Fence struct {
+	Key    string
+	Holder string
+	Token  uint64
 }

@@ -110,13 +110,15 @@ func (r *Reply) finishStreaming(o Outcome, tail []slack.Block) {
 		// Closed after the last append: every word is in it.
 		r.settle(r.streamTS, r.acked.String(), tail...)
 	default:
-		r.log.Info("stop stream failed; posting the answer", "err", err)
+		// The open stream shows the whole answer: posting it again would
+		// answer twice. The stream stays recorded open (Output), and the
+		// turn's next run closes it.
+		r.log.Error("stop stream failed after retries; the stream shows the answer and is closed on resume", "err", err)
 		r.dropStop()
-		if o.Text != "" {
-			r.postFinal("", o.Text, tail)
-		}
 		return
 	}
+	r.out.Done = true
+	r.record()
 	r.dropStop()
 }
 
@@ -154,7 +156,7 @@ func (r *Reply) finishFallback(o Outcome, tail []slack.Block) {
 	if o.Waiting > 0 {
 		done = waitingText(o.Waiting)
 	}
-	_ = r.p.Update(r.ctx, r.t.Channel, r.statusTS, Message{Text: done, Blocks: noBlocks})
+	_ = r.update(r.statusTS, Message{Text: done, Blocks: noBlocks})
 }
 
 // finishStart ends a turn that showed nothing yet: the answer is posted.
@@ -188,7 +190,7 @@ func (r *Reply) finishStopped(by string) {
 		ts, r.stopTS = r.stopTS, ""
 	}
 	r.dropStop()
-	if ts != "" && r.p.Update(r.ctx, r.t.Channel, ts, Message{Text: note, Blocks: noBlocks}) == nil {
+	if ts != "" && r.update(ts, Message{Text: note, Blocks: noBlocks}) == nil {
 		return
 	}
 	if _, err := r.p.Post(r.ctx, r.t.Channel, r.t.TS, Message{Text: note}); err != nil {
@@ -243,15 +245,28 @@ func (r *Reply) postAnswer(replaceTS, text string, tail ...slack.Block) error {
 		}
 		m := Message{Text: slackmd.Fallback(p, slackmd.DefaultFallbackChars), Blocks: blocks, Plain: p}
 		if i == 0 && replaceTS != "" {
-			if err := r.p.Update(r.ctx, r.t.Channel, replaceTS, m); err == nil {
+			if err := r.update(replaceTS, m); err == nil {
+				r.answered(replaceTS, i == len(pieces)-1)
 				continue
 			}
 		}
-		if _, err := r.p.Post(r.ctx, r.t.Channel, r.t.TS, m); err != nil {
+		ts, err := r.p.Post(r.ctx, r.t.Channel, r.t.TS, m)
+		if err != nil {
 			return err
 		}
+		r.answered(ts, i == len(pieces)-1)
 	}
 	return nil
+}
+
+// answered records a piece of the final answer posted as message ts;
+// last says it was the last piece.
+func (r *Reply) answered(ts string, last bool) {
+	if r.out.AnswerTS == "" {
+		r.out.AnswerTS = ts
+	}
+	r.out.Done = last
+	r.record()
 }
 
 // waitingText is the status of a turn that waits for n approvals.

@@ -110,6 +110,13 @@ type Options struct {
 	Upload func(saved engine.Event)
 	// Log receives the reply's logs; nil discards them.
 	Log *slog.Logger
+	// Guard is asked before every Slack call; once it returns an error
+	// (the replica lost the thread's lease), the reply posts nothing more.
+	Guard func() error
+	// Record receives the output so far each time it changes (see
+	// Output); Prior is what an earlier run of the turn recorded.
+	Record func(Output)
+	Prior  Output
 }
 
 // Reply renders one turn into its thread. Emit takes the engine's events
@@ -137,6 +144,8 @@ type Reply struct {
 	rollovers int             // streams continued in a new message
 	lastFlush time.Time
 	now       func() time.Time // the clock that paces flushes
+	sleep     func(context.Context, time.Duration) error
+	out       Output // what the turn showed so far (Options.Record)
 	notices   []string
 	thinking  bool // a status shows that the model is thinking
 	// saved holds the documents written this turn, in the order first
@@ -148,13 +157,17 @@ type Reply struct {
 // New returns the reply of one turn in t, which makes its Slack calls
 // through p with ctx.
 func New(ctx context.Context, p Poster, t Thread, opts Options) *Reply {
-	r := &Reply{ctx: ctx, p: p, t: t, opts: opts, log: opts.Log, now: time.Now}
+	r := &Reply{ctx: ctx, p: p, t: t, opts: opts, log: opts.Log, now: time.Now, sleep: Slack{}.sleep}
 	if r.log == nil {
 		r.log = slog.New(slog.DiscardHandler)
+	}
+	if opts.Guard != nil {
+		r.p = guarded{Poster: p, guard: opts.Guard}
 	}
 	if !opts.Streaming {
 		r.mode = modeFallback
 	}
+	r.closePrior(opts.Prior)
 	return r
 }
 
@@ -253,6 +266,8 @@ func (r *Reply) ensureStream() bool {
 	if r.streamTS != "" {
 		return true
 	}
+	r.out = Output{Starting: true}
+	r.record()
 	ts, err := r.p.StartStream(r.ctx, r.t)
 	if err != nil {
 		r.log.Info("streaming refused; falling back to message updates", "err", err)
@@ -261,6 +276,8 @@ func (r *Reply) ensureStream() bool {
 	}
 	r.streamTS = ts
 	r.on(opened)
+	r.out = Output{StreamTS: ts, Open: true}
+	r.record()
 	return true
 }
 
@@ -303,7 +320,7 @@ func (r *Reply) settle(ts, text string, tail ...slack.Block) {
 		blocks = append(blocks, slack.NewContextBlock("", slack.NewTextBlockObject(slack.MarkdownType, "_"+fallback+"_", false, false)))
 	}
 	blocks = append(blocks, tail...)
-	if err := r.p.Update(r.ctx, r.t.Channel, ts, Message{Text: fallback, Blocks: blocks}); err != nil {
+	if err := r.update(ts, Message{Text: fallback, Blocks: blocks}); err != nil {
 		r.log.Debug("settle closed stream", "err", err)
 	}
 }
@@ -348,7 +365,14 @@ func (r *Reply) setStatus(status string) {
 	}
 }
 
-// stopStream closes the open stream with c added at its end.
+// stopStream closes the open stream with c added at its end, tried again
+// after passing failures, and records it closed (also when Slack had
+// closed it already).
 func (r *Reply) stopStream(c Chunk) error {
-	return r.p.StopStream(r.ctx, r.t.Channel, r.streamTS, c)
+	err := r.again("chat.stopStream", func() error { return r.p.StopStream(r.ctx, r.t.Channel, r.streamTS, c) })
+	if err == nil || streamClosed(err) {
+		r.out.Open = false
+		r.record()
+	}
+	return err
 }

@@ -23,7 +23,11 @@ var errClosed = slack.SlackErrorResponse{Err: "message_not_in_streaming_state"}
 const stopNote = "⏹ Stopped by <@U2>. What was said so far is kept; write to continue."
 
 // errUnavailable is any other failure of a call.
-var errUnavailable = errors.New("slack: 503 service unavailable")
+var errUnavailable = errors.New("slack: request refused")
+
+// err503 is slack-go's error for an HTTP 503 answer: a passing failure,
+// tried again.
+var err503 = slack.StatusCodeError{Code: 503, Status: "503 Service Unavailable"}
 
 // fakePoster records the calls a reply makes, one line each, and fails the
 // ones its test names: "append#2" fails the second append, "start" every
@@ -298,12 +302,30 @@ func TestReply(t *testing.T) {
 			wantCalls: []string{"start", "append S1 md:Hi", "stop S1 [1] → " + errClosed.Error(), "update S1 md:Hi [2]"},
 		},
 		{
-			name:      "a stopStream that fails otherwise posts the answer",
+			name:      "a stopStream that fails otherwise does not post the answer the stream shows",
 			fail:      map[string]error{"stop": errUnavailable},
 			steps:     []step{text("Hi")},
 			outcome:   Outcome{Text: "Hi"},
 			wantMode:  modeStreaming,
-			wantCalls: []string{"start", "append S1 md:Hi", "stop S1 [1] → " + errUnavailable.Error(), "post md:Hi [2]"},
+			wantCalls: []string{"start", "append S1 md:Hi", "stop S1 [1] → " + errUnavailable.Error()},
+		},
+		{
+			name:     "a stopStream answering 503 is tried again until it closes; the answer is not posted again",
+			fail:     map[string]error{"stop#1": err503, "stop#2": err503},
+			steps:    []step{text("Hi")},
+			outcome:  Outcome{Text: "Hi"},
+			wantMode: modeStreaming,
+			wantCalls: []string{"start", "append S1 md:Hi", "stop S1 [1] → " + err503.Error(), "stop S1 [1] → " + err503.Error(),
+				"stop S1 [1]"},
+		},
+		{
+			name:     "a settle after a closed stream answering 503 is tried again",
+			fail:     map[string]error{"stop": errClosed, "update#1": err503},
+			steps:    []step{text("Hi")},
+			outcome:  Outcome{Text: "Hi"},
+			wantMode: modeStreaming,
+			wantCalls: []string{"start", "append S1 md:Hi", "stop S1 [1] → " + errClosed.Error(), "update S1 md:Hi [2] → " + err503.Error(),
+				"update S1 md:Hi [2]"},
 		},
 		{
 			name:      "a failure after streaming closes the stream and is posted below it",
@@ -408,6 +430,7 @@ func TestReply(t *testing.T) {
 			})
 			clock := time.Unix(1_700_000_000, 0)
 			r.now = func() time.Time { return clock } // no flush by time
+			r.sleep = func(context.Context, time.Duration) error { return nil }
 			for _, s := range tc.steps {
 				s(r, &stop)
 			}

@@ -10,6 +10,7 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+	"syscall"
 	"testing"
 	"time"
 
@@ -254,6 +255,12 @@ func TestReplicaEveryThreadAnsweredOnce(t *testing.T) {
 // the transcript once, and returns the time from the kill to B's first
 // output in the thread and to the answer.
 func failover(tb testing.TB) (first, answered time.Duration) {
+	return failoverBy(tb, false)
+}
+
+// failoverBy is failover with the replica frozen (SIGSTOP, woken once the
+// answer is in) instead of killed when freeze is set.
+func failoverBy(tb testing.TB, freeze bool) (first, answered time.Duration) {
 	tb.Helper()
 	const ttl = time.Second
 	e := newReplicaEnv(tb, "", map[string]string{"AGENTBOT_LEASE_TTL": ttl.String()})
@@ -270,7 +277,14 @@ func failover(tb testing.TB) (first, answered time.Duration) {
 		tb.Fatalf("thread lease held by %q during the turn", holder)
 	}
 	before := strings.Join(botText(e.fake, replicaChannel, root), "\x00")
-	killed.kill()
+	if freeze {
+		if err := killed.cmd.Process.Signal(syscall.SIGSTOP); err != nil {
+			tb.Fatal(err)
+		}
+		defer func() { _ = killed.cmd.Process.Signal(syscall.SIGCONT) }()
+	} else {
+		killed.kill()
+	}
 	start := time.Now()
 	deadline := start.Add(waitLong)
 	for e.answers(root, text) == 0 {
@@ -325,6 +339,20 @@ func BenchmarkReplicaFailover(b *testing.B) {
 	var first, answered time.Duration
 	for range b.N {
 		f, a := failover(b)
+		first += f
+		answered += a
+	}
+	b.ReportMetric(float64(first.Milliseconds())/float64(b.N), "failover-ms")
+	b.ReportMetric(float64(answered.Milliseconds())/float64(b.N), "answer-ms")
+}
+
+// BenchmarkReplicaFailoverFrozen is BenchmarkReplicaFailover with the
+// replica frozen (SIGSTOP) instead of killed: its lease runs out while it
+// sleeps, and it posts nothing once woken.
+func BenchmarkReplicaFailoverFrozen(b *testing.B) {
+	var first, answered time.Duration
+	for range b.N {
+		f, a := failoverBy(b, true)
 		first += f
 		answered += a
 	}

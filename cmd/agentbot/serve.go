@@ -21,6 +21,7 @@ import (
 	"agentbot/bot"
 	"agentbot/bot/metrics"
 	"agentbot/engine/catalog"
+	"agentbot/engine/transcript"
 	"agentbot/storage"
 )
 
@@ -171,7 +172,8 @@ func (s *server) newBot(context.Context) int {
 	if err != nil {
 		return s.fail(2, err)
 	}
-	eng := newEngine(cfg, st, m, cats.get, newBudgets(cfg, st), log, met.ToolRecord, tools)
+	fences := bot.NewFences(st) // the engine's saves of a thread are fenced by its lease
+	eng := newEngine(cfg, fencedSaves{st, fences}, m, cats.get, newBudgets(cfg, st), log, met.ToolRecord, tools)
 
 	opts := []slack.Option{slack.OptionAppLevelToken(cfg.SlackAppToken),
 		slack.OptionHTTPClient(&http.Client{Transport: pooledTransport(cfg.MaxTurns)})}
@@ -185,7 +187,7 @@ func (s *server) newBot(context.Context) int {
 		MaxConcurrentTurns: cfg.MaxTurns, AllowedUsers: cfg.AllowedUsers, AllowedChannels: cfg.AllowedChannels,
 		MaxUploadBytes: cfg.MaxUploadBytes, NoStreaming: cfg.NoStreaming, Logger: log, Observer: met,
 		ReplicaID: cfg.ReplicaID, LeaseTTL: cfg.LeaseTTL, ApprovalTimeout: cfg.ApprovalTimeout,
-		MCPServers: tools.names(),
+		MCPServers: tools.names(), Fences: fences,
 	})
 	if err != nil {
 		return s.fail(1, err)
@@ -297,3 +299,12 @@ func listenHTTP(addr string, h http.Handler) (srv *http.Server, bound string, se
 	go func() { defer close(done); _ = srv.Serve(ln) }()
 	return srv, ln.Addr().String(), done, nil
 }
+
+// fencedSaves is the engine's store in serve: its session saves go
+// through the bot's fences (bot.Fences).
+type fencedSaves struct {
+	engineStore
+	fences *bot.Fences
+}
+
+func (s fencedSaves) SaveSession(x *transcript.Session) error { return s.fences.SaveSession(x) }

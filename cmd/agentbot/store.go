@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"time"
 
 	"agentbot/storage"
 	"agentbot/storage/bolt"
@@ -20,12 +21,14 @@ func openStore(ctx context.Context, cfg *Config) (storage.Backend, error) {
 		if err != nil {
 			return nil, err
 		}
+		st.Now = processClock
 		return st, nil
 	}
 	st, err := postgres.Open(ctx, cfg.DatabaseURL, cfg.DataDir)
 	if err != nil {
 		return nil, &databaseError{err: err}
 	}
+	st.Now = processClock
 	return st, nil
 }
 
@@ -65,6 +68,12 @@ func lockedHint(err error, cfg *Config) string {
 func heldSilently(err, derr error) error {
 	return fmt.Errorf("%w; and it does not answer on the control socket (%v), as serve and chat do: it is a short command (sessions prune, migrate: try again when it ends), or it runs on another machine that shares this folder (run this there)", err, derr)
 }
+
+// processClock is this process's clock as the store reads it for its own
+// times; the tests of clock skew move it in a child process
+// (testmain_test.go). Leases and dedupe marks on PostgreSQL follow the
+// database's clock whatever it says.
+var processClock = time.Now
 
 // databaseError is a PostgreSQL store that could not be opened: a setting
 // to fix (exit code 2), not a failure of the run. Its text never holds the

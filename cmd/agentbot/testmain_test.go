@@ -19,6 +19,10 @@ const childEnv = "AGENTBOT_TEST_CHILD"
 // childGraceEnv shortens the child's stop grace (a Go duration).
 const childGraceEnv = "AGENTBOT_TEST_CHILD_GRACE"
 
+// childClockEnv offsets the child's clock (a Go duration), as a replica
+// whose clock is off.
+const childClockEnv = "AGENTBOT_TEST_CHILD_CLOCK"
+
 // childStallEnv names a FIFO the child opens for reading once its signals
 // are handled and before its command runs: nobody writes to it, so the
 // child is stuck in open(2), as a start stuck in a system call is.
@@ -30,6 +34,9 @@ func TestMain(m *testing.M) {
 		grace := stopGrace
 		if d, err := time.ParseDuration(os.Getenv(childGraceEnv)); err == nil {
 			grace = d
+		}
+		if d, err := time.ParseDuration(os.Getenv(childClockEnv)); err == nil {
+			processClock = func() time.Time { return time.Now().Add(d) }
 		}
 		ctx := stopOnSignals(grace)
 		if fifo := os.Getenv(childStallEnv); fifo != "" {

@@ -1,10 +1,15 @@
 package bolt
 
 import (
+	"errors"
+	"fmt"
 	"os"
 	"path/filepath"
+	"sync/atomic"
 	"testing"
 	"time"
+
+	"agentbot/storage"
 )
 
 // A message journaled but never committed (the process died after the
@@ -46,5 +51,112 @@ func TestJournalReplay(t *testing.T) {
 	}
 	if dup, _, _ := st.Admit([]string{"event/E2"}, time.Hour, "T/C/2", []byte(`{}`)); !dup {
 		t.Fatal("the replayed message's dedupe key was not marked")
+	}
+}
+
+// TestJournalKeepsFailedCommits: while commits fail, admissions are
+// journaled (and may be acked) but not committed; the journal keeps them,
+// they commit once the store recovers, in order, and a crash in between
+// replays them.
+func TestJournalKeepsFailedCommits(t *testing.T) {
+	dir := t.TempDir()
+	st, err := Open(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var failing atomic.Bool
+	failing.Store(true)
+	st.commitFault = func() error {
+		if failing.Load() {
+			return errors.New("disk full")
+		}
+		return nil
+	}
+	var dones []<-chan storage.Admission
+	for i := range 5 {
+		j, d := st.AdmitJournaled(0, []string{fmt.Sprint("E", i)}, time.Hour, "T/C/1", []byte(fmt.Sprint(i)))
+		if err := <-j; err != nil {
+			t.Fatalf("journal %d: %v", i, err)
+		}
+		dones = append(dones, d)
+	}
+	time.Sleep(3 * retryEvery) // several failed rounds
+	for i, d := range dones {
+		select {
+		case a := <-d:
+			t.Fatalf("admission %d reported %+v while commits fail", i, a)
+		default:
+		}
+	}
+	if entries, _ := readJournal(st.journal); len(entries) != 5 {
+		t.Fatalf("journal holds %d entries after failed commits, want 5", len(entries))
+	}
+	failing.Store(false)
+	for i, d := range dones {
+		if a := <-d; a.Err != nil || a.Dup {
+			t.Fatalf("admission %d after recovery: %+v", i, a)
+		}
+	}
+	items, _ := st.Pending("T/C/1")
+	if len(items) != 5 || string(items[0].Payload) != "0" || string(items[4].Payload) != "4" {
+		t.Fatalf("queued %+v", items)
+	}
+	if fi, _ := os.Stat(filepath.Join(dir, JournalName)); fi.Size() != 0 {
+		t.Fatal("the journal was not emptied after the late commit")
+	}
+
+	// Fails again, then the process goes away: the next Open replays.
+	failing.Store(true)
+	j, _ := st.AdmitJournaled(0, []string{"E9"}, time.Hour, "T/C/2", []byte(`9`))
+	if err := <-j; err != nil {
+		t.Fatal(err)
+	}
+	st.Close()
+	st, err = Open(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer st.Close()
+	if items, _ := st.Pending("T/C/2"); len(items) != 1 {
+		t.Fatalf("the uncommitted admission was not replayed: %+v", items)
+	}
+}
+
+// TestJournalWriteFailureNotJournaled: an admission whose journal write
+// fails is reported as not journaled (never to be acked) and is not
+// committed; the journal's earlier entries stay whole, and admissions
+// after the fault are journaled again.
+func TestJournalWriteFailureNotJournaled(t *testing.T) {
+	dir := t.TempDir()
+	st, err := Open(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer st.Close()
+	good := st.journal
+	ro, err := os.Open(filepath.Join(dir, JournalName)) // read-only: writes fail
+	if err != nil {
+		t.Fatal(err)
+	}
+	st.jmu.Lock()
+	st.journal = ro
+	st.jmu.Unlock()
+	j, d := st.AdmitJournaled(0, []string{"E1"}, time.Hour, "T/C/1", []byte(`1`))
+	if err := <-j; err == nil {
+		t.Fatal("a failed journal write was reported journaled")
+	}
+	if a := <-d; a.Err == nil {
+		t.Fatalf("a failed journal write was admitted: %+v", a)
+	}
+	st.jmu.Lock()
+	st.journal = good
+	st.jmu.Unlock()
+	ro.Close()
+	if items, _ := st.Pending("T/C/1"); len(items) != 0 {
+		t.Fatalf("queued %+v", items)
+	}
+	// Slack redelivers: admitted now, not a dup.
+	if dup, _, err := st.Admit([]string{"E1"}, time.Hour, "T/C/1", []byte(`1`)); err != nil || dup {
+		t.Fatalf("redelivery: %v %v", dup, err)
 	}
 }

@@ -13,10 +13,9 @@ import (
 	"agentbot/storage"
 )
 
-// schemaV2 kept documents per session only; schema 3 adds projects, and
+// Schema 2 kept documents per session only; schema 3 adds projects, and
 // its migration makes every session's documents versions of its
-// channel's project.
-const schemaV2 = 2
+// channel's project (schema.go lists the versions).
 
 // metaOwnerKey is the Meta entry where the Slack front end records who
 // started a session (bot's metaOwner); the migration credits them.

@@ -11,10 +11,29 @@ import (
 	"agentbot/storage"
 )
 
-// Layout: queue/<session key>/<big-endian seq> = 8-byte enqueue time
-// (UnixNano) followed by the payload. A key's bucket is dropped when its
-// last item is dequeued; seqs come from the root queue bucket, so they are
-// never reused.
+// Layout: queue/<session key>/<big-endian order><big-endian seq> = 8-byte
+// enqueue time (UnixNano) followed by the payload, so a cursor walks a
+// thread's items in their order (storage.Queued.Order), then by seq. A
+// key's bucket is dropped when its last item is dequeued; seqs come from
+// the root queue bucket, so they are never reused.
+
+// queueItemKey is an item's key in its thread's bucket.
+func queueItemKey(order int64, seq uint64) []byte {
+	return append(u64Key(uint64(order)), u64Key(seq)...)
+}
+
+// decodeQueued reads one stored item.
+func decodeQueued(k, v []byte) (storage.Queued, error) {
+	if len(k) != 16 || len(v) < 8 {
+		return storage.Queued{}, fmt.Errorf("corrupt queue item %x", k)
+	}
+	return storage.Queued{
+		Order:    int64(be64(k[:8])),
+		Seq:      be64(k[8:]),
+		Payload:  bytes.Clone(v[8:]),
+		Enqueued: time.Unix(0, int64(be64(v[:8]))),
+	}, nil
+}
 
 // Enqueue persists payload (JSON the caller defines) at the end of the
 // session key's queue and returns its sequence number.
@@ -28,7 +47,7 @@ func (s *Store) Enqueue(sessionKey string, payload []byte) (uint64, error) {
 	var seq uint64
 	err := s.db.Update(func(tx *bbolt.Tx) error {
 		var err error
-		seq, err = s.enqueueTx(tx, sessionKey, payload)
+		seq, err = s.enqueueTx(tx, sessionKey, 0, payload)
 		return err
 	})
 	if err != nil {
@@ -50,15 +69,9 @@ func (s *Store) Pending(sessionKey string) ([]storage.Queued, error) {
 			return nil
 		}
 		return b.ForEach(func(k, v []byte) error {
-			if len(k) != 8 || len(v) < 8 {
-				return fmt.Errorf("corrupt queue item %x", k)
-			}
-			items = append(items, storage.Queued{
-				Seq:      be64(k),
-				Payload:  bytes.Clone(v[8:]),
-				Enqueued: time.Unix(0, int64(be64(v[:8]))),
-			})
-			return nil
+			q, err := decodeQueued(k, v)
+			items = append(items, q)
+			return err
 		})
 	})
 	if err != nil {
@@ -82,11 +95,9 @@ func (s *Store) Next(sessionKey string) (seq uint64, payload []byte, ok bool, er
 		if k == nil {
 			return nil
 		}
-		if len(k) != 8 || len(v) < 8 {
-			return fmt.Errorf("corrupt queue item %x", k)
-		}
-		seq, payload, ok = be64(k), bytes.Clone(v[8:]), true
-		return nil
+		q, err := decodeQueued(k, v)
+		seq, payload, ok = q.Seq, q.Payload, err == nil
+		return err
 	})
 	if err != nil {
 		return 0, nil, false, fmt.Errorf("next %q: %w", sessionKey, err)
@@ -101,21 +112,35 @@ func (s *Store) Dequeue(sessionKey string, seq uint64) error {
 		return fmt.Errorf("dequeue: %w", err)
 	}
 	err := s.db.Batch(func(tx *bbolt.Tx) error { // concurrent dequeues share a commit
-		root := tx.Bucket(bucketQueue)
-		b := root.Bucket([]byte(sessionKey))
-		if b == nil || b.Get(u64Key(seq)) == nil {
-			return storage.ErrNotFound
-		}
-		if err := b.Delete(u64Key(seq)); err != nil {
-			return err
-		}
-		if k, _ := b.Cursor().First(); k == nil {
-			return root.DeleteBucket([]byte(sessionKey))
-		}
-		return nil
+		return dequeueTx(tx, sessionKey, seq)
 	})
 	if err != nil {
 		return fmt.Errorf("dequeue %q seq %d: %w", sessionKey, seq, err)
+	}
+	return nil
+}
+
+// dequeueTx removes item seq of the session key in tx, finding it by a
+// walk of the thread's (short) queue; an unknown one is
+// storage.ErrNotFound.
+func dequeueTx(tx *bbolt.Tx, sessionKey string, seq uint64) error {
+	root := tx.Bucket(bucketQueue)
+	b := root.Bucket([]byte(sessionKey))
+	if b == nil {
+		return storage.ErrNotFound
+	}
+	c := b.Cursor()
+	k, _ := c.First()
+	for ; k != nil && (len(k) != 16 || be64(k[8:]) != seq); k, _ = c.Next() {
+	}
+	if k == nil {
+		return storage.ErrNotFound
+	}
+	if err := c.Delete(); err != nil {
+		return err
+	}
+	if k, _ := b.Cursor().First(); k == nil {
+		return root.DeleteBucket([]byte(sessionKey))
 	}
 	return nil
 }
@@ -136,8 +161,9 @@ func (s *Store) PendingKeys() ([]string, error) {
 	return keys, nil
 }
 
-// enqueueTx appends payload to the session key's queue inside tx.
-func (s *Store) enqueueTx(tx *bbolt.Tx, sessionKey string, payload []byte) (uint64, error) {
+// enqueueTx queues payload for the session key at order (0: now) inside
+// tx.
+func (s *Store) enqueueTx(tx *bbolt.Tx, sessionKey string, order int64, payload []byte) (uint64, error) {
 	root := tx.Bucket(bucketQueue)
 	seq, err := root.NextSequence()
 	if err != nil {
@@ -147,7 +173,11 @@ func (s *Store) enqueueTx(tx *bbolt.Tx, sessionKey string, payload []byte) (uint
 	if err != nil {
 		return 0, err
 	}
-	return seq, b.Put(u64Key(seq), append(u64Key(uint64(s.now().UnixNano())), payload...))
+	now := s.now()
+	if order <= 0 {
+		order = now.UnixMicro()
+	}
+	return seq, b.Put(queueItemKey(order, seq), append(u64Key(uint64(now.UnixNano())), payload...))
 }
 
 // admitReq is one Admit waiting for the committer.
@@ -155,7 +185,9 @@ type admitReq struct {
 	keys       []string
 	ttl        time.Duration
 	sessionKey string
+	order      int64
 	payload    []byte
+	journaled  chan error
 	done       chan storage.Admission
 }
 
@@ -171,58 +203,109 @@ func (s *Store) Admit(keys []string, ttl time.Duration, sessionKey string, paylo
 	return a.Dup, a.Seq, a.Err
 }
 
-// AdmitJournaled is true: AdmitAsync returns once the admission is in the
-// inbound journal (see storage.Journaled).
-func (s *Store) AdmitJournaled() bool { return true }
-
-// AdmitAsync is Admit without waiting for the commit: when it returns,
-// the admission is in the inbound journal, so a crash of the process does
-// not lose it; it is applied in the order of the calls, in the next commit,
-// together with every other admission waiting then (group commit), and its
-// outcome arrives on the returned channel once that commit is durable. An
-// admission that could not be journaled fails at once.
+// AdmitAsync is Admit without waiting for the outcome (see
+// AdmitJournaled): the admission is journaled, then applied in the order
+// of the calls, in the next commit, together with every other admission
+// waiting then (group commit), and its outcome arrives on the returned
+// channel once that commit is durable.
 func (s *Store) AdmitAsync(keys []string, ttl time.Duration, sessionKey string, payload []byte) <-chan storage.Admission {
-	done := make(chan storage.Admission, 1)
-	if err := storage.CheckAdmit(keys, ttl, sessionKey, payload); err != nil {
+	return s.AdmitOrdered(0, keys, ttl, sessionKey, payload)
+}
+
+// AdmitOrdered is AdmitAsync for an item placed in its thread by order
+// (see storage.Inbound).
+func (s *Store) AdmitOrdered(order int64, keys []string, ttl time.Duration, sessionKey string, payload []byte) <-chan storage.Admission {
+	_, done := s.AdmitJournaled(order, keys, ttl, sessionKey, payload)
+	return done
+}
+
+// AdmitJournaled is AdmitOrdered with the journal's report: journaled
+// receives nil once the admission is fsynced in the inbound journal (so a
+// crash cannot lose it: the caller may ack the message), or the error when
+// it could not be written there; such an admission is dropped, and done
+// carries the error too. An admission whose commit fails stays journaled
+// and is retried until it commits (or replayed at the next start); its
+// outcome waits for that.
+func (s *Store) AdmitJournaled(order int64, keys []string, ttl time.Duration, sessionKey string, payload []byte) (<-chan error, <-chan storage.Admission) {
+	journaled, done := make(chan error, 1), make(chan storage.Admission, 1)
+	fail := func(err error) (<-chan error, <-chan storage.Admission) {
+		journaled <- err
 		done <- storage.Admission{Err: err}
-		return done
+		return journaled, done
+	}
+	if err := storage.CheckAdmit(keys, ttl, sessionKey, payload); err != nil {
+		return fail(err)
 	}
 	s.admitMu.Lock()
 	defer s.admitMu.Unlock()
 	if s.admitClosed {
-		done <- storage.Admission{Err: fmt.Errorf("admit %q: the store is closed", sessionKey)}
-		return done
+		return fail(fmt.Errorf("admit %q: the store is closed", sessionKey))
 	}
-	// The journal first: once AdmitAsync returns, a crash of the process
-	// cannot lose the message (see JournalName).
-	if err := s.appendJournal(journalEntry{Keys: keys, TTL: ttl, Key: sessionKey, Payload: payload}); err != nil {
-		done <- storage.Admission{Err: fmt.Errorf("admit %q: journal: %w", sessionKey, err)}
-		return done
-	}
-	s.pendingAdmits++
-	s.admits <- &admitReq{keys: keys, ttl: ttl, sessionKey: sessionKey, payload: payload, done: done}
-	return done
+	s.jreqs <- &admitReq{keys: keys, ttl: ttl, sessionKey: sessionKey, order: order, payload: payload, journaled: journaled, done: done}
+	return journaled, done
 }
 
-// committer applies queued admissions, as many as are waiting, in one
-// transaction each round, until the queue is closed.
+// committer applies journaled admissions, as many as are waiting, in one
+// transaction each round, until the journaler is done. A batch whose
+// commit fails is kept, with its journal entries, and retried ahead of
+// later admissions, so nothing journaled is dropped and order holds.
 func (s *Store) committer() {
 	defer close(s.admitDone)
-	for first := range s.admits {
-		batch := storage.Batch(first, s.admits, maxAdmitBatch)
-		s.commitAdmissions(batch)
-		s.admitMu.Lock()
-		s.pendingAdmits -= len(batch)
-		if s.pendingAdmits == 0 {
-			_ = s.journal.Truncate(0) // everything in it is committed
+	var retry []*admitReq
+	for {
+		batch, open := retry, true
+		if len(retry) == 0 {
+			first, ok := <-s.admits
+			if !ok {
+				return
+			}
+			batch = storage.Batch(first, s.admits, maxAdmitBatch)
+		} else {
+			batch, open = s.retryWait(retry)
 		}
-		s.admitMu.Unlock()
+		if err := s.commitAdmissions(batch); err != nil {
+			if !open {
+				s.abandon(batch) // closing: the journal keeps them for the next start
+				return
+			}
+			retry = batch
+			continue
+		}
+		retry = nil
+		s.committed(len(batch))
+	}
+}
+
+// retryWait waits retryEvery, or less when new admissions arrive, and
+// returns the failed batch with what arrived after it; open is false once
+// the journaler is done.
+func (s *Store) retryWait(retry []*admitReq) (batch []*admitReq, open bool) {
+	t := time.NewTimer(retryEvery)
+	defer t.Stop()
+	select {
+	case <-t.C:
+		return retry, true
+	case r, ok := <-s.admits:
+		if !ok {
+			return retry, false
+		}
+		return append(retry, storage.Batch(r, s.admits, maxAdmitBatch)...), true
+	}
+}
+
+// abandon reports a batch that could not be committed before the store
+// closed; its entries stay in the journal, replayed at the next Open.
+func (s *Store) abandon(batch []*admitReq) {
+	for _, r := range batch {
+		r.done <- storage.Admission{Err: fmt.Errorf("admit %q: not committed before the store closed; the journal replays it at the next start", r.sessionKey)}
 	}
 }
 
 // commitAdmissions applies a batch in order in one transaction; marks made
-// by an earlier admission of the batch count as seen for a later one.
-func (s *Store) commitAdmissions(batch []*admitReq) {
+// by an earlier admission of the batch count as seen for a later one. Once
+// committed, it delivers each outcome; a failed commit delivers nothing
+// and returns the error, for the caller to retry.
+func (s *Store) commitAdmissions(batch []*admitReq) error {
 	out := make([]storage.Admission, len(batch))
 	now := s.now()
 	sweep := s.sweeper.Due(now)
@@ -231,6 +314,11 @@ func (s *Store) commitAdmissions(batch []*admitReq) {
 	// lock. The function is idempotent, as Batch may run it again alone.
 	err := s.db.Batch(func(tx *bbolt.Tx) error {
 		clear(out)
+		if s.commitFault != nil {
+			if err := s.commitFault(); err != nil {
+				return err
+			}
+		}
 		b := tx.Bucket(bucketSeen)
 		if sweep {
 			if _, err := sweepSeen(b, now); err != nil {
@@ -248,7 +336,7 @@ func (s *Store) commitAdmissions(batch []*admitReq) {
 			if out[i].Dup {
 				continue
 			}
-			seq, err := s.enqueueTx(tx, r.sessionKey, r.payload)
+			seq, err := s.enqueueTx(tx, r.sessionKey, r.order, r.payload)
 			if err != nil {
 				return err
 			}
@@ -256,10 +344,11 @@ func (s *Store) commitAdmissions(batch []*admitReq) {
 		}
 		return nil
 	})
+	if err != nil {
+		return fmt.Errorf("commit %d admissions: %w", len(batch), err)
+	}
 	for i, r := range batch {
-		if err != nil {
-			out[i] = storage.Admission{Err: fmt.Errorf("admit %q: %w", r.sessionKey, err)}
-		}
 		r.done <- out[i]
 	}
+	return nil
 }

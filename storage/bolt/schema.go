@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"os"
+	"time"
 
 	bbolt "go.etcd.io/bbolt"
 
@@ -19,7 +20,51 @@ import (
 //  3. projects hold versioned documents shared by the threads of their
 //     channels; the sessions' documents became versions of their
 //     channel's project.
-const schemaV1 = 1
+//  4. queue items are keyed by order then seq (queueItemKey), not by seq
+//     alone, so a thread's messages are answered in Slack's order.
+const (
+	schemaV1 = 1
+	schemaV2 = 2
+	schemaV3 = 3
+)
+
+// migrateQueueOrder re-keys every queued item by order then seq; an item
+// of a version 3 store takes its enqueue time as its order, which keeps
+// the order it had.
+func migrateQueueOrder(tx *bbolt.Tx) error {
+	root := tx.Bucket(bucketQueue)
+	var keys [][]byte
+	if err := root.ForEachBucket(func(k []byte) error {
+		keys = append(keys, append([]byte(nil), k...))
+		return nil
+	}); err != nil {
+		return err
+	}
+	for _, key := range keys {
+		b := root.Bucket(key)
+		type kv struct{ k, v []byte }
+		var old []kv
+		if err := b.ForEach(func(k, v []byte) error {
+			if len(k) != 8 || len(v) < 8 {
+				return fmt.Errorf("corrupt queue item %x of %q", k, key)
+			}
+			old = append(old, kv{append([]byte(nil), k...), append([]byte(nil), v...)})
+			return nil
+		}); err != nil {
+			return err
+		}
+		for _, e := range old {
+			if err := b.Delete(e.k); err != nil {
+				return err
+			}
+			order := time.Unix(0, int64(be64(e.v[:8]))).UnixMicro()
+			if err := b.Put(queueItemKey(order, be64(e.k)), e.v); err != nil {
+				return err
+			}
+		}
+	}
+	return nil
+}
 
 // keyNeedsCompact, in the meta bucket, marks a migrated database whose
 // file still holds the old bytes in freed pages; Open compacts it.

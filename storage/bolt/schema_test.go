@@ -7,6 +7,7 @@ import (
 	"os"
 	"path/filepath"
 	"testing"
+	"time"
 
 	bbolt "go.etcd.io/bbolt"
 
@@ -163,5 +164,51 @@ func TestMigrateNewerSchemaRefused(t *testing.T) {
 	_, err := Open(dir)
 	if err == nil || !bytes.Contains([]byte(err.Error()), []byte(fmt.Sprintf("schema version %d is newer than this agentbot supports (%d)", schemaVersion+1, schemaVersion))) {
 		t.Fatalf("Open of a newer schema: %v", err)
+	}
+}
+
+// TestMigrateV2QueueOrder: items a version 2 store queued (keyed by seq
+// alone) are re-keyed by their enqueue time, keep their order, and can be
+// dequeued; the token sequence of the leases survives a restart.
+func TestMigrateV2QueueOrder(t *testing.T) {
+	dir := t.TempDir()
+	s := openAt(t, dir, nil)
+	base := time.Date(2026, 3, 1, 12, 0, 0, 0, time.UTC)
+	if err := s.db.Update(func(tx *bbolt.Tx) error {
+		b, err := tx.Bucket(bucketQueue).CreateBucket([]byte("T/C/1"))
+		if err != nil {
+			return err
+		}
+		for i, p := range []string{`"a"`, `"b"`, `"c"`} {
+			v := append(u64Key(uint64(base.Add(time.Duration(i)*time.Second).UnixNano())), p...)
+			if err := b.Put(u64Key(uint64(10+i)), v); err != nil {
+				return err
+			}
+		}
+		return tx.Bucket(bucketMeta).Put([]byte("version"), u64Key(schemaV2))
+	}); err != nil {
+		t.Fatal(err)
+	}
+	f1, _, err := s.TakeLease("T/C/1", "a", time.Minute)
+	if err != nil {
+		t.Fatal(err)
+	}
+	s = reopen(t, s, nil)
+	if v := schemaOf(t, s); v != schemaVersion {
+		t.Fatalf("schema %d after migration", v)
+	}
+	items, err := s.Pending("T/C/1")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(items) != 3 || string(items[0].Payload) != `"a"` || items[2].Seq != 12 || items[1].Order != base.Add(time.Second).UnixMicro() {
+		t.Fatalf("migrated queue %+v", items)
+	}
+	if err := s.Dequeue("T/C/1", 11); err != nil {
+		t.Fatal(err)
+	}
+	f2, _, err := s.TakeLease("T/C/1", "a", time.Minute)
+	if err != nil || f2.Token <= f1.Token {
+		t.Fatalf("token %d after restart, before %d: %v", f2.Token, f1.Token, err)
 	}
 }

@@ -112,40 +112,43 @@ func (s *Store) SaveSession(sess *transcript.Session) error {
 	sess.Updated = s.now()
 	// bbolt's Batch: concurrent saves of different sessions share one
 	// commit. The function is idempotent, as Batch may run it again alone.
-	err := s.db.Batch(func(tx *bbolt.Tx) error {
-		b := tx.Bucket(bucketSessions).Bucket([]byte(sess.ID))
-		if b == nil {
-			return storage.ErrNotFound
-		}
-		if owner := tx.Bucket(bucketKeys).Get([]byte(sess.Key)); string(owner) != sess.ID {
-			return fmt.Errorf("key %q is not this session's key", sess.Key)
-		}
-		msgs := b.Bucket(bucketMessages)
-		if msgs == nil {
-			return errors.New("messages bucket missing")
-		}
-		stored := messageCount(msgs)
-		if uint64(len(sess.Messages)) < stored {
-			return fmt.Errorf("transcript has %d messages but %d are stored; transcripts only grow", len(sess.Messages), stored)
-		}
-		for i := stored; i < uint64(len(sess.Messages)); i++ {
-			data, err := json.Marshal(&sess.Messages[i])
-			if err != nil {
-				return fmt.Errorf("encode message %d: %w", i, err)
-			}
-			if err := msgs.Put(u64Key(i), data); err != nil {
-				return fmt.Errorf("store message %d: %w", i, err)
-			}
-		}
-		if err := indexWaiting(tx, sess); err != nil {
-			return err
-		}
-		return putMeta(b, sess)
-	})
+	err := s.db.Batch(func(tx *bbolt.Tx) error { return saveTx(tx, sess) })
 	if err != nil {
 		return fmt.Errorf("save session %s: %w", sess.ID, err)
 	}
 	return nil
+}
+
+// saveTx stores sess's metadata and its messages not stored yet, in tx.
+func saveTx(tx *bbolt.Tx, sess *transcript.Session) error {
+	b := tx.Bucket(bucketSessions).Bucket([]byte(sess.ID))
+	if b == nil {
+		return storage.ErrNotFound
+	}
+	if owner := tx.Bucket(bucketKeys).Get([]byte(sess.Key)); string(owner) != sess.ID {
+		return fmt.Errorf("key %q is not this session's key", sess.Key)
+	}
+	msgs := b.Bucket(bucketMessages)
+	if msgs == nil {
+		return errors.New("messages bucket missing")
+	}
+	stored := messageCount(msgs)
+	if uint64(len(sess.Messages)) < stored {
+		return fmt.Errorf("transcript has %d messages but %d are stored; transcripts only grow", len(sess.Messages), stored)
+	}
+	for i := stored; i < uint64(len(sess.Messages)); i++ {
+		data, err := json.Marshal(&sess.Messages[i])
+		if err != nil {
+			return fmt.Errorf("encode message %d: %w", i, err)
+		}
+		if err := msgs.Put(u64Key(i), data); err != nil {
+			return fmt.Errorf("store message %d: %w", i, err)
+		}
+	}
+	if err := indexWaiting(tx, sess); err != nil {
+		return err
+	}
+	return putMeta(b, sess)
 }
 
 // putMeta writes the session without its messages.

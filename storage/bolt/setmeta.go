@@ -16,24 +16,30 @@ func (s *Store) SetMeta(key, name, value string) error {
 	if err := storage.CheckKey("session key", key); err != nil {
 		return fmt.Errorf("set session meta: %w", err)
 	}
-	err := s.db.Batch(func(tx *bbolt.Tx) error {
-		id := tx.Bucket(bucketKeys).Get([]byte(key))
-		if id == nil {
-			return storage.ErrNotFound
-		}
-		b := tx.Bucket(bucketSessions).Bucket(id)
-		if b == nil {
-			return storage.ErrNotFound
-		}
-		sess, err := loadMeta(b)
-		if err != nil {
-			return err
-		}
-		sess.SetMeta(name, value)
-		return putMeta(b, sess)
-	})
+	err := s.db.Batch(func(tx *bbolt.Tx) error { return setMetaTx(tx, key, map[string]string{name: value}) })
 	if err != nil {
 		return fmt.Errorf("set meta %s of session %q: %w", name, key, err)
 	}
 	return nil
+}
+
+// setMetaTx sets entries of the Meta of key's session in tx; no such
+// session is storage.ErrNotFound.
+func setMetaTx(tx *bbolt.Tx, key string, entries map[string]string) error {
+	id := tx.Bucket(bucketKeys).Get([]byte(key))
+	if id == nil {
+		return storage.ErrNotFound
+	}
+	b := tx.Bucket(bucketSessions).Bucket(id)
+	if b == nil {
+		return storage.ErrNotFound
+	}
+	sess, err := loadMeta(b)
+	if err != nil {
+		return err
+	}
+	for name, value := range entries {
+		sess.SetMeta(name, value)
+	}
+	return putMeta(b, sess)
 }

@@ -33,7 +33,7 @@ const DBName = "agentbot.db"
 const lockTimeout = time.Second
 
 // schemaVersion is the layout this package writes; Open refuses newer ones.
-const schemaVersion = 3
+const schemaVersion = 4
 
 // Root bucket names.
 var (
@@ -75,13 +75,24 @@ type Store struct {
 
 	sweeper storage.Sweeper
 
-	// admits feeds the committer that groups admissions into commits.
-	admitMu       sync.Mutex
-	admitClosed   bool
-	admits        chan *admitReq
-	admitDone     chan struct{}
-	pendingAdmits int      // journaled, not yet committed
+	// jreqs feeds the journaler, which writes admissions to the journal
+	// in groups, one fsync each, then hands them to the committer (admits),
+	// which groups them into commits.
+	admitMu     sync.Mutex
+	admitClosed bool
+	jreqs       chan *admitReq
+	admits      chan *admitReq
+	admitDone   chan struct{}
+
+	// jmu guards the journal file, its size and pendingAdmits.
+	jmu           sync.Mutex
 	journal       *os.File // see JournalName
+	jsize         int64    // bytes of complete entries in the journal
+	pendingAdmits int      // journaled, not yet committed
+
+	// commitFault, set by tests before use, fails admission commits
+	// while it returns an error (a disk that refuses writes).
+	commitFault func() error
 }
 
 // Open opens (creating if needed) the data directory dir and its database.
@@ -135,7 +146,8 @@ func Open(dir string) (*Store, error) {
 			return nil, fmt.Errorf("open store %s: %w", path, err)
 		}
 	}
-	s := &Store{Now: time.Now, dir: dir, db: db, admits: make(chan *admitReq, maxAdmitBatch), admitDone: make(chan struct{})}
+	s := &Store{Now: time.Now, dir: dir, db: db, jreqs: make(chan *admitReq, maxAdmitBatch),
+		admits: make(chan *admitReq, maxAdmitBatch), admitDone: make(chan struct{})}
 	if s.journal, err = openJournal(dir); err == nil {
 		err = s.replayJournal()
 	}
@@ -146,6 +158,7 @@ func Open(dir string) (*Store, error) {
 		_ = db.Close()
 		return nil, fmt.Errorf("open store %s: %w", path, err)
 	}
+	go s.journaler()
 	go s.committer()
 	return s, nil
 }
@@ -188,6 +201,11 @@ func initBuckets(tx *bbolt.Tx, dir string) (migrated bool, err error) {
 			return false, fmt.Errorf("migrate schema %d to %d: %w", got, schemaVersion, err)
 		}
 	}
+	if got <= schemaV3 {
+		if err := migrateQueueOrder(tx); err != nil {
+			return false, fmt.Errorf("migrate schema %d to %d: %w", got, schemaVersion, err)
+		}
+	}
 	if err := meta.Put(keyNeedsCompact, []byte{1}); err != nil {
 		return false, err
 	}
@@ -199,7 +217,7 @@ func (s *Store) Close() error {
 	s.admitMu.Lock()
 	if !s.admitClosed {
 		s.admitClosed = true
-		close(s.admits)
+		close(s.jreqs)
 	}
 	s.admitMu.Unlock()
 	<-s.admitDone // admissions already queued are committed first

@@ -4,9 +4,11 @@ import (
 	"context"
 	"sync/atomic"
 	"testing"
+	"time"
 
 	"github.com/jackc/pgx/v5"
 
+	"agentbot/engine/transcript"
 	"agentbot/storage/pgtest"
 	"agentbot/storage/postgres"
 	"agentbot/storage/storetest"
@@ -49,4 +51,54 @@ func BenchmarkInboundMessage(b *testing.B) {
 // goroutines admitting at once on two cores.
 func BenchmarkAdmitParallel(b *testing.B) {
 	storetest.BenchAdmitParallel(b, openBench(b), 100)
+}
+
+// BenchmarkFencedWrite is the fencing check's cost per store write: the
+// same transcript save and the same posted-marker-and-dequeue, unfenced
+// (SaveSession; SetMeta then Dequeue) and fenced (SaveSessionFenced;
+// CompleteFenced, one transaction).
+func BenchmarkFencedWrite(b *testing.B) {
+	s := openBench(b)
+	for _, fence := range []bool{false, true} {
+		name := map[bool]string{false: "unfenced", true: "fenced"}[fence]
+		key := "T/C/" + name
+		sess, err := s.NewSession(key)
+		if err != nil {
+			b.Fatal(err)
+		}
+		f, _, err := s.TakeLease(key, "bench", time.Hour)
+		if err != nil {
+			b.Fatal(err)
+		}
+		b.Run("save/"+name, func(b *testing.B) {
+			for b.Loop() {
+				sess.Messages = append(sess.Messages, transcript.Message{Role: transcript.RoleUser, Content: "hello"})
+				save := s.SaveSession
+				if fence {
+					save = func(x *transcript.Session) error { return s.SaveSessionFenced(f, x) }
+				}
+				if err := save(sess); err != nil {
+					b.Fatal(err)
+				}
+			}
+		})
+		b.Run("complete/"+name, func(b *testing.B) {
+			for b.Loop() {
+				b.StopTimer()
+				seq, err := s.Enqueue(key, []byte(`{}`))
+				if err != nil {
+					b.Fatal(err)
+				}
+				b.StartTimer()
+				if fence {
+					err = s.CompleteFenced(f, seq, map[string]string{"bot.posted": "1"})
+				} else if err = s.SetMeta(key, "bot.posted", "1"); err == nil {
+					err = s.Dequeue(key, seq)
+				}
+				if err != nil {
+					b.Fatal(err)
+				}
+			}
+		})
+	}
 }

@@ -11,28 +11,42 @@ import (
 	"agentbot/storage"
 )
 
-// sweepSQL removes the marks expired at $1: SweepSeen, and Seen and
-// admissions once every storage.SweepInterval.
-const sweepSQL = `DELETE FROM seen WHERE expires <= $1`
+// Dedupe marks and queue times are read on the database's clock
+// (agentbot_now_ns(), Unix nanoseconds), which the replicas share, so a
+// replica whose clock is off cannot re-admit an event or sweep marks early.
+// Each statement adds the test shift (see SetNow), 0 in production.
+
+// clockSQL is the CTE clk with the database's now, plus the shift $3.
+const clockSQL = `clk AS (SELECT agentbot_now_ns() + $3::bigint AS t)`
+
+// sweepSQL removes the marks expired at the database's now plus the shift
+// $1: SweepSeen, and Seen and admissions once every storage.SweepInterval.
+const sweepSQL = `DELETE FROM seen WHERE expires <= agentbot_now_ns() + $1::bigint`
 
 // maxAdmitBatch bounds how many admissions share one round trip.
 const maxAdmitBatch = 256
 
-// markSQL marks each key of $1 until $2 unless a live mark exists (one
-// expiring after $3, now) and returns the keys it marked: a unique insert,
-// where an expired mark may be replaced.
-const markSQL = `INSERT INTO seen (key, expires) SELECT k, $2 FROM unnest($1::text[]) AS k
-	ON CONFLICT (key) DO UPDATE SET expires = excluded.expires WHERE seen.expires <= $3
+// markSQL marks each key of $1 for $2 nanoseconds unless a live mark
+// exists (one expiring after clk's now) and returns the keys it marked: a
+// unique insert, where an expired mark may be replaced.
+const markSQL = `INSERT INTO seen (key, expires) SELECT k, (SELECT t FROM clk) + $2::bigint FROM unnest($1::text[]) AS k
+	ON CONFLICT (key) DO UPDATE SET expires = excluded.expires WHERE seen.expires <= (SELECT t FROM clk)
 	RETURNING key`
 
+// seenSQL is Seen: it marks the key as markSQL does and counts the marks
+// it made.
+const seenSQL = `WITH ` + clockSQL + `, marked AS (` + markSQL + `) SELECT count(*) FROM marked`
+
 // admitSQL is one admission: it marks the keys of $1 as markSQL does and,
-// when it marked all of them, queues payload $5 for session key $4. It
-// returns the queue seq, or NULL when a key was marked already. $6 is the
-// number of keys the caller gave: a key given twice counts as marked
-// already, as in the bbolt store.
-const admitSQL = `WITH marked AS (` + markSQL + `), ins AS (
-	INSERT INTO queue (session_key, payload, enqueued)
-	SELECT $4, $5, $3 WHERE (SELECT count(*) FROM marked) = $6
+// when it marked all of them, queues payload $5 for session key $4 at
+// order $7 (0: the database's now in microseconds, never shifted, so
+// items admitted one after the other keep their order). It returns the queue seq, or NULL
+// when a key was marked already. $6 is the number of keys the caller
+// gave: a key given twice counts as marked already, as in the bbolt store.
+const admitSQL = `WITH ` + clockSQL + `, marked AS (` + markSQL + `), ins AS (
+	INSERT INTO queue (session_key, payload, enqueued, ord)
+	SELECT $4, $5, (SELECT t FROM clk), COALESCE(NULLIF($7::bigint, 0), agentbot_now_ns() / 1000)
+	WHERE (SELECT count(*) FROM marked) = $6
 	RETURNING seq
 ) SELECT (SELECT seq FROM ins)`
 
@@ -43,30 +57,28 @@ func (s *Store) Seen(key string, ttl time.Duration) (bool, error) {
 	if err := storage.CheckSeen(key, ttl); err != nil {
 		return false, err
 	}
-	now := s.now()
 	ctx, cancel := s.ctx()
 	defer cancel()
 	b := &pgx.Batch{}
-	if s.sweeper.Due(now) {
-		b.Queue(sweepSQL, now.UnixNano())
+	shift := s.shift()
+	if s.sweeper.Due(time.Now()) {
+		b.Queue(sweepSQL, shift)
 	}
-	var marked bool
-	b.Queue(markSQL, []string{key}, now.Add(ttl).UnixNano(), now.UnixNano()).Query(func(rows pgx.Rows) error {
-		marked = rows.Next()
-		rows.Close()
-		return rows.Err()
-	})
+	var marked int
+	b.Queue(seenSQL, []string{key}, ttl.Nanoseconds(), shift).QueryRow(func(row pgx.Row) error { return row.Scan(&marked) })
 	if err := s.pool.SendBatch(ctx, b).Close(); err != nil {
 		return false, fmt.Errorf("seen %q: %w", key, err)
 	}
-	return !marked, nil
+	return marked == 0, nil
 }
 
-// SweepSeen removes the marks expired at now and returns how many.
-func (s *Store) SweepSeen(now time.Time) (int, error) {
+// SweepSeen removes the marks expired by the database's clock and returns
+// how many; the caller's now is not used, since a replica's clock may be
+// off.
+func (s *Store) SweepSeen(time.Time) (int, error) {
 	ctx, cancel := s.ctx()
 	defer cancel()
-	tag, err := s.pool.Exec(ctx, sweepSQL, now.UnixNano())
+	tag, err := s.pool.Exec(ctx, sweepSQL, s.shift())
 	if err != nil {
 		return 0, fmt.Errorf("sweep seen: %w", err)
 	}
@@ -85,15 +97,17 @@ func (s *Store) Enqueue(sessionKey string, payload []byte) (uint64, error) {
 	ctx, cancel := s.ctx()
 	defer cancel()
 	var seq int64
-	err := s.pool.QueryRow(ctx, `INSERT INTO queue (session_key, payload, enqueued) VALUES ($1, $2, $3) RETURNING seq`,
-		sessionKey, payload, s.now().UnixNano()).Scan(&seq)
+	err := s.pool.QueryRow(ctx, `INSERT INTO queue (session_key, payload, enqueued, ord)
+		SELECT $1, $2, agentbot_now_ns() + $3::bigint, agentbot_now_ns() / 1000 RETURNING seq`,
+		sessionKey, payload, s.shift()).Scan(&seq)
 	if err != nil {
 		return 0, fmt.Errorf("enqueue %q: %w", sessionKey, err)
 	}
 	return uint64(seq), nil
 }
 
-// Pending returns the session key's queued items, oldest first.
+// Pending returns the session key's queued items in order (by Order, then
+// Seq).
 func (s *Store) Pending(sessionKey string) ([]storage.Queued, error) {
 	return s.pending(sessionKey, "")
 }
@@ -104,7 +118,7 @@ func (s *Store) pending(sessionKey, limit string) ([]storage.Queued, error) {
 	}
 	ctx, cancel := s.ctx()
 	defer cancel()
-	rows, err := s.pool.Query(ctx, `SELECT seq, payload, enqueued FROM queue WHERE session_key = $1 ORDER BY seq`+limit, sessionKey)
+	rows, err := s.pool.Query(ctx, `SELECT seq, payload, enqueued, ord FROM queue WHERE session_key = $1 ORDER BY ord, seq`+limit, sessionKey)
 	if err != nil {
 		return nil, fmt.Errorf("pending %q: %w", sessionKey, err)
 	}
@@ -113,7 +127,7 @@ func (s *Store) pending(sessionKey, limit string) ([]storage.Queued, error) {
 			q        storage.Queued
 			seq, enq int64
 		)
-		err := row.Scan(&seq, &q.Payload, &enq)
+		err := row.Scan(&seq, &q.Payload, &enq, &q.Order)
 		q.Seq, q.Enqueued = uint64(seq), time.Unix(0, enq)
 		return q, err
 	})
@@ -123,8 +137,8 @@ func (s *Store) pending(sessionKey, limit string) ([]storage.Queued, error) {
 	return items, nil
 }
 
-// Next returns the oldest queued item of a session key; ok is false when
-// the queue is empty.
+// Next returns the first queued item of a session key in order; ok is
+// false when the queue is empty.
 func (s *Store) Next(sessionKey string) (seq uint64, payload []byte, ok bool, err error) {
 	items, err := s.pending(sessionKey, " LIMIT 1")
 	if err != nil || len(items) == 0 {
@@ -171,6 +185,7 @@ type admitReq struct {
 	keys       []string
 	ttl        time.Duration
 	sessionKey string
+	order      int64
 	payload    []byte
 	done       chan storage.Admission
 }
@@ -192,6 +207,12 @@ func (s *Store) Admit(keys []string, ttl time.Duration, sessionKey string, paylo
 // earlier one counts as seen for a later one. Calls that do not wait for
 // each other's outcome share commits.
 func (s *Store) AdmitAsync(keys []string, ttl time.Duration, sessionKey string, payload []byte) <-chan storage.Admission {
+	return s.AdmitOrdered(0, keys, ttl, sessionKey, payload)
+}
+
+// AdmitOrdered is AdmitAsync for an item placed in its thread by order
+// (see storage.Inbound).
+func (s *Store) AdmitOrdered(order int64, keys []string, ttl time.Duration, sessionKey string, payload []byte) <-chan storage.Admission {
 	done := make(chan storage.Admission, 1)
 	if err := storage.CheckAdmit(keys, ttl, sessionKey, payload); err != nil {
 		done <- storage.Admission{Err: err}
@@ -203,7 +224,7 @@ func (s *Store) AdmitAsync(keys []string, ttl time.Duration, sessionKey string, 
 		done <- storage.Admission{Err: fmt.Errorf("admit %q: the store is closed", sessionKey)}
 		return done
 	}
-	s.admits <- &admitReq{keys: keys, ttl: ttl, sessionKey: sessionKey, payload: payload, done: done}
+	s.admits <- &admitReq{keys: keys, ttl: ttl, sessionKey: sessionKey, order: order, payload: payload, done: done}
 	return done
 }
 
@@ -221,16 +242,16 @@ func (s *Store) committer() {
 // one implicit transaction: all of it commits or none.
 func (s *Store) commitAdmissions(batch []*admitReq) {
 	out := make([]storage.Admission, len(batch))
-	now := s.now()
+	shift := s.shift()
 	ctx, cancel := s.ctx()
 	defer cancel()
 	b := &pgx.Batch{}
-	if s.sweeper.Due(now) {
-		b.Queue(sweepSQL, now.UnixNano())
+	if s.sweeper.Due(time.Now()) {
+		b.Queue(sweepSQL, shift)
 	}
 	for i, r := range batch {
 		keys := slices.Compact(slices.Sorted(slices.Values(r.keys))) // one row may not be marked twice in a statement
-		b.Queue(admitSQL, keys, now.Add(r.ttl).UnixNano(), now.UnixNano(), r.sessionKey, r.payload, len(r.keys)).QueryRow(func(row pgx.Row) error {
+		b.Queue(admitSQL, keys, r.ttl.Nanoseconds(), shift, r.sessionKey, r.payload, len(r.keys), r.order).QueryRow(func(row pgx.Row) error {
 			var seq *int64
 			if err := row.Scan(&seq); err != nil {
 				return err

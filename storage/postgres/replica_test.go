@@ -196,3 +196,67 @@ func TestReplicaNewSessionRace(t *testing.T) {
 		}
 	}
 }
+
+// TestReplicaClockSkewDedupe: a replica whose clock runs 16 minutes ahead
+// neither re-admits an event another replica admitted with a 10-minute
+// mark, nor sweeps the mark early: dedupe follows the database's clock.
+func TestReplicaClockSkewDedupe(t *testing.T) {
+	a, b := replicas(t)
+	b.Now = func() time.Time { return time.Now().Add(16 * time.Minute) } // the replica's own clock, not a test shift
+	if dup, _, err := a.Admit([]string{"Ev1"}, 10*time.Minute, "T/C/1", []byte(`1`)); err != nil || dup {
+		t.Fatalf("a: %v %v", dup, err)
+	}
+	if n, err := b.SweepSeen(b.Now()); err != nil || n != 0 {
+		t.Fatalf("the skewed replica swept %d live marks: %v", n, err)
+	}
+	if dup, _, err := b.Admit([]string{"Ev1"}, 10*time.Minute, "T/C/1", []byte(`2`)); err != nil || !dup {
+		t.Fatalf("the skewed replica re-admitted the event: dup %v, %v", dup, err)
+	}
+	if dup, err := b.Seen("Ev1", 10*time.Minute); err != nil || !dup {
+		t.Fatalf("Seen on the skewed replica: %v %v", dup, err)
+	}
+	if items, _ := a.Pending("T/C/1"); len(items) != 1 {
+		t.Fatalf("queued %d items, want 1", len(items))
+	}
+}
+
+// TestReplicaFencedAfterTakeover: the replica that lost a thread (it was
+// frozen past its lease) can neither renew, save, mark nor dequeue.
+func TestReplicaFencedAfterTakeover(t *testing.T) {
+	a, b := replicas(t)
+	s, err := a.NewSession("T/C/1")
+	if err != nil {
+		t.Fatal(err)
+	}
+	seq, err := a.Enqueue("T/C/1", []byte(`1`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	fa, ok, err := a.TakeLease("T/C/1", "replica-a", 200*time.Millisecond)
+	if err != nil || !ok {
+		t.Fatalf("a: %v %v", ok, err)
+	}
+	var fb storage.Fence
+	deadline := time.Now().Add(10 * time.Second)
+	for fb.Token == 0 {
+		if fb, _, err = b.TakeLease("T/C/1", "replica-b", time.Minute); err != nil || time.Now().After(deadline) {
+			t.Fatalf("b never took the expired lease: %v", err)
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+	s.Messages = append(s.Messages, transcript.Message{Role: transcript.RoleAssistant, Content: "late"})
+	for name, err := range map[string]error{
+		"renew":    a.RenewLease(fa, time.Minute),
+		"save":     a.SaveSessionFenced(fa, s),
+		"meta":     a.SetMetaFenced(fa, "bot.posted", "1"),
+		"complete": a.CompleteFenced(fa, seq, map[string]string{"bot.posted": "1"}),
+		"check":    a.CheckFence(fa),
+	} {
+		if !errors.Is(err, storage.ErrFenced) {
+			t.Errorf("%s by the replica that lost the lease = %v, want ErrFenced", name, err)
+		}
+	}
+	if err := b.CompleteFenced(fb, seq, map[string]string{"bot.posted": "1"}); err != nil {
+		t.Fatal(err)
+	}
+}

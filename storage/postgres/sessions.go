@@ -179,12 +179,16 @@ func (s *Store) NewSession(key string) (*transcript.Session, error) {
 // saveSQL appends the messages past the stored count and writes the
 // metadata, in one statement, when the session holds key, the stored
 // count is at least $3 (the index of the first message sent) and at most
-// $4 (the transcript's length). It returns what it found, so the caller
-// can tell why nothing was written.
-const saveSQL = `WITH cur AS (
+// $4 (the transcript's length), and, when $9 is true, the fence ($2, $10,
+// $11) is the live lease (see checkFenceSQL). It returns what it found, so the
+// caller can tell why nothing was written.
+const saveSQL = `WITH fence AS (
+	SELECT 1 FROM leases WHERE key = $2 AND holder = $10 AND token = $11 AND expires > clock_timestamp() FOR SHARE
+), cur AS (
 	SELECT id, messages AS n, key, attached FROM sessions WHERE id = $1 FOR UPDATE
 ), ok AS (
 	SELECT id, n FROM cur WHERE attached AND key = $2 AND n >= $3 AND n <= $4
+	AND (NOT $9 OR EXISTS (SELECT 1 FROM fence))
 ), ins AS (
 	INSERT INTO messages (session_id, idx, body)
 	SELECT ok.id, $3 + t.ord - 1, t.m FROM ok, unnest($5::bytea[]) WITH ORDINALITY AS t(m, ord)
@@ -192,7 +196,7 @@ const saveSQL = `WITH cur AS (
 ), up AS (
 	UPDATE sessions SET meta = $6, messages = $4, updated = $7, waiting = $8 FROM ok WHERE sessions.id = ok.id
 )
-SELECT n, key, attached FROM cur`
+SELECT n, key, attached, EXISTS (SELECT 1 FROM fence) FROM cur`
 
 // SaveSession stores the session's metadata and appends the messages not
 // stored yet, in one statement that sends only those messages when the
@@ -200,6 +204,23 @@ SELECT n, key, attached FROM cur`
 // hold its key (not detached); a transcript shorter than the stored one is
 // an error, as transcripts only grow.
 func (s *Store) SaveSession(sess *transcript.Session) error {
+	return s.save(sess, nil)
+}
+
+// SaveSessionFenced is SaveSession under f, in the same statement as the
+// check of the fence.
+func (s *Store) SaveSessionFenced(f storage.Fence, sess *transcript.Session) error {
+	if err := storage.CheckFence(f); err != nil {
+		return fmt.Errorf("save session: %w", err)
+	}
+	if sess != nil && sess.Key != f.Key {
+		return fmt.Errorf("save session %s: key %q is not the fence's %q", sess.ID, sess.Key, f.Key)
+	}
+	return s.save(sess, &f)
+}
+
+// save is SaveSession, under f unless it is nil.
+func (s *Store) save(sess *transcript.Session, f *storage.Fence) error {
 	if sess == nil {
 		return errors.New("save session: nil session")
 	}
@@ -216,37 +237,67 @@ func (s *Store) SaveSession(sess *transcript.Session) error {
 	ctx, cancel := s.ctx()
 	defer cancel()
 	for range 2 {
-		msgs := make([][]byte, 0, total-from)
-		for i := from; i < total; i++ {
-			data, err := json.Marshal(&sess.Messages[i])
-			if err != nil {
-				return fmt.Errorf("save session %s: encode message %d: %w", sess.ID, i, err)
-			}
-			msgs = append(msgs, data)
+		msgs, err := encodeMessages(sess, from)
+		if err != nil {
+			return err
 		}
-		var (
-			stored   int
-			key      string
-			attached bool
-		)
-		err := s.pool.QueryRow(ctx, saveSQL, sess.ID, sess.Key, from, total, msgs, meta, sess.Updated.UnixNano(), len(sess.Pending) > 0).Scan(&stored, &key, &attached)
-		switch {
-		case errors.Is(err, pgx.ErrNoRows):
-			return fmt.Errorf("save session %s: %w", sess.ID, storage.ErrNotFound)
-		case err != nil:
-			return fmt.Errorf("save session %s: %w", sess.ID, err)
-		case !attached || key != sess.Key:
-			return fmt.Errorf("save session %s: key %q is not this session's key", sess.ID, sess.Key)
-		case stored > total:
-			return fmt.Errorf("save session %s: transcript has %d messages but %d are stored; transcripts only grow", sess.ID, total, stored)
-		case stored < from:
-			from = stored // the cached count was ahead: send from the stored one
+		var r saveResult
+		var ff storage.Fence
+		if f != nil {
+			ff = *f
+		}
+		err = s.pool.QueryRow(ctx, saveSQL, sess.ID, sess.Key, from, total, msgs, meta, sess.Updated.UnixNano(), len(sess.Pending) > 0,
+			f != nil, ff.Holder, int64(ff.Token)).Scan(&r.stored, &r.key, &r.attached, &r.fenceHeld)
+		retry, err := r.check(sess, err, f != nil, from)
+		if err != nil {
+			return err
+		}
+		if retry {
+			from = r.stored // the cached count was ahead: send from the stored one
 			continue
 		}
 		s.setCount(sess.ID, total)
 		return nil
 	}
 	return fmt.Errorf("save session %s: the stored transcript changed while saving", sess.ID)
+}
+
+// encodeMessages encodes sess's messages from index from on.
+func encodeMessages(sess *transcript.Session, from int) ([][]byte, error) {
+	msgs := make([][]byte, 0, len(sess.Messages)-from)
+	for i := from; i < len(sess.Messages); i++ {
+		data, err := json.Marshal(&sess.Messages[i])
+		if err != nil {
+			return nil, fmt.Errorf("save session %s: encode message %d: %w", sess.ID, i, err)
+		}
+		msgs = append(msgs, data)
+	}
+	return msgs, nil
+}
+
+// saveResult is what saveSQL found.
+type saveResult struct {
+	stored              int
+	key                 string
+	attached, fenceHeld bool
+}
+
+// check says why saveSQL wrote nothing, if it did not: an error, or retry
+// (the cached count was ahead of the stored one).
+func (r saveResult) check(sess *transcript.Session, err error, fenced bool, from int) (retry bool, _ error) {
+	switch {
+	case errors.Is(err, pgx.ErrNoRows):
+		return false, fmt.Errorf("save session %s: %w", sess.ID, storage.ErrNotFound)
+	case err != nil:
+		return false, fmt.Errorf("save session %s: %w", sess.ID, err)
+	case fenced && !r.fenceHeld:
+		return false, fmt.Errorf("save session %s: %w", sess.ID, storage.ErrFenced)
+	case !r.attached || r.key != sess.Key:
+		return false, fmt.Errorf("save session %s: key %q is not this session's key", sess.ID, sess.Key)
+	case r.stored > len(sess.Messages):
+		return false, fmt.Errorf("save session %s: transcript has %d messages but %d are stored; transcripts only grow", sess.ID, len(sess.Messages), r.stored)
+	}
+	return r.stored < from, nil
 }
 
 // DetachSession frees the session's key, so the next NewSession for it

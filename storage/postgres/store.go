@@ -52,10 +52,12 @@ const opTimeout = 30 * time.Second
 // Store is agentbot's PostgreSQL store. It is safe for concurrent use, and
 // several Stores (replicas) may share one database.
 type Store struct {
-	// Now is the clock for Created, Updated, seen expiry and queue times.
-	// Open sets it to time.Now; tests may replace it before use (SetNow).
-	// Leases use the database's clock, which replicas share.
+	// Now is the clock for session times (Created, Updated). Open sets it
+	// to time.Now; tests may replace it before use (SetNow). Leases, dedupe
+	// marks and queue times use the database's clock, which replicas share.
 	Now func() time.Time
+	// shifted is set by SetNow (see shift).
+	shifted bool
 
 	pool *pgxpool.Pool
 	dir  string
@@ -391,8 +393,22 @@ func Check(ctx context.Context, url string) (CheckReport, error) {
 	return rep, nil
 }
 
-// SetNow replaces the store's clock (tests move time with it).
-func (s *Store) SetNow(now func() time.Time) { s.Now = now }
+// SetNow replaces the store's clock (tests move time with it). Dedupe
+// marks and queue times follow the database's clock, so for them the test
+// clock shifts the database's by its distance from time.Now.
+func (s *Store) SetNow(now func() time.Time) {
+	s.Now = now
+	s.shifted = true
+}
+
+// shift is the test shift of the database's clock, in nanoseconds: 0
+// unless SetNow was called.
+func (s *Store) shift() int64 {
+	if !s.shifted {
+		return 0
+	}
+	return int64(s.Now().Sub(time.Now()))
+}
 
 // now reads the clock without its monotonic part.
 func (s *Store) now() time.Time { return s.Now().Round(0) }
@@ -568,41 +584,4 @@ func (s *Store) DailyUsage(team, day string) (int, error) {
 		return 0, fmt.Errorf("daily usage: %w", err)
 	}
 	return int(total), nil
-}
-
-// Lease takes the lease on key for holder for ttl when it is free or
-// expired, or renews holder's own; it reports false while another
-// holder's lease is live. Expiry is by the database's clock.
-func (s *Store) Lease(key, holder string, ttl time.Duration) (bool, error) {
-	if err := storage.CheckLease(key, holder); err != nil {
-		return false, fmt.Errorf("lease: %w", err)
-	}
-	if ttl <= 0 {
-		return false, fmt.Errorf("lease %q: ttl must be positive, got %s", key, ttl)
-	}
-	ctx, cancel := s.ctx()
-	defer cancel()
-	tag, err := s.pool.Exec(ctx, `INSERT INTO leases (key, holder, expires)
-		VALUES ($1, $2, clock_timestamp() + $3::bigint * interval '1 microsecond')
-		ON CONFLICT (key) DO UPDATE SET holder = excluded.holder, expires = excluded.expires
-		WHERE leases.holder = excluded.holder OR leases.expires <= clock_timestamp()`,
-		key, holder, ttl.Microseconds())
-	if err != nil {
-		return false, fmt.Errorf("lease %q: %w", key, err)
-	}
-	return tag.RowsAffected() == 1, nil
-}
-
-// ReleaseLease gives up holder's lease on key; a lease another holder has
-// is left alone.
-func (s *Store) ReleaseLease(key, holder string) error {
-	if err := storage.CheckLease(key, holder); err != nil {
-		return fmt.Errorf("release lease: %w", err)
-	}
-	ctx, cancel := s.ctx()
-	defer cancel()
-	if _, err := s.pool.Exec(ctx, `DELETE FROM leases WHERE key = $1 AND holder = $2`, key, holder); err != nil {
-		return fmt.Errorf("release lease %q: %w", key, err)
-	}
-	return nil
 }

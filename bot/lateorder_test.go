@@ -1,0 +1,54 @@
+package bot_test
+
+import (
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/slack-go/slack/slackevents"
+
+	"agentbot/engine/fakemodel"
+)
+
+// TestLateMessageAnsweredInOrderAndNamed: messages queued behind a running
+// turn are answered in the order people sent them (Slack's ts), not in the
+// order they arrived; a message that arrives after a later one was
+// answered (Slack delivered it again after a fault) is answered with a
+// note that says which message it answers.
+func TestLateMessageAnsweredInOrderAndNamed(t *testing.T) {
+	r := newRig(t, rigOpts{})
+	r.st.SetChannelDefault(r.slack.TeamID(), channel, "product-lead")
+	r.model.Handle(func(req fakemodel.Request) fakemodel.Reply {
+		return fakemodel.Reply{Text: "ANSWER[" + req.LastUserText() + "]", Delay: 300 * time.Millisecond}
+	})
+	thread, _ := r.mention("q1", "")
+	tsLate, ts2, ts3 := r.slack.NextTS(), r.slack.NextTS(), r.slack.NextTS()
+	send := func(ts, text string) {
+		r.slack.SendEvent(slackevents.MessageEvent{Type: "message", User: user, Channel: channel, ChannelType: "channel",
+			Text: text, TimeStamp: ts, ThreadTimeStamp: thread})
+	}
+	r.waitFor("the first turn", func() bool { return r.model.Calls() == 1 })
+	send(ts3, "q3") // arrives first, sent later
+	send(ts2, "q2")
+	answerAt := func(q string) int {
+		for i, m := range r.botMessages(thread) {
+			if strings.Contains(text(m), "ANSWER["+q+"]") {
+				return i
+			}
+		}
+		return -1
+	}
+	r.waitFor("the answers", func() bool { return answerAt("q3") >= 0 })
+	if a1, a2, a3 := answerAt("q1"), answerAt("q2"), answerAt("q3"); !(a1 < a2 && a2 < a3) {
+		t.Fatalf("answers at %d, %d, %d: not in the order sent", a1, a2, a3)
+	}
+	send(tsLate, "q-late")
+	r.waitFor("the late answer", func() bool { return answerAt("q-late") >= 0 })
+	late := text(r.botMessages(thread)[answerAt("q-late")])
+	if !strings.Contains(late, "Answering an earlier message") || !strings.Contains(late, "q-late") {
+		t.Fatalf("the late answer does not say which message it answers: %q", late)
+	}
+	if strings.Contains(text(r.botMessages(thread)[answerAt("q3")]), "earlier message") {
+		t.Fatal("an answer in order carries the late note")
+	}
+}
