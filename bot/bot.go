@@ -122,6 +122,10 @@ type Bot struct {
 	// paneGreeted and contexts are the agent pane's: who was greeted
 	// today, and the channel each user looks at.
 	paneGreeted sync.Map
+	// homeLocks holds a *sync.Mutex per user, held while that user's Home
+	// tab is read and published, so publishes land in the order their
+	// reads were made and a stale view never replaces a newer one.
+	homeLocks sync.Map
 	contexts    sync.Map
 	names       sync.Map // user id → display name
 	// unsaved holds the messages (channel/ts) the user was told could not

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"path"
 	"strings"
+	"sync"
 
 	"github.com/slack-go/slack"
 
@@ -25,6 +26,9 @@ func (b *Bot) refreshHome(ctx context.Context, user string) {
 	if user == "" {
 		return
 	}
+	mu, _ := b.homeLocks.LoadOrStore(user, &sync.Mutex{})
+	mu.(*sync.Mutex).Lock()
+	defer mu.(*sync.Mutex).Unlock()
 	sessions := b.recentSessions(user, homeSessions)
 	agents := b.cfg.Catalog().EntryPoints()
 	projects := b.homeProjectBlocks(sessions) // projects.go
