@@ -126,8 +126,8 @@ type Bot struct {
 	// tab is read and published, so publishes land in the order their
 	// reads were made and a stale view never replaces a newer one.
 	homeLocks sync.Map
-	contexts    sync.Map
-	names       sync.Map // user id → display name
+	contexts  sync.Map
+	names     sync.Map // user id → display name
 	// unsaved holds the messages (channel/ts) the user was told could not
 	// be saved, so Slack's redeliveries do not repeat the notice.
 	unsavedMu sync.Mutex
