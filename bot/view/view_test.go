@@ -24,15 +24,18 @@ func withinLimit(t *testing.T, ms []Message) {
 	}
 }
 
-// A short text goes in one message with its tail; a long one is split,
-// the tail going with the last piece; a tail too long to share a message
-// goes alone under its note. No text is lost.
-func TestMessagesLayOutTextAndTail(t *testing.T) {
+// A short text goes in one message with its tail.
+func TestMessagesShortText(t *testing.T) {
 	tail := []slack.Block{hint("hint", "click")}
 	if ms := Messages("hello", "note", tail); len(ms) != 1 || ms[0].Text != "hello" || len(ms[0].Extra) != 1 {
 		t.Fatalf("short text: %+v", ms)
 	}
+}
 
+// A long text is split within the limit, the tail going with the last
+// piece, and no text is lost.
+func TestMessagesLongText(t *testing.T) {
+	tail := []slack.Block{hint("hint", "click")}
 	var para []string
 	for i := range 300 {
 		para = append(para, fmt.Sprintf("Paragraph %03d %s", i, strings.Repeat("word ", 20)))
@@ -57,12 +60,16 @@ func TestMessagesLayOutTextAndTail(t *testing.T) {
 			t.Fatalf("%q lost in the split", want)
 		}
 	}
+}
 
+// A tail too long to share a message with the text goes alone under its
+// note.
+func TestMessagesLongTail(t *testing.T) {
 	var bigTail []slack.Block
 	for range 3 {
 		bigTail = append(bigTail, section(strings.Repeat("b", 2900)))
 	}
-	ms = Messages(strings.Repeat("a ", 4000), "note", bigTail)
+	ms := Messages(strings.Repeat("a ", 4000), "note", bigTail)
 	withinLimit(t, ms)
 	last := ms[len(ms)-1]
 	if last.Text != "note" || len(last.Extra) != 3 || len(ms) != 2 || len(ms[0].Extra) != 0 {
