@@ -11,6 +11,7 @@ import (
 
 	"agentbot/bot/slackmd"
 	"agentbot/bot/view"
+	"agentbot/bot/webapi"
 	"agentbot/engine/transcript"
 	"agentbot/storage"
 )
@@ -194,40 +195,23 @@ func (b *Bot) onBindButton(c click, _ func()) bool {
 	return false
 }
 
-// isPrivate reports whether a channel is private (or a DM).
+// isPrivate reports whether a channel is private (or a DM); an error
+// counts as private.
 func (b *Bot) isPrivate(ctx context.Context, channel string) (bool, error) {
-	var ch *slack.Channel
-	err := b.call(ctx, func() (err error) {
-		ch, err = b.cfg.API.GetConversationInfoContext(ctx, &slack.GetConversationInfoInput{ChannelID: channel})
-		return err
-	})
+	p, err := webapi.IsPrivate(ctx, b.web(), channel)
 	if err != nil {
 		b.log.Warn("conversations.info", "channel", channel, "err", err)
-		return true, err
 	}
-	return ch.IsPrivate || ch.IsIM || ch.IsMpIM, nil
+	return p, err
 }
 
 // isMember reports whether user is a member of channel.
 func (b *Bot) isMember(ctx context.Context, channel, user string) (bool, error) {
-	cursor := ""
-	for {
-		var members []string
-		err := b.call(ctx, func() (err error) {
-			members, cursor, err = b.cfg.API.GetUsersInConversationContext(ctx, &slack.GetUsersInConversationParameters{ChannelID: channel, Cursor: cursor, Limit: 1000})
-			return err
-		})
-		if err != nil {
-			b.log.Warn("conversations.members", "channel", channel, "err", err)
-			return false, err
-		}
-		if slices.Contains(members, user) {
-			return true, nil
-		}
-		if cursor == "" {
-			return false, nil
-		}
+	ok, err := webapi.IsMember(ctx, b.web(), channel, user)
+	if err != nil {
+		b.log.Warn("conversations.members", "channel", channel, "err", err)
 	}
+	return ok, err
 }
 
 // homeProjects is how many projects the Home tab lists documents of.

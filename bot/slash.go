@@ -1,19 +1,15 @@
 package bot
 
 import (
-	"bytes"
-	"context"
-	"encoding/json"
 	"fmt"
-	"net/http"
 	"slices"
 	"strings"
-	"time"
 
 	"github.com/slack-go/slack"
 
 	"agentbot/bot/slackmd"
 	"agentbot/bot/view"
+	"agentbot/bot/webapi"
 )
 
 // onSlash answers /agent ephemerally. Slash commands never run in threads,
@@ -130,15 +126,7 @@ func (b *Bot) respond(cmd slack.SlashCommand, text string) {
 		}
 		return
 	}
-	body, _ := json.Marshal(map[string]string{"response_type": "ephemeral", "text": text})
-	ctx, cancel := context.WithTimeout(b.turnCtx, 10*time.Second)
-	defer cancel()
-	req, _ := http.NewRequestWithContext(ctx, http.MethodPost, cmd.ResponseURL, bytes.NewReader(body))
-	req.Header.Set("Content-Type", "application/json")
-	resp, rerr := http.DefaultClient.Do(req)
-	if rerr != nil {
-		b.log.Warn("slash reply via response_url", "err", rerr)
-		return
+	if err := webapi.RespondURL(b.turnCtx, cmd.ResponseURL, text); err != nil {
+		b.log.Warn("slash reply via response_url", "err", err)
 	}
-	resp.Body.Close()
 }

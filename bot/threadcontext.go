@@ -3,9 +3,8 @@ package bot
 import (
 	"context"
 
-	"github.com/slack-go/slack"
-
 	"agentbot/bot/handoff"
+	"agentbot/bot/webapi"
 	"agentbot/engine/transcript"
 )
 
@@ -19,7 +18,7 @@ func (b *Bot) threadContext(ctx context.Context, s *transcript.Session, it item)
 	if cutoff == "" || hasUserMessage(s) {
 		return ""
 	}
-	msgs, err := b.threadReplies(ctx, it)
+	msgs, err := webapi.Replies(ctx, b.web(), it.Channel, it.ThreadTS)
 	if err != nil {
 		b.log.Warn("conversations.replies", "err", err)
 		return ""
@@ -39,28 +38,6 @@ func contextCutoff(it item) string {
 		return ""
 	}
 	return cutoff
-}
-
-// threadReplies reads a thread's messages, at most 10 pages of 200.
-func (b *Bot) threadReplies(ctx context.Context, it item) ([]slack.Message, error) {
-	var msgs []slack.Message
-	cursor := ""
-	for range 10 {
-		var page []slack.Message
-		err := b.call(ctx, func() (err error) {
-			page, _, cursor, err = b.cfg.API.GetConversationRepliesContext(ctx, &slack.GetConversationRepliesParameters{
-				ChannelID: it.Channel, Timestamp: it.ThreadTS, Cursor: cursor, Limit: 200})
-			return err
-		})
-		if err != nil {
-			return nil, err
-		}
-		msgs = append(msgs, page...)
-		if cursor == "" {
-			break
-		}
-	}
-	return msgs, nil
 }
 
 // hasUserMessage reports whether the session has had a person's message.
