@@ -39,6 +39,7 @@ type capWriter struct {
 	left int64
 }
 
+// Write writes p, or fails when it would pass the cap.
 func (c *capWriter) Write(p []byte) (int, error) {
 	if int64(len(p)) > c.left {
 		return 0, fmt.Errorf("file is larger than the limit")
