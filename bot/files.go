@@ -1,14 +1,13 @@
 package bot
 
 import (
-	"bytes"
 	"context"
 	"fmt"
 	"io"
-	"os"
 	"path/filepath"
 	"strings"
 
+	"agentbot/bot/inputs"
 	"agentbot/engine"
 	"agentbot/engine/sandbox"
 )
@@ -24,7 +23,7 @@ func (b *Bot) fetchFiles(ctx context.Context, s *engine.Session, it item) string
 	}
 	var got, skipped []string
 	for _, f := range it.Files {
-		name := safeName(f.Name, f.ID)
+		name := inputs.SafeName(f.Name, f.ID)
 		if f.Size > 0 && int64(f.Size) > b.cfg.MaxUploadBytes {
 			skipped = append(skipped, fmt.Sprintf("%s (%s, over the %s limit)", name, sandbox.SizeText(int64(f.Size)), sandbox.SizeText(b.cfg.MaxUploadBytes)))
 			continue
@@ -53,51 +52,9 @@ func (b *Bot) fetchFiles(ctx context.Context, s *engine.Session, it item) string
 }
 
 // download fetches a Slack file with the bot token into dst, stopping at
-// the cap, and returns its bytes (for the store: no read back from disk).
+// the cap (inputs.Save), and returns its bytes.
 func (b *Bot) download(ctx context.Context, url, dst string) ([]byte, error) {
-	tmp, err := os.CreateTemp(filepath.Dir(dst), ".download-*")
-	if err != nil {
-		return nil, err
-	}
-	defer os.Remove(tmp.Name())
-	var buf bytes.Buffer
-	w := &capWriter{w: io.MultiWriter(tmp, &buf), left: b.cfg.MaxUploadBytes}
-	err = b.call(ctx, func() error { return b.cfg.API.GetFileContext(ctx, url, w) })
-	if cerr := tmp.Close(); err == nil {
-		err = cerr
-	}
-	if err != nil {
-		return nil, err
-	}
-	return buf.Bytes(), os.Rename(tmp.Name(), dst)
-}
-
-// capWriter fails once more than left bytes were written.
-type capWriter struct {
-	w    io.Writer
-	left int64
-}
-
-func (c *capWriter) Write(p []byte) (int, error) {
-	if int64(len(p)) > c.left {
-		return 0, fmt.Errorf("file is larger than the limit")
-	}
-	n, err := c.w.Write(p)
-	c.left -= int64(n)
-	return n, err
-}
-
-// safeName is a file name that stays inside the inputs folder.
-func safeName(name, id string) string {
-	name = filepath.Base(strings.ReplaceAll(name, "\\", "/"))
-	name = strings.Map(func(r rune) rune {
-		if r < 32 || r == '/' || r == 0 {
-			return -1
-		}
-		return r
-	}, name)
-	if name == "" || name == "." || name == ".." || strings.HasPrefix(name, ".") {
-		name = id + "-" + strings.TrimLeft(name, ".")
-	}
-	return name
+	return inputs.Save(dst, b.cfg.MaxUploadBytes, func(w io.Writer) error {
+		return b.call(ctx, func() error { return b.cfg.API.GetFileContext(ctx, url, w) })
+	})
 }

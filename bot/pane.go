@@ -2,18 +2,15 @@ package bot
 
 import (
 	"context"
-	"fmt"
 	"time"
 
 	"github.com/slack-go/slack"
 	"github.com/slack-go/slack/slackevents"
 
 	"agentbot/bot/slackmd"
+	"agentbot/bot/view"
 	"agentbot/engine"
 )
-
-// maxSuggestedPrompts is how many prompts Slack shows in the agent pane.
-const maxSuggestedPrompts = 4
 
 // onAppHomeOpened greets a user who opens the agent's DM pane (the
 // messages tab), once a day, and offers up to four suggested prompts: the
@@ -49,42 +46,15 @@ func (b *Bot) onAppHomeOpened(team string, e *slackevents.AppHomeOpenedEvent) {
 	}
 }
 
-// suggestedPrompts returns the pane's greeting and prompts for a DM.
+// suggestedPrompts returns the pane's greeting and prompts for a DM: the
+// menu of its default agent, or else the agents to pick from.
 func (b *Bot) suggestedPrompts(team, channel string) (string, []slack.AssistantThreadsPrompt) {
-	var prompts []slack.AssistantThreadsPrompt
 	def, _ := b.cfg.Store.ChannelDefault(team, channel)
 	if a, ok := b.findAgent(def); ok {
-		for _, it := range a.Menu {
-			if len(prompts) == maxSuggestedPrompts {
-				break
-			}
-			if isHelpItem(it.Trigger) {
-				continue
-			}
-			label := it.Description
-			if label == "" {
-				label = command(it)
-			}
-			prompts = append(prompts, slack.AssistantThreadsPrompt{Title: shorten(label, 60), Message: command(it)})
-		}
-		return fmt.Sprintf("Hi! %s %s is here. Pick a suggestion below or just say what you need.", a.Icon, a.Name), prompts
+		return view.AgentPrompts(a)
 	}
-	for _, a := range b.cfg.Catalog().EntryPoints() {
-		if len(prompts) == maxSuggestedPrompts {
-			break
-		}
-		label := "Talk to " + a.Name
-		if a.Title != "" && a.Title != a.Name {
-			label += " — " + a.Title
-		}
-		prompts = append(prompts, slack.AssistantThreadsPrompt{Title: shorten(label, 60), Message: "use " + a.ID})
-	}
-	return "Hi! Pick an agent below to start, or just say what you need.", prompts
+	return view.PickPrompts(b.cfg.Catalog().EntryPoints())
 }
-
-// isHelpItem reports whether a menu trigger is the plain help or exit item,
-// which are no useful suggestion.
-func isHelpItem(trigger string) bool { return trigger == "help" || trigger == "exit" }
 
 // onAppContextChanged records the channel a user is looking at while the
 // agent pane is open, so a turn can tell the agent.
@@ -112,14 +82,7 @@ func (b *Bot) setTitle(ctx context.Context, it item, s *engine.Session) {
 	if s.Agent == nil {
 		return
 	}
-	title := s.Agent.Name
-	if s.Agent.Title != "" && s.Agent.Title != s.Agent.Name {
-		title += " — " + s.Agent.Title
-	}
-	if s.Skill != nil && s.Skill.Name != s.Agent.SkillName {
-		title += ": " + s.Skill.Name
-	}
-	title = shorten(title, 80)
+	title := view.SessionTitle(s.Agent, s.Skill)
 	method, err := "assistant.threads.setTitle", error(nil)
 	if it.DM {
 		err = b.cfg.API.SetAssistantThreadsTitleContext(ctx, slack.AssistantThreadsSetTitleParameters{

@@ -2,11 +2,13 @@ package bot
 
 import (
 	"context"
+	"fmt"
 
 	"github.com/slack-go/slack"
 
 	"agentbot/bot/render"
 	"agentbot/bot/slackmd"
+	"agentbot/bot/view"
 )
 
 // web is the Slack Web API with the rate-limit retry (bot/render).
@@ -49,4 +51,32 @@ func (b *Bot) ephemeral(channel, user, thread, text string) {
 	if err != nil {
 		b.log.Warn("post ephemeral", "channel", channel, "err", err)
 	}
+}
+
+// postMarkdownWith posts markdown text followed by tail blocks within
+// Slack's limits, in the messages view.Messages lays out. When Slack
+// refuses a message, the thread gets its text as plain text.
+func (b *Bot) postMarkdownWith(ctx context.Context, channel, thread, md, tailNote string, tail []slack.Block) error {
+	for _, m := range view.Messages(md, tailNote, tail) {
+		if err := b.postMarkdownPiece(ctx, channel, thread, m.Text, m.Extra); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// postMarkdownPiece posts one markdown piece with extra blocks, falling back
+// to the piece as plain text when Slack refuses the blocks.
+func (b *Bot) postMarkdownPiece(ctx context.Context, channel, thread, piece string, extra []slack.Block) error {
+	blocks := append([]slack.Block{slackmd.Block(piece)}, extra...)
+	_, err := b.postMsg(ctx, channel, thread,
+		slack.MsgOptionText(slackmd.EscapeText(slackmd.Fallback(piece, slackmd.DefaultFallbackChars)), false),
+		slack.MsgOptionBlocks(blocks...))
+	if err == nil {
+		return nil
+	}
+	if _, perr := b.postMsg(ctx, channel, thread, slack.MsgOptionText(slackmd.EscapeText(piece), false)); perr != nil {
+		return fmt.Errorf("post %d characters: %w (plain text: %w)", view.Runes(piece), err, perr)
+	}
+	return nil
 }

@@ -10,6 +10,8 @@ import (
 	"github.com/slack-go/slack"
 
 	"agentbot/bot/slackmd"
+	"agentbot/bot/view"
+	"agentbot/bot/webapi"
 	"agentbot/engine/transcript"
 	"agentbot/storage"
 )
@@ -29,9 +31,6 @@ func (b *Bot) projectOf(team, channel string) string {
 	return p
 }
 
-// maxProjectLines bounds the documents /agent project lists.
-const maxProjectLines = 20
-
 // slashProject answers /agent project [use NAME | new NAME].
 func (b *Bot) slashProject(cmd slack.SlashCommand, team string, args []string) {
 	op := ""
@@ -46,63 +45,25 @@ func (b *Bot) slashProject(cmd slack.SlashCommand, team string, args []string) {
 			b.respond(cmd, msg)
 		}
 	default:
-		b.respond(cmd, "`/agent project` shows this channel's project · `/agent project use <name>` binds this channel to a project · `/agent project new <name>` creates one for this channel (admins)")
+		b.respond(cmd, view.ProjectUsage)
 	}
 }
 
-// projectText describes a channel's project: its name, the channels bound
-// to it, and its documents, most recently changed first.
+// projectText describes a channel's project (view.ProjectText).
 func (b *Bot) projectText(team, channel string) string {
-	name := b.projectOf(team, channel)
-	docs, err := b.cfg.Store.Documents(name)
+	p := view.Project{Name: b.projectOf(team, channel), Channel: channel}
+	docs, err := b.cfg.Store.Documents(p.Name)
 	if err != nil {
-		b.log.Error("project: list documents", "project", name, "err", err)
+		b.log.Error("project: list documents", "project", p.Name, "err", err)
 		return "⚠️ I couldn't read this channel's project. Please try again."
 	}
-	var sb strings.Builder
-	switch {
-	case name == storage.ChannelProject(team, channel) && strings.HasPrefix(channel, "D"):
-		sb.WriteString("Your direct messages with me are your own project, no one else's")
-	case name == storage.ChannelProject(team, channel):
-		sb.WriteString("This channel is its own project")
-	default:
-		fmt.Fprintf(&sb, "This channel's project is *%s*", name)
-		if chans, err := b.cfg.Store.BoundChannels(name); err == nil && len(chans) > 1 {
-			sb.WriteString(", shared with")
-			for _, c := range chans {
-				if _, id, _ := strings.Cut(c, "/"); id != channel {
-					sb.WriteString(" <#" + id + ">")
-				}
-			}
+	p.Docs, p.Own = docs, p.Name == storage.ChannelProject(team, channel)
+	if !p.Own {
+		if chans, err := b.cfg.Store.BoundChannels(p.Name); err == nil {
+			p.Bound = chans
 		}
 	}
-	if len(docs) == 0 {
-		sb.WriteString(". It has no documents yet: what the agents save in any of its threads lands here.")
-		return sb.String()
-	}
-	fmt.Fprintf(&sb, ". %s, last changed first:", documentCount(len(docs)))
-	for i, d := range docs {
-		if i == maxProjectLines {
-			fmt.Fprintf(&sb, "\n… and %d more (`agentbot projects show %s`)", len(docs)-i, name)
-			break
-		}
-		fmt.Fprintf(&sb, "\n• `%s` v%d — %s, %s", d.Path, d.Version, docAuthor(d), d.Time.UTC().Format("2006-01-02 15:04 UTC"))
-	}
-	return sb.String()
-}
-
-// docAuthor names a version's author for Slack: the person mentioned,
-// with the agent.
-func docAuthor(d storage.DocVersion) string {
-	switch {
-	case d.Person != "" && d.Agent != "":
-		return "<@" + d.Person + "> with " + d.Agent
-	case d.Person != "":
-		return "<@" + d.Person + ">"
-	case d.Agent != "":
-		return d.Agent
-	}
-	return "someone"
+	return view.ProjectText(p)
 }
 
 // bindProject binds the channel to the project name (creating it first
@@ -146,10 +107,6 @@ func (b *Bot) bindProject(cmd slack.SlashCommand, team, name string, create bool
 	return fmt.Sprintf("This channel now shares the project *%s*: its threads read and write its documents. The channel's own documents stay in its own project.", name)
 }
 
-// actionBind is the button that approves binding a channel to a
-// project; value: "project|channel".
-const actionBind = "project-bind"
-
 // privateApproval decides a binding that would open a private channel's
 // documents to people outside it: when this channel or one already bound
 // to the project is private (or unknown), only someone who is a member of
@@ -165,17 +122,13 @@ func (b *Bot) privateApproval(team string, cmd slack.SlashCommand, project strin
 	if !private || b.memberOfAll(channels, cmd.UserID) {
 		return ""
 	}
-	text := fmt.Sprintf("<@%s> asks to share this channel's documents with the project *%s* (%s). A private channel's documents are shared only with the approval of someone who is a member of every one of these channels.",
-		cmd.UserID, project, channelList(channels))
-	approve := slack.NewButtonBlockElement(actionBind+":"+project, project+"|"+cmd.ChannelID, slack.NewTextBlockObject(slack.PlainTextType, "Approve", false, false))
-	_, err = b.postMsg(b.turnCtx, cmd.ChannelID, "", slack.MsgOptionText(slackmd.EscapeText(text), false),
-		slack.MsgOptionBlocks(slack.NewSectionBlock(slack.NewTextBlockObject(slack.MarkdownType, slackmd.EscapeText(text), false, false), nil, nil),
-			slack.NewActionBlock("project-bind", approve)))
+	text, blocks := view.BindRequest(cmd.UserID, project, cmd.ChannelID, channels)
+	_, err = b.postMsg(b.turnCtx, cmd.ChannelID, "", slack.MsgOptionText(text, false), slack.MsgOptionBlocks(blocks...))
 	if err != nil {
 		b.log.Warn("project: ask for approval", "err", err)
-		return fmt.Sprintf("A private channel's documents are shared only with the approval of someone in both channels, and you are not a member of every one of %s. Ask someone who is to run `/agent project use %s`.", channelList(channels), project)
+		return fmt.Sprintf("A private channel's documents are shared only with the approval of someone in both channels, and you are not a member of every one of %s. Ask someone who is to run `/agent project use %s`.", view.ChannelList(channels), project)
 	}
-	return fmt.Sprintf("You are not a member of every one of %s, so I asked this channel for the approval of someone who is.", channelList(channels))
+	return fmt.Sprintf("You are not a member of every one of %s, so I asked this channel for the approval of someone who is.", view.ChannelList(channels))
 }
 
 // channelsInvolved are the channels a binding of channel to project
@@ -210,15 +163,6 @@ func (b *Bot) memberOfAll(channels []string, user string) bool {
 	return true
 }
 
-// channelList names channels for Slack: <#C1>, <#C2>.
-func channelList(channels []string) string {
-	var out []string
-	for _, c := range channels {
-		out = append(out, "<#"+c+">")
-	}
-	return strings.Join(out, ", ")
-}
-
 // onBindButton approves a binding for someone who is a member of every
 // channel involved (checked again at the click), and says so in place of
 // the request.
@@ -236,7 +180,7 @@ func (b *Bot) onBindButton(c click, _ func()) bool {
 		return false
 	}
 	if !b.memberOfAll(channels, c.user) {
-		b.ephemeral(c.channel, c.user, "", fmt.Sprintf("Only someone who is a member of every one of %s can approve this.", channelList(channels)))
+		b.ephemeral(c.channel, c.user, "", fmt.Sprintf("Only someone who is a member of every one of %s can approve this.", view.ChannelList(channels)))
 		return false
 	}
 	if err := b.cfg.Store.BindChannel(c.team+"/"+channel, project); err != nil {
@@ -244,56 +188,37 @@ func (b *Bot) onBindButton(c click, _ func()) bool {
 		b.ephemeral(c.channel, c.user, "", "⚠️ I couldn't bind this channel. Please try again.")
 		return false
 	}
-	text := fmt.Sprintf("<@%s> approved: this channel now shares the project *%s* with %s.", c.user, project, channelList(channels[1:]))
+	text := fmt.Sprintf("<@%s> approved: this channel now shares the project *%s* with %s.", c.user, project, view.ChannelList(channels[1:]))
 	if _, _, _, err := b.cfg.API.UpdateMessageContext(b.turnCtx, c.channel, c.messageTS, slack.MsgOptionText(slackmd.EscapeText(text), false), slack.MsgOptionBlocks()); err != nil {
 		b.log.Warn("project: update the approval request", "err", err)
 	}
 	return false
 }
 
-// isPrivate reports whether a channel is private (or a DM).
+// isPrivate reports whether a channel is private (or a DM); an error
+// counts as private.
 func (b *Bot) isPrivate(ctx context.Context, channel string) (bool, error) {
-	var ch *slack.Channel
-	err := b.call(ctx, func() (err error) {
-		ch, err = b.cfg.API.GetConversationInfoContext(ctx, &slack.GetConversationInfoInput{ChannelID: channel})
-		return err
-	})
+	p, err := webapi.IsPrivate(ctx, b.web(), channel)
 	if err != nil {
 		b.log.Warn("conversations.info", "channel", channel, "err", err)
-		return true, err
 	}
-	return ch.IsPrivate || ch.IsIM || ch.IsMpIM, nil
+	return p, err
 }
 
 // isMember reports whether user is a member of channel.
 func (b *Bot) isMember(ctx context.Context, channel, user string) (bool, error) {
-	cursor := ""
-	for {
-		var members []string
-		err := b.call(ctx, func() (err error) {
-			members, cursor, err = b.cfg.API.GetUsersInConversationContext(ctx, &slack.GetUsersInConversationParameters{ChannelID: channel, Cursor: cursor, Limit: 1000})
-			return err
-		})
-		if err != nil {
-			b.log.Warn("conversations.members", "channel", channel, "err", err)
-			return false, err
-		}
-		if slices.Contains(members, user) {
-			return true, nil
-		}
-		if cursor == "" {
-			return false, nil
-		}
+	ok, err := webapi.IsMember(ctx, b.web(), channel, user)
+	if err != nil {
+		b.log.Warn("conversations.members", "channel", channel, "err", err)
 	}
+	return ok, err
 }
 
 // homeProjects is how many projects the Home tab lists documents of.
 const homeProjects = 3
 
 // homeProjectBlocks lists, for the Home tab, the documents of the projects
-// of a user's recent sessions (at most homeProjects), most recently
-// changed first, with version and author: a header, then one section per
-// project. None when those projects hold no documents.
+// of a user's recent sessions (at most homeProjects; view.ProjectBlocks).
 func (b *Bot) homeProjectBlocks(sessions []*transcript.Session) []slack.Block {
 	var names []string
 	for _, s := range sessions {
@@ -305,49 +230,11 @@ func (b *Bot) homeProjectBlocks(sessions []*transcript.Session) []slack.Block {
 			names = append(names, p)
 		}
 	}
-	var blocks []slack.Block
+	var projects []view.ProjectDocs
 	for _, name := range names {
-		docs, err := b.cfg.Store.Documents(name)
-		if err != nil || len(docs) == 0 {
-			continue
-		}
-		blocks = append(blocks, slack.NewSectionBlock(slack.NewTextBlockObject(slack.MarkdownType, projectDocsText(name, docs), false, false), nil, nil))
-	}
-	if len(blocks) == 0 {
-		return nil
-	}
-	head := slack.NewHeaderBlock(slack.NewTextBlockObject(slack.PlainTextType, "Project documents", false, false))
-	return append([]slack.Block{head}, blocks...)
-}
-
-// projectDocsText is one project's documents for the Home tab, within a
-// section's text limit.
-func projectDocsText(name string, docs []storage.DocVersion) string {
-	var sb strings.Builder
-	title := name
-	if _, channel, ok := strings.Cut(strings.TrimPrefix(name, "channel/"), "/"); ok && strings.HasPrefix(name, "channel/") {
-		title = "<#" + channel + ">"
-		if strings.HasPrefix(channel, "D") {
-			title = "your direct messages"
+		if docs, err := b.cfg.Store.Documents(name); err == nil {
+			projects = append(projects, view.ProjectDocs{Name: name, Docs: docs})
 		}
 	}
-	fmt.Fprintf(&sb, "*%s* · %s", title, documentCount(len(docs)))
-	for i, d := range docs {
-		line := fmt.Sprintf("\n• `%s` v%d — %s, %s", slackmd.EscapeText(d.Path), d.Version, docAuthor(d), d.Time.UTC().Format("2006-01-02 15:04"))
-		more := fmt.Sprintf("\n…and %d more", len(docs)-i)
-		if runes(sb.String())+runes(line)+runes(more) > maxSectionText {
-			sb.WriteString(more)
-			break
-		}
-		sb.WriteString(line)
-	}
-	return sb.String()
-}
-
-// documentCount says how many documents: "1 document", "3 documents".
-func documentCount(n int) string {
-	if n == 1 {
-		return "1 document"
-	}
-	return fmt.Sprintf("%d documents", n)
+	return view.ProjectBlocks(projects)
 }

@@ -1,30 +1,16 @@
 package bot
 
 import (
-	"bytes"
-	"context"
-	"encoding/json"
 	"fmt"
-	"net/http"
 	"slices"
 	"strings"
-	"time"
 
 	"github.com/slack-go/slack"
 
 	"agentbot/bot/slackmd"
-	"agentbot/engine"
+	"agentbot/bot/view"
+	"agentbot/bot/webapi"
 )
-
-const slashHelp = "*/agent* — pick who helps in this channel\n" +
-	"• `/agent list` — the agents you can talk to\n" +
-	"• `/agent use <agent>` — make an agent this channel's default (new threads start with it)\n" +
-	"• `/agent status` — this channel's default and what is loaded\n" +
-	"• `/agent reset` — clear this channel's default (threads start with a picker)\n" +
-	"• `/agent reload` — reload bundles without a restart (admins)\n" +
-	"• `/agent tools` · `/agent tools add <server>` · `/agent tools remove <server>` — the MCP servers this channel's agents may use (admins)\n" +
-	"• `/agent project` — this channel's project: the documents all its threads share · `/agent project use <name>` · `/agent project new <name>` — share a project between channels (admins)\n" +
-	"In a thread, `@agentbot use <agent>` switches that thread's agent."
 
 // onSlash answers /agent ephemerally. Slash commands never run in threads,
 // so `use` sets the channel default.
@@ -44,7 +30,7 @@ func (b *Bot) onSlash(cmd slack.SlashCommand) {
 	}
 	switch sub {
 	case "", "help":
-		b.respond(cmd, slashHelp)
+		b.respond(cmd, view.SlashHelp)
 	case "list":
 		b.respond(cmd, b.agentList())
 	case "use":
@@ -64,7 +50,7 @@ func (b *Bot) onSlash(cmd slack.SlashCommand) {
 	case "project":
 		b.slashProject(cmd, team, f[1:]) // projects.go
 	default:
-		b.respond(cmd, fmt.Sprintf("I don't know `/agent %s`.\n%s", sub, slashHelp))
+		b.respond(cmd, fmt.Sprintf("I don't know `/agent %s`.\n%s", sub, view.SlashHelp))
 	}
 }
 
@@ -91,35 +77,8 @@ func (b *Bot) slashUse(cmd slack.SlashCommand, team string, args []string) {
 // token budgets (/agent status).
 func (b *Bot) slashStatus(cmd slack.SlashCommand, team string) {
 	def, _ := b.cfg.Store.ChannelDefault(team, cmd.ChannelID)
-	cat := b.cfg.Catalog()
-	msg := "This channel has no default agent: a mention gets a picker."
-	if a, ok := b.findAgent(def); ok {
-		msg = fmt.Sprintf("This channel's default agent is %s *%s* (`%s`).", a.Icon, a.Name, a.ID)
-	} else if def != "" {
-		msg = fmt.Sprintf("This channel's default agent `%s` is not loaded any more; `/agent use` another.", def)
-	}
-	msg += fmt.Sprintf("\n%d agents loaded (%d to pick from)", len(cat.Agents), len(cat.EntryPoints()))
-	if n := len(cat.Problems); n > 0 {
-		msg += fmt.Sprintf(", %d bundle problem(s) — `agentbot agents` shows them", n)
-	}
-	b.respond(cmd, msg+".\n"+budgetStatus(b.cfg.Engine.Budgets(), team))
-}
-
-// budgetStatus reports the caps for /agent status: the workspace's use
-// today and the session cap.
-func budgetStatus(b *engine.Budgets, team string) string {
-	if b == nil || (b.SessionTokens == 0 && b.DailyTokens == 0) {
-		return "No token budgets are set."
-	}
-	var parts []string
-	if b.DailyTokens > 0 {
-		used, _ := b.Daily(team)
-		parts = append(parts, fmt.Sprintf("this workspace used %s of its %s tokens today (UTC)", engine.Thousands(used), engine.Thousands(b.DailyTokens)))
-	}
-	if b.SessionTokens > 0 {
-		parts = append(parts, fmt.Sprintf("each thread may use %s tokens; `@agentbot status` in a thread shows its use", engine.Thousands(b.SessionTokens)))
-	}
-	return "Token budgets: " + strings.Join(parts, "; ") + "."
+	a, _ := b.findAgent(def)
+	b.respond(cmd, view.Status(def, a, b.cfg.Catalog())+"\n"+view.BudgetStatus(b.cfg.Engine.Budgets(), team))
 }
 
 // reload reloads bundles for an admin.
@@ -136,19 +95,7 @@ func (b *Bot) reload(cmd slack.SlashCommand) {
 		b.respond(cmd, "⚠️ Reload failed: "+err.Error())
 		return
 	}
-	cat := b.cfg.Catalog()
-	msg := fmt.Sprintf("Reloaded: %d agents", len(cat.Agents))
-	if n := len(cat.Problems); n > 0 {
-		msg += fmt.Sprintf(", %d problem(s): ", n)
-		for i, p := range cat.Problems {
-			if i == 5 {
-				msg += "…"
-				break
-			}
-			msg += fmt.Sprintf("\n• %s: %s", p.Path, p.Reason)
-		}
-	}
-	b.respond(cmd, msg+"\nRunning threads keep the agent they started with.")
+	b.respond(cmd, view.Reloaded(b.cfg.Catalog()))
 }
 
 // isAdmin reports whether a user may reload: listed in Admins, or a
@@ -165,23 +112,6 @@ func (b *Bot) isAdmin(user string) bool {
 	return u.IsAdmin || u.IsOwner || u.IsPrimaryOwner
 }
 
-// agentList lists the agents people can pick.
-func (b *Bot) agentList() string {
-	agents := b.cfg.Catalog().EntryPoints()
-	if len(agents) == 0 {
-		return "No agents are loaded."
-	}
-	var s strings.Builder
-	s.WriteString("Agents:")
-	for _, a := range agents {
-		fmt.Fprintf(&s, "\n• %s *%s* — %s (`%s`)", a.Icon, a.Name, a.Title, a.ID)
-		if a.Description != "" {
-			s.WriteString(": " + a.Description)
-		}
-	}
-	return s.String()
-}
-
 // respond answers a slash command ephemerally: chat.postEphemeral, or the
 // command's response_url where the bot is not in the channel.
 func (b *Bot) respond(cmd slack.SlashCommand, text string) {
@@ -196,15 +126,7 @@ func (b *Bot) respond(cmd slack.SlashCommand, text string) {
 		}
 		return
 	}
-	body, _ := json.Marshal(map[string]string{"response_type": "ephemeral", "text": text})
-	ctx, cancel := context.WithTimeout(b.turnCtx, 10*time.Second)
-	defer cancel()
-	req, _ := http.NewRequestWithContext(ctx, http.MethodPost, cmd.ResponseURL, bytes.NewReader(body))
-	req.Header.Set("Content-Type", "application/json")
-	resp, rerr := http.DefaultClient.Do(req)
-	if rerr != nil {
-		b.log.Warn("slash reply via response_url", "err", rerr)
-		return
+	if err := webapi.RespondURL(b.turnCtx, cmd.ResponseURL, text); err != nil {
+		b.log.Warn("slash reply via response_url", "err", err)
 	}
-	resp.Body.Close()
 }

@@ -6,6 +6,8 @@ import (
 	"strings"
 
 	"github.com/slack-go/slack"
+
+	"agentbot/bot/view"
 )
 
 // Channel tools: admins give a channel's agents MCP servers with
@@ -76,22 +78,10 @@ func (b *Bot) changedTools(cmd slack.SlashCommand, op, name string, current []st
 }
 
 // toolsText lists a channel's servers and the configured ones.
-func (b *Bot) toolsText(current []string) string {
-	msg := "This channel adds no MCP servers to its agents' tools."
-	if len(current) > 0 {
-		msg = "This channel's agents may also use the MCP servers: `" + strings.Join(current, "`, `") + "`."
-	}
-	return msg + " " + b.knownServers()
-}
+func (b *Bot) toolsText(current []string) string { return view.ToolsText(current, b.cfg.MCPServers) }
 
 // knownServers names the servers of the MCP configuration.
-func (b *Bot) knownServers() string {
-	if len(b.cfg.MCPServers) == 0 {
-		return "No MCP servers are configured (AGENTBOT_MCP_CONFIG)."
-	}
-	known := slices.Sorted(slices.Values(b.cfg.MCPServers))
-	return "Configured servers: `" + strings.Join(known, "`, `") + "`."
-}
+func (b *Bot) knownServers() string { return view.KnownServers(b.cfg.MCPServers) }
 
 // ChannelToolsReader reads a channel's MCP servers; Store and
 // storage.Backend implement it.

@@ -5,11 +5,10 @@ import (
 	"context"
 	"fmt"
 	"path"
-	"strings"
 
 	"github.com/slack-go/slack"
 
-	"agentbot/bot/slackmd"
+	"agentbot/bot/view"
 	"agentbot/engine"
 	"agentbot/engine/sandbox"
 )
@@ -36,7 +35,7 @@ func (b *Bot) upload(ctx context.Context, it item, u upload) {
 		err = b.call(ctx, func() error {
 			_, err := b.cfg.API.UploadFileContext(ctx, slack.UploadFileParameters{
 				Reader: bytes.NewReader(u.data), FileSize: len(u.data), Filename: name, Title: title,
-				InitialComment: fmt.Sprintf("📄 Saved %s (v%d, %s)", savedName(o.Path), o.Version, sandbox.SizeText(int64(len(u.data)))),
+				InitialComment: fmt.Sprintf("📄 Saved %s (v%d, %s)", view.SavedName(o.Path), o.Version, sandbox.SizeText(int64(len(u.data)))),
 				Channel:        it.Channel, ThreadTimestamp: it.ThreadTS,
 			})
 			return err
@@ -47,13 +46,4 @@ func (b *Bot) upload(ctx context.Context, it item, u upload) {
 		b.log.Error("upload output", "file", name, "err", err)
 		b.post(ctx, it.Channel, it.ThreadTS, fmt.Sprintf("⚠️ I saved %s but couldn't upload it to this thread (%v).", o.Path, err))
 	}
-}
-
-// savedName shows a file name in mrkdwn: escaped (R&D <draft>.md), and in
-// bold unless the name holds a formatting character that would break it.
-func savedName(name string) string {
-	if strings.ContainsAny(name, "*_~`") {
-		return slackmd.EscapeText(name)
-	}
-	return "*" + slackmd.EscapeText(name) + "*"
 }

@@ -11,7 +11,7 @@ import (
 	"strings"
 	"time"
 
-	"agentbot/bot"
+	"agentbot/bot/slackcheck"
 	"agentbot/engine"
 	"agentbot/engine/catalog"
 	"agentbot/engine/llm"
@@ -112,9 +112,9 @@ func (c *checker) tokenFormat(t slackToken) bool {
 	return true
 }
 
-// slack is the probe of the Slack tokens (bot.SlackCheck).
-func (c *checker) slack() bot.SlackCheck {
-	return bot.SlackCheck{BotToken: c.cfg.SlackBotToken, AppToken: c.cfg.SlackAppToken, APIURL: c.cfg.SlackAPIURL, Timeout: c.timeout}
+// slack is the probe of the Slack tokens (slackcheck.Probe).
+func (c *checker) slack() slackcheck.Probe {
+	return slackcheck.Probe{BotToken: c.cfg.SlackBotToken, AppToken: c.cfg.SlackAppToken, APIURL: c.cfg.SlackAPIURL, Timeout: c.timeout}
 }
 
 // slackAuth calls auth.test with the bot token.

@@ -1,4 +1,4 @@
-package bot
+package handoff
 
 import (
 	"fmt"
@@ -13,9 +13,9 @@ func TestFitContextKeepsOpeningAndNewest(t *testing.T) {
 	for i := range 400 {
 		lines = append(lines, fmt.Sprintf("person %03d: %s", i, strings.Repeat("x", 100)))
 	}
-	got := fitContext(lines)
-	if len(got) > maxThreadContext+500 {
-		t.Fatalf("%d bytes, budget %d", len(got), maxThreadContext)
+	got := Fit(lines)
+	if len(got) > MaxBytes+500 {
+		t.Fatalf("%d bytes, budget %d", len(got), MaxBytes)
 	}
 	for _, want := range []string{"person 000:", "person 399:", "messages left out"} {
 		if !strings.Contains(got, want) {
@@ -25,10 +25,10 @@ func TestFitContextKeepsOpeningAndNewest(t *testing.T) {
 	if strings.Contains(got, "person 200:") {
 		t.Fatal("a middle message was kept over the budget")
 	}
-	if fitContext(nil) != "" {
+	if Fit(nil) != "" {
 		t.Fatal("no lines, yet a context")
 	}
-	if short := fitContext(lines[:3]); strings.Contains(short, "left out") || !strings.Contains(short, "person 002") {
+	if short := Fit(lines[:3]); strings.Contains(short, "left out") || !strings.Contains(short, "person 002") {
 		t.Fatalf("a short thread: %q", short)
 	}
 }

@@ -1,4 +1,4 @@
-package bot
+package greeting
 
 import "testing"
 
@@ -6,12 +6,12 @@ func TestIsGreetingOnly(t *testing.T) {
 	yes := []string{"hi", "Hello!", "hello there", "Hey John", "good morning", "Good morning!!", "👋", "hi 👋", "hola", "Bonjour", "guten Morgen", "olá", "hey there :)"}
 	no := []string{"", "hi, can you write the PRD?", "hello, let's start", "2", "*brief", "PRD", "hey what is a PRD", "thanks", "morning standup notes", "hi hi hi hi hi hi"}
 	for _, s := range yes {
-		if !isGreetingOnly(s, "John") {
+		if !Only(s, "John") {
 			t.Errorf("%q is a greeting", s)
 		}
 	}
 	for _, s := range no {
-		if isGreetingOnly(s, "John") {
+		if Only(s, "John") {
 			t.Errorf("%q is not only a greeting", s)
 		}
 	}

@@ -1,4 +1,4 @@
-package bot_test
+package slackcheck_test
 
 import (
 	"context"
@@ -7,8 +7,8 @@ import (
 	"testing"
 	"time"
 
-	"agentbot/bot"
 	"agentbot/bot/fakeslack"
+	"agentbot/bot/slackcheck"
 )
 
 // The Slack probe of agentbot check, against the fake Slack: right tokens
@@ -16,7 +16,7 @@ import (
 // unreachable Slack each say which.
 func TestSlackCheck(t *testing.T) {
 	fs := fakeslack.New(t)
-	ok := bot.SlackCheck{BotToken: fakeslack.DefaultBotToken, AppToken: fakeslack.DefaultAppToken, APIURL: fs.APIURL(), Timeout: 5 * time.Second}
+	ok := slackcheck.Probe{BotToken: fakeslack.DefaultBotToken, AppToken: fakeslack.DefaultAppToken, APIURL: fs.APIURL(), Timeout: 5 * time.Second}
 	id, err := ok.Auth(context.Background())
 	if err != nil || id.TeamID != fs.TeamID() || id.UserID != fs.BotUserID() {
 		t.Fatalf("Auth = %+v, %v; want team %s, user %s", id, err, fs.TeamID(), fs.BotUserID())
