@@ -578,3 +578,48 @@ func TestProjectAppendNotRepeatedAfterACrash(t *testing.T) {
 		t.Fatalf("%d versions, want 2", len(hist))
 	}
 }
+
+// BMAD's project_knowledge folder ({project-root}/docs in the 6.12
+// config) is a read-only base layer like _bmad-output: agents read it,
+// and a save there puts a project version on top, which every thread
+// then reads there, while the BMAD root's file stays as it was.
+func TestProjectKnowledgeBaseLayer(t *testing.T) {
+	h, root := projectHarness(t, nil)
+	docs := filepath.Join(root, "docs")
+	if err := os.MkdirAll(docs, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(docs, "domain.md"), []byte("bikes have two wheels"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	a := h.startAs("T1/C1/1.1", "pm", "U1")
+	h.fm.Enqueue(
+		fakemodel.Reply{ToolCalls: []fakemodel.ToolCall{call("read_file", map[string]string{"path": "{project_knowledge}/domain.md"})}},
+		fakemodel.Reply{ToolCalls: []fakemodel.ToolCall{call("save_output", map[string]string{"path": "{project_knowledge}/domain.md", "content": "bikes have two wheels and a bell"})}},
+		fakemodel.Reply{Text: "ok"},
+	)
+	h.turn(a, "revise the domain notes")
+	reqs := h.fm.Requests()
+	read := toolResults(t, reqs[len(reqs)-2])
+	contains(t, fmt.Sprint(read[len(read)-1]["content"]), "bikes have two wheels", "the project_knowledge base layer")
+	saved := toolResults(t, reqs[len(reqs)-1])
+	if saved[len(saved)-1]["path"] != "/outputs/docs/domain.md" {
+		t.Fatalf("a save into project_knowledge was refused: %v", saved[len(saved)-1])
+	}
+	hist, err := h.st.DocumentHistory(storage.ChannelProject("T1", "C1"), "docs/domain.md")
+	if err != nil || len(hist) != 1 || hist[0].Version != 1 || hist[0].Agent == "" {
+		t.Fatalf("a save over the project_knowledge base layer = %+v, %v", hist, err)
+	}
+	if data, _ := os.ReadFile(filepath.Join(docs, "domain.md")); string(data) != "bikes have two wheels" {
+		t.Fatalf("the BMAD root's file changed to %q", data)
+	}
+	// Another thread reads the project's version where the base was.
+	b := h.startAs("T1/C1/2.2", "architect", "U2")
+	h.fm.Enqueue(
+		fakemodel.Reply{ToolCalls: []fakemodel.ToolCall{call("read_file", map[string]string{"path": "/project/docs/domain.md"})}},
+		fakemodel.Reply{Text: "ok"},
+	)
+	h.turn(b, "read the domain notes")
+	res := h.lastResults()
+	contains(t, fmt.Sprint(res[len(res)-1]["content"]), "and a bell", "another thread reading project_knowledge")
+}
