@@ -191,7 +191,7 @@ func (r *Reply) finishStopped(by string) {
 	if ts != "" && r.p.Update(r.ctx, r.t.Channel, ts, Message{Text: note, Blocks: noBlocks}) == nil {
 		return
 	}
-	if _, err := r.p.Post(r.ctx, r.t.Channel, r.t.TS, Message{Text: note}); err != nil {
+	if _, err := r.post(Message{Text: note}); err != nil {
 		r.log.Error("post message", "channel", r.t.Channel, "err", err)
 	}
 }
@@ -247,7 +247,7 @@ func (r *Reply) postAnswer(replaceTS, text string, tail ...slack.Block) error {
 				continue
 			}
 		}
-		if _, err := r.p.Post(r.ctx, r.t.Channel, r.t.TS, m); err != nil {
+		if _, err := r.post(m); err != nil {
 			return err
 		}
 	}
