@@ -35,8 +35,9 @@ func (b *Bot) newReply(ctx context.Context, it item, s *engine.Session) *reply {
 		Feedback:  feedbackBlock(),
 		Stopped:   func() bool { return rep.rt != nil && rep.rt.stoppedBy() != "" },
 		Upload: func(ev engine.Event) {
-			// From the store, as any replica would serve it.
-			data, err := b.cfg.Store.OutputData(sessionID, ev.Output.Path, ev.Output.Version)
+			// From the store (the project's documents, or the session's
+			// outputs before projects), as any replica would serve it.
+			data, err := b.cfg.Engine.OutputData(sessionID, *ev.Output)
 			b.upload(ctx, it, upload{ev: ev, data: data, err: err})
 		},
 		Log: b.log,

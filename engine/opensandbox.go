@@ -2,6 +2,7 @@ package engine
 
 import (
 	"errors"
+	"fmt"
 	"io/fs"
 	"os"
 	"path"
@@ -123,6 +124,23 @@ func (e *Engine) putOutput(sessionID string, o transcript.Output, data []byte) e
 	return nil
 }
 
+// OutputData returns the bytes of a version of a session's document: from
+// its project when the version is a project document's (stored once,
+// there), else from the output store, where documents saved before
+// projects stay readable.
+func (e *Engine) OutputData(sessionID string, o transcript.Output) ([]byte, error) {
+	if o.Project != "" {
+		if e.cfg.Projects == nil || e.cfg.Projects.Store == nil {
+			return nil, fmt.Errorf("%s v%d is a document of project %s, and projects are off", o.Path, o.Version, o.Project)
+		}
+		return e.cfg.Projects.Store.DocumentData(o.Project, o.Path, o.DocVersion)
+	}
+	if e.cfg.Outputs == nil {
+		return nil, fmt.Errorf("%s v%d: no output store", o.Path, o.Version)
+	}
+	return e.cfg.Outputs.OutputData(sessionID, o.Path, o.Version)
+}
+
 // syncOutputs brings the session's output folder root up to date with the
 // output store, so a replica taking a thread over sees the documents saved
 // before: the latest version of each document that is missing locally, or
@@ -171,7 +189,7 @@ func (e *Engine) syncOutputs(s *Session, root, inputRoot string) {
 		if _, ok := e.stored.Load(key); ok && local {
 			continue
 		}
-		data, err := e.cfg.Outputs.OutputData(s.ID, o.Path, o.Version)
+		data, err := e.OutputData(s.ID, o)
 		switch {
 		case err == nil:
 			if !local || int64(len(data)) != fi.Size() {

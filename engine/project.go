@@ -403,10 +403,10 @@ func (env *toolEnv) landed(pf *projectFolder, virtual string, v transcript.DocVe
 	}
 	env.markWrote(pf, v.Path, v.Version)
 	if internal && env.kept != nil {
-		if err := env.kept(virtual, data); err != nil {
+		if err := env.kept(virtual, data, &v, pf.name); err != nil {
 			return SaveResult{}, err
 		}
-	} else if _, err := env.saved(virtual, data); err != nil {
+	} else if _, err := env.saved(virtual, data, &v, pf.name); err != nil {
 		return SaveResult{}, err
 	}
 	return SaveResult{Path: virtual, Bytes: len(data), Version: v.Version, Shared: "the user receives this file in the thread; every thread of the project sees it"}, nil

@@ -3,6 +3,7 @@ package engine_test
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -622,4 +623,44 @@ func TestProjectKnowledgeBaseLayer(t *testing.T) {
 	h.turn(b, "read the domain notes")
 	res := h.lastResults()
 	contains(t, fmt.Sprint(res[len(res)-1]["content"]), "and a bell", "another thread reading project_knowledge")
+}
+
+// A save in a project stores the document's bytes once, in the project:
+// the session's output record points at the project's version, uploads
+// read it from there, and a document a session stored before projects
+// stays readable from the session's outputs.
+func TestProjectSaveStoresBytesOnce(t *testing.T) {
+	h, _ := projectHarness(t, nil)
+	s := h.startAs("T1/C1/1.1", "pm", "U1")
+	h.fm.Enqueue(
+		fakemodel.Reply{ToolCalls: []fakemodel.ToolCall{call("save_output", map[string]string{"path": "prd.md", "content": "# PRD\none copy\n"})}},
+		fakemodel.Reply{ToolCalls: []fakemodel.ToolCall{call("edit_output", map[string]string{"path": "prd.md", "append": "more\n"})}},
+		fakemodel.Reply{Text: "ok"},
+	)
+	h.turn(s, "write the PRD")
+	project := storage.ChannelProject("T1", "C1")
+	evs := h.eventsOf(engine.EventOutput)
+	if len(evs) != 2 {
+		t.Fatalf("%d output events, want 2", len(evs))
+	}
+	for i, want := range []string{"# PRD\none copy\n", "# PRD\none copy\nmore\n"} {
+		o := *evs[i].Output
+		if o.Project != project || o.DocVersion != i+1 {
+			t.Errorf("output %+v does not name the project's version %d", o, i+1)
+		}
+		if data, err := h.st.OutputData(s.ID, o.Path, o.Version); !errors.Is(err, storage.ErrNotFound) {
+			t.Errorf("v%d stored again for the session: %q, %v", o.Version, data, err)
+		}
+		if data, err := h.eng.OutputData(s.ID, o); err != nil || string(data) != want {
+			t.Errorf("OutputData(v%d) = %q, %v; want %q", o.Version, data, err, want)
+		}
+	}
+	// A document saved before projects: in the session's outputs only.
+	old := transcript.Output{Path: "old.md", Version: 1, Size: 3}
+	if err := h.st.PutOutput(s.ID, old, []byte("old")); err != nil {
+		t.Fatal(err)
+	}
+	if data, err := h.eng.OutputData(s.ID, old); err != nil || string(data) != "old" {
+		t.Errorf("an output saved before projects = %q, %v", data, err)
+	}
 }

@@ -82,6 +82,24 @@ type Alias struct {
 	From, To string
 }
 
+// aliasesOf returns the config's output and folder aliases, clean: each
+// from a folder other than / and /outputs to /outputs or a folder in it.
+func aliasesOf(cfg Config) []Alias {
+	var all []Alias
+	for _, a := range cfg.OutputAliases {
+		all = append(all, Alias{From: a, To: OutputDir})
+	}
+	all = append(all, cfg.FolderAliases...)
+	var out []Alias
+	for _, a := range all {
+		from, to := path.Clean("/"+strings.Trim(a.From, "/")), path.Clean("/"+strings.Trim(a.To, "/"))
+		if from != "/" && from != OutputDir && (to == OutputDir || strings.HasPrefix(to, OutputDir+"/")) {
+			out = append(out, Alias{From: from, To: to})
+		}
+	}
+	return out
+}
+
 // Sandbox resolves and opens paths for one session. It is safe for
 // concurrent use.
 type Sandbox struct {
@@ -136,15 +154,7 @@ func Open(cfg Config) (*Sandbox, error) {
 		maxWrite: cfg.MaxWrite,
 	}
 	s.view.Store(&view{vars: cfg.Vars})
-	for _, a := range cfg.OutputAliases {
-		cfg.FolderAliases = append(cfg.FolderAliases, Alias{From: a, To: OutputDir})
-	}
-	for _, a := range cfg.FolderAliases {
-		from, to := path.Clean("/"+strings.Trim(a.From, "/")), path.Clean("/"+strings.Trim(a.To, "/"))
-		if from != "/" && from != OutputDir && (to == OutputDir || strings.HasPrefix(to, OutputDir+"/")) {
-			s.aliases = append(s.aliases, Alias{From: from, To: to})
-		}
-	}
+	s.aliases = aliasesOf(cfg)
 	if s.maxRead <= 0 {
 		s.maxRead = DefaultMax
 	}
