@@ -208,6 +208,15 @@ func TestManifestScopesMatchTheCode(t *testing.T) {
 			need[scope] = append(need[scope], meth)
 		}
 	}
+	// https://docs.slack.dev/reference/methods/chat.postMessage (Authorship)
+	// and https://docs.slack.dev/reference/scopes/chat.write.customize: a
+	// message posted under a custom username or icon needs
+	// chat:write.customize (without it Slack ignores them).
+	for _, c := range r.slack.Calls() {
+		if c.Form.Get("username") != "" || c.Form.Get("icon_emoji") != "" || c.Form.Get("icon_url") != "" {
+			need[fakeslack.ScopeCustomize] = append(need[fakeslack.ScopeCustomize], c.Method+" with username")
+		}
+	}
 	for meth := range methodScopes {
 		if !seen[meth] {
 			t.Errorf("methodScopes maps %s, but the scenario never called it: extend the scenario or drop the entry", meth)

@@ -7,13 +7,13 @@ import (
 	"sync"
 	"testing"
 
-	"agentbot/bot"
+	"agentbot/engine"
 	"agentbot/engine/fakemodel"
 )
 
-// outputSpy records the documents the bot reads from the store.
+// outputSpy records the documents read from the output store.
 type outputSpy struct {
-	bot.Store
+	engine.OutputStore
 	mu    sync.Mutex
 	calls []string // "session path vN"
 }
@@ -22,7 +22,7 @@ func (s *outputSpy) OutputData(id, path string, version int) ([]byte, error) {
 	s.mu.Lock()
 	s.calls = append(s.calls, fmt.Sprintf("%s %s v%d", id, path, version))
 	s.mu.Unlock()
-	return s.Store.OutputData(id, path, version)
+	return s.OutputStore.OutputData(id, path, version)
 }
 
 func (s *outputSpy) read() []string {
@@ -36,7 +36,7 @@ func (s *outputSpy) read() []string {
 // reads and edits the document, and its upload has the right bytes.
 func TestUploadsComeFromStore(t *testing.T) {
 	spy := &outputSpy{}
-	r := newRig(t, rigOpts{mutate: func(c *bot.Config) { spy.Store = c.Store; c.Store = spy }})
+	r := newRig(t, rigOpts{engine: func(c *engine.Config) { spy.OutputStore = c.Outputs; c.Outputs = spy }})
 	r.st.SetChannelDefault(r.slack.TeamID(), channel, "product-lead")
 	r.model.Enqueue(
 		fakemodel.Reply{ToolCalls: []fakemodel.ToolCall{call("save_output", map[string]string{"path": "prd.md", "content": "# PRD\nalpha\n"})}},
@@ -72,7 +72,8 @@ func TestUploadsComeFromStore(t *testing.T) {
 	reqs := r.model.Requests()
 	read := reqs[len(reqs)-2].Messages
 	has(t, read[len(read)-1].Content, "alpha", "read_file after the folder was lost")
-	if calls := spy.read(); len(calls) != 2 || calls[1] != id+" prd.md v2" {
+	// v1 again to restore the lost folder, then v2 for its upload.
+	if calls := spy.read(); len(calls) != 3 || calls[1] != id+" prd.md v1" || calls[2] != id+" prd.md v2" {
 		t.Fatalf("store reads = %q", calls)
 	}
 }

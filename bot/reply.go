@@ -38,8 +38,9 @@ func (b *Bot) newReply(ctx context.Context, it item, s *engine.Session) *reply {
 		Feedback:  feedbackBlock(),
 		Stopped:   func() bool { return rep.rt != nil && rep.rt.stoppedBy() != "" },
 		Upload: func(ev engine.Event) {
-			// From the store, as any replica would serve it.
-			data, err := b.cfg.Store.OutputData(sessionID, ev.Output.Path, ev.Output.Version)
+			// From the store (the project's documents, or the session's
+			// outputs before projects), as any replica would serve it.
+			data, err := b.cfg.Engine.OutputData(sessionID, *ev.Output)
 			b.upload(ctx, it, upload{ev: ev, data: data, err: err})
 		},
 		Log: b.log,
@@ -54,7 +55,7 @@ func (b *Bot) newReply(ctx context.Context, it item, s *engine.Session) *reply {
 		}
 		opts.Record = func(o render.Output) { b.recordOutput(ctx, it.thread().String(), seq, o) }
 	}
-	rep.r = render.New(ctx, b.web(), render.Thread{Team: it.Team, Channel: it.Channel, TS: it.ThreadTS, User: it.User, DM: it.DM}, opts)
+	rep.r = render.New(ctx, b.web(), render.Thread{Team: it.Team, Channel: it.Channel, TS: it.ThreadTS, User: it.User, DM: it.DM, As: author(s)}, opts)
 	return rep
 }
 
@@ -69,6 +70,39 @@ func speaker(s *engine.Session) string {
 		name += ", " + a.Title
 	}
 	return name + " (" + a.ID + ")"
+}
+
+// maxUsername bounds the name a message shows as its author.
+const maxUsername = 80
+
+// author is the name and icon the session's agent posts under
+// (chat:write.customize): its icon and name and title as the username,
+// and its icon as icon_emoji when it is a Slack emoji code (":clipboard:";
+// a BMAD icon is usually a Unicode emoji, which stays in the name). The
+// context line under the answer (speaker) says the same where Slack
+// ignores these.
+func author(s *engine.Session) render.Author {
+	if s == nil || s.Agent == nil {
+		return render.Author{}
+	}
+	a := s.Agent
+	name, icon := strings.TrimSpace(a.Name), strings.TrimSpace(a.Icon)
+	if a.Title != "" && a.Title != a.Name {
+		name += ", " + a.Title
+	}
+	if name == "" {
+		name = a.ID
+	}
+	var emoji string
+	if len(icon) > 2 && strings.HasPrefix(icon, ":") && strings.HasSuffix(icon, ":") && !strings.ContainsAny(icon, " \t") {
+		emoji = icon
+	} else if icon != "" {
+		name = icon + " " + name
+	}
+	if r := []rune(name); len(r) > maxUsername {
+		name = string(r[:maxUsername-1]) + "…"
+	}
+	return render.Author{Username: name, IconEmoji: emoji}
 }
 
 // emit receives the engine's events.

@@ -161,7 +161,7 @@ func (env *toolEnv) saveFiles(t ExternalTool, files []ExternalFile) string {
 		}
 		virtual, err := env.sb.WriteFile(p, f.Data)
 		if err == nil && env.saved != nil {
-			_, err = env.saved(virtual, f.Data)
+			_, err = env.saved(virtual, f.Data, nil, "")
 		}
 		if err != nil {
 			fmt.Fprintf(&b, "[%s, %s: not saved: %v]\n", f.MIMEType, sandbox.SizeText(int64(len(f.Data))), err)

@@ -68,15 +68,15 @@ func (e *Engine) Turn(ctx context.Context, s *Session, input string, emit func(E
 	res := &Result{}
 	tr := &toolEnv{e: e, s: s, sb: sb, emit: emit}
 	thisTurn := map[string]int{} // output path -> index in s.Outputs, saved this turn
-	tr.saved = func(virtual string, data []byte) (*Output, error) {
+	tr.saved = func(virtual string, data []byte, doc *transcript.DocVersion, project string) (*Output, error) {
 		tr.mu.Lock()
 		defer tr.mu.Unlock()
-		return e.recordOutput(s, sb, virtual, data, false, thisTurn, emit)
+		return e.recordOutput(s, sb, savedFile{virtual, data, false, doc, project}, thisTurn, emit)
 	}
-	tr.kept = func(virtual string, data []byte) error {
+	tr.kept = func(virtual string, data []byte, doc *transcript.DocVersion, project string) error {
 		tr.mu.Lock()
 		defer tr.mu.Unlock()
-		_, err := e.recordOutput(s, sb, virtual, data, true, thisTurn, emit)
+		_, err := e.recordOutput(s, sb, savedFile{virtual, data, true, doc, project}, thisTurn, emit)
 		return err
 	}
 
@@ -423,7 +423,8 @@ func (e *Engine) runTools(ctx context.Context, tr *toolEnv, calls []transcript.T
 // output store the bytes are stored first: a document the store refused is
 // an error for the tool and stays out of the session (its local file
 // stays), so a recorded output always has its bytes in the store.
-func (e *Engine) recordOutput(s *Session, sb *sandbox.Sandbox, virtual string, data []byte, internal bool, thisTurn map[string]int, emit func(Event)) (*Output, error) {
+func (e *Engine) recordOutput(s *Session, sb *sandbox.Sandbox, f savedFile, thisTurn map[string]int, emit func(Event)) (*Output, error) {
+	virtual, data, internal := f.virtual, f.data, f.internal
 	rel := outputRel(virtual)
 	i, again := thisTurn[rel]
 	var out Output
@@ -433,7 +434,11 @@ func (e *Engine) recordOutput(s *Session, sb *sandbox.Sandbox, virtual string, d
 	} else {
 		out = Output{Path: rel, Size: int64(len(data)), Version: transcript.NextVersion(s.Outputs, rel), Time: e.cfg.Now(), Internal: internal}
 	}
-	if e.cfg.Outputs != nil {
+	if f.doc != nil {
+		// A project document: its bytes are stored once, in the project.
+		out.Project, out.DocVersion = f.project, f.doc.Version
+	} else if e.cfg.Outputs != nil {
+		out.Project, out.DocVersion = "", 0
 		if err := e.putOutput(s.ID, out, data); err != nil {
 			e.cfg.Logger.Error("store document", "session", s.ID, "path", rel, "version", out.Version, "err", err)
 			return nil, fmt.Errorf("%s was written but could not be stored, so the user would not get it (%v); save it again", virtual, err)
@@ -451,6 +456,17 @@ func (e *Engine) recordOutput(s *Session, sb *sandbox.Sandbox, virtual string, d
 	host, _ := sb.HostPath(virtual)
 	emit(Event{Kind: EventOutput, Output: &out, HostPath: host, Status: "saved " + rel})
 	return &out, nil
+}
+
+// savedFile is a file a call wrote under /outputs, for recordOutput:
+// internal for a working file of the runtime's, doc and project for a
+// project document version (its bytes are the project's).
+type savedFile struct {
+	virtual  string
+	data     []byte
+	internal bool
+	doc      *transcript.DocVersion
+	project  string
 }
 
 // repairCalls makes stored tool calls valid for strict providers: a

@@ -92,7 +92,7 @@ func (env *toolEnv) memlog(a memlogArgs) (ToolResult, error) {
 		return nil, err
 	}
 	if env.kept != nil {
-		if err := env.kept(virtual, data); err != nil {
+		if err := env.kept(virtual, data, nil, ""); err != nil {
 			return nil, err
 		}
 	}

@@ -2,8 +2,10 @@ package engine
 
 import (
 	"errors"
+	"fmt"
 	"io/fs"
 	"os"
+	"path"
 	"path/filepath"
 	"strconv"
 	"strings"
@@ -40,8 +42,12 @@ func (e *Engine) openSandbox(s *Session) (*sandbox.Sandbox, error) {
 	if pf != nil {
 		// The project's documents and shared files (project.go).
 		cfg.OutputRoot, cfg.InputRoot = pf.docs(), pf.inputs()
-		if err := pf.sync(e.cfg.Projects.Store, baseLayer(a)); err != nil {
+		if err := pf.sync(e.cfg.Projects.Store, baseLayers(a)); err != nil {
 			e.cfg.Logger.Error("project: bring the documents up to date", "project", pf.name, "session", s.ID, "err", err)
+		}
+		if k := knowledgeFolder(a); k != "" {
+			// project_knowledge is project documents too, under its name.
+			cfg.FolderAliases = []sandbox.Alias{{From: path.Join(sandbox.ProjectDir, k), To: path.Join(sandbox.OutputDir, k)}}
 		}
 	}
 	cfg.SkillsRoot = e.catalog().SkillsDir
@@ -60,13 +66,47 @@ func (e *Engine) openSandbox(s *Session) (*sandbox.Sandbox, error) {
 	return sb, nil
 }
 
-// baseLayer is the BMAD root's own artifact folder, which a project shows
-// under its documents as a read-only base layer ("" for none).
-func baseLayer(a *catalog.Agent) string {
+// baseLayer is a folder of the BMAD root a project shows among its
+// documents, read-only: a save there puts a project version on top.
+type baseLayer struct {
+	dir    string // host folder
+	prefix string // document path of its files ("" or "docs/")
+}
+
+// baseLayers are the BMAD root's own artifact folder, shown as the root
+// of the project's documents, and its project_knowledge folder, shown
+// under its own name (none without a BMAD root).
+func baseLayers(a *catalog.Agent) []baseLayer {
 	if a == nil || a.Home == nil || a.Home.ProjectRoot == "" || a.Home.OutputFolder == "" {
+		return nil
+	}
+	layers := []baseLayer{{dir: filepath.Join(a.Home.ProjectRoot, filepath.FromSlash(a.Home.OutputFolder))}}
+	if k := knowledgeFolder(a); k != "" {
+		layers = append(layers, baseLayer{dir: filepath.Join(a.Home.ProjectRoot, filepath.FromSlash(k)), prefix: k + "/"})
+	}
+	return layers
+}
+
+// knowledgeFolder is BMAD's project_knowledge folder ("docs" for
+// "{project-root}/docs"), relative to the BMAD root, when it is a folder
+// of its own beside the artifact folder ("" otherwise: missing, outside
+// the root, or inside the artifact folder, which is a base layer
+// already).
+func knowledgeFolder(a *catalog.Agent) string {
+	if a == nil || a.Home == nil || a.Home.OutputFolder == "" {
 		return ""
 	}
-	return filepath.Join(a.Home.ProjectRoot, filepath.FromSlash(a.Home.OutputFolder))
+	k := strings.TrimSpace(a.Home.Config["project_knowledge"])
+	k = strings.Trim(strings.TrimPrefix(k, "{project-root}"), "/")
+	if k == "" || strings.ContainsAny(k, "{}") || !filepath.IsLocal(filepath.FromSlash(k)) {
+		return ""
+	}
+	k = path.Clean(k)
+	out := a.Home.OutputFolder
+	if k == out || strings.HasPrefix(k, out+"/") || strings.HasPrefix(out, k+"/") {
+		return ""
+	}
+	return k
 }
 
 // storedKey names a document version in Engine.stored.
@@ -82,6 +122,23 @@ func (e *Engine) putOutput(sessionID string, o transcript.Output, data []byte) e
 	}
 	e.stored.Store(storedKey(sessionID, o), struct{}{})
 	return nil
+}
+
+// OutputData returns the bytes of a version of a session's document: from
+// its project when the version is a project document's (stored once,
+// there), else from the output store, where documents saved before
+// projects stay readable.
+func (e *Engine) OutputData(sessionID string, o transcript.Output) ([]byte, error) {
+	if o.Project != "" {
+		if e.cfg.Projects == nil || e.cfg.Projects.Store == nil {
+			return nil, fmt.Errorf("%s v%d is a document of project %s, and projects are off", o.Path, o.Version, o.Project)
+		}
+		return e.cfg.Projects.Store.DocumentData(o.Project, o.Path, o.DocVersion)
+	}
+	if e.cfg.Outputs == nil {
+		return nil, fmt.Errorf("%s v%d: no output store", o.Path, o.Version)
+	}
+	return e.cfg.Outputs.OutputData(sessionID, o.Path, o.Version)
 }
 
 // syncOutputs brings the session's output folder root up to date with the
@@ -132,7 +189,7 @@ func (e *Engine) syncOutputs(s *Session, root, inputRoot string) {
 		if _, ok := e.stored.Load(key); ok && local {
 			continue
 		}
-		data, err := e.cfg.Outputs.OutputData(s.ID, o.Path, o.Version)
+		data, err := e.OutputData(s.ID, o)
 		switch {
 		case err == nil:
 			if !local || int64(len(data)) != fi.Size() {

@@ -107,11 +107,11 @@ func (pf *projectFolder) persist() error {
 }
 
 // sync brings the working copy up to date with the store: every document
-// whose latest version is not the local one is fetched. base, when set,
-// is the BMAD root's own artifact folder: its files that are no project
-// document show as they are (version 0), a read-only base layer a save
-// puts a version on top of.
-func (pf *projectFolder) sync(st ProjectStore, base string) error {
+// whose latest version is not the local one is fetched. The base layers
+// are folders of the BMAD root (baseLayers): their files that are no
+// project document show as they are (version 0), read-only, a save puts
+// a version on top of.
+func (pf *projectFolder) sync(st ProjectStore, base []baseLayer) error {
 	docs, err := st.Documents(pf.name)
 	if err != nil {
 		return fmt.Errorf("project %s: %w", pf.name, err)
@@ -141,8 +141,10 @@ func (pf *projectFolder) sync(st ProjectStore, base string) error {
 		}
 		changed = true
 	}
-	if base != "" && pf.overlay(base) {
-		changed = true
+	for _, b := range base {
+		if pf.overlay(b) {
+			changed = true
+		}
 	}
 	if changed {
 		errs = append(errs, pf.persist())
@@ -155,8 +157,8 @@ const maxBaseFiles = 1000
 
 // overlay copies the base layer's files that are neither project
 // documents nor local yet; pf.mu is held. It reports a change.
-func (pf *projectFolder) overlay(base string) bool {
-	root, err := os.OpenRoot(base)
+func (pf *projectFolder) overlay(base baseLayer) bool {
+	root, err := os.OpenRoot(base.dir)
 	if err != nil {
 		return false
 	}
@@ -170,11 +172,12 @@ func (pf *projectFolder) overlay(base string) bool {
 			return nil
 		}
 		n++
-		if _, ok := pf.versions[p]; ok {
+		doc := base.prefix + p
+		if _, ok := pf.versions[doc]; ok {
 			return nil
 		}
 		data, rerr := root.ReadFile(p)
-		if rerr == nil && pf.writeLocal(p, 0, data) == nil {
+		if rerr == nil && pf.writeLocal(doc, 0, data) == nil {
 			changed = true
 		}
 		return nil
@@ -400,10 +403,10 @@ func (env *toolEnv) landed(pf *projectFolder, virtual string, v transcript.DocVe
 	}
 	env.markWrote(pf, v.Path, v.Version)
 	if internal && env.kept != nil {
-		if err := env.kept(virtual, data); err != nil {
+		if err := env.kept(virtual, data, &v, pf.name); err != nil {
 			return SaveResult{}, err
 		}
-	} else if _, err := env.saved(virtual, data); err != nil {
+	} else if _, err := env.saved(virtual, data, &v, pf.name); err != nil {
 		return SaveResult{}, err
 	}
 	return SaveResult{Path: virtual, Bytes: len(data), Version: v.Version, Shared: "the user receives this file in the thread; every thread of the project sees it"}, nil

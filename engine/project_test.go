@@ -3,6 +3,7 @@ package engine_test
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -576,5 +577,90 @@ func TestProjectAppendNotRepeatedAfterACrash(t *testing.T) {
 	}
 	if hist, _ := h.st.DocumentHistory(project, "log.md"); len(hist) != 2 {
 		t.Fatalf("%d versions, want 2", len(hist))
+	}
+}
+
+// BMAD's project_knowledge folder ({project-root}/docs in the 6.12
+// config) is a read-only base layer like _bmad-output: agents read it,
+// and a save there puts a project version on top, which every thread
+// then reads there, while the BMAD root's file stays as it was.
+func TestProjectKnowledgeBaseLayer(t *testing.T) {
+	h, root := projectHarness(t, nil)
+	docs := filepath.Join(root, "docs")
+	if err := os.MkdirAll(docs, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(docs, "domain.md"), []byte("bikes have two wheels"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	a := h.startAs("T1/C1/1.1", "pm", "U1")
+	h.fm.Enqueue(
+		fakemodel.Reply{ToolCalls: []fakemodel.ToolCall{call("read_file", map[string]string{"path": "{project_knowledge}/domain.md"})}},
+		fakemodel.Reply{ToolCalls: []fakemodel.ToolCall{call("save_output", map[string]string{"path": "{project_knowledge}/domain.md", "content": "bikes have two wheels and a bell"})}},
+		fakemodel.Reply{Text: "ok"},
+	)
+	h.turn(a, "revise the domain notes")
+	reqs := h.fm.Requests()
+	read := toolResults(t, reqs[len(reqs)-2])
+	contains(t, fmt.Sprint(read[len(read)-1]["content"]), "bikes have two wheels", "the project_knowledge base layer")
+	saved := toolResults(t, reqs[len(reqs)-1])
+	if saved[len(saved)-1]["path"] != "/outputs/docs/domain.md" {
+		t.Fatalf("a save into project_knowledge was refused: %v", saved[len(saved)-1])
+	}
+	hist, err := h.st.DocumentHistory(storage.ChannelProject("T1", "C1"), "docs/domain.md")
+	if err != nil || len(hist) != 1 || hist[0].Version != 1 || hist[0].Agent == "" {
+		t.Fatalf("a save over the project_knowledge base layer = %+v, %v", hist, err)
+	}
+	if data, _ := os.ReadFile(filepath.Join(docs, "domain.md")); string(data) != "bikes have two wheels" {
+		t.Fatalf("the BMAD root's file changed to %q", data)
+	}
+	// Another thread reads the project's version where the base was.
+	b := h.startAs("T1/C1/2.2", "architect", "U2")
+	h.fm.Enqueue(
+		fakemodel.Reply{ToolCalls: []fakemodel.ToolCall{call("read_file", map[string]string{"path": "/project/docs/domain.md"})}},
+		fakemodel.Reply{Text: "ok"},
+	)
+	h.turn(b, "read the domain notes")
+	res := h.lastResults()
+	contains(t, fmt.Sprint(res[len(res)-1]["content"]), "and a bell", "another thread reading project_knowledge")
+}
+
+// A save in a project stores the document's bytes once, in the project:
+// the session's output record points at the project's version, uploads
+// read it from there, and a document a session stored before projects
+// stays readable from the session's outputs.
+func TestProjectSaveStoresBytesOnce(t *testing.T) {
+	h, _ := projectHarness(t, nil)
+	s := h.startAs("T1/C1/1.1", "pm", "U1")
+	h.fm.Enqueue(
+		fakemodel.Reply{ToolCalls: []fakemodel.ToolCall{call("save_output", map[string]string{"path": "prd.md", "content": "# PRD\none copy\n"})}},
+		fakemodel.Reply{ToolCalls: []fakemodel.ToolCall{call("edit_output", map[string]string{"path": "prd.md", "append": "more\n"})}},
+		fakemodel.Reply{Text: "ok"},
+	)
+	h.turn(s, "write the PRD")
+	project := storage.ChannelProject("T1", "C1")
+	evs := h.eventsOf(engine.EventOutput)
+	if len(evs) != 2 {
+		t.Fatalf("%d output events, want 2", len(evs))
+	}
+	for i, want := range []string{"# PRD\none copy\n", "# PRD\none copy\nmore\n"} {
+		o := *evs[i].Output
+		if o.Project != project || o.DocVersion != i+1 {
+			t.Errorf("output %+v does not name the project's version %d", o, i+1)
+		}
+		if data, err := h.st.OutputData(s.ID, o.Path, o.Version); !errors.Is(err, storage.ErrNotFound) {
+			t.Errorf("v%d stored again for the session: %q, %v", o.Version, data, err)
+		}
+		if data, err := h.eng.OutputData(s.ID, o); err != nil || string(data) != want {
+			t.Errorf("OutputData(v%d) = %q, %v; want %q", o.Version, data, err, want)
+		}
+	}
+	// A document saved before projects: in the session's outputs only.
+	old := transcript.Output{Path: "old.md", Version: 1, Size: 3}
+	if err := h.st.PutOutput(s.ID, old, []byte("old")); err != nil {
+		t.Fatal(err)
+	}
+	if data, err := h.eng.OutputData(s.ID, old); err != nil || string(data) != "old" {
+		t.Errorf("an output saved before projects = %q, %v", data, err)
 	}
 }

@@ -46,6 +46,12 @@ func (s *Server) messageJSON(m Message) map[string]any {
 	if m.Blocks != nil {
 		out["blocks"] = m.Blocks
 	}
+	if m.As.Username != "" {
+		out["username"] = m.As.Username
+	}
+	if m.As.IconEmoji != "" || m.As.IconURL != "" {
+		out["icons"] = map[string]string{"emoji": m.As.IconEmoji, "image_48": m.As.IconURL}
+	}
 	return out
 }
 
@@ -61,7 +67,8 @@ func (s *Server) chatPostMessage(r *apiRequest) (result, string) {
 		return nil, e
 	}
 	m := Message{Kind: KindPost, Channel: ch, TS: s.nextTSLocked(), ThreadTS: r.get("thread_ts"),
-		Text: text, Blocks: rawOrNil(blocks), User: s.cfg.botUserID, Time: r.now}
+		Text: text, Blocks: rawOrNil(blocks), User: s.cfg.botUserID, Time: r.now,
+		As: customAuthor(r.get, s.cfg.granted(ScopeCustomize))}
 	s.messages = append(s.messages, m)
 	s.storeLocked(m)
 	return result{"channel": ch, "ts": m.TS, "message": s.messageJSON(m)}, ""
@@ -157,14 +164,15 @@ func (s *Server) chatStartStream(r *apiRequest) (result, string) {
 	}
 	st := &Stream{Channel: ch, TS: s.nextTSLocked(), ThreadTS: r.get("thread_ts"),
 		RecipientUserID: r.get("recipient_user_id"), RecipientTeamID: r.get("recipient_team_id"),
-		TaskDisplayMode: r.get("task_display_mode"), Started: r.now}
+		TaskDisplayMode: r.get("task_display_mode"), Started: r.now,
+		As: customAuthor(r.get, s.cfg.granted(ScopeCustomize))}
 	if e := applyStreamInput(st, r); e != "" {
 		return nil, e
 	}
 	s.streams = append(s.streams, st)
 	s.streamIdx[msgKey(ch, st.TS)] = st
 	s.storeLocked(Message{Kind: KindStream, Channel: ch, TS: st.TS, ThreadTS: st.ThreadTS, Text: st.Text,
-		User: s.cfg.botUserID, Time: r.now})
+		User: s.cfg.botUserID, Time: r.now, As: st.As})
 	return result{"channel": ch, "ts": st.TS}, ""
 }
 

@@ -47,6 +47,15 @@ type Message struct {
 	User     string          // ephemeral: the recipient; otherwise the author
 	Time     time.Time
 	Deleted  bool // current state only
+	// As is the author shown instead of the app's name and icon
+	// (chat:write.customize; see ScopeCustomize).
+	As Author
+}
+
+// Author is a message's customized author: the username, icon_emoji and
+// icon_url arguments Slack honoured.
+type Author struct {
+	Username, IconEmoji, IconURL string
 }
 
 // MarkdownText joins the text of the message's markdown blocks with "\n".
@@ -108,6 +117,7 @@ type Stream struct {
 	RecipientUserID string
 	RecipientTeamID string
 	TaskDisplayMode string
+	As              Author        // the customized author Slack honoured
 	Text            string        // markdown_text parameters and markdown_text chunks, concatenated
 	Chunks          []StreamChunk // every chunk, in order
 	Appends         int           // successful chat.appendStream calls

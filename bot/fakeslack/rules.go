@@ -519,3 +519,31 @@ func (c *blockChecker) textObject(ptr string, v any, limit int, doc string, plai
 func Shown(text string) string {
 	return strings.NewReplacer("&lt;", "<", "&gt;", ">", "&amp;", "&").Replace(text)
 }
+
+// ScopeCustomize is the scope that lets a bot post under another name and
+// icon. https://docs.slack.dev/reference/methods/chat.postMessage
+// (Authorship) and https://docs.slack.dev/reference/scopes/chat.write.customize:
+// "Send messages as your Slack app with a customized username and
+// avatar"; chat.startStream lists the same icon_emoji, icon_url and
+// username arguments (https://docs.slack.dev/reference/methods/chat.startStream).
+// Without the scope Slack does not refuse the call: it ignores the three
+// arguments and shows the app's own name and icon (linyows/dewy#362:
+// "Without the chat:write.customize scope, the Slack API ignores the
+// username and icon_url parameters"; papercups-io/papercups#522: "seems to
+// just ignore these fields when scope is missing"). So does the fake.
+const ScopeCustomize = "chat:write.customize"
+
+// customAuthor is the author a chat.postMessage or chat.startStream
+// shows: its username, icon_emoji and icon_url arguments with
+// ScopeCustomize granted, none without. icon_emoji "Overrides icon_url"
+// (chat.postMessage's page).
+func customAuthor(args Args, granted bool) Author {
+	if !granted {
+		return Author{}
+	}
+	a := Author{Username: args("username"), IconEmoji: args("icon_emoji"), IconURL: args("icon_url")}
+	if a.IconEmoji != "" {
+		a.IconURL = ""
+	}
+	return a
+}

@@ -43,7 +43,24 @@ type config struct {
 	appID                   string
 	pingInterval            time.Duration
 	app                     AppKind
+	// scopes are the bot token's granted scopes; nil grants every scope.
+	scopes map[string]bool
 }
+
+// WithScopes sets the bot token's granted scopes (default: every scope).
+// Only what Slack does differently without a scope is modelled: see
+// ScopeCustomize.
+func WithScopes(scopes ...string) Option {
+	return func(c *config) {
+		c.scopes = map[string]bool{}
+		for _, sc := range scopes {
+			c.scopes[sc] = true
+		}
+	}
+}
+
+// granted reports whether the bot token holds scope.
+func (c config) granted(scope string) bool { return c.scopes == nil || c.scopes[scope] }
 
 // WithTokens sets the bot token (xoxb) every Web API method requires and the
 // app-level token (xapp) apps.connections.open requires.

@@ -193,7 +193,7 @@ func (r *Reply) finishStopped(by string) {
 	if ts != "" && r.update(ts, Message{Text: note, Blocks: noBlocks}) == nil {
 		return
 	}
-	if _, err := r.p.Post(r.ctx, r.t.Channel, r.t.TS, Message{Text: note}); err != nil {
+	if _, err := r.post(Message{Text: note}); err != nil {
 		r.log.Error("post message", "channel", r.t.Channel, "err", err)
 	}
 }
@@ -250,7 +250,7 @@ func (r *Reply) postAnswer(replaceTS, text string, tail ...slack.Block) error {
 				continue
 			}
 		}
-		ts, err := r.p.Post(r.ctx, r.t.Channel, r.t.TS, m)
+		ts, err := r.post(m)
 		if err != nil {
 			return err
 		}

@@ -38,6 +38,36 @@ type Thread struct {
 	// DM is set in a direct message with the bot, where the assistant
 	// thread status shows progress and Slack shows its own stop button.
 	DM bool
+	// As is the agent the reply speaks as: every message the reply
+	// posts, and its stream, show its name and icon.
+	As Author
+}
+
+// Author is the name and icon a message shows instead of the app's:
+// chat.postMessage's username, icon_emoji and icon_url arguments, which
+// need the chat:write.customize scope
+// (https://docs.slack.dev/reference/methods/chat.postMessage, Authorship;
+// without the scope Slack ignores them). chat.startStream takes the same
+// three arguments (https://docs.slack.dev/reference/methods/chat.startStream),
+// so a streamed answer shows its agent too. The zero Author is the app.
+type Author struct {
+	Username  string
+	IconEmoji string // ":clipboard:"; overrides IconURL
+	IconURL   string
+}
+
+// options are slack-go's message options for a.
+func (a Author) options() []slack.MsgOption {
+	var opts []slack.MsgOption
+	if a.Username != "" {
+		opts = append(opts, slack.MsgOptionUsername(a.Username))
+	}
+	if a.IconEmoji != "" {
+		opts = append(opts, slack.MsgOptionIconEmoji(a.IconEmoji))
+	} else if a.IconURL != "" {
+		opts = append(opts, slack.MsgOptionIconURL(a.IconURL))
+	}
+	return opts
 }
 
 // Message is the content of a posted or updated message. Text is the
@@ -51,6 +81,9 @@ type Message struct {
 	Text   string
 	Blocks []slack.Block
 	Plain  string
+	// As is who a posted message shows as its author (an update keeps
+	// the author the message was posted with).
+	As Author
 }
 
 // Chunk is what a stream call adds: markdown text, a tool call's task

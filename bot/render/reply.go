@@ -103,7 +103,8 @@ type Options struct {
 	Stopped func() bool
 	// Speaker names the agent answering ("📋 John, Product Manager"): a
 	// context line under the final answer says who speaks, streamed or
-	// posted alike. "" shows none.
+	// posted alike, also where Slack ignores Thread.As (a workspace that
+	// did not grant chat:write.customize). "" shows none.
 	Speaker string
 	// Upload uploads one document the turn saved; Finish calls it once per
 	// document, with its latest save, before the answer.
@@ -375,4 +376,10 @@ func (r *Reply) stopStream(c Chunk) error {
 		r.record()
 	}
 	return err
+}
+
+// post posts m in the reply's thread, as the agent the reply speaks as.
+func (r *Reply) post(m Message) (string, error) {
+	m.As = r.t.As
+	return r.p.Post(r.ctx, r.t.Channel, r.t.TS, m)
 }

@@ -89,12 +89,13 @@ func (s Slack) UpdateMessage(ctx context.Context, channel, ts string, opts ...sl
 	return err
 }
 
-// Post posts m in the thread of channel and returns its ts. When Slack
-// refuses m's blocks, the thread gets m as plain text instead.
+// Post posts m in the thread of channel, as m.As, and returns its ts.
+// When Slack refuses m's blocks, the thread gets m as plain text instead.
 func (s Slack) Post(ctx context.Context, channel, thread string, m Message) (string, error) {
-	ts, err := s.PostMessage(ctx, channel, thread, m.options()...)
+	ts, err := s.PostMessage(ctx, channel, thread, append(m.options(), m.As.options()...)...)
 	if m.Blocks != nil && PayloadRefused(err) {
-		return s.PostMessage(ctx, channel, thread, m.plain().options()...)
+		p := m.plain()
+		return s.PostMessage(ctx, channel, thread, append(p.options(), p.As.options()...)...)
 	}
 	return ts, err
 }
@@ -166,6 +167,7 @@ func (s Slack) Refused(method string, err error) bool {
 // recipient, as chat.startStream requires there.
 func (s Slack) StartStream(ctx context.Context, t Thread) (string, error) {
 	opts := []slack.MsgOption{slack.MsgOptionTS(t.TS), slack.MsgOptionTaskDisplayMode(slack.TaskDisplayModeTimeline)}
+	opts = append(opts, t.As.options()...)
 	if !t.DM {
 		opts = append(opts, slack.MsgOptionRecipientUserID(t.User), slack.MsgOptionRecipientTeamID(t.Team))
 	}
@@ -215,7 +217,7 @@ func (m Message) plain() Message {
 	if text == "" {
 		text = m.Text
 	}
-	return Message{Text: text, Blocks: noBlocks}
+	return Message{Text: text, Blocks: noBlocks, As: m.As}
 }
 
 // options converts m to slack-go's message options; the text is escaped

@@ -84,7 +84,7 @@ func (r *Reply) showStatus(text string) {
 		r.statusTS, r.stopTS = r.stopTS, ""
 	}
 	if r.statusTS == "" {
-		ts, err := r.p.Post(r.ctx, r.t.Channel, r.t.TS, r.statusMessage(text))
+		ts, err := r.post(r.statusMessage(text))
 		if err == nil {
 			r.statusTS = ts
 		}
@@ -122,7 +122,7 @@ func (r *Reply) showStopLocked() {
 	if r.thinking {
 		text = thinkingText
 	}
-	ts, err := r.p.Post(r.ctx, r.t.Channel, r.t.TS, r.statusMessage(text))
+	ts, err := r.post(r.statusMessage(text))
 	if err != nil {
 		r.log.Debug("post stop button", "err", err)
 		return

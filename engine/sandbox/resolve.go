@@ -101,12 +101,12 @@ func (s *Sandbox) resolve(op, p string, write bool) (target, error) {
 }
 
 // unalias rewrites a path under an output alias ("/project/_bmad-output/x")
-// to the same path under /outputs. Only a clean prefix counts; ".." in the
-// rest is judged against /outputs afterwards.
+// to the same path under its folder in /outputs. Only a clean prefix
+// counts; ".." in the rest is judged against /outputs afterwards.
 func (s *Sandbox) unalias(p string) string {
 	for _, a := range s.aliases {
-		if rest, ok := strings.CutPrefix(p, a); ok && (rest == "" || rest[0] == '/') {
-			return OutputDir + rest
+		if rest, ok := strings.CutPrefix(p, a.From); ok && (rest == "" || rest[0] == '/') {
+			return a.To + rest
 		}
 	}
 	return p

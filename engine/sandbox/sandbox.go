@@ -58,6 +58,10 @@ type Config struct {
 	// under another name, such as "/project/_bmad-output": BMAD's artifact
 	// folders, so that reads and writes there reach /outputs.
 	OutputAliases []string
+	// FolderAliases map other virtual folders to folders under /outputs,
+	// such as BMAD's project_knowledge ("/project/docs" to
+	// "/outputs/docs") when a project keeps it as documents.
+	FolderAliases []Alias
 	// Hidden are host folders /project, /core and /skills never show,
 	// whatever the layout or links: agentbot's own data folder. They are
 	// compared by real path and by identity.
@@ -72,11 +76,35 @@ type Config struct {
 	MaxWrite int64
 }
 
+// Alias names a folder under /outputs (To) by another virtual path
+// (From); reads and writes under From reach To.
+type Alias struct {
+	From, To string
+}
+
+// aliasesOf returns the config's output and folder aliases, clean: each
+// from a folder other than / and /outputs to /outputs or a folder in it.
+func aliasesOf(cfg Config) []Alias {
+	var all []Alias
+	for _, a := range cfg.OutputAliases {
+		all = append(all, Alias{From: a, To: OutputDir})
+	}
+	all = append(all, cfg.FolderAliases...)
+	var out []Alias
+	for _, a := range all {
+		from, to := path.Clean("/"+strings.Trim(a.From, "/")), path.Clean("/"+strings.Trim(a.To, "/"))
+		if from != "/" && from != OutputDir && (to == OutputDir || strings.HasPrefix(to, OutputDir+"/")) {
+			out = append(out, Alias{From: from, To: to})
+		}
+	}
+	return out
+}
+
 // Sandbox resolves and opens paths for one session. It is safe for
 // concurrent use.
 type Sandbox struct {
 	project, core, outputs, inputs, skills mount
-	aliases                                []string
+	aliases                                []Alias
 	maxRead, maxWrite                      int64
 	policy                                 policy
 	// view holds the variables and the folder relative reads try first; a
@@ -126,11 +154,7 @@ func Open(cfg Config) (*Sandbox, error) {
 		maxWrite: cfg.MaxWrite,
 	}
 	s.view.Store(&view{vars: cfg.Vars})
-	for _, a := range cfg.OutputAliases {
-		if a = path.Clean("/" + strings.Trim(a, "/")); a != "/" && a != OutputDir {
-			s.aliases = append(s.aliases, a)
-		}
-	}
+	s.aliases = aliasesOf(cfg)
 	if s.maxRead <= 0 {
 		s.maxRead = DefaultMax
 	}

@@ -157,6 +157,11 @@ type Output struct {
 	// the store so another replica can go on with it, but not a document:
 	// never uploaded, listed or exported.
 	Internal bool `json:"internal,omitempty"`
+	// Project, when set, is the project whose document version DocVersion
+	// this output is: its bytes live there, once, and not among the
+	// session's outputs. Outputs saved before projects have none.
+	Project    string `json:"project,omitempty"`
+	DocVersion int    `json:"doc_version,omitempty"`
 }
 
 // AgentSnapshot is what a session keeps of its agent: enough to name it and
