@@ -42,7 +42,7 @@ func (e *Engine) openSandbox(s *Session) (*sandbox.Sandbox, error) {
 	if pf != nil {
 		// The project's documents and shared files (project.go).
 		cfg.OutputRoot, cfg.InputRoot = pf.docs(), pf.inputs()
-		if err := pf.sync(e.cfg.Projects.Store, baseLayers(a)); err != nil {
+		if err := pf.sync(e.cfg.Projects.Store, baseLayers(a, e.cfg.Deny)); err != nil {
 			e.cfg.Logger.Error("project: bring the documents up to date", "project", pf.name, "session", s.ID, "err", err)
 		}
 		if k := knowledgeFolder(a); k != "" {
@@ -71,18 +71,25 @@ func (e *Engine) openSandbox(s *Session) (*sandbox.Sandbox, error) {
 type baseLayer struct {
 	dir    string // host folder
 	prefix string // document path of its files ("" or "docs/")
+	// deny refuses the names no read mount shows (secrets): /outputs shows
+	// every name, so such a file is never copied into the project.
+	deny sandbox.DenyMatcher
 }
 
 // baseLayers are the BMAD root's own artifact folder, shown as the root
 // of the project's documents, and its project_knowledge folder, shown
 // under its own name (none without a BMAD root).
-func baseLayers(a *catalog.Agent) []baseLayer {
+func baseLayers(a *catalog.Agent, deny []string) []baseLayer {
 	if a == nil || a.Home == nil || a.Home.ProjectRoot == "" || a.Home.OutputFolder == "" {
 		return nil
 	}
-	layers := []baseLayer{{dir: filepath.Join(a.Home.ProjectRoot, filepath.FromSlash(a.Home.OutputFolder))}}
+	m, err := sandbox.NewDenyMatcher(deny)
+	if err != nil {
+		return nil // the sandbox refuses the same patterns when it opens
+	}
+	layers := []baseLayer{{dir: filepath.Join(a.Home.ProjectRoot, filepath.FromSlash(a.Home.OutputFolder)), deny: m}}
 	if k := knowledgeFolder(a); k != "" {
-		layers = append(layers, baseLayer{dir: filepath.Join(a.Home.ProjectRoot, filepath.FromSlash(k)), prefix: k + "/"})
+		layers = append(layers, baseLayer{dir: filepath.Join(a.Home.ProjectRoot, filepath.FromSlash(k)), prefix: k + "/", deny: m})
 	}
 	return layers
 }

@@ -168,6 +168,12 @@ func (pf *projectFolder) overlay(base baseLayer) bool {
 		if err != nil || n >= maxBaseFiles {
 			return fs.SkipDir
 		}
+		if base.deny.Denied(p) {
+			if d.IsDir() {
+				return fs.SkipDir
+			}
+			return nil // a secret stays out of the project's documents
+		}
 		if !d.Type().IsRegular() {
 			return nil
 		}

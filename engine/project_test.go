@@ -318,6 +318,11 @@ func TestProjectInputsAndBaseLayer(t *testing.T) {
 	if err := os.WriteFile(filepath.Join(base, "old-prd.md"), []byte("committed PRD"), 0o644); err != nil {
 		t.Fatal(err)
 	}
+	// A secret in the base layer never becomes a project document: /outputs
+	// shows every name, so the deny list applies when the layer is copied.
+	if err := os.WriteFile(filepath.Join(root, "_bmad-output", ".env"), []byte("TOKEN=hunter2"), 0o644); err != nil {
+		t.Fatal(err)
+	}
 	a := h.startAs("T1/C1/1.1", "pm", "U1")
 	if err := h.eng.KeepInput(a, "notes.txt", []byte("meeting notes")); err != nil {
 		t.Fatal(err)
@@ -327,6 +332,7 @@ func TestProjectInputsAndBaseLayer(t *testing.T) {
 		fakemodel.Reply{ToolCalls: []fakemodel.ToolCall{
 			call("read_file", map[string]string{"path": "/inputs/notes.txt"}),
 			call("read_file", map[string]string{"path": "{planning_artifacts}/old-prd.md"}),
+			call("read_file", map[string]string{"path": "/outputs/.env"}),
 		}},
 		fakemodel.Reply{ToolCalls: []fakemodel.ToolCall{call("save_output", map[string]string{"path": "{planning_artifacts}/old-prd.md", "content": "committed PRD, revised"})}},
 		fakemodel.Reply{Text: "ok"},
@@ -334,8 +340,11 @@ func TestProjectInputsAndBaseLayer(t *testing.T) {
 	h.turn(b, "read")
 	reqs := h.fm.Requests()
 	first := toolResults(t, reqs[len(reqs)-2])
-	contains(t, fmt.Sprint(first[len(first)-2]["content"]), "meeting notes", "a file shared in another thread")
-	contains(t, fmt.Sprint(first[len(first)-1]["content"]), "committed PRD", "the base layer")
+	contains(t, fmt.Sprint(first[len(first)-3]["content"]), "meeting notes", "a file shared in another thread")
+	contains(t, fmt.Sprint(first[len(first)-2]["content"]), "committed PRD", "the base layer")
+	if secret := fmt.Sprint(first[len(first)-1]); strings.Contains(secret, "hunter2") || first[len(first)-1]["error"] == nil {
+		t.Fatalf("the base layer's .env reached the model: %s", secret)
+	}
 	hist, err := h.st.DocumentHistory(storage.ChannelProject("T1", "C1"), "planning-artifacts/old-prd.md")
 	if err != nil || len(hist) != 1 || hist[0].Version != 1 {
 		t.Fatalf("a save over the base layer = %+v, %v", hist, err)
