@@ -5,6 +5,7 @@ import (
 	"errors"
 	"strings"
 
+	"agentbot/bot/lease"
 	"agentbot/bot/render"
 	"agentbot/bot/slackmd"
 	"agentbot/engine"
@@ -44,13 +45,13 @@ func (b *Bot) newReply(ctx context.Context, it item, s *engine.Session) *reply {
 		},
 		Log: b.log,
 	}
-	if l := leaseOf(ctx); l != nil {
+	if l := lease.Of(ctx); l != nil {
 		st := b.state(s)
 		seq := st.Seq
-		opts.Guard = l.guard
+		opts.Guard = l.Guard
 		opts.Prior = priorOutput(st, seq)
 		if opts.Prior.Starting {
-			b.closeUnnamed(ctx, it) // fence.go
+			b.closeUnnamed(ctx, it) // leased.go
 		}
 		opts.Record = func(o render.Output) { b.recordOutput(ctx, it.thread().String(), seq, o) }
 	}

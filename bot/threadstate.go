@@ -40,7 +40,7 @@ type threadState struct {
 	// Answered is the Slack ts of the latest message of the thread a turn
 	// answered: a message older than it came late (lateNote).
 	Answered string `json:"answered,omitempty"`
-	// Output is what the turn in flight showed in the thread (fence.go).
+	// Output is what the turn in flight showed in the thread (leased.go).
 	Output *turnOutput `json:"output,omitempty"`
 }
 

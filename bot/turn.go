@@ -44,7 +44,7 @@ func (b *Bot) runTurn(ctx context.Context, c *engine.Conversation, it item, inpu
 	t, tctx, done := b.beforeTurn(ctx, c, it, input)
 	defer done()
 	t.res, t.err = c.Run(tctx, input, t.r.emit, nil)    // approvals are decided by clicks, later
-	t.err = b.storeFailed(ctx, c.Session, t.res, t.err) // fence.go
+	t.err = b.storeFailed(ctx, c.Session, t.res, t.err) // leased.go
 	for _, step := range afterTurn {
 		step(b, ctx, t)
 	}
@@ -62,7 +62,7 @@ func (b *Bot) beforeTurn(ctx context.Context, c *engine.Conversation, it item, i
 	key := it.thread().String()
 	t.rt = b.running.start(key, cancel)
 	t.r.rt = t.rt
-	if note := b.lateNote(c.Session, it); note != "" { // fence.go
+	if note := b.lateNote(c.Session, it); note != "" { // leased.go
 		t.r.emit(engine.Event{Kind: engine.EventNotice, Text: note})
 	}
 	noteWorkflow(b, c.Session, input)

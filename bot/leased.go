@@ -4,11 +4,11 @@ import (
 	"context"
 	"errors"
 	"strings"
-	"sync"
 	"time"
 
 	"github.com/slack-go/slack"
 
+	"agentbot/bot/lease"
 	"agentbot/bot/render"
 	"agentbot/bot/slackmd"
 	"agentbot/engine"
@@ -16,150 +16,61 @@ import (
 	"agentbot/storage"
 )
 
-// Fencing: a thread's lease carries a token (storage.Fence). Every write
-// this replica makes for a thread it works is checked against it: the
-// transcript saves of its turns (Fences, the engine's store), the posted
-// marker with the dequeue (storage.Fenced.CompleteFenced), the turn's
-// output record, and every Slack call of its reply (leaseGuard). A replica
-// that lost the thread (frozen past its lease, cut off from the store)
-// writes nothing, in the store or in Slack.
+// Work under a thread's lease (package lease): the lease is taken,
+// renewed and fenced there; here the bot holds it for a thread, marks an
+// item posted at its dequeue, keeps a turn's output record, and handles
+// a turn whose store or Slack delivery failed.
 
-// Fences are the fences of the threads this process works. Saves through
-// it (the engine's store) of a thread with a fence are fenced saves; other
-// saves are plain. Wire one store into the engine and the bot
-// (Config.Fences); without it the bot keeps its own, and the engine's
-// saves are not fenced.
-type Fences struct {
-	st storage.Fenced
-	sv interface {
-		SaveSession(*transcript.Session) error
-	}
-	m sync.Map // thread key → storage.Fence
-	// outputs holds the output record (threadState.Output) of each
-	// thread's turn in flight, so the turn's own saves keep it.
-	outputs sync.Map // thread key → turnOutput
-}
+// Fences are the fences of the threads this process works (lease.Fences):
+// wire one store into the engine and the bot (Config.Fences).
+type Fences = lease.Fences
 
-// FencedStore is a store that can save under a fence.
-type FencedStore interface {
-	storage.Fenced
-	SaveSession(*transcript.Session) error
-}
+// FencedStore is a store that can save under a fence (lease.FencedStore).
+type FencedStore = lease.FencedStore
 
 // NewFences returns the fences of a process over st.
-func NewFences(st FencedStore) *Fences { return &Fences{st: st, sv: st} }
+func NewFences(st FencedStore) *Fences { return lease.NewFences(st) }
 
-// SaveSession saves s, fenced when this process holds its thread.
-func (f *Fences) SaveSession(s *transcript.Session) error {
-	if v, ok := f.outputs.Load(s.Key); ok {
-		st, _ := stateOf(s) // unreadable parts were logged where read
-		o := v.(turnOutput)
-		st.Output = &o
-		putState(s, st)
+// leaseDefaults fills in ReplicaID and LeaseTTL.
+func (c *Config) leaseDefaults() {
+	if c.LeaseTTL <= 0 {
+		c.LeaseTTL = lease.DefaultTTL
 	}
-	if v, ok := f.m.Load(s.Key); ok {
-		return f.st.SaveSessionFenced(v.(storage.Fence), s)
-	}
-	return f.sv.SaveSession(s)
-}
-
-func (f *Fences) hold(fc storage.Fence) { f.m.Store(fc.Key, fc) }
-
-func (f *Fences) drop(fc storage.Fence) {
-	if f.m.CompareAndDelete(fc.Key, fc) {
-		f.outputs.Delete(fc.Key)
+	if c.ReplicaID == "" {
+		c.ReplicaID = lease.NewReplicaID()
 	}
 }
 
-// fenceCheckEvery is how long a fence check of the store counts for the
-// Slack calls that follow it: short, so a replica that wakes from a
-// freeze asks the store again before its next call.
-const fenceCheckEvery = 250 * time.Millisecond
+// ReplicaID is this bot's name among the replicas sharing the store.
+func (b *Bot) ReplicaID() string { return b.cfg.ReplicaID }
 
-// guard is asked before every Slack call of a turn in l's thread: it
-// refuses once the lease is lost or the store says the fence is stale.
-func (l *heldLease) guard() error {
-	if l.ctx.Err() != nil {
-		return errors.New("the thread lease is gone")
-	}
-	l.checkMu.Lock()
-	defer l.checkMu.Unlock()
-	if time.Since(l.checked) < fenceCheckEvery {
-		return nil
-	}
-	if err := l.b.cfg.Store.CheckFence(l.fence); err != nil {
-		if errors.Is(err, storage.ErrFenced) {
-			l.lose("fenced: another replica holds the thread")
-		}
-		return err
-	}
-	l.checked = time.Now()
-	return nil
-}
-
-// renewOnce renews the lease, waiting for the store at most until
-// giveUp: a store that stalls never holds the thread past the point where
-// another replica may take it over.
-func (l *heldLease) renewOnce(giveUp time.Time) error {
-	done := make(chan error, 1)
-	go func() { done <- l.b.cfg.Store.RenewLease(l.fence, l.b.cfg.LeaseTTL) }()
-	t := time.NewTimer(time.Until(giveUp))
-	defer t.Stop()
-	select {
-	case err := <-done:
-		return err
-	case <-t.C:
-		return errors.New("the store did not answer the renewal in time")
-	case <-l.ctx.Done():
-		return l.ctx.Err()
-	}
+// holdLease starts renewing a thread's lease just taken.
+func (b *Bot) holdLease(f storage.Fence) *lease.Held {
+	return lease.Hold(b.turnCtx, f, lease.Config{Store: b.cfg.Store, Fences: b.fences,
+		TTL: b.cfg.LeaseTTL, Replica: b.cfg.ReplicaID, Log: b.log})
 }
 
 // complete finishes item seq of l's thread under the fence: the posted
-// marker (unless posted is false: feedback posts nothing) and the dequeue,
-// in one write; the turn's output record goes with it. A write that fails
-// for a passing reason (a connection reset) is tried again while the
-// lease holds, so the item is not replayed and answered twice.
-func (l *heldLease) complete(seq uint64, posted bool) error {
-	wait := 50 * time.Millisecond
-	for {
-		meta, err := l.postedMeta(seq, posted)
-		if err == nil {
-			err = l.b.cfg.Store.CompleteFenced(l.fence, seq, meta)
-		}
-		switch {
-		case err == nil:
-			l.b.fences.outputs.Delete(l.key)
-			return nil
-		case errors.Is(err, storage.ErrFenced):
-			l.lose("fenced at dequeue: another replica holds the thread")
-			return err
-		case errors.Is(err, storage.ErrNotFound):
-			return err
-		}
-		l.b.log.Warn("dequeue; trying again", "thread", l.key, "err", err)
-		if sleepCtx(l.ctx, wait) != nil {
-			return err
-		}
-		wait = min(2*wait, time.Second)
-	}
+// marker (unless posted is false: feedback posts nothing) and the dequeue.
+func (b *Bot) complete(l *lease.Held, seq uint64, posted bool) error {
+	return l.Complete(seq, func() (map[string]string, error) { return b.postedMeta(l, seq, posted) })
 }
 
 // postedMeta is the session meta that marks item seq posted: the thread
 // state with Posted set (read from the store: under the lease only this
 // replica writes it), and the output record cleared. None when nothing
 // was posted, or the thread has no session.
-func (l *heldLease) postedMeta(seq uint64, posted bool) (map[string]string, error) {
+func (b *Bot) postedMeta(l *lease.Held, seq uint64, posted bool) (map[string]string, error) {
 	if !posted {
 		return nil, nil
 	}
-	rec, err := l.b.cfg.Store.FindMeta(l.key)
+	rec, err := b.cfg.Store.FindMeta(l.Fence().Key)
 	if err != nil || rec == nil {
 		return nil, err
 	}
 	st, err := stateOf(rec)
 	if err != nil {
-		l.b.log.Warn("unreadable thread state left out", "err", err)
+		b.log.Warn("unreadable thread state left out", "err", err)
 	}
 	st.Posted, st.Output = seq, nil
 	meta := map[string]string{metaThread: st.encode()}
@@ -189,30 +100,26 @@ func priorOutput(st threadState, seq uint64) render.Output {
 
 // recordOutput keeps a turn's output record under the thread's fence.
 func (b *Bot) recordOutput(ctx context.Context, key string, seq uint64, o render.Output) {
-	l := leaseOf(ctx)
+	l := lease.Of(ctx)
 	if l == nil {
 		return
 	}
 	to := turnOutput{Seq: seq, Output: o}
-	b.fences.outputs.Store(key, to)
+	b.fences.KeepOutput(key, func(s *transcript.Session) {
+		st, _ := stateOf(s) // unreadable parts were logged where read
+		o := to
+		st.Output = &o
+		putState(s, st)
+	})
 	rec, err := b.cfg.Store.FindMeta(key)
 	if err == nil && rec != nil {
 		st, _ := stateOf(rec)
 		st.Output = &to
-		err = b.cfg.Store.SetMetaFenced(l.fence, metaThread, st.encode())
+		err = b.cfg.Store.SetMetaFenced(l.Fence(), metaThread, st.encode())
 	}
 	if err != nil && !errors.Is(err, storage.ErrNotFound) {
 		b.log.Warn("record the turn's output", "thread", key, "err", err)
 	}
-}
-
-// leaseKey is the context key of the lease a thread's work runs under.
-type leaseKey struct{}
-
-// leaseOf returns the lease ctx's work runs under, or nil.
-func leaseOf(ctx context.Context) *heldLease {
-	l, _ := ctx.Value(leaseKey{}).(*heldLease)
-	return l
 }
 
 // storeFailed handles a turn that could not store its session: the store, not
@@ -225,10 +132,10 @@ func (b *Bot) storeFailed(ctx context.Context, s *engine.Session, res *engine.Re
 	if !errors.As(err, &se) {
 		return err
 	}
-	l := leaseOf(ctx)
+	l := lease.Of(ctx)
 	if res == nil || strings.TrimSpace(res.Text) == "" {
 		if l != nil {
-			l.keep.Store(true)
+			l.Keep()
 		}
 		return err
 	}
@@ -236,7 +143,7 @@ func (b *Bot) storeFailed(ctx context.Context, s *engine.Session, res *engine.Re
 	for wait := 100 * time.Millisecond; ; wait = min(2*wait, 2*time.Second) {
 		if sleepCtx(ctx, wait) != nil {
 			if l != nil {
-				l.keep.Store(true) // not stored: the item is not done
+				l.Keep() // not stored: the item is not done
 			}
 			return nil
 		}
@@ -302,13 +209,13 @@ func (b *Bot) closeUnnamed(ctx context.Context, it item) {
 // stored) and the item is worked under a lease; it reports whether it
 // did. Nothing is posted: the message is not lost, only late.
 func (b *Bot) retryLater(ctx context.Context, err error) bool {
-	l := leaseOf(ctx)
+	l := lease.Of(ctx)
 	if l == nil || errors.Is(err, storage.ErrExists) {
 		return false
 	}
 	if _, ok := errors.AsType[*engine.SaveError](err); !ok {
 		return false
 	}
-	l.keep.Store(true)
+	l.Keep()
 	return true
 }
