@@ -1,6 +1,10 @@
 package bot
 
-import "strings"
+import (
+	"strings"
+
+	"agentbot/bot/view"
+)
 
 // Keys: the session key of a thread, and the dedupe keys of what intake
 // admits. Nothing else builds or parses them.
@@ -46,5 +50,5 @@ func eventDedupe(eventID string) string { return "event/" + eventID }
 // approvalDedupe is the dedupe key of a decision on a call of the session
 // of key: the first click (or expiry) queued wins.
 func approvalDedupe(key, callID string) string {
-	return "approval/" + key + "/" + callDigest(callID)
+	return "approval/" + key + "/" + view.CallDigest(callID)
 }
