@@ -10,6 +10,7 @@ import (
 
 	"github.com/slack-go/slack"
 
+	"agentbot/bot/threadstate"
 	"agentbot/bot/view"
 	"agentbot/engine"
 	"agentbot/engine/transcript"
@@ -73,7 +74,7 @@ func (b *Bot) mayApprove(user string, s *transcript.Session) bool {
 // ownerOfRecord is the owner in the thread state of a stored record (read
 // without its transcript, on the ack path); "" when unreadable.
 func ownerOfRecord(s *transcript.Session) string {
-	st, _ := stateOf(s)
+	st, _ := threadstate.Of(s)
 	return st.Owner
 }
 
@@ -91,8 +92,8 @@ func (b *Bot) saveApprovalMessages(s *engine.Session, m map[string]string) {
 			delete(m, id)
 		}
 	}
-	b.setState(s, func(st *threadState) { st.Approvals = m })
-	if err := b.cfg.Store.SetMeta(s.Key, metaThread, s.Meta[metaThread]); err != nil {
+	b.setState(s, func(st *threadstate.State) { st.Approvals = m })
+	if err := b.cfg.Store.SetMeta(s.Key, threadstate.MetaKey, s.Meta[threadstate.MetaKey]); err != nil {
 		b.log.Error("save approval messages", "session", s.ID, "err", err)
 	}
 }
@@ -189,7 +190,7 @@ func (b *Bot) onDecision(ctx context.Context, j *job) {
 		b.updateApproval(ctx, s, it, a) // a replay: the message may not show it yet
 		return
 	}
-	b.setState(s, func(st *threadState) { st.Seq = j.seq }) // a crash from here replays as a resume
+	b.setState(s, func(st *threadstate.State) { st.Seq = j.seq }) // a crash from here replays as a resume
 	if err := c.Decide(it.CallID, it.Text, it.User); err != nil {
 		if errors.Is(err, engine.ErrNoPending) {
 			return

@@ -7,6 +7,7 @@ import (
 	"github.com/slack-go/slack"
 
 	"agentbot/bot/slackmd"
+	"agentbot/bot/threadstate"
 	"agentbot/bot/view"
 	"agentbot/engine/transcript"
 )
@@ -42,7 +43,7 @@ func (b *Bot) refreshHome(ctx context.Context, user string) {
 func homeSession(s *transcript.Session) view.HomeSession {
 	hs := view.HomeSession{Session: s, Workflow: activeSkill(s)}
 	if hs.Workflow == "" {
-		st, _ := stateOf(s)
+		st, _ := threadstate.Of(s)
 		hs.Workflow = st.Workflow
 	}
 	if k, ok := parseThreadKey(s.Key); ok {

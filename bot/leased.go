@@ -11,6 +11,7 @@ import (
 	"agentbot/bot/lease"
 	"agentbot/bot/render"
 	"agentbot/bot/slackmd"
+	"agentbot/bot/threadstate"
 	"agentbot/engine"
 	"agentbot/engine/transcript"
 	"agentbot/storage"
@@ -68,34 +69,16 @@ func (b *Bot) postedMeta(l *lease.Held, seq uint64, posted bool) (map[string]str
 	if err != nil || rec == nil {
 		return nil, err
 	}
-	st, err := stateOf(rec)
+	st, err := threadstate.Of(rec)
 	if err != nil {
 		b.log.Warn("unreadable thread state left out", "err", err)
 	}
 	st.Posted, st.Output = seq, nil
-	meta := map[string]string{metaThread: st.encode()}
-	for _, k := range oldMetaKeys {
+	meta := map[string]string{threadstate.MetaKey: st.Encode()}
+	for _, k := range threadstate.OldMetaKeys {
 		meta[k] = ""
 	}
 	return meta, nil
-}
-
-// turnOutput is what a turn showed in its thread so far, with the queue
-// seq of its item: kept in the thread state (threadState.Output) under
-// the fence, so a replica that resumes the turn closes the stream the
-// earlier run left open, and does not answer an item whose answer is in
-// the thread already.
-type turnOutput struct {
-	Seq uint64 `json:"seq"`
-	render.Output
-}
-
-// priorOutput is the output record of item seq's earlier run, if any.
-func priorOutput(st threadState, seq uint64) render.Output {
-	if st.Output == nil || st.Output.Seq != seq {
-		return render.Output{}
-	}
-	return st.Output.Output
 }
 
 // recordOutput keeps a turn's output record under the thread's fence.
@@ -104,18 +87,18 @@ func (b *Bot) recordOutput(ctx context.Context, key string, seq uint64, o render
 	if l == nil {
 		return
 	}
-	to := turnOutput{Seq: seq, Output: o}
+	to := threadstate.Output{Seq: seq, Output: o}
 	b.fences.KeepOutput(key, func(s *transcript.Session) {
-		st, _ := stateOf(s) // unreadable parts were logged where read
+		st, _ := threadstate.Of(s) // unreadable parts were logged where read
 		o := to
 		st.Output = &o
-		putState(s, st)
+		threadstate.Put(s, st)
 	})
 	rec, err := b.cfg.Store.FindMeta(key)
 	if err == nil && rec != nil {
-		st, _ := stateOf(rec)
+		st, _ := threadstate.Of(rec)
 		st.Output = &to
-		err = b.cfg.Store.SetMetaFenced(l.Fence(), metaThread, st.encode())
+		err = b.cfg.Store.SetMetaFenced(l.Fence(), threadstate.MetaKey, st.Encode())
 	}
 	if err != nil && !errors.Is(err, storage.ErrNotFound) {
 		b.log.Warn("record the turn's output", "thread", key, "err", err)
@@ -166,7 +149,7 @@ func (b *Bot) lateNote(s *engine.Session, it item) string {
 	case order == 0 || order == latest:
 		return ""
 	case order > latest:
-		b.setState(s, func(st *threadState) { st.Answered = it.TS })
+		b.setState(s, func(st *threadstate.State) { st.Answered = it.TS })
 		return ""
 	}
 	quote := strings.Join(strings.Fields(it.Text), " ")

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"strings"
 
+	"agentbot/bot/threadstate"
 	"agentbot/engine"
 	"agentbot/engine/catalog"
 	"agentbot/engine/transcript"
@@ -73,7 +74,7 @@ func (b *Bot) open(ctx context.Context, it item) *engine.Conversation {
 func (b *Bot) replayed(ctx context.Context, j *job) bool {
 	st := b.state(j.c.Session)
 	switch {
-	case st.Posted == j.seq || priorOutput(st, j.seq).Done:
+	case st.Posted == j.seq || st.Prior(j.seq).Done:
 		return true
 	case j.c.Agent != nil && st.Seq == j.seq:
 		b.runTurn(ctx, j.c, j.it, "")
@@ -95,7 +96,7 @@ func (b *Bot) onMessage(ctx context.Context, j *job) {
 	if !ok {
 		return
 	}
-	b.setState(j.c.Session, func(st *threadState) { st.Seq = j.seq })
+	b.setState(j.c.Session, func(st *threadstate.State) { st.Seq = j.seq })
 	b.runTurn(ctx, j.c, j.it, input)
 }
 
@@ -132,7 +133,7 @@ func (b *Bot) startDefault(ctx context.Context, j *job) bool {
 	if !ok {
 		if it.Text != "" {
 			// Every message written while the picker waits is kept.
-			b.setState(j.c.Session, func(st *threadState) {
+			b.setState(j.c.Session, func(st *threadstate.State) {
 				if st.Pending != "" {
 					st.Pending += "\n\n"
 				}
@@ -189,7 +190,7 @@ func (b *Bot) activate(ctx context.Context, c *engine.Conversation, a *catalog.A
 			s.Vars = map[string]string{"user_name": name}
 		}
 		if it.User != "" {
-			b.setState(s, func(st *threadState) { st.Owner = it.User })
+			b.setState(s, func(st *threadstate.State) { st.Owner = it.User })
 		}
 		if tc := b.threadContext(ctx, &s.Session, it); tc != "" { // threadcontext.go
 			s.Handoff = strings.TrimSpace(s.Handoff + "\n\n" + tc)
@@ -230,11 +231,11 @@ func (b *Bot) onPick(ctx context.Context, j *job) {
 		return
 	}
 	if isGreetingOnly(pending, a.Name) {
-		b.setState(c.Session, func(st *threadState) { st.Pending = "" })
+		b.setState(c.Session, func(st *threadstate.State) { st.Pending = "" })
 		b.saveSession(c.Session, "drop the message the greeting answered")
 		return
 	}
-	b.setState(c.Session, func(st *threadState) { st.Pending, st.Seq = "", j.seq })
+	b.setState(c.Session, func(st *threadstate.State) { st.Pending, st.Seq = "", j.seq })
 	b.runTurn(ctx, c, it, pending)
 }
 

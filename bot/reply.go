@@ -28,7 +28,7 @@ type reply struct {
 // agent that speaks, and the documents the turn saves are read from the
 // store when they are uploaded. Under a thread lease (ctx) every Slack call
 // is fenced, the reply's output is recorded with the turn's queue seq
-// (threadState.Seq), and a stream an earlier run of the turn left open is
+// (threadstate.State.Seq), and a stream an earlier run of the turn left open is
 // closed first.
 func (b *Bot) newReply(ctx context.Context, it item, s *engine.Session) *reply {
 	rep := &reply{}
@@ -49,7 +49,7 @@ func (b *Bot) newReply(ctx context.Context, it item, s *engine.Session) *reply {
 		st := b.state(s)
 		seq := st.Seq
 		opts.Guard = l.Guard
-		opts.Prior = priorOutput(st, seq)
+		opts.Prior = st.Prior(seq)
 		if opts.Prior.Starting {
 			b.closeUnnamed(ctx, it) // leased.go
 		}

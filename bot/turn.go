@@ -7,6 +7,7 @@ import (
 
 	"github.com/slack-go/slack"
 
+	"agentbot/bot/threadstate"
 	"agentbot/engine"
 	"agentbot/engine/transcript"
 )
@@ -162,5 +163,5 @@ func noteWorkflow(b *Bot, s *engine.Session, input string) {
 	case it.Trigger != "":
 		name = it.Trigger
 	}
-	b.setState(s, func(st *threadState) { st.Workflow = name })
+	b.setState(s, func(st *threadstate.State) { st.Workflow = name })
 }
