@@ -7,6 +7,7 @@ import (
 
 	"agentbot/bot/lease"
 	"agentbot/bot/render"
+	"agentbot/bot/running"
 	"agentbot/bot/slackmd"
 	"agentbot/engine"
 	"agentbot/engine/llm"
@@ -18,7 +19,7 @@ import (
 // buttons, what a failure says).
 type reply struct {
 	r  *render.Reply
-	rt *runningTurn // the turn, to tell whether someone stopped it
+	rt *running.Turn // the turn, to tell whether someone stopped it
 	// stoppedBy is the user who stopped the turn: its late answer is not
 	// posted.
 	stoppedBy string
@@ -37,7 +38,7 @@ func (b *Bot) newReply(ctx context.Context, it item, s *engine.Session) *reply {
 		Streaming: !b.cfg.NoStreaming,
 		Speaker:   speaker(s),
 		Feedback:  feedbackBlock(),
-		Stopped:   func() bool { return rep.rt != nil && rep.rt.stoppedBy() != "" },
+		Stopped:   func() bool { return rep.rt != nil && rep.rt.StoppedBy() != "" },
 		Upload: func(ev engine.Event) {
 			// From the store, as any replica would serve it.
 			data, err := b.cfg.Store.OutputData(sessionID, ev.Output.Path, ev.Output.Version)

@@ -13,7 +13,7 @@ func (b *Bot) onStopClick(team, channel, thread, user string, dm bool) {
 		b.ephemeral(channel, user, thread, why)
 		return
 	}
-	if !b.running.stop(team+"/"+channel+"/"+thread, user) {
+	if !b.running.Stop(team+"/"+channel+"/"+thread, user) {
 		b.ephemeral(channel, user, thread, "Nothing is running in this thread now.")
 	}
 }

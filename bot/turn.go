@@ -7,6 +7,7 @@ import (
 
 	"github.com/slack-go/slack"
 
+	"agentbot/bot/running"
 	"agentbot/bot/threadstate"
 	"agentbot/engine"
 	"agentbot/engine/transcript"
@@ -18,7 +19,7 @@ type threadTurn struct {
 	c     *engine.Conversation
 	it    item
 	r     *reply
-	rt    *runningTurn
+	rt    *running.Turn
 	start time.Time
 	// What the session held before the turn: its running skill, its
 	// number of outputs, and the calls that waited for approval (with
@@ -61,7 +62,7 @@ func (b *Bot) beforeTurn(ctx context.Context, c *engine.Conversation, it item, i
 	c.Person = it.User // the author of the documents the turn saves
 	tctx, cancel := context.WithCancel(ctx)
 	key := it.thread().String()
-	t.rt = b.running.start(key, cancel)
+	t.rt = b.running.Start(key, cancel)
 	t.r.rt = t.rt
 	if note := b.lateNote(c.Session, it); note != "" { // leased.go
 		t.r.emit(engine.Event{Kind: engine.EventNotice, Text: note})
@@ -73,7 +74,7 @@ func (b *Bot) beforeTurn(ctx context.Context, c *engine.Conversation, it item, i
 	t.waiting, t.waitingPosted = b.waitingApprovals(c.Session)
 	return t, tctx, func() {
 		b.setSessionStatus(ctx, it, slack.AgentSessionStatusActive)
-		b.running.end(key, t.rt)
+		b.running.End(key, t.rt)
 		cancel()
 	}
 }
@@ -99,7 +100,7 @@ func (b *Bot) retitle(ctx context.Context, t *threadTurn) {
 // recordStop handles a turn a person stopped: what was said is kept, the
 // stop is recorded in the transcript, and the late answer is never posted.
 func (b *Bot) recordStop(ctx context.Context, t *threadTurn) {
-	by := t.rt.stoppedBy()
+	by := t.rt.StoppedBy()
 	if by == "" || ctx.Err() != nil {
 		return
 	}
