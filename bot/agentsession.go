@@ -4,6 +4,7 @@ import (
 	"context"
 	"strings"
 
+	"agentbot/bot/keys"
 	"github.com/slack-go/slack"
 	"github.com/slack-go/slack/slackevents"
 )
@@ -14,7 +15,7 @@ const stopNote = "(The user stopped this turn here. Continue from what was said 
 // onAgentSessionStopped stops the turn of a session whose stop button the
 // user pressed in Slack's agent surface.
 func (b *Bot) onAgentSessionStopped(team string, e *slackevents.AgentSessionStoppedEvent) {
-	key := threadKey{Team: team, Channel: e.Channel, Thread: e.ThreadTimestamp}
+	key := keys.Thread{Team: team, Channel: e.Channel, Thread: e.ThreadTimestamp}
 	if !b.running.Stop(key.String(), e.User) {
 		b.log.Debug("stop: no running turn", "channel", e.Channel)
 	}
@@ -32,7 +33,7 @@ func (b *Bot) isStopRequest(it item) bool {
 	}
 	// app_mention and message.* both carry "@agentbot stop": once the turn
 	// has ended, the other one must not reach the queue as a message.
-	b.seen(msgDedupe(it.Channel, it.TS))
+	b.seen(keys.Message(it.Channel, it.TS))
 	return true
 }
 

@@ -10,6 +10,7 @@ import (
 
 	"github.com/slack-go/slack"
 
+	"agentbot/bot/keys"
 	"agentbot/bot/threadstate"
 	"agentbot/bot/view"
 	"agentbot/engine"
@@ -144,7 +145,7 @@ func (b *Bot) onApprovalClick(team, channel, thread, messageTS, user, kind, valu
 		return false
 	}
 	var v view.ApprovalValue
-	if err := json.Unmarshal([]byte(value), &v); err != nil || v.Key != (threadKey{Team: team, Channel: channel, Thread: thread}).String() {
+	if err := json.Unmarshal([]byte(value), &v); err != nil || v.Key != (keys.Thread{Team: team, Channel: channel, Thread: thread}).String() {
 		b.log.Warn("approval click with a bad value", "channel", channel)
 		b.ephemeral(channel, user, thread, "⚠️ This button doesn't belong to this thread.")
 		return false
@@ -173,7 +174,7 @@ func (b *Bot) onApprovalClick(team, channel, thread, messageTS, user, kind, valu
 	}
 	it := item{Kind: kindApproval, Team: team, Channel: channel, ThreadTS: thread, TS: messageTS, User: user,
 		Text: decision, CallID: a.CallID, DM: dm}
-	return b.enqueue(it, ack, approvalDedupe(v.Key, a.CallID))
+	return b.enqueue(it, ack, keys.Approval(v.Key, a.CallID))
 }
 
 // decide handles a queued decision under the thread's lease: it records
@@ -278,13 +279,13 @@ type sweeper struct {
 // for an approval (the store's index of them: no scan of every session).
 func (sw *sweeper) sweep() {
 	b := sw.b
-	keys, err := b.cfg.Store.WaitingSessions()
+	waiting, err := b.cfg.Store.WaitingSessions()
 	if err != nil {
 		b.log.Error("sweep pending approvals", "err", err)
 		return
 	}
 	now := time.Now()
-	for _, key := range keys {
+	for _, key := range waiting {
 		rec, err := b.cfg.Store.FindMeta(key)
 		if err != nil || rec == nil {
 			continue
@@ -303,12 +304,12 @@ func (sw *sweeper) sweep() {
 
 // expire queues the expiry of pending call a of session rec in its thread.
 func (b *Bot) expire(rec *transcript.Session, a transcript.Approval) {
-	k, ok := parseThreadKey(rec.Key)
+	k, ok := keys.ParseThread(rec.Key)
 	if !ok {
 		b.log.Error("expire a pending tool call: the session key names no thread", "session", rec.ID)
 		return
 	}
 	it := item{Kind: kindApproval, Team: k.Team, Channel: k.Channel, ThreadTS: k.Thread,
-		Text: transcript.DecisionExpired, CallID: a.CallID, DM: k.dm()}
-	b.enqueue(it, func() {}, approvalDedupe(rec.Key, a.CallID))
+		Text: transcript.DecisionExpired, CallID: a.CallID, DM: k.DM()}
+	b.enqueue(it, func() {}, keys.Approval(rec.Key, a.CallID))
 }

@@ -6,6 +6,7 @@ import (
 
 	"github.com/slack-go/slack"
 
+	"agentbot/bot/keys"
 	"agentbot/bot/slackmd"
 	"agentbot/bot/threadstate"
 	"agentbot/bot/view"
@@ -46,7 +47,7 @@ func homeSession(s *transcript.Session) view.HomeSession {
 		st, _ := threadstate.Of(s)
 		hs.Workflow = st.Workflow
 	}
-	if k, ok := parseThreadKey(s.Key); ok {
+	if k, ok := keys.ParseThread(s.Key); ok {
 		hs.InThread, hs.Channel, hs.Thread = true, k.Channel, k.Thread
 	}
 	return hs
