@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"strings"
 
+	"agentbot/bot/greeting"
 	"agentbot/bot/threadstate"
 	"agentbot/engine"
 	"agentbot/engine/catalog"
@@ -147,7 +148,7 @@ func (b *Bot) startDefault(ctx context.Context, j *job) bool {
 	if !b.activate(ctx, j.c, a, it) {
 		return false
 	}
-	return len(it.Files) > 0 || (it.Text != "" && !isGreetingOnly(it.Text, a.Name))
+	return len(it.Files) > 0 || (it.Text != "" && !greeting.Only(it.Text, a.Name))
 }
 
 // turnInput is what the model reads of the message: the files shared
@@ -160,7 +161,7 @@ func (b *Bot) turnInput(ctx context.Context, j *job) (string, bool) {
 	if len(it.Files) > 0 {
 		input = b.fetchFiles(ctx, s, it) + input
 	}
-	if input == "" || isHelp(s, input) || (len(it.Files) == 0 && isGreetingOnly(input, s.Agent.Name)) {
+	if input == "" || isHelp(s, input) || (len(it.Files) == 0 && greeting.Only(input, s.Agent.Name)) {
 		b.postGreeting(ctx, it.Channel, it.ThreadTS, s.Agent, b.cfg.Engine.Greet(s))
 		return "", false
 	}
@@ -230,7 +231,7 @@ func (b *Bot) onPick(ctx context.Context, j *job) {
 	if !b.activate(ctx, c, a, it) || pending == "" {
 		return
 	}
-	if isGreetingOnly(pending, a.Name) {
+	if greeting.Only(pending, a.Name) {
 		b.setState(c.Session, func(st *threadstate.State) { st.Pending = "" })
 		b.saveSession(c.Session, "drop the message the greeting answered")
 		return

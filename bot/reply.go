@@ -98,8 +98,8 @@ func (rep *reply) finish(res *engine.Result, turnErr error) {
 // friendlyError is what the user reads when a turn fails; details go to the
 // log.
 func friendlyError(err error) string {
-	if msg, ok := budgetMessage(err); ok {
-		return msg
+	if be, ok := errors.AsType[*engine.BudgetError](err); ok {
+		return be.Message() // the plain message of a turn refused at a cap (engine.Budgets)
 	}
 	if _, ok := errors.AsType[*engine.SaveError](err); ok {
 		return "I couldn't save this conversation: agentbot's database is unreachable right now. Your message is kept, and I'll answer it once the database is back."

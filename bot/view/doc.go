@@ -3,6 +3,7 @@
 // menu buttons, the agent picker, the Home tab, the DM agent pane's
 // prompts, session titles, the /agent listings and project texts, agent
 // labels, the approval request of a tool call (its buttons, masked
-// arguments and decision line), and Slack's limits on blocks (Messages splits a long text over
-// messages within them). Package bot posts what it builds.
+// arguments and decision line), and Slack's limits on blocks (Messages
+// splits a long text over messages within them). Package bot posts what
+// it builds.
 package view
