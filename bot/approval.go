@@ -2,18 +2,17 @@ package bot
 
 import (
 	"context"
-	"crypto/sha256"
-	"encoding/hex"
 	"encoding/json"
 	"errors"
-	"fmt"
 	"slices"
 	"strings"
 	"time"
 
 	"github.com/slack-go/slack"
 
-	"agentbot/bot/slackmd"
+	"agentbot/bot/keys"
+	"agentbot/bot/threadstate"
+	"agentbot/bot/view"
 	"agentbot/engine"
 	"agentbot/engine/transcript"
 )
@@ -28,50 +27,8 @@ import (
 // thread's lease handles it, and a restart loses nothing, since the pending
 // call is in the stored session and the click or expiry in the queue.
 
-const (
-	// actionApprove and actionDeny are the action ids (before ":") of the
-	// approval buttons; their value is an approvalValue.
-	actionApprove = "approve"
-	actionDeny    = "deny"
-	// defaultApprovalTimeout is Config.ApprovalTimeout's default.
-	defaultApprovalTimeout = 15 * time.Minute
-	// maxArgsShown bounds the arguments shown in an approval message.
-	maxArgsShown = 2500
-	// maxButtonValue is Slack's limit on a button's value.
-	maxButtonValue = 2000
-)
-
-// approvalValue is what an approval button carries: the session key and
-// the call id (or, for an id too long for a button, "sha256:" and its
-// digest).
-type approvalValue struct {
-	Key  string `json:"k"`
-	Call string `json:"c"`
-}
-
-// MaskArgs renders a call's arguments for its approval message:
-// engine.DisplayArgs in about maxArgsShown bytes (the keys that say where
-// first, long values cut, secrets masked), with no fence that could close
-// the code block.
-func MaskArgs(args string) string {
-	return strings.ReplaceAll(engine.DisplayArgs(args, maxArgsShown), "```", "``\u200b`")
-}
-
-// callDigest is "sha256:" and the first 32 hex digits of the call id's
-// SHA-256: a call id of any length, short enough for a button.
-func callDigest(callID string) string {
-	sum := sha256.Sum256([]byte(callID))
-	return "sha256:" + hex.EncodeToString(sum[:16])
-}
-
-// buttonValue is the value of an approval button of call a in session key.
-func buttonValue(key, callID string) string {
-	v, _ := json.Marshal(approvalValue{Key: key, Call: callID})
-	if len(v) > maxButtonValue {
-		v, _ = json.Marshal(approvalValue{Key: key, Call: callDigest(callID)})
-	}
-	return string(v)
-}
+// defaultApprovalTimeout is Config.ApprovalTimeout's default.
+const defaultApprovalTimeout = 15 * time.Minute
 
 // findApproval returns the approval of s for the call a button names: by
 // id, or by digest.
@@ -80,7 +37,7 @@ func findApproval(s *transcript.Session, call string) *transcript.Approval {
 		return nil
 	}
 	for i := range s.Pending {
-		if id := s.Pending[i].CallID; id == call || callDigest(id) == call {
+		if id := s.Pending[i].CallID; id == call || view.CallDigest(id) == call {
 			return &s.Pending[i]
 		}
 	}
@@ -118,64 +75,13 @@ func (b *Bot) mayApprove(user string, s *transcript.Session) bool {
 // ownerOfRecord is the owner in the thread state of a stored record (read
 // without its transcript, on the ack path); "" when unreadable.
 func ownerOfRecord(s *transcript.Session) string {
-	st, _ := stateOf(s)
+	st, _ := threadstate.Of(s)
 	return st.Owner
 }
 
-// decisionLine is how a decided call's message ends.
-func decisionLine(a *transcript.Approval) string {
-	switch a.Decision {
-	case transcript.DecisionApproved:
-		return "✅ Approved by <@" + a.By + ">"
-	case transcript.DecisionDenied:
-		return "⛔ Denied by <@" + a.By + ">"
-	case transcript.DecisionExpired:
-		return "⌛ No answer in time; denied"
-	}
-	return ""
-}
-
-// toolLabel names a call's tool for people: "tool on server".
-func toolLabel(a *transcript.Approval) string {
-	if a.Server != "" {
-		return fmt.Sprintf("`%s` on the `%s` server", serverTool(a.Server, a.Tool), a.Server)
-	}
-	return "`" + a.Tool + "`"
-}
-
-// serverTool is the name of an MCP server's tool without the
-// "server__" prefix the model calls it by.
-func serverTool(server, tool string) string {
-	return strings.TrimPrefix(tool, server+"__")
-}
-
-// supersededLine ends the message of a call left undecided when the user
-// wrote a new message instead (the engine denies it).
-const supersededLine = "⛔ Not run: a new message came instead of a decision"
-
-// approvalMessage renders the message of call a of session s: the tool,
-// its arguments (secrets masked) and who may approve, with the buttons
-// while line is "", or line saying how it was decided.
+// approvalMessage renders the message of call a of session s (view.ApprovalMessage).
 func (b *Bot) approvalMessage(s *transcript.Session, a *transcript.Approval, line string) []slack.MsgOption {
-	md := fmt.Sprintf("🔐 The agent wants to run %s with:\n```\n%s\n```", toolLabel(a), MaskArgs(a.Args))
-	blocks := []slack.Block{slackmd.Block(md)}
-	fallback := "Approval needed: " + shorten(a.Tool, 100)
-	if line != "" {
-		fallback = line
-		blocks = append(blocks, slack.NewContextBlock("decision", slack.NewTextBlockObject(slack.MarkdownType, line, false, false)))
-	} else {
-		value := buttonValue(s.Key, a.CallID)
-		id := callDigest(s.Key + "\n" + a.CallID)[7:19]
-		approve := slack.NewButtonBlockElement(actionApprove+":"+id, value, slack.NewTextBlockObject(slack.PlainTextType, "Approve", true, false))
-		approve.Style = slack.StylePrimary
-		deny := slack.NewButtonBlockElement(actionDeny+":"+id, value, slack.NewTextBlockObject(slack.PlainTextType, "Deny", true, false))
-		deny.Style = slack.StyleDanger
-		blocks = append(blocks,
-			slack.NewActionBlock("approval", approve, deny),
-			slack.NewContextBlock("approvers", slack.NewTextBlockObject(slack.MarkdownType,
-				"⏸ Waiting for approval. Who may approve: "+b.approvers(s)+".", false, false)))
-	}
-	return []slack.MsgOption{slack.MsgOptionText(fallback, false), slack.MsgOptionBlocks(blocks...)}
+	return view.ApprovalMessage(s.Key, a, b.approvers(s), line)
 }
 
 // saveApprovalMessages sets the posted messages of s's approvals, keeping
@@ -187,8 +93,8 @@ func (b *Bot) saveApprovalMessages(s *engine.Session, m map[string]string) {
 			delete(m, id)
 		}
 	}
-	b.setState(s, func(st *threadState) { st.Approvals = m })
-	if err := b.cfg.Store.SetMeta(s.Key, metaThread, s.Meta[metaThread]); err != nil {
+	b.setState(s, func(st *threadstate.State) { st.Approvals = m })
+	if err := b.cfg.Store.SetMeta(s.Key, threadstate.MetaKey, s.Meta[threadstate.MetaKey]); err != nil {
 		b.log.Error("save approval messages", "session", s.ID, "err", err)
 	}
 }
@@ -238,8 +144,8 @@ func (b *Bot) onApprovalClick(team, channel, thread, messageTS, user, kind, valu
 		b.ephemeral(channel, user, thread, why)
 		return false
 	}
-	var v approvalValue
-	if err := json.Unmarshal([]byte(value), &v); err != nil || v.Key != (threadKey{Team: team, Channel: channel, Thread: thread}).String() {
+	var v view.ApprovalValue
+	if err := json.Unmarshal([]byte(value), &v); err != nil || v.Key != (keys.Thread{Team: team, Channel: channel, Thread: thread}).String() {
 		b.log.Warn("approval click with a bad value", "channel", channel)
 		b.ephemeral(channel, user, thread, "⚠️ This button doesn't belong to this thread.")
 		return false
@@ -256,19 +162,19 @@ func (b *Bot) onApprovalClick(team, channel, thread, messageTS, user, kind, valu
 		b.ephemeral(channel, user, thread, "This tool call isn't waiting for approval any more.")
 		return false
 	case a.Decision != "":
-		b.ephemeral(channel, user, thread, "This tool call was decided already: "+decisionLine(a)+".")
+		b.ephemeral(channel, user, thread, "This tool call was decided already: "+view.DecisionLine(a)+".")
 		return false
 	case !b.mayApprove(user, rec):
 		b.ephemeral(channel, user, thread, "Only "+b.approvers(rec)+" may approve or deny this tool call.")
 		return false
 	}
 	decision := transcript.DecisionApproved
-	if kind == actionDeny {
+	if kind == view.ActionDeny {
 		decision = transcript.DecisionDenied
 	}
 	it := item{Kind: kindApproval, Team: team, Channel: channel, ThreadTS: thread, TS: messageTS, User: user,
 		Text: decision, CallID: a.CallID, DM: dm}
-	return b.enqueue(it, ack, approvalDedupe(v.Key, a.CallID))
+	return b.enqueue(it, ack, keys.Approval(v.Key, a.CallID))
 }
 
 // decide handles a queued decision under the thread's lease: it records
@@ -285,7 +191,7 @@ func (b *Bot) onDecision(ctx context.Context, j *job) {
 		b.updateApproval(ctx, s, it, a) // a replay: the message may not show it yet
 		return
 	}
-	b.setState(s, func(st *threadState) { st.Seq = j.seq }) // a crash from here replays as a resume
+	b.setState(s, func(st *threadstate.State) { st.Seq = j.seq }) // a crash from here replays as a resume
 	if err := c.Decide(it.CallID, it.Text, it.User); err != nil {
 		if errors.Is(err, engine.ErrNoPending) {
 			return
@@ -318,7 +224,7 @@ func (b *Bot) updateApproval(ctx context.Context, s *engine.Session, it item, a 
 	if ts == "" {
 		return
 	}
-	if err := b.update(ctx, it.Channel, ts, b.approvalMessage(&s.Session, a, decisionLine(a))...); err != nil {
+	if err := b.update(ctx, it.Channel, ts, b.approvalMessage(&s.Session, a, view.DecisionLine(a))...); err != nil {
 		b.log.Warn("update approval message", "err", err)
 	}
 }
@@ -348,7 +254,7 @@ func (b *Bot) closeSuperseded(ctx context.Context, t *threadTurn) {
 		if findApproval(&s.Session, a.CallID) != nil {
 			continue
 		}
-		if err := b.update(ctx, it.Channel, posted[a.CallID], b.approvalMessage(&s.Session, &a, supersededLine)...); err != nil {
+		if err := b.update(ctx, it.Channel, posted[a.CallID], b.approvalMessage(&s.Session, &a, view.SupersededLine)...); err != nil {
 			b.log.Warn("update approval message", "err", err)
 		}
 	}
@@ -373,13 +279,13 @@ type sweeper struct {
 // for an approval (the store's index of them: no scan of every session).
 func (sw *sweeper) sweep() {
 	b := sw.b
-	keys, err := b.cfg.Store.WaitingSessions()
+	waiting, err := b.cfg.Store.WaitingSessions()
 	if err != nil {
 		b.log.Error("sweep pending approvals", "err", err)
 		return
 	}
 	now := time.Now()
-	for _, key := range keys {
+	for _, key := range waiting {
 		rec, err := b.cfg.Store.FindMeta(key)
 		if err != nil || rec == nil {
 			continue
@@ -398,12 +304,12 @@ func (sw *sweeper) sweep() {
 
 // expire queues the expiry of pending call a of session rec in its thread.
 func (b *Bot) expire(rec *transcript.Session, a transcript.Approval) {
-	k, ok := parseThreadKey(rec.Key)
+	k, ok := keys.ParseThread(rec.Key)
 	if !ok {
 		b.log.Error("expire a pending tool call: the session key names no thread", "session", rec.ID)
 		return
 	}
 	it := item{Kind: kindApproval, Team: k.Team, Channel: k.Channel, ThreadTS: k.Thread,
-		Text: transcript.DecisionExpired, CallID: a.CallID, DM: k.dm()}
-	b.enqueue(it, func() {}, approvalDedupe(rec.Key, a.CallID))
+		Text: transcript.DecisionExpired, CallID: a.CallID, DM: k.DM()}
+	b.enqueue(it, func() {}, keys.Approval(rec.Key, a.CallID))
 }

@@ -12,6 +12,7 @@ import (
 	"github.com/slack-go/slack"
 	"github.com/slack-go/slack/socketmode"
 
+	"agentbot/bot/running"
 	"agentbot/engine"
 	"agentbot/engine/catalog"
 	"agentbot/storage"
@@ -118,7 +119,7 @@ type Bot struct {
 	stopping atomic.Bool
 	slashes  sync.WaitGroup
 	acks     sync.WaitGroup // admissions waiting to be acked
-	running  turns          // turns that can be stopped, by thread
+	running  running.Turns  // turns that can be stopped, by thread
 	// paneGreeted and contexts are the agent pane's: who was greeted
 	// today, and the channel each user looks at.
 	paneGreeted sync.Map

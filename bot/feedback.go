@@ -6,6 +6,7 @@ import (
 
 	"github.com/slack-go/slack"
 
+	"agentbot/bot/threadstate"
 	"agentbot/engine"
 	"agentbot/engine/transcript"
 )
@@ -28,25 +29,19 @@ const (
 )
 
 // MetaFeedback is the session Meta key under which sessions stored before
-// the bot kept one thread state (threadState) hold their feedback: a JSON
+// the bot kept one thread state (threadstate.State) hold their feedback: a JSON
 // list of Feedback. SessionFeedback reads it too.
-const MetaFeedback = oldMetaFeedback
+const MetaFeedback = threadstate.OldMetaFeedback
 
-// Feedback is one click of an answer's feedback buttons.
-type Feedback struct {
-	TS       string    `json:"ts"`                 // the answer's message
-	User     string    `json:"user"`               // who clicked
-	Value    string    `json:"value"`              // FeedbackPositive or FeedbackNegative
-	Agent    string    `json:"agent"`              // the session's agent id
-	Workflow string    `json:"workflow,omitempty"` // active skill or last menu item picked
-	Time     time.Time `json:"time"`
-}
+// Feedback is one click of an answer's feedback buttons
+// (threadstate.Feedback).
+type Feedback = threadstate.Feedback
 
 // SessionFeedback returns the feedback stored with s, oldest first, one
 // per answer and user (a later click of the same user on the same answer
 // replaces the earlier one).
 func SessionFeedback(s *transcript.Session) ([]Feedback, error) {
-	st, err := stateOf(s)
+	st, err := threadstate.Of(s)
 	return st.Feedback, err
 }
 
@@ -100,7 +95,7 @@ func (b *Bot) recordFeedback(it item) {
 	if len(list) > maxFeedback {
 		list = list[len(list)-maxFeedback:]
 	}
-	b.setState(s, func(st *threadState) { st.Feedback = list })
+	b.setState(s, func(st *threadstate.State) { st.Feedback = list })
 	if !b.saveSession(s, "record feedback") {
 		return
 	}
@@ -110,7 +105,7 @@ func (b *Bot) recordFeedback(it item) {
 
 // sessionWorkflow is the session's active skill, else the last menu item
 // picked (in its thread state st), else "".
-func sessionWorkflow(s *transcript.Session, st threadState) string {
+func sessionWorkflow(s *transcript.Session, st threadstate.State) string {
 	if s.Skill != nil && s.Skill.Name != "" {
 		return s.Skill.Name
 	}

@@ -12,6 +12,7 @@ import (
 	"agentbot/bot/fakeslack"
 	"agentbot/bot/metrics"
 	"agentbot/engine/fakemodel"
+	"agentbot/engine/transcript"
 )
 
 var _ bot.Observer = (*metrics.Metrics)(nil) // it counts feedback clicks
@@ -151,5 +152,17 @@ agentbot_feedback_total{agent="product-lead",value="positive",workflow="brief"} 
 	}
 	if r.model.Calls() != 1 {
 		t.Fatalf("feedback made model calls: %d", r.model.Calls())
+	}
+}
+
+// SessionFeedback reads the feedback of a session stored with one Meta key
+// per field (the form before the one thread state).
+func TestSessionFeedbackReadsTheOldKeys(t *testing.T) {
+	s := &transcript.Session{ID: "s1", Meta: map[string]string{
+		bot.MetaFeedback: `[{"ts":"1.2","user":"U2","value":"positive","agent":"pm","workflow":"brief","time":"2026-11-22T15:55:00Z"}]`,
+	}}
+	list, err := bot.SessionFeedback(s)
+	if err != nil || len(list) != 1 || list[0].User != "U2" {
+		t.Fatalf("SessionFeedback = %+v, %v", list, err)
 	}
 }

@@ -6,7 +6,9 @@ import (
 
 	"github.com/slack-go/slack"
 
+	"agentbot/bot/keys"
 	"agentbot/bot/slackmd"
+	"agentbot/bot/threadstate"
 	"agentbot/bot/view"
 	"agentbot/engine/transcript"
 )
@@ -42,10 +44,10 @@ func (b *Bot) refreshHome(ctx context.Context, user string) {
 func homeSession(s *transcript.Session) view.HomeSession {
 	hs := view.HomeSession{Session: s, Workflow: activeSkill(s)}
 	if hs.Workflow == "" {
-		st, _ := stateOf(s)
+		st, _ := threadstate.Of(s)
 		hs.Workflow = st.Workflow
 	}
-	if k, ok := parseThreadKey(s.Key); ok {
+	if k, ok := keys.ParseThread(s.Key); ok {
 		hs.InThread, hs.Channel, hs.Thread = true, k.Channel, k.Thread
 	}
 	return hs

@@ -11,6 +11,7 @@ import (
 	"github.com/slack-go/slack/slackevents"
 	"github.com/slack-go/slack/socketmode"
 
+	"agentbot/bot/keys"
 	"agentbot/storage"
 )
 
@@ -72,9 +73,9 @@ func (b *Bot) handle(evt socketmode.Event) {
 
 // seen reports (and records) whether any of the dedupe keys was handled
 // already.
-func (b *Bot) seen(keys ...string) bool {
+func (b *Bot) seen(dedupe ...string) bool {
 	dup := false
-	for _, k := range keys {
+	for _, k := range dedupe {
 		d, err := b.cfg.Store.Seen(k, b.cfg.DedupeTTL)
 		if err != nil {
 			b.log.Error("dedupe", "err", err)
@@ -121,9 +122,9 @@ func (b *Bot) onEventsAPI(ev slackevents.EventsAPIEvent, ack func()) bool {
 	}
 	// Slack retries an event with the same event_id; app_mention and
 	// message.* both fire for one message, with the same (channel, ts).
-	dedupe := []string{msgDedupe(it.Channel, it.TS)}
+	dedupe := []string{keys.Message(it.Channel, it.TS)}
 	if cb, ok := ev.Data.(*slackevents.EventsAPICallbackEvent); ok && cb.EventID != "" {
-		dedupe = append(dedupe, eventDedupe(cb.EventID))
+		dedupe = append(dedupe, keys.Event(cb.EventID))
 	}
 	return b.admitMessage(it, in.files, ack, dedupe)
 }
@@ -247,7 +248,7 @@ const maxUnsaved = 1000
 // store stays away longer than Slack's retries.
 func (b *Bot) notSaved(it item, err error) {
 	b.log.Error("persist inbound message; not acked, so Slack redelivers it", "channel", it.Channel, "err", err)
-	k := msgDedupe(it.Channel, it.TS)
+	k := keys.Message(it.Channel, it.TS)
 	b.unsavedMu.Lock()
 	told := b.unsaved[k]
 	if !told {

@@ -4,6 +4,8 @@ import (
 	"strings"
 
 	"github.com/slack-go/slack"
+
+	"agentbot/bot/view"
 )
 
 // click is one button click, as its handler reads it.
@@ -27,13 +29,13 @@ var clickHandlers = map[string]func(b *Bot, c click, ack func()) bool{
 		b.onStopClick(c.team, c.channel, c.thread, c.user, c.dm)
 		return false
 	},
-	actionApprove:  (*Bot).onApprovalButton, // approval.go
-	actionDeny:     (*Bot).onApprovalButton,
-	actionFeedback: (*Bot).onFeedbackButton, // feedback.go
-	actionHome:     (*Bot).onHomeButton,     // hometab.go: the Home tab has no channel
-	actionBind:     (*Bot).onBindButton,     // projects.go
-	actionMenu:     (*Bot).onThreadButton,
-	actionPick:     (*Bot).onThreadButton,
+	view.ActionApprove: (*Bot).onApprovalButton, // approval.go
+	view.ActionDeny:    (*Bot).onApprovalButton,
+	actionFeedback:     (*Bot).onFeedbackButton, // feedback.go
+	actionHome:         (*Bot).onHomeButton,     // hometab.go: the Home tab has no channel
+	actionBind:         (*Bot).onBindButton,     // projects.go
+	actionMenu:         (*Bot).onThreadButton,
+	actionPick:         (*Bot).onThreadButton,
 }
 
 // onInteraction handles button clicks: a menu button types its command in

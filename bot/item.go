@@ -3,6 +3,7 @@ package bot
 import (
 	"context"
 
+	"agentbot/bot/keys"
 	"agentbot/engine"
 )
 
@@ -35,8 +36,8 @@ type fileRef struct {
 }
 
 // thread is the thread the item belongs to.
-func (it *item) thread() threadKey {
-	return threadKey{Team: it.Team, Channel: it.Channel, Thread: it.ThreadTS}
+func (it *item) thread() keys.Thread {
+	return keys.Thread{Team: it.Team, Channel: it.Channel, Thread: it.ThreadTS}
 }
 
 // itemKind is what a queued item asks of its thread; it is stored with the

@@ -6,6 +6,8 @@ import (
 	"fmt"
 	"strings"
 
+	"agentbot/bot/greeting"
+	"agentbot/bot/threadstate"
 	"agentbot/engine"
 	"agentbot/engine/catalog"
 	"agentbot/engine/transcript"
@@ -73,7 +75,7 @@ func (b *Bot) open(ctx context.Context, it item) *engine.Conversation {
 func (b *Bot) replayed(ctx context.Context, j *job) bool {
 	st := b.state(j.c.Session)
 	switch {
-	case st.Posted == j.seq || priorOutput(st, j.seq).Done:
+	case st.Posted == j.seq || st.Prior(j.seq).Done:
 		return true
 	case j.c.Agent != nil && st.Seq == j.seq:
 		b.runTurn(ctx, j.c, j.it, "")
@@ -95,7 +97,7 @@ func (b *Bot) onMessage(ctx context.Context, j *job) {
 	if !ok {
 		return
 	}
-	b.setState(j.c.Session, func(st *threadState) { st.Seq = j.seq })
+	b.setState(j.c.Session, func(st *threadstate.State) { st.Seq = j.seq })
 	b.runTurn(ctx, j.c, j.it, input)
 }
 
@@ -132,7 +134,7 @@ func (b *Bot) startDefault(ctx context.Context, j *job) bool {
 	if !ok {
 		if it.Text != "" {
 			// Every message written while the picker waits is kept.
-			b.setState(j.c.Session, func(st *threadState) {
+			b.setState(j.c.Session, func(st *threadstate.State) {
 				if st.Pending != "" {
 					st.Pending += "\n\n"
 				}
@@ -146,7 +148,7 @@ func (b *Bot) startDefault(ctx context.Context, j *job) bool {
 	if !b.activate(ctx, j.c, a, it) {
 		return false
 	}
-	return len(it.Files) > 0 || (it.Text != "" && !isGreetingOnly(it.Text, a.Name))
+	return len(it.Files) > 0 || (it.Text != "" && !greeting.Only(it.Text, a.Name))
 }
 
 // turnInput is what the model reads of the message: the files shared
@@ -159,7 +161,7 @@ func (b *Bot) turnInput(ctx context.Context, j *job) (string, bool) {
 	if len(it.Files) > 0 {
 		input = b.fetchFiles(ctx, s, it) + input
 	}
-	if input == "" || isHelp(s, input) || (len(it.Files) == 0 && isGreetingOnly(input, s.Agent.Name)) {
+	if input == "" || isHelp(s, input) || (len(it.Files) == 0 && greeting.Only(input, s.Agent.Name)) {
 		b.postGreeting(ctx, it.Channel, it.ThreadTS, s.Agent, b.cfg.Engine.Greet(s))
 		return "", false
 	}
@@ -189,7 +191,7 @@ func (b *Bot) activate(ctx context.Context, c *engine.Conversation, a *catalog.A
 			s.Vars = map[string]string{"user_name": name}
 		}
 		if it.User != "" {
-			b.setState(s, func(st *threadState) { st.Owner = it.User })
+			b.setState(s, func(st *threadstate.State) { st.Owner = it.User })
 		}
 		if tc := b.threadContext(ctx, &s.Session, it); tc != "" { // threadcontext.go
 			s.Handoff = strings.TrimSpace(s.Handoff + "\n\n" + tc)
@@ -229,12 +231,12 @@ func (b *Bot) onPick(ctx context.Context, j *job) {
 	if !b.activate(ctx, c, a, it) || pending == "" {
 		return
 	}
-	if isGreetingOnly(pending, a.Name) {
-		b.setState(c.Session, func(st *threadState) { st.Pending = "" })
+	if greeting.Only(pending, a.Name) {
+		b.setState(c.Session, func(st *threadstate.State) { st.Pending = "" })
 		b.saveSession(c.Session, "drop the message the greeting answered")
 		return
 	}
-	b.setState(c.Session, func(st *threadState) { st.Pending, st.Seq = "", j.seq })
+	b.setState(c.Session, func(st *threadstate.State) { st.Pending, st.Seq = "", j.seq })
 	b.runTurn(ctx, c, it, pending)
 }
 

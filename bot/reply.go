@@ -5,7 +5,9 @@ import (
 	"errors"
 	"strings"
 
+	"agentbot/bot/lease"
 	"agentbot/bot/render"
+	"agentbot/bot/running"
 	"agentbot/bot/slackmd"
 	"agentbot/engine"
 	"agentbot/engine/llm"
@@ -17,7 +19,7 @@ import (
 // buttons, what a failure says).
 type reply struct {
 	r  *render.Reply
-	rt *runningTurn // the turn, to tell whether someone stopped it
+	rt *running.Turn // the turn, to tell whether someone stopped it
 	// stoppedBy is the user who stopped the turn: its late answer is not
 	// posted.
 	stoppedBy string
@@ -27,7 +29,7 @@ type reply struct {
 // agent that speaks, and the documents the turn saves are read from the
 // store when they are uploaded. Under a thread lease (ctx) every Slack call
 // is fenced, the reply's output is recorded with the turn's queue seq
-// (threadState.Seq), and a stream an earlier run of the turn left open is
+// (threadstate.State.Seq), and a stream an earlier run of the turn left open is
 // closed first.
 func (b *Bot) newReply(ctx context.Context, it item, s *engine.Session) *reply {
 	rep := &reply{}
@@ -36,7 +38,7 @@ func (b *Bot) newReply(ctx context.Context, it item, s *engine.Session) *reply {
 		Streaming: !b.cfg.NoStreaming,
 		Speaker:   speaker(s),
 		Feedback:  feedbackBlock(),
-		Stopped:   func() bool { return rep.rt != nil && rep.rt.stoppedBy() != "" },
+		Stopped:   func() bool { return rep.rt != nil && rep.rt.StoppedBy() != "" },
 		Upload: func(ev engine.Event) {
 			// From the store (the project's documents, or the session's
 			// outputs before projects), as any replica would serve it.
@@ -45,13 +47,13 @@ func (b *Bot) newReply(ctx context.Context, it item, s *engine.Session) *reply {
 		},
 		Log: b.log,
 	}
-	if l := leaseOf(ctx); l != nil {
+	if l := lease.Of(ctx); l != nil {
 		st := b.state(s)
 		seq := st.Seq
-		opts.Guard = l.guard
-		opts.Prior = priorOutput(st, seq)
+		opts.Guard = l.Guard
+		opts.Prior = st.Prior(seq)
 		if opts.Prior.Starting {
-			b.closeUnnamed(ctx, it) // fence.go
+			b.closeUnnamed(ctx, it) // leased.go
 		}
 		opts.Record = func(o render.Output) { b.recordOutput(ctx, it.thread().String(), seq, o) }
 	}
@@ -130,8 +132,8 @@ func (rep *reply) finish(res *engine.Result, turnErr error) {
 // friendlyError is what the user reads when a turn fails; details go to the
 // log.
 func friendlyError(err error) string {
-	if msg, ok := budgetMessage(err); ok {
-		return msg
+	if be, ok := errors.AsType[*engine.BudgetError](err); ok {
+		return be.Message() // the plain message of a turn refused at a cap (engine.Budgets)
 	}
 	if _, ok := errors.AsType[*engine.SaveError](err); ok {
 		return "I couldn't save this conversation: agentbot's database is unreachable right now. Your message is kept, and I'll answer it once the database is back."

@@ -1,6 +1,9 @@
 package bot
 
-import "agentbot/bot/render"
+import (
+	"agentbot/bot/keys"
+	"agentbot/bot/render"
+)
 
 // actionStop is the action id of the Stop button of a running turn
 // (bot/render shows it).
@@ -13,7 +16,7 @@ func (b *Bot) onStopClick(team, channel, thread, user string, dm bool) {
 		b.ephemeral(channel, user, thread, why)
 		return
 	}
-	if !b.running.stop(team+"/"+channel+"/"+thread, user) {
+	if !b.running.Stop(keys.Thread{Team: team, Channel: channel, Thread: thread}.String(), user) {
 		b.ephemeral(channel, user, thread, "Nothing is running in this thread now.")
 	}
 }

@@ -9,7 +9,7 @@ import (
 
 // threads runs one worker per thread with queued items: turns of a thread
 // run one at a time, in order; different threads run in parallel. A worker
-// works a thread only while it holds the thread's lease (lease.go), so
+// works a thread only while it holds the thread's lease (package lease), so
 // replicas sharing the store never work one thread at once.
 type threads struct {
 	b      *Bot
@@ -110,8 +110,8 @@ func (t *threads) drain(key string) {
 func (t *threads) drainLeased(f storage.Fence) bool {
 	b, key := t.b, f.Key
 	l := b.holdLease(f)
-	defer l.release()
-	for l.ctx.Err() == nil && !b.stopping.Load() {
+	defer l.Release()
+	for l.Context().Err() == nil && !b.stopping.Load() {
 		seq, payload, ok, err := b.cfg.Store.Next(key)
 		if err != nil {
 			b.log.Error("read queue", "err", err)
@@ -124,11 +124,11 @@ func (t *threads) drainLeased(f storage.Fence) bool {
 		err = json.Unmarshal(payload, &it)
 		readable := err == nil
 		if readable {
-			b.process(l.ctx, seq, it)
+			b.process(l.Context(), seq, it)
 		} else {
 			b.log.Error("drop unreadable queued item", "seq", seq, "err", err)
 		}
-		if l.ctx.Err() != nil || l.keep.Load() {
+		if l.Context().Err() != nil || l.Kept() {
 			// Cancelled at shutdown, or the lease was lost: keep the item
 			// for the restart or the replica that holds the thread now;
 			// or it could not be stored: keep it for the next scan.
@@ -136,7 +136,7 @@ func (t *threads) drainLeased(f storage.Fence) bool {
 		}
 		// The posted marker and the dequeue are one fenced write: a
 		// replica that lost the thread changes neither.
-		if err := l.complete(seq, readable && itemHandlers[it.Kind].conversation); err != nil {
+		if err := b.complete(l, seq, readable && itemHandlers[it.Kind].conversation); err != nil {
 			b.log.Error("dequeue", "err", err)
 			return false
 		}

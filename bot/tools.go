@@ -7,6 +7,7 @@ import (
 
 	"github.com/slack-go/slack"
 
+	"agentbot/bot/keys"
 	"agentbot/bot/view"
 )
 
@@ -95,7 +96,7 @@ type ChannelToolsReader interface {
 // (the engine is built first). A key without a channel has none.
 func ChannelServers(st ChannelToolsReader) func(sessionKey string) ([]string, error) {
 	return func(sessionKey string) ([]string, error) {
-		k, ok := parseThreadKey(sessionKey)
+		k, ok := keys.ParseThread(sessionKey)
 		if !ok || k.Channel == "" {
 			return nil, nil
 		}

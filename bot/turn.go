@@ -7,6 +7,8 @@ import (
 
 	"github.com/slack-go/slack"
 
+	"agentbot/bot/running"
+	"agentbot/bot/threadstate"
 	"agentbot/engine"
 	"agentbot/engine/transcript"
 )
@@ -17,7 +19,7 @@ type threadTurn struct {
 	c     *engine.Conversation
 	it    item
 	r     *reply
-	rt    *runningTurn
+	rt    *running.Turn
 	start time.Time
 	// What the session held before the turn: its running skill, its
 	// number of outputs, and the calls that waited for approval (with
@@ -44,7 +46,7 @@ func (b *Bot) runTurn(ctx context.Context, c *engine.Conversation, it item, inpu
 	t, tctx, done := b.beforeTurn(ctx, c, it, input)
 	defer done()
 	t.res, t.err = c.Run(tctx, input, t.r.emit, nil)    // approvals are decided by clicks, later
-	t.err = b.storeFailed(ctx, c.Session, t.res, t.err) // fence.go
+	t.err = b.storeFailed(ctx, c.Session, t.res, t.err) // leased.go
 	for _, step := range afterTurn {
 		step(b, ctx, t)
 	}
@@ -60,9 +62,9 @@ func (b *Bot) beforeTurn(ctx context.Context, c *engine.Conversation, it item, i
 	c.Person = it.User // the author of the documents the turn saves
 	tctx, cancel := context.WithCancel(ctx)
 	key := it.thread().String()
-	t.rt = b.running.start(key, cancel)
+	t.rt = b.running.Start(key, cancel)
 	t.r.rt = t.rt
-	if note := b.lateNote(c.Session, it); note != "" { // fence.go
+	if note := b.lateNote(c.Session, it); note != "" { // leased.go
 		t.r.emit(engine.Event{Kind: engine.EventNotice, Text: note})
 	}
 	noteWorkflow(b, c.Session, input)
@@ -72,7 +74,7 @@ func (b *Bot) beforeTurn(ctx context.Context, c *engine.Conversation, it item, i
 	t.waiting, t.waitingPosted = b.waitingApprovals(c.Session)
 	return t, tctx, func() {
 		b.setSessionStatus(ctx, it, slack.AgentSessionStatusActive)
-		b.running.end(key, t.rt)
+		b.running.End(key, t.rt)
 		cancel()
 	}
 }
@@ -98,7 +100,7 @@ func (b *Bot) retitle(ctx context.Context, t *threadTurn) {
 // recordStop handles a turn a person stopped: what was said is kept, the
 // stop is recorded in the transcript, and the late answer is never posted.
 func (b *Bot) recordStop(ctx context.Context, t *threadTurn) {
-	by := t.rt.stoppedBy()
+	by := t.rt.StoppedBy()
 	if by == "" || ctx.Err() != nil {
 		return
 	}
@@ -162,5 +164,5 @@ func noteWorkflow(b *Bot, s *engine.Session, input string) {
 	case it.Trigger != "":
 		name = it.Trigger
 	}
-	b.setState(s, func(st *threadState) { st.Workflow = name })
+	b.setState(s, func(st *threadstate.State) { st.Workflow = name })
 }

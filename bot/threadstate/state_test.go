@@ -1,4 +1,4 @@
-package bot
+package threadstate
 
 import (
 	"path/filepath"
@@ -13,7 +13,7 @@ import (
 )
 
 // A session stored with one Meta key per field (the form before
-// threadState) reads into the same state, and writing the state replaces
+// State) reads into the same state, and writing the state replaces
 // those keys with the one; other Meta entries stay.
 func TestThreadStateReadsTheOldKeys(t *testing.T) {
 	s := &transcript.Session{ID: "s1", Meta: map[string]string{
@@ -26,30 +26,26 @@ func TestThreadStateReadsTheOldKeys(t *testing.T) {
 		"bot.workflow":  "create-prd",
 		"other":         "kept",
 	}}
-	want := threadState{Owner: "U1", Seq: 42, Posted: 41, Pending: "first\n\nsecond",
+	want := State{Owner: "U1", Seq: 42, Posted: 41, Pending: "first\n\nsecond",
 		Approvals: map[string]string{"call_1": "1700000000.000100"},
 		Feedback:  []Feedback{{TS: "1.2", User: "U2", Value: "positive", Agent: "pm", Workflow: "brief", Time: time.Date(2026, 11, 22, 15, 55, 0, 0, time.UTC)}},
 		Workflow:  "create-prd"}
-	got, err := stateOf(s)
+	got, err := Of(s)
 	if err != nil || !reflect.DeepEqual(got, want) {
-		t.Fatalf("stateOf(old keys) = %+v, %v\nwant %+v", got, err, want)
+		t.Fatalf("Of(old keys) = %+v, %v\nwant %+v", got, err, want)
 	}
-	putState(s, got)
+	Put(s, got)
 	for k := range s.Meta {
-		if strings.HasPrefix(k, "bot.") && k != metaThread {
-			t.Errorf("old key %s left after putState", k)
+		if strings.HasPrefix(k, "bot.") && k != MetaKey {
+			t.Errorf("old key %s left after Put", k)
 		}
 	}
 	if s.Meta["other"] != "kept" {
-		t.Errorf("putState dropped another Meta entry: %v", s.Meta)
+		t.Errorf("Put dropped another Meta entry: %v", s.Meta)
 	}
-	again, err := stateOf(s)
+	again, err := Of(s)
 	if err != nil || !reflect.DeepEqual(again, want) {
-		t.Fatalf("stateOf after putState = %+v, %v", again, err)
-	}
-	list, err := SessionFeedback(s)
-	if err != nil || len(list) != 1 || list[0].User != "U2" {
-		t.Fatalf("SessionFeedback = %+v, %v", list, err)
+		t.Fatalf("Of after Put = %+v, %v", again, err)
 	}
 }
 
@@ -59,15 +55,15 @@ func TestThreadStateDamaged(t *testing.T) {
 	s := &transcript.Session{ID: "s2", Meta: map[string]string{
 		"bot.owner": "U1", "bot.seq": "not a number", "bot.approvals": "{", "bot.feedback": "[1,", "bot.workflow": "brief",
 	}}
-	got, err := stateOf(s)
+	got, err := Of(s)
 	if err == nil || !strings.Contains(err.Error(), "s2") || !strings.Contains(err.Error(), "seq") || !strings.Contains(err.Error(), "approvals") || !strings.Contains(err.Error(), "feedback") {
 		t.Fatalf("damaged old keys: err = %v", err)
 	}
 	if got.Owner != "U1" || got.Workflow != "brief" || got.Seq != 0 || got.Feedback != nil {
 		t.Fatalf("the readable parts were not kept: %+v", got)
 	}
-	s.Meta = map[string]string{metaThread: `{"owner":`}
-	if _, err := stateOf(s); err == nil {
+	s.Meta = map[string]string{MetaKey: `{"owner":`}
+	if _, err := Of(s); err == nil {
 		t.Fatal("a damaged thread state read without an error")
 	}
 }
@@ -88,12 +84,12 @@ func TestThreadStateOnV1Data(t *testing.T) {
 		t.Fatal(err)
 	}
 	msgs := len(rec.Messages)
-	got, err := stateOf(rec)
-	if err != nil || !reflect.DeepEqual(got, threadState{}) {
-		t.Fatalf("stateOf(v1 session) = %+v, %v", got, err)
+	got, err := Of(rec)
+	if err != nil || !reflect.DeepEqual(got, State{}) {
+		t.Fatalf("Of(v1 session) = %+v, %v", got, err)
 	}
-	want := threadState{Owner: "U1", Seq: 7, Workflow: "brief"}
-	putState(rec, want)
+	want := State{Owner: "U1", Seq: 7, Workflow: "brief"}
+	Put(rec, want)
 	if err := st.SaveSession(rec); err != nil {
 		t.Fatal(err)
 	}
@@ -107,18 +103,7 @@ func TestThreadStateOnV1Data(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if got, err := stateOf(rec); err != nil || !reflect.DeepEqual(got, want) || len(rec.Messages) != msgs {
+	if got, err := Of(rec); err != nil || !reflect.DeepEqual(got, want) || len(rec.Messages) != msgs {
 		t.Fatalf("after a save and a reopen: %+v, %v, %d messages (want %d)", got, err, len(rec.Messages), msgs)
-	}
-}
-
-// Thread keys round-trip, and keys of another shape are not a thread's.
-func TestThreadKey(t *testing.T) {
-	k := threadKey{Team: "T1", Channel: "D2", Thread: "1700000000.000100"}
-	if got, ok := parseThreadKey(k.String()); !ok || got != k || !got.dm() {
-		t.Fatalf("round trip of %v: %v %v", k, got, ok)
-	}
-	if _, ok := parseThreadKey("chat/name"); ok {
-		t.Fatal("a terminal session key parsed as a thread's")
 	}
 }

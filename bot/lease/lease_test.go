@@ -1,0 +1,127 @@
+package lease
+
+import (
+	"context"
+	"errors"
+	"io"
+	"log/slog"
+	"testing"
+	"time"
+
+	"agentbot/engine/transcript"
+	"agentbot/storage"
+	"agentbot/storage/bolt"
+)
+
+const key = "T1/C1/1700000000.000100"
+
+// hold opens a store, takes key's lease for replica a and holds it.
+func hold(t *testing.T, ttl time.Duration) (*bolt.Store, *Fences, *Held) {
+	t.Helper()
+	st, err := bolt.Open(t.TempDir())
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { st.Close() })
+	f, ok, err := st.TakeLease(key, "a", ttl)
+	if err != nil || !ok {
+		t.Fatalf("take lease: %v %v", ok, err)
+	}
+	fences := NewFences(st)
+	l := Hold(context.Background(), f, Config{Store: st, Fences: fences, TTL: ttl, Replica: "a",
+		Log: slog.New(slog.NewTextHandler(io.Discard, nil))})
+	return st, fences, l
+}
+
+// session stores a session of the thread, as the engine's first save
+// would.
+func session(t *testing.T, st *bolt.Store) *transcript.Session {
+	t.Helper()
+	s, err := st.NewSession(key)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return s
+}
+
+// A held lease is renewed past its TTL; its work finds it in the context;
+// an item completes under it with its meta, and the output a save applies
+// is dropped with it; on release another replica may take the thread.
+func TestHeldLeaseRenewsCompletesAndReleases(t *testing.T) {
+	st, fences, l := hold(t, 300*time.Millisecond)
+	if Of(l.Context()) != l || Of(context.Background()) != nil {
+		t.Fatal("Of does not find the lease in its context only")
+	}
+	time.Sleep(700 * time.Millisecond) // over two TTLs: only renewals keep it
+	if err := l.Guard(); err != nil || l.Context().Err() != nil {
+		t.Fatalf("lease lost while renewed: %v, %v", err, l.Context().Err())
+	}
+	if ok, _ := st.Lease(key, "b", time.Second); ok {
+		t.Fatal("another replica took a renewed lease")
+	}
+	s := session(t, st)
+	fences.KeepOutput(key, func(s *transcript.Session) { s.SetMeta("out", "shown") })
+	if err := fences.SaveSession(s); err != nil || s.Meta["out"] != "shown" {
+		t.Fatalf("fenced save: %v, meta %v", err, s.Meta)
+	}
+	seq, err := st.Enqueue(key, []byte(`{"text":"hi"}`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := l.Complete(seq, func() (map[string]string, error) { return map[string]string{"posted": "1"}, nil }); err != nil {
+		t.Fatalf("complete: %v", err)
+	}
+	if _, _, ok, _ := st.Next(key); ok {
+		t.Fatal("the completed item is still queued")
+	}
+	if rec, _ := st.FindMeta(key); rec == nil || rec.Meta["posted"] != "1" {
+		t.Fatalf("the meta of the completion is not stored: %+v", rec)
+	}
+	delete(s.Meta, "out")
+	if err := fences.SaveSession(s); err != nil || s.Meta["out"] != "" {
+		t.Fatalf("the output is applied after its item completed: %v, %v", err, s.Meta)
+	}
+	l.Release()
+	if ok, err := st.Lease(key, "b", time.Second); err != nil || !ok {
+		t.Fatalf("the released lease was not free: %v %v", ok, err)
+	}
+}
+
+// A lease another replica took over is lost at the next renewal: the
+// context ends, Guard refuses, the fenced save and the completion are
+// refused with ErrFenced, and the release leaves the new holder's lease.
+func TestLostLeaseFencesEveryWrite(t *testing.T) {
+	st, fences, l := hold(t, 300*time.Millisecond)
+	if err := st.ReleaseLease(key, "a"); err != nil { // as if it expired
+		t.Fatal(err)
+	}
+	if _, ok, err := st.TakeLease(key, "b", time.Minute); err != nil || !ok {
+		t.Fatalf("b takes the thread over: %v %v", ok, err)
+	}
+	select {
+	case <-l.Context().Done():
+	case <-time.After(2 * time.Second):
+		t.Fatal("the lease was not lost at the renewal")
+	}
+	if err := l.Guard(); err == nil {
+		t.Fatal("Guard passes a lost lease")
+	}
+	s := session(t, st)
+	if err := fences.SaveSession(s); !errors.Is(err, storage.ErrFenced) {
+		t.Fatalf("save after the loss: %v, want ErrFenced", err)
+	}
+	seq, err := st.Enqueue(key, []byte(`{"text":"hi"}`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := l.Complete(seq, func() (map[string]string, error) { return nil, nil }); !errors.Is(err, storage.ErrFenced) {
+		t.Fatalf("complete after the loss: %v, want ErrFenced", err)
+	}
+	if _, _, ok, _ := st.Next(key); !ok {
+		t.Fatal("a lost lease's completion dequeued the item")
+	}
+	l.Release()
+	if ok, _ := st.Lease(key, "c", time.Second); ok {
+		t.Fatal("the release of a lost lease freed the new holder's")
+	}
+}
