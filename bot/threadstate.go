@@ -22,6 +22,13 @@ type threadState struct {
 	// Seq is the queue seq of the last item handed to a turn, so a replay
 	// after a crash resumes the turn instead of repeating its input.
 	Seq uint64 `json:"seq,omitempty"`
+	// Input is the message item of Seq, once a turn took it: when that
+	// turn stored the message and failed, and an earlier message comes
+	// late, the stored one is answered first (answerStored).
+	Input *seqItem `json:"input,omitempty"`
+	// Early are the queue seqs of items answered ahead of their turn in
+	// the queue (answerStored), newest last: their turn posts nothing.
+	Early []uint64 `json:"early,omitempty"`
 	// Posted is the queue seq of the last item whose reply was posted: a
 	// replay of it, after a crash between posting and dequeueing, posts
 	// nothing.
@@ -42,6 +49,12 @@ type threadState struct {
 	Answered string `json:"answered,omitempty"`
 	// Output is what the turn in flight showed in the thread (fence.go).
 	Output *turnOutput `json:"output,omitempty"`
+}
+
+// seqItem is a queued item with its seq.
+type seqItem struct {
+	Seq  uint64 `json:"seq"`
+	Item item   `json:"item"`
 }
 
 // metaThread is the session Meta key holding the threadState.

@@ -541,8 +541,6 @@ func TestChaosReplicaSIGKILL(t *testing.T) {
 // message is lost or answered twice, and every transcript holds each
 // message once.
 func TestChaosReplicaPostgresRestart(t *testing.T) {
-	knownFailure(t, "every message is answered exactly once, in order, but when a turn stored its user message and then failed to store more, "+
-		"and earlier messages arrived late and were answered first, the retried turn stores the message a second time")
 	cl := pgtest.Cluster(t)
 	c, a, b := pgChaos(t, cl.CreateDB(t), 2*time.Second, 500*time.Millisecond, nil)
 	c.live = func() []int { return []int{a.conn, b.conn} }
