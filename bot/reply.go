@@ -54,7 +54,7 @@ func (b *Bot) newReply(ctx context.Context, it item, s *engine.Session) *reply {
 			// Another item's turn was cut with its stream open, and this
 			// item went first (it came late): the record is about to be
 			// overwritten, so close that stream now, or nobody will.
-			opts.Prior = render.Output{StreamTS: o.StreamTS, Open: true}
+			opts.Other = o.StreamTS
 		}
 		if opts.Prior.Starting {
 			b.closeUnnamed(ctx, it) // fence.go
