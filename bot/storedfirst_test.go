@@ -76,13 +76,7 @@ func TestStoredMessageAnsweredBeforeLateOne(t *testing.T) {
 		t.Fatalf("session %s: %v", key, err)
 	}
 	for _, q := range []string{"q0", "q-later", "q-early"} {
-		n := 0
-		for _, m := range s.Messages {
-			if m.Role == transcript.RoleUser && m.Content == q {
-				n++
-			}
-		}
-		if n != 1 {
+		if n := userCount(s, q); n != 1 {
 			for i, m := range s.Messages {
 				t.Logf("transcript %d %s %q", i, m.Role, m.Content[:min(60, len(m.Content))])
 			}
@@ -95,6 +89,17 @@ func TestStoredMessageAnsweredBeforeLateOne(t *testing.T) {
 	if late := text(r.botMessages(thread)[answerIn(r, thread, "q-early")]); !strings.Contains(late, "Answering an earlier message") {
 		t.Fatalf("the late message's answer, after the later one's, does not say it came late: %q", late)
 	}
+}
+
+// userCount counts the user messages of s that say q.
+func userCount(s *transcript.Session, q string) int {
+	n := 0
+	for _, m := range s.Messages {
+		if m.Role == transcript.RoleUser && m.Content == q {
+			n++
+		}
+	}
+	return n
 }
 
 // answerIn is the index of the bot's answer to q in thread, or -1.
