@@ -670,7 +670,8 @@ func (p *dbProxy) through(t testing.TB, raw string) string {
 // not block past that point), B answers them, and A writes nothing in a
 // thread B holds.
 func TestChaosReplicaDatabaseConnection(t *testing.T) {
-	knownFailure(t, "about one run in three, a reset then a 10 s stall leaves a message unanswered or answered twice")
+	knownFailure(t, "about one run in three, a reset then a 10 s stall leaves a thread's first message unanswered and out of its transcript "+
+		"(the transcript starts at the second; cause not found), or answered it twice (the resume that posted a stored answer again is fixed)")
 	dbURL := pgtest.URL(t)
 	u, _ := url.Parse(dbURL)
 	proxy := newDBProxy(t, u.Host)
