@@ -1,9 +1,12 @@
 package bot
 
 import (
+	"agentbot/bot/lease"
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
+	"slices"
 	"strings"
 
 	"agentbot/bot/greeting"
@@ -75,13 +78,52 @@ func (b *Bot) open(ctx context.Context, it item) *engine.Conversation {
 func (b *Bot) replayed(ctx context.Context, j *job) bool {
 	st := b.state(j.c.Session)
 	switch {
-	case st.Posted == j.seq || st.Prior(j.seq).Done:
+	case st.Posted == j.seq || st.Prior(j.seq).Done || slices.Contains(st.Early, j.seq):
 		return true
 	case j.c.Agent != nil && st.Seq == j.seq:
 		b.runTurn(ctx, j.c, j.it, "")
 		return true
 	}
-	return false
+	return !b.answerStored(ctx, j, st)
+}
+
+// maxEarly bounds threadState.Early: an item answered early is skipped
+// when the queue reaches it, soon after.
+const maxEarly = 16
+
+// answerStored answers first the message of a later item whose turn stored
+// it in the transcript and then failed (the item stays queued), when
+// another item, an earlier message that came late, goes before it: the
+// turn resumes, so the transcript holds that message once, answered where
+// it stands, and the late message's answer says it came late (lateNote).
+// The later item is skipped when the queue reaches it (threadState.Early).
+// It reports whether j may go on: not when the resumed turn could not be
+// stored, and j waits, queued, for the store.
+func (b *Bot) answerStored(ctx context.Context, j *job, st threadstate.State) bool {
+	s := j.c.Session
+	n := len(s.Messages)
+	if j.c.Agent == nil || st.Input == nil || st.Input.Seq != st.Seq || st.Seq == j.seq || st.Posted == st.Seq ||
+		n == 0 || s.Messages[n-1].Role != transcript.RoleUser || len(s.Pending) > 0 {
+		return true
+	}
+	var stored item
+	if err := json.Unmarshal(st.Input.Item, &stored); err != nil {
+		b.log.Warn("thread state: the stored message's item does not read", "session", s.ID, "err", err)
+		return true
+	}
+	b.log.Info("answer a stored message before one that came late", "session", s.ID, "seq", st.Seq, "late", j.seq)
+	b.runTurn(ctx, j.c, stored, "")
+	if l := lease.Of(ctx); l != nil && l.Kept() {
+		return false
+	}
+	if !j.c.Failed() {
+		b.setState(s, func(ts *threadstate.State) {
+			ts.Early = append(ts.Early, st.Seq)
+			ts.Early = ts.Early[max(0, len(ts.Early)-maxEarly):]
+		})
+		b.saveSession(s, "note the message answered ahead of its turn")
+	}
+	return true
 }
 
 // onMessage handles a message (or a menu button) in a thread: a thread
@@ -97,7 +139,7 @@ func (b *Bot) onMessage(ctx context.Context, j *job) {
 	if !ok {
 		return
 	}
-	b.setState(j.c.Session, func(st *threadstate.State) { st.Seq = j.seq })
+	b.setState(j.c.Session, func(st *threadstate.State) { st.Seq, st.Input = j.seq, inputOf(j) })
 	b.runTurn(ctx, j.c, j.it, input)
 }
 
@@ -338,4 +380,13 @@ func (b *Bot) ownerOf(c *engine.Conversation, it item) string {
 		return o
 	}
 	return it.User
+}
+
+// inputOf is j's item for the thread state (threadstate.State.Input).
+func inputOf(j *job) *threadstate.Input {
+	data, err := json.Marshal(j.it)
+	if err != nil {
+		return nil // the item is plain data; a failure only loses the early answer
+	}
+	return &threadstate.Input{Seq: j.seq, Item: data}
 }

@@ -52,6 +52,12 @@ func (b *Bot) newReply(ctx context.Context, it item, s *engine.Session) *reply {
 		seq := st.Seq
 		opts.Guard = l.Guard
 		opts.Prior = st.Prior(seq)
+		if o := st.Output; o != nil && o.Seq != seq && o.Open && !o.Done {
+			// Another item's turn was cut with its stream open, and this
+			// item went first (it came late): the record is about to be
+			// overwritten, so close that stream now, or nobody will.
+			opts.Other = o.StreamTS
+		}
 		if opts.Prior.Starting {
 			b.closeUnnamed(ctx, it) // leased.go
 		}

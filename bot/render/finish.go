@@ -159,11 +159,13 @@ func (r *Reply) finishFallback(o Outcome, tail []slack.Block) {
 	_ = r.update(r.statusTS, Message{Text: done, Blocks: noBlocks})
 }
 
-// finishStart ends a turn that showed nothing yet: the answer is posted.
+// finishStart ends a turn that showed nothing yet: the answer is posted,
+// in place of the earlier run's closed stream when there is one (the
+// answer it resumed was stored: that stream may show it whole).
 func (r *Reply) finishStart(o Outcome, tail []slack.Block) {
 	r.dropStop()
 	if final := answer(o, true); final != "" {
-		r.postFinal("", r.rest(o, final), tail)
+		r.postFinal(r.priorTS, r.rest(o, final), tail)
 	}
 }
 

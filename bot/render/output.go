@@ -51,15 +51,27 @@ func (r *Reply) closePrior(prior Output) {
 	if !prior.Open || prior.StreamTS == "" {
 		return
 	}
-	err := r.again("chat.stopStream", func() error {
-		return r.p.StopStream(r.ctx, r.t.Channel, prior.StreamTS, InterruptedNote())
-	})
+	err := r.stopPrior(prior.StreamTS)
 	if err != nil && !streamClosed(err) {
-		r.log.Error("close the stream an earlier run left open", "ts", prior.StreamTS, "err", err)
 		return
+	}
+	if err != nil {
+		r.priorTS = prior.StreamTS // Slack closed it: the answer may be whole in it
 	}
 	r.out = Output{StreamTS: prior.StreamTS}
 	r.record()
+}
+
+// stopPrior stops a stream an earlier run left open with the interrupted
+// note; a failure other than Slack's "closed already" is logged.
+func (r *Reply) stopPrior(ts string) error {
+	err := r.again("chat.stopStream", func() error {
+		return r.p.StopStream(r.ctx, r.t.Channel, ts, InterruptedNote())
+	})
+	if err != nil && !streamClosed(err) {
+		r.log.Error("close the stream an earlier run left open", "ts", ts, "err", err)
+	}
+	return err
 }
 
 // guarded is a Poster that asks guard before every call, and makes none

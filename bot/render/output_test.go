@@ -131,3 +131,28 @@ func TestTransient(t *testing.T) {
 		}
 	}
 }
+
+// TestResumeAnswersInTheClosedPriorStream: the earlier run's stream was
+// closed already (that run stopped it with the whole answer, then could
+// not record it), and the resumed turn finds its answer stored: the answer
+// replaces that stream's message instead of being posted a second time.
+// A stream another turn left open (Other) is closed and never reused.
+func TestResumeAnswersInTheClosedPriorStream(t *testing.T) {
+	p := newFakePoster(map[string]error{"stop#1": errClosed})
+	r := newTestReply(p, Options{Prior: Output{StreamTS: "S0", Open: true}})
+	r.Finish(Outcome{Text: "Whole"})
+	for _, c := range p.Calls() {
+		if strings.HasPrefix(c, "post ") {
+			t.Fatalf("the answer was posted again beside the earlier stream: %q", p.Calls())
+		}
+	}
+	if c := p.Calls(); len(c) != 2 || !strings.HasPrefix(c[1], "update S0 ") || !strings.Contains(c[1], "Whole") {
+		t.Fatalf("calls %q, want the stop, then S0 updated with the answer", c)
+	}
+	p2 := newFakePoster(map[string]error{"stop#1": errClosed})
+	r2 := newTestReply(p2, Options{Other: "S9"})
+	r2.Finish(Outcome{Text: "Mine"})
+	if c := p2.Calls(); len(c) != 2 || !strings.HasPrefix(c[0], "stop S9 ") || !strings.HasPrefix(c[1], "post ") {
+		t.Fatalf("calls %q, want the other stream stopped and the answer posted", c)
+	}
+}

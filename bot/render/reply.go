@@ -118,6 +118,9 @@ type Options struct {
 	// Output); Prior is what an earlier run of the turn recorded.
 	Record func(Output)
 	Prior  Output
+	// Other is a stream another turn's run left open (its process died):
+	// it is closed, marked interrupted, and never reused.
+	Other string
 }
 
 // Reply renders one turn into its thread. Emit takes the engine's events
@@ -137,6 +140,7 @@ type Reply struct {
 	mode      mode
 	streamTS  string // the open stream
 	brokenTS  string // the stream Slack refused: the answer replaces it
+	priorTS   string // the earlier run's stream, closed already: an answer showing nothing else replaces it
 	statusTS  string // the fallback's status message
 	stopTS    string // the Stop button's message beside a stream
 	stopTimer *time.Timer
@@ -167,6 +171,9 @@ func New(ctx context.Context, p Poster, t Thread, opts Options) *Reply {
 	}
 	if !opts.Streaming {
 		r.mode = modeFallback
+	}
+	if opts.Other != "" {
+		_ = r.stopPrior(opts.Other)
 	}
 	r.closePrior(opts.Prior)
 	return r

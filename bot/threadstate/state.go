@@ -25,6 +25,13 @@ type State struct {
 	// Seq is the queue seq of the last item handed to a turn, so a replay
 	// after a crash resumes the turn instead of repeating its input.
 	Seq uint64 `json:"seq,omitempty"`
+	// Input is the queued item of Seq, once a turn took it: when that
+	// turn stored the message and failed, and an earlier message comes
+	// late, the stored one is answered first (the bot's answerStored).
+	Input *Input `json:"input,omitempty"`
+	// Early are the queue seqs of items answered ahead of their turn in
+	// the queue, newest last: their turn posts nothing.
+	Early []uint64 `json:"early,omitempty"`
 	// Posted is the queue seq of the last item whose reply was posted: a
 	// replay of it, after a crash between posting and dequeueing, posts
 	// nothing.
@@ -162,4 +169,11 @@ func (st State) Encode() string {
 		panic(fmt.Sprintf("encode thread state: %v", err)) // strings, numbers and maps only
 	}
 	return string(data)
+}
+
+// Input is a queued item with its seq; Item is the bot's own item, as
+// JSON.
+type Input struct {
+	Seq  uint64          `json:"seq"`
+	Item json.RawMessage `json:"item"`
 }
