@@ -90,25 +90,7 @@ func eachSent(s *Session, fn func(m *transcript.Message)) {
 		return
 	}
 	fn(&msgs[0])
-	first := 1
-	var kept [2]int
-	if c := s.Compaction; c != nil && c.Upto > 1 && c.Upto <= len(msgs) {
-		sum := transcript.Message{Role: transcript.RoleUser, Content: summaryMessage(c)}
-		fn(&sum)
-		if k := c.Kept; k != nil && k.Assistant < len(msgs) && k.Result < len(msgs) {
-			a := msgs[k.Assistant]
-			for _, tc := range a.ToolCalls {
-				if tc.ID == k.CallID {
-					a.Content, a.ToolCalls = "", []transcript.ToolCall{tc}
-					fn(&a)
-					fn(&msgs[k.Result])
-					kept = [2]int{k.Assistant, k.Result}
-					break
-				}
-			}
-		}
-		first = c.Upto
-	}
+	first, kept := sentCompaction(s, fn)
 	if s.Elided > first && s.stubs == nil {
 		s.stubs = map[int]*transcript.Message{}
 	}
@@ -121,12 +103,7 @@ func eachSent(s *Session, fn func(m *transcript.Message)) {
 		st, cached := s.stubs[i]
 		if !cached {
 			if calls == nil {
-				calls = map[string]transcript.ToolCall{}
-				for _, m := range msgs[:s.Elided] {
-					for _, tc := range m.ToolCalls {
-						calls[tc.ID] = tc
-					}
-				}
+				calls = callsBefore(msgs, s.Elided)
 			}
 			st = stubOf(msgs, i, calls)
 			s.stubs[i] = st // nil: the message is sent as it is
@@ -137,6 +114,45 @@ func eachSent(s *Session, fn func(m *transcript.Message)) {
 			fn(&msgs[i])
 		}
 	}
+}
+
+// sentCompaction calls fn with what a compaction puts in place of the
+// messages before its Upto: the summary, and the active workflow's load
+// it kept. It returns the first message sent after them, and the indexes
+// of the kept call's assistant message and result (0, 0 for none).
+func sentCompaction(s *Session, fn func(m *transcript.Message)) (first int, kept [2]int) {
+	msgs := s.Messages
+	c := s.Compaction
+	if c == nil || c.Upto <= 1 || c.Upto > len(msgs) {
+		return 1, kept
+	}
+	sum := transcript.Message{Role: transcript.RoleUser, Content: summaryMessage(c)}
+	fn(&sum)
+	k := c.Kept
+	if k == nil || k.Assistant >= len(msgs) || k.Result >= len(msgs) {
+		return c.Upto, kept
+	}
+	a := msgs[k.Assistant]
+	for _, tc := range a.ToolCalls {
+		if tc.ID == k.CallID {
+			a.Content, a.ToolCalls = "", []transcript.ToolCall{tc}
+			fn(&a)
+			fn(&msgs[k.Result])
+			return c.Upto, [2]int{k.Assistant, k.Result}
+		}
+	}
+	return c.Upto, kept
+}
+
+// callsBefore maps the ids of the tool calls in msgs[:n] to the calls.
+func callsBefore(msgs []transcript.Message, n int) map[string]transcript.ToolCall {
+	calls := map[string]transcript.ToolCall{}
+	for _, m := range msgs[:n] {
+		for _, tc := range m.ToolCalls {
+			calls[tc.ID] = tc
+		}
+	}
+	return calls
 }
 
 // stubOf returns the elided form of message i, or nil when it is sent as
