@@ -826,6 +826,14 @@ func admitRejectsBadInput(t *testing.T, b storage.Backend) {
 }
 
 func queueNextPendingDequeue(t *testing.T, b storage.Backend) {
+	seqs, other := queueFilled(t, b)
+	queueDrained(t, b, seqs, other)
+}
+
+// queueFilled checks an empty queue, then fills k1 with three items and
+// k0 with one and checks what Pending and Next read; it returns k1's seqs
+// and k0's.
+func queueFilled(t *testing.T, b storage.Backend) ([]uint64, uint64) {
 	c := clock(t, b)
 	if _, _, ok, err := b.Next("k1"); ok || err != nil {
 		t.Fatalf("Next on an empty queue = %v, %v", ok, err)
@@ -862,6 +870,12 @@ func queueNextPendingDequeue(t *testing.T, b storage.Backend) {
 	if keys, err := b.PendingKeys(); err != nil || !slices.Equal(keys, []string{"k0", "k1"}) {
 		t.Fatalf("PendingKeys = %v, %v", keys, err)
 	}
+	return seqs, s2
+}
+
+// queueDrained dequeues the items queueFilled queued, in and out of order,
+// and checks that seqs are never reused.
+func queueDrained(t *testing.T, b storage.Backend, seqs []uint64, s2 uint64) {
 	must(t, b.Dequeue("k1", seqs[0]))
 	if err := b.Dequeue("k1", seqs[0]); !errors.Is(err, storage.ErrNotFound) {
 		t.Errorf("dequeue twice: %v", err)
