@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"io/fs"
+	"log/slog"
 	"os"
 	"path"
 	"path/filepath"
@@ -159,67 +160,87 @@ func (e *Engine) syncOutputs(s *Session, root, inputRoot string) {
 	if e.cfg.Outputs == nil || root == "" || len(s.Outputs) == 0 {
 		return
 	}
-	log := e.cfg.Logger.With("session", s.ID)
-	roots := map[string]*os.Root{}
-	defer func() {
-		for _, r := range roots {
-			r.Close()
-		}
-	}()
-	open := func(dir string) *os.Root {
-		if r, ok := roots[dir]; ok {
-			return r
-		}
-		r, err := os.OpenRoot(dir)
-		if err != nil {
-			log.Error("open session folder", "err", err)
-		}
-		roots[dir] = r
-		return r
-	}
+	sy := &outputSync{e: e, session: s.ID, log: e.cfg.Logger.With("session", s.ID), roots: map[string]*os.Root{}}
+	defer sy.close()
 	for _, o := range transcript.Latest(s.Outputs) {
 		dir, name := root, filepath.FromSlash(o.Path)
 		if rest, ok := strings.CutPrefix(o.Path, transcript.InputPrefix); ok {
 			dir, name = inputRoot, filepath.FromSlash(rest) // a file people shared
 		}
 		if !filepath.IsLocal(name) || dir == "" {
-			log.Warn("document path is not under /outputs; not synced", "path", o.Path)
+			sy.log.Warn("document path is not under /outputs; not synced", "path", o.Path)
 			continue
 		}
-		r := open(dir)
-		if r == nil {
-			continue
+		if r := sy.open(dir); r != nil {
+			sy.one(r, name, o)
 		}
-		key := storedKey(s.ID, o)
-		fi, err := r.Stat(name)
-		local := err == nil && fi.Mode().IsRegular() && fi.Size() == o.Size
-		if _, ok := e.stored.Load(key); ok && local {
-			continue
+	}
+}
+
+// outputSync is one run of syncOutputs: the session, its log, and the
+// folders opened so far.
+type outputSync struct {
+	e       *Engine
+	session string
+	log     *slog.Logger
+	roots   map[string]*os.Root // nil where the folder could not be opened
+}
+
+// open returns the folder dir opened as a root, once per run; nil when it
+// cannot be opened (logged).
+func (sy *outputSync) open(dir string) *os.Root {
+	if r, ok := sy.roots[dir]; ok {
+		return r
+	}
+	r, err := os.OpenRoot(dir)
+	if err != nil {
+		sy.log.Error("open session folder", "err", err)
+	}
+	sy.roots[dir] = r
+	return r
+}
+
+// close closes the folders the run opened.
+func (sy *outputSync) close() {
+	for _, r := range sy.roots {
+		if r != nil {
+			r.Close()
 		}
-		data, err := e.OutputData(s.ID, o)
-		switch {
-		case err == nil:
-			if !local || int64(len(data)) != fi.Size() {
-				if werr := writeRooted(r, name, data); werr != nil {
-					log.Error("restore document from the store", "path", o.Path, "err", werr)
-					continue
-				}
+	}
+}
+
+// one brings the document o, at name inside r, up to date with the store,
+// or stores it from its file when only the file has it.
+func (sy *outputSync) one(r *os.Root, name string, o transcript.Output) {
+	key := storedKey(sy.session, o)
+	fi, err := r.Stat(name)
+	local := err == nil && fi.Mode().IsRegular() && fi.Size() == o.Size
+	if _, ok := sy.e.stored.Load(key); ok && local {
+		return
+	}
+	data, err := sy.e.OutputData(sy.session, o)
+	switch {
+	case err == nil:
+		if !local || int64(len(data)) != fi.Size() {
+			if werr := writeRooted(r, name, data); werr != nil {
+				sy.log.Error("restore document from the store", "path", o.Path, "err", werr)
+				return
 			}
-			e.stored.Store(key, struct{}{})
-		case local:
-			// Saved before documents lived in the store: store the file.
-			data, rerr := r.ReadFile(name)
-			if rerr == nil {
-				rerr = e.putOutput(s.ID, o, data)
-			}
-			if rerr != nil {
-				log.Error("store local document", "path", o.Path, "version", o.Version, "err", rerr)
-				continue
-			}
-			log.Info("stored a document kept only locally", "path", o.Path, "version", o.Version)
-		default:
-			log.Error("document is neither stored nor local", "path", o.Path, "version", o.Version, "err", err)
 		}
+		sy.e.stored.Store(key, struct{}{})
+	case local:
+		// Saved before documents lived in the store: store the file.
+		data, rerr := r.ReadFile(name)
+		if rerr == nil {
+			rerr = sy.e.putOutput(sy.session, o, data)
+		}
+		if rerr != nil {
+			sy.log.Error("store local document", "path", o.Path, "version", o.Version, "err", rerr)
+			return
+		}
+		sy.log.Info("stored a document kept only locally", "path", o.Path, "version", o.Version)
+	default:
+		sy.log.Error("document is neither stored nor local", "path", o.Path, "version", o.Version, "err", err)
 	}
 }
 
