@@ -476,29 +476,11 @@ func section(body, name string) string {
 // placeholders resolved in Go, its config, its file list and the files its
 // activation names. It makes the skill the session's active one.
 func (env *toolEnv) loadSkill(name string) (ToolResult, error) {
-	name = strings.TrimSpace(strings.TrimPrefix(name, "skill:"))
-	if i := strings.IndexAny(name, " \t"); i > 0 {
-		name = name[:i] // "skill:NAME args" forwards args in the conversation
+	sk, aliasOf, err := env.findSkill(name)
+	if err != nil {
+		return nil, err
 	}
-	cat := env.e.catalog()
-	sk, ok := cat.FindSkill(env.s.Agent, name)
-	if !ok {
-		var names []string
-		for _, s := range cat.SkillsFor(env.s.Agent) {
-			names = append(names, s.Name)
-		}
-		if len(names) == 0 {
-			return nil, fmt.Errorf("no skill %q: this agent has no skills", name)
-		}
-		return nil, fmt.Errorf("no skill %q; the skills are %s", name, strings.Join(names, ", "))
-	}
-	res := SkillResult{}
-	if sk.Kind == catalog.SkillAlias && sk.AliasOf != "" {
-		if target, ok := cat.FindSkill(env.s.Agent, sk.AliasOf); ok {
-			res.AliasOf = sk.Name
-			sk = target
-		}
-	}
+	res := SkillResult{AliasOf: aliasOf}
 	res.Skill, res.Kind, res.Root = sk.Name, string(sk.Kind), sk.Virtual
 	if sk.Needs != "" {
 		res.Limitation = fmt.Sprintf("This skill needs %s, which this chat runtime lacks. Tell the user, ask them to paste the material it would read (diffs, files, command output), and do only what that material allows.", sk.Needs)
@@ -513,31 +495,9 @@ func (env *toolEnv) loadSkill(name string) (ToolResult, error) {
 		v[k] = val
 	}
 	v["skill-root"], v["skill-name"] = sk.Virtual, sk.Name
-	var table map[string]any
 	if sk.Kind == catalog.SkillAgent || sk.Kind == catalog.SkillWorkflow {
-		merged, err := custom.Skill(sk.Project, sk.Dir)
-		if err != nil {
-			return nil, fmt.Errorf("skill %s cannot start: %s", sk.Name, catalog.RelReason(sk.Project, err))
-		}
-		key := string(sk.Kind)
-		table, _ = merged[key].(map[string]any)
-		fields := map[string]string{}
-		custom.Flatten(key, table, fields)
-		for k, val := range fields {
-			v[k] = val
-		}
-		resolved := expandTable(table, v)
-		if b, err := json.Marshal(resolved); err == nil {
-			res.Customization = b
-		}
-		loaded, plain, factSkills, notes := loadFacts(env.sb, custom.Strings(table["persistent_facts"]))
-		res.Facts = loaded
-		res.Notes = append(res.Notes, notes...)
-		for _, p := range plain {
-			res.Notes = append(res.Notes, "persistent fact: "+p)
-		}
-		for _, s := range factSkills {
-			res.Notes = append(res.Notes, "persistent fact: consult the skill "+s)
+		if err := env.customize(sk, v, &res); err != nil {
+			return nil, err
 		}
 	}
 	md, unknown := vars.ExpandPartial(body, v)
@@ -552,8 +512,79 @@ func (env *toolEnv) loadSkill(name string) (ToolResult, error) {
 	}
 	res.Config["date"] = env.s.Vars["date"]
 	res.Files = sk.Files(maxSkillFiles)
+	env.activateSkill(sk, v)
 
-	// The skill becomes the active one: bare paths resolve in its folder.
+	env.preloadFiles(&res, body, v)
+	if sk.Scripts {
+		res.Scripts = catalog.ScriptsNote
+	}
+	res.MCP = sk.MCPNeeds(env.servers())
+	res.Project = env.projectState(sk) // projectstate.go
+	res.Note = "Loaded by the runtime: customization and config are resolved below, so skip those steps. Keep your persona."
+	return res, nil
+}
+
+// findSkill finds the skill a load_skill call names ("NAME", "skill:NAME",
+// "skill:NAME args"), following an alias to its target, whose name it
+// returns as aliasOf. A missing skill is an error that lists the skills.
+func (env *toolEnv) findSkill(name string) (sk *catalog.Skill, aliasOf string, err error) {
+	name = strings.TrimSpace(strings.TrimPrefix(name, "skill:"))
+	if i := strings.IndexAny(name, " \t"); i > 0 {
+		name = name[:i] // "skill:NAME args" forwards args in the conversation
+	}
+	cat := env.e.catalog()
+	sk, ok := cat.FindSkill(env.s.Agent, name)
+	if !ok {
+		var names []string
+		for _, s := range cat.SkillsFor(env.s.Agent) {
+			names = append(names, s.Name)
+		}
+		if len(names) == 0 {
+			return nil, "", fmt.Errorf("no skill %q: this agent has no skills", name)
+		}
+		return nil, "", fmt.Errorf("no skill %q; the skills are %s", name, strings.Join(names, ", "))
+	}
+	if sk.Kind == catalog.SkillAlias && sk.AliasOf != "" {
+		if target, ok := cat.FindSkill(env.s.Agent, sk.AliasOf); ok {
+			return target, sk.Name, nil
+		}
+	}
+	return sk, "", nil
+}
+
+// customize merges an agent or workflow skill's customization (team and
+// personal overrides) into v and res: its fields as variables, the table
+// resolved, and its persistent facts loaded.
+func (env *toolEnv) customize(sk *catalog.Skill, v vars.Vars, res *SkillResult) error {
+	merged, err := custom.Skill(sk.Project, sk.Dir)
+	if err != nil {
+		return fmt.Errorf("skill %s cannot start: %s", sk.Name, catalog.RelReason(sk.Project, err))
+	}
+	key := string(sk.Kind)
+	table, _ := merged[key].(map[string]any)
+	fields := map[string]string{}
+	custom.Flatten(key, table, fields)
+	for k, val := range fields {
+		v[k] = val
+	}
+	if b, err := json.Marshal(expandTable(table, v)); err == nil {
+		res.Customization = b
+	}
+	loaded, plain, factSkills, notes := loadFacts(env.sb, custom.Strings(table["persistent_facts"]))
+	res.Facts = loaded
+	res.Notes = append(res.Notes, notes...)
+	for _, p := range plain {
+		res.Notes = append(res.Notes, "persistent fact: "+p)
+	}
+	for _, s := range factSkills {
+		res.Notes = append(res.Notes, "persistent fact: consult the skill "+s)
+	}
+	return nil
+}
+
+// activateSkill makes sk the session's active skill: bare paths resolve in
+// its folder, with its workflow.* variables.
+func (env *toolEnv) activateSkill(sk *catalog.Skill, v vars.Vars) {
 	active := &transcript.ActiveSkill{Name: sk.Name, Root: sk.Virtual, Vars: map[string]string{"skill-root": sk.Virtual, "skill-name": sk.Name}}
 	for k, val := range v {
 		if strings.HasPrefix(k, "workflow.") {
@@ -564,15 +595,6 @@ func (env *toolEnv) loadSkill(name string) (ToolResult, error) {
 	env.s.Skill = active
 	env.mu.Unlock()
 	env.sb.SetBase(active.Root, active.Vars)
-
-	env.preloadFiles(&res, body, v)
-	if sk.Scripts {
-		res.Scripts = catalog.ScriptsNote
-	}
-	res.MCP = sk.MCPNeeds(env.servers())
-	res.Project = env.projectState(sk) // projectstate.go
-	res.Note = "Loaded by the runtime: customization and config are resolved below, so skip those steps. Keep your persona."
-	return res, nil
 }
 
 // preloadFiles adds to res the file a launcher skill links and the files
