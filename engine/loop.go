@@ -66,20 +66,7 @@ func (e *Engine) Turn(ctx context.Context, s *Session, input string, emit func(E
 	}
 	defer sb.Close()
 	res := &Result{}
-	tr := &toolEnv{e: e, s: s, sb: sb, emit: emit}
-	thisTurn := map[string]int{} // output path -> index in s.Outputs, saved this turn
-	tr.saved = func(virtual string, data []byte, doc *transcript.DocVersion, project string) (*Output, error) {
-		tr.mu.Lock()
-		defer tr.mu.Unlock()
-		return e.recordOutput(s, sb, savedFile{virtual, data, false, doc, project}, thisTurn, emit)
-	}
-	tr.kept = func(virtual string, data []byte, doc *transcript.DocVersion, project string) error {
-		tr.mu.Lock()
-		defer tr.mu.Unlock()
-		_, err := e.recordOutput(s, sb, savedFile{virtual, data, true, doc, project}, thisTurn, emit)
-		return err
-	}
-
+	tr := e.newToolEnv(s, sb, emit)
 	tr.loadExternal(ctx, input, emit)
 	if len(s.Pending) > 0 {
 		// The last response holds calls waiting for approval. An empty
@@ -113,9 +100,43 @@ func (e *Engine) Turn(ctx context.Context, s *Session, input string, emit func(E
 		return e.loop(ctx, s, tr, res, start, emit)
 	}
 
-	// The menu shortcut: a picked workflow is preloaded before the first
-	// model call.
-	userMsg := input
+	userMsg, answered := e.menuPick(ctx, s, tr, res, input, emit)
+	if answered {
+		res.Duration = time.Since(start)
+		return res, e.save(s)
+	}
+	s.Messages = append(s.Messages, transcript.Message{Role: transcript.RoleUser, Content: userMsg})
+	if err := e.save(s); err != nil {
+		return nil, fmt.Errorf("turn %s: save: %w", s.ID, err)
+	}
+	return e.loop(ctx, s, tr, res, start, emit)
+}
+
+// newToolEnv returns the tools' environment of one turn of s, whose saves
+// are recorded as the session's outputs.
+func (e *Engine) newToolEnv(s *Session, sb *sandbox.Sandbox, emit func(Event)) *toolEnv {
+	tr := &toolEnv{e: e, s: s, sb: sb, emit: emit}
+	thisTurn := map[string]int{} // output path -> index in s.Outputs, saved this turn
+	tr.saved = func(virtual string, data []byte, doc *transcript.DocVersion, project string) (*Output, error) {
+		tr.mu.Lock()
+		defer tr.mu.Unlock()
+		return e.recordOutput(s, sb, savedFile{virtual, data, false, doc, project}, thisTurn, emit)
+	}
+	tr.kept = func(virtual string, data []byte, doc *transcript.DocVersion, project string) error {
+		tr.mu.Lock()
+		defer tr.mu.Unlock()
+		_, err := e.recordOutput(s, sb, savedFile{virtual, data, true, doc, project}, thisTurn, emit)
+		return err
+	}
+	return tr
+}
+
+// menuPick applies the menu shortcut to input: a picked workflow is
+// preloaded before the first model call, and the user's message becomes
+// the pick's note (userMsg). A plain *help is answered with the menu
+// itself, without a model call: answered is set, and the greeting is the
+// turn's text.
+func (e *Engine) menuPick(ctx context.Context, s *Session, tr *toolEnv, res *Result, input string, emit func(Event)) (userMsg string, answered bool) {
 	idx, rest, ok := MatchMenu(s.Agent.Menu, input)
 	if !ok && s.skillMode() && firstTurn(s) {
 		// A first message that clearly names a menu item is dispatched at
@@ -125,33 +146,28 @@ func (e *Engine) Turn(ctx context.Context, s *Session, input string, emit func(E
 		}
 	}
 	it, idx, ok := e.picked(s, idx, ok, input)
-	if ok {
-		if IsPlainHelp(it) {
-			g := greeting(s.Agent, s.Vars)
-			s.Messages = append(s.Messages,
-				transcript.Message{Role: transcript.RoleUser, Content: input},
-				transcript.Message{Role: transcript.RoleAssistant, Content: g.Text})
-			res.Text = g.Text
-			res.Duration = time.Since(start)
-			emit(Event{Kind: EventText, Text: g.Text})
-			return res, e.save(s)
-		}
-		calls := shortcutCalls(it, sb.Exists)
-		if len(calls) > 0 {
-			for i := range calls {
-				calls[i].ID = newCallID(s, len(s.Messages), i)
-			}
-			s.Messages = append(s.Messages, transcript.Message{Role: transcript.RoleAssistant, ToolCalls: calls})
-			s.Messages = append(s.Messages, e.runTools(ctx, tr, calls, emit, nil)...)
-			res.Tools += len(calls)
-		}
-		userMsg = pickNote(s.Agent, idx, it, input, rest, len(calls) > 0)
+	if !ok {
+		return input, false
 	}
-	s.Messages = append(s.Messages, transcript.Message{Role: transcript.RoleUser, Content: userMsg})
-	if err := e.save(s); err != nil {
-		return nil, fmt.Errorf("turn %s: save: %w", s.ID, err)
+	if IsPlainHelp(it) {
+		g := greeting(s.Agent, s.Vars)
+		s.Messages = append(s.Messages,
+			transcript.Message{Role: transcript.RoleUser, Content: input},
+			transcript.Message{Role: transcript.RoleAssistant, Content: g.Text})
+		res.Text = g.Text
+		emit(Event{Kind: EventText, Text: g.Text})
+		return "", true
 	}
-	return e.loop(ctx, s, tr, res, start, emit)
+	calls := shortcutCalls(it, tr.sb.Exists)
+	if len(calls) > 0 {
+		for i := range calls {
+			calls[i].ID = newCallID(s, len(s.Messages), i)
+		}
+		s.Messages = append(s.Messages, transcript.Message{Role: transcript.RoleAssistant, ToolCalls: calls})
+		s.Messages = append(s.Messages, e.runTools(ctx, tr, calls, emit, nil)...)
+		res.Tools += len(calls)
+	}
+	return pickNote(s.Agent, idx, it, input, rest, len(calls) > 0), false
 }
 
 // toolsTokens estimates the tokens of tool definitions.
@@ -177,51 +193,10 @@ func firstTurn(s *Session) bool {
 
 // loop calls the model and runs tools until the model answers without tools.
 func (e *Engine) loop(ctx context.Context, s *Session, tr *toolEnv, res *Result, start time.Time, emit func(Event)) (*Result, error) {
-	emptyRetry, ctxRetry := false, false
-	budgetNoted := false
+	l := &turnLoop{e: e, s: s, tr: tr, res: res, start: start, emit: emit}
 	for iter := 0; ; iter++ {
-		final := iter >= e.cfg.MaxIterations
-		if final {
-			res.LimitReached = true
-			emit(Event{Kind: EventNotice, Text: fmt.Sprintf("I hit the limit of %d steps for one message, so I'm stopping here with a summary.", e.cfg.MaxIterations)})
-			s.Messages = append(s.Messages, transcript.Message{Role: transcript.RoleUser, Content: limitNote})
-		} else if b := e.budget(s, res.Usage); iter > 0 && b.Near() {
-			// Near a cap: this call is the turn's last, without tools.
-			final = true
-			if !budgetNoted {
-				budgetNoted = true
-				res.BudgetNear = true
-				emit(Event{Kind: EventNotice, Text: fmt.Sprintf("I'm close to the %s (%d of %d tokens), so I'm wrapping up this turn.", b.Name, b.Used, b.Limit)})
-				s.Messages = append(s.Messages, transcript.Message{Role: transcript.RoleUser, Content: budgetNote})
-			}
-		}
-		var tools []llm.Tool
-		if !final {
-			tools = tr.definitions()
-		}
-		toolTokens := toolsTokens(tools)
-		if err := e.fitContext(ctx, s, tr.sb, toolTokens, false); err != nil {
-			e.cfg.Logger.Warn("context management", "session", s.ID, "err", err)
-		}
-		req := llm.Request{Messages: requestMessages(s), Tools: tools}
-		resp, err := e.complete(ctx, req, emit)
-		res.Iterations++
-		if err != nil && llm.IsContextLength(err) && !ctxRetry {
-			// The estimate was short: learn that, compact, and retry once.
-			ctxRetry = true
-			if n, ok := llm.ContextWindow(err); ok {
-				s.Window = n
-			} else {
-				s.TokenRatio = max(s.TokenRatio, 1) * 1.3
-			}
-			if cerr := e.fitContext(ctx, s, tr.sb, toolTokens, true); cerr == nil {
-				req = llm.Request{Messages: requestMessages(s), Tools: tools}
-				resp, err = e.complete(ctx, req, emit)
-				res.Iterations++
-			} else {
-				e.cfg.Logger.Warn("context management", "session", s.ID, "err", cerr)
-			}
-		}
+		final := l.lastCall(iter)
+		resp, reqTokens, err := l.call(ctx, final)
 		if err != nil {
 			_ = e.save(s)
 			res.Duration = time.Since(start)
@@ -231,7 +206,7 @@ func (e *Engine) loop(ctx context.Context, s *Session, tr *toolEnv, res *Result,
 		u.Calls = 1
 		res.Usage = res.Usage.Add(u)
 		s.Usage = s.Usage.Add(u)
-		e.learnUsage(s, rawTokens(req.Messages)+toolTokens, resp.Usage.Prompt)
+		e.learnUsage(s, reqTokens, resp.Usage.Prompt)
 		msg := resp.Message
 		msg.Role = transcript.RoleAssistant
 		if final {
@@ -243,37 +218,121 @@ func (e *Engine) loop(ctx context.Context, s *Session, tr *toolEnv, res *Result,
 		var sent []transcript.ToolCall
 		msg, sent = e.storable(s, msg, resp.FinishReason, emit)
 		if len(msg.ToolCalls) == 0 && strings.TrimSpace(msg.Content) == "" {
-			if !emptyRetry && !final {
-				emptyRetry = true // ask once more, with the identical request
+			if !l.emptyRetry && !final {
+				l.emptyRetry = true // ask once more, with the identical request
 				continue
 			}
 			msg.Content = "(The model returned an empty answer. Please rephrase or try again.)"
 			emit(Event{Kind: EventNotice, Text: msg.Content})
 		}
-		s.Messages = append(s.Messages, msg)
-		if len(msg.ToolCalls) == 0 {
-			res.Text = msg.Content
-			res.Duration = time.Since(start)
-			return res, e.save(s)
-		}
-		// Keep the model's reply even if the process dies while tools run;
-		// the next turn gives unfinished calls an error result.
-		if err := e.save(s); err != nil {
-			return res, fmt.Errorf("turn %s: save: %w", s.ID, err)
-		}
-		if asks := tr.asks(sent); len(asks) > 0 {
-			return e.pause(ctx, s, tr, res, msg.ToolCalls, sent, asks, start, emit)
-		}
-		s.Messages = append(s.Messages, e.runTools(ctx, tr, sent, emit, nil)...)
-		res.Tools += len(msg.ToolCalls)
-		if err := e.save(s); err != nil {
-			return res, fmt.Errorf("turn %s: save: %w", s.ID, err)
-		}
-		if ctx.Err() != nil {
-			res.Duration = time.Since(start)
-			return res, fmt.Errorf("turn %s: %w", s.ID, ctx.Err())
+		if done, err := l.step(ctx, msg, sent); done || err != nil {
+			return res, err
 		}
 	}
+}
+
+// turnLoop is the state of one turn's loop: the retries it has spent and
+// whether the budget note was given.
+type turnLoop struct {
+	e     *Engine
+	s     *Session
+	tr    *toolEnv
+	res   *Result
+	start time.Time
+	emit  func(Event)
+
+	emptyRetry, ctxRetry, budgetNoted bool
+}
+
+// lastCall reports whether call iter is the turn's last, made without
+// tools: the iteration limit is reached, or a token cap is near. It adds
+// the runtime's note the first time.
+func (l *turnLoop) lastCall(iter int) bool {
+	e, s := l.e, l.s
+	if iter >= e.cfg.MaxIterations {
+		l.res.LimitReached = true
+		l.emit(Event{Kind: EventNotice, Text: fmt.Sprintf("I hit the limit of %d steps for one message, so I'm stopping here with a summary.", e.cfg.MaxIterations)})
+		s.Messages = append(s.Messages, transcript.Message{Role: transcript.RoleUser, Content: limitNote})
+		return true
+	}
+	b := e.budget(s, l.res.Usage)
+	if iter == 0 || !b.Near() {
+		return false
+	}
+	if !l.budgetNoted {
+		l.budgetNoted = true
+		l.res.BudgetNear = true
+		l.emit(Event{Kind: EventNotice, Text: fmt.Sprintf("I'm close to the %s (%d of %d tokens), so I'm wrapping up this turn.", b.Name, b.Used, b.Limit)})
+		s.Messages = append(s.Messages, transcript.Message{Role: transcript.RoleUser, Content: budgetNote})
+	}
+	return true
+}
+
+// call makes the model call of one iteration, fitting the context first;
+// a provider's context-length refusal is learned from, compacted for and
+// retried once a turn. It returns the estimated tokens the request sent.
+func (l *turnLoop) call(ctx context.Context, final bool) (*llm.Response, int, error) {
+	e, s := l.e, l.s
+	var tools []llm.Tool
+	if !final {
+		tools = l.tr.definitions()
+	}
+	toolTokens := toolsTokens(tools)
+	if err := e.fitContext(ctx, s, l.tr.sb, toolTokens, false); err != nil {
+		e.cfg.Logger.Warn("context management", "session", s.ID, "err", err)
+	}
+	req := llm.Request{Messages: requestMessages(s), Tools: tools}
+	resp, err := e.complete(ctx, req, l.emit)
+	l.res.Iterations++
+	if err != nil && llm.IsContextLength(err) && !l.ctxRetry {
+		// The estimate was short: learn that, compact, and retry once.
+		l.ctxRetry = true
+		if n, ok := llm.ContextWindow(err); ok {
+			s.Window = n
+		} else {
+			s.TokenRatio = max(s.TokenRatio, 1) * 1.3
+		}
+		if cerr := e.fitContext(ctx, s, l.tr.sb, toolTokens, true); cerr == nil {
+			req = llm.Request{Messages: requestMessages(s), Tools: tools}
+			resp, err = e.complete(ctx, req, l.emit)
+			l.res.Iterations++
+		} else {
+			e.cfg.Logger.Warn("context management", "session", s.ID, "err", cerr)
+		}
+	}
+	return resp, rawTokens(req.Messages) + toolTokens, err
+}
+
+// step stores the model's reply msg and runs the calls it sent (or pauses
+// for approvals); done is set when the turn ends here, with the answer in
+// res, or with err.
+func (l *turnLoop) step(ctx context.Context, msg transcript.Message, sent []transcript.ToolCall) (done bool, err error) {
+	e, s, res := l.e, l.s, l.res
+	s.Messages = append(s.Messages, msg)
+	if len(msg.ToolCalls) == 0 {
+		res.Text = msg.Content
+		res.Duration = time.Since(l.start)
+		return true, e.save(s)
+	}
+	// Keep the model's reply even if the process dies while tools run;
+	// the next turn gives unfinished calls an error result.
+	if err := e.save(s); err != nil {
+		return true, fmt.Errorf("turn %s: save: %w", s.ID, err)
+	}
+	if asks := l.tr.asks(sent); len(asks) > 0 {
+		_, err := e.pause(ctx, s, l.tr, res, msg.ToolCalls, sent, asks, l.start, l.emit)
+		return true, err
+	}
+	s.Messages = append(s.Messages, e.runTools(ctx, l.tr, sent, l.emit, nil)...)
+	res.Tools += len(msg.ToolCalls)
+	if err := e.save(s); err != nil {
+		return true, fmt.Errorf("turn %s: save: %w", s.ID, err)
+	}
+	if ctx.Err() != nil {
+		res.Duration = time.Since(l.start)
+		return true, fmt.Errorf("turn %s: %w", s.ID, ctx.Err())
+	}
+	return false, nil
 }
 
 // invalidCallName names a stored tool call that came without a name.
