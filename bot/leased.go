@@ -192,11 +192,21 @@ func (b *Bot) closeUnnamed(ctx context.Context, it item) {
 // stored) and the item is worked under a lease; it reports whether it
 // did. Nothing is posted: the message is not lost, only late.
 func (b *Bot) retryLater(ctx context.Context, err error) bool {
-	l := lease.Of(ctx)
-	if l == nil || errors.Is(err, storage.ErrExists) {
+	if errors.Is(err, storage.ErrExists) {
 		return false
 	}
 	if _, ok := errors.AsType[*engine.SaveError](err); !ok {
+		return false
+	}
+	return b.keepQueued(ctx)
+}
+
+// keepQueued keeps the item in hand queued, to be tried again once the
+// store answers, when it is worked under a lease; it reports whether it
+// did.
+func (b *Bot) keepQueued(ctx context.Context) bool {
+	l := lease.Of(ctx)
+	if l == nil {
 		return false
 	}
 	l.Keep()

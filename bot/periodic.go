@@ -12,7 +12,7 @@ import (
 func (t *threads) startPeriodic(ctx context.Context) {
 	b := t.b
 	every := b.approvalSweepEvery()
-	scanEvery := max(int((b.cfg.LeaseTTL/3)/every), 1) // in ticks
+	scanEvery := max(int(b.scanInterval()/every), 1) // in ticks
 	t.wg.Add(1)
 	go func() {
 		defer t.wg.Done()

@@ -120,9 +120,10 @@ func (rep *reply) emit(ev engine.Event) { rep.r.Emit(ev) }
 func (rep *reply) armStop() { rep.r.ArmStop() }
 
 // finish uploads the documents of this turn, then posts the final answer
-// with feedback buttons (or, after a stop, only says so).
-func (rep *reply) finish(res *engine.Result, turnErr error) {
-	o := render.Outcome{StoppedBy: rep.stoppedBy}
+// with feedback buttons (or, after a stop, only says so). kept says the
+// item stays queued, to run again: a failure is then only a notice.
+func (rep *reply) finish(res *engine.Result, turnErr error, kept bool) {
+	o := render.Outcome{StoppedBy: rep.stoppedBy, Retry: kept}
 	if res != nil {
 		o.Text = res.Text
 		if turnErr == nil {

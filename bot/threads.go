@@ -3,6 +3,7 @@ package bot
 import (
 	"encoding/json"
 	"sync"
+	"time"
 
 	"agentbot/storage"
 )
@@ -60,11 +61,21 @@ func (t *threads) wait() { t.wg.Wait() }
 
 func (t *threads) run(key string, w *worker) {
 	defer t.wg.Done()
+	wait := retryFirst
 	for {
 		t.mu.Lock()
 		w.kicked = false
 		t.mu.Unlock()
-		t.drain(key)
+		if t.drain(key) == drainRetry {
+			// The store failed under an item: try it again soon, sooner
+			// than the scan, while the store may be back already.
+			if sleepCtx(t.b.turnCtx, wait) == nil && !t.b.stopping.Load() {
+				wait = min(2*wait, t.b.scanInterval())
+				continue
+			}
+		} else {
+			wait = retryFirst
+		}
 		t.mu.Lock()
 		if !w.kicked || t.b.turnCtx.Err() != nil || t.b.stopping.Load() {
 			delete(t.active, key)
@@ -81,33 +92,54 @@ func (t *threads) run(key string, w *worker) {
 // thread and drain leaves it. An item leaves the queue only after it was
 // handled, so a crash replays it. At shutdown no new item starts; the queue
 // waits for the next start (or another replica).
-func (t *threads) drain(key string) {
+func (t *threads) drain(key string) drained {
 	b := t.b
 	for b.turnCtx.Err() == nil && !b.stopping.Load() {
 		f, ok, err := b.cfg.Store.TakeLease(key, b.cfg.ReplicaID, b.cfg.LeaseTTL)
 		if err != nil {
-			b.log.Error("take thread lease", "err", err) // the scan retries
-			return
+			b.log.Error("take thread lease", "err", err)
+			return drainRetry
 		}
 		if !ok {
-			return // another replica works this thread
+			return drainLeft // another replica works this thread
 		}
-		if !t.drainLeased(f) {
-			return
+		if d := t.drainLeased(f); d != drainEmpty {
+			return d
 		}
 		// The lease is released with the queue empty. An item another
 		// replica queued in between found the lease taken: look again, so
 		// it does not wait for the scan.
 		if _, _, ok, err := b.cfg.Store.Next(key); err != nil || !ok {
-			return
+			return drainEmpty
 		}
 	}
+	return drainLeft
 }
 
+// drained is how a drain of a thread's queue ended.
+type drained int
+
+const (
+	// drainEmpty: the queue is empty.
+	drainEmpty drained = iota
+	// drainLeft: the thread is left to another replica (the lease was
+	// taken or lost), or to the next start (shutdown).
+	drainLeft
+	// drainRetry: the store failed under an item, which stays queued, to
+	// be tried again soon.
+	drainRetry
+)
+
+// retryFirst is the first wait before a thread whose store failed is
+// drained again; it doubles up to the scan's interval.
+const retryFirst = 200 * time.Millisecond
+
+// scanInterval is how often queued threads are scanned (startPeriodic).
+func (b *Bot) scanInterval() time.Duration { return max(b.cfg.LeaseTTL/3, retryFirst) }
+
 // drainLeased drains the queue under a lease just taken, and releases the
-// lease unless it was lost; it reports whether it stopped because the queue
-// was empty.
-func (t *threads) drainLeased(f storage.Fence) bool {
+// lease unless it was lost; it reports how it stopped.
+func (t *threads) drainLeased(f storage.Fence) drained {
 	b, key := t.b, f.Key
 	l := b.holdLease(f)
 	defer l.Release()
@@ -115,10 +147,10 @@ func (t *threads) drainLeased(f storage.Fence) bool {
 		seq, payload, ok, err := b.cfg.Store.Next(key)
 		if err != nil {
 			b.log.Error("read queue", "err", err)
-			return false
+			return drainRetry
 		}
 		if !ok {
-			return true
+			return drainEmpty
 		}
 		var it item
 		err = json.Unmarshal(payload, &it)
@@ -128,18 +160,20 @@ func (t *threads) drainLeased(f storage.Fence) bool {
 		} else {
 			b.log.Error("drop unreadable queued item", "seq", seq, "err", err)
 		}
-		if l.Context().Err() != nil || l.Kept() {
+		if l.Context().Err() != nil {
 			// Cancelled at shutdown, or the lease was lost: keep the item
-			// for the restart or the replica that holds the thread now;
-			// or it could not be stored: keep it for the next scan.
-			return false
+			// for the restart or the replica that holds the thread now.
+			return drainLeft
+		}
+		if l.Kept() {
+			return drainRetry // it could not be stored: it stays queued
 		}
 		// The posted marker and the dequeue are one fenced write: a
 		// replica that lost the thread changes neither.
 		if err := b.complete(l, seq, readable && itemHandlers[it.Kind].conversation); err != nil {
 			b.log.Error("dequeue", "err", err)
-			return false
+			return drainRetry
 		}
 	}
-	return false
+	return drainLeft
 }

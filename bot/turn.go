@@ -7,6 +7,7 @@ import (
 
 	"github.com/slack-go/slack"
 
+	"agentbot/bot/lease"
 	"agentbot/bot/running"
 	"agentbot/bot/threadstate"
 	"agentbot/engine"
@@ -113,8 +114,9 @@ func (b *Bot) recordStop(ctx context.Context, t *threadTurn) {
 
 // render finishes the reply: the answer (or what went wrong) and the
 // uploads.
-func (b *Bot) render(_ context.Context, t *threadTurn) {
-	t.r.finish(t.res, t.err)
+func (b *Bot) render(ctx context.Context, t *threadTurn) {
+	l := lease.Of(ctx)
+	t.r.finish(t.res, t.err, l != nil && l.Kept())
 }
 
 // refreshHomeTab refreshes the Home tab of the session's owner when the

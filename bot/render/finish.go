@@ -1,6 +1,7 @@
 package render
 
 import (
+	"cmp"
 	"fmt"
 	"strings"
 
@@ -22,6 +23,10 @@ type Outcome struct {
 	// StoppedBy is the user who stopped the turn: its late answer is never
 	// posted.
 	StoppedBy string
+	// Retry says the turn failed while its message stays queued, to run
+	// again (the store was unreachable): Failure is a notice, recorded as
+	// Output.Notice, and the next run's answer takes its place.
+	Retry bool
 }
 
 // Finish ends the turn: it uploads the documents the turn saved, then
@@ -44,6 +49,11 @@ func (r *Reply) Finish(o Outcome) {
 	if o.StoppedBy != "" {
 		r.on(stopped)
 	}
+	if o.Retry && o.Failure != "" && o.StoppedBy == "" {
+		r.finishRetry(o.Failure)
+		r.on(finished)
+		return
+	}
 	if o.Failure == "" {
 		r.flush()
 	}
@@ -62,7 +72,46 @@ func (r *Reply) Finish(o Outcome) {
 	default:
 		r.finishStart(o, tail)
 	}
+	r.settleNotice()
 	r.on(finished)
+}
+
+// finishRetry ends a run whose message stays queued, to run again: a
+// stream it opened is closed as interrupted, and the failure is posted as
+// the turn's notice (or replaces the notice an earlier run posted), never
+// recorded as the answer.
+func (r *Reply) finishRetry(failure string) {
+	if r.streamTS != "" {
+		_ = r.stopStream(InterruptedNote())
+	}
+	r.dropStop()
+	m := Message{Text: "⚠️ " + failure, Blocks: noBlocks}
+	switch {
+	case r.out.Notice != "" && r.update(r.out.Notice, m) == nil:
+	case r.statusTS != "" && r.update(r.statusTS, m) == nil:
+		r.out.Notice, r.statusTS = r.statusTS, ""
+	default:
+		ts, err := r.post(Message{Text: m.Text})
+		if err != nil {
+			r.log.Error("post the failure notice", "err", err)
+			return
+		}
+		r.out.Notice = ts
+	}
+	r.record()
+}
+
+// settleNotice says, in the notice an earlier run of the turn posted
+// (Output.Notice), that the answer is below, once it is; an answer that
+// took the notice's place left nothing to say.
+func (r *Reply) settleNotice() {
+	n := r.out.Notice
+	if n == "" || !r.out.Done || n == r.out.AnswerTS {
+		return
+	}
+	if err := r.update(n, Message{Text: noticeAnswered, Blocks: noBlocks}); err != nil {
+		r.log.Warn("settle the failure notice", "err", err)
+	}
 }
 
 // uploadSaved uploads the documents the turn saved, each once.
@@ -142,10 +191,7 @@ func (r *Reply) finishFallback(o Outcome, tail []slack.Block) {
 	r.dropStop()
 	final := answer(o, r.rollovers == 0)
 	if final != "" {
-		replace := r.statusTS
-		if replace == "" {
-			replace = r.brokenTS
-		}
+		replace := cmp.Or(r.statusTS, r.brokenTS, r.out.Notice)
 		r.postFinal(replace, r.rest(o, final), tail)
 		return
 	}
@@ -164,8 +210,9 @@ func (r *Reply) finishFallback(o Outcome, tail []slack.Block) {
 // answer it resumed was stored: that stream may show it whole).
 func (r *Reply) finishStart(o Outcome, tail []slack.Block) {
 	r.dropStop()
+	replace := cmp.Or(r.priorTS, r.out.Notice) // a kept message's notice: the answer takes its place
 	if final := answer(o, true); final != "" {
-		r.postFinal(r.priorTS, r.rest(o, final), tail)
+		r.postFinal(replace, r.rest(o, final), tail)
 	}
 }
 

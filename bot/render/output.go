@@ -24,7 +24,16 @@ type Output struct {
 	// yet, so a run that dies then leaves a stream the record cannot name
 	// (the front end finds it: see bot's closeUnnamed).
 	Starting bool `json:"starting,omitempty"`
+	// Notice is a failure notice the turn posted while its message stays
+	// queued (Outcome.Retry): it is not the answer. The turn runs again,
+	// and its answer takes the notice's place, or the notice says the
+	// answer follows.
+	Notice string `json:"notice,omitempty"`
 }
+
+// noticeAnswered replaces a retry's failure notice once the answer is in
+// the thread below it.
+const noticeAnswered = "_The database was unreachable for a moment. Your message was kept and is answered below._"
 
 // InterruptedNote ends a stream the turn's earlier run left open.
 func InterruptedNote() Chunk { return Chunk{Markdown: interruptedNote} }
@@ -48,6 +57,7 @@ func (r *Reply) record() {
 // closePrior closes the stream an earlier run of the turn left open, with
 // a note that the answer follows; Slack may have closed it already.
 func (r *Reply) closePrior(prior Output) {
+	r.out.Notice = prior.Notice // a kept message's notice: the answer takes its place
 	if !prior.Open || prior.StreamTS == "" {
 		return
 	}
@@ -58,7 +68,7 @@ func (r *Reply) closePrior(prior Output) {
 	if err != nil {
 		r.priorTS = prior.StreamTS // Slack closed it: the answer may be whole in it
 	}
-	r.out = Output{StreamTS: prior.StreamTS}
+	r.out = Output{StreamTS: prior.StreamTS, Notice: prior.Notice}
 	r.record()
 }
 

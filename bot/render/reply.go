@@ -274,7 +274,7 @@ func (r *Reply) ensureStream() bool {
 	if r.streamTS != "" {
 		return true
 	}
-	r.out = Output{Starting: true}
+	r.out = Output{Starting: true, Notice: r.out.Notice}
 	r.record()
 	ts, err := r.p.StartStream(r.ctx, r.t)
 	if err != nil {
@@ -284,7 +284,7 @@ func (r *Reply) ensureStream() bool {
 	}
 	r.streamTS = ts
 	r.on(opened)
-	r.out = Output{StreamTS: ts, Open: true}
+	r.out = Output{StreamTS: ts, Open: true, Notice: r.out.Notice}
 	r.record()
 	return true
 }

@@ -83,6 +83,9 @@ func (r *Reply) showStatus(text string) {
 	if r.statusTS == "" && r.stopTS != "" {
 		r.statusTS, r.stopTS = r.stopTS, ""
 	}
+	if r.statusTS == "" && r.out.Notice != "" {
+		r.statusTS = r.out.Notice // an earlier run's notice: the answer takes its place
+	}
 	if r.statusTS == "" {
 		ts, err := r.post(r.statusMessage(text))
 		if err == nil {
