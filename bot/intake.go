@@ -212,10 +212,7 @@ func (b *Bot) enqueue(it item, ack func(), dedupe ...string) bool {
 		b.log.Error("encode inbound", "err", err)
 		return false
 	}
-	var order int64
-	if it.Kind == "message" {
-		order = storage.OrderOf(it.TS)
-	}
+	order := it.order()
 	b.acks.Add(1)
 	if b.journal != nil {
 		journaled, done := b.journal.AdmitJournaled(order, dedupe, b.cfg.DedupeTTL, it.thread().String(), payload)

@@ -1,6 +1,7 @@
 package bot
 
 import (
+	"cmp"
 	"strings"
 
 	"github.com/slack-go/slack"
@@ -20,6 +21,8 @@ type click struct {
 	// dedupe is the click's dedupe key (clickDedupe), none when Slack
 	// sent nothing that names the click.
 	dedupe []string
+	// at is when the person clicked, by Slack's clock (action_ts).
+	at string
 }
 
 // clickHandlers handle a click by its kind; each reports whether ack was
@@ -51,7 +54,7 @@ func (b *Bot) onInteraction(cb slack.InteractionCallback, ack func()) bool {
 	for _, act := range cb.ActionCallback.BlockActions {
 		kind, _, _ := strings.Cut(act.ActionID, ":")
 		if h, ok := clickHandlers[kind]; ok {
-			c.kind, c.value, c.dedupe = kind, act.Value, clickDedupe(cb, act)
+			c.kind, c.value, c.dedupe, c.at = kind, act.Value, clickDedupe(cb, act), cmp.Or(act.ActionTs, cb.ActionTs)
 			return h(b, c, ack) // one action per click
 		}
 	}
@@ -105,7 +108,7 @@ func (b *Bot) onThreadButton(c click, ack func()) bool {
 		b.ephemeral(c.channel, c.user, c.thread, why)
 		return false
 	}
-	it := item{Team: c.team, Channel: c.channel, ThreadTS: c.thread, User: c.user, DM: c.dm}
+	it := item{Team: c.team, Channel: c.channel, ThreadTS: c.thread, User: c.user, DM: c.dm, At: c.at}
 	if c.kind == actionMenu {
 		it.Kind, it.Text = kindMessage, c.value
 	} else {

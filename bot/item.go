@@ -5,10 +5,11 @@ import (
 
 	"agentbot/bot/keys"
 	"agentbot/engine"
+	"agentbot/storage"
 )
 
-// item is one persisted unit of work for a thread, queued in the order it
-// was admitted and handled under the thread's lease by its kind's handler.
+// item is one persisted unit of work for a thread, queued in its order
+// (item.order) and handled under the thread's lease by its kind's handler.
 type item struct {
 	Kind     itemKind  `json:"kind"`
 	Team     string    `json:"team"`
@@ -25,6 +26,21 @@ type item struct {
 	// CallID is the tool call an approval item decides (Text is the
 	// decision).
 	CallID string `json:"call_id,omitempty"`
+	// At is when a click happened, by Slack's clock (its action_ts): a
+	// click takes its place in the thread's queue by it, as a message by
+	// its TS.
+	At string `json:"at,omitempty"`
+}
+
+// order is the item's place in its thread's queue: Slack's time of the
+// message (its ts) or click (action_ts), so one delivered late goes
+// before later ones still queued; 0 (the time of admission) for an item
+// without one.
+func (it *item) order() int64 {
+	if it.Kind == kindMessage && it.TS != "" {
+		return storage.OrderOf(it.TS)
+	}
+	return storage.OrderOf(it.At)
 }
 
 // fileRef is a file a user shared with a message.

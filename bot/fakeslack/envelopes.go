@@ -1,6 +1,7 @@
 package fakeslack
 
 import (
+	"cmp"
 	"encoding/json"
 	"fmt"
 	"io"
@@ -169,6 +170,7 @@ type BlockAction struct {
 	Value       string
 	Text        string // the button's label; default Value
 	Type        string // the element's type; default "button" (e.g. "feedback_buttons")
+	ActionTS    string // when the person clicked (action_ts); default now
 }
 
 // SendBlockAction pushes an interactive envelope with a block_actions payload
@@ -185,7 +187,7 @@ func (s *Server) SendBlockAction(a BlockAction) string {
 		a.Type = "button"
 	}
 	now := time.Now()
-	actionTS := fmt.Sprintf("%d.%06d", now.Unix(), now.Nanosecond()/1000)
+	actionTS := cmp.Or(a.ActionTS, fmt.Sprintf("%d.%06d", now.Unix(), now.Nanosecond()/1000))
 	container := map[string]any{"type": "message", "message_ts": a.MessageTS, "channel_id": a.ChannelID,
 		"is_ephemeral": a.IsEphemeral}
 	if a.ThreadTS != "" {
