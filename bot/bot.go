@@ -117,6 +117,7 @@ type Bot struct {
 	// stopping is set at shutdown: running turns finish, queued ones wait
 	// for the next start.
 	stopping atomic.Bool
+	quit     chan struct{} // closed when stopping is set
 	slashes  sync.WaitGroup
 	acks     sync.WaitGroup // admissions waiting to be acked
 	running  running.Turns  // turns that can be stopped, by thread
@@ -172,7 +173,7 @@ func New(cfg Config) (*Bot, error) {
 		cfg.ApprovalTimeout = defaultApprovalTimeout
 	}
 	cfg.leaseDefaults()
-	b := &Bot{cfg: cfg, log: cfg.Logger, obs: cfg.Observer, inbox: newInbox(), unsaved: map[string]bool{}, sem: make(chan struct{}, cfg.MaxConcurrentTurns), sleep: sleepCtx}
+	b := &Bot{cfg: cfg, log: cfg.Logger, obs: cfg.Observer, inbox: newInbox(), unsaved: map[string]bool{}, sem: make(chan struct{}, cfg.MaxConcurrentTurns), sleep: sleepCtx, quit: make(chan struct{})}
 	if b.obs == nil {
 		b.obs = nopObserver{}
 	}
@@ -258,6 +259,7 @@ loop:
 func (b *Bot) shutdown() {
 	b.stopOnce.Do(func() {
 		b.stopping.Store(true)
+		close(b.quit)
 		done := make(chan struct{})
 		go func() { b.threads.wait(); b.slashes.Wait(); close(done) }()
 		select {

@@ -69,7 +69,7 @@ func (t *threads) run(key string, w *worker) {
 		if t.drain(key) == drainRetry {
 			// The store failed under an item: try it again soon, sooner
 			// than the scan, while the store may be back already.
-			if sleepCtx(t.b.turnCtx, wait) == nil && !t.b.stopping.Load() {
+			if t.retryWait(wait) {
 				wait = min(2*wait, t.b.scanInterval())
 				continue
 			}
@@ -85,6 +85,20 @@ func (t *threads) run(key string, w *worker) {
 		}
 		t.mu.Unlock()
 	}
+}
+
+// retryWait waits d before a thread is drained again; it reports false
+// when the bot stops first.
+func (t *threads) retryWait(d time.Duration) bool {
+	timer := time.NewTimer(d)
+	defer timer.Stop()
+	select {
+	case <-timer.C:
+		return !t.b.stopping.Load()
+	case <-t.b.turnCtx.Done():
+	case <-t.b.quit:
+	}
+	return false
 }
 
 // drain handles the thread's queued items, oldest first, while this
