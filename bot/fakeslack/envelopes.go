@@ -1,7 +1,6 @@
 package fakeslack
 
 import (
-	"cmp"
 	"encoding/json"
 	"fmt"
 	"io"
@@ -170,7 +169,7 @@ type BlockAction struct {
 	Value       string
 	Text        string // the button's label; default Value
 	Type        string // the element's type; default "button" (e.g. "feedback_buttons")
-	ActionTS    string // when the person clicked (action_ts); default now
+	ActionTS    string // when the person clicked (action_ts); default the fake's next ts, on the clock of its message ts
 }
 
 // SendBlockAction pushes an interactive envelope with a block_actions payload
@@ -186,8 +185,10 @@ func (s *Server) SendBlockAction(a BlockAction) string {
 	if a.Type == "" {
 		a.Type = "button"
 	}
-	now := time.Now()
-	actionTS := cmp.Or(a.ActionTS, fmt.Sprintf("%d.%06d", now.Unix(), now.Nanosecond()/1000))
+	actionTS := a.ActionTS
+	if actionTS == "" {
+		actionTS = s.NextTS() // Slack's clock: the click comes after the messages posted before it
+	}
 	container := map[string]any{"type": "message", "message_ts": a.MessageTS, "channel_id": a.ChannelID,
 		"is_ephemeral": a.IsEphemeral}
 	if a.ThreadTS != "" {

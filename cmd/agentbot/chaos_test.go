@@ -3,6 +3,7 @@ package main
 import (
 	"bytes"
 	"context"
+	"encoding/json"
 	"fmt"
 	"io"
 	"net"
@@ -265,12 +266,23 @@ func (c *chaos) send(threads, n int, conns []int) {
 		c.msgs = append(c.msgs, []*chaosMsg{m})
 	}
 	for k := 2; k <= n; k++ {
-		for i := range threads {
-			m := &chaosMsg{thread: c.roots[i], text: fmt.Sprintf("c%d m%d", i, k)}
-			_, env := c.e.mention(conns[(i+k)%len(conns)], c.roots[i], m.text)
-			m.envs = []string{env}
-			c.msgs[i] = append(c.msgs[i], m)
-		}
+		c.sendRoundLocked(k, conns)
+	}
+}
+
+// sendRound sends message k of every thread at once.
+func (c *chaos) sendRound(k int, conns []int) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	c.sendRoundLocked(k, conns)
+}
+
+func (c *chaos) sendRoundLocked(k int, conns []int) {
+	for i, root := range c.roots {
+		m := &chaosMsg{thread: root, text: fmt.Sprintf("c%d m%d", i, k)}
+		_, env := c.e.mention(conns[(i+k)%len(conns)], root, m.text)
+		m.envs = []string{env}
+		c.msgs[i] = append(c.msgs[i], m)
 	}
 }
 
@@ -823,9 +835,12 @@ func fsize(t testing.TB, p *replicaProc, limit string) {
 	}
 }
 
-// TestChaosKillAfterAcks: the bbolt replica is SIGKILLed right after a
-// burst of messages was acked, mid-turn; restarted on its data folder, it
-// answers every acked message exactly once.
+// TestChaosKillAfterAcks: the bbolt replica is SIGKILLed mid-turn, right
+// after a burst of menu clicks was acked while more messages keep coming
+// (so the journal still holds committed entries); restarted on its data
+// folder, it answers every message and click exactly once: the journal
+// replay knows each click by its dedupe key, and Slack delivers the
+// messages not acked again (it never redelivers a click).
 func TestChaosKillAfterAcks(t *testing.T) {
 	dir := t.TempDir()
 	c := bboltChaos(t, dir, 400*time.Millisecond)
@@ -835,13 +850,77 @@ func TestChaosKillAfterAcks(t *testing.T) {
 	c.live = func() []int { mu.Lock(); defer mu.Unlock(); return slices.Clone(conns) }
 	c.send(10, 2, []int{p.conn})
 	waitUntil(t, "the acks", waitLong, func() bool { return len(c.e.fake.Acks()) >= 20 })
+	clicks := c.clickMenu("*brief", p.conn)
+	c.sendRound(3, []int{p.conn})
+	waitUntil(t, "the clicks acked", waitLong, func() bool {
+		acked := map[string]bool{}
+		for _, a := range c.e.fake.Acks() {
+			acked[a.EnvelopeID] = true
+		}
+		return !slices.ContainsFunc(clicks, func(env string) bool { return !acked[env] })
+	})
 	p.kill()
 	p2 := c.startReplica("solo-again", map[string]string{"AGENTBOT_DATA": dir})
 	mu.Lock()
 	conns = []int{p2.conn}
 	mu.Unlock()
 	c.redeliver() // none is unacked: nothing to deliver again
-	c.check(c.finish(45*time.Second), 20)
+	c.check(c.finish(45*time.Second), 40)
+}
+
+// clickMenu clicks the menu button of command in every thread's greeting
+// (waiting for the greetings), on websocket conn, and returns the clicks'
+// envelopes; each click counts as one more message of its thread,
+// answered "ANSWER[<command>]".
+func (c *chaos) clickMenu(command string, conn int) []string {
+	c.t.Helper()
+	c.mu.Lock()
+	roots := slices.Clone(c.roots)
+	c.mu.Unlock()
+	var envs []string
+	for i, root := range roots {
+		var greet fakeslack.Message
+		waitUntil(c.t, "the greeting in thread "+root, waitLong, func() bool {
+			for _, m := range c.e.fake.ThreadMessages(replicaChannel, root) {
+				if m.Kind != fakeslack.KindUser && strings.Contains(string(m.Blocks), `"value":"`+command+`"`) {
+					greet = m
+					return true
+				}
+			}
+			return false
+		})
+		id := menuActionID(c.t, greet.Blocks, command)
+		env := c.e.fake.SendBlockAction(fakeslack.BlockAction{UserID: "U0REPLUSER", ChannelID: replicaChannel,
+			MessageTS: greet.TS, ThreadTS: root, ActionID: id, Value: command})
+		c.mu.Lock()
+		c.msgs[i] = append(c.msgs[i], &chaosMsg{thread: root, text: command, envs: []string{env}})
+		c.mu.Unlock()
+		envs = append(envs, env)
+	}
+	return envs
+}
+
+// menuActionID is the action_id of the button whose value is command in
+// blocks.
+func menuActionID(t testing.TB, blocks []byte, command string) string {
+	var list []struct {
+		Elements []struct {
+			ActionID string `json:"action_id"`
+			Value    string `json:"value"`
+		} `json:"elements"`
+	}
+	if err := json.Unmarshal(blocks, &list); err != nil {
+		t.Fatalf("the greeting's blocks: %v", err)
+	}
+	for _, b := range list {
+		for _, e := range b.Elements {
+			if e.Value == command {
+				return e.ActionID
+			}
+		}
+	}
+	t.Fatalf("no button for %s in %s", command, blocks)
+	return ""
 }
 
 // signal sends sig to the process.
