@@ -81,7 +81,10 @@ func (b *Bot) postedMeta(l *lease.Held, seq uint64, posted bool) (map[string]str
 	return meta, nil
 }
 
-// recordOutput keeps a turn's output record under the thread's fence.
+// recordOutput keeps a turn's output record under the thread's fence. It
+// is stored before the reply's next Slack call (tried again after a
+// passing fault while the lease holds; a lost lease refuses that call), so
+// a run that resumes the turn always knows what this one showed.
 func (b *Bot) recordOutput(ctx context.Context, key string, seq uint64, o render.Output) {
 	l := lease.Of(ctx)
 	if l == nil {
@@ -94,12 +97,15 @@ func (b *Bot) recordOutput(ctx context.Context, key string, seq uint64, o render
 		st.Output = &o
 		threadstate.Put(s, st)
 	})
-	rec, err := b.cfg.Store.FindMeta(key)
-	if err == nil && rec != nil {
+	err := l.Retry("record the turn's output", func() error {
+		rec, err := b.cfg.Store.FindMeta(key)
+		if err != nil || rec == nil {
+			return err
+		}
 		st, _ := threadstate.Of(rec)
 		st.Output = &to
-		err = b.cfg.Store.SetMetaFenced(l.Fence(), threadstate.MetaKey, st.Encode())
-	}
+		return b.cfg.Store.SetMetaFenced(l.Fence(), threadstate.MetaKey, st.Encode())
+	})
 	if err != nil && !errors.Is(err, storage.ErrNotFound) {
 		b.log.Warn("record the turn's output", "thread", key, "err", err)
 	}

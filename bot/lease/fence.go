@@ -66,52 +66,69 @@ func (f *Fences) drop(fc storage.Fence) {
 const checkEvery = 250 * time.Millisecond
 
 // Guard is asked before every Slack call of a turn in l's thread: it
-// refuses once the lease is lost or the store says the fence is stale.
+// refuses once the lease is lost or the store says the fence is stale. A
+// check the store fails to answer (a connection reset) is tried again
+// while the lease holds: a passing fault is not a lost thread, and a
+// refused call would leave the answer unposted.
 func (l *Held) Guard() error {
-	if l.ctx.Err() != nil {
-		return errors.New("the thread lease is gone")
-	}
 	l.checkMu.Lock()
 	defer l.checkMu.Unlock()
+	if l.ctx.Err() != nil {
+		return errGone
+	}
 	if time.Since(l.checked) < checkEvery {
 		return nil
 	}
-	if err := l.cfg.Store.CheckFence(l.fence); err != nil {
-		if errors.Is(err, storage.ErrFenced) {
-			l.lose("fenced: another replica holds the thread")
-		}
-		return err
+	err := l.Retry("check the thread's fence", func() error { return l.cfg.Store.CheckFence(l.fence) })
+	if err == nil {
+		l.checked = time.Now()
 	}
-	l.checked = time.Now()
-	return nil
+	return err
 }
+
+// errGone is what a fenced step answers once the lease is lost.
+var errGone = errors.New("the thread lease is gone")
 
 // Complete finishes item seq of l's thread under the fence: the session
 // meta that meta returns (such as the posted marker; none when nil) and
-// the dequeue, in one write; the turn's output record goes with it. A
-// write that fails for a passing reason (a connection reset) is tried
-// again, meta asked again, while the lease holds, so the item is not
-// replayed and answered twice.
+// the dequeue, in one write; the turn's output record goes with it. Like
+// every write through Retry, it is tried again after a passing fault,
+// meta asked again, while the lease holds, so the item is not replayed and
+// answered twice.
 func (l *Held) Complete(seq uint64, meta func() (map[string]string, error)) error {
-	wait := 50 * time.Millisecond
-	for {
+	err := l.Retry("dequeue", func() error {
 		m, err := meta()
 		if err == nil {
 			err = l.cfg.Store.CompleteFenced(l.fence, seq, m)
 		}
+		return err
+	})
+	if err == nil {
+		l.cfg.Fences.outputs.Delete(l.key)
+	}
+	return err
+}
+
+// Retry runs write, a step of the thread's work under the fence, until it
+// succeeds, the store says the fence is stale (the lease is then lost) or
+// that what it writes is gone (storage.ErrNotFound), or the lease ends:
+// a failure in between (a connection reset, a restarting database) is
+// tried again with a growing pause, up to a second. It returns write's
+// last error, joined with errGone when the lease ended before a success.
+func (l *Held) Retry(what string, write func() error) error {
+	wait := 25 * time.Millisecond
+	for {
+		err := write() // also once the lease is lost: the store says so (ErrFenced)
 		switch {
-		case err == nil:
-			l.cfg.Fences.outputs.Delete(l.key)
-			return nil
-		case errors.Is(err, storage.ErrFenced):
-			l.lose("fenced at dequeue: another replica holds the thread")
+		case err == nil, errors.Is(err, storage.ErrNotFound):
 			return err
-		case errors.Is(err, storage.ErrNotFound):
+		case errors.Is(err, storage.ErrFenced):
+			l.lose("fenced at " + what + ": another replica holds the thread")
 			return err
 		}
-		l.cfg.Log.Warn("dequeue; trying again", "thread", l.key, "err", err)
+		l.cfg.Log.Warn(what+"; trying again", "thread", l.key, "err", err)
 		if !l.sleep(wait) {
-			return err
+			return errors.Join(errGone, err)
 		}
 		wait = min(2*wait, time.Second)
 	}

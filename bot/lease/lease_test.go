@@ -3,8 +3,10 @@ package lease
 import (
 	"context"
 	"errors"
+	"fmt"
 	"io"
 	"log/slog"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -123,5 +125,59 @@ func TestLostLeaseFencesEveryWrite(t *testing.T) {
 	l.Release()
 	if ok, _ := st.Lease(key, "c", time.Second); ok {
 		t.Fatal("the release of a lost lease freed the new holder's")
+	}
+}
+
+// flakyChecks is a store whose fence checks fail (a connection reset)
+// while fails is above zero.
+type flakyChecks struct {
+	*bolt.Store
+	fails atomic.Int32
+}
+
+func (f *flakyChecks) CheckFence(fc storage.Fence) error {
+	if f.fails.Add(-1) >= 0 {
+		return errors.New("read tcp 127.0.0.1:5432: connection reset by peer")
+	}
+	return f.Store.CheckFence(fc)
+}
+
+// A fence check the store fails to answer is tried again while the lease
+// holds: Guard lets the Slack call through once the store answers, and
+// the lease is not lost (a refused call would leave an answer unposted).
+// A write through Retry is tried again the same way.
+func TestGuardAndRetryOutlastAPassingFault(t *testing.T) {
+	st, _, l := hold(t, 3*time.Second)
+	fl := &flakyChecks{Store: st}
+	l.cfg.Store = fl
+	l.checked = time.Time{} // the next call asks the store
+	fl.fails.Store(3)
+	if err := l.Guard(); err != nil {
+		t.Fatalf("Guard refused after a passing fault: %v", err)
+	}
+	if n := fl.fails.Load(); n >= 0 {
+		t.Fatalf("the check was not asked again (%d failures left)", n+1)
+	}
+	if l.Context().Err() != nil {
+		t.Fatal("a passing fault lost the lease")
+	}
+	tries := 0
+	err := l.Retry("write", func() error {
+		if tries++; tries < 3 {
+			return errors.New("conn closed")
+		}
+		return nil
+	})
+	if err != nil || tries != 3 {
+		t.Fatalf("Retry: %v after %d tries, want success at the third", err, tries)
+	}
+	if err := l.Retry("write", func() error { return fmt.Errorf("save: %w", storage.ErrFenced) }); !errors.Is(err, storage.ErrFenced) {
+		t.Fatalf("Retry of a fenced write: %v", err)
+	}
+	if l.Context().Err() == nil {
+		t.Fatal("a fenced write did not lose the lease")
+	}
+	if err := l.Guard(); err == nil {
+		t.Fatal("Guard passes after the lease was lost")
 	}
 }

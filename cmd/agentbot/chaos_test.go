@@ -568,22 +568,64 @@ func TestChaosReplicaSIGKILL(t *testing.T) {
 	c.check(c.finish(45*time.Second), 24)
 }
 
-// TestChaosReplicaPostgresRestart: the database goes down mid-run (fast
-// shutdown: every connection cut) and comes back two seconds later; no
-// message is lost or answered twice, and every transcript holds each
-// message once.
+// TestChaosReplicaPostgresRestart: the database goes down mid-run and
+// comes back two seconds later, stopped fast (every connection closed) or
+// killed -9 (every connection dropped, then crash recovery); no message is
+// lost or answered twice, and every transcript holds each message once.
 func TestChaosReplicaPostgresRestart(t *testing.T) {
-	cl := pgtest.Cluster(t)
-	c, a, b := pgChaos(t, cl.CreateDB(t), 2*time.Second, 500*time.Millisecond, nil)
+	for _, kill := range []bool{false, true} {
+		t.Run(map[bool]string{false: "fast", true: "kill-9"}[kill], func(t *testing.T) {
+			cl := pgtest.Cluster(t)
+			c, a, b := pgChaos(t, cl.CreateDB(t), 2*time.Second, 500*time.Millisecond, nil)
+			c.live = func() []int { return []int{a.conn, b.conn} }
+			c.redeliver()
+			c.send(8, 3, []int{a.conn, b.conn})
+			waitUntil(t, "turns under way", waitLong, func() bool { return c.e.fm.Calls() >= 4 })
+			if kill {
+				cl.Kill()
+			} else {
+				cl.Stop()
+			}
+			time.Sleep(2 * time.Second)
+			cl.Start()
+			c.check(c.finish(60*time.Second), 24)
+			c.checkTranscripts()
+		})
+	}
+}
+
+// TestChaosReplicaDatabaseFlaps: both replicas' connections to the
+// database are reset every 300 ms for four seconds while turns run (the
+// probe's "connections reset every 300 ms"): every message is answered
+// once, in order, no answer is replaced by a notice that blames the
+// model, and every transcript holds each message once.
+func TestChaosReplicaDatabaseFlaps(t *testing.T) {
+	dbURL := pgtest.URL(t)
+	u, _ := url.Parse(dbURL)
+	pa, pb := newDBProxy(t, u.Host), newDBProxy(t, u.Host)
+	e := newReplicaEnv(t, dbURL, map[string]string{"AGENTBOT_LEASE_TTL": "2s"})
+	chaosModel(e, 300*time.Millisecond)
+	c := newChaos(t, e)
+	a := c.startReplica("replica-a", map[string]string{"AGENTBOT_DATABASE_URL": pa.through(t, dbURL)})
+	b := c.startReplica("replica-b", map[string]string{"AGENTBOT_DATABASE_URL": pb.through(t, dbURL)})
+	c.leases = pollLeases(t, e.url)
 	c.live = func() []int { return []int{a.conn, b.conn} }
 	c.redeliver()
 	c.send(8, 3, []int{a.conn, b.conn})
 	waitUntil(t, "turns under way", waitLong, func() bool { return c.e.fm.Calls() >= 4 })
-	cl.Stop()
-	time.Sleep(2 * time.Second)
-	cl.Start()
+	for end := time.Now().Add(4 * time.Second); time.Now().Before(end); time.Sleep(300 * time.Millisecond) {
+		pa.kill()
+		pb.kill()
+	}
 	c.check(c.finish(60*time.Second), 24)
 	c.checkTranscripts()
+	for _, thread := range c.msgs {
+		for _, s := range botText(e.fake, replicaChannel, thread[0].thread) {
+			if strings.Contains(s, "talking to the model") {
+				t.Errorf("a notice blames the model for the database: %q", s)
+			}
+		}
+	}
 }
 
 // checkTranscripts fails unless each thread's transcript holds each of

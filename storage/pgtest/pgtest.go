@@ -202,11 +202,39 @@ func (c *Server) Start() {
 	opts := strings.Join([]string{"-p", strconv.Itoa(c.port), "-k", c.dir, "-c", "listen_addresses=127.0.0.1",
 		"-c", "fsync=off", "-c", "synchronous_commit=off", "-c", "full_page_writes=off"}, " ")
 	out, err := c.run("pg_ctl", "start", "-w", "-t", "60", "-D", c.data(), "-l", filepath.Join(c.dir, "log"), "-o", opts)
+	for try := 0; err != nil && try < 20; try++ {
+		// After Kill, the old backends may still hold the shared memory
+		// for a moment ("pre-existing shared memory block is still in
+		// use"): they end once they see the postmaster gone.
+		time.Sleep(250 * time.Millisecond)
+		out, err = c.run("pg_ctl", "start", "-w", "-t", "60", "-D", c.data(), "-l", filepath.Join(c.dir, "log"), "-o", opts)
+	}
 	if err != nil {
 		log, _ := os.ReadFile(filepath.Join(c.dir, "log"))
 		c.t.Fatalf("pgtest: pg_ctl start: %v\n%s\n%s", err, out, log)
 	}
 	c.running = true
+}
+
+// Kill kills the server as kill -9 does: the postmaster gets SIGKILL, its
+// backends end when they see it gone, and every connection drops without
+// a goodbye. Start then runs crash recovery.
+func (c *Server) Kill() {
+	c.t.Helper()
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if !c.running {
+		return
+	}
+	pidFile, err := os.ReadFile(filepath.Join(c.data(), "postmaster.pid"))
+	if err != nil {
+		c.t.Fatalf("pgtest: kill: %v", err)
+	}
+	pid, _, _ := strings.Cut(string(pidFile), "\n")
+	if out, err := c.run("pg_ctl", "kill", "KILL", strings.TrimSpace(pid)); err != nil {
+		c.t.Fatalf("pgtest: pg_ctl kill: %v\n%s", err, out)
+	}
+	c.running = false
 }
 
 // Stop stops the server at once (fast shutdown), closing every
