@@ -88,17 +88,38 @@ func ResolveWorkflow(data []byte, base Vars, readConfig func(path string) (Vars,
 	if err := r.render(root, "", &unk); err != nil {
 		return nil, err
 	}
+	resolved, err := encodeResolved(root)
+	if err != nil {
+		return nil, err
+	}
+	w := workflowFrom(root)
+	w.Resolved, w.Unresolved = resolved, unk.list
+	if r.cfg.note != "" {
+		w.Notes = []string{r.cfg.note}
+	}
+	return w, nil
+}
+
+// encodeResolved renders the resolved document as YAML, indented by two
+// spaces, key order kept.
+func encodeResolved(root *yaml.Node) (string, error) {
 	var buf bytes.Buffer
 	enc := yaml.NewEncoder(&buf)
 	enc.SetIndent(2)
 	if err := enc.Encode(root); err != nil {
-		return nil, fmt.Errorf("render resolved workflow.yaml: %w", err)
+		return "", fmt.Errorf("render resolved workflow.yaml: %w", err)
 	}
 	if err := enc.Close(); err != nil {
-		return nil, fmt.Errorf("render resolved workflow.yaml: %w", err)
+		return "", fmt.Errorf("render resolved workflow.yaml: %w", err)
 	}
+	return buf.String(), nil
+}
 
-	w := &Workflow{Resolved: buf.String(), Values: Vars{}, Unresolved: unk.list}
+// workflowFrom reads a resolved document's top-level scalar values, its
+// name and description (from the top level, else from a "workflow:"
+// mapping) and its paths.
+func workflowFrom(root *yaml.Node) *Workflow {
+	w := &Workflow{Values: Vars{}}
 	for i := 0; i+1 < len(root.Content); i += 2 {
 		k, v := root.Content[i], scalarOf(root.Content[i+1])
 		if k.Kind == yaml.ScalarNode && v != nil {
@@ -107,21 +128,22 @@ func ResolveWorkflow(data []byte, base Vars, readConfig func(path string) (Vars,
 	}
 	w.Name, w.Description = w.Values["name"], w.Values["description"]
 	if m := child(root, "workflow"); m != nil && m.Kind == yaml.MappingNode {
-		if n := scalarOf(child(m, "name")); w.Name == "" && n != nil {
-			w.Name = scalarText(n)
-		}
-		if n := scalarOf(child(m, "description")); w.Description == "" && n != nil {
-			w.Description = scalarText(n)
-		}
+		fillScalar(&w.Name, m, "name")
+		fillScalar(&w.Description, m, "description")
 	}
 	w.Instructions = pathValue(w.Values["instructions"])
 	w.Template = pathValue(w.Values["template"])
 	w.Validation = pathValue(w.Values["validation"])
 	w.ConfigSource = pathValue(w.Values["config_source"])
-	if r.cfg.note != "" {
-		w.Notes = []string{r.cfg.note}
+	return w
+}
+
+// fillScalar sets an empty *dst to the scalar value of key in mapping m,
+// when m has one.
+func fillScalar(dst *string, m *yaml.Node, key string) {
+	if n := scalarOf(child(m, key)); *dst == "" && n != nil {
+		*dst = scalarText(n)
 	}
-	return w, nil
 }
 
 // pathValue is "" for a blank or false path.
