@@ -203,31 +203,7 @@ func collectDefs(root *yaml.Node) (*workflowDefs, error) {
 func (r *resolver) render(n *yaml.Node, path string, unk *names) error {
 	switch n.Kind {
 	case yaml.MappingNode:
-		for i := 0; i+1 < len(n.Content); i += 2 {
-			k, v := n.Content[i], n.Content[i+1]
-			p := k.Value
-			if path != "" {
-				p = path + "." + k.Value
-			}
-			if d, ok := r.wf.defs[k.Value]; ok && d.node == v && k.Kind == yaml.ScalarNode {
-				// A definition reads as {name} does.
-				val, ok, err := r.resolveName(scopeWorkflow, k.Value, unk)
-				if err != nil {
-					return fmt.Errorf("resolve %s: %w", p, err)
-				}
-				if !ok {
-					val = "{" + k.Value + "}"
-					unk.add(k.Value)
-				}
-				if isStr(v) {
-					v.Value = val
-				}
-				continue
-			}
-			if err := r.render(v, p, unk); err != nil {
-				return err
-			}
-		}
+		return r.renderMapping(n, path, unk)
 	case yaml.SequenceNode:
 		for i, c := range n.Content {
 			if err := r.render(c, path+"["+strconv.Itoa(i)+"]", unk); err != nil {
@@ -242,6 +218,48 @@ func (r *resolver) render(n *yaml.Node, path string, unk *names) error {
 			}
 			n.Value = val
 		}
+	}
+	return nil
+}
+
+// renderMapping resolves the values of mapping n, named path, in place: a
+// value that is one of the workflow's definitions by renderDef, any other
+// by render.
+func (r *resolver) renderMapping(n *yaml.Node, path string, unk *names) error {
+	for i := 0; i+1 < len(n.Content); i += 2 {
+		k, v := n.Content[i], n.Content[i+1]
+		p := k.Value
+		if path != "" {
+			p = path + "." + k.Value
+		}
+		var err error
+		if d, ok := r.wf.defs[k.Value]; ok && d.node == v && k.Kind == yaml.ScalarNode {
+			err = r.renderDef(k.Value, v, p, unk)
+		} else {
+			err = r.render(v, p, unk)
+		}
+		if err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// renderDef sets the value v of the definition name, at path, to what
+// {name} reads, so a system-generated or pinned key shows the session's
+// value; a name without one keeps its placeholder and is listed in unk.
+// Only a string value is rewritten.
+func (r *resolver) renderDef(name string, v *yaml.Node, path string, unk *names) error {
+	val, ok, err := r.resolveName(scopeWorkflow, name, unk)
+	if err != nil {
+		return fmt.Errorf("resolve %s: %w", path, err)
+	}
+	if !ok {
+		val = "{" + name + "}"
+		unk.add(name)
+	}
+	if isStr(v) {
+		v.Value = val
 	}
 	return nil
 }
