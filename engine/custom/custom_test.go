@@ -893,6 +893,14 @@ func TestText(t *testing.T) {
 		{[]any{}, `[]`},
 		{Table{}, `{}`},
 		{Table{"b": int64(1), "a": []any{Table{"z": "<&>", "y": math.NaN()}}, "c": parsed["d"]}, `{"a":[{"y":"nan","z":"<&>"}],"b":1,"c":"1979-05-27"}`},
+		// The decoder's arrays of tables, float32, and other slices and
+		// maps (walked by reflection) get the same treatment.
+		{[]map[string]any{{"a": 1.0}, {"b": math.Inf(1)}}, `[{"a":1.0},{"b":"inf"}]`},
+		{[]any{float32(0.5)}, `[0.5]`},
+		{[]float64{1, math.Inf(-1)}, `[1.0,"-inf"]`},
+		{[2]any{2.0, parsed["d"]}, `[2.0,"1979-05-27"]`},
+		{map[string]float64{"y": 3, "x": math.NaN()}, `{"x":"nan","y":3.0}`},
+		{map[int]float64{1: 2}, `{"1":2}`},
 	} {
 		if got := Text(c.v); got != c.want {
 			t.Errorf("Text(%#v) = %q, want %q", c.v, got, c.want)
