@@ -636,6 +636,21 @@ var syntaxCases = []struct {
 	{"invalid UTF-8", "a = 1\nb = \"\xff\"\n", 2},
 }
 
+// TestByteOrderMarks: the UTF-8 and UTF-16 marks BurntSushi/toml would
+// skip are refused on line 1 (tomllib reads them as text), and the text
+// after the mark is never decoded.
+func TestByteOrderMarks(t *testing.T) {
+	for _, bom := range []string{"\xef\xbb\xbf", "\xff\xfe", "\xfe\xff"} {
+		got, err := parse([]byte(bom + "a = 1\n"))
+		if got != nil || err == nil || err.Line != 1 || err.Msg != "invalid TOML: a byte order mark is not allowed" {
+			t.Errorf("%q: got %v, %+v; want the byte order mark error on line 1", bom, got, err)
+		}
+	}
+	if got, err := parse([]byte("a = \"\xef\xbb\xbf\"\n")); err != nil || got["a"] != "\ufeff" {
+		t.Errorf("a mark inside a string: got %v, %+v; want it kept", got, err)
+	}
+}
+
 func TestSyntaxErrorLine(t *testing.T) {
 	for _, c := range syntaxCases {
 		t.Run(c.name, func(t *testing.T) {
