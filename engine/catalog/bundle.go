@@ -73,24 +73,16 @@ func hasBundleFile(dir string) bool {
 	return isFile(p) || special(p)
 }
 
-// loadBundle loads the agents of one bundle directory.
+// loadBundle loads the agents of one bundle directory: its manifest, its
+// config, then each agent entry in order.
 func (l *loader) loadBundle(dir string) {
 	if !l.once(dir) {
 		return
 	}
 	manifest := filepath.Join(dir, "bundle.yaml")
-	data, err := readFile(manifest)
-	if err != nil {
-		l.problem(manifest, "%s", reason(err))
+	bf, ok := l.readBundleFile(manifest)
+	if !ok {
 		return
-	}
-	bf, warnings, err := parseBundleFile(data)
-	if err != nil {
-		l.problem(manifest, "%s", err)
-		return
-	}
-	for _, w := range warnings {
-		l.problem(manifest, "%s", w)
 	}
 	name := strings.TrimSpace(bf.Name)
 	if name == "" {
@@ -101,60 +93,104 @@ func (l *loader) loadBundle(dir string) {
 		l.problem(manifest, "%s", err)
 		return
 	}
-	home := &Home{Kind: "bundle", Name: name, ProjectRoot: dir, BundleRoot: dir}
-	configFile := "config.yaml"
-	if c := bf.Resources["config"]; c != "" {
-		configFile = c
+	b := &bundleLoad{l: l, dir: dir, manifest: manifest, bf: bf, name: name, standalone: standalone,
+		home: &Home{Kind: "bundle", Name: name, ProjectRoot: dir, BundleRoot: dir}, ids: map[string]bool{}}
+	b.loadResources()
+	for i, e := range entries {
+		b.addAgent(i, e)
 	}
-	for _, w := range checkBundlePaths(dir, bf) {
+}
+
+// readBundleFile reads and parses a bundle.yaml, recording its warnings as
+// problems. ok is false when the file cannot be read or parsed.
+func (l *loader) readBundleFile(manifest string) (bf *bundleFile, ok bool) {
+	data, err := readFile(manifest)
+	if err != nil {
+		l.problem(manifest, "%s", reason(err))
+		return nil, false
+	}
+	bf, warnings, err := parseBundleFile(data)
+	if err != nil {
+		l.problem(manifest, "%s", err)
+		return nil, false
+	}
+	for _, w := range warnings {
 		l.problem(manifest, "%s", w)
 	}
-	if cfg := filepath.FromSlash(configFile); filepath.IsLocal(cfg) {
-		l.loadConfig(home, filepath.Join(dir, cfg))
-	}
+	return bf, true
+}
 
-	ids := map[string]bool{}
-	for i, e := range entries {
-		label := fmt.Sprintf("agent %d", i+1)
-		if e.ID != "" {
-			label = fmt.Sprintf("agent %q", e.ID)
-		}
-		file := filepath.FromSlash(strings.TrimSpace(e.File))
-		switch {
-		case file == "":
-			l.problem(manifest, "%s has no file", label)
-			continue
-		case !filepath.IsLocal(file):
-			l.problem(manifest, "%s: file %q is outside the bundle", label, e.File)
-			continue
-		}
-		path := filepath.Join(dir, file)
-		a, err := readAgent(path)
-		if err != nil {
-			l.problem(path, "%s", reason(err))
-			continue
-		}
-		bundleOverride(a, e)
-		names, ok := mcpNames(&e.MCP)
-		if !ok {
-			l.problem(manifest, "%s: mcp: want a list of MCP server names; it is ignored", label)
-		}
-		a.MCP = mergeNames(bf.MCP, names)
-		key := strings.ToLower(a.ID)
-		if ids[key] {
-			l.problem(manifest, "duplicate agent id %q (file %s)", a.ID, e.File)
-			continue
-		}
-		ids[key] = true
-		a.Source = "bundle"
-		a.Module = name
-		a.Home = home
-		a.EntryPoint = e.EntryPoint != nil && *e.EntryPoint
-		if standalone && e.EntryPoint == nil {
-			a.EntryPoint = true
-		}
-		l.add(a)
+// bundleLoad is loadBundle's state once the manifest is read: where the
+// bundle lives, what it says, and the agent ids taken so far.
+type bundleLoad struct {
+	l             *loader
+	dir, manifest string
+	bf            *bundleFile
+	name          string
+	home          *Home
+	standalone    bool
+	ids           map[string]bool // lower-case agent ids of this bundle
+}
+
+// loadResources reports resource paths and core dependencies that do not
+// exist, and reads the bundle's config (resources.config, default
+// config.yaml) into its Home when the path stays inside the bundle.
+func (b *bundleLoad) loadResources() {
+	configFile := "config.yaml"
+	if c := b.bf.Resources["config"]; c != "" {
+		configFile = c
 	}
+	for _, w := range checkBundlePaths(b.dir, b.bf) {
+		b.l.problem(b.manifest, "%s", w)
+	}
+	if cfg := filepath.FromSlash(configFile); filepath.IsLocal(cfg) {
+		b.l.loadConfig(b.home, filepath.Join(b.dir, cfg))
+	}
+}
+
+// addAgent loads the i-th agent entry of the bundle: its file, with what
+// bundle.yaml says laid over it. An entry without a usable file, a file
+// that does not load, or an id the bundle already has is a problem.
+func (b *bundleLoad) addAgent(i int, e bundleAgent) {
+	label := fmt.Sprintf("agent %d", i+1)
+	if e.ID != "" {
+		label = fmt.Sprintf("agent %q", e.ID)
+	}
+	file := filepath.FromSlash(strings.TrimSpace(e.File))
+	switch {
+	case file == "":
+		b.l.problem(b.manifest, "%s has no file", label)
+		return
+	case !filepath.IsLocal(file):
+		b.l.problem(b.manifest, "%s: file %q is outside the bundle", label, e.File)
+		return
+	}
+	path := filepath.Join(b.dir, file)
+	a, err := readAgent(path)
+	if err != nil {
+		b.l.problem(path, "%s", reason(err))
+		return
+	}
+	bundleOverride(a, e)
+	names, ok := mcpNames(&e.MCP)
+	if !ok {
+		b.l.problem(b.manifest, "%s: mcp: want a list of MCP server names; it is ignored", label)
+	}
+	a.MCP = mergeNames(b.bf.MCP, names)
+	key := strings.ToLower(a.ID)
+	if b.ids[key] {
+		b.l.problem(b.manifest, "duplicate agent id %q (file %s)", a.ID, e.File)
+		return
+	}
+	b.ids[key] = true
+	a.Source = "bundle"
+	a.Module = b.name
+	a.Home = b.home
+	a.EntryPoint = e.EntryPoint != nil && *e.EntryPoint
+	if b.standalone && e.EntryPoint == nil {
+		a.EntryPoint = true
+	}
+	b.l.add(a)
 }
 
 // bundleEntries returns the agent entries of bundle.yaml by its type.

@@ -134,47 +134,68 @@ func parse(data []byte) (t Table, e *Error) {
 			t, e = nil, &Error{Msg: fmt.Sprintf("invalid TOML: decoder failure: %v", r)}
 		}
 	}()
-	// tomllib reads the bytes as UTF-8, byte order mark included, where
-	// BurntSushi/toml skips a UTF-8 or UTF-16 mark: refuse it, as Python does.
-	if bytes.HasPrefix(data, []byte("\xef\xbb\xbf")) || bytes.HasPrefix(data, []byte("\xff\xfe")) || bytes.HasPrefix(data, []byte("\xfe\xff")) {
-		return nil, &Error{Line: 1, Msg: "invalid TOML: a byte order mark is not allowed"}
-	}
-	if !utf8.Valid(data) {
-		i := 0
-		for i < len(data) {
-			r, size := utf8.DecodeRune(data[i:])
-			if r == utf8.RuneError && size <= 1 {
-				break
-			}
-			i += size
-		}
-		return nil, &Error{Line: lineAt(data, i), Msg: "invalid TOML: the file is not valid UTF-8"}
+	if e := encodingError(data); e != nil {
+		return nil, e
 	}
 	if e := depthError(data); e != nil {
 		return nil, e
 	}
 	var m map[string]any
 	if _, err := toml.Decode(string(data), &m); err != nil {
-		var pe toml.ParseError
-		if errors.As(err, &pe) {
-			msg := pe.Message
-			if msg == "" {
-				msg = pe.Error()
-			}
-			line := pe.Position.Line
-			// The parser counts an error on a line's newline as the next
-			// line; the byte offset says where it is (tomllib's line).
-			if st := pe.Position.Start; st >= 0 && st <= len(data) && lineAt(data, st) <= line {
-				line = lineAt(data, st)
-			}
-			return nil, &Error{Line: line, Msg: "invalid TOML: " + msg}
-		}
-		return nil, &Error{Msg: "invalid TOML: " + err.Error()}
+		return nil, decodeError(data, err)
 	}
 	if m == nil {
 		return Table{}, nil
 	}
 	return normalize(m).(Table), nil
+}
+
+// byteOrderMarks are the UTF-8 and UTF-16 byte order marks.
+var byteOrderMarks = [][]byte{[]byte("\xef\xbb\xbf"), []byte("\xff\xfe"), []byte("\xfe\xff")}
+
+// encodingError returns an *Error without Path when data is not what
+// tomllib reads: it reads the bytes as UTF-8, byte order mark included,
+// where BurntSushi/toml skips a UTF-8 or UTF-16 mark, so a mark is refused
+// as Python does; and invalid UTF-8 is refused at the line of its first
+// bad byte. It returns nil otherwise.
+func encodingError(data []byte) *Error {
+	for _, bom := range byteOrderMarks {
+		if bytes.HasPrefix(data, bom) {
+			return &Error{Line: 1, Msg: "invalid TOML: a byte order mark is not allowed"}
+		}
+	}
+	if utf8.Valid(data) {
+		return nil
+	}
+	i := 0
+	for i < len(data) {
+		r, size := utf8.DecodeRune(data[i:])
+		if r == utf8.RuneError && size <= 1 {
+			break
+		}
+		i += size
+	}
+	return &Error{Line: lineAt(data, i), Msg: "invalid TOML: the file is not valid UTF-8"}
+}
+
+// decodeError turns the decoder's error for data into an *Error without
+// Path, at tomllib's line for a syntax error.
+func decodeError(data []byte, err error) *Error {
+	var pe toml.ParseError
+	if !errors.As(err, &pe) {
+		return &Error{Msg: "invalid TOML: " + err.Error()}
+	}
+	msg := pe.Message
+	if msg == "" {
+		msg = pe.Error()
+	}
+	line := pe.Position.Line
+	// The parser counts an error on a line's newline as the next
+	// line; the byte offset says where it is (tomllib's line).
+	if st := pe.Position.Start; st >= 0 && st <= len(data) && lineAt(data, st) <= line {
+		line = lineAt(data, st)
+	}
+	return &Error{Line: line, Msg: "invalid TOML: " + msg}
 }
 
 // lineAt is the 1-based line of byte offset i.

@@ -636,6 +636,21 @@ var syntaxCases = []struct {
 	{"invalid UTF-8", "a = 1\nb = \"\xff\"\n", 2},
 }
 
+// TestByteOrderMarks: the UTF-8 and UTF-16 marks BurntSushi/toml would
+// skip are refused on line 1 (tomllib reads them as text), and the text
+// after the mark is never decoded.
+func TestByteOrderMarks(t *testing.T) {
+	for _, bom := range []string{"\xef\xbb\xbf", "\xff\xfe", "\xfe\xff"} {
+		got, err := parse([]byte(bom + "a = 1\n"))
+		if got != nil || err == nil || err.Line != 1 || err.Msg != "invalid TOML: a byte order mark is not allowed" {
+			t.Errorf("%q: got %v, %+v; want the byte order mark error on line 1", bom, got, err)
+		}
+	}
+	if got, err := parse([]byte("a = \"\xef\xbb\xbf\"\n")); err != nil || got["a"] != "\ufeff" {
+		t.Errorf("a mark inside a string: got %v, %+v; want it kept", got, err)
+	}
+}
+
 func TestSyntaxErrorLine(t *testing.T) {
 	for _, c := range syntaxCases {
 		t.Run(c.name, func(t *testing.T) {
@@ -893,6 +908,14 @@ func TestText(t *testing.T) {
 		{[]any{}, `[]`},
 		{Table{}, `{}`},
 		{Table{"b": int64(1), "a": []any{Table{"z": "<&>", "y": math.NaN()}}, "c": parsed["d"]}, `{"a":[{"y":"nan","z":"<&>"}],"b":1,"c":"1979-05-27"}`},
+		// The decoder's arrays of tables, float32, and other slices and
+		// maps (walked by reflection) get the same treatment.
+		{[]map[string]any{{"a": 1.0}, {"b": math.Inf(1)}}, `[{"a":1.0},{"b":"inf"}]`},
+		{[]any{float32(0.5)}, `[0.5]`},
+		{[]float64{1, math.Inf(-1)}, `[1.0,"-inf"]`},
+		{[2]any{2.0, parsed["d"]}, `[2.0,"1979-05-27"]`},
+		{map[string]float64{"y": 3, "x": math.NaN()}, `{"x":"nan","y":3.0}`},
+		{map[int]float64{1: 2}, `{"1":2}`},
 	} {
 		if got := Text(c.v); got != c.want {
 			t.Errorf("Text(%#v) = %q, want %q", c.v, got, c.want)

@@ -56,32 +56,43 @@ func jsonable(v any) any {
 			out[k] = jsonable(val)
 		}
 		return out
-	case []any:
-		out := make([]any, len(x))
-		for i, val := range x {
-			out[i] = jsonable(val)
-		}
-		return out
-	case []map[string]any:
-		out := make([]any, len(x))
-		for i, val := range x {
-			out[i] = jsonable(val)
-		}
-		return out
+	case []any, []map[string]any:
+		items, _ := asList(x)
+		return jsonableList(items)
 	case float64:
-		if math.IsInf(x, 0) || math.IsNaN(x) {
-			return formatFloat(x)
-		}
-		return json.Number(formatFloat(x))
+		return jsonFloat(x)
 	case float32:
-		return jsonable(float64(x))
+		return jsonFloat(float64(x))
 	case time.Time:
 		return formatTime(x)
 	case nil, string, bool, int64, int:
 		return v
 	}
-	// Other slices and maps (not produced by the decoder): walk them by
-	// reflection so their elements get the same treatment.
+	return jsonableReflect(v)
+}
+
+// jsonableList rewrites each item of an array with jsonable.
+func jsonableList(items []any) []any {
+	out := make([]any, len(items))
+	for i, val := range items {
+		out[i] = jsonable(val)
+	}
+	return out
+}
+
+// jsonFloat is a float for encoding/json: a number in Python form, or the
+// string "inf", "-inf" or "nan" for one JSON cannot hold.
+func jsonFloat(f float64) any {
+	if math.IsInf(f, 0) || math.IsNaN(f) {
+		return formatFloat(f)
+	}
+	return json.Number(formatFloat(f))
+}
+
+// jsonableReflect rewrites the other slices, arrays and string-keyed maps
+// (not produced by the decoder) by reflection, so that their elements get
+// jsonable's treatment; any other value is returned as is.
+func jsonableReflect(v any) any {
 	rv := reflect.ValueOf(v)
 	switch rv.Kind() {
 	case reflect.Slice, reflect.Array:

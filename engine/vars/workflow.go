@@ -88,17 +88,38 @@ func ResolveWorkflow(data []byte, base Vars, readConfig func(path string) (Vars,
 	if err := r.render(root, "", &unk); err != nil {
 		return nil, err
 	}
+	resolved, err := encodeResolved(root)
+	if err != nil {
+		return nil, err
+	}
+	w := workflowFrom(root)
+	w.Resolved, w.Unresolved = resolved, unk.list
+	if r.cfg.note != "" {
+		w.Notes = []string{r.cfg.note}
+	}
+	return w, nil
+}
+
+// encodeResolved renders the resolved document as YAML, indented by two
+// spaces, key order kept.
+func encodeResolved(root *yaml.Node) (string, error) {
 	var buf bytes.Buffer
 	enc := yaml.NewEncoder(&buf)
 	enc.SetIndent(2)
 	if err := enc.Encode(root); err != nil {
-		return nil, fmt.Errorf("render resolved workflow.yaml: %w", err)
+		return "", fmt.Errorf("render resolved workflow.yaml: %w", err)
 	}
 	if err := enc.Close(); err != nil {
-		return nil, fmt.Errorf("render resolved workflow.yaml: %w", err)
+		return "", fmt.Errorf("render resolved workflow.yaml: %w", err)
 	}
+	return buf.String(), nil
+}
 
-	w := &Workflow{Resolved: buf.String(), Values: Vars{}, Unresolved: unk.list}
+// workflowFrom reads a resolved document's top-level scalar values, its
+// name and description (from the top level, else from a "workflow:"
+// mapping) and its paths.
+func workflowFrom(root *yaml.Node) *Workflow {
+	w := &Workflow{Values: Vars{}}
 	for i := 0; i+1 < len(root.Content); i += 2 {
 		k, v := root.Content[i], scalarOf(root.Content[i+1])
 		if k.Kind == yaml.ScalarNode && v != nil {
@@ -107,21 +128,22 @@ func ResolveWorkflow(data []byte, base Vars, readConfig func(path string) (Vars,
 	}
 	w.Name, w.Description = w.Values["name"], w.Values["description"]
 	if m := child(root, "workflow"); m != nil && m.Kind == yaml.MappingNode {
-		if n := scalarOf(child(m, "name")); w.Name == "" && n != nil {
-			w.Name = scalarText(n)
-		}
-		if n := scalarOf(child(m, "description")); w.Description == "" && n != nil {
-			w.Description = scalarText(n)
-		}
+		fillScalar(&w.Name, m, "name")
+		fillScalar(&w.Description, m, "description")
 	}
 	w.Instructions = pathValue(w.Values["instructions"])
 	w.Template = pathValue(w.Values["template"])
 	w.Validation = pathValue(w.Values["validation"])
 	w.ConfigSource = pathValue(w.Values["config_source"])
-	if r.cfg.note != "" {
-		w.Notes = []string{r.cfg.note}
+	return w
+}
+
+// fillScalar sets an empty *dst to the scalar value of key in mapping m,
+// when m has one.
+func fillScalar(dst *string, m *yaml.Node, key string) {
+	if n := scalarOf(child(m, key)); *dst == "" && n != nil {
+		*dst = scalarText(n)
 	}
-	return w, nil
 }
 
 // pathValue is "" for a blank or false path.
@@ -181,31 +203,7 @@ func collectDefs(root *yaml.Node) (*workflowDefs, error) {
 func (r *resolver) render(n *yaml.Node, path string, unk *names) error {
 	switch n.Kind {
 	case yaml.MappingNode:
-		for i := 0; i+1 < len(n.Content); i += 2 {
-			k, v := n.Content[i], n.Content[i+1]
-			p := k.Value
-			if path != "" {
-				p = path + "." + k.Value
-			}
-			if d, ok := r.wf.defs[k.Value]; ok && d.node == v && k.Kind == yaml.ScalarNode {
-				// A definition reads as {name} does.
-				val, ok, err := r.resolveName(scopeWorkflow, k.Value, unk)
-				if err != nil {
-					return fmt.Errorf("resolve %s: %w", p, err)
-				}
-				if !ok {
-					val = "{" + k.Value + "}"
-					unk.add(k.Value)
-				}
-				if isStr(v) {
-					v.Value = val
-				}
-				continue
-			}
-			if err := r.render(v, p, unk); err != nil {
-				return err
-			}
-		}
+		return r.renderMapping(n, path, unk)
 	case yaml.SequenceNode:
 		for i, c := range n.Content {
 			if err := r.render(c, path+"["+strconv.Itoa(i)+"]", unk); err != nil {
@@ -220,6 +218,48 @@ func (r *resolver) render(n *yaml.Node, path string, unk *names) error {
 			}
 			n.Value = val
 		}
+	}
+	return nil
+}
+
+// renderMapping resolves the values of mapping n, named path, in place: a
+// value that is one of the workflow's definitions by renderDef, any other
+// by render.
+func (r *resolver) renderMapping(n *yaml.Node, path string, unk *names) error {
+	for i := 0; i+1 < len(n.Content); i += 2 {
+		k, v := n.Content[i], n.Content[i+1]
+		p := k.Value
+		if path != "" {
+			p = path + "." + k.Value
+		}
+		var err error
+		if d, ok := r.wf.defs[k.Value]; ok && d.node == v && k.Kind == yaml.ScalarNode {
+			err = r.renderDef(k.Value, v, p, unk)
+		} else {
+			err = r.render(v, p, unk)
+		}
+		if err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// renderDef sets the value v of the definition name, at path, to what
+// {name} reads, so a system-generated or pinned key shows the session's
+// value; a name without one keeps its placeholder and is listed in unk.
+// Only a string value is rewritten.
+func (r *resolver) renderDef(name string, v *yaml.Node, path string, unk *names) error {
+	val, ok, err := r.resolveName(scopeWorkflow, name, unk)
+	if err != nil {
+		return fmt.Errorf("resolve %s: %w", path, err)
+	}
+	if !ok {
+		val = "{" + name + "}"
+		unk.add(name)
+	}
+	if isStr(v) {
+		v.Value = val
 	}
 	return nil
 }
