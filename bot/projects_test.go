@@ -29,12 +29,8 @@ func projectRig(t *testing.T) *rig {
 		engine: func(c *engine.Config) {
 			st := c.Store.(*bolt.Store)
 			c.Projects = &engine.Projects{Store: st,
-				Of: func(key string) string {
-					p, err := storage.ThreadProject(st, key, storage.TerminalProject)
-					if err != nil {
-						t.Errorf("project of %s: %v", key, err)
-					}
-					return p
+				Of: func(key string) (string, error) {
+					return storage.ThreadProject(st, key, storage.TerminalProject)
 				},
 				Root: storage.Folders{Dir: st.Dir()}.ProjectFolder}
 		},

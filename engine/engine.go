@@ -143,8 +143,9 @@ func New(cfg Config) *Engine {
 	return &Engine{cfg: cfg}
 }
 
-// SaveError is a failure of the session store (to store the session, or
-// to load it), not of the model: a turn that returns one may have finished
+// SaveError is a failure of the session store (to store the session, to
+// load it, or to read what a turn needs of it, such as its project), not
+// of the model: a turn that returns one may have finished
 // (its Result holds the answer), and Save stores it once the store is
 // back.
 type SaveError struct{ Err error }

@@ -16,14 +16,18 @@ import (
 // a new version. Without an output store it does nothing; the caller saves
 // the session.
 func (e *Engine) KeepInput(s *Session, name string, data []byte) error {
-	if e.cfg.Outputs == nil && e.projectOf(s) == nil {
+	pf, err := e.projectOf(s)
+	if err != nil {
+		return fmt.Errorf("keep shared file %s: %w", name, err)
+	}
+	if e.cfg.Outputs == nil && pf == nil {
 		return nil
 	}
 	if !filepath.IsLocal(filepath.FromSlash(name)) {
 		return fmt.Errorf("keep shared file %q: not a name inside /inputs", name)
 	}
 	p := transcript.InputPrefix + path.Clean(name)
-	if pf := e.projectOf(s); pf != nil {
+	if pf != nil {
 		return e.shareInput(pf, s, p, data) // project.go
 	}
 	o := Output{Path: p, Size: int64(len(data)), Version: transcript.NextVersion(s.Outputs, p), Time: e.cfg.Now(), Internal: true}

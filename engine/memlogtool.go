@@ -66,7 +66,7 @@ func (env *toolEnv) memlog(a memlogArgs) (ToolResult, error) {
 	}
 	now := env.e.cfg.Now()
 	transform := func(old []byte) ([]byte, error) { return memlogEdit(a, file, old, now) }
-	if pf := env.e.projectOf(env.s); pf != nil {
+	if pf := env.s.project; pf != nil {
 		res, err := env.editProject(pf, file, true, transform) // project.go
 		if err != nil {
 			return nil, err

@@ -39,7 +39,11 @@ func (e *Engine) openSandbox(s *Session) (*sandbox.Sandbox, error) {
 	if e.cfg.InputRoot != nil {
 		cfg.InputRoot = e.cfg.InputRoot(s.ID)
 	}
-	pf := e.projectOf(s)
+	pf, err := e.projectOf(s)
+	if err != nil {
+		return nil, err
+	}
+	s.project = pf
 	if pf != nil {
 		// The project's documents and shared files (project.go).
 		cfg.OutputRoot, cfg.InputRoot = pf.docs(), pf.inputs()

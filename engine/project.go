@@ -35,8 +35,10 @@ type ProjectStore interface {
 type Projects struct {
 	Store ProjectStore
 	// Of names the project of a session key ("" : the session keeps its
-	// own /outputs, as without projects).
-	Of func(sessionKey string) string
+	// own /outputs, as without projects). An error (the store did not
+	// answer) fails the turn as the store's (SaveError), never a guess: a
+	// document must not land in another project.
+	Of func(sessionKey string) (string, error)
 	// Root is the host folder where this process keeps its working copy
 	// of a project's documents (and the files people shared in it).
 	Root func(project string) string
@@ -65,21 +67,26 @@ func (pf *projectFolder) docs() string   { return filepath.Join(pf.root, "docume
 func (pf *projectFolder) inputs() string { return filepath.Join(pf.root, "inputs") }
 
 // projectOf returns the working copy of the session's project, or nil
-// when the session keeps its own /outputs.
-func (e *Engine) projectOf(s *Session) *projectFolder {
+// when the session keeps its own /outputs; the error is the store's
+// (SaveError). A turn asks once, when it opens its sandbox
+// (Session.project); its tools use that answer.
+func (e *Engine) projectOf(s *Session) (*projectFolder, error) {
 	p := e.cfg.Projects
 	if p == nil || p.Store == nil || p.Of == nil || p.Root == nil {
-		return nil
+		return nil, nil
 	}
-	name := p.Of(s.Key)
+	name, err := p.Of(s.Key)
+	if err != nil {
+		return nil, &SaveError{Err: fmt.Errorf("project of session %s: %w", s.ID, err)}
+	}
 	if name == "" {
-		return nil
+		return nil, nil
 	}
 	if pf, ok := e.projects.Load(name); ok {
-		return pf.(*projectFolder)
+		return pf.(*projectFolder), nil
 	}
 	pf, _ := e.projects.LoadOrStore(name, &projectFolder{name: name, root: p.Root(name)})
-	return pf.(*projectFolder)
+	return pf.(*projectFolder), nil
 }
 
 // load reads the versions of the local copies; pf.mu is held.

@@ -33,12 +33,12 @@ func projectHarness(t *testing.T, binding map[string]string) (*harness, string) 
 	h := newHarness(t, harnessOpts{bmad: []string{root}})
 	h.cfg.Projects = &engine.Projects{
 		Store: h.st,
-		Of: func(key string) string {
+		Of: func(key string) (string, error) {
 			parts := strings.Split(key, "/")
 			if p := binding[parts[0]+"/"+parts[1]]; p != "" {
-				return p
+				return p, nil
 			}
-			return storage.ProjectOfKey(key)
+			return storage.ProjectOfKey(key), nil
 		},
 		Root: func(name string) string {
 			return storage.Folders{Dir: filepath.Join(h.dir, "data")}.ProjectFolder(name)
@@ -407,6 +407,9 @@ func TestProjectStateBudget(t *testing.T) {
 	t.Logf("project state with 201 documents: %d bytes", len(b))
 }
 
+// projectOfKey is the project of a thread key: its channel's.
+func projectOfKey(key string) (string, error) { return storage.ProjectOfKey(key), nil }
+
 // projectEngine is one replica: an engine on st whose working copies of
 // projects are under dir.
 func projectEngine(t *testing.T, st engineProjectStore, cat *catalog.Catalog, fm *fakemodel.Server, dir string) *engine.Engine {
@@ -418,7 +421,7 @@ func projectEngine(t *testing.T, st engineProjectStore, cat *catalog.Catalog, fm
 		Outputs:    st,
 		OutputRoot: func(id string) string { d, _ := storage.Folders{Dir: dir}.Session("outputs", id); return d },
 		InputRoot:  func(id string) string { d, _ := storage.Folders{Dir: dir}.Session("inputs", id); return d },
-		Projects: &engine.Projects{Store: st, Of: storage.ProjectOfKey,
+		Projects: &engine.Projects{Store: st, Of: projectOfKey,
 			Root: storage.Folders{Dir: dir}.ProjectFolder},
 	})
 }
@@ -512,7 +515,7 @@ func TestProjectIsolationInsideTheProject(t *testing.T) {
 		Store:   st, Outputs: st, Hidden: []string{data},
 		OutputRoot: func(id string) string { d, _ := st.OutputDir(id); return d },
 		InputRoot:  func(id string) string { d, _ := st.InputDir(id); return d },
-		Projects: &engine.Projects{Store: st, Of: storage.ProjectOfKey,
+		Projects: &engine.Projects{Store: st, Of: projectOfKey,
 			Root: storage.Folders{Dir: data}.ProjectFolder},
 	})
 	a, _ := cat.Find("product-lead")
@@ -671,5 +674,61 @@ func TestProjectSaveStoresBytesOnce(t *testing.T) {
 	}
 	if data, err := h.eng.OutputData(s.ID, old); err != nil || string(data) != "old" {
 		t.Errorf("an output saved before projects = %q, %v", data, err)
+	}
+}
+
+// TestProjectBindingUnreadableFailsAsTheStore: when the store cannot say
+// which project a thread is in (a connection reset), the turn fails as
+// the store's (SaveError: the front end keeps the message queued) before
+// the model is called, instead of guessing the channel's own project; once
+// the store answers, the document lands in the project the channel is
+// bound to, and nowhere else.
+func TestProjectBindingUnreadableFailsAsTheStore(t *testing.T) {
+	h, _ := projectHarness(t, map[string]string{"T1/C3": "shared"})
+	of := h.cfg.Projects.Of
+	var fail sync.Mutex
+	failing := false
+	h.cfg.Projects.Of = func(key string) (string, error) {
+		fail.Lock()
+		defer fail.Unlock()
+		if failing {
+			return "", errors.New("read tcp 127.0.0.1:5432: connection reset by peer")
+		}
+		return of(key)
+	}
+	s := h.startAs("T1/C3/1.1", "pm", "U1")
+	fail.Lock()
+	failing = true
+	fail.Unlock()
+	calls := h.fm.Calls()
+	_, err := h.eng.Turn(context.Background(), s, "save", h.emit)
+	if _, ok := errors.AsType[*engine.SaveError](err); !ok {
+		t.Fatalf("a turn whose project could not be read: %v, want a SaveError", err)
+	}
+	if h.fm.Calls() != calls {
+		t.Fatal("the model was called without knowing the project")
+	}
+	fail.Lock()
+	failing = false
+	fail.Unlock()
+	h.fm.Enqueue(
+		fakemodel.Reply{ToolCalls: []fakemodel.ToolCall{call("save_output", map[string]string{"path": "plan.md", "content": "the plan"})}},
+		fakemodel.Reply{Text: "ok"},
+	)
+	h.turn(s, "save")
+	for project, want := range map[string]int{"shared": 1, storage.ProjectOfKey("T1/C3/1.1"): 0} {
+		docs, err := h.st.Documents(project)
+		if err != nil {
+			t.Fatal(err)
+		}
+		n := 0
+		for _, d := range docs {
+			if strings.HasSuffix(d.Path, "plan.md") {
+				n++
+			}
+		}
+		if n != want {
+			t.Fatalf("project %s holds plan.md %d times, want %d", project, n, want)
+		}
 	}
 }

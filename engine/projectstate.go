@@ -21,7 +21,7 @@ const maxProjectState = 6 << 10
 // to the help tables' outputs patterns; "" outside a project or when it
 // has no documents.
 func (env *toolEnv) projectState(sk *catalog.Skill) string {
-	pf := env.e.projectOf(env.s)
+	pf := env.s.project
 	if pf == nil {
 		return ""
 	}

@@ -54,7 +54,7 @@ func (env *toolEnv) write(p string, content []byte) (SaveResult, error) {
 	if len(content) == 0 {
 		return SaveResult{}, fmt.Errorf("refusing to save an empty document to %s; send the full content", p)
 	}
-	if pf := env.e.projectOf(env.s); pf != nil {
+	if pf := env.s.project; pf != nil {
 		return env.saveProject(pf, p, content) // project.go
 	}
 	virtual, err := env.sb.WriteFile(p, content)

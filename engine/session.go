@@ -28,6 +28,10 @@ type Session struct {
 	// stubs caches the elided form of messages by index (nil: unchanged),
 	// so requests do not rebuild them; stubs depend only on the message.
 	stubs map[int]*transcript.Message
+	// project is the project the session's sandbox was last opened in
+	// (openSandbox), whose documents it mounts: the turn's tools read and
+	// save there. Nil without projects.
+	project *projectFolder
 }
 
 // Output is one document the agent saved.

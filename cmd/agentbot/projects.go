@@ -30,12 +30,8 @@ func newProjects(cfg *Config, st storage.Projects, log *slog.Logger) *engine.Pro
 	}
 	return &engine.Projects{
 		Store: st,
-		Of: func(key string) string {
-			p, err := storage.ThreadProject(st, key, terminal)
-			if err != nil {
-				log.Error("project: read the channel's binding", "err", err)
-			}
-			return p
+		Of: func(key string) (string, error) {
+			return storage.ThreadProject(st, key, terminal)
 		},
 		Root: storage.Folders{Dir: cfg.DataDir}.ProjectFolder,
 	}
