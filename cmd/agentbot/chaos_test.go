@@ -330,12 +330,17 @@ func (c *chaos) redeliver() {
 // chaosCounts is what a run counts.
 type chaosCounts struct {
 	once, lost, twice, outOfOrder, openStreams, foreignWrites int
+	// greetings counts the threads not greeted exactly once.
+	greetings int
 }
 
 func (n chaosCounts) String() string {
-	return fmt.Sprintf("exactly once %d, lost %d, answered twice %d, out of order %d, streams left open %d, writes by a replica not holding the thread %d",
-		n.once, n.lost, n.twice, n.outOfOrder, n.openStreams, n.foreignWrites)
+	return fmt.Sprintf("exactly once %d, lost %d, answered twice %d, out of order %d, streams left open %d, writes by a replica not holding the thread %d, threads not greeted once %d",
+		n.once, n.lost, n.twice, n.outOfOrder, n.openStreams, n.foreignWrites, n.greetings)
 }
+
+// chaosGreeting is in the agent's greeting, once per thread.
+const chaosGreeting = "Here is what I can do"
 
 // answered reports whether every message has an answer.
 func (c *chaos) answered() bool {
@@ -391,6 +396,10 @@ func (c *chaos) count() chaosCounts {
 			at[k] = indexOf(texts, "ANSWER["+m.text+"]")
 		}
 		n.outOfOrder += disorder(thread, texts, at, c.t)
+		if g := countIn(texts, chaosGreeting); g != 1 {
+			n.greetings++
+			c.t.Logf("thread %s greeted %d times", thread[0].thread, g)
+		}
 	}
 	for _, s := range c.e.fake.Streams() {
 		if s.Channel == replicaChannel && !s.Stopped && !s.Expired && !s.Halted {
@@ -399,6 +408,17 @@ func (c *chaos) count() chaosCounts {
 		}
 	}
 	n.foreignWrites = c.foreignWrites()
+	return n
+}
+
+// countIn counts the texts holding sub.
+func countIn(texts []string, sub string) int {
+	n := 0
+	for _, s := range texts {
+		if strings.Contains(s, sub) {
+			n++
+		}
+	}
 	return n
 }
 
@@ -468,7 +488,7 @@ func (c *chaos) foreignWrites() int {
 func (c *chaos) check(n chaosCounts, total int) {
 	c.t.Helper()
 	c.t.Logf("%s", n)
-	if n.once != total || n.lost+n.twice+n.outOfOrder+n.openStreams+n.foreignWrites != 0 {
+	if n.once != total || n.lost+n.twice+n.outOfOrder+n.openStreams+n.foreignWrites+n.greetings != 0 {
 		c.t.Errorf("want every one of %d messages answered exactly once, in order: %s", total, n)
 		c.dumpLogs()
 	}
