@@ -846,12 +846,7 @@ func queueNextPendingDequeue(t *testing.T, b storage.Backend) {
 // and k0's.
 func queueFilled(t *testing.T, b storage.Backend) ([]uint64, uint64) {
 	c := clock(t, b)
-	if _, _, ok, err := b.Next("k1"); ok || err != nil {
-		t.Fatalf("Next on an empty queue = %v, %v", ok, err)
-	}
-	if keys, err := b.PendingKeys(); err != nil || len(keys) != 0 {
-		t.Fatalf("PendingKeys on an empty store = %v, %v", keys, err)
-	}
+	queueEmpty(t, b)
 	payloads := []string{`{"text":"one"}`, `{"text": "two",  "spaces":true}`, `[3]`}
 	var seqs []uint64
 	for _, p := range payloads {
@@ -864,16 +859,7 @@ func queueFilled(t *testing.T, b storage.Backend) ([]uint64, uint64) {
 	if s2 <= seqs[2] {
 		t.Errorf("seq %d after %d: seqs are not global and growing", s2, seqs[2])
 	}
-	items, err := b.Pending("k1")
-	must(t, err)
-	if len(items) != 3 {
-		t.Fatalf("Pending = %+v", items)
-	}
-	for i, it := range items {
-		if it.Seq != seqs[i] || !bytes.Equal(it.Payload, []byte(payloads[i])) || it.Enqueued.Sub(c.Now()).Abs() > time.Second {
-			t.Errorf("item %d = %d %s %v, want %d %s %v", i, it.Seq, it.Payload, it.Enqueued, seqs[i], payloads[i], c.Now())
-		}
-	}
+	pendingItems(t, b, "k1", seqs, payloads, c.Now())
 	seq, payload, ok, err := b.Next("k1")
 	if err != nil || !ok || seq != seqs[0] || string(payload) != payloads[0] {
 		t.Fatalf("Next = %d %s %v %v", seq, payload, ok, err)
@@ -882,6 +868,34 @@ func queueFilled(t *testing.T, b storage.Backend) ([]uint64, uint64) {
 		t.Fatalf("PendingKeys = %v, %v", keys, err)
 	}
 	return seqs, s2
+}
+
+// queueEmpty checks that a fresh store has nothing queued: Next finds no
+// item and PendingKeys lists no key.
+func queueEmpty(t *testing.T, b storage.Backend) {
+	t.Helper()
+	if _, _, ok, err := b.Next("k1"); ok || err != nil {
+		t.Fatalf("Next on an empty queue = %v, %v", ok, err)
+	}
+	if keys, err := b.PendingKeys(); err != nil || len(keys) != 0 {
+		t.Fatalf("PendingKeys on an empty store = %v, %v", keys, err)
+	}
+}
+
+// pendingItems checks that Pending(key) holds exactly the items seqs with
+// payloads, in order, each enqueued within a second of at.
+func pendingItems(t *testing.T, b storage.Backend, key string, seqs []uint64, payloads []string, at time.Time) {
+	t.Helper()
+	items, err := b.Pending(key)
+	must(t, err)
+	if len(items) != len(seqs) {
+		t.Fatalf("Pending = %+v", items)
+	}
+	for i, it := range items {
+		if it.Seq != seqs[i] || !bytes.Equal(it.Payload, []byte(payloads[i])) || it.Enqueued.Sub(at).Abs() > time.Second {
+			t.Errorf("item %d = %d %s %v, want %d %s %v", i, it.Seq, it.Payload, it.Enqueued, seqs[i], payloads[i], at)
+		}
+	}
 }
 
 // queueDrained dequeues the items queueFilled queued, in and out of order,
