@@ -289,12 +289,8 @@ func (sp *splitter) classBefore(i, p int) int {
 	if p < 0 || cur.kind == lineBlank {
 		return classNone
 	}
-	prev := sp.lines[i-1]
 	if cur.kind == lineFenceBody || cur.kind == lineFenceClose {
-		if prev.kind == lineFenceOpen || cur.kind == lineFenceClose {
-			return classFenceEdge
-		}
-		return classFence
+		return fenceCutClass(sp.lines[i-1], cur)
 	}
 	last := sp.lines[p]
 	gap := p < i-1
@@ -302,8 +298,7 @@ func (sp *splitter) classBefore(i, p int) int {
 	switch {
 	case cur.kind == lineRule && !gap:
 		return classLine // may be a setext underline: keep it with its text
-	case cur.kind == lineFenceOpen || last.kind == lineFenceClose || cur.kind == lineHeading ||
-		last.kind == lineRule || gap:
+	case atBlockEdge(last, cur, gap):
 		if inList {
 			return classList
 		}
@@ -313,6 +308,24 @@ func (sp *splitter) classBefore(i, p int) int {
 	default:
 		return classLine
 	}
+}
+
+// fenceCutClass classifies the cut between prev and cur, a line inside a
+// fence or its closing line: right after the opening line or before the
+// closing one is the fence's edge, anything else a cut inside it.
+func fenceCutClass(prev, cur mdLine) int {
+	if prev.kind == lineFenceOpen || cur.kind == lineFenceClose {
+		return classFenceEdge
+	}
+	return classFence
+}
+
+// atBlockEdge reports whether the cut between last, the last non-blank line,
+// and cur, outside fences, is at the edge of a block: before a fence or a
+// heading, after a fence or a rule, or at blank lines (gap).
+func atBlockEdge(last, cur mdLine, gap bool) bool {
+	return cur.kind == lineFenceOpen || last.kind == lineFenceClose || cur.kind == lineHeading ||
+		last.kind == lineRule || gap
 }
 
 // runeAt returns the characters in text[:off].

@@ -63,6 +63,17 @@ func checkFile(path string) error {
 		return fmt.Errorf("open store %s: %w", path, err)
 	}
 	defer f.Close()
+	m, err := newestMeta(f, path)
+	if err != nil {
+		return err
+	}
+	return checkBounds(path, size, m)
+}
+
+// newestMeta reads both meta pages of the database file f at path (the
+// second one page size after the first) and returns the valid one with the
+// higher transaction id; with neither valid it is a *DamagedError.
+func newestMeta(f io.ReaderAt, path string) (boltMeta, error) {
 	m0, err0 := readMeta(f, 0)
 	ps := int64(os.Getpagesize())
 	if err0 == nil {
@@ -70,12 +81,18 @@ func checkFile(path string) error {
 	}
 	m1, err1 := readMeta(f, ps)
 	if err0 != nil && err1 != nil {
-		return &DamagedError{Path: path, Reason: "no valid meta page (" + err0.Error() + ")"}
+		return boltMeta{}, &DamagedError{Path: path, Reason: "no valid meta page (" + err0.Error() + ")"}
 	}
-	m := m0
 	if err0 != nil || (err1 == nil && m1.txid > m0.txid) {
-		m = m1
+		return m1, nil
 	}
+	return m0, nil
+}
+
+// checkBounds checks meta m against the file at path of size bytes: a page
+// size bbolt can use, at least four pages, and every page it points to
+// inside the file; else it is a *DamagedError.
+func checkBounds(path string, size int64, m boltMeta) error {
 	psz := int64(m.pageSize)
 	if psz < 512 || psz > 1<<20 || psz&(psz-1) != 0 {
 		return &DamagedError{Path: path, Reason: fmt.Sprintf("invalid page size %d", psz)}

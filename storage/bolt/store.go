@@ -109,42 +109,12 @@ func Open(dir string) (*Store, error) {
 	if err := checkFile(path); err != nil {
 		return nil, err
 	}
-	var db *bbolt.DB
-	err := guard(path, func() error {
-		var err error
-		db, err = bbolt.Open(path, 0o600, &bbolt.Options{Timeout: lockTimeout})
-		if err == nil {
-			db.MaxBatchDelay = maxBatchDelay
-		}
-		return err
-	})
-	if errors.Is(err, bbolt.ErrTimeout) {
-		return nil, &lockedError{dir: dir}
-	}
-	var damaged *DamagedError
-	if errors.As(err, &damaged) {
+	db, err := openDB(dir, path)
+	if err != nil {
 		return nil, err
 	}
-	if err != nil {
-		if errors.Is(err, bolterrors.ErrInvalid) || errors.Is(err, bolterrors.ErrChecksum) || errors.Is(err, bolterrors.ErrVersionMismatch) {
-			return nil, &DamagedError{Path: path, Reason: err.Error()}
-		}
-		return nil, fmt.Errorf("open store %s: %w", path, err)
-	}
-	var migrated bool
-	if err := guard(path, func() error {
-		return db.Update(func(tx *bbolt.Tx) (err error) { migrated, err = initBuckets(tx, dir); return err })
-	}); err != nil {
-		_ = db.Close()
-		if errors.As(err, &damaged) {
-			return nil, err
-		}
-		return nil, fmt.Errorf("open store %s: %w", path, err)
-	}
-	if migrated {
-		if db, err = compact(path, db); err != nil {
-			return nil, fmt.Errorf("open store %s: %w", path, err)
-		}
+	if db, err = prepareDB(db, dir, path); err != nil {
+		return nil, err
 	}
 	s := &Store{Now: time.Now, dir: dir, db: db, jreqs: make(chan *admitReq, maxAdmitBatch),
 		admits: make(chan *admitReq, maxAdmitBatch), admitDone: make(chan struct{})}
@@ -161,6 +131,61 @@ func Open(dir string) (*Store, error) {
 	go s.journaler()
 	go s.committer()
 	return s, nil
+}
+
+// openDB opens the database file at path (in the data directory dir) with
+// bbolt. Another process holding it past lockTimeout is a *lockedError; a
+// file bbolt finds invalid, or panics or faults on, is a *DamagedError.
+func openDB(dir, path string) (*bbolt.DB, error) {
+	var db *bbolt.DB
+	err := guard(path, func() error {
+		var err error
+		db, err = bbolt.Open(path, 0o600, &bbolt.Options{Timeout: lockTimeout})
+		if err == nil {
+			db.MaxBatchDelay = maxBatchDelay
+		}
+		return err
+	})
+	if errors.Is(err, bbolt.ErrTimeout) {
+		return nil, &lockedError{dir: dir}
+	}
+	var damaged *DamagedError
+	if errors.As(err, &damaged) {
+		return nil, err
+	}
+	if errors.Is(err, bolterrors.ErrInvalid) || errors.Is(err, bolterrors.ErrChecksum) || errors.Is(err, bolterrors.ErrVersionMismatch) {
+		return nil, &DamagedError{Path: path, Reason: err.Error()}
+	}
+	if err != nil {
+		return nil, fmt.Errorf("open store %s: %w", path, err)
+	}
+	return db, nil
+}
+
+// prepareDB readies the open database db at path for use: it creates the
+// root buckets and migrates an older schema (initBuckets), then compacts the
+// file after a migration and returns the database to use. On failure db is
+// closed; corrupt data is a *DamagedError.
+func prepareDB(db *bbolt.DB, dir, path string) (*bbolt.DB, error) {
+	var migrated bool
+	if err := guard(path, func() error {
+		return db.Update(func(tx *bbolt.Tx) (err error) { migrated, err = initBuckets(tx, dir); return err })
+	}); err != nil {
+		_ = db.Close()
+		var damaged *DamagedError
+		if errors.As(err, &damaged) {
+			return nil, err
+		}
+		return nil, fmt.Errorf("open store %s: %w", path, err)
+	}
+	if !migrated {
+		return db, nil
+	}
+	db, err := compact(path, db) // compact closes db when it fails
+	if err != nil {
+		return nil, fmt.Errorf("open store %s: %w", path, err)
+	}
+	return db, nil
 }
 
 // initBuckets creates the root buckets, checks the schema version and

@@ -602,64 +602,75 @@ func lookupByIDThenKey(t *testing.T, b storage.Backend) {
 	}
 }
 
+// badKeysRejected: every call with a bad key, id, path, channel, ttl,
+// holder, payload or version is refused, and the store keeps working.
 func badKeysRejected(t *testing.T, b storage.Backend) {
-	long := strings.Repeat("x", storage.MaxKeyLen+1)
-	if _, err := b.NewSession(""); err == nil {
-		t.Error("NewSession(\"\") succeeded")
-	}
-	if _, err := b.NewSession(long); err == nil {
-		t.Error("NewSession(too long) succeeded")
+	for _, c := range badInputCalls(b) {
+		if c.call() == nil {
+			t.Error(c.name + " succeeded")
+		}
 	}
 	if _, err := b.SessionByID("../etc"); err == nil || errors.Is(err, storage.ErrNotFound) {
 		t.Errorf("SessionByID(bad id) = %v, want a validation error", err)
 	}
-	if _, err := b.OutputDir("../x"); err == nil {
-		t.Error("OutputDir(../x) succeeded")
-	}
-	if _, err := b.Seen("", time.Minute); err == nil {
-		t.Error("Seen(\"\") succeeded")
-	}
-	if _, err := b.Seen("k", 0); err == nil {
-		t.Error("Seen with ttl 0 succeeded")
-	}
-	if _, err := b.Enqueue("k", []byte("not json")); err == nil {
-		t.Error("Enqueue(not JSON) succeeded")
-	}
-	if err := b.SetChannelDefault("T", "", "pm"); err == nil {
-		t.Error("SetChannelDefault with no channel succeeded")
-	}
-	if err := b.SetChannelDefault("T", "a/b", "pm"); err == nil {
-		t.Error("SetChannelDefault with '/' in the channel succeeded")
-	}
-	if _, err := b.Lease("k", "h", 0); err == nil {
-		t.Error("Lease with ttl 0 succeeded")
-	}
-	if _, err := b.Lease("k", "", time.Minute); err == nil {
-		t.Error("Lease with no holder succeeded")
-	}
-	if err := b.ReleaseLease("", "h"); err == nil {
-		t.Error("ReleaseLease with no key succeeded")
-	}
 	doc := newSession(t, b, "doc")
-	for _, path := range []string{"", "a\x00b", strings.Repeat("p", storage.MaxKeyLen+1)} {
-		if err := b.PutOutput(doc.ID, transcript.Output{Path: path, Version: 1}, []byte("x")); err == nil {
-			t.Errorf("PutOutput with path %.20q succeeded", path)
+	for _, c := range badOutputCalls(b, doc.ID) {
+		if c.call() == nil {
+			t.Error(c.name + " succeeded")
 		}
-		if _, err := b.OutputData(doc.ID, path, 0); err == nil {
-			t.Errorf("OutputData with path %.20q succeeded", path)
-		}
-	}
-	if err := b.PutOutput(doc.ID, transcript.Output{Path: "a.md", Version: 0}, []byte("x")); err == nil {
-		t.Error("PutOutput with version 0 succeeded")
-	}
-	if _, err := b.OutputData("../x", "a.md", 0); err == nil {
-		t.Error("OutputData with a bad session id succeeded")
 	}
 	if _, err := b.OutputData(doc.ID, "a.md", -1); !errors.Is(err, storage.ErrNotFound) {
 		t.Errorf("OutputData with version -1: %v, want ErrNotFound", err)
 	}
 	// The store keeps working after the bad calls.
 	newSession(t, b, "fine")
+}
+
+// badCall is one call with bad input a store must refuse; name describes
+// it in the failure message.
+type badCall struct {
+	name string
+	call func() error
+}
+
+// errOf drops a call's result and keeps its error.
+func errOf[T any](_ T, err error) error { return err }
+
+// badInputCalls lists the refused calls that need no session: a bad
+// session key or id, seen key, ttl, payload, channel, lease holder or key.
+func badInputCalls(b storage.Backend) []badCall {
+	long := strings.Repeat("x", storage.MaxKeyLen+1)
+	return []badCall{
+		{`NewSession("")`, func() error { return errOf(b.NewSession("")) }},
+		{"NewSession(too long)", func() error { return errOf(b.NewSession(long)) }},
+		{"OutputDir(../x)", func() error { return errOf(b.OutputDir("../x")) }},
+		{`Seen("")`, func() error { return errOf(b.Seen("", time.Minute)) }},
+		{"Seen with ttl 0", func() error { return errOf(b.Seen("k", 0)) }},
+		{"Enqueue(not JSON)", func() error { return errOf(b.Enqueue("k", []byte("not json"))) }},
+		{"SetChannelDefault with no channel", func() error { return b.SetChannelDefault("T", "", "pm") }},
+		{"SetChannelDefault with '/' in the channel", func() error { return b.SetChannelDefault("T", "a/b", "pm") }},
+		{"Lease with ttl 0", func() error { return errOf(b.Lease("k", "h", 0)) }},
+		{"Lease with no holder", func() error { return errOf(b.Lease("k", "", time.Minute)) }},
+		{"ReleaseLease with no key", func() error { return b.ReleaseLease("", "h") }},
+	}
+}
+
+// badOutputCalls lists the refused document calls on session id: each bad
+// path with PutOutput and OutputData, version 0, and a bad session id.
+func badOutputCalls(b storage.Backend, id string) []badCall {
+	var calls []badCall
+	for _, path := range []string{"", "a\x00b", strings.Repeat("p", storage.MaxKeyLen+1)} {
+		calls = append(calls,
+			badCall{fmt.Sprintf("PutOutput with path %.20q", path), func() error {
+				return b.PutOutput(id, transcript.Output{Path: path, Version: 1}, []byte("x"))
+			}},
+			badCall{fmt.Sprintf("OutputData with path %.20q", path), func() error { return errOf(b.OutputData(id, path, 0)) }})
+	}
+	return append(calls,
+		badCall{"PutOutput with version 0", func() error {
+			return b.PutOutput(id, transcript.Output{Path: "a.md", Version: 0}, []byte("x"))
+		}},
+		badCall{"OutputData with a bad session id", func() error { return errOf(b.OutputData("../x", "a.md", 0)) }})
 }
 
 func seenMarksUntilExpiry(t *testing.T, b storage.Backend) {
@@ -835,12 +846,7 @@ func queueNextPendingDequeue(t *testing.T, b storage.Backend) {
 // and k0's.
 func queueFilled(t *testing.T, b storage.Backend) ([]uint64, uint64) {
 	c := clock(t, b)
-	if _, _, ok, err := b.Next("k1"); ok || err != nil {
-		t.Fatalf("Next on an empty queue = %v, %v", ok, err)
-	}
-	if keys, err := b.PendingKeys(); err != nil || len(keys) != 0 {
-		t.Fatalf("PendingKeys on an empty store = %v, %v", keys, err)
-	}
+	queueEmpty(t, b)
 	payloads := []string{`{"text":"one"}`, `{"text": "two",  "spaces":true}`, `[3]`}
 	var seqs []uint64
 	for _, p := range payloads {
@@ -853,16 +859,7 @@ func queueFilled(t *testing.T, b storage.Backend) ([]uint64, uint64) {
 	if s2 <= seqs[2] {
 		t.Errorf("seq %d after %d: seqs are not global and growing", s2, seqs[2])
 	}
-	items, err := b.Pending("k1")
-	must(t, err)
-	if len(items) != 3 {
-		t.Fatalf("Pending = %+v", items)
-	}
-	for i, it := range items {
-		if it.Seq != seqs[i] || !bytes.Equal(it.Payload, []byte(payloads[i])) || it.Enqueued.Sub(c.Now()).Abs() > time.Second {
-			t.Errorf("item %d = %d %s %v, want %d %s %v", i, it.Seq, it.Payload, it.Enqueued, seqs[i], payloads[i], c.Now())
-		}
-	}
+	pendingItems(t, b, "k1", seqs, payloads, c.Now())
 	seq, payload, ok, err := b.Next("k1")
 	if err != nil || !ok || seq != seqs[0] || string(payload) != payloads[0] {
 		t.Fatalf("Next = %d %s %v %v", seq, payload, ok, err)
@@ -871,6 +868,34 @@ func queueFilled(t *testing.T, b storage.Backend) ([]uint64, uint64) {
 		t.Fatalf("PendingKeys = %v, %v", keys, err)
 	}
 	return seqs, s2
+}
+
+// queueEmpty checks that a fresh store has nothing queued: Next finds no
+// item and PendingKeys lists no key.
+func queueEmpty(t *testing.T, b storage.Backend) {
+	t.Helper()
+	if _, _, ok, err := b.Next("k1"); ok || err != nil {
+		t.Fatalf("Next on an empty queue = %v, %v", ok, err)
+	}
+	if keys, err := b.PendingKeys(); err != nil || len(keys) != 0 {
+		t.Fatalf("PendingKeys on an empty store = %v, %v", keys, err)
+	}
+}
+
+// pendingItems checks that Pending(key) holds exactly the items seqs with
+// payloads, in order, each enqueued within a second of at.
+func pendingItems(t *testing.T, b storage.Backend, key string, seqs []uint64, payloads []string, at time.Time) {
+	t.Helper()
+	items, err := b.Pending(key)
+	must(t, err)
+	if len(items) != len(seqs) {
+		t.Fatalf("Pending = %+v", items)
+	}
+	for i, it := range items {
+		if it.Seq != seqs[i] || !bytes.Equal(it.Payload, []byte(payloads[i])) || it.Enqueued.Sub(at).Abs() > time.Second {
+			t.Errorf("item %d = %d %s %v, want %d %s %v", i, it.Seq, it.Payload, it.Enqueued, seqs[i], payloads[i], at)
+		}
+	}
 }
 
 // queueDrained dequeues the items queueFilled queued, in and out of order,
