@@ -187,6 +187,9 @@ func (b *Bot) closeUnnamed(ctx context.Context, it item) {
 		if !ours || m.Timestamp == it.ThreadTS || storage.OrderOf(m.Timestamp) <= storage.OrderOf(it.TS) {
 			continue
 		}
+		if fenced(ctx) != nil {
+			return
+		}
 		if err := b.web().StopStream(ctx, it.Channel, m.Timestamp, render.InterruptedNote()); err == nil {
 			b.log.Info("closed a stream an earlier run left open", "ts", m.Timestamp)
 		}

@@ -6,6 +6,7 @@ import (
 
 	"github.com/slack-go/slack"
 
+	"agentbot/bot/lease"
 	"agentbot/bot/render"
 	"agentbot/bot/slackmd"
 	"agentbot/bot/view"
@@ -19,9 +20,25 @@ func (b *Bot) web() render.Slack {
 // call runs a Slack Web API call, waiting out rate limits as Slack asks.
 func (b *Bot) call(ctx context.Context, fn func() error) error { return b.web().Call(ctx, fn) }
 
-// postMsg posts a message in a thread and returns its ts.
+// postMsg posts a message in a thread and returns its ts. Under a
+// thread's lease (ctx) the fence is checked first: a replica that lost the
+// thread posts nothing there.
 func (b *Bot) postMsg(ctx context.Context, channel, thread string, opts ...slack.MsgOption) (string, error) {
+	if err := fenced(ctx); err != nil {
+		return "", err
+	}
 	return b.web().PostMessage(ctx, channel, thread, opts...)
+}
+
+// fenced asks the fence of the thread lease ctx carries, if any, before a
+// Slack write (lease.Held.Guard).
+func fenced(ctx context.Context) error {
+	if l := lease.Of(ctx); l != nil {
+		if err := l.Guard(); err != nil {
+			return fmt.Errorf("not posted: this replica no longer holds the thread: %w", err)
+		}
+	}
+	return nil
 }
 
 // post posts text in a thread, logging failures. Text is mrkdwn the bot
@@ -35,6 +52,9 @@ func (b *Bot) post(ctx context.Context, channel, thread, text string) {
 
 // update replaces a message's content.
 func (b *Bot) update(ctx context.Context, channel, ts string, opts ...slack.MsgOption) error {
+	if err := fenced(ctx); err != nil {
+		return err
+	}
 	return b.web().UpdateMessage(ctx, channel, ts, opts...)
 }
 
