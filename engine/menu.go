@@ -19,14 +19,8 @@ import (
 // "3 days ago..." stay ordinary messages. It returns the item's index and
 // the rest of the input after the pick.
 func MatchMenu(menu []catalog.MenuItem, input string) (int, string, bool) {
-	input = strings.TrimSpace(input)
-	if input == "" {
-		return -1, "", false
-	}
-	head, rest, _ := strings.Cut(input, " ")
-	rest = strings.TrimSpace(rest)
-	head = strings.TrimRight(head, ".):")
-	if rest != "" && !strings.HasPrefix(head, "*") {
+	head, rest, ok := menuHead(input)
+	if !ok {
 		return -1, "", false
 	}
 	if n, err := strconv.Atoi(head); err == nil {
@@ -40,20 +34,46 @@ func MatchMenu(menu []catalog.MenuItem, input string) (int, string, bool) {
 	if h == "" {
 		return -1, "", false
 	}
+	if i, ok := itemByName(menu, h, !star); ok {
+		return i, rest, true
+	}
+	return -1, "", false
+}
+
+// menuHead splits an input into the word that may pick a menu item, its
+// trailing ".", ")" or ":" dropped, and the rest. It reports false for an
+// empty input and for more text after anything but a *command.
+func menuHead(input string) (head, rest string, ok bool) {
+	input = strings.TrimSpace(input)
+	if input == "" {
+		return "", "", false
+	}
+	head, rest, _ = strings.Cut(input, " ")
+	rest = strings.TrimSpace(rest)
+	head = strings.TrimRight(head, ".):")
+	if rest != "" && !strings.HasPrefix(head, "*") {
+		return "", "", false
+	}
+	return head, rest, true
+}
+
+// itemByName finds the first item whose trigger, command or skill is h (in
+// lower case), else, withCode, the first whose short code is h.
+func itemByName(menu []catalog.MenuItem, h string, withCode bool) (int, bool) {
 	for i, it := range menu {
 		if strings.ToLower(it.Trigger) == h || strings.ToLower(strings.TrimPrefix(it.Cmd, "*")) == h ||
 			(it.Skill != "" && strings.ToLower(it.Skill) == h) {
-			return i, rest, true
+			return i, true
 		}
 	}
-	if !star {
+	if withCode {
 		for i, it := range menu {
 			if it.Code != "" && strings.EqualFold(it.Code, h) {
-				return i, rest, true
+				return i, true
 			}
 		}
 	}
-	return -1, "", false
+	return -1, false
 }
 
 // shortcutCalls returns the tool calls the engine makes itself for a picked
