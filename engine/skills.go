@@ -43,11 +43,7 @@ func (e *Engine) activateSkill(s *Session, a *catalog.Agent, preset map[string]s
 	}
 	v := skillVars(a)
 	v["date"] = s.Date
-	for k, val := range preset {
-		if !vars.IsPinned(k) && val != "" {
-			v[k] = val
-		}
-	}
+	mergePreset(v, preset)
 	s.Vars = v
 	s.Skill = nil
 	if root := v["skill-root"]; root != "" {
