@@ -73,14 +73,7 @@ func (e *Engine) Activate(s *Session, a *catalog.Agent) (*Greeting, error) {
 	if a == nil {
 		return nil, fmt.Errorf("activate session %s: no agent", s.ID)
 	}
-	s.Agent = a
-	s.AgentID = a.ID
-	if s.Date == "" {
-		s.Date = e.cfg.Now().Format("2006-01-02")
-	}
-	if s.Created.IsZero() {
-		s.Created = e.cfg.Now()
-	}
+	e.bindAgent(s, a)
 	preset := s.Vars // the caller's own values, such as the user's name
 	if a.Format == catalog.FormatSkill {
 		return e.activateSkill(s, a, preset)
@@ -99,9 +92,45 @@ func (e *Engine) Activate(s *Session, a *catalog.Agent) (*Greeting, error) {
 	if a.Home != nil && len(a.Home.Config) > 0 {
 		mergeConfig(v, a.Home.Config)
 	}
-	// Config files the activation loads are critical: without them the
-	// variables are wrong, so the agent refuses to start. Other files it
-	// names are loaded by the model through tools; a missing one is noted.
+	missing, err := loadCriticalFiles(a, sb, v)
+	if err != nil {
+		return nil, err
+	}
+	hideHostPaths(v, sb)
+	mergePreset(v, preset)
+	s.Vars = v
+
+	g := greeting(a, v)
+	s.Messages = append(s.Messages[:0],
+		transcript.Message{Role: transcript.RoleSystem, Content: withHandoff(s, systemPrompt(a, v, e.catalog().SkillsFor(a), e.toolsFor(s)))},
+		transcript.Message{Role: transcript.RoleUser, Content: sessionFacts(v, missing)},
+		transcript.Message{Role: transcript.RoleAssistant, Content: g.Text},
+	)
+	if err := e.save(s); err != nil {
+		return nil, fmt.Errorf("activate %s: save session: %w", a.ID, err)
+	}
+	return g, nil
+}
+
+// bindAgent makes a the agent of s, and fixes the session's date and
+// creation time when they are not set yet.
+func (e *Engine) bindAgent(s *Session, a *catalog.Agent) {
+	s.Agent = a
+	s.AgentID = a.ID
+	if s.Date == "" {
+		s.Date = e.cfg.Now().Format("2006-01-02")
+	}
+	if s.Created.IsZero() {
+		s.Created = e.cfg.Now()
+	}
+}
+
+// loadCriticalFiles merges into v the config files the agent's activation
+// loads and returns the other files it names that sb lacks. The config
+// files are critical: without them the variables are wrong, so a missing
+// or invalid one stops the agent with an error naming it. Other files are
+// loaded by the model through tools; a missing one is only noted.
+func loadCriticalFiles(a *catalog.Agent, sb *sandbox.Sandbox, v vars.Vars) ([]string, error) {
 	var missing []string
 	for _, p := range criticalFiles(a) {
 		isConfig := strings.HasSuffix(p, ".yaml") || strings.HasSuffix(p, ".yml")
@@ -121,24 +150,18 @@ func (e *Engine) Activate(s *Session, a *catalog.Agent) (*Greeting, error) {
 		}
 		mergeConfig(v, cfg)
 	}
-	hideHostPaths(v, sb)
+	return missing, nil
+}
+
+// mergePreset sets in v the values the caller put in the session before
+// activation (such as user_name), over the agent's config; empty values and
+// pinned variables stay as they are.
+func mergePreset(v vars.Vars, preset map[string]string) {
 	for k, val := range preset {
 		if !vars.IsPinned(k) && val != "" {
 			v[k] = val
 		}
 	}
-	s.Vars = v
-
-	g := greeting(a, v)
-	s.Messages = append(s.Messages[:0],
-		transcript.Message{Role: transcript.RoleSystem, Content: withHandoff(s, systemPrompt(a, v, e.catalog().SkillsFor(a), e.toolsFor(s)))},
-		transcript.Message{Role: transcript.RoleUser, Content: sessionFacts(v, missing)},
-		transcript.Message{Role: transcript.RoleAssistant, Content: g.Text},
-	)
-	if err := e.save(s); err != nil {
-		return nil, fmt.Errorf("activate %s: save session: %w", a.ID, err)
-	}
-	return g, nil
 }
 
 // Greet returns the greeting of a session that is already active.

@@ -130,44 +130,16 @@ func (e *Engine) pause(ctx context.Context, s *Session, tr *toolEnv, res *Result
 // user sent a new message. It clears Pending and Held and returns the
 // number of calls that ran.
 func (e *Engine) endApprovalWait(ctx context.Context, s *Session, tr *toolEnv, emit func(Event), superseded bool) int {
-	now := e.cfg.Now()
-	decided := map[string]transcript.Approval{}
-	moved := map[string]bool{} // denied by the new message
-	for _, p := range s.Pending {
-		if p.Decision == "" && superseded {
-			p.Decision, p.Decided = transcript.DecisionDenied, now
-			moved[p.CallID] = true
-		}
-		decided[p.CallID] = p
-	}
-	held := map[string]transcript.Message{}
-	for _, m := range s.Held {
-		held[m.ToolCallID] = m
-	}
-	var calls []transcript.ToolCall
-	for i := len(s.Messages) - 1; i >= 0; i-- {
-		if m := s.Messages[i]; m.Role == transcript.RoleAssistant {
-			calls = m.ToolCalls
-			break
-		}
-	}
-	var run []transcript.ToolCall
-	approvers := map[string]string{}
-	for _, tc := range calls {
-		if p, ok := decided[tc.ID]; ok && p.Decision == transcript.DecisionApproved {
-			if _, done := held[tc.ID]; !done {
-				run = append(run, tc)
-				approvers[tc.ID] = p.By
-			}
-		}
-	}
+	w := newApprovalEnd(s, e.cfg.Now(), superseded)
+	calls := lastCalls(s)
+	run, approvers := w.approved(calls)
 	ran := map[string]transcript.Message{}
 	for _, m := range e.runTools(ctx, tr, run, emit, approvers) {
 		ran[m.ToolCallID] = m
 	}
 	var recs []transcript.ToolRecord
 	for _, tc := range calls {
-		if m, ok := held[tc.ID]; ok {
+		if m, ok := w.held[tc.ID]; ok {
 			s.Messages = append(s.Messages, m)
 			continue
 		}
@@ -175,22 +147,12 @@ func (e *Engine) endApprovalWait(ctx context.Context, s *Session, tr *toolEnv, e
 			s.Messages = append(s.Messages, m)
 			continue
 		}
-		p, ok := decided[tc.ID]
+		p, ok := w.decided[tc.ID]
 		if !ok {
 			s.Messages = append(s.Messages, transcript.Message{Role: transcript.RoleTool, ToolCallID: tc.ID, Content: encodeResult(errResult(interrupted))})
 			continue
 		}
-		var text, outcome string
-		switch {
-		case p.Decision == transcript.DecisionExpired:
-			text, outcome = expiredText, transcript.OutcomeExpired
-		case moved[tc.ID]:
-			text, outcome = supersededText, transcript.OutcomeDenied
-		case p.By == "":
-			text, outcome = "denied", transcript.OutcomeDenied
-		default:
-			text, outcome = "denied by "+p.By, transcript.OutcomeDenied
-		}
+		text, outcome := w.denial(p)
 		content := encodeResult(ErrorResult{Error: text})
 		s.Messages = append(s.Messages, transcript.Message{Role: transcript.RoleTool, ToolCallID: tc.ID, Content: content})
 		recs = append(recs, tr.record(tc, outcome, p.By, len(content), 0))
@@ -199,6 +161,79 @@ func (e *Engine) endApprovalWait(ctx context.Context, s *Session, tr *toolEnv, e
 	e.addAudit(s, recs...)
 	s.Pending, s.Held = nil, nil
 	return len(run)
+}
+
+// approvalEnd is what ending an approval wait works from: the decision on
+// each pending call, the calls a new message denied, and the results held
+// since the pause, each by call id.
+type approvalEnd struct {
+	decided map[string]transcript.Approval
+	moved   map[string]bool // denied by the new message
+	held    map[string]transcript.Message
+}
+
+// newApprovalEnd collects the decisions and held results of s. With
+// superseded, a call still undecided is denied at now.
+func newApprovalEnd(s *Session, now time.Time, superseded bool) *approvalEnd {
+	w := &approvalEnd{decided: map[string]transcript.Approval{}, moved: map[string]bool{}, held: heldResults(s)}
+	for _, p := range s.Pending {
+		if p.Decision == "" && superseded {
+			p.Decision, p.Decided = transcript.DecisionDenied, now
+			w.moved[p.CallID] = true
+		}
+		w.decided[p.CallID] = p
+	}
+	return w
+}
+
+// heldResults returns the results held since the pause, by call id.
+func heldResults(s *Session) map[string]transcript.Message {
+	held := map[string]transcript.Message{}
+	for _, m := range s.Held {
+		held[m.ToolCallID] = m
+	}
+	return held
+}
+
+// lastCalls returns the tool calls of the session's last assistant message.
+func lastCalls(s *Session) []transcript.ToolCall {
+	for i := len(s.Messages) - 1; i >= 0; i-- {
+		if m := s.Messages[i]; m.Role == transcript.RoleAssistant {
+			return m.ToolCalls
+		}
+	}
+	return nil
+}
+
+// approved returns the calls approved and not yet run, in call order, and
+// who approved each, by call id.
+func (w *approvalEnd) approved(calls []transcript.ToolCall) ([]transcript.ToolCall, map[string]string) {
+	var run []transcript.ToolCall
+	approvers := map[string]string{}
+	for _, tc := range calls {
+		if p, ok := w.decided[tc.ID]; ok && p.Decision == transcript.DecisionApproved {
+			if _, done := w.held[tc.ID]; !done {
+				run = append(run, tc)
+				approvers[tc.ID] = p.By
+			}
+		}
+	}
+	return run, approvers
+}
+
+// denial returns the result text and the audit outcome of a call that did
+// not run: expired, denied by a new message, or denied by a person.
+func (w *approvalEnd) denial(p transcript.Approval) (text, outcome string) {
+	switch {
+	case p.Decision == transcript.DecisionExpired:
+		return expiredText, transcript.OutcomeExpired
+	case w.moved[p.CallID]:
+		return supersededText, transcript.OutcomeDenied
+	case p.By == "":
+		return "denied", transcript.OutcomeDenied
+	default:
+		return "denied by " + p.By, transcript.OutcomeDenied
+	}
 }
 
 // record builds the audit record of a call of the turn's tools.

@@ -594,10 +594,7 @@ func (e *Engine) Interrupt(s *Session, note string) error {
 			continue
 		}
 		have := answered(s.Messages[i+1:])
-		held := map[string]transcript.Message{}
-		for _, h := range s.Held {
-			held[h.ToolCallID] = h
-		}
+		held := heldResults(s)
 		waiting := map[string]transcript.Approval{}
 		for _, p := range s.Pending {
 			waiting[p.CallID] = p

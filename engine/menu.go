@@ -19,14 +19,8 @@ import (
 // "3 days ago..." stay ordinary messages. It returns the item's index and
 // the rest of the input after the pick.
 func MatchMenu(menu []catalog.MenuItem, input string) (int, string, bool) {
-	input = strings.TrimSpace(input)
-	if input == "" {
-		return -1, "", false
-	}
-	head, rest, _ := strings.Cut(input, " ")
-	rest = strings.TrimSpace(rest)
-	head = strings.TrimRight(head, ".):")
-	if rest != "" && !strings.HasPrefix(head, "*") {
+	head, rest, ok := menuHead(input)
+	if !ok {
 		return -1, "", false
 	}
 	if n, err := strconv.Atoi(head); err == nil {
@@ -40,60 +34,113 @@ func MatchMenu(menu []catalog.MenuItem, input string) (int, string, bool) {
 	if h == "" {
 		return -1, "", false
 	}
-	for i, it := range menu {
-		if strings.ToLower(it.Trigger) == h || strings.ToLower(strings.TrimPrefix(it.Cmd, "*")) == h ||
-			(it.Skill != "" && strings.ToLower(it.Skill) == h) {
-			return i, rest, true
-		}
-	}
-	if !star {
-		for i, it := range menu {
-			if it.Code != "" && strings.EqualFold(it.Code, h) {
-				return i, rest, true
-			}
-		}
+	if i, ok := itemByName(menu, h, !star); ok {
+		return i, rest, true
 	}
 	return -1, "", false
 }
 
-// shortcutCalls returns the tool calls the engine makes itself for a picked
-// menu item, so that starting a workflow costs one model call.
-func shortcutCalls(it catalog.MenuItem, exists func(string) bool) []transcript.ToolCall {
-	var calls []transcript.ToolCall
-	add := func(tool, key, val string) {
-		calls = append(calls, newCall(tool, map[string]string{key: val}))
+// menuHead splits an input into the word that may pick a menu item, its
+// trailing ".", ")" or ":" dropped, and the rest. It reports false for an
+// empty input and for more text after anything but a *command.
+func menuHead(input string) (head, rest string, ok bool) {
+	input = strings.TrimSpace(input)
+	if input == "" {
+		return "", "", false
 	}
-	switch {
-	case it.Skill != "":
-		calls = append(calls, newCall(ToolLoadSkill, loadSkillArgs{Name: it.Skill}))
-	case it.Prompt != "":
-		if m := skillMention.FindStringSubmatch(it.Prompt); m != nil {
-			calls = append(calls, newCall(ToolLoadSkill, loadSkillArgs{Name: m[1]}))
+	head, rest, _ = strings.Cut(input, " ")
+	rest = strings.TrimSpace(rest)
+	head = strings.TrimRight(head, ".):")
+	if rest != "" && !strings.HasPrefix(head, "*") {
+		return "", "", false
+	}
+	return head, rest, true
+}
+
+// itemByName finds the first item whose trigger, command or skill is h (in
+// lower case), else, withCode, the first whose short code is h.
+func itemByName(menu []catalog.MenuItem, h string, withCode bool) (int, bool) {
+	for i, it := range menu {
+		if strings.ToLower(it.Trigger) == h || strings.ToLower(strings.TrimPrefix(it.Cmd, "*")) == h ||
+			(it.Skill != "" && strings.ToLower(it.Skill) == h) {
+			return i, true
 		}
-	case it.Workflow != "" && !strings.EqualFold(it.Workflow, "todo"):
-		add(ToolPreloadWorkflow, "workflow_path", it.Workflow)
-	case it.ValidateWorkflow != "":
-		for _, p := range []string{sandbox.CoreDir + "/tasks/validate-workflow.xml", sandbox.CoreDir + "/tasks/validate-workflow.md"} {
-			if exists(p) {
-				add(ToolReadFile, "path", p)
-				break
+	}
+	if withCode {
+		for i, it := range menu {
+			if it.Code != "" && strings.EqualFold(it.Code, h) {
+				return i, true
 			}
 		}
-		add(ToolPreloadWorkflow, "workflow_path", it.ValidateWorkflow)
-	case it.Exec != "":
-		if strings.HasSuffix(it.Exec, ".yaml") || strings.HasSuffix(it.Exec, ".yml") {
-			add(ToolPreloadWorkflow, "workflow_path", it.Exec)
-		} else if strings.ContainsAny(it.Exec, "/{") && !strings.Contains(it.Exec, " ") {
-			add(ToolReadFile, "path", it.Exec)
+	}
+	return -1, false
+}
+
+// shortcutCalls returns the tool calls the engine makes itself for a picked
+// menu item, so that starting a workflow costs one model call: the calls of
+// its handler, then a read of its tmpl and data files.
+func shortcutCalls(it catalog.MenuItem, exists func(string) bool) []transcript.ToolCall {
+	calls := handlerCalls(it, exists)
+	if len(calls) == 0 {
+		return calls
+	}
+	for _, p := range []string{it.Tmpl, it.Data} {
+		if p != "" {
+			calls = append(calls, pathCall(ToolReadFile, "path", p))
 		}
 	}
-	if it.Tmpl != "" && len(calls) > 0 {
-		add(ToolReadFile, "path", it.Tmpl)
-	}
-	if it.Data != "" && len(calls) > 0 {
-		add(ToolReadFile, "path", it.Data)
-	}
 	return calls
+}
+
+// handlerCalls returns the calls that start a menu item's handler: its
+// skill (named or mentioned by its prompt) loaded, its workflow preloaded,
+// or its exec file read; none for an item the model must carry out itself.
+func handlerCalls(it catalog.MenuItem, exists func(string) bool) []transcript.ToolCall {
+	switch {
+	case it.Skill != "":
+		return []transcript.ToolCall{newCall(ToolLoadSkill, loadSkillArgs{Name: it.Skill})}
+	case it.Prompt != "":
+		if m := skillMention.FindStringSubmatch(it.Prompt); m != nil {
+			return []transcript.ToolCall{newCall(ToolLoadSkill, loadSkillArgs{Name: m[1]})}
+		}
+	case it.Workflow != "" && !strings.EqualFold(it.Workflow, "todo"):
+		return []transcript.ToolCall{pathCall(ToolPreloadWorkflow, "workflow_path", it.Workflow)}
+	case it.ValidateWorkflow != "":
+		return validateCalls(it.ValidateWorkflow, exists)
+	case it.Exec != "":
+		return execCalls(it.Exec)
+	}
+	return nil
+}
+
+// validateCalls reads the core validate-workflow task, where it exists, and
+// preloads the workflow whose document it checks.
+func validateCalls(workflow string, exists func(string) bool) []transcript.ToolCall {
+	var calls []transcript.ToolCall
+	for _, p := range []string{sandbox.CoreDir + "/tasks/validate-workflow.xml", sandbox.CoreDir + "/tasks/validate-workflow.md"} {
+		if exists(p) {
+			calls = append(calls, pathCall(ToolReadFile, "path", p))
+			break
+		}
+	}
+	return append(calls, pathCall(ToolPreloadWorkflow, "workflow_path", workflow))
+}
+
+// execCalls preloads an exec that is a workflow.yaml and reads one that is
+// a file path; an exec that is neither is an instruction for the model.
+func execCalls(exec string) []transcript.ToolCall {
+	switch {
+	case strings.HasSuffix(exec, ".yaml") || strings.HasSuffix(exec, ".yml"):
+		return []transcript.ToolCall{pathCall(ToolPreloadWorkflow, "workflow_path", exec)}
+	case strings.ContainsAny(exec, "/{") && !strings.Contains(exec, " "):
+		return []transcript.ToolCall{pathCall(ToolReadFile, "path", exec)}
+	}
+	return nil
+}
+
+// pathCall is a call of tool with the one argument key set to a path.
+func pathCall(tool, key, path string) transcript.ToolCall {
+	return newCall(tool, map[string]string{key: path})
 }
 
 // pickNote tells the model which item the user chose.

@@ -95,50 +95,17 @@ func (t *toolEnv) preload(p string) (ToolResult, error) {
 		// Not a workflow.yaml (newer BMAD uses workflow.md files): hand it over as is.
 		return PreloadResult{Workflow: virtual, Instructions: file(virtual, string(raw)), Note: "not a workflow.yaml; follow this file's instructions directly"}, nil
 	}
-	readConfig := func(cp string) (vars.Vars, error) {
-		data, _, err := t.sb.ReadFile(cp)
-		if err != nil {
-			return nil, err
-		}
-		return vars.ParseConfig(data)
-	}
-	wf, err := vars.ResolveWorkflow(raw, vars.Vars(t.s.Vars), readConfig)
+	wf, err := vars.ResolveWorkflow(raw, vars.Vars(t.s.Vars), t.readConfig)
 	if err != nil {
 		return nil, fmt.Errorf("workflow %s: %v", virtual, err)
 	}
 	res := PreloadResult{Workflow: virtual, WorkflowYAML: wf.Resolved}
-	var notes []string
+	notes := t.workflowFiles(&res, wf)
 	instructions := ""
-	if wf.Instructions != "" {
-		if data, v, err := t.sb.ReadFile(wf.Instructions); err == nil {
-			instructions = string(data)
-			res.Instructions = file(v, instructions)
-		} else {
-			notes = append(notes, "instructions: "+err.Error())
-		}
+	if res.Instructions != nil {
+		instructions = res.Instructions.Content
 	}
-	if wf.Template != "" {
-		if data, v, err := t.sb.ReadFile(wf.Template); err == nil {
-			res.Template = file(v, string(data))
-		} else {
-			notes = append(notes, "template: "+err.Error())
-		}
-	}
-	if wf.ConfigSource != "" {
-		if data, v, err := t.sb.ReadFile(wf.ConfigSource); err == nil {
-			res.Config = file(v, string(data))
-		} else {
-			notes = append(notes, "config: "+err.Error())
-		}
-	}
-	if f := t.coreTask(instructions, enginePath, "workflow"); f != nil {
-		res.WorkflowEngine = f
-	} else {
-		notes = append(notes, "no workflow engine task found under /core/tasks")
-	}
-	if strings.Contains(instructions, "elicit-required") || strings.Contains(instructions, "adv-elicit") {
-		res.Elicitation = t.coreTask(instructions, elicitPath, "adv-elicit")
-	}
+	notes = append(notes, t.coreTasks(&res, instructions)...)
 	notes = append(notes, wf.Notes...)
 	if len(wf.Unresolved) > 0 {
 		res.Unresolved = wf.Unresolved
@@ -147,6 +114,56 @@ func (t *toolEnv) preload(p string) (ToolResult, error) {
 	res.OutputFolder = sandbox.OutputDir
 	res.Notes = notes
 	return res, nil
+}
+
+// readConfig reads and parses a config file a workflow.yaml names.
+func (t *toolEnv) readConfig(p string) (vars.Vars, error) {
+	data, _, err := t.sb.ReadFile(p)
+	if err != nil {
+		return nil, err
+	}
+	return vars.ParseConfig(data)
+}
+
+// workflowFiles reads into res the instructions, template and config files
+// a resolved workflow names, and returns a note for each that cannot be
+// read.
+func (t *toolEnv) workflowFiles(res *PreloadResult, wf *vars.Workflow) []string {
+	var notes []string
+	for _, f := range []struct {
+		label, path string
+		dst         **FileContent
+	}{
+		{"instructions", wf.Instructions, &res.Instructions},
+		{"template", wf.Template, &res.Template},
+		{"config", wf.ConfigSource, &res.Config},
+	} {
+		if f.path == "" {
+			continue
+		}
+		if data, v, err := t.sb.ReadFile(f.path); err == nil {
+			*f.dst = file(v, string(data))
+		} else {
+			notes = append(notes, f.label+": "+err.Error())
+		}
+	}
+	return notes
+}
+
+// coreTasks puts into res the workflow engine task the instructions name
+// (or the default one), and the elicitation task when they use it. It
+// returns a note when no workflow engine task is found.
+func (t *toolEnv) coreTasks(res *PreloadResult, instructions string) []string {
+	var notes []string
+	if f := t.coreTask(instructions, enginePath, "workflow"); f != nil {
+		res.WorkflowEngine = f
+	} else {
+		notes = append(notes, "no workflow engine task found under /core/tasks")
+	}
+	if strings.Contains(instructions, "elicit-required") || strings.Contains(instructions, "adv-elicit") {
+		res.Elicitation = t.coreTask(instructions, elicitPath, "adv-elicit")
+	}
+	return notes
 }
 
 // coreTask reads the core task the instructions name, or the default one

@@ -39,6 +39,10 @@ func toolRules(tools []Tool) string {
 	return b.String()
 }
 
+// defaultHandlers say how to run each kind of menu item, for an agent that
+// brings no menu handlers of its own.
+const defaultHandlers = "\n## Menu handlers\n- workflow / run-workflow: call preload_workflow with the path, then follow the workflow engine it returns.\n- exec: if the path ends in workflow.yaml, call preload_workflow; otherwise read_file it and follow it exactly.\n- tmpl / data: read_file the file and use it with the chosen action.\n- action: \"#id\" runs the prompt with that id below; other text is the instruction itself.\n- validate-workflow: preload the workflow and check the document against its validation checklist.\n"
+
 // systemPrompt renders the byte-stable system prompt of a session: persona,
 // activation, rules, menu, handlers, prompts, tool rules and variables. It
 // holds no clock and no ids.
@@ -47,15 +51,7 @@ func systemPrompt(a *catalog.Agent, v vars.Vars, skills []*catalog.Skill, tools 
 	var b strings.Builder
 	writeIdentity(&b, a)
 	b.WriteString(" Fully embody this persona and follow its instructions.\n")
-
-	p := a.Persona
-	if p.Role+p.Identity+p.CommunicationStyle+p.Principles != "" {
-		b.WriteString("\n## Persona\n")
-		field(&b, "Role", x(p.Role))
-		field(&b, "Identity", x(p.Identity))
-		field(&b, "Communication style", x(p.CommunicationStyle))
-		field(&b, "Principles", x(p.Principles))
-	}
+	writePersona(&b, a.Persona, x)
 	if len(a.Activation) > 0 {
 		b.WriteString("\n## Activation (already done by the runtime: the config below is loaded and the greeting was shown; keep following the standing instructions)\n")
 		for i, s := range a.Activation {
@@ -68,47 +64,85 @@ func systemPrompt(a *catalog.Agent, v vars.Vars, skills []*catalog.Skill, tools 
 			fmt.Fprintf(&b, "- %s\n", oneBlock(x(r)))
 		}
 	}
-	if len(a.Menu) > 0 {
-		b.WriteString("\n## Menu\nThe user may pick an item by number, by *command, by its short code or by describing it.\n")
-		for i, it := range a.Menu {
-			fmt.Fprintf(&b, "%d. %s", i+1, menuLabel(it))
-			for _, kv := range [][2]string{{"workflow", it.Workflow}, {"exec", it.Exec}, {"tmpl", it.Tmpl}, {"data", it.Data}, {"action", it.Action}, {"validate-workflow", it.ValidateWorkflow}} {
-				if kv[1] != "" {
-					fmt.Fprintf(&b, " [%s: %s]", kv[0], x(kv[1]))
-				}
-			}
-			b.WriteString("\n")
-		}
-	}
-	if len(a.Dependencies) > 0 {
-		kinds := make([]string, 0, len(a.Dependencies))
-		for k := range a.Dependencies {
-			kinds = append(kinds, k)
-		}
-		sort.Strings(kinds)
-		fmt.Fprintf(&b, "\n## Dependencies\nLoad these with read_file only when a command needs them, at %s/<kind>/<name>.\n", v["bundle-root"])
-		for _, k := range kinds {
-			fmt.Fprintf(&b, "- %s: %s\n", k, strings.Join(a.Dependencies[k], ", "))
-		}
-	}
-	if h := strings.TrimSpace(a.Handlers); h != "" {
-		b.WriteString("\n## Menu handlers\n")
-		b.WriteString(x(h))
-		b.WriteString("\n")
-	} else {
-		b.WriteString("\n## Menu handlers\n- workflow / run-workflow: call preload_workflow with the path, then follow the workflow engine it returns.\n- exec: if the path ends in workflow.yaml, call preload_workflow; otherwise read_file it and follow it exactly.\n- tmpl / data: read_file the file and use it with the chosen action.\n- action: \"#id\" runs the prompt with that id below; other text is the instruction itself.\n- validate-workflow: preload the workflow and check the document against its validation checklist.\n")
-	}
-	if len(a.Prompts) > 0 {
-		b.WriteString("\n## Prompts\n")
-		for _, pr := range a.Prompts {
-			fmt.Fprintf(&b, "### #%s\n%s\n", pr.ID, x(pr.Content))
-		}
-	}
+	writeAgentMenu(&b, a.Menu, x)
+	writeDependencies(&b, a.Dependencies, v["bundle-root"])
+	writeHandlers(&b, a.Handlers, x)
+	writePrompts(&b, a.Prompts, x)
 	writeSkills(&b, skills, "")
 	b.WriteString("\n")
 	b.WriteString(toolRules(tools))
 	writeVariables(&b, v)
 	return b.String()
+}
+
+// writePersona writes the persona's fields that are set, if any is.
+func writePersona(b *strings.Builder, p catalog.Persona, x func(string) string) {
+	if p.Role+p.Identity+p.CommunicationStyle+p.Principles == "" {
+		return
+	}
+	b.WriteString("\n## Persona\n")
+	field(b, "Role", x(p.Role))
+	field(b, "Identity", x(p.Identity))
+	field(b, "Communication style", x(p.CommunicationStyle))
+	field(b, "Principles", x(p.Principles))
+}
+
+// writeAgentMenu writes an agent's numbered menu, each item with its
+// handler attributes (workflow, exec, tmpl, ...) resolved.
+func writeAgentMenu(b *strings.Builder, menu []catalog.MenuItem, x func(string) string) {
+	if len(menu) == 0 {
+		return
+	}
+	b.WriteString("\n## Menu\nThe user may pick an item by number, by *command, by its short code or by describing it.\n")
+	for i, it := range menu {
+		fmt.Fprintf(b, "%d. %s", i+1, menuLabel(it))
+		for _, kv := range [][2]string{{"workflow", it.Workflow}, {"exec", it.Exec}, {"tmpl", it.Tmpl}, {"data", it.Data}, {"action", it.Action}, {"validate-workflow", it.ValidateWorkflow}} {
+			if kv[1] != "" {
+				fmt.Fprintf(b, " [%s: %s]", kv[0], x(kv[1]))
+			}
+		}
+		b.WriteString("\n")
+	}
+}
+
+// writeDependencies writes an agent's dependencies by kind, sorted, and
+// where under bundleRoot they are.
+func writeDependencies(b *strings.Builder, deps map[string][]string, bundleRoot string) {
+	if len(deps) == 0 {
+		return
+	}
+	kinds := make([]string, 0, len(deps))
+	for k := range deps {
+		kinds = append(kinds, k)
+	}
+	sort.Strings(kinds)
+	fmt.Fprintf(b, "\n## Dependencies\nLoad these with read_file only when a command needs them, at %s/<kind>/<name>.\n", bundleRoot)
+	for _, k := range kinds {
+		fmt.Fprintf(b, "- %s: %s\n", k, strings.Join(deps[k], ", "))
+	}
+}
+
+// writeHandlers writes the agent's own menu handlers, else the default ones.
+func writeHandlers(b *strings.Builder, handlers string, x func(string) string) {
+	h := strings.TrimSpace(handlers)
+	if h == "" {
+		b.WriteString(defaultHandlers)
+		return
+	}
+	b.WriteString("\n## Menu handlers\n")
+	b.WriteString(x(h))
+	b.WriteString("\n")
+}
+
+// writePrompts writes the agent's named prompts, resolved.
+func writePrompts(b *strings.Builder, prompts []catalog.Prompt, x func(string) string) {
+	if len(prompts) == 0 {
+		return
+	}
+	b.WriteString("\n## Prompts\n")
+	for _, pr := range prompts {
+		fmt.Fprintf(b, "### #%s\n%s\n", pr.ID, x(pr.Content))
+	}
 }
 
 func field(b *strings.Builder, name, val string) {

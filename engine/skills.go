@@ -43,11 +43,7 @@ func (e *Engine) activateSkill(s *Session, a *catalog.Agent, preset map[string]s
 	}
 	v := skillVars(a)
 	v["date"] = s.Date
-	for k, val := range preset {
-		if !vars.IsPinned(k) && val != "" {
-			v[k] = val
-		}
-	}
+	mergePreset(v, preset)
 	s.Vars = v
 	s.Skill = nil
 	if root := v["skill-root"]; root != "" {
@@ -430,16 +426,7 @@ func activationFiles(body string) []string {
 	seen := map[string]bool{}
 	for _, m := range activationPath.FindAllStringSubmatchIndex(sec, -1) {
 		full := sec[m[0]:m[1]]
-		base := path.Base(full)
-		if strings.HasSuffix(base, ".py") || base == "customize.toml" || base == "config.yaml" || base == "config.user.yaml" || base == "SKILL.md" || base == ".memlog.md" {
-			continue
-		}
-		// A bare word.ext must look like a path ("a/b.md") or stand alone
-		// in backticks; skip names inside longer tokens.
-		if !strings.Contains(full, "/") && !(m[0] > 0 && sec[m[0]-1] == '`') {
-			continue
-		}
-		if strings.Contains(full, "{") && !strings.HasPrefix(full, "{skill-root}") && !strings.HasPrefix(full, "{project-root}") {
+		if !activationRef(full, m[0] > 0 && sec[m[0]-1] == '`') {
 			continue
 		}
 		if !seen[full] {
@@ -448,6 +435,28 @@ func activationFiles(body string) []string {
 		}
 	}
 	return out
+}
+
+// resolvedFiles are the files an activation names that the runtime
+// resolves itself (customization, config, the skill file, the memlog).
+var resolvedFiles = map[string]bool{
+	"customize.toml": true, "config.yaml": true, "config.user.yaml": true, "SKILL.md": true, ".memlog.md": true,
+}
+
+// activationRef reports whether a path an On Activation section names
+// (full, as written; quoted when a backtick precedes it) is a file for the
+// model: not a script or a file the runtime resolves, a path ("a/b.md") or
+// a bare name standing alone in backticks rather than inside a longer
+// token, and rooted, if at all, at {skill-root} or {project-root}.
+func activationRef(full string, quoted bool) bool {
+	base := path.Base(full)
+	if strings.HasSuffix(base, ".py") || resolvedFiles[base] {
+		return false
+	}
+	if !strings.Contains(full, "/") && !quoted {
+		return false
+	}
+	return !strings.Contains(full, "{") || strings.HasPrefix(full, "{skill-root}") || strings.HasPrefix(full, "{project-root}")
 }
 
 // section returns the body of the "## name" section of a markdown text.
