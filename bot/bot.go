@@ -134,6 +134,9 @@ type Bot struct {
 	// be saved, so Slack's redeliveries do not repeat the notice.
 	unsavedMu sync.Mutex
 	unsaved   map[string]bool
+	// kept counts, per thread key, the runs in a row whose item stayed
+	// queued because the store failed (keptRuns).
+	kept sync.Map
 	// journal is the store's journal (storage.Journaled), or nil: a
 	// message is acked once journaled, before its commit.
 	journal storage.Journaled

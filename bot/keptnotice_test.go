@@ -162,3 +162,31 @@ func TestChannelDefaultUnreadableKeepsTheMessage(t *testing.T) {
 		}
 	}
 }
+
+// TestFirstMessageBlipShowsNoNotice: the first save of a thread's first
+// turn fails once (a connection reset the next run outlasts): the message
+// stays queued and is answered once, 200 ms later, and the thread shows
+// no notice about the database, which was back by then.
+func TestFirstMessageBlipShowsNoNotice(t *testing.T) {
+	rs := &refusingStore{}
+	rs.refuse = func(rec *transcript.Session) bool { return userCount(rec, "q1") > 0 && rs.refused.Load() < 1 }
+	r := newRig(t, rigOpts{engine: func(c *engine.Config) { rs.Store = c.Store; c.Store = rs }})
+	r.st.SetChannelDefault(r.slack.TeamID(), channel, "product-lead")
+	r.model.Handle(func(req fakemodel.Request) fakemodel.Reply {
+		return fakemodel.Reply{Text: "ANSWER[" + req.LastUserText() + "]"}
+	})
+	thread, _ := r.mention("q1", "")
+	r.waitFor("the answer", func() bool { return answerIn(r, thread, "q1") >= 0 })
+	time.Sleep(300 * time.Millisecond) // a second answer would come now
+	if rs.refused.Load() != 1 {
+		t.Fatalf("%d saves refused, want 1", rs.refused.Load())
+	}
+	if got := answersIn(r, thread, "q1"); got != 1 {
+		t.Fatalf("q1 answered %d times: %q", got, texts(r, thread))
+	}
+	for _, m := range r.botMessages(thread) {
+		if strings.Contains(text(m), "database") {
+			t.Fatalf("a blip the retry outlasted showed a notice: %q", texts(r, thread))
+		}
+	}
+}

@@ -121,8 +121,9 @@ func (rep *reply) armStop() { rep.r.ArmStop() }
 
 // finish uploads the documents of this turn, then posts the final answer
 // with feedback buttons (or, after a stop, only says so). kept says the
-// item stays queued, to run again: a failure is then only a notice.
-func (rep *reply) finish(res *engine.Result, turnErr error, kept bool) {
+// item stays queued, to run again: a failure is then only a notice, and
+// none when quiet.
+func (rep *reply) finish(res *engine.Result, turnErr error, kept, quiet bool) {
 	o := render.Outcome{StoppedBy: rep.stoppedBy, Retry: kept}
 	if res != nil {
 		o.Text = res.Text
@@ -130,7 +131,7 @@ func (rep *reply) finish(res *engine.Result, turnErr error, kept bool) {
 			o.Waiting = len(res.Pending)
 		}
 	}
-	if turnErr != nil {
+	if turnErr != nil && !quiet {
 		o.Failure = friendlyError(turnErr)
 	}
 	rep.r.Finish(o)

@@ -116,7 +116,30 @@ func (b *Bot) recordStop(ctx context.Context, t *threadTurn) {
 // uploads.
 func (b *Bot) render(ctx context.Context, t *threadTurn) {
 	l := lease.Of(ctx)
-	t.r.finish(t.res, t.err, l != nil && l.Kept())
+	kept := l != nil && l.Kept()
+	runs := b.keptRuns(t.it.thread().String(), kept)
+	t.r.finish(t.res, t.err, kept, kept && runs < quietRuns)
+}
+
+// quietRuns is how many runs in a row may keep their item queued for the
+// store before the thread is told: a blip the next run (200 ms later, see
+// threads.run) outlasts is not worth a notice.
+const quietRuns = 2
+
+// keptRuns counts the runs in a row of key's thread whose item stayed
+// queued for the store, this one included (kept); a run that does not
+// keep it starts the count over.
+func (b *Bot) keptRuns(key string, kept bool) int {
+	if !kept {
+		b.kept.Delete(key)
+		return 0
+	}
+	n := 1
+	if v, ok := b.kept.Load(key); ok {
+		n += v.(int)
+	}
+	b.kept.Store(key, n)
+	return n
 }
 
 // refreshHomeTab refreshes the Home tab of the session's owner when the

@@ -24,8 +24,9 @@ type Outcome struct {
 	// posted.
 	StoppedBy string
 	// Retry says the turn failed while its message stays queued, to run
-	// again (the store was unreachable): Failure is a notice, recorded as
-	// Output.Notice, and the next run's answer takes its place.
+	// again (the store was unreachable): Failure, when set, is a notice,
+	// recorded as Output.Notice, and the next run's answer takes its place.
+	// Nothing the run showed is recorded as the answer.
 	Retry bool
 }
 
@@ -49,7 +50,7 @@ func (r *Reply) Finish(o Outcome) {
 	if o.StoppedBy != "" {
 		r.on(stopped)
 	}
-	if o.Retry && o.Failure != "" && o.StoppedBy == "" {
+	if o.Retry && o.StoppedBy == "" {
 		r.finishRetry(o.Failure)
 		r.on(finished)
 		return
@@ -79,12 +80,20 @@ func (r *Reply) Finish(o Outcome) {
 // finishRetry ends a run whose message stays queued, to run again: a
 // stream it opened is closed as interrupted, and the failure is posted as
 // the turn's notice (or replaces the notice an earlier run posted), never
-// recorded as the answer.
+// recorded as the answer. Without a failure to tell, a status message the
+// run showed becomes the notice, for the next run to reuse.
 func (r *Reply) finishRetry(failure string) {
 	if r.streamTS != "" {
 		_ = r.stopStream(InterruptedNote())
 	}
 	r.dropStop()
+	if failure == "" {
+		if r.statusTS != "" && r.out.Notice == "" {
+			r.out.Notice = r.statusTS
+		}
+		r.record()
+		return
+	}
 	m := Message{Text: "⚠️ " + failure, Blocks: noBlocks}
 	switch {
 	case r.out.Notice != "" && r.update(r.out.Notice, m) == nil:
