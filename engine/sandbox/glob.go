@@ -31,36 +31,11 @@ func (s *Sandbox) Glob(pattern string) ([]string, error) {
 		return nil, &Error{Op: "list", Msg: msgEmpty}
 	}
 	if !hasMeta(p) {
-		t, fi, err := s.locate("list", p)
-		if err != nil {
-			if notFoundErr(err) {
-				return []string{}, nil
-			}
-			return nil, err
-		}
-		name := t.virtual
-		if fi.IsDir() {
-			name += "/"
-		}
-		return []string{name}, nil
+		return s.globLiteral(p)
 	}
 	dir, rest := splitGlob(p)
-	var starts []string
-	switch {
-	case strings.HasPrefix(p, "/") || strings.HasPrefix(p, "{"):
-		starts = []string{dir}
-	default:
-		if base := s.view.Load().base; base != "" {
-			starts = append(starts, path.Join(base, dir))
-		}
-		for _, m := range []*mount{&s.project, &s.outputs, &s.inputs} {
-			if m.available() {
-				starts = append(starts, path.Join(m.dir, dir))
-			}
-		}
-	}
 	var lastErr error
-	for _, start := range starts {
+	for _, start := range s.globStarts(p, dir) {
 		if start == "" {
 			start = "."
 		}
@@ -81,6 +56,43 @@ func (s *Sandbox) Glob(pattern string) ([]string, error) {
 		return nil, lastErr
 	}
 	return []string{}, nil
+}
+
+// globLiteral is Glob of a pattern without wildcards: the one name it
+// locates, or none when it is missing.
+func (s *Sandbox) globLiteral(p string) ([]string, error) {
+	t, fi, err := s.locate("list", p)
+	if err != nil {
+		if notFoundErr(err) {
+			return []string{}, nil
+		}
+		return nil, err
+	}
+	name := t.virtual
+	if fi.IsDir() {
+		name += "/"
+	}
+	return []string{name}, nil
+}
+
+// globStarts returns the folders a Glob of pattern p walks, in order, for
+// dir, the part of p before its first wildcard: dir itself when p is
+// absolute or starts with a variable; otherwise dir under the active base,
+// then under /project, /outputs and /inputs, as a relative read looks.
+func (s *Sandbox) globStarts(p, dir string) []string {
+	if strings.HasPrefix(p, "/") || strings.HasPrefix(p, "{") {
+		return []string{dir}
+	}
+	var starts []string
+	if base := s.view.Load().base; base != "" {
+		starts = append(starts, path.Join(base, dir))
+	}
+	for _, m := range []*mount{&s.project, &s.outputs, &s.inputs} {
+		if m.available() {
+			starts = append(starts, path.Join(m.dir, dir))
+		}
+	}
+	return starts
 }
 
 // walkGlob matches the pattern segments below the folder t.
