@@ -291,22 +291,7 @@ func (s *Sandbox) missing(op string, t target) error {
 	if dir != path.Dir(t.rel) {
 		e.Msg = "not found; folder " + virtualPath(t.m, path.Join(dir, want)) + " does not exist"
 	}
-	entries, err := s.readDir(t.m, dir)
-	if err != nil {
-		return e
-	}
-	if len(entries) == 0 {
-		e.Msg += "; " + virtualPath(t.m, dir) + " is empty"
-		return e
-	}
-	near := nearby(want, entries)
-	for i, n := range near {
-		near[i] = virtualPath(t.m, path.Join(dir, n))
-		if strings.HasSuffix(n, "/") {
-			near[i] += "/"
-		}
-	}
-	e.Msg += "; nearby: " + strings.Join(near, ", ")
+	e.Msg += s.nearbyText(t.m, dir, want)
 	return e
 }
 
