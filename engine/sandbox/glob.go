@@ -31,36 +31,11 @@ func (s *Sandbox) Glob(pattern string) ([]string, error) {
 		return nil, &Error{Op: "list", Msg: msgEmpty}
 	}
 	if !hasMeta(p) {
-		t, fi, err := s.locate("list", p)
-		if err != nil {
-			if notFoundErr(err) {
-				return []string{}, nil
-			}
-			return nil, err
-		}
-		name := t.virtual
-		if fi.IsDir() {
-			name += "/"
-		}
-		return []string{name}, nil
+		return s.globLiteral(p)
 	}
 	dir, rest := splitGlob(p)
-	var starts []string
-	switch {
-	case strings.HasPrefix(p, "/") || strings.HasPrefix(p, "{"):
-		starts = []string{dir}
-	default:
-		if base := s.view.Load().base; base != "" {
-			starts = append(starts, path.Join(base, dir))
-		}
-		for _, m := range []*mount{&s.project, &s.outputs, &s.inputs} {
-			if m.available() {
-				starts = append(starts, path.Join(m.dir, dir))
-			}
-		}
-	}
 	var lastErr error
-	for _, start := range starts {
+	for _, start := range s.globStarts(p, dir) {
 		if start == "" {
 			start = "."
 		}
@@ -83,67 +58,129 @@ func (s *Sandbox) Glob(pattern string) ([]string, error) {
 	return []string{}, nil
 }
 
+// globLiteral is Glob of a pattern without wildcards: the one name it
+// locates, or none when it is missing.
+func (s *Sandbox) globLiteral(p string) ([]string, error) {
+	t, fi, err := s.locate("list", p)
+	if err != nil {
+		if notFoundErr(err) {
+			return []string{}, nil
+		}
+		return nil, err
+	}
+	name := t.virtual
+	if fi.IsDir() {
+		name += "/"
+	}
+	return []string{name}, nil
+}
+
+// globStarts returns the folders a Glob of pattern p walks, in order, for
+// dir, the part of p before its first wildcard: dir itself when p is
+// absolute or starts with a variable; otherwise dir under the active base,
+// then under /project, /outputs and /inputs, as a relative read looks.
+func (s *Sandbox) globStarts(p, dir string) []string {
+	if strings.HasPrefix(p, "/") || strings.HasPrefix(p, "{") {
+		return []string{dir}
+	}
+	var starts []string
+	if base := s.view.Load().base; base != "" {
+		starts = append(starts, path.Join(base, dir))
+	}
+	for _, m := range []*mount{&s.project, &s.outputs, &s.inputs} {
+		if m.available() {
+			starts = append(starts, path.Join(m.dir, dir))
+		}
+	}
+	return starts
+}
+
 // walkGlob matches the pattern segments below the folder t.
 func (s *Sandbox) walkGlob(t target, segs []string) ([]string, error) {
 	fsys, _, err := s.access(t.m)
 	if err != nil || fsys == nil {
 		return []string{}, err
 	}
-	var out []string
-	visits := 0
-	var truncated bool
-	reals := map[string]string{t.rel: realOf(t)} // real paths of folders walked
-	err = fs.WalkDir(fsys, t.rel, func(p string, d fs.DirEntry, err error) error {
-		if err != nil {
-			return nil
-		}
-		visits++
-		if visits > maxGlobVisits || len(out) >= MaxGlobMatches {
-			truncated = true
-			return fs.SkipAll
-		}
-		if isTemp(d.Name()) {
-			return nil
-		}
-		if p != t.rel {
-			parent := path.Dir(p)
-			ok, real := s.entryShown(t.m, parent, reals[parent], d)
-			if !ok {
-				if d.IsDir() {
-					return fs.SkipDir
-				}
-				return nil
-			}
-			if d.IsDir() {
-				reals[p] = real
-			}
-		}
-		rel := strings.TrimPrefix(strings.TrimPrefix(p, t.rel), "/")
-		if t.rel == "." {
-			rel = p
-		}
-		if rel == "" || rel == "." {
-			return nil
-		}
-		if matchSegs(segs, strings.Split(rel, "/")) {
-			name := virtualPath(t.m, p)
-			if d.IsDir() {
-				name += "/"
-			}
-			out = append(out, name)
-		}
-		if d.IsDir() && !couldMatch(segs, strings.Split(rel, "/")) {
+	w := &globWalk{s: s, t: t, segs: segs, reals: map[string]string{t.rel: realOf(t)}}
+	if err := fs.WalkDir(fsys, t.rel, w.visit); err != nil {
+		return w.out, fsError("list", t.virtual, err)
+	}
+	if w.truncated {
+		return w.out, ErrGlobTruncated
+	}
+	return w.out, nil
+}
+
+// globWalk is one walk of walkGlob: the folder it starts in, the pattern
+// segments, what matched so far and how much it looked at.
+type globWalk struct {
+	s         *Sandbox
+	t         target   // the folder walked
+	segs      []string // pattern segments, relative to t
+	out       []string // virtual paths matched, "/" on folders
+	visits    int
+	truncated bool              // a limit stopped the walk
+	reals     map[string]string // real paths of folders walked
+}
+
+// visit is the fs.WalkDirFunc of the walk: it stops at a limit, skips
+// temporary files and entries the policy does not show, records a match
+// and goes into a folder only when some match could lie below it.
+func (w *globWalk) visit(p string, d fs.DirEntry, err error) error {
+	if err != nil {
+		return nil
+	}
+	w.visits++
+	if w.visits > maxGlobVisits || len(w.out) >= MaxGlobMatches {
+		w.truncated = true
+		return fs.SkipAll
+	}
+	if isTemp(d.Name()) {
+		return nil
+	}
+	if p != w.t.rel && !w.shown(p, d) {
+		if d.IsDir() {
 			return fs.SkipDir
 		}
 		return nil
-	})
-	if err != nil {
-		return out, fsError("list", t.virtual, err)
 	}
-	if truncated {
-		return out, ErrGlobTruncated
+	rel := walkRel(w.t.rel, p)
+	if rel == "" || rel == "." {
+		return nil
 	}
-	return out, nil
+	names := strings.Split(rel, "/")
+	if matchSegs(w.segs, names) {
+		name := virtualPath(w.t.m, p)
+		if d.IsDir() {
+			name += "/"
+		}
+		w.out = append(w.out, name)
+	}
+	if d.IsDir() && !couldMatch(w.segs, names) {
+		return fs.SkipDir
+	}
+	return nil
+}
+
+// shown reports whether the policy shows the entry d at p, below the
+// walk's folder, judged against its parent's real path; for a folder it
+// shows, it records the folder's real path for the entries inside.
+func (w *globWalk) shown(p string, d fs.DirEntry) bool {
+	parent := path.Dir(p)
+	ok, real := w.s.entryShown(w.t.m, parent, w.reals[parent], d)
+	if ok && d.IsDir() {
+		w.reals[p] = real
+	}
+	return ok
+}
+
+// walkRel returns p, a path fs.WalkDir visits below root (both in
+// fs.ValidPath form), relative to root: "" or "." for root itself.
+func walkRel(root, p string) string {
+	if root == "." {
+		return p
+	}
+	return strings.TrimPrefix(strings.TrimPrefix(p, root), "/")
 }
 
 // matchSegs matches name segments against pattern segments; "**" matches

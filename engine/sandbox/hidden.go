@@ -49,10 +49,8 @@ func hiddenFor(hidden []hiddenDir, root string) []hiddenDir {
 // catches the folder under another name (a case-insensitive file system,
 // a bind mount).
 func (m *mount) hides(real string) bool {
-	for _, h := range m.hide {
-		if within(h.real, real) {
-			return true
-		}
+	if m.hidesByPath(real) {
+		return true
 	}
 	root := m.realRoot()
 	for dir := real; within(root, dir); dir = filepath.Dir(dir) {
@@ -61,6 +59,17 @@ func (m *mount) hides(real string) bool {
 		}
 		if dir == root {
 			break
+		}
+	}
+	return false
+}
+
+// hidesByPath reports whether real, a real host path, is or lies in one
+// of m's hidden folders by path alone.
+func (m *mount) hidesByPath(real string) bool {
+	for _, h := range m.hide {
+		if within(h.real, real) {
+			return true
 		}
 	}
 	return false

@@ -89,20 +89,21 @@ func (s *Sandbox) entryShown(m *mount, dir, parentReal string, d fs.DirEntry) (b
 		return !denied && !hidden, real
 	}
 	real := filepath.Join(parentReal, d.Name())
+	return s.plainShown(m, rel, real, d.IsDir()), real
+}
+
+// plainShown judges an entry of m that is no link, at rel and the real
+// path real, in a folder the policy shows: it is refused when its real
+// path has a denied name (a folder above it is a link), lies in a hidden
+// folder by path, or, being a folder, is a hidden one by identity.
+func (s *Sandbox) plainShown(m *mount, rel, real string, isDir bool) bool {
 	if r, ok := hostRel(m.realRoot(), real); ok && r != rel && s.policy.deny.denied(r) {
-		return false, real
+		return false
 	}
-	if _, hide := s.screened(m); hide {
-		for _, h := range m.hide {
-			if within(h.real, real) {
-				return false, real
-			}
-		}
-		if d.IsDir() && isHiddenDir(real, m.hide) {
-			return false, real
-		}
+	if _, hide := s.screened(m); !hide {
+		return true
 	}
-	return true, real
+	return !m.hidesByPath(real) && !(isDir && isHiddenDir(real, m.hide))
 }
 
 // realOf returns the real host path of t, or "" when its mount has no

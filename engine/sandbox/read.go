@@ -104,18 +104,13 @@ func (s *Sandbox) List(dir string) ([]string, error) {
 	return names, nil
 }
 
-// locate resolves p for reading and stats it. A relative path missing from
-// /project falls back to /outputs, then /inputs. A missing file is an error
-// listing nearby names.
+// locate resolves p for reading and stats it. A relative path is looked
+// for first in the active base folder; one missing from /project falls
+// back to /outputs, then /inputs. A missing file is an error listing
+// nearby names.
 func (s *Sandbox) locate(op, p string) (target, fs.FileInfo, error) {
-	if base := s.view.Load().base; base != "" {
-		if q := strings.TrimSpace(p); q != "" && q[0] != '/' && q[0] != '{' {
-			if bt, err := s.resolve(op, base+"/"+q, false); err == nil && s.permitted(bt) {
-				if fi, err := s.stat(bt); err == nil {
-					return bt, fi, nil
-				}
-			}
-		}
+	if bt, fi, ok := s.inBase(op, p); ok {
+		return bt, fi, nil
 	}
 	t, err := s.resolve(op, p, false)
 	if err != nil {
@@ -131,17 +126,8 @@ func (s *Sandbox) locate(op, p string) (target, fs.FileInfo, error) {
 		}
 	}
 	if (perr != nil || notFound(err)) && t.relative {
-		for _, m := range []*mount{&s.outputs, &s.inputs} {
-			if !m.available() {
-				continue
-			}
-			alt := target{m: m, rel: t.rel, virtual: virtualPath(m, t.rel), relative: true}
-			if !s.permitted(alt) {
-				continue
-			}
-			if afi, aerr := s.stat(alt); aerr == nil {
-				return alt, afi, nil
-			}
+		if alt, afi, ok := s.fallback(t); ok {
+			return alt, afi, nil
 		}
 	}
 	switch {
@@ -151,6 +137,48 @@ func (s *Sandbox) locate(op, p string) (target, fs.FileInfo, error) {
 		return t, nil, s.missing(op, t)
 	}
 	return t, nil, fsError(op, t.virtual, err)
+}
+
+// inBase looks for p in the active base folder (the loaded skill's) when
+// there is one and p is relative: ok when it is there and the policy lets
+// it be read. Any failure leaves p to the usual lookup.
+func (s *Sandbox) inBase(op, p string) (target, fs.FileInfo, bool) {
+	base := s.view.Load().base
+	if base == "" {
+		return target{}, nil, false
+	}
+	q := strings.TrimSpace(p)
+	if q == "" || q[0] == '/' || q[0] == '{' {
+		return target{}, nil, false
+	}
+	bt, err := s.resolve(op, base+"/"+q, false)
+	if err != nil || !s.permitted(bt) {
+		return target{}, nil, false
+	}
+	fi, err := s.stat(bt)
+	if err != nil {
+		return target{}, nil, false
+	}
+	return bt, fi, true
+}
+
+// fallback looks for the relative read t, missing or refused under
+// /project, under /outputs and then /inputs: ok with the first that is
+// available, permitted and there.
+func (s *Sandbox) fallback(t target) (target, fs.FileInfo, bool) {
+	for _, m := range []*mount{&s.outputs, &s.inputs} {
+		if !m.available() {
+			continue
+		}
+		alt := target{m: m, rel: t.rel, virtual: virtualPath(m, t.rel), relative: true}
+		if !s.permitted(alt) {
+			continue
+		}
+		if fi, err := s.stat(alt); err == nil {
+			return alt, fi, true
+		}
+	}
+	return target{}, nil, false
 }
 
 // stat stats t through its mount's fs.FS, following links inside the root.
@@ -263,22 +291,7 @@ func (s *Sandbox) missing(op string, t target) error {
 	if dir != path.Dir(t.rel) {
 		e.Msg = "not found; folder " + virtualPath(t.m, path.Join(dir, want)) + " does not exist"
 	}
-	entries, err := s.readDir(t.m, dir)
-	if err != nil {
-		return e
-	}
-	if len(entries) == 0 {
-		e.Msg += "; " + virtualPath(t.m, dir) + " is empty"
-		return e
-	}
-	near := nearby(want, entries)
-	for i, n := range near {
-		near[i] = virtualPath(t.m, path.Join(dir, n))
-		if strings.HasSuffix(n, "/") {
-			near[i] += "/"
-		}
-	}
-	e.Msg += "; nearby: " + strings.Join(near, ", ")
+	e.Msg += s.nearbyText(t.m, dir, want)
 	return e
 }
 

@@ -41,38 +41,17 @@ func (s *Sandbox) Resolve(p string, write bool) (string, error) {
 
 // resolve is Resolve with the operation name used in errors.
 func (s *Sandbox) resolve(op, p string, write bool) (target, error) {
-	if len(p) > maxPathLen {
-		return target{}, &Error{Op: op, Msg: fmt.Sprintf("path is too long (%d bytes; the limit is %d)", len(p), maxPathLen)}
+	orig, p, err := s.input(op, p)
+	if err != nil {
+		return target{}, err
 	}
-	if strings.IndexByte(p, 0) >= 0 {
-		return target{}, &Error{Op: op, Msg: msgNUL}
-	}
-	p = strings.TrimSpace(p)
-	if p == "" {
-		return target{}, &Error{Op: op, Msg: msgEmpty}
-	}
-	orig := p
-	if strings.IndexByte(p, '{') >= 0 {
-		x, err := vars.Expand(p, s.view.Load().vars)
-		if err != nil {
-			return target{}, &Error{Op: op, Path: shown(p), Msg: err.Error(), Err: err}
-		}
-		if len(x) > maxPathLen || strings.IndexByte(x, 0) >= 0 {
-			return target{}, &Error{Op: op, Path: shown(p), Msg: "path variables expand to an invalid path"}
-		}
-		p = strings.TrimSpace(x)
-		if p == "" {
-			return target{}, &Error{Op: op, Msg: msgEmpty}
-		}
-	}
-
-	var t target
 	if p[0] != '/' {
 		// "_bmad-output/x", relative to the project, is its artifact folder.
 		if u := s.unalias(ProjectDir + "/" + p); strings.HasPrefix(u, OutputDir) {
 			p = u
 		}
 	}
+	var t target
 	if p[0] == '/' {
 		p = s.unalias(p)
 		first, rest := splitFirst(p)
@@ -80,24 +59,58 @@ func (s *Sandbox) resolve(op, p string, write bool) (target, error) {
 		if m == nil {
 			return s.resolveHost(op, p, write)
 		}
-		rel, ok := cleanRel(rest)
-		if !ok {
-			return target{}, escapeError(op, shown(orig), m)
-		}
-		t = target{m: m, rel: rel}
+		t = target{m: m, rel: rest}
 	} else {
-		m := &s.project
+		t = target{m: &s.project, rel: p, relative: true}
 		if write {
-			m = &s.outputs
+			t.m = &s.outputs
 		}
-		rel, ok := cleanRel(p)
-		if !ok {
-			return target{}, escapeError(op, shown(orig), m)
-		}
-		t = target{m: m, rel: rel, relative: true}
 	}
+	rel, ok := cleanRel(t.rel)
+	if !ok {
+		return target{}, escapeError(op, shown(orig), t.m)
+	}
+	t.rel = rel
 	t.virtual = virtualPath(t.m, t.rel)
 	return t, s.check(op, t, write)
+}
+
+// input checks the path as given (its length, no NUL byte, not blank) and
+// expands its variables. It returns the path trimmed, for errors, and the
+// expanded path to resolve, which is not empty.
+func (s *Sandbox) input(op, p string) (orig, expanded string, err error) {
+	if len(p) > maxPathLen {
+		return "", "", &Error{Op: op, Msg: fmt.Sprintf("path is too long (%d bytes; the limit is %d)", len(p), maxPathLen)}
+	}
+	if strings.IndexByte(p, 0) >= 0 {
+		return "", "", &Error{Op: op, Msg: msgNUL}
+	}
+	p = strings.TrimSpace(p)
+	if p == "" {
+		return "", "", &Error{Op: op, Msg: msgEmpty}
+	}
+	if strings.IndexByte(p, '{') < 0 {
+		return p, p, nil
+	}
+	x, err := s.expandVars(op, p)
+	return p, x, err
+}
+
+// expandVars expands the path variables of p with the current view's; the
+// result must again be a valid, non-empty path.
+func (s *Sandbox) expandVars(op, p string) (string, error) {
+	x, err := vars.Expand(p, s.view.Load().vars)
+	if err != nil {
+		return "", &Error{Op: op, Path: shown(p), Msg: err.Error(), Err: err}
+	}
+	if len(x) > maxPathLen || strings.IndexByte(x, 0) >= 0 {
+		return "", &Error{Op: op, Path: shown(p), Msg: "path variables expand to an invalid path"}
+	}
+	x = strings.TrimSpace(x)
+	if x == "" {
+		return "", &Error{Op: op, Msg: msgEmpty}
+	}
+	return x, nil
 }
 
 // unalias rewrites a path under an output alias ("/project/_bmad-output/x")

@@ -161,37 +161,9 @@ func Open(cfg Config) (*Sandbox, error) {
 	if s.maxWrite <= 0 {
 		s.maxWrite = DefaultMax
 	}
-	fail := func(m *mount, msg string, err error) (*Sandbox, error) {
+	if err := s.openRoots(cfg); err != nil {
 		s.Close()
-		return nil, &Error{Op: "open", Path: m.dir, Msg: msg, Err: err}
-	}
-	if cfg.ProjectRoot != "" {
-		if err := s.project.openHost(cfg.ProjectRoot, false); err != nil {
-			return fail(&s.project, "the folder cannot be opened", err)
-		}
-	}
-	switch {
-	case cfg.CoreRoot != "":
-		if err := s.core.openHost(cfg.CoreRoot, false); err != nil {
-			return fail(&s.core, "the folder cannot be opened", err)
-		}
-	case cfg.CoreFS != nil:
-		s.core.fsys, s.core.ok = cfg.CoreFS, true
-	}
-	if cfg.OutputRoot != "" {
-		if err := s.outputs.openHost(cfg.OutputRoot, true); err != nil {
-			return fail(&s.outputs, "the folder cannot be created or opened", err)
-		}
-	}
-	if cfg.InputRoot != "" {
-		if err := s.inputs.openHost(cfg.InputRoot, false); err != nil && !errors.Is(err, fs.ErrNotExist) {
-			return fail(&s.inputs, "the folder cannot be opened", err)
-		}
-	}
-	if cfg.SkillsRoot != "" {
-		if err := s.skills.openHost(cfg.SkillsRoot, false); err != nil {
-			return fail(&s.skills, "the folder cannot be opened", err)
-		}
+		return nil, err
 	}
 	p, err := newPolicy(cfg.Hidden, cfg.Deny)
 	if err != nil {
@@ -205,6 +177,42 @@ func Open(cfg Config) (*Sandbox, error) {
 		}
 	}
 	return s, nil
+}
+
+// hostRoot is a mount Open backs with a host folder of the config.
+type hostRoot struct {
+	m       *mount
+	dir     string // the configured folder; "" leaves the mount as it is
+	create  bool   // create the folder when missing (/outputs)
+	mayMiss bool   // a missing folder is opened when it appears (/inputs)
+	fail    string // the refusal when the folder cannot be opened
+}
+
+// openRoots opens the host folders of cfg in the order the mounts are
+// offered, or backs /core with cfg.CoreFS when it has no folder. The
+// first that fails is returned as an *Error; the caller closes what
+// opened.
+func (s *Sandbox) openRoots(cfg Config) error {
+	const cannot = "the folder cannot be opened"
+	for _, r := range []hostRoot{
+		{m: &s.project, dir: cfg.ProjectRoot, fail: cannot},
+		{m: &s.core, dir: cfg.CoreRoot, fail: cannot},
+		{m: &s.outputs, dir: cfg.OutputRoot, create: true, fail: "the folder cannot be created or opened"},
+		{m: &s.inputs, dir: cfg.InputRoot, mayMiss: true, fail: cannot},
+		{m: &s.skills, dir: cfg.SkillsRoot, fail: cannot},
+	} {
+		if r.dir == "" {
+			continue
+		}
+		err := r.m.openHost(r.dir, r.create)
+		if err != nil && !(r.mayMiss && errors.Is(err, fs.ErrNotExist)) {
+			return &Error{Op: "open", Path: r.m.dir, Msg: r.fail, Err: err}
+		}
+	}
+	if cfg.CoreRoot == "" && cfg.CoreFS != nil {
+		s.core.fsys, s.core.ok = cfg.CoreFS, true
+	}
+	return nil
 }
 
 // view is what SetBase changes: the variables, and the folder relative

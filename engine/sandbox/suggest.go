@@ -14,6 +14,28 @@ const maxNearby = 8
 // are matched by prefix and substring only.
 const maxCompared = 64
 
+// nearbyText is what a not-found error adds about the existing folder dir
+// of m where the name want is missing: "; /project/docs is empty",
+// "; nearby: " and the virtual paths of names like want, or "" when the
+// folder cannot be listed.
+func (s *Sandbox) nearbyText(m *mount, dir, want string) string {
+	entries, err := s.readDir(m, dir)
+	if err != nil {
+		return ""
+	}
+	if len(entries) == 0 {
+		return "; " + virtualPath(m, dir) + " is empty"
+	}
+	near := nearby(want, entries)
+	for i, n := range near {
+		near[i] = virtualPath(m, path.Join(dir, n))
+		if strings.HasSuffix(n, "/") {
+			near[i] += "/"
+		}
+	}
+	return "; nearby: " + strings.Join(near, ", ")
+}
+
 // nearby returns up to maxNearby names from entries (with "/" on folders)
 // that look like want, best first. A folder with few entries is listed
 // whole; in a larger one only similar names are kept, or the first few
