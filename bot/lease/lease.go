@@ -128,24 +128,29 @@ func (l *Held) Kept() bool { return l.keep.Load() }
 func (l *Held) renew() {
 	defer close(l.done)
 	ttl := l.cfg.TTL
-	tick := time.NewTicker(ttl / 3)
-	defer tick.Stop()
 	last := time.Now()
+	next := ttl / 3
 	for {
+		t := time.NewTimer(next)
 		select {
 		case <-l.ctx.Done():
+			t.Stop()
 			return
-		case <-tick.C:
+		case <-t.C:
 		}
 		err := l.renewOnce(last.Add(ttl / 2))
 		switch {
 		case err == nil:
-			last = time.Now()
+			last, next = time.Now(), ttl/3
 			continue
 		case errors.Is(err, storage.ErrFenced):
 			l.lose("thread lease lost: it expired or another replica took the thread over")
 		case time.Since(last) < ttl/2:
+			// A renewal that failed (a connection reset) is tried again
+			// soon, not at the next period, which would come after the
+			// give-up point: one blip must not cost the thread.
 			l.cfg.Log.Warn("renew thread lease", "thread", l.key, "err", err)
+			next = renewRetry(ttl)
 			continue
 		default:
 			l.cfg.Log.Error("thread lease not renewed in time: giving the thread up", "thread", l.key, "err", err)
@@ -153,6 +158,13 @@ func (l *Held) renew() {
 		}
 		return
 	}
+}
+
+// renewRetry is the pause before a failed renewal is tried again: a
+// twentieth of the lease time, at least 10 ms and at most 250 ms, so
+// several tries fit before the give-up point at half of it.
+func renewRetry(ttl time.Duration) time.Duration {
+	return min(max(ttl/20, 10*time.Millisecond), 250*time.Millisecond)
 }
 
 // renewOnce renews the lease, waiting for the store at most until

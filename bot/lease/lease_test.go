@@ -181,3 +181,48 @@ func TestGuardAndRetryOutlastAPassingFault(t *testing.T) {
 		t.Fatal("Guard passes after the lease was lost")
 	}
 }
+
+// flakyRenewals is a store whose lease renewals fail (a connection reset)
+// while fails is above zero.
+type flakyRenewals struct {
+	*bolt.Store
+	fails atomic.Int32
+}
+
+func (f *flakyRenewals) RenewLease(fc storage.Fence, ttl time.Duration) error {
+	if f.fails.Add(-1) >= 0 {
+		return errors.New("write tcp 127.0.0.1:5432: connection reset by peer")
+	}
+	return f.Store.RenewLease(fc, ttl)
+}
+
+// One failed renewal does not cost the thread: it is tried again soon,
+// before the give-up point (half the lease time), instead of at the next
+// period, which comes after it.
+func TestOneFailedRenewalKeepsTheLease(t *testing.T) {
+	st, err := bolt.Open(t.TempDir())
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer st.Close()
+	const ttl = 600 * time.Millisecond
+	f, ok, err := st.TakeLease(key, "a", ttl)
+	if err != nil || !ok {
+		t.Fatalf("take lease: %v %v", ok, err)
+	}
+	fl := &flakyRenewals{Store: st}
+	fl.fails.Store(1)
+	l := Hold(context.Background(), f, Config{Store: fl, Fences: NewFences(st), TTL: ttl, Replica: "a",
+		Log: slog.New(slog.NewTextHandler(io.Discard, nil))})
+	defer l.Release()
+	time.Sleep(3 * ttl)
+	if fl.fails.Load() >= 0 {
+		t.Fatal("the renewal that fails was not tried")
+	}
+	if err := l.Context().Err(); err != nil {
+		t.Fatalf("one failed renewal lost the lease: %v", err)
+	}
+	if ok, _ := st.Lease(key, "b", time.Second); ok {
+		t.Fatal("another replica took the lease")
+	}
+}

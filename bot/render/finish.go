@@ -73,7 +73,7 @@ func (r *Reply) Finish(o Outcome) {
 	default:
 		r.finishStart(o, tail)
 	}
-	r.settleNotice()
+	r.settleEarlier()
 	r.on(finished)
 }
 
@@ -110,16 +110,22 @@ func (r *Reply) finishRetry(failure string) {
 	r.record()
 }
 
-// settleNotice says, in the notice an earlier run of the turn posted
-// (Output.Notice), that the answer is below, once it is; an answer that
-// took the notice's place left nothing to say.
-func (r *Reply) settleNotice() {
-	n := r.out.Notice
-	if n == "" || !r.out.Done || n == r.out.AnswerTS {
+// settleEarlier rewrites, once the whole answer is in the thread, what
+// earlier runs of the turn left above it: their notice (Output.Notice)
+// says the answer is below, and the stream one cut mid-answer loses its
+// partial text, so the thread shows one answer. A message the answer took
+// the place of is left as it is.
+func (r *Reply) settleEarlier() {
+	if !r.out.Done {
 		return
 	}
-	if err := r.update(n, Message{Text: noticeAnswered, Blocks: noBlocks}); err != nil {
-		r.log.Warn("settle the failure notice", "err", err)
+	for _, e := range []struct{ ts, text string }{{r.out.Notice, noticeAnswered}, {r.cutTS, cutAnswered}} {
+		if e.ts == "" || e.ts == r.out.AnswerTS || e.ts == r.out.StreamTS {
+			continue
+		}
+		if err := r.update(e.ts, Message{Text: e.text, Blocks: noBlocks}); err != nil {
+			r.log.Warn("settle what an earlier run left above the answer", "ts", e.ts, "err", err)
+		}
 	}
 }
 

@@ -35,6 +35,11 @@ type Output struct {
 // the thread below it.
 const noticeAnswered = "_The database was unreachable for a moment. Your message was kept and is answered below._"
 
+// cutAnswered replaces the partial text of a stream an earlier run left
+// cut mid-answer, once the whole answer is in the thread below it: the
+// thread shows one answer.
+const cutAnswered = "_⚠️ Interrupted. The whole answer is below._"
+
 // InterruptedNote ends a stream the turn's earlier run left open.
 func InterruptedNote() Chunk { return Chunk{Markdown: interruptedNote} }
 
@@ -68,6 +73,7 @@ func (r *Reply) closePrior(prior Output) {
 	if err != nil {
 		r.priorTS = prior.StreamTS // Slack closed it: the answer may be whole in it
 	}
+	r.cutTS = prior.StreamTS
 	r.out = Output{StreamTS: prior.StreamTS, Notice: prior.Notice}
 	r.record()
 }

@@ -63,7 +63,8 @@ func TestRecordOpenAfterFailedStop(t *testing.T) {
 
 // TestResumeClosesPriorStream: a turn resumed after its process died
 // closes the stream the earlier run left open, marked interrupted, before
-// it answers in a new one; a prior stream Slack closed already is left.
+// it answers in a new one, and then takes the partial answer out of it; a
+// prior stream Slack closed already is left.
 func TestResumeClosesPriorStream(t *testing.T) {
 	p := newFakePoster(nil)
 	var got []Output
@@ -76,6 +77,11 @@ func TestResumeClosesPriorStream(t *testing.T) {
 	}
 	if got[0] != (Output{StreamTS: "S0"}) || got[1] != (Output{Starting: true}) {
 		t.Fatalf("first record %+v, want the prior stream closed", got[0])
+	}
+	// Once the whole answer is below, the cut stream loses its partial
+	// text: the thread shows one answer.
+	if last := calls[len(calls)-1]; !strings.HasPrefix(last, "update S0 ") || !strings.Contains(last, "The whole answer is below") {
+		t.Fatalf("calls %q, want S0's partial answer replaced last", calls)
 	}
 	p2 := newFakePoster(map[string]error{"stop#1": errClosed})
 	newTestReply(p2, Options{Prior: Output{StreamTS: "S0", Open: true}})

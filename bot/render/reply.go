@@ -141,6 +141,7 @@ type Reply struct {
 	streamTS  string // the open stream
 	brokenTS  string // the stream Slack refused: the answer replaces it
 	priorTS   string // the earlier run's stream, closed already: an answer showing nothing else replaces it
+	cutTS     string // the earlier run's stream, cut mid-answer: its partial text goes once the answer is whole
 	statusTS  string // the fallback's status message
 	stopTS    string // the Stop button's message beside a stream
 	stopTimer *time.Timer

@@ -501,11 +501,26 @@ func (c *chaos) dumpLogs() {
 	if dir == "" {
 		return
 	}
+	stamp := fmt.Sprintf("%s-%d", strings.ReplaceAll(c.t.Name(), "/", "_"), time.Now().UnixNano())
 	for name, p := range c.procs {
-		path := fmt.Sprintf("%s/%s-%s-%d.log", dir, strings.ReplaceAll(c.t.Name(), "/", "_"), name, time.Now().UnixNano())
+		path := fmt.Sprintf("%s/%s-%s.log", dir, stamp, name)
 		if err := os.WriteFile(path, []byte(p.logs.String()), 0o644); err == nil {
 			c.t.Logf("%s's log: %s", name, path)
 		}
+	}
+	// And every Slack write each replica made, in the order made.
+	var calls strings.Builder
+	for _, tap := range c.taps {
+		for _, call := range tap.all() {
+			if chaosWrites[call.method] {
+				fmt.Fprintf(&calls, "%s %s %s thread=%s ts=%s %q\n", call.start.Format("15:04:05.000"), call.replica, call.method,
+					call.form.Get("thread_ts"), call.form.Get("ts"), call.form.Get("markdown_text")+call.form.Get("text"))
+			}
+		}
+	}
+	path := fmt.Sprintf("%s/%s-slack.log", dir, stamp)
+	if err := os.WriteFile(path, []byte(calls.String()), 0o644); err == nil {
+		c.t.Logf("Slack writes: %s", path)
 	}
 }
 
