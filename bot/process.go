@@ -1,7 +1,6 @@
 package bot
 
 import (
-	"agentbot/bot/lease"
 	"context"
 	"encoding/json"
 	"errors"
@@ -9,8 +8,13 @@ import (
 	"slices"
 	"strings"
 
+	"github.com/slack-go/slack"
+
 	"agentbot/bot/greeting"
+	"agentbot/bot/lease"
 	"agentbot/bot/threadstate"
+	"agentbot/bot/view"
+	"agentbot/bot/webapi"
 	"agentbot/engine"
 	"agentbot/engine/catalog"
 	"agentbot/engine/transcript"
@@ -37,7 +41,11 @@ func (b *Bot) process(ctx context.Context, seq uint64, it item) {
 	}
 	j := &job{it: it, seq: seq}
 	if h.conversation {
-		if j.c = b.open(ctx, it); j.c == nil || b.replayed(ctx, j) {
+		if j.c = b.open(ctx, it); j.c == nil {
+			return
+		}
+		b.greetOwed(ctx, j.c, it)
+		if b.replayed(ctx, j) {
 			return
 		}
 	}
@@ -238,9 +246,12 @@ func (b *Bot) activate(ctx context.Context, c *engine.Conversation, a *catalog.A
 		if name != "" {
 			s.Vars = map[string]string{"user_name": name}
 		}
-		if it.User != "" {
-			b.setState(s, func(st *threadstate.State) { st.Owner = it.User })
-		}
+		b.setState(s, func(st *threadstate.State) {
+			if it.User != "" {
+				st.Owner = it.User
+			}
+			st.Greet = a.ID // owed until posted (greetOwed)
+		})
 		if tc := b.threadContext(ctx, &s.Session, it); tc != "" { // threadcontext.go
 			s.Handoff = strings.TrimSpace(s.Handoff + "\n\n" + tc)
 		}
@@ -256,7 +267,40 @@ func (b *Bot) activate(ctx context.Context, c *engine.Conversation, a *catalog.A
 	}
 	b.setTitle(ctx, it, c.Session)
 	b.postGreeting(ctx, it.Channel, it.ThreadTS, a, g)
+	b.greeted(c.Session)
 	return true
+}
+
+// greeted notes that the greeting the activation owed is posted.
+func (b *Bot) greeted(s *engine.Session) {
+	b.setState(s, func(st *threadstate.State) { st.Greet = "" })
+	b.saveSession(s, "note the greeting posted")
+}
+
+// greetOwed posts the greeting an activation owes the thread (its run
+// died between storing the activation and posting the greeting, or
+// before it noted it posted), unless the thread shows it already.
+func (b *Bot) greetOwed(ctx context.Context, c *engine.Conversation, it item) {
+	if b.state(c.Session).Greet == "" || c.Agent == nil {
+		return
+	}
+	msgs, err := webapi.Replies(ctx, b.web(), it.Channel, it.ThreadTS)
+	if err != nil {
+		b.log.Warn("look for the owed greeting", "err", err) // the next item looks again
+		return
+	}
+	if !slices.ContainsFunc(msgs, b.isGreeting) {
+		b.postGreeting(ctx, it.Channel, it.ThreadTS, c.Agent, b.cfg.Engine.Greet(c.Session))
+	}
+	b.greeted(c.Session)
+}
+
+// isGreeting reports whether m is an agent's greeting the bot posted.
+func (b *Bot) isGreeting(m slack.Message) bool {
+	if m.User != b.botUserID && (m.BotID == "" || m.BotID != b.botID) {
+		return false
+	}
+	return slices.ContainsFunc(m.Blocks.BlockSet, func(bl slack.Block) bool { return bl.ID() == view.GreetingBlockID })
 }
 
 // onPick starts the thread's session with the agent chosen in the

@@ -50,6 +50,11 @@ type State struct {
 	// Answered is the Slack ts of the latest message of the thread a turn
 	// answered: a message older than it came late.
 	Answered string `json:"answered,omitempty"`
+	// Greet is the agent whose greeting an activation owes the thread: set
+	// with the activation (stored in the same write) and cleared once the
+	// greeting is posted, so a run that died in between is followed by
+	// one that posts it (unless the thread shows it already).
+	Greet string `json:"greet,omitempty"`
 	// Output is what the turn in flight showed in the thread.
 	Output *Output `json:"output,omitempty"`
 }

@@ -29,6 +29,10 @@ const PickerQuestion = "Which agent should help in this thread?"
 // Greeting is an agent's greeting: its intro and numbered menu as
 // markdown, and its menu as buttons (at most MaxPickerButtons) with a
 // hint, the blocks that follow the text. Clicking a button is the same as
+// GreetingBlockID names the last block of an agent's greeting: a thread
+// holding a bot message with it was greeted.
+const GreetingBlockID = "greeting"
+
 // typing that command.
 func Greeting(g *engine.Greeting) (md string, tail []slack.Block) {
 	var sb strings.Builder
@@ -54,7 +58,7 @@ func Greeting(g *engine.Greeting) (md string, tail []slack.Block) {
 			slack.NewTextBlockObject(slack.PlainTextType, label, true, false)))
 	}
 	tail = append(actionBlocks("menu", buttons),
-		hint("hint", "Click a button, type a number or a command, or just say what you need."))
+		hint(GreetingBlockID, "Click a button, type a number or a command, or just say what you need."))
 	return sb.String(), tail
 }
 

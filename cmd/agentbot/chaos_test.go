@@ -56,6 +56,10 @@ type slackTap struct {
 	srv   *httptest.Server
 	mu    sync.Mutex
 	calls []tappedCall
+	// hold, when set, picks the calls the tap never forwards: they wait
+	// until the replica is gone (held counts them).
+	hold func(method string, form url.Values) bool
+	held int
 }
 
 func newSlackTap(t testing.TB, fake *fakeslack.Server, replica string, into *[]*slackTap) *slackTap {
@@ -64,6 +68,16 @@ func newSlackTap(t testing.TB, fake *fakeslack.Server, replica string, into *[]*
 		body, _ := io.ReadAll(r.Body)
 		c := tappedCall{replica: replica, method: strings.TrimPrefix(r.URL.Path, "/api/"), start: time.Now()}
 		c.form, _ = url.ParseQuery(string(body))
+		tap.mu.Lock()
+		hold := tap.hold != nil && tap.hold(c.method, c.form)
+		if hold {
+			tap.held++
+		}
+		tap.mu.Unlock()
+		if hold {
+			<-r.Context().Done() // the replica went away
+			return
+		}
 		req, _ := http.NewRequestWithContext(r.Context(), r.Method, fake.URL()+r.URL.RequestURI(), bytes.NewReader(body))
 		req.Header = r.Header.Clone()
 		resp, err := http.DefaultClient.Do(req)
@@ -943,6 +957,34 @@ func TestChaosKillAfterAcks(t *testing.T) {
 	mu.Unlock()
 	c.redeliver() // none is unacked: nothing to deliver again
 	c.check(c.finish(45*time.Second), 40)
+}
+
+// TestChaosKillBeforeTheGreeting: the bbolt replica is SIGKILLed after it
+// stored each thread's activation and before Slack took the greeting (the
+// tap holds the greetings); restarted on its data folder, it greets every
+// thread once, then answers every message once.
+func TestChaosKillBeforeTheGreeting(t *testing.T) {
+	dir := t.TempDir()
+	c := bboltChaos(t, dir, 100*time.Millisecond)
+	p := c.startReplica("solo", map[string]string{"AGENTBOT_DATA": dir})
+	tap := c.taps[len(c.taps)-1]
+	tap.mu.Lock()
+	tap.hold = func(method string, form url.Values) bool {
+		return method == "chat.postMessage" && strings.Contains(form.Get("blocks"), `"block_id":"greeting"`)
+	}
+	tap.mu.Unlock()
+	var mu sync.Mutex
+	conns := []int{p.conn}
+	c.live = func() []int { mu.Lock(); defer mu.Unlock(); return slices.Clone(conns) }
+	c.send(4, 2, []int{p.conn})
+	waitUntil(t, "the greetings held", waitLong, func() bool { tap.mu.Lock(); defer tap.mu.Unlock(); return tap.held >= 4 })
+	p.kill()
+	p2 := c.startReplica("solo-again", map[string]string{"AGENTBOT_DATA": dir})
+	mu.Lock()
+	conns = []int{p2.conn}
+	mu.Unlock()
+	c.redeliver()
+	c.check(c.finish(45*time.Second), 8)
 }
 
 // clickMenu clicks the menu button of command in every thread's greeting
