@@ -126,13 +126,30 @@ func OrderOf(ts string) int64 {
 	return s*1_000_000 + f
 }
 
-// CheckLeaseTTL refuses a lease time that is not positive; every
-// Backend's TakeLease and RenewLease check it with it.
-func CheckLeaseTTL(key string, ttl time.Duration) error {
+// checkLeaseTTL refuses a lease time that is not positive.
+func checkLeaseTTL(key string, ttl time.Duration) error {
 	if ttl <= 0 {
 		return fmt.Errorf("lease %q: ttl must be positive, got %s", key, ttl)
 	}
 	return nil
+}
+
+// CheckTakeLease checks what every Backend's TakeLease is given: the key,
+// the holder and a positive lease time.
+func CheckTakeLease(key, holder string, ttl time.Duration) error {
+	if err := CheckLease(key, holder); err != nil {
+		return fmt.Errorf("lease: %w", err)
+	}
+	return checkLeaseTTL(key, ttl)
+}
+
+// CheckRenewLease checks what every Backend's RenewLease is given: the
+// fence and a positive lease time.
+func CheckRenewLease(f Fence, ttl time.Duration) error {
+	if err := CheckFence(f); err != nil {
+		return fmt.Errorf("renew lease: %w", err)
+	}
+	return checkLeaseTTL(f.Key, ttl)
 }
 
 // CheckFence validates a fence's key and holder; every Backend's fenced

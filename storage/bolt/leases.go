@@ -68,10 +68,7 @@ func (s *Store) Lease(key, holder string, ttl time.Duration) (bool, error) {
 // changing nothing, while another holder's lease is live. The expiry is
 // read on the store's clock (Now).
 func (s *Store) TakeLease(key, holder string, ttl time.Duration) (storage.Fence, bool, error) {
-	if err := storage.CheckLease(key, holder); err != nil {
-		return storage.Fence{}, false, fmt.Errorf("lease: %w", err)
-	}
-	if err := storage.CheckLeaseTTL(key, ttl); err != nil {
+	if err := storage.CheckTakeLease(key, holder, ttl); err != nil {
 		return storage.Fence{}, false, err
 	}
 	if held, err := s.heldByOther(key, holder); err != nil || held {
@@ -127,10 +124,7 @@ func (s *Store) heldByOther(key, holder string) (bool, error) {
 // RenewLease extends f's lease to now+ttl while f is live; otherwise it
 // is storage.ErrFenced and nothing changes.
 func (s *Store) RenewLease(f storage.Fence, ttl time.Duration) error {
-	if err := storage.CheckFence(f); err != nil {
-		return fmt.Errorf("renew lease: %w", err)
-	}
-	if err := storage.CheckLeaseTTL(f.Key, ttl); err != nil {
+	if err := storage.CheckRenewLease(f, ttl); err != nil {
 		return err
 	}
 	err := s.db.Batch(func(tx *bbolt.Tx) error {

@@ -40,10 +40,7 @@ func (s *Store) Lease(key, holder string, ttl time.Duration) (bool, error) {
 // when it is free or expired, or holder's own; it reports false while
 // another holder's lease is live. Expiry is by the database's clock.
 func (s *Store) TakeLease(key, holder string, ttl time.Duration) (storage.Fence, bool, error) {
-	if err := storage.CheckLease(key, holder); err != nil {
-		return storage.Fence{}, false, fmt.Errorf("lease: %w", err)
-	}
-	if err := storage.CheckLeaseTTL(key, ttl); err != nil {
+	if err := storage.CheckTakeLease(key, holder, ttl); err != nil {
 		return storage.Fence{}, false, err
 	}
 	ctx, cancel := s.ctx()
@@ -63,10 +60,7 @@ func (s *Store) TakeLease(key, holder string, ttl time.Duration) (storage.Fence,
 // that expired, was released or taken over is storage.ErrFenced, and a
 // renewal never takes it back.
 func (s *Store) RenewLease(f storage.Fence, ttl time.Duration) error {
-	if err := storage.CheckFence(f); err != nil {
-		return fmt.Errorf("renew lease: %w", err)
-	}
-	if err := storage.CheckLeaseTTL(f.Key, ttl); err != nil {
+	if err := storage.CheckRenewLease(f, ttl); err != nil {
 		return err
 	}
 	ctx, cancel := s.ctx()
