@@ -219,7 +219,7 @@ func newEngine(cfg *Config, st engineStore, m engine.Model, cat func() *catalog.
 		Outputs:       st,
 		OutputRoot:    func(id string) string { d, _ := st.OutputDir(id); return d },
 		InputRoot:     func(id string) string { d, _ := st.InputDir(id); return d },
-		Projects:      newProjects(cfg, st, log), // projects.go
+		Projects:      newProjects(cfg, st), // projects.go
 		CoreRoot:      cfg.CoreRoot,
 		Hidden:        []string{cfg.DataDir},
 		Deny:          cfg.Deny,
