@@ -1,7 +1,6 @@
 package bot_test
 
 import (
-	"errors"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -15,21 +14,6 @@ import (
 	"agentbot/engine/transcript"
 )
 
-// downStore is the engine's store, refusing saves while down is set.
-type downStore struct {
-	engine.Store
-	down   atomic.Bool
-	failed atomic.Int32
-}
-
-func (d *downStore) SaveSession(s *transcript.Session) error {
-	if d.down.Load() {
-		d.failed.Add(1)
-		return errors.New("connection refused")
-	}
-	return d.Store.SaveSession(s)
-}
-
 // TestStoredMessageAnsweredBeforeLateOne: a turn stores its message and
 // then cannot store more (the database went down), so its item stays
 // queued; an earlier message of the thread then arrives late and goes
@@ -37,7 +21,8 @@ func (d *downStore) SaveSession(s *transcript.Session) error {
 // stands in the transcript, and the late one after it, with the note that
 // it came late: each message is in the transcript once, and answered once.
 func TestStoredMessageAnsweredBeforeLateOne(t *testing.T) {
-	ds := &downStore{}
+	var down atomic.Bool
+	ds := &refusingStore{refuse: func(*transcript.Session) bool { return down.Load() }} // keptnotice_test.go
 	r := newRig(t, rigOpts{engine: func(c *engine.Config) { ds.Store = c.Store; c.Store = ds }})
 	r.st.SetChannelDefault(r.slack.TeamID(), channel, "product-lead")
 	var mu sync.Mutex
@@ -48,7 +33,7 @@ func TestStoredMessageAnsweredBeforeLateOne(t *testing.T) {
 		defer mu.Unlock()
 		tried[q]++
 		if q == "q-later" && tried[q] == 1 {
-			ds.down.Store(true) // its message is stored; the rest is not
+			down.Store(true) // its message is stored; the rest is not
 			return fakemodel.Reply{ToolCalls: []fakemodel.ToolCall{{ID: "call_1", Name: "read_file", Arguments: `{"path":"x"}`}}}
 		}
 		return fakemodel.Reply{Text: "ANSWER[" + q + "]"}
@@ -61,14 +46,14 @@ func TestStoredMessageAnsweredBeforeLateOne(t *testing.T) {
 			Text: text, TimeStamp: ts, ThreadTimeStamp: thread})
 	}
 	send(tsLater, "q-later")
-	r.waitFor("the failed save", func() bool { return ds.failed.Load() > 0 })
+	r.waitFor("the failed save", func() bool { return ds.refused.Load() > 0 })
 	key := r.slack.TeamID() + "/" + channel + "/" + thread
 	send(tsEarly, "q-early") // delivered again after the fault: late
 	r.waitFor("the late message queued first", func() bool {
 		_, payload, ok, err := r.st.Next(key)
 		return err == nil && ok && strings.Contains(string(payload), "q-early")
 	})
-	ds.down.Store(false)
+	down.Store(false)
 	r.waitFor("both answers", func() bool { return answerIn(r, thread, "q-early") >= 0 && answerIn(r, thread, "q-later") >= 0 })
 	time.Sleep(300 * time.Millisecond) // a second answer would come now
 	s, err := r.st.FindSession(key)
