@@ -23,6 +23,11 @@ type EventOptions struct {
 	RetryAttempt int    // Slack's retry_attempt (0 for the first delivery)
 	RetryReason  string // Slack's retry_reason, e.g. "timeout"
 	TeamID       string // default: the fake's team
+	// EnterpriseID, when set, sends the event as an org-wide install
+	// receives it: enterprise_id in the payload and its authorization,
+	// is_enterprise_install true, and team_id the workspace the event
+	// happened in (https://docs.slack.dev/enterprise-grid/developing-for-enterprise-grid).
+	EnterpriseID string
 	// Conn delivers the envelope on the websocket with this id (see
 	// ConnIDs and Envelope.Conn), waiting while it is not connected; 0
 	// spreads envelopes round-robin over the live websockets.
@@ -57,15 +62,22 @@ func (s *Server) SendEventWith(inner any, opt EventOptions) string {
 		opt.TeamID = s.cfg.teamID
 	}
 	s.storeUserMessage(raw)
+	var enterprise any
+	if opt.EnterpriseID != "" {
+		enterprise = opt.EnterpriseID
+	}
 	payload := map[string]any{
 		"token": verificationToken, "team_id": opt.TeamID, "api_app_id": s.cfg.appID,
 		"event": raw, "type": "event_callback",
 		"event_id": opt.EventID, "event_time": opt.EventTime, "event_context": "4-fake-" + opt.EventID,
 		"authorizations": []map[string]any{{
-			"enterprise_id": nil, "team_id": opt.TeamID, "user_id": s.cfg.botUserID,
-			"is_bot": true, "is_enterprise_install": false,
+			"enterprise_id": enterprise, "team_id": opt.TeamID, "user_id": s.cfg.botUserID,
+			"is_bot": true, "is_enterprise_install": opt.EnterpriseID != "",
 		}},
 		"is_ext_shared_channel": false,
+	}
+	if opt.EnterpriseID != "" {
+		payload["enterprise_id"] = opt.EnterpriseID
 	}
 	e := &Envelope{ID: newEnvelopeID(), Type: "events_api", EventID: opt.EventID, RetryAttempt: opt.RetryAttempt, target: opt.Conn}
 	e.JSON, _ = json.Marshal(map[string]any{
@@ -170,6 +182,16 @@ type BlockAction struct {
 	Text        string // the button's label; default Value
 	Type        string // the element's type; default "button" (e.g. "feedback_buttons")
 	ActionTS    string // when the person clicked (action_ts); default the fake's next ts, on the clock of its message ts
+	// TeamID is the workspace the click happened in (default the fake's
+	// team); EnterpriseID, when set, makes the payload an org-wide
+	// install's, with "enterprise" and is_enterprise_install. UserTeamID
+	// is the clicking person's own workspace (default TeamID).
+	TeamID, EnterpriseID, UserTeamID string
+	// NoTeam sends "team": null, as Slack may for an org-wide install's
+	// payload (https://docs.slack.dev/enterprise-grid/developing-for-enterprise-grid:
+	// "team_id ... may be null" where the action is not tied to one
+	// workspace); the user's team_id still names theirs.
+	NoTeam bool
 }
 
 // SendBlockAction pushes an interactive envelope with a block_actions payload
@@ -194,11 +216,21 @@ func (s *Server) SendBlockAction(a BlockAction) string {
 	if a.ThreadTS != "" {
 		container["thread_ts"] = a.ThreadTS
 	}
+	if a.TeamID == "" {
+		a.TeamID = s.cfg.teamID
+	}
+	if a.UserTeamID == "" {
+		a.UserTeamID = a.TeamID
+	}
+	var team any = map[string]any{"id": a.TeamID, "domain": "fake"}
+	if a.NoTeam {
+		team = nil
+	}
 	s.mu.Lock()
 	payload := map[string]any{
 		"type":       "block_actions",
-		"team":       map[string]any{"id": s.cfg.teamID, "domain": "fake"},
-		"user":       map[string]any{"id": a.UserID, "username": a.UserName, "name": a.UserName, "team_id": s.cfg.teamID},
+		"team":       team,
+		"user":       map[string]any{"id": a.UserID, "username": a.UserName, "name": a.UserName, "team_id": a.UserTeamID},
 		"api_app_id": s.cfg.appID, "token": verificationToken,
 		"container":    container,
 		"trigger_id":   "trig-" + randomHex(6),
@@ -211,6 +243,10 @@ func (s *Server) SendBlockAction(a BlockAction) string {
 	}
 	if m, ok := s.current[msgKey(a.ChannelID, a.MessageTS)]; ok && !a.IsEphemeral {
 		payload["message"] = s.messageJSON(*m)
+	}
+	if a.EnterpriseID != "" {
+		payload["enterprise"] = map[string]any{"id": a.EnterpriseID, "name": "fake-org"}
+		payload["is_enterprise_install"] = true
 	}
 	s.mu.Unlock()
 	e := &Envelope{ID: newEnvelopeID(), Type: "interactive"}

@@ -92,11 +92,15 @@ func (s *Server) conversationsInfo(r *apiRequest) (result, string) {
 	if id == "" {
 		return nil, "channel_not_found"
 	}
-	ch := map[string]any{"id": id, "name": strings.ToLower(id), "is_member": true}
-	switch id[0] {
-	case 'D':
+	if s.hiddenLocked(id) {
+		return nil, "channel_not_found" // a private channel the bot is not in (members.go)
+	}
+	c := s.channelLocked(id)
+	ch := map[string]any{"id": id, "name": strings.ToLower(id), "is_member": !c.BotOut}
+	switch {
+	case id[0] == 'D':
 		ch["is_im"], ch["name"], ch["user"] = true, "", "U0FAKEUSER"
-	case 'G':
+	case c.Private:
 		ch["is_channel"], ch["is_private"] = true, true
 	default:
 		ch["is_channel"] = true

@@ -133,6 +133,7 @@ type Server struct {
 	files      map[string]*storedFile
 	users      map[string]slack.User
 	members    map[string][]string // channel -> members set by SetMembers (members.go)
+	channels   map[string]Channel  // channel -> what SetChannel said (members.go)
 	tickets    map[string]bool     // unused websocket tickets
 	envs       []*Envelope
 	envIdx     map[string]*Envelope
