@@ -35,7 +35,9 @@ func (b *Bot) intakeLoop(ctx context.Context) {
 
 // handle handles one envelope and acks it: an inbound message once it is
 // persisted (so a crash between ack and commit cannot lose it, and a
-// failed commit is not acked, so Slack redelivers), anything else at once.
+// failed commit is not acked, so Slack redelivers), anything else at once,
+// an envelope the bot cannot read included: Slack redelivers every
+// envelope not acked (https://docs.slack.dev/apis/events-api/using-socket-mode).
 func (b *Bot) handle(evt socketmode.Event) {
 	ack := b.acker(evt)
 	deferred := false
@@ -47,28 +49,29 @@ func (b *Bot) handle(evt socketmode.Event) {
 	defer b.recoverPanic(string(evt.Type))
 	switch evt.Type {
 	case socketmode.EventTypeEventsAPI:
-		ev, ok := evt.Data.(slackevents.EventsAPIEvent)
-		if ok {
+		if ev, ok := evt.Data.(slackevents.EventsAPIEvent); ok {
 			deferred = b.onEventsAPI(ev, ack)
+			return
 		}
 	case socketmode.EventTypeSlashCommand:
 		// Slash commands need no ordering and may be slow (reload,
 		// users.info): they run beside the intake, not in its way.
-		cmd, ok := evt.Data.(slack.SlashCommand)
-		if ok {
+		if cmd, ok := evt.Data.(slack.SlashCommand); ok {
 			b.slashes.Add(1)
 			go func() {
 				defer b.slashes.Done()
 				defer b.recoverPanic("slash command")
 				b.onSlash(cmd)
 			}()
+			return
 		}
 	case socketmode.EventTypeInteractive:
-		cb, ok := evt.Data.(slack.InteractionCallback)
-		if ok {
+		if cb, ok := evt.Data.(slack.InteractionCallback); ok {
 			deferred = b.onInteraction(cb, ack)
+			return
 		}
 	}
+	b.log.Warn("malformed envelope; acked so Slack does not deliver it again", "type", envelopeType(evt), "err", badCause(evt))
 }
 
 // seen reports (and records) whether any of the dedupe keys was handled
