@@ -135,6 +135,11 @@ type Bot struct {
 	// be saved, so Slack's redeliveries do not repeat the notice.
 	unsavedMu sync.Mutex
 	unsaved   map[string]bool
+	// admitting counts, per thread key, this replica's admissions not
+	// committed yet: the part of a thread's queue the store does not show
+	// yet (threadLive).
+	admittingMu sync.Mutex
+	admitting   map[string]int
 	// kept counts, per thread key, the runs in a row whose item stayed
 	// queued because the store failed (keptRuns).
 	kept sync.Map
@@ -177,7 +182,7 @@ func New(cfg Config) (*Bot, error) {
 		cfg.ApprovalTimeout = defaultApprovalTimeout
 	}
 	cfg.leaseDefaults()
-	b := &Bot{cfg: cfg, log: cfg.Logger, obs: cfg.Observer, inbox: newInbox(), unsaved: map[string]bool{}, sem: make(chan struct{}, cfg.MaxConcurrentTurns), sleep: sleepCtx, quit: make(chan struct{})}
+	b := &Bot{cfg: cfg, log: cfg.Logger, obs: cfg.Observer, inbox: newInbox(), unsaved: map[string]bool{}, admitting: map[string]int{}, sem: make(chan struct{}, cfg.MaxConcurrentTurns), sleep: sleepCtx, quit: make(chan struct{})}
 	if b.obs == nil {
 		b.obs = nopObserver{}
 	}
