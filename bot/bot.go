@@ -2,6 +2,7 @@ package bot
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"log/slog"
@@ -134,6 +135,11 @@ type Bot struct {
 	// be saved, so Slack's redeliveries do not repeat the notice.
 	unsavedMu sync.Mutex
 	unsaved   map[string]bool
+	// admitting counts, per thread key, this replica's admissions not
+	// committed yet: the part of a thread's queue the store does not show
+	// yet (threadLive).
+	admittingMu sync.Mutex
+	admitting   map[string]int
 	// kept counts, per thread key, the runs in a row whose item stayed
 	// queued because the store failed (keptRuns).
 	kept sync.Map
@@ -176,7 +182,7 @@ func New(cfg Config) (*Bot, error) {
 		cfg.ApprovalTimeout = defaultApprovalTimeout
 	}
 	cfg.leaseDefaults()
-	b := &Bot{cfg: cfg, log: cfg.Logger, obs: cfg.Observer, inbox: newInbox(), unsaved: map[string]bool{}, sem: make(chan struct{}, cfg.MaxConcurrentTurns), sleep: sleepCtx, quit: make(chan struct{})}
+	b := &Bot{cfg: cfg, log: cfg.Logger, obs: cfg.Observer, inbox: newInbox(), unsaved: map[string]bool{}, admitting: map[string]int{}, sem: make(chan struct{}, cfg.MaxConcurrentTurns), sleep: sleepCtx, quit: make(chan struct{})}
 	if b.obs == nil {
 		b.obs = nopObserver{}
 	}
@@ -289,7 +295,60 @@ func (b *Bot) onSocketEvent(evt socketmode.Event) {
 	case socketmode.EventTypeEventsAPI, socketmode.EventTypeSlashCommand, socketmode.EventTypeInteractive:
 		b.obs.EventReceived(string(evt.Type))
 		b.inbox.push(evt)
+	case socketmode.EventTypeErrorBadMessage:
+		// slack-go could not parse the envelope: a payload it cannot
+		// decode, or a type it does not know. Slack still wants it acked
+		// by its envelope_id, or it delivers it again and again
+		// (https://docs.slack.dev/apis/events-api/using-socket-mode):
+		// the intake acks it in turn, as every other envelope.
+		b.obs.EventReceived(string(evt.Type))
+		if req := badEnvelope(evt); req != nil {
+			evt.Request = req
+			b.inbox.push(evt)
+			return
+		}
+		b.log.Warn("socket mode message without an envelope_id that slack-go could not parse; nothing to ack", "err", badCause(evt))
+	case socketmode.EventTypeIncomingError:
+		// A frame that is not JSON: it names no envelope to ack.
+		if e, ok := evt.Data.(*slack.IncomingEventError); ok {
+			b.log.Warn("unreadable socket mode frame; nothing to ack", "err", e.ErrorObj)
+		}
 	}
+}
+
+// badEnvelope is the request of an envelope slack-go could not parse, read
+// from its raw JSON: its envelope_id (to ack it) and type; nil when it
+// names no envelope_id.
+func badEnvelope(evt socketmode.Event) *socketmode.Request {
+	bad, ok := evt.Data.(*socketmode.ErrorBadMessage)
+	if !ok {
+		return nil
+	}
+	var head struct {
+		EnvelopeID string `json:"envelope_id"`
+		Type       string `json:"type"`
+	}
+	if json.Unmarshal(bad.Message, &head) != nil || head.EnvelopeID == "" {
+		return nil
+	}
+	return &socketmode.Request{EnvelopeID: head.EnvelopeID, Type: head.Type}
+}
+
+// badCause is why slack-go could not parse an envelope, or nil.
+func badCause(evt socketmode.Event) error {
+	if bad, ok := evt.Data.(*socketmode.ErrorBadMessage); ok {
+		return bad.Cause
+	}
+	return nil
+}
+
+// envelopeType is the type an envelope names (events_api, ...), or the
+// socketmode event's type when it names none.
+func envelopeType(evt socketmode.Event) string {
+	if evt.Request != nil && evt.Request.Type != "" {
+		return evt.Request.Type
+	}
+	return string(evt.Type)
 }
 
 // acker returns the ack of an envelope, safe to call more than once.

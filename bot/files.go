@@ -34,8 +34,9 @@ func (b *Bot) fetchFiles(ctx context.Context, s *engine.Session, it item) string
 			skipped = append(skipped, fmt.Sprintf("%s (could not download)", name))
 			continue
 		}
-		// Kept in the store too, so a replica taking the thread over has it.
-		if err := b.cfg.Engine.KeepInput(s, name, data); err != nil {
+		// Kept in the store too, so a replica taking the thread over has
+		// it; in a project, its version is by who shared it.
+		if err := b.cfg.Engine.KeepInput(s, it.User, name, data); err != nil {
 			b.log.Error("store shared file", "file", name, "err", err)
 		}
 		got = append(got, fmt.Sprintf("%s/%s (%s)", sandbox.InputDir, name, sandbox.SizeText(int64(len(data)))))

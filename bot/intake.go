@@ -35,7 +35,9 @@ func (b *Bot) intakeLoop(ctx context.Context) {
 
 // handle handles one envelope and acks it: an inbound message once it is
 // persisted (so a crash between ack and commit cannot lose it, and a
-// failed commit is not acked, so Slack redelivers), anything else at once.
+// failed commit is not acked, so Slack redelivers), anything else at once,
+// an envelope the bot cannot read included: Slack redelivers every
+// envelope not acked (https://docs.slack.dev/apis/events-api/using-socket-mode).
 func (b *Bot) handle(evt socketmode.Event) {
 	ack := b.acker(evt)
 	deferred := false
@@ -47,28 +49,29 @@ func (b *Bot) handle(evt socketmode.Event) {
 	defer b.recoverPanic(string(evt.Type))
 	switch evt.Type {
 	case socketmode.EventTypeEventsAPI:
-		ev, ok := evt.Data.(slackevents.EventsAPIEvent)
-		if ok {
+		if ev, ok := evt.Data.(slackevents.EventsAPIEvent); ok {
 			deferred = b.onEventsAPI(ev, ack)
+			return
 		}
 	case socketmode.EventTypeSlashCommand:
 		// Slash commands need no ordering and may be slow (reload,
 		// users.info): they run beside the intake, not in its way.
-		cmd, ok := evt.Data.(slack.SlashCommand)
-		if ok {
+		if cmd, ok := evt.Data.(slack.SlashCommand); ok {
 			b.slashes.Add(1)
 			go func() {
 				defer b.slashes.Done()
 				defer b.recoverPanic("slash command")
 				b.onSlash(cmd)
 			}()
+			return
 		}
 	case socketmode.EventTypeInteractive:
-		cb, ok := evt.Data.(slack.InteractionCallback)
-		if ok {
+		if cb, ok := evt.Data.(slack.InteractionCallback); ok {
 			deferred = b.onInteraction(cb, ack)
+			return
 		}
 	}
+	b.log.Warn("malformed envelope; acked so Slack does not deliver it again", "type", envelopeType(evt), "err", badCause(evt))
 }
 
 // seen reports (and records) whether any of the dedupe keys was handled
@@ -159,19 +162,67 @@ func readMessage(ev slackevents.EventsAPIEvent) (inbound, bool) {
 }
 
 // replyCounts reports whether a channel message without a mention counts:
-// a reply in a thread that has a session. When the store cannot say, the
-// message is not acked, so Slack delivers it again rather than it being
-// dropped; handed then reports that ack was handed on.
+// a reply in a thread that has a session, or will have one (threadLive).
+// When the store cannot say, the message is not acked, so Slack delivers
+// it again rather than it being dropped; handed then reports that ack was
+// handed on.
 func (b *Bot) replyCounts(it item, reply bool) (counts, handed bool) {
 	if !reply {
 		return false, false // a new thread without a mention has no session
 	}
-	ok, err := b.cfg.Store.HasSession(it.thread().String())
+	ok, err := b.threadLive(it.thread().String())
 	if err != nil {
-		b.notSaved(it, fmt.Errorf("look up thread session: %w", err))
+		b.notSaved(it, err)
 		return false, true
 	}
 	return ok, false
+}
+
+// threadLive reports whether the thread of key has a session or is about
+// to have one: an item of it is being admitted here, or is queued (its
+// worker creates the session when it opens it, before the item leaves the
+// queue). So a reply written right after the mention that starts the
+// thread is queued behind it, not dropped. After a first look at the
+// session, the states are looked at in the order a thread goes through
+// them, and each begins before the one before it ends: a thread moving on
+// meanwhile is still seen.
+func (b *Bot) threadLive(key string) (bool, error) {
+	if ok, err := b.cfg.Store.HasSession(key); err != nil || ok {
+		return ok, wrapErr("look up thread session", err)
+	}
+	if b.admittingThread(key) {
+		return true, nil
+	}
+	if _, _, ok, err := b.cfg.Store.Next(key); err != nil || ok {
+		return ok, wrapErr("look up thread queue", err)
+	}
+	ok, err := b.cfg.Store.HasSession(key)
+	return ok, wrapErr("look up thread session", err)
+}
+
+// wrapErr is err with what failed, or nil.
+func wrapErr(what string, err error) error {
+	if err == nil {
+		return nil
+	}
+	return fmt.Errorf("%s: %w", what, err)
+}
+
+// admittingThread reports whether an admission of the thread of key is
+// under way on this replica (enqueue).
+func (b *Bot) admittingThread(key string) bool {
+	b.admittingMu.Lock()
+	defer b.admittingMu.Unlock()
+	return b.admitting[key] > 0
+}
+
+// admittingAdd counts n admissions of key under way (n < 0: ended).
+func (b *Bot) admittingAdd(key string, n int) {
+	b.admittingMu.Lock()
+	defer b.admittingMu.Unlock()
+	if b.admitting[key] += n; b.admitting[key] <= 0 {
+		delete(b.admitting, key)
+	}
 }
 
 // admitMessage queues a message that counts, unless its sender is denied
@@ -212,12 +263,16 @@ func (b *Bot) enqueue(it item, ack func(), dedupe ...string) bool {
 		b.log.Error("encode inbound", "err", err)
 		return false
 	}
-	order := it.order()
+	order, key := it.order(), it.thread().String()
 	b.acks.Add(1)
+	// Until the commit, the store does not show the item queued: a reply
+	// right behind it asks here (threadLive).
+	b.admittingAdd(key, 1)
 	if b.journal != nil {
-		journaled, done := b.journal.AdmitJournaled(order, dedupe, b.cfg.DedupeTTL, it.thread().String(), payload)
+		journaled, done := b.journal.AdmitJournaled(order, dedupe, b.cfg.DedupeTTL, key, payload)
 		go func() {
 			defer b.acks.Done()
+			defer b.admittingAdd(key, -1)
 			if err := <-journaled; err != nil {
 				b.notSaved(it, err) // not on disk: not acked
 				return
@@ -227,9 +282,10 @@ func (b *Bot) enqueue(it item, ack func(), dedupe ...string) bool {
 		}()
 		return true
 	}
-	done := b.cfg.Store.AdmitOrdered(order, dedupe, b.cfg.DedupeTTL, it.thread().String(), payload)
+	done := b.cfg.Store.AdmitOrdered(order, dedupe, b.cfg.DedupeTTL, key, payload)
 	go func() {
 		defer b.acks.Done()
+		defer b.admittingAdd(key, -1)
 		b.admitted(it, <-done, ack)
 	}()
 	return true

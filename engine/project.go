@@ -446,10 +446,11 @@ func isOutput(virtual string) bool {
 	return strings.HasPrefix(virtual, "/outputs/")
 }
 
-// shareInput makes a file shared in a thread a file of the project (the
-// next version of its name), readable under /inputs in every thread.
-func (e *Engine) shareInput(pf *projectFolder, s *Session, docPath string, data []byte) error {
-	v := transcript.DocVersion{Path: docPath, Session: s.ID, Thread: s.Key, Agent: s.AgentID, Person: s.Person}
+// shareInput makes a file person shared in a thread a file of the project
+// (the next version of its name, by person), readable under /inputs in
+// every thread.
+func (e *Engine) shareInput(pf *projectFolder, s *Session, person, docPath string, data []byte) error {
+	v := transcript.DocVersion{Path: docPath, Session: s.ID, Thread: s.Key, Agent: s.AgentID, Person: person}
 	v, err := e.cfg.Projects.Store.SaveDocument(pf.name, v, transcript.AnyVersion, data)
 	if err != nil {
 		return fmt.Errorf("share %s in project %s: %w", docPath, pf.name, err)

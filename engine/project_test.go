@@ -324,7 +324,7 @@ func TestProjectInputsAndBaseLayer(t *testing.T) {
 		t.Fatal(err)
 	}
 	a := h.startAs("T1/C1/1.1", "pm", "U1")
-	if err := h.eng.KeepInput(a, "notes.txt", []byte("meeting notes")); err != nil {
+	if err := h.eng.KeepInput(a, "U1", "notes.txt", []byte("meeting notes")); err != nil {
 		t.Fatal(err)
 	}
 	b := h.startAs("T1/C1/2.2", "pm", "U2")

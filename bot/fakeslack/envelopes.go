@@ -270,6 +270,32 @@ func (s *Server) SendRaw(raw []byte) string {
 	return e.ID
 }
 
+// SendMalformed pushes an envelope of type envType (events_api,
+// slash_commands, interactive, or a type Slack may add) with a fresh
+// envelope_id and a payload that does not decode as that type: for
+// events_api an event_callback whose event carries a field of the wrong
+// type, otherwise a string where an object belongs. slack-go's socketmode
+// client reports it as socketmode.EventTypeErrorBadMessage with the raw
+// envelope. It returns the envelope_id; the fake records its ack like any
+// other (Acks, WaitAck).
+func (s *Server) SendMalformed(envType string) string {
+	var payload any = "not a " + envType + " payload"
+	if envType == "events_api" {
+		payload = map[string]any{
+			"token": verificationToken, "team_id": s.cfg.teamID, "api_app_id": s.cfg.appID,
+			"type": "event_callback", "event_id": "Ev" + strings.ToUpper(randomHex(5)), "event_time": time.Now().Unix(),
+			// ts must be a string ("1700000000.000100"): a number does not decode.
+			"event": map[string]any{"type": "app_mention", "user": "U0MALFORMED", "channel": "C0MALFORMED", "ts": 17e8},
+		}
+	}
+	e := &Envelope{ID: newEnvelopeID(), Type: envType}
+	e.JSON, _ = json.Marshal(map[string]any{
+		"envelope_id": e.ID, "type": envType, "payload": payload, "accepts_response_payload": false,
+	})
+	s.enqueue(e)
+	return e.ID
+}
+
 // storeUserMessage keeps message and app_mention events as user messages.
 func (s *Server) storeUserMessage(raw json.RawMessage) {
 	var ev struct {

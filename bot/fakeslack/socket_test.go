@@ -329,3 +329,25 @@ func TestCloseIsIdempotentAndStopsServing(t *testing.T) {
 		t.Error("auth.test succeeded after Close")
 	}
 }
+
+// A malformed envelope of any type reaches the socketmode client as a bad
+// message that still carries its envelope_id and type, so it can be acked.
+func TestSendMalformedIsABadMessageWithItsEnvelopeID(t *testing.T) {
+	fake := New(t)
+	events := startSocketMode(t, fake)
+	for _, typ := range []string{"events_api", "slash_commands", "interactive", "mystery"} {
+		id := fake.SendMalformed(typ)
+		ev := nextOf(t, events, socketmode.EventTypeErrorBadMessage)
+		bad, ok := ev.Data.(*socketmode.ErrorBadMessage)
+		if !ok {
+			t.Fatalf("%s: bad message event = %#v", typ, ev.Data)
+		}
+		var head struct {
+			EnvelopeID string `json:"envelope_id"`
+			Type       string `json:"type"`
+		}
+		if err := json.Unmarshal(bad.Message, &head); err != nil || head.EnvelopeID != id || head.Type != typ {
+			t.Errorf("%s: raw envelope %s (%v), want envelope_id %s", typ, bad.Message, err, id)
+		}
+	}
+}
