@@ -175,11 +175,11 @@ func (pf *projectFolder) overlay(base baseLayer) bool {
 		if err != nil || n >= maxBaseFiles {
 			return fs.SkipDir
 		}
-		if base.deny.Denied(p) {
+		if !base.screen.ShownEntry(p, d.IsDir()) {
 			if d.IsDir() {
 				return fs.SkipDir
 			}
-			return nil // a secret stays out of the project's documents
+			return nil // a secret or a hidden file stays out of the documents
 		}
 		if !d.Type().IsRegular() {
 			return nil
