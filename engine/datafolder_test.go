@@ -66,20 +66,21 @@ func dataInRoot(t *testing.T, dataRel, knowledge string) (*harness, string, stri
 }
 
 // seedOtherProjects gives Alice's DM project a document and a shared file,
-// and channel C2's project a document.
-func seedOtherProjects(h *harness) {
+// and channel C2's project a document; it returns their sessions.
+func seedOtherProjects(h *harness) (alice, carol *engine.Session) {
 	h.t.Helper()
-	alice := h.startAs("T1/D1/1.1", "pm", "U-alice")
+	alice = h.startAs("T1/D1/1.1", "pm", "U-alice")
 	h.fm.Enqueue(fakemodel.Reply{ToolCalls: []fakemodel.ToolCall{call("save_output", map[string]string{"path": "plan.md", "content": dmPlan})}},
 		fakemodel.Reply{Text: "saved"})
 	h.turn(alice, "save my plan")
 	if err := h.eng.KeepInput(alice, "salary.csv", []byte(dmShared)); err != nil {
 		h.t.Fatal(err)
 	}
-	carol := h.startAs("T1/C2/1.1", "pm", "U-carol")
+	carol = h.startAs("T1/C2/1.1", "pm", "U-carol")
 	h.fm.Enqueue(fakemodel.Reply{ToolCalls: []fakemodel.ToolCall{call("save_output", map[string]string{"path": "roadmap.md", "content": otherRoadmp})}},
 		fakemodel.Reply{Text: "saved"})
 	h.turn(carol, "save the roadmap")
+	return alice, carol
 }
 
 // The data folder inside the BMAD root never becomes part of a project's
