@@ -31,6 +31,8 @@ FROM gcr.io/distroless/static-debian12:nonroot
 COPY --from=build /out/agentbot /usr/local/bin/agentbot
 COPY bundles /bundles
 COPY --from=build --chown=65532:65532 /out/data /data
+# AGENTBOT_DATA names the volume: without it the data folder would be the
+# user's state folder (~/.local/state/agentbot), outside the volume.
 ENV AGENTBOT_DATA=/data AGENTBOT_BUNDLES=/bundles AGENTBOT_HTTP_ADDR=127.0.0.1:8080
 VOLUME ["/data"]
 USER 65532:65532

@@ -47,7 +47,7 @@ func (e *Engine) openSandbox(s *Session) (*sandbox.Sandbox, error) {
 	if pf != nil {
 		// The project's documents and shared files (project.go).
 		cfg.OutputRoot, cfg.InputRoot = pf.docs(), pf.inputs()
-		if err := pf.sync(e.cfg.Projects.Store, baseLayers(a, e.cfg.Deny)); err != nil {
+		if err := pf.sync(e.cfg.Projects.Store, baseLayers(a, append(append([]string(nil), e.cfg.Hidden...), pf.root), e.cfg.Deny)); err != nil {
 			e.cfg.Logger.Error("project: bring the documents up to date", "project", pf.name, "session", s.ID, "err", err)
 		}
 		if k := knowledgeFolder(a); k != "" {
@@ -76,25 +76,34 @@ func (e *Engine) openSandbox(s *Session) (*sandbox.Sandbox, error) {
 type baseLayer struct {
 	dir    string // host folder
 	prefix string // document path of its files ("" or "docs/")
-	// deny refuses the names no read mount shows (secrets): /outputs shows
-	// every name, so such a file is never copied into the project.
-	deny sandbox.DenyMatcher
+	// screen refuses what no read mount of dir shows: secret names and
+	// hidden folders (agentbot's data folder, the project's own working
+	// copy). /outputs shows every name, so such a file is never copied
+	// into the project.
+	screen sandbox.CopyScreen
 }
 
 // baseLayers are the BMAD root's own artifact folder, shown as the root
 // of the project's documents, and its project_knowledge folder, shown
-// under its own name (none without a BMAD root).
-func baseLayers(a *catalog.Agent, deny []string) []baseLayer {
+// under its own name (none without a BMAD root). Each is screened with
+// the sandbox's policy of hidden folders and deny patterns.
+func baseLayers(a *catalog.Agent, hidden, deny []string) []baseLayer {
 	if a == nil || a.Home == nil || a.Home.ProjectRoot == "" || a.Home.OutputFolder == "" {
 		return nil
 	}
-	m, err := sandbox.NewDenyMatcher(deny)
-	if err != nil {
-		return nil // the sandbox refuses the same patterns when it opens
-	}
-	layers := []baseLayer{{dir: filepath.Join(a.Home.ProjectRoot, filepath.FromSlash(a.Home.OutputFolder)), deny: m}}
+	dirs := []string{filepath.Join(a.Home.ProjectRoot, filepath.FromSlash(a.Home.OutputFolder))}
+	prefixes := []string{""}
 	if k := knowledgeFolder(a); k != "" {
-		layers = append(layers, baseLayer{dir: filepath.Join(a.Home.ProjectRoot, filepath.FromSlash(k)), prefix: k + "/", deny: m})
+		dirs = append(dirs, filepath.Join(a.Home.ProjectRoot, filepath.FromSlash(k)))
+		prefixes = append(prefixes, k+"/")
+	}
+	var layers []baseLayer
+	for i, dir := range dirs {
+		screen, err := sandbox.NewCopyScreen(dir, hidden, deny)
+		if err != nil {
+			return nil // the sandbox refuses the same patterns when it opens
+		}
+		layers = append(layers, baseLayer{dir: dir, prefix: prefixes[i], screen: screen})
 	}
 	return layers
 }

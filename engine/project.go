@@ -148,6 +148,9 @@ func (pf *projectFolder) sync(st ProjectStore, base []baseLayer) error {
 		}
 		changed = true
 	}
+	if pf.prune(base) {
+		changed = true
+	}
 	for _, b := range base {
 		if pf.overlay(b) {
 			changed = true
@@ -175,11 +178,11 @@ func (pf *projectFolder) overlay(base baseLayer) bool {
 		if err != nil || n >= maxBaseFiles {
 			return fs.SkipDir
 		}
-		if base.deny.Denied(p) {
+		if !base.screen.ShownEntry(p, d.IsDir()) {
 			if d.IsDir() {
 				return fs.SkipDir
 			}
-			return nil // a secret stays out of the project's documents
+			return nil // a secret or a hidden file stays out of the documents
 		}
 		if !d.Type().IsRegular() {
 			return nil
@@ -198,16 +201,100 @@ func (pf *projectFolder) overlay(base baseLayer) bool {
 	return changed
 }
 
-// writeLocal writes one version's bytes to the working copy and records
-// its version; pf.mu is held. A shared file goes to the inputs folder.
-func (pf *projectFolder) writeLocal(docPath string, version int, data []byte) error {
-	dir, name := pf.docs(), docPath
+// prune removes from the working copy the base layers' files (version 0)
+// their layer's screen now refuses, copied before it did: a hidden folder
+// or a secret stays out of the documents even where an older agentbot
+// copied it in; pf.mu is held. It reports a change.
+func (pf *projectFolder) prune(base []baseLayer) bool {
+	changed := false
+	shownDir := map[string]bool{} // layer prefix + folder: shown
+	for doc, v := range pf.versions {
+		if v != 0 {
+			continue // a project version: a document of the project
+		}
+		var from *baseLayer
+		for i := range base {
+			if strings.HasPrefix(doc, base[i].prefix) && (from == nil || len(base[i].prefix) > len(from.prefix)) {
+				from = &base[i]
+			}
+		}
+		if from == nil {
+			continue
+		}
+		rel := path.Clean(strings.TrimPrefix(doc, from.prefix))
+		if !filepath.IsLocal(filepath.FromSlash(rel)) || from.shown(rel, shownDir) {
+			continue
+		}
+		if err := pf.removeLocal(doc); err != nil && !errors.Is(err, fs.ErrNotExist) {
+			continue // tried again at the next sync
+		}
+		delete(pf.versions, doc)
+		changed = true
+	}
+	return changed
+}
+
+// shown reports whether the layer's file rel passes its screen, its
+// folders judged top down, once each (memo: by prefix and folder).
+func (b *baseLayer) shown(rel string, memo map[string]bool) bool {
+	return b.shownDir(path.Dir(rel), memo) && b.screen.ShownEntry(rel, false)
+}
+
+// shownDir reports whether the layer's folder dir ("." its root) and
+// every folder above it pass its screen.
+func (b *baseLayer) shownDir(dir string, memo map[string]bool) bool {
+	key := b.prefix + "\x00" + dir
+	ok, seen := memo[key]
+	if !seen {
+		ok = (dir == "." || b.shownDir(path.Dir(dir), memo)) && b.screen.ShownEntry(dir, true)
+		memo[key] = ok
+	}
+	return ok
+}
+
+// removeLocal removes one document's local copy and the folders it leaves
+// empty; pf.mu is held.
+func (pf *projectFolder) removeLocal(docPath string) error {
+	dir, name, err := pf.localPath(docPath)
+	if err != nil {
+		return err
+	}
+	r, err := os.OpenRoot(dir)
+	if err != nil {
+		return err
+	}
+	defer r.Close()
+	if err := r.Remove(name); err != nil {
+		return err
+	}
+	for d := filepath.Dir(name); d != "."; d = filepath.Dir(d) {
+		if r.Remove(d) != nil {
+			break // not empty
+		}
+	}
+	return nil
+}
+
+// localPath is the folder (documents or inputs) and the name in it of a
+// document's local copy.
+func (pf *projectFolder) localPath(docPath string) (dir, name string, err error) {
+	dir, name = pf.docs(), docPath
 	if rest, ok := strings.CutPrefix(docPath, sharedInputPrefix); ok {
 		dir, name = pf.inputs(), rest
 	}
 	name = filepath.FromSlash(path.Clean(name))
 	if !filepath.IsLocal(name) {
-		return fmt.Errorf("document path %q is not inside the project", docPath)
+		return "", "", fmt.Errorf("document path %q is not inside the project", docPath)
+	}
+	return dir, name, nil
+}
+
+// writeLocal writes one version's bytes to the working copy and records
+// its version; pf.mu is held. A shared file goes to the inputs folder.
+func (pf *projectFolder) writeLocal(docPath string, version int, data []byte) error {
+	dir, name, err := pf.localPath(docPath)
+	if err != nil {
+		return err
 	}
 	r, err := os.OpenRoot(dir)
 	if err != nil {

@@ -35,6 +35,7 @@ func runChat(ctx context.Context, e *env) int {
 		return 2
 	}
 	log := newLogger(cfg, e.stderr)
+	warnLegacyData(log, cfg, envOf(e.getenv))
 	st, err := openStore(ctx, cfg)
 	if err != nil {
 		fmt.Fprintf(e.stderr, "agentbot chat: %v\n", err)

@@ -22,6 +22,10 @@ type Config struct {
 	Deny      []string
 	CoreRoot  string
 	DataDir   string
+	// LegacyData is set when DataDir is ./data of the working directory,
+	// taken because it holds a store while --data and AGENTBOT_DATA are
+	// unset (defaultDataDir); the start warns about it.
+	LegacyData bool
 	// Project is the terminal's project (chat --project; "": the data
 	// folder's terminal project). Slack channels have their own.
 	Project string
@@ -165,7 +169,7 @@ var settings = []setting{
 	{"deny", "AGENTBOT_DENY", "file patterns agents may never read, added to the built-in secrets list (.env, *.pem, .git/, ...)", list(func(c *Config) *[]string { return &c.Deny }), ""},
 	{"core-root", "AGENTBOT_CORE_ROOT", "folder replacing the embedded core for bundles", str(func(c *Config) *string { return &c.CoreRoot }), ""},
 	{"mcp-config", "AGENTBOT_MCP_CONFIG", "MCP servers config file (YAML) whose tools agents may use (empty: none)", str(func(c *Config) *string { return &c.MCPConfig }), ""},
-	{"data", "AGENTBOT_DATA", "data folder: agentbot.db and session folders", str(func(c *Config) *string { return &c.DataDir }), "./data"},
+	{"data", "AGENTBOT_DATA", "data folder: agentbot.db and session folders (empty: $XDG_STATE_HOME/agentbot, else ~/.local/state/agentbot; ./data where it holds agentbot.db already)", str(func(c *Config) *string { return &c.DataDir }), ""},
 	{"database-url", "AGENTBOT_DATABASE_URL", "PostgreSQL URL shared by replicas (empty: bbolt in the data folder)", str(func(c *Config) *string { return &c.DatabaseURL }), ""},
 	{"lease-ttl", "AGENTBOT_LEASE_TTL", "how long a replica's hold on a thread lasts without renewal; a dead replica's threads move after it", dur(func(c *Config) *time.Duration { return &c.LeaseTTL }), "15s"},
 	{"replica-id", "AGENTBOT_REPLICA_ID", "this replica's name in leases and logs (empty: host-pid-random)", str(func(c *Config) *string { return &c.ReplicaID }), ""},
@@ -291,6 +295,9 @@ func newFlags(name string, use []string, getenv func(string) string) (*flag.Flag
 		if len(errs) > 0 {
 			return errors.Join(errs...)
 		}
+		if strings.TrimSpace(c.DataDir) == "" {
+			c.DataDir, c.LegacyData = defaultDataDir(envOf(getenv))
+		}
 		return validate(c, mine) // the defaults too
 	}
 }
@@ -359,6 +366,14 @@ func reasonOf(err error) string {
 		return after
 	}
 	return msg
+}
+
+// envOf is getenv, or the process's environment when it is nil.
+func envOf(getenv func(string) string) func(string) string {
+	if getenv == nil {
+		return os.Getenv
+	}
+	return getenv
 }
 
 func lookup(getenv func(string) string, key string) (string, bool) {

@@ -56,6 +56,9 @@ func startChild(t testing.TB, name, command string, vars map[string]string) *ser
 		cmd.Env = append(cmd.Env, kv)
 	}
 	cmd.Env = append(cmd.Env, childEnv+"="+command)
+	// A child without AGENTBOT_DATA never writes in the tester's own
+	// state folder, the default data folder.
+	cmd.Env = append(cmd.Env, "XDG_STATE_HOME="+t.TempDir())
 	for k, v := range vars {
 		cmd.Env = append(cmd.Env, k+"="+v)
 	}

@@ -60,6 +60,7 @@ func runServe(ctx context.Context, e *env) int {
 	}
 	s := &server{cfg: cfg, e: e, log: newLogger(cfg, e.stderr)}
 	defer s.close()
+	warnLegacyData(s.log, cfg, envOf(e.getenv))
 	for _, step := range []func(context.Context) int{
 		s.openStore,  // the store, and the control socket other commands reach it by
 		s.loadAgents, // the catalog, reloadable

@@ -136,19 +136,3 @@ func (d denyList) deniedAt(segs []string) bool {
 	}
 	return false
 }
-
-// DenyMatcher tells which names DefaultDeny and a configuration's own
-// patterns refuse, for code that copies files from a read mount into a
-// place the model may read (the project's base layers).
-type DenyMatcher struct{ d denyList }
-
-// NewDenyMatcher compiles DefaultDeny and extra; a malformed pattern is an
-// error.
-func NewDenyMatcher(extra []string) (DenyMatcher, error) {
-	d, err := newDenyList(append(append([]string(nil), DefaultDeny...), extra...))
-	return DenyMatcher{d: d}, err
-}
-
-// Denied reports whether rel (slash form, relative to a read mount) or
-// one of its folders has a denied name.
-func (m DenyMatcher) Denied(rel string) bool { return m.d.denied(rel) }
