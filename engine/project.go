@@ -328,7 +328,7 @@ func (env *toolEnv) appendLanded(pf *projectFolder, p, text string) (SaveResult,
 
 // author is the record of who writes in this session.
 func (env *toolEnv) author(docPath string) transcript.DocVersion {
-	return transcript.DocVersion{Path: docPath, Session: env.s.ID, Thread: env.s.Key, Agent: env.s.AgentID, Person: env.s.Person}
+	return transcript.DocVersion{Path: docPath, Session: env.s.ID, Thread: env.s.Key, Source: transcript.SourceOf(env.s.Key), Agent: env.s.AgentID, Person: env.s.Person}
 }
 
 // projectPath resolves p for a write and returns its virtual path and its
@@ -449,7 +449,7 @@ func isOutput(virtual string) bool {
 // shareInput makes a file shared in a thread a file of the project (the
 // next version of its name), readable under /inputs in every thread.
 func (e *Engine) shareInput(pf *projectFolder, s *Session, docPath string, data []byte) error {
-	v := transcript.DocVersion{Path: docPath, Session: s.ID, Thread: s.Key, Agent: s.AgentID, Person: s.Person}
+	v := transcript.DocVersion{Path: docPath, Session: s.ID, Thread: s.Key, Source: transcript.SourceOf(s.Key), Agent: s.AgentID, Person: s.Person}
 	v, err := e.cfg.Projects.Store.SaveDocument(pf.name, v, transcript.AnyVersion, data)
 	if err != nil {
 		return fmt.Errorf("share %s in project %s: %w", docPath, pf.name, err)

@@ -96,13 +96,9 @@ func ChannelProject(team, channel string) string {
 
 // SlackChannel splits a Slack thread's session key ("team/channel/thread")
 // into its team and channel; ok is false for a key of another shape (the
-// terminal's "chat/…").
+// terminal's "chat/…"). It is transcript.SlackChannel, the one parser.
 func SlackChannel(key string) (team, channel string, ok bool) {
-	parts := strings.Split(key, "/")
-	if len(parts) != 3 || parts[0] == "chat" || parts[0] == "" || parts[1] == "" {
-		return "", "", false
-	}
-	return parts[0], parts[1], true
+	return transcript.SlackChannel(key)
 }
 
 // ProjectOfKey is the default project of a session key: a Slack thread's
