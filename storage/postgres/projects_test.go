@@ -31,7 +31,7 @@ func TestMigrateCopiesProjects(t *testing.T) {
 	}
 	at := time.Date(2026, 3, 1, 9, 0, 0, 0, time.UTC)
 	for i, body := range []string{"one", "two", "three"} {
-		if _, err := src.SaveDocument("checkout", storage.DocVersion{Path: "prd.md", Person: "U1", Agent: "pm", Thread: "T1/C1/1.1", Time: at.Add(time.Duration(i) * time.Minute)}, i, []byte(body)); err != nil {
+		if _, err := src.SaveDocument("checkout", storage.DocVersion{Path: "prd.md", Person: "U1", Agent: "pm", Thread: "T1/C1/1.1", Source: "T1/C1", Time: at.Add(time.Duration(i) * time.Minute)}, i, []byte(body)); err != nil {
 			t.Fatal(err)
 		}
 	}

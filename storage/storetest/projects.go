@@ -74,7 +74,7 @@ func documentVersions(t *testing.T, b storage.Backend) {
 	save := func(path, person, data string) storage.DocVersion {
 		t.Helper()
 		clock = clock.Add(time.Minute)
-		v, err := b.SaveDocument("p", storage.DocVersion{Path: path, Person: person, Agent: "pm", Thread: "T1/C1/1.1", Session: "s1", Time: clock}, storage.AnyVersion, []byte(data))
+		v, err := b.SaveDocument("p", storage.DocVersion{Path: path, Person: person, Agent: "pm", Thread: "T1/C1/1.1", Source: "T1/C1", Session: "s1", Time: clock}, storage.AnyVersion, []byte(data))
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -117,11 +117,11 @@ func versionsAndData(t *testing.T, b storage.Backend) {
 
 func staleSaveRefused(t *testing.T, b storage.Backend) {
 	at := time.Date(2026, 3, 1, 9, 30, 0, 0, time.UTC)
-	if _, err := b.SaveDocument("p", storage.DocVersion{Path: "prd.md", Person: "U1", Agent: "pm", Thread: "T1/C1/1.1", Time: at}, 0, []byte("one")); err != nil {
+	if _, err := b.SaveDocument("p", storage.DocVersion{Path: "prd.md", Person: "U1", Agent: "pm", Thread: "T1/C1/1.1", Source: "T1/C1", Time: at}, 0, []byte("one")); err != nil {
 		t.Fatal(err)
 	}
 	// A second writer that has seen no version must not overwrite it.
-	_, err := b.SaveDocument("p", storage.DocVersion{Path: "prd.md", Person: "U2", Thread: "T1/C2/2.2"}, 0, []byte("two"))
+	_, err := b.SaveDocument("p", storage.DocVersion{Path: "prd.md", Person: "U2", Thread: "T1/C2/2.2", Source: "T1/C2"}, 0, []byte("two"))
 	var stale *storage.StaleError
 	if !errors.As(err, &stale) || !errors.Is(err, storage.ErrStale) {
 		t.Fatalf("stale save = %v, want a StaleError", err)
