@@ -79,6 +79,13 @@ type Projects interface {
 	DocumentHistory(project, path string) ([]DocVersion, error)
 	// DocumentData returns the bytes of a version (0: the latest).
 	DocumentData(project, path string, version int) ([]byte, error)
+	// ProjectSources lists, sorted and distinct, the Source of every
+	// version of every document of a project (shared inputs included):
+	// every channel ("team/channel") that ever wrote to it, whatever it is
+	// bound to now. UnknownSource is among them when a version's channel
+	// cannot be known; versions written from no channel (the terminal's)
+	// add nothing. A project without documents has none.
+	ProjectSources(project string) ([]string, error)
 }
 
 // UnknownSource is the source of a version written before sources were

@@ -89,7 +89,7 @@ func documentVersions(t *testing.T, b storage.Backend) {
 	if err != nil || len(docs) != 2 {
 		t.Fatalf("Documents = %+v, %v", docs, err)
 	}
-	if d := docs[0]; d.Path != "brief.md" || d.Version != 2 || d.Person != "U3" || d.Agent != "pm" || d.Thread != "T1/C1/1.1" || !d.Time.Equal(clock) {
+	if d := docs[0]; d.Path != "brief.md" || d.Version != 2 || d.Person != "U3" || d.Agent != "pm" || d.Thread != "T1/C1/1.1" || d.Source != "T1/C1" || !d.Time.Equal(clock) {
 		t.Fatalf("newest document = %+v", d)
 	}
 	if docs[1].Path != "prd.md" || docs[1].Version != 1 {
@@ -102,7 +102,7 @@ func documentVersions(t *testing.T, b storage.Backend) {
 // and each version's bytes are kept.
 func versionsAndData(t *testing.T, b storage.Backend) {
 	hist, err := b.DocumentHistory("p", "brief.md")
-	if err != nil || len(hist) != 2 || hist[0].Version != 2 || hist[1].Version != 1 || hist[1].Person != "U1" {
+	if err != nil || len(hist) != 2 || hist[0].Version != 2 || hist[1].Version != 1 || hist[1].Person != "U1" || hist[1].Source != "T1/C1" {
 		t.Fatalf("DocumentHistory = %+v, %v", hist, err)
 	}
 	for version, want := range map[int]string{0: "brief two!", 1: "brief one", 2: "brief two!"} {
