@@ -415,7 +415,7 @@ func (env *toolEnv) appendLanded(pf *projectFolder, p, text string) (SaveResult,
 
 // author is the record of who writes in this session.
 func (env *toolEnv) author(docPath string) transcript.DocVersion {
-	return transcript.DocVersion{Path: docPath, Session: env.s.ID, Thread: env.s.Key, Agent: env.s.AgentID, Person: env.s.Person}
+	return transcript.DocVersion{Path: docPath, Session: env.s.ID, Thread: env.s.Key, Source: transcript.SourceOf(env.s.Key), Agent: env.s.AgentID, Person: env.s.Person}
 }
 
 // projectPath resolves p for a write and returns its virtual path and its
@@ -537,7 +537,7 @@ func isOutput(virtual string) bool {
 // (the next version of its name, by person), readable under /inputs in
 // every thread.
 func (e *Engine) shareInput(pf *projectFolder, s *Session, person, docPath string, data []byte) error {
-	v := transcript.DocVersion{Path: docPath, Session: s.ID, Thread: s.Key, Agent: s.AgentID, Person: person}
+	v := transcript.DocVersion{Path: docPath, Session: s.ID, Thread: s.Key, Source: transcript.SourceOf(s.Key), Agent: s.AgentID, Person: person}
 	v, err := e.cfg.Projects.Store.SaveDocument(pf.name, v, transcript.AnyVersion, data)
 	if err != nil {
 		return fmt.Errorf("share %s in project %s: %w", docPath, pf.name, err)

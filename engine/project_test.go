@@ -106,7 +106,7 @@ func TestProjectBMADChainAcrossThreads(t *testing.T) {
 	if err != nil || len(docs) != 3 {
 		t.Fatalf("project documents = %+v, %v", docs, err)
 	}
-	if d := docs[0]; d.Path != "planning-artifacts/architecture.md" || d.Person != "U-ari" || d.Agent != "architect" || d.Thread != "T1/C1/3.3" {
+	if d := docs[0]; d.Path != "planning-artifacts/architecture.md" || d.Person != "U-ari" || d.Agent != "architect" || d.Thread != "T1/C1/3.3" || d.Source != "T1/C1" {
 		t.Fatalf("newest document = %+v", d)
 	}
 
@@ -326,6 +326,11 @@ func TestProjectInputsAndBaseLayer(t *testing.T) {
 	a := h.startAs("T1/C1/1.1", "pm", "U1")
 	if err := h.eng.KeepInput(a, "U1", "notes.txt", []byte("meeting notes")); err != nil {
 		t.Fatal(err)
+	}
+	// The shared file records the channel it was shared in.
+	input, err := h.st.DocumentHistory(storage.ChannelProject("T1", "C1"), transcript.InputPrefix+"notes.txt")
+	if err != nil || len(input) != 1 || input[0].Source != "T1/C1" {
+		t.Fatalf("the shared file's history = %+v, %v", input, err)
 	}
 	b := h.startAs("T1/C1/2.2", "pm", "U2")
 	h.fm.Enqueue(

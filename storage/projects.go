@@ -79,6 +79,42 @@ type Projects interface {
 	DocumentHistory(project, path string) ([]DocVersion, error)
 	// DocumentData returns the bytes of a version (0: the latest).
 	DocumentData(project, path string, version int) ([]byte, error)
+	// ProjectSources lists, sorted and distinct, the Source of every
+	// version of every document of a project (shared inputs included):
+	// every channel ("team/channel") that ever wrote to it, whatever it is
+	// bound to now. UnknownSource is among them when a version's channel
+	// cannot be known; versions written from no channel (the terminal's)
+	// add nothing. A project without documents has none.
+	ProjectSources(project string) ([]string, error)
+}
+
+// UnknownSource is the source of a version written before sources were
+// recorded whose channel cannot be known (LegacySource): its project must
+// be taken as written from a channel no one may read.
+const UnknownSource = "?"
+
+// LegacySource is the Source of a version recorded without one, by an
+// agentbot that did not record sources: the channel of thread, the key of
+// the session that wrote it; "" when that is the terminal's ("chat/…");
+// else the channel of sessionKey, the key of the session (by the version's
+// session id) that wrote it ("" when there is no such session), or ""
+// when that is the terminal's; else UnknownSource. Both stores migrate
+// their old versions with it.
+func LegacySource(thread, sessionKey string) string {
+	for _, key := range []string{thread, sessionKey} {
+		if source := transcript.SourceOf(key); source != "" {
+			return source
+		}
+		if terminalKey(key) {
+			return ""
+		}
+	}
+	return UnknownSource
+}
+
+// terminalKey reports whether a session key is the terminal's ("chat/…").
+func terminalKey(key string) bool {
+	return strings.HasPrefix(key, "chat/")
 }
 
 // Default project names: a channel's own project, and the terminal's.
@@ -96,13 +132,9 @@ func ChannelProject(team, channel string) string {
 
 // SlackChannel splits a Slack thread's session key ("team/channel/thread")
 // into its team and channel; ok is false for a key of another shape (the
-// terminal's "chat/…").
+// terminal's "chat/…"). It is transcript.SlackChannel, the one parser.
 func SlackChannel(key string) (team, channel string, ok bool) {
-	parts := strings.Split(key, "/")
-	if len(parts) != 3 || parts[0] == "chat" || parts[0] == "" || parts[1] == "" {
-		return "", "", false
-	}
-	return parts[0], parts[1], true
+	return transcript.SlackChannel(key)
 }
 
 // ProjectOfKey is the default project of a session key: a Slack thread's
@@ -179,12 +211,43 @@ func CheckUserProjectName(name string) error {
 	return nil
 }
 
-// CheckDocVersion checks a project name and a document path for a save.
+// CheckDocVersion checks a project name, a document path and a source for
+// a save: the source is "", UnknownSource or a channel ("team/channel"),
+// and a version written in a Slack thread carries that thread's channel
+// (SourceOf its Thread), so that no channel's writes go unrecorded.
 func CheckDocVersion(project string, v DocVersion) error {
 	if err := CheckProjectName(project); err != nil {
 		return err
 	}
-	return CheckOutputPath(v.Path)
+	if err := CheckOutputPath(v.Path); err != nil {
+		return err
+	}
+	return checkSource(v)
+}
+
+// checkSource checks v.Source (see CheckDocVersion).
+func checkSource(v DocVersion) error {
+	if want := transcript.SourceOf(v.Thread); want != "" && v.Source != want {
+		return fmt.Errorf("document %s: source %q is not %q, the channel of its thread %q", v.Path, v.Source, want, v.Thread)
+	}
+	if v.Source == "" || v.Source == UnknownSource {
+		return nil
+	}
+	team, channel, ok := strings.Cut(v.Source, "/")
+	if !ok || team == "" || channel == "" || strings.Contains(channel, "/") || len(v.Source) > MaxKeyLen ||
+		strings.IndexFunc(v.Source, func(r rune) bool { return r < ' ' || r == 0x7f }) >= 0 {
+		return fmt.Errorf("document %s: source %q is not a channel (team/channel)", v.Path, v.Source)
+	}
+	return nil
+}
+
+// CheckProjectSources checks ProjectSources' project name; both stores
+// check it with this.
+func CheckProjectSources(project string) error {
+	if err := CheckProjectName(project); err != nil {
+		return fmt.Errorf("sources of project: %w", err)
+	}
+	return nil
 }
 
 // NextVersion checks base against the latest version (0: none) and

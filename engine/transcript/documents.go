@@ -3,6 +3,7 @@ package transcript
 import (
 	"errors"
 	"fmt"
+	"strings"
 	"time"
 )
 
@@ -20,6 +21,34 @@ type DocVersion struct {
 	Agent   string    `json:"agent,omitempty"`
 	Person  string    `json:"person,omitempty"`
 	Time    time.Time `json:"time"`
+	// Source is the Slack channel ("team/channel") the version was
+	// written from, SourceOf its thread; "" when written from no channel
+	// (the terminal). A project's privacy comes from every channel that
+	// ever wrote to it, so stores keep it for good.
+	Source string `json:"source,omitempty"`
+}
+
+// SlackChannel splits a Slack thread's session key ("team/channel/thread")
+// into its team and channel; ok is false for a key of another shape (the
+// terminal's "chat/…"). It is the one parser of the channel a session key
+// belongs to (storage.SlackChannel is it too).
+func SlackChannel(key string) (team, channel string, ok bool) {
+	parts := strings.Split(key, "/")
+	if len(parts) != 3 || parts[0] == "chat" || parts[0] == "" || parts[1] == "" {
+		return "", "", false
+	}
+	return parts[0], parts[1], true
+}
+
+// SourceOf is the DocVersion.Source of a version written in the session
+// of key: a Slack thread's channel ("team/channel"), "" for any other key
+// (the terminal's "chat/…").
+func SourceOf(key string) string {
+	team, channel, ok := SlackChannel(key)
+	if !ok {
+		return ""
+	}
+	return team + "/" + channel
 }
 
 // Author names who wrote a version: the person, the agent, or both.

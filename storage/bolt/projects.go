@@ -11,16 +11,18 @@ import (
 )
 
 // Layout of projects: projects/<name>/ holds "meta" (the Project as JSON)
-// and three buckets: versions (path NUL big-endian version → DocVersion
-// JSON), data (the same keys → the bytes) and heads (path → the latest
-// version, big-endian). project-channels maps "team/channel" to the
-// project it is bound to.
+// and four buckets: versions (path NUL big-endian version → DocVersion
+// JSON), data (the same keys → the bytes), heads (path → the latest
+// version, big-endian) and sources (every Source of a version → empty),
+// which each save adds to and nothing removes. project-channels maps
+// "team/channel" to the project it is bound to.
 var (
 	bucketProjects        = []byte("projects")
 	bucketProjectChannels = []byte("project-channels")
 	bucketVersions        = []byte("versions")
 	bucketDocData         = []byte("data")
 	bucketHeads           = []byte("heads")
+	bucketSources         = []byte("sources")
 	keyProjectMeta        = []byte("meta")
 )
 
@@ -79,7 +81,7 @@ func (s *Store) projectBucket(tx *bbolt.Tx, p storage.Project) (*bbolt.Bucket, e
 	if err != nil {
 		return nil, err
 	}
-	for _, name := range [][]byte{bucketVersions, bucketDocData, bucketHeads} {
+	for _, name := range [][]byte{bucketVersions, bucketDocData, bucketHeads, bucketSources} {
 		if _, err := b.CreateBucket(name); err != nil {
 			return nil, err
 		}
@@ -206,7 +208,8 @@ func (s *Store) writeDocument(project string, v storage.DocVersion, decide func(
 	return v, nil
 }
 
-// putDoc writes one version and moves the head to it.
+// putDoc writes one version, adds its source to the project's and moves
+// the head to it.
 func putDoc(b *bbolt.Bucket, v storage.DocVersion, data []byte) error {
 	meta, err := json.Marshal(v)
 	if err != nil {
@@ -214,6 +217,9 @@ func putDoc(b *bbolt.Bucket, v storage.DocVersion, data []byte) error {
 	}
 	key := outputKey(v.Path, uint64(v.Version))
 	if err := b.Bucket(bucketVersions).Put(key, meta); err != nil {
+		return err
+	}
+	if err := addSource(b, v.Source); err != nil {
 		return err
 	}
 	if data == nil {
@@ -314,6 +320,38 @@ func (s *Store) DocumentData(project, path string, version int) ([]byte, error) 
 	})
 	if err != nil {
 		return nil, fmt.Errorf("document %s v%d of project %s: %w", path, version, project, err)
+	}
+	return out, nil
+}
+
+// addSource adds a version's source to project bucket b's; "" (written
+// from no channel) adds nothing.
+func addSource(b *bbolt.Bucket, source string) error {
+	if source == "" {
+		return nil
+	}
+	return b.Bucket(bucketSources).Put([]byte(source), []byte{})
+}
+
+// ProjectSources lists every source of a version of the project's
+// documents, sorted, from the set each save adds to.
+func (s *Store) ProjectSources(project string) ([]string, error) {
+	if err := storage.CheckProjectSources(project); err != nil {
+		return nil, err
+	}
+	var out []string
+	err := s.db.View(func(tx *bbolt.Tx) error {
+		b := tx.Bucket(bucketProjects).Bucket([]byte(project))
+		if b == nil {
+			return nil
+		}
+		return b.Bucket(bucketSources).ForEach(func(k, _ []byte) error {
+			out = append(out, string(k))
+			return nil
+		})
+	})
+	if err != nil {
+		return nil, fmt.Errorf("sources of project %s: %w", project, err)
 	}
 	return out, nil
 }

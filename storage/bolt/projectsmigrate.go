@@ -88,7 +88,7 @@ func sessionDocs(tx *bbolt.Tx, dir string, sess *transcript.Session) []sessionDo
 			continue // a version overwritten before documents were stored
 		}
 		out = append(out, sessionDoc{project: project, data: data, v: storage.DocVersion{
-			Path: o.Path, Size: int64(len(data)), Session: sess.ID, Thread: sess.Key,
+			Path: o.Path, Size: int64(len(data)), Session: sess.ID, Thread: sess.Key, Source: transcript.SourceOf(sess.Key),
 			Agent: sess.AgentID, Person: sess.Meta[metaOwnerKey], Time: o.Time,
 		}})
 	}

@@ -22,10 +22,13 @@ import (
 //     channel's project.
 //  4. queue items are keyed by order then seq (queueItemKey), not by seq
 //     alone, so a thread's messages are answered in Slack's order.
+//  5. every document version records its Source, and each project keeps
+//     the set of them (projectsources.go).
 const (
 	schemaV1 = 1
 	schemaV2 = 2
 	schemaV3 = 3
+	schemaV4 = 4
 )
 
 // migrateQueueOrder re-keys every queued item by order then seq; an item

@@ -50,8 +50,8 @@ func TestMigrateV1(t *testing.T) {
 	}
 	for round := 1; round <= 2; round++ {
 		s := openAt(t, dir, nil)
-		if v := schemaOf(t, s); v != schemaVersion || schemaVersion != 4 {
-			t.Fatalf("round %d: schema version = %d, want 4", round, v)
+		if v := schemaOf(t, s); v != schemaVersion || schemaVersion != 5 {
+			t.Fatalf("round %d: schema version = %d, want 5", round, v)
 		}
 		sess, err := s.SessionByID(v1Session)
 		if err != nil {

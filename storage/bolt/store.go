@@ -33,7 +33,7 @@ const DBName = "agentbot.db"
 const lockTimeout = time.Second
 
 // schemaVersion is the layout this package writes; Open refuses newer ones.
-const schemaVersion = 4
+const schemaVersion = 5
 
 // Root bucket names.
 var (
@@ -228,6 +228,11 @@ func initBuckets(tx *bbolt.Tx, dir string) (migrated bool, err error) {
 	}
 	if got <= schemaV3 {
 		if err := migrateQueueOrder(tx); err != nil {
+			return false, fmt.Errorf("migrate schema %d to %d: %w", got, schemaVersion, err)
+		}
+	}
+	if got <= schemaV4 {
+		if err := migrateSources(tx); err != nil { // projectsources.go
 			return false, fmt.Errorf("migrate schema %d to %d: %w", got, schemaVersion, err)
 		}
 	}

@@ -161,13 +161,13 @@ func (s *Store) writeDocument(project string, v storage.DocVersion, withData boo
 			data = []byte{}
 		}
 		v.Version, v.Size = next, int64(len(data))
-		if _, err := tx.Exec(ctx, `INSERT INTO documents (project, path, version, size, session, thread, agent, person, time, data)
-			VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10)`,
-			project, v.Path, v.Version, v.Size, v.Session, v.Thread, v.Agent, v.Person, v.Time, data); err != nil {
+		if _, err := tx.Exec(ctx, `INSERT INTO documents (project, path, version, size, session, thread, agent, person, time, data, source)
+			VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11)`,
+			project, v.Path, v.Version, v.Size, v.Session, v.Thread, v.Agent, v.Person, v.Time, data, v.Source); err != nil {
 			return err
 		}
-		_, err = tx.Exec(ctx, `UPDATE document_heads SET version = $3, size = $4, session = $5, thread = $6, agent = $7, person = $8, time = $9
-			WHERE project = $1 AND path = $2`, project, v.Path, v.Version, v.Size, v.Session, v.Thread, v.Agent, v.Person, v.Time)
+		_, err = tx.Exec(ctx, `UPDATE document_heads SET version = $3, size = $4, session = $5, thread = $6, agent = $7, person = $8, time = $9, source = $10
+			WHERE project = $1 AND path = $2`, project, v.Path, v.Version, v.Size, v.Session, v.Thread, v.Agent, v.Person, v.Time, v.Source)
 		return err
 	})
 	if err != nil {
@@ -188,9 +188,9 @@ func lockHead(ctx context.Context, tx pgx.Tx, project string, v storage.DocVersi
 		return v, nil, err
 	}
 	latest := storage.DocVersion{Path: v.Path}
-	if err := tx.QueryRow(ctx, `SELECT version, size, session, thread, agent, person, time FROM document_heads
+	if err := tx.QueryRow(ctx, `SELECT version, size, session, thread, agent, person, time, coalesce(source, '') FROM document_heads
 		WHERE project = $1 AND path = $2 FOR UPDATE`, project, v.Path).
-		Scan(&latest.Version, &latest.Size, &latest.Session, &latest.Thread, &latest.Agent, &latest.Person, &latest.Time); err != nil {
+		Scan(&latest.Version, &latest.Size, &latest.Session, &latest.Thread, &latest.Agent, &latest.Person, &latest.Time, &latest.Source); err != nil {
 		return v, nil, err
 	}
 	if latest.Version == 0 || !withData {
@@ -203,13 +203,14 @@ func lockHead(ctx context.Context, tx pgx.Tx, project string, v storage.DocVersi
 }
 
 // docColumns are the columns a DocVersion is scanned from, in order, in
-// documents and in document_heads alike.
-const docColumns = `d.path, d.version, d.size, d.session, d.thread, d.agent, d.person, d.time`
+// documents and in document_heads alike (a version an older agentbot
+// wrote and Open has not given a source yet has none).
+const docColumns = `d.path, d.version, d.size, d.session, d.thread, d.agent, d.person, d.time, coalesce(d.source, '')`
 
 // scanDoc scans docColumns.
 func scanDoc(r pgx.CollectableRow) (storage.DocVersion, error) {
 	var v storage.DocVersion
-	return v, r.Scan(&v.Path, &v.Version, &v.Size, &v.Session, &v.Thread, &v.Agent, &v.Person, &v.Time)
+	return v, r.Scan(&v.Path, &v.Version, &v.Size, &v.Session, &v.Thread, &v.Agent, &v.Person, &v.Time, &v.Source)
 }
 
 // Documents lists the latest version of each document, most recently

@@ -31,7 +31,7 @@ func TestMigrateCopiesProjects(t *testing.T) {
 	}
 	at := time.Date(2026, 3, 1, 9, 0, 0, 0, time.UTC)
 	for i, body := range []string{"one", "two", "three"} {
-		if _, err := src.SaveDocument("checkout", storage.DocVersion{Path: "prd.md", Person: "U1", Agent: "pm", Thread: "T1/C1/1.1", Time: at.Add(time.Duration(i) * time.Minute)}, i, []byte(body)); err != nil {
+		if _, err := src.SaveDocument("checkout", storage.DocVersion{Path: "prd.md", Person: "U1", Agent: "pm", Thread: "T1/C1/1.1", Source: "T1/C1", Time: at.Add(time.Duration(i) * time.Minute)}, i, []byte(body)); err != nil {
 			t.Fatal(err)
 		}
 	}
@@ -46,7 +46,7 @@ func TestMigrateCopiesProjects(t *testing.T) {
 		}
 	}
 	hist, err := dst.DocumentHistory("checkout", "prd.md")
-	if err != nil || len(hist) != 3 || hist[0].Version != 3 || hist[0].Person != "U1" || !hist[0].Time.Equal(at.Add(2*time.Minute)) {
+	if err != nil || len(hist) != 3 || hist[0].Version != 3 || hist[0].Person != "U1" || hist[0].Source != "T1/C1" || !hist[0].Time.Equal(at.Add(2*time.Minute)) {
 		t.Fatalf("history in PostgreSQL = %+v, %v", hist, err)
 	}
 	if data, err := dst.DocumentData("checkout", "prd.md", 1); err != nil || string(data) != "one" {
@@ -113,7 +113,7 @@ func TestMigration0004MovesSessionDocuments(t *testing.T) {
 	if err != nil || len(hist) != 2 {
 		t.Fatalf("brief.md history = %+v, %v", hist, err)
 	}
-	if h := hist[0]; h.Version != 2 || h.Thread != "T1/C1/2.2" || h.Session != sessions["T1/C1/2.2"].ID || h.Agent != "analyst" || h.Person != "U9" || !h.Time.Equal(at.Add(time.Minute)) {
+	if h := hist[0]; h.Version != 2 || h.Thread != "T1/C1/2.2" || h.Source != "T1/C1" || h.Session != sessions["T1/C1/2.2"].ID || h.Agent != "analyst" || h.Person != "U9" || !h.Time.Equal(at.Add(time.Minute)) {
 		t.Fatalf("latest brief = %+v", h)
 	}
 	if data, err := s.DocumentData(storage.ChannelProject("T1", "C1"), "brief.md", 1); err != nil || string(data) != "brief v1" {
@@ -125,6 +125,13 @@ func TestMigration0004MovesSessionDocuments(t *testing.T) {
 	}
 	if data, err := s.DocumentData(storage.TerminalProject, "prd.md", 0); err != nil || string(data) != "terminal prd" {
 		t.Fatalf("terminal prd = %q, %v", data, err)
+	}
+	// Migration 0006 gives the moved versions their source.
+	if got, err := s.ProjectSources(storage.ChannelProject("T1", "C1")); err != nil || len(got) != 1 || got[0] != "T1/C1" {
+		t.Fatalf("sources of the channel's project = %q, %v", got, err)
+	}
+	if got, err := s.ProjectSources(storage.TerminalProject); err != nil || len(got) != 0 {
+		t.Fatalf("sources of the terminal's project = %q, %v", got, err)
 	}
 }
 

@@ -338,7 +338,7 @@ func migrate(ctx context.Context, pool *pgxpool.Pool) error {
 			return fmt.Errorf("apply migration %s: %w", m.name, err)
 		}
 	}
-	return nil
+	return pgx.BeginFunc(ctx, conn, func(tx pgx.Tx) error { return backfillSources(ctx, tx) }) // sources.go
 }
 
 // CheckReport is what Check found.

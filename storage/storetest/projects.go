@@ -74,7 +74,7 @@ func documentVersions(t *testing.T, b storage.Backend) {
 	save := func(path, person, data string) storage.DocVersion {
 		t.Helper()
 		clock = clock.Add(time.Minute)
-		v, err := b.SaveDocument("p", storage.DocVersion{Path: path, Person: person, Agent: "pm", Thread: "T1/C1/1.1", Session: "s1", Time: clock}, storage.AnyVersion, []byte(data))
+		v, err := b.SaveDocument("p", storage.DocVersion{Path: path, Person: person, Agent: "pm", Thread: "T1/C1/1.1", Source: "T1/C1", Session: "s1", Time: clock}, storage.AnyVersion, []byte(data))
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -89,7 +89,7 @@ func documentVersions(t *testing.T, b storage.Backend) {
 	if err != nil || len(docs) != 2 {
 		t.Fatalf("Documents = %+v, %v", docs, err)
 	}
-	if d := docs[0]; d.Path != "brief.md" || d.Version != 2 || d.Person != "U3" || d.Agent != "pm" || d.Thread != "T1/C1/1.1" || !d.Time.Equal(clock) {
+	if d := docs[0]; d.Path != "brief.md" || d.Version != 2 || d.Person != "U3" || d.Agent != "pm" || d.Thread != "T1/C1/1.1" || d.Source != "T1/C1" || !d.Time.Equal(clock) {
 		t.Fatalf("newest document = %+v", d)
 	}
 	if docs[1].Path != "prd.md" || docs[1].Version != 1 {
@@ -102,7 +102,7 @@ func documentVersions(t *testing.T, b storage.Backend) {
 // and each version's bytes are kept.
 func versionsAndData(t *testing.T, b storage.Backend) {
 	hist, err := b.DocumentHistory("p", "brief.md")
-	if err != nil || len(hist) != 2 || hist[0].Version != 2 || hist[1].Version != 1 || hist[1].Person != "U1" {
+	if err != nil || len(hist) != 2 || hist[0].Version != 2 || hist[1].Version != 1 || hist[1].Person != "U1" || hist[1].Source != "T1/C1" {
 		t.Fatalf("DocumentHistory = %+v, %v", hist, err)
 	}
 	for version, want := range map[int]string{0: "brief two!", 1: "brief one", 2: "brief two!"} {
@@ -117,11 +117,11 @@ func versionsAndData(t *testing.T, b storage.Backend) {
 
 func staleSaveRefused(t *testing.T, b storage.Backend) {
 	at := time.Date(2026, 3, 1, 9, 30, 0, 0, time.UTC)
-	if _, err := b.SaveDocument("p", storage.DocVersion{Path: "prd.md", Person: "U1", Agent: "pm", Thread: "T1/C1/1.1", Time: at}, 0, []byte("one")); err != nil {
+	if _, err := b.SaveDocument("p", storage.DocVersion{Path: "prd.md", Person: "U1", Agent: "pm", Thread: "T1/C1/1.1", Source: "T1/C1", Time: at}, 0, []byte("one")); err != nil {
 		t.Fatal(err)
 	}
 	// A second writer that has seen no version must not overwrite it.
-	_, err := b.SaveDocument("p", storage.DocVersion{Path: "prd.md", Person: "U2", Thread: "T1/C2/2.2"}, 0, []byte("two"))
+	_, err := b.SaveDocument("p", storage.DocVersion{Path: "prd.md", Person: "U2", Thread: "T1/C2/2.2", Source: "T1/C2"}, 0, []byte("two"))
 	var stale *storage.StaleError
 	if !errors.As(err, &stale) || !errors.Is(err, storage.ErrStale) {
 		t.Fatalf("stale save = %v, want a StaleError", err)
