@@ -216,23 +216,11 @@ func initBuckets(tx *bbolt.Tx, dir string) (migrated bool, err error) {
 		// A compaction after a migration that did not finish runs again.
 		return meta.Get(keyNeedsCompact) != nil, nil
 	}
-	if got == schemaV1 {
-		if err := migrateV1(tx); err != nil {
-			return false, fmt.Errorf("migrate schema %d to %d: %w", got, schemaVersion, err)
+	for _, m := range migrations {
+		if got > m.from {
+			continue
 		}
-	}
-	if got <= schemaV2 {
-		if err := migrateProjects(tx, dir); err != nil { // projectsmigrate.go
-			return false, fmt.Errorf("migrate schema %d to %d: %w", got, schemaVersion, err)
-		}
-	}
-	if got <= schemaV3 {
-		if err := migrateQueueOrder(tx); err != nil {
-			return false, fmt.Errorf("migrate schema %d to %d: %w", got, schemaVersion, err)
-		}
-	}
-	if got <= schemaV4 {
-		if err := migrateSources(tx); err != nil { // projectsources.go
+		if err := m.run(tx, dir); err != nil {
 			return false, fmt.Errorf("migrate schema %d to %d: %w", got, schemaVersion, err)
 		}
 	}
@@ -240,6 +228,18 @@ func initBuckets(tx *bbolt.Tx, dir string) (migrated bool, err error) {
 		return false, err
 	}
 	return true, meta.Put([]byte("version"), u64Key(schemaVersion))
+}
+
+// migrations are the steps from an older schema, in order: each runs on a
+// store whose version is at most from.
+var migrations = []struct {
+	from uint64
+	run  func(tx *bbolt.Tx, dir string) error
+}{
+	{schemaV1, func(tx *bbolt.Tx, _ string) error { return migrateV1(tx) }},
+	{schemaV2, migrateProjects}, // projectsmigrate.go
+	{schemaV3, func(tx *bbolt.Tx, _ string) error { return migrateQueueOrder(tx) }},
+	{schemaV4, func(tx *bbolt.Tx, _ string) error { return migrateSources(tx) }}, // projectsources.go
 }
 
 // Close closes the database and releases the data directory.
