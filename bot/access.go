@@ -1,15 +1,30 @@
 package bot
 
-import "slices"
+import (
+	"context"
 
-// denied says why a user may not use the bot in a channel, or "" when they
-// may. The channel allowlist does not apply to direct messages.
-func (b *Bot) denied(user, channel string, dm bool) string {
-	if len(b.cfg.AllowedUsers) > 0 && !slices.Contains(b.cfg.AllowedUsers, user) {
-		return "Sorry, agentbot is limited to certain people in this workspace, and you're not on the list (AGENTBOT_ALLOWED_USERS). Ask the person who runs agentbot to add you."
+	"agentbot/bot/access"
+)
+
+// may asks the one authorization function (access.May) whether person may
+// do action to thing; every entry point asks it. A refusal is logged
+// with its rule, never with what was asked.
+func (b *Bot) may(ctx context.Context, person string, action access.Action, thing access.Thing) access.Answer {
+	a := access.May(ctx, b.slackACL, access.Config{AllowedUsers: b.cfg.AllowedUsers,
+		AllowedChannels: b.cfg.AllowedChannels, Admins: b.cfg.Admins}, person, action, thing)
+	if !a.OK {
+		b.log.Info("refused", "person", person, "action", action, "rule", a.Rule, "channel", thing.Channel.ID)
 	}
-	if !dm && len(b.cfg.AllowedChannels) > 0 && !slices.Contains(b.cfg.AllowedChannels, channel) {
-		return "Sorry, agentbot isn't enabled in this channel (AGENTBOT_ALLOWED_CHANNELS). Try a channel where it is, or a direct message."
-	}
-	return ""
+	return a
+}
+
+// denied says why person may not use the bot in a team's channel (or
+// DM), or "" when they may (access.Use).
+func (b *Bot) denied(person, team, channel string) string {
+	return b.may(b.turnCtx, person, access.Use, in(team, channel)).Why
+}
+
+// in is the thing "a channel of a team".
+func in(team, channel string) access.Thing {
+	return access.Thing{Channel: access.Channel{Team: team, ID: channel}}
 }

@@ -4,12 +4,11 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
-	"slices"
-	"strings"
 	"time"
 
 	"github.com/slack-go/slack"
 
+	"agentbot/bot/access"
 	"agentbot/bot/keys"
 	"agentbot/bot/threadstate"
 	"agentbot/bot/view"
@@ -46,30 +45,16 @@ func findApproval(s *transcript.Session, call string) *transcript.Approval {
 
 // approvers names who may decide on a call of s: its owner and the admins.
 func (b *Bot) approvers(s *transcript.Session) string {
-	var who []string
-	if o := ownerOfRecord(s); o != "" {
-		who = append(who, "<@"+o+">")
-	}
-	for _, a := range b.cfg.Admins {
-		if !slices.Contains(who, "<@"+a+">") {
-			who = append(who, "<@"+a+">")
-		}
-	}
-	if len(who) == 0 {
-		return "nobody (this session has no owner and AGENTBOT_ADMINS is empty)"
-	}
-	if len(who) > 10 {
-		who = append(who[:10], "…")
-	}
-	return strings.Join(who, ", ")
+	return access.Deciders(ownerOfRecord(s), b.cfg.Admins)
 }
 
-// mayApprove reports whether user may decide on the calls of s.
-func (b *Bot) mayApprove(user string, s *transcript.Session) bool {
-	if user == "" {
-		return false
-	}
-	return user == ownerOfRecord(s) || slices.Contains(b.cfg.Admins, user)
+// mayDecide asks whether user may decide the tool calls of s, a session
+// of a team's channel (access.Decide): its owner or a configured admin,
+// who is a member of the channel now.
+func (b *Bot) mayDecide(user, team, channel string, s *transcript.Session) access.Answer {
+	thing := in(team, channel)
+	thing.Owner = ownerOfRecord(s)
+	return b.may(b.turnCtx, user, access.Decide, thing)
 }
 
 // ownerOfRecord is the owner in the thread state of a stored record (read
@@ -140,7 +125,7 @@ func (b *Bot) postApprovals(ctx context.Context, s *engine.Session, it item, pen
 // decide is told who may, ephemerally; an allowed click on a pending call
 // is queued in the call's thread. It reports whether ack was handed on.
 func (b *Bot) onApprovalClick(team, channel, thread, messageTS, user, kind, value string, dm bool, ack func()) bool {
-	if why := b.denied(user, channel, dm); why != "" {
+	if why := b.denied(user, team, channel); why != "" {
 		b.ephemeral(channel, user, thread, why)
 		return false
 	}
@@ -164,8 +149,9 @@ func (b *Bot) onApprovalClick(team, channel, thread, messageTS, user, kind, valu
 	case a.Decision != "":
 		b.ephemeral(channel, user, thread, "This tool call was decided already: "+view.DecisionLine(a)+".")
 		return false
-	case !b.mayApprove(user, rec):
-		b.ephemeral(channel, user, thread, "Only "+b.approvers(rec)+" may approve or deny this tool call.")
+	}
+	if ans := b.mayDecide(user, team, channel, rec); !ans.OK {
+		b.ephemeral(channel, user, thread, ans.Why)
 		return false
 	}
 	decision := transcript.DecisionApproved
@@ -213,6 +199,7 @@ func (b *Bot) onDecision(ctx context.Context, j *job) {
 	turn := it
 	turn.User = b.ownerOf(c, it) // the resumed turn streams to its owner
 	b.runTurn(ctx, c, turn, "")
+	b.answerDeferred(ctx, c)
 }
 
 // updateApproval shows the decision in the call's message, without buttons.

@@ -270,7 +270,8 @@ func TestApprovalTimeoutAcrossRestart(t *testing.T) {
 }
 
 // Someone who is neither the owner nor an admin is refused ephemerally,
-// and nothing runs; an admin may approve.
+// and nothing runs; an admin who is not in the channel is refused too
+// (access.Decide asks conversations.members); one who is may approve.
 func TestApprovalRefusedForOthers(t *testing.T) {
 	const admin = "U0ADMIN1"
 	r, _ := approvalRig(t, func(c *bot.Config) { c.Admins = []string{admin} })
@@ -292,6 +293,15 @@ func TestApprovalRefusedForOthers(t *testing.T) {
 		t.Fatal("a refused click removed the buttons")
 	}
 
+	r.click(admin, m, "approve")
+	r.waitFor("the refusal of an admin outside the channel", func() bool {
+		e := r.ephemerals(admin)
+		return len(e) == 1 && strings.Contains(fakeslack.Shown(e[0].Text), "not a member of <#"+channel+">")
+	})
+	if s := r.session(thread); s.Pending[0].Decision != "" {
+		t.Fatalf("an admin outside the channel decided: %+v", s.Pending)
+	}
+	r.slack.SetMembers(channel, user, admin)
 	r.click(admin, m, "approve")
 	r.waitText(thread, "Approved by the admin.")
 	// A second click on a decided call does nothing but say so.

@@ -13,6 +13,7 @@ import (
 	"github.com/slack-go/slack"
 	"github.com/slack-go/slack/socketmode"
 
+	"agentbot/bot/access"
 	"agentbot/bot/running"
 	"agentbot/engine"
 	"agentbot/engine/catalog"
@@ -78,6 +79,10 @@ type Config struct {
 	// bot and where.
 	AllowedUsers    []string
 	AllowedChannels []string
+	// MembershipTTL is how long Slack's answers on channel membership,
+	// privacy and admin flags are kept (default access.DefaultTTL);
+	// member_left_channel and channel_left drop a channel's at once.
+	MembershipTTL time.Duration
 	// MaxUploadBytes caps files users share that are downloaded into a
 	// session (default 10 MiB).
 	MaxUploadBytes int64
@@ -131,6 +136,8 @@ type Bot struct {
 	homeLocks sync.Map
 	contexts  sync.Map
 	names     sync.Map // user id → display name
+	// slackACL answers what access.May asks of Slack (access.go).
+	slackACL *access.Slack
 	// unsaved holds the messages (channel/ts) the user was told could not
 	// be saved, so Slack's redeliveries do not repeat the notice.
 	unsavedMu sync.Mutex
@@ -194,6 +201,7 @@ func New(cfg Config) (*Bot, error) {
 	}
 	b.turnCtx, b.cancelTurns = context.WithCancel(context.Background())
 	b.threads = newThreads(b)
+	b.slackACL = access.NewSlack(b.web(), cfg.MembershipTTL)
 	return b, nil
 }
 

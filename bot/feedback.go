@@ -60,7 +60,7 @@ func (b *Bot) onFeedbackClick(team, channel, thread, messageTS, user, value stri
 	if value != FeedbackPositive && value != FeedbackNegative {
 		return false
 	}
-	if why := b.denied(user, channel, dm); why != "" {
+	if why := b.denied(user, team, channel); why != "" {
 		b.ephemeral(channel, user, thread, why)
 		return false
 	}

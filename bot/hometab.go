@@ -6,11 +6,13 @@ import (
 
 	"github.com/slack-go/slack"
 
+	"agentbot/bot/access"
 	"agentbot/bot/keys"
 	"agentbot/bot/slackmd"
 	"agentbot/bot/threadstate"
 	"agentbot/bot/view"
 	"agentbot/engine/transcript"
+	"agentbot/storage"
 )
 
 // homeSessions is how many of a user's sessions the Home tab lists.
@@ -26,7 +28,7 @@ func (b *Bot) refreshHome(ctx context.Context, user string) {
 	mu, _ := b.homeLocks.LoadOrStore(user, &sync.Mutex{})
 	mu.(*sync.Mutex).Lock()
 	defer mu.(*sync.Mutex).Unlock()
-	sessions := b.recentSessions(user, homeSessions)
+	sessions := b.recentSessions(ctx, user, homeSessions)
 	rows := make([]view.HomeSession, len(sessions))
 	for i, s := range sessions {
 		rows[i] = homeSession(s)
@@ -53,8 +55,10 @@ func homeSession(s *transcript.Session) view.HomeSession {
 	return hs
 }
 
-// recentSessions returns the user's sessions, most recent first, at most n.
-func (b *Bot) recentSessions(user string, n int) []*transcript.Session {
+// recentSessions returns the user's sessions, most recent first, at most
+// n: those of channels they are a member of now (access.See), so a person
+// removed from a private channel no longer sees its threads or documents.
+func (b *Bot) recentSessions(ctx context.Context, user string, n int) []*transcript.Session {
 	list, err := b.cfg.Store.ListSessions()
 	if err != nil {
 		b.log.Debug("list sessions for the home tab", "err", err)
@@ -66,12 +70,25 @@ func (b *Bot) recentSessions(user string, n int) []*transcript.Session {
 			break
 		}
 		s, err := b.cfg.Store.FindSession(info.Key)
-		if err != nil || s == nil || s.ID != info.ID || ownerOfRecord(s) != user {
+		if err != nil || s == nil || s.ID != info.ID || ownerOfRecord(s) != user || !b.maySeeSession(ctx, user, s) {
 			continue
 		}
 		out = append(out, s)
 	}
 	return out
+}
+
+// maySeeSession asks whether user may see a Slack thread's session and
+// its channel's documents now (access.See); other sessions (the
+// terminal's) are not shown in Slack.
+func (b *Bot) maySeeSession(ctx context.Context, user string, s *transcript.Session) bool {
+	team, channel, ok := storage.SlackChannel(s.Key)
+	if !ok {
+		return false
+	}
+	thing := in(team, channel)
+	thing.Owner = ownerOfRecord(s)
+	return b.may(ctx, user, access.See, thing).OK
 }
 
 // startFromHome starts a DM session with an agent for a Home tab click: it

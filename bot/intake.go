@@ -229,7 +229,7 @@ func (b *Bot) admittingAdd(key string, n int) {
 // or it asks to stop the running turn; it reports whether ack was handed
 // on.
 func (b *Bot) admitMessage(it item, files []slack.File, ack func(), dedupe []string) bool {
-	if why := b.denied(it.User, it.Channel, it.DM); why != "" {
+	if why := b.denied(it.User, it.Team, it.Channel); why != "" {
 		if !b.seen(dedupe...) {
 			b.ephemeral(it.Channel, it.User, it.ThreadTS, why)
 		}

@@ -6,6 +6,7 @@ import (
 
 	"github.com/slack-go/slack"
 
+	"agentbot/bot/access"
 	"agentbot/bot/view"
 )
 
@@ -23,6 +24,9 @@ type click struct {
 	dedupe []string
 	// at is when the person clicked, by Slack's clock (action_ts).
 	at string
+	// onBotRequest: the button sits on a message the bot posted (the
+	// payload's message), not on someone else's.
+	onBotRequest bool
 }
 
 // clickHandlers handle a click by its kind; each reports whether ack was
@@ -51,6 +55,7 @@ func (b *Bot) onInteraction(cb slack.InteractionCallback, ack func()) bool {
 		return false
 	}
 	c := readClick(cb, b.teamID)
+	c.onBotRequest = cb.Message.BotID != "" && (cb.Message.BotID == b.botID || cb.Message.User == b.botUserID)
 	for _, act := range cb.ActionCallback.BlockActions {
 		kind, _, _ := strings.Cut(act.ActionID, ":")
 		if h, ok := clickHandlers[kind]; ok {
@@ -74,6 +79,11 @@ func readClick(cb slack.InteractionCallback, defaultTeam string) click {
 		c.thread = cb.Container.MessageTs
 	}
 	if c.team == "" {
+		// An org-wide install's payload may carry no team; the person's
+		// own workspace is where they clicked.
+		c.team = cb.User.TeamID
+	}
+	if c.team == "" {
 		c.team = defaultTeam
 	}
 	c.dm = strings.HasPrefix(c.channel, "D")
@@ -92,7 +102,7 @@ func (b *Bot) onFeedbackButton(c click, ack func()) bool {
 
 // onHomeButton handles the Home tab's buttons (startFromHome).
 func (b *Bot) onHomeButton(c click, ack func()) bool {
-	if why := b.denied(c.user, "", true); why != "" {
+	if !b.may(b.turnCtx, c.user, access.Home, access.Thing{}).OK {
 		return false
 	}
 	if b.seen(c.dedupe...) {
@@ -104,7 +114,7 @@ func (b *Bot) onHomeButton(c click, ack func()) bool {
 // onThreadButton queues a menu button (its command, typed in the thread)
 // or a picker button (the agent picked) in the thread.
 func (b *Bot) onThreadButton(c click, ack func()) bool {
-	if why := b.denied(c.user, c.channel, c.dm); why != "" {
+	if why := b.denied(c.user, c.team, c.channel); why != "" {
 		b.ephemeral(c.channel, c.user, c.thread, why)
 		return false
 	}

@@ -86,6 +86,12 @@ var eventScopes = map[string]string{
 	"agent_session_stopped": "",
 	"app_home_opened":       "",
 	"app_context_changed":   "",
+	// https://docs.slack.dev/reference/events/member_left_channel:
+	// channels:read (groups:read for private channels);
+	// channel_left: channels:read; group_left: groups:read.
+	"member_left_channel": "channels:read",
+	"channel_left":        "channels:read",
+	"group_left":          "groups:read",
 }
 
 // loadManifest decodes manifest.yaml at the repo root strictly: a key slack-go's
@@ -399,5 +405,21 @@ func exerciseEverything(t *testing.T, r *rig) map[string]bool {
 	r.waitFor("the home tab", func() bool { return len(r.slack.CallsTo("views.publish")) > 0 })
 	r.slack.SendBlockAction(fakeslack.BlockAction{UserID: user, ActionID: "home:product-lead", Value: "product-lead"})
 	r.waitFor("the DM opened", func() bool { return len(r.slack.CallsTo("conversations.open")) > 0 })
+
+	// Membership events drop what the bot knew of a channel: the Home tab
+	// asks Slack again for the members of the channel someone left.
+	r.slack.SetMembers(channel, user)
+	for _, ev := range []map[string]any{
+		{"type": "member_left_channel", "user": user, "channel": channel, "channel_type": "C", "team": r.slack.TeamID()},
+		{"type": "channel_left", "channel": channel},
+		{"type": "group_left", "channel": channel},
+	} {
+		before := len(r.slack.CallsTo("conversations.members"))
+		r.slack.SendEvent(ev)
+		r.slack.SendEvent(map[string]any{"type": "app_home_opened", "user": user, "tab": "home"})
+		name := ev["type"].(string)
+		r.waitFor(name+" dropping the members", func() bool { return len(r.slack.CallsTo("conversations.members")) > before })
+		used[name] = true
+	}
 	return used
 }

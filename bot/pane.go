@@ -7,6 +7,7 @@ import (
 	"github.com/slack-go/slack"
 	"github.com/slack-go/slack/slackevents"
 
+	"agentbot/bot/access"
 	"agentbot/bot/slackmd"
 	"agentbot/bot/view"
 	"agentbot/engine"
@@ -16,6 +17,9 @@ import (
 // messages tab), once a day, and offers up to four suggested prompts: the
 // menu of the DM's default agent, or else the agents to pick from.
 func (b *Bot) onAppHomeOpened(team string, e *slackevents.AppHomeOpenedEvent) {
+	if !b.may(b.turnCtx, e.User, access.Home, access.Thing{}).OK {
+		return // someone the allowlist leaves out sees neither
+	}
 	if e.Tab == "home" {
 		b.refreshHome(b.turnCtx, e.User)
 		return

@@ -137,6 +137,10 @@ func (b *Bot) answerStored(ctx context.Context, j *job, st threadstate.State) bo
 // onMessage handles a message (or a menu button) in a thread: a thread
 // command, the start of the session, or a turn.
 func (b *Bot) onMessage(ctx context.Context, j *job) {
+	if b.deferWhileWaiting(ctx, j) {
+		return
+	}
+	defer b.answerDeferred(ctx, j.c)
 	if b.threadCommand(ctx, j) {
 		return
 	}
@@ -195,6 +199,9 @@ func (b *Bot) startDefault(ctx context.Context, j *job) bool {
 					st.Pending += "\n\n"
 				}
 				st.Pending += it.Text
+				if st.Owner == "" {
+					st.Owner = it.User // who started the thread owns it, whoever picks the agent
+				}
 			})
 			b.saveSession(j.c.Session, "keep the message waiting for the picker")
 		}
@@ -247,8 +254,8 @@ func (b *Bot) activate(ctx context.Context, c *engine.Conversation, a *catalog.A
 			s.Vars = map[string]string{"user_name": name}
 		}
 		b.setState(s, func(st *threadstate.State) {
-			if it.User != "" {
-				st.Owner = it.User
+			if st.Owner == "" {
+				st.Owner = it.User // the thread's starter; picking an agent never changes it
 			}
 			st.Greet = a.ID // owed until posted (greetOwed)
 		})
@@ -344,12 +351,17 @@ func (b *Bot) switchAgent(ctx context.Context, c *engine.Conversation, it item, 
 		}
 	}
 	c.Person = it.User // who asks for the switch: the handoff names them
+	owner := b.ownerOf(c, it)
 	if _, err := c.Switch(nil, nil); err != nil {
 		b.log.Error("switch agent", "err", err)
 		b.post(ctx, it.Channel, it.ThreadTS, "⚠️ I couldn't switch agents. Please try again.")
 		return
 	}
+	// The fresh session keeps the thread's owner: switching agents never
+	// hands the thread to the person who switched.
+	b.setState(c.Session, func(st *threadstate.State) { st.Owner = owner })
 	if a == nil {
+		b.saveSession(c.Session, "keep the thread's owner")
 		b.postPicker(ctx, it)
 		return
 	}

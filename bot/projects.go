@@ -1,7 +1,6 @@
 package bot
 
 import (
-	"context"
 	"errors"
 	"fmt"
 	"slices"
@@ -9,9 +8,9 @@ import (
 
 	"github.com/slack-go/slack"
 
+	"agentbot/bot/access"
 	"agentbot/bot/slackmd"
 	"agentbot/bot/view"
-	"agentbot/bot/webapi"
 	"agentbot/engine/transcript"
 	"agentbot/storage"
 )
@@ -39,6 +38,14 @@ func (b *Bot) slashProject(cmd slack.SlashCommand, team string, args []string) {
 	}
 	switch {
 	case op == "" || op == "show":
+		thing := in(team, cmd.ChannelID)
+		if access.IsDM(cmd.ChannelID) {
+			thing.Owner = cmd.UserID // a slash command in a DM with the bot comes from its person
+		}
+		if ans := b.may(b.turnCtx, cmd.UserID, access.See, thing); !ans.OK {
+			b.respond(cmd, ans.Why)
+			return
+		}
 		b.respond(cmd, b.projectText(team, cmd.ChannelID))
 	case (op == "use" || op == "new") && len(args) == 2:
 		if msg := b.bindProject(cmd, team, args[1], op == "new"); msg != "" {
@@ -72,8 +79,8 @@ func (b *Bot) projectText(team, channel string) string {
 // the person binding must be a member of every one of them: their command
 // is that member's approval.
 func (b *Bot) bindProject(cmd slack.SlashCommand, team, name string, create bool) string {
-	if !b.isAdmin(cmd.UserID) {
-		return "Only workspace admins or the people in AGENTBOT_ADMINS can bind a channel to a project."
+	if why := b.notAdmin(cmd, team); why != "" {
+		return why
 	}
 	if strings.HasPrefix(cmd.ChannelID, "D") {
 		return "A direct message's project is yours alone: it can't be bound to another project."
@@ -108,70 +115,87 @@ func (b *Bot) bindProject(cmd slack.SlashCommand, team, name string, create bool
 }
 
 // privateApproval decides a binding that would open a private channel's
-// documents to people outside it: when this channel or one already bound
-// to the project is private (or unknown), only someone who is a member of
-// all of them may approve. The person binding approves it when they are;
-// otherwise the bot asks the channel for that approval with a button. ""
-// lets the binding go on.
+// documents to people outside it (access.Bind): when this channel, a
+// channel bound to the project, or any channel that ever wrote one of its
+// documents is private (or unknown, or of another workspace), only
+// someone who is a member of all of them may approve. The person binding
+// approves it when they are; otherwise the bot asks the channel for that
+// approval with a button. "" lets the binding go on.
 func (b *Bot) privateApproval(team string, cmd slack.SlashCommand, project string) string {
-	channels, private, err := b.channelsInvolved(team, cmd.ChannelID, project)
+	channels, err := b.channelsInvolved(team, cmd.ChannelID, project)
 	if err != nil {
-		b.log.Error("project: bound channels", "err", err)
+		b.log.Error("project: the channels of a binding", "err", err)
 		return "⚠️ I couldn't read the project's channels. Please try again."
 	}
-	if !private || b.memberOfAll(channels, cmd.UserID) {
+	thing := in(team, cmd.ChannelID)
+	thing.Sources = channels
+	ans := b.may(b.turnCtx, cmd.UserID, access.Bind, thing)
+	if ans.OK {
 		return ""
 	}
-	text, blocks := view.BindRequest(cmd.UserID, project, cmd.ChannelID, channels)
+	if slices.ContainsFunc(channels, func(c access.Channel) bool { return c.ID == access.UnknownChannel }) || ans.Rule != ruleSources {
+		return ans.Why
+	}
+	text, blocks := view.BindRequest(cmd.UserID, project, cmd.ChannelID, channelIDs(channels))
 	_, err = b.postMsg(b.turnCtx, cmd.ChannelID, "", slack.MsgOptionText(text, false), slack.MsgOptionBlocks(blocks...))
 	if err != nil {
 		b.log.Warn("project: ask for approval", "err", err)
-		return fmt.Sprintf("A private channel's documents are shared only with the approval of someone in both channels, and you are not a member of every one of %s. Ask someone who is to run `/agent project use %s`.", view.ChannelList(channels), project)
+		return fmt.Sprintf("A private channel's documents are shared only with the approval of someone who is a member of every one of %s, and you are not. Ask someone who is to run `/agent project use %s`.", access.ChannelList(channels), project)
 	}
-	return fmt.Sprintf("You are not a member of every one of %s, so I asked this channel for the approval of someone who is.", view.ChannelList(channels))
+	return fmt.Sprintf("You are not a member of every one of %s, so I asked this channel for the approval of someone who is.", access.ChannelList(channels))
 }
 
-// channelsInvolved are the channels a binding of channel to project
-// joins (channel first), and whether any is private or unknown.
-func (b *Bot) channelsInvolved(team, channel, project string) ([]string, bool, error) {
+// ruleSources is the access rule a binding needs beyond the admin's.
+const ruleSources = "member of every private channel"
+
+// channelsInvolved are the channels a binding of a team's channel to a
+// project joins, channel first: the channels bound to the project now
+// (of every workspace of an org) and every channel that ever wrote one of
+// its documents (storage.Projects.ProjectSources; one that cannot be
+// known is access.UnknownChannel), so unbinding a private channel never
+// makes its earlier documents public.
+func (b *Bot) channelsInvolved(team, channel, project string) ([]access.Channel, error) {
 	bound, err := b.cfg.Store.BoundChannels(project)
 	if err != nil {
-		return nil, false, err
+		return nil, err
 	}
-	channels := []string{channel}
-	for _, c := range bound {
-		if t, id, _ := strings.Cut(c, "/"); t == team && id != channel {
-			channels = append(channels, id)
+	sources, err := b.cfg.Store.ProjectSources(project)
+	if err != nil {
+		return nil, err
+	}
+	channels := []access.Channel{{Team: team, ID: channel}}
+	for _, s := range slices.Concat(bound, sources) {
+		c, ok := access.ParseChannel(s)
+		if !ok {
+			c = access.Channel{ID: access.UnknownChannel} // unreadable: says no
+		}
+		if !slices.Contains(channels, c) {
+			channels = append(channels, c)
 		}
 	}
-	private := false
-	for _, c := range channels {
-		if p, err := b.isPrivate(b.turnCtx, c); err != nil || p {
-			private = true
-		}
-	}
-	return channels, private && len(channels) > 1, nil
+	return channels, nil
 }
 
-// memberOfAll reports whether user is a member of every channel.
-func (b *Bot) memberOfAll(channels []string, user string) bool {
-	for _, c := range channels {
-		if ok, err := b.isMember(b.turnCtx, c, user); err != nil || !ok {
-			return false
-		}
+// channelIDs are the ids of channels.
+func channelIDs(channels []access.Channel) []string {
+	ids := make([]string, len(channels))
+	for i, c := range channels {
+		ids[i] = c.ID
 	}
-	return true
+	return ids
 }
 
-// onBindButton approves a binding for someone who is a member of every
-// channel involved (checked again at the click), and says so in place of
-// the request.
+// onBindButton approves a binding for someone who may (access.Bind,
+// asked again at the click, the allowlist included), and says so in place
+// of the request. The button must sit on the bot's own request in the
+// channel it binds.
 func (b *Bot) onBindButton(c click, _ func()) bool {
 	project, channel, _ := strings.Cut(c.value, "|")
-	if channel != c.channel {
+	if channel != c.channel || !c.onBotRequest {
+		b.ephemeral(c.channel, c.user, "", "⚠️ This button doesn't belong to a binding request of this channel.")
 		return false
 	}
-	channels, _, err := b.channelsInvolved(c.team, channel, project)
+	channels, err := b.channelsInvolved(c.team, channel, project)
 	if err == nil {
 		_, err = b.cfg.Store.Project(project)
 	}
@@ -179,8 +203,10 @@ func (b *Bot) onBindButton(c click, _ func()) bool {
 		b.ephemeral(c.channel, c.user, "", "⚠️ I couldn't read the project "+project+". Please try again.")
 		return false
 	}
-	if !b.memberOfAll(channels, c.user) {
-		b.ephemeral(c.channel, c.user, "", fmt.Sprintf("Only someone who is a member of every one of %s can approve this.", view.ChannelList(channels)))
+	thing := in(c.team, channel)
+	thing.Sources = channels
+	if ans := b.may(b.turnCtx, c.user, access.Bind, thing); !ans.OK {
+		b.ephemeral(c.channel, c.user, "", ans.Why)
 		return false
 	}
 	if err := b.cfg.Store.BindChannel(c.team+"/"+channel, project); err != nil {
@@ -188,30 +214,11 @@ func (b *Bot) onBindButton(c click, _ func()) bool {
 		b.ephemeral(c.channel, c.user, "", "⚠️ I couldn't bind this channel. Please try again.")
 		return false
 	}
-	text := fmt.Sprintf("<@%s> approved: this channel now shares the project *%s* with %s.", c.user, project, view.ChannelList(channels[1:]))
+	text := fmt.Sprintf("<@%s> approved: this channel now shares the project *%s* with %s.", c.user, project, access.ChannelList(channels[1:]))
 	if _, _, _, err := b.cfg.API.UpdateMessageContext(b.turnCtx, c.channel, c.messageTS, slack.MsgOptionText(slackmd.EscapeText(text), false), slack.MsgOptionBlocks()); err != nil {
 		b.log.Warn("project: update the approval request", "err", err)
 	}
 	return false
-}
-
-// isPrivate reports whether a channel is private (or a DM); an error
-// counts as private.
-func (b *Bot) isPrivate(ctx context.Context, channel string) (bool, error) {
-	p, err := webapi.IsPrivate(ctx, b.web(), channel)
-	if err != nil {
-		b.log.Warn("conversations.info", "channel", channel, "err", err)
-	}
-	return p, err
-}
-
-// isMember reports whether user is a member of channel.
-func (b *Bot) isMember(ctx context.Context, channel, user string) (bool, error) {
-	ok, err := webapi.IsMember(ctx, b.web(), channel, user)
-	if err != nil {
-		b.log.Warn("conversations.members", "channel", channel, "err", err)
-	}
-	return ok, err
 }
 
 // homeProjects is how many projects the Home tab lists documents of.

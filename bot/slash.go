@@ -2,11 +2,11 @@ package bot
 
 import (
 	"fmt"
-	"slices"
 	"strings"
 
 	"github.com/slack-go/slack"
 
+	"agentbot/bot/access"
 	"agentbot/bot/slackmd"
 	"agentbot/bot/view"
 	"agentbot/bot/webapi"
@@ -15,7 +15,11 @@ import (
 // onSlash answers /agent ephemerally. Slash commands never run in threads,
 // so `use` sets the channel default.
 func (b *Bot) onSlash(cmd slack.SlashCommand) {
-	if why := b.denied(cmd.UserID, cmd.ChannelID, strings.HasPrefix(cmd.ChannelID, "D")); why != "" {
+	team := cmd.TeamID
+	if team == "" {
+		team = b.teamID
+	}
+	if why := b.denied(cmd.UserID, team, cmd.ChannelID); why != "" {
 		b.respond(cmd, why)
 		return
 	}
@@ -23,10 +27,6 @@ func (b *Bot) onSlash(cmd slack.SlashCommand) {
 	sub := ""
 	if len(f) > 0 {
 		sub = strings.ToLower(f[0])
-	}
-	team := cmd.TeamID
-	if team == "" {
-		team = b.teamID
 	}
 	switch sub {
 	case "", "help":
@@ -44,7 +44,7 @@ func (b *Bot) onSlash(cmd slack.SlashCommand) {
 		}
 		b.respond(cmd, "This channel has no default agent now; a mention gets a picker.")
 	case "reload":
-		b.reload(cmd)
+		b.reload(cmd, team)
 	case "tools":
 		b.slashTools(cmd, team, f[1:]) // tools.go
 	case "project":
@@ -82,13 +82,13 @@ func (b *Bot) slashStatus(cmd slack.SlashCommand, team string) {
 }
 
 // reload reloads bundles for an admin.
-func (b *Bot) reload(cmd slack.SlashCommand) {
+func (b *Bot) reload(cmd slack.SlashCommand, team string) {
 	if b.cfg.Reload == nil {
 		b.respond(cmd, "Reloading is not enabled here.")
 		return
 	}
-	if !b.isAdmin(cmd.UserID) {
-		b.respond(cmd, "Only workspace admins or the people in AGENTBOT_ADMINS can reload agents.")
+	if why := b.notAdmin(cmd, team); why != "" {
+		b.respond(cmd, why)
 		return
 	}
 	if err := b.cfg.Reload(); err != nil {
@@ -98,18 +98,10 @@ func (b *Bot) reload(cmd slack.SlashCommand) {
 	b.respond(cmd, view.Reloaded(b.cfg.Catalog()))
 }
 
-// isAdmin reports whether a user may reload: listed in Admins, or a
-// workspace admin or owner.
-func (b *Bot) isAdmin(user string) bool {
-	if slices.Contains(b.cfg.Admins, user) {
-		return true
-	}
-	u, err := b.cfg.API.GetUserInfoContext(b.turnCtx, user)
-	if err != nil {
-		b.log.Warn("users.info", "err", err)
-		return false
-	}
-	return u.IsAdmin || u.IsOwner || u.IsPrimaryOwner
+// notAdmin says why the person of an admin command may not run it in
+// its team's channel (access.Administer), or "" when they may.
+func (b *Bot) notAdmin(cmd slack.SlashCommand, team string) string {
+	return b.may(b.turnCtx, cmd.UserID, access.Administer, in(team, cmd.ChannelID)).Why
 }
 
 // respond answers a slash command ephemerally: chat.postEphemeral, or the

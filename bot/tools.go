@@ -17,8 +17,8 @@ import (
 
 // slashTools lists, adds or removes the channel's MCP servers, for admins.
 func (b *Bot) slashTools(cmd slack.SlashCommand, team string, args []string) {
-	if !b.isAdmin(cmd.UserID) {
-		b.respond(cmd, "Only workspace admins or the people in AGENTBOT_ADMINS can change or list this channel's tools.")
+	if why := b.notAdmin(cmd, team); why != "" {
+		b.respond(cmd, why)
 		return
 	}
 	current, err := b.cfg.Store.ChannelTools(team, cmd.ChannelID)

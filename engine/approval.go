@@ -130,7 +130,7 @@ func (e *Engine) pause(ctx context.Context, s *Session, tr *toolEnv, res *Result
 // user sent a new message. It clears Pending and Held and returns the
 // number of calls that ran.
 func (e *Engine) endApprovalWait(ctx context.Context, s *Session, tr *toolEnv, emit func(Event), superseded bool) int {
-	w := newApprovalEnd(s, e.cfg.Now(), superseded)
+	w := newApprovalEnd(s, e.cfg.Now(), superseded, s.Person)
 	calls := lastCalls(s)
 	run, approvers := w.approved(calls)
 	ran := map[string]transcript.Message{}
@@ -173,12 +173,13 @@ type approvalEnd struct {
 }
 
 // newApprovalEnd collects the decisions and held results of s. With
-// superseded, a call still undecided is denied at now.
-func newApprovalEnd(s *Session, now time.Time, superseded bool) *approvalEnd {
+// superseded, a call still undecided is denied at now, in the name of by,
+// the person whose new message moved on (the audit records who).
+func newApprovalEnd(s *Session, now time.Time, superseded bool, by string) *approvalEnd {
 	w := &approvalEnd{decided: map[string]transcript.Approval{}, moved: map[string]bool{}, held: heldResults(s)}
 	for _, p := range s.Pending {
 		if p.Decision == "" && superseded {
-			p.Decision, p.Decided = transcript.DecisionDenied, now
+			p.Decision, p.Decided, p.By = transcript.DecisionDenied, now, by
 			w.moved[p.CallID] = true
 		}
 		w.decided[p.CallID] = p

@@ -200,7 +200,7 @@ func pathTricksAcrossProjects(t *testing.T, knowledge string) {
 		}
 	}
 	alice, carol := seedOtherProjects(h)
-	if err := h.eng.KeepInput(carol, "budget.csv", []byte("C2-BUDGET-5521")); err != nil {
+	if err := h.eng.KeepInput(carol, "U-carol", "budget.csv", []byte("C2-BUDGET-5521")); err != nil {
 		t.Fatal(err)
 	}
 	folders := storage.Folders{Dir: data}

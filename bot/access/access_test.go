@@ -189,3 +189,17 @@ func TestParseChannel(t *testing.T) {
 		}
 	}
 }
+
+// TestJoinerSeenAtOnce: a cached list without a person is read again, so
+// someone who just joined is not refused for the cache's life.
+func TestJoinerSeenAtOnce(t *testing.T) {
+	fs, s := world(t)
+	ctx := context.Background()
+	if May(ctx, s, cfg, bob, See, Thing{Channel: ch(priv)}).OK {
+		t.Fatal("a non-member sees")
+	}
+	fs.SetMembers(priv, alice, admin, bob)
+	if a := May(ctx, s, cfg, bob, See, Thing{Channel: ch(priv)}); !a.OK {
+		t.Fatalf("a member who just joined is refused: %s", a.Why)
+	}
+}

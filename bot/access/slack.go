@@ -64,8 +64,16 @@ func (s *Slack) Forget(c Channel) {
 	s.epoch[c.ID]++
 }
 
-// Member reports whether person is a member of channel now.
+// Member reports whether person is a member of channel now. A cached
+// list that holds them answers (a leave drops it: Forget); one that does
+// not is read again, so someone who just joined is never refused.
 func (s *Slack) Member(ctx context.Context, c Channel, person string) (bool, error) {
+	s.mu.Lock()
+	m, ok := s.members[c.ID]
+	s.mu.Unlock()
+	if ok && s.now().Before(m.until) && slices.Contains(m.v, person) {
+		return true, nil
+	}
 	members, err := s.channelMembers(ctx, c)
 	if err != nil {
 		return false, err
@@ -73,13 +81,10 @@ func (s *Slack) Member(ctx context.Context, c Channel, person string) (bool, err
 	return slices.Contains(members, person), nil
 }
 
-// channelMembers lists a channel's members, from the cache or Slack.
+// channelMembers reads a channel's members from Slack, every page, and
+// keeps them.
 func (s *Slack) channelMembers(ctx context.Context, c Channel) ([]string, error) {
 	s.mu.Lock()
-	if m, ok := s.members[c.ID]; ok && s.now().Before(m.until) {
-		s.mu.Unlock()
-		return m.v, nil
-	}
 	began := s.epoch[c.ID]
 	s.mu.Unlock()
 	var all []string

@@ -327,6 +327,7 @@ func (s *Server) storeUserMessage(raw json.RawMessage) {
 		m.Blocks = ev.Blocks
 	}
 	s.storeLocked(m)
+	s.joinLocked(ev.Channel, ev.User)
 	s.notifyLocked()
 }
 

@@ -41,6 +41,20 @@ func (s *Server) SetMembers(channel string, users ...string) {
 	s.members[channel] = slices.Clone(users)
 }
 
+// joinLocked makes the author of a message a member of its channel: only
+// members post in a channel (chat.postMessage answers a user token
+// not_in_channel otherwise: "Cannot post user messages to a channel they
+// are not in", https://docs.slack.dev/reference/methods/chat.postMessage).
+func (s *Server) joinLocked(channel, user string) {
+	if user == "" || slices.Contains(s.members[channel], user) {
+		return
+	}
+	if s.members == nil {
+		s.members = map[string][]string{}
+	}
+	s.members[channel] = append(s.members[channel], user)
+}
+
 // RemoveMember takes a person out of a channel's members (as when they
 // leave or are removed; the fake sends no event: send
 // member_left_channel with SendEvent).

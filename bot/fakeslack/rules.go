@@ -203,8 +203,11 @@ const escapingDoc = "https://docs.slack.dev/messaging/formatting-message-text#es
 
 // markupToken is what may stand between < and > in mrkdwn and text:
 // https://docs.slack.dev/messaging/formatting-message-text (user and
-// channel mentions, special mentions, user groups, dates, links).
-var markupToken = regexp.MustCompile(`^(?:@[UW][A-Z0-9]+|#C[A-Z0-9]+|![a-z]+|!subteam\^S[A-Z0-9]+|!date\^[0-9]+\^[^|]*|(?:https?|mailto|tel|slack):[^\s|]+)(?:\|[^<>]*)?$`)
+// channel mentions, special mentions, user groups, dates, links). A
+// channel id starts with C, or G for a private channel or group DM made
+// before 2021 (https://docs.slack.dev/reference/objects/conversation-object),
+// and either is a channel mention.
+var markupToken = regexp.MustCompile(`^(?:@[UW][A-Z0-9]+|#[CG][A-Z0-9]+|![a-z]+|!subteam\^S[A-Z0-9]+|!date\^[0-9]+\^[^|]*|(?:https?|mailto|tel|slack):[^\s|]+)(?:\|[^<>]*)?$`)
 
 // CheckEscaped returns the first raw control character of s that is not
 // part of Slack markup or an entity (&amp; &lt; &gt;), and its byte

@@ -623,9 +623,10 @@ func Shorten(s string, n int) string {
 }
 
 // mentionToken is Slack markup EscapeText keeps: a user mention (<@U…>,
-// <@W…>) or a channel mention (<#C…>, <#C…|name>), which notify nobody
+// <@W…>) or a channel mention (<#C…>, <#C…|name>; <#G…> for a private
+// channel made before 2021), which notify nobody
 // beyond the person or channel named.
-var mentionToken = regexp.MustCompile(`^<(?:@[UW][A-Z0-9]+|#C[A-Z0-9]+(?:\|[^<>|]*)?)>`)
+var mentionToken = regexp.MustCompile(`^<(?:@[UW][A-Z0-9]+|#[CG][A-Z0-9]+(?:\|[^<>|]*)?)>`)
 
 // EscapeText escapes text for Slack's mrkdwn and message text fields: &, <
 // and > become &amp;, &lt; and &gt;, as Slack treats them as control

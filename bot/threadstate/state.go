@@ -38,6 +38,12 @@ type State struct {
 	Posted uint64 `json:"posted,omitempty"`
 	// Pending is the text of the messages that wait for the picker.
 	Pending string `json:"pending,omitempty"`
+	// Deferred are the messages of people who may not decide the tool
+	// calls the thread waits on, written while it waits: each is
+	// answered, in order, once the wait ends (the owner decides, the
+	// calls expire, or the owner writes instead), and stays here until
+	// its turn ran, so a crash loses none.
+	Deferred []Input `json:"deferred,omitempty"`
 	// Approvals are the messages (ts) of the calls waiting for approval,
 	// by call id.
 	Approvals map[string]string `json:"approvals,omitempty"`

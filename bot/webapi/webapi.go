@@ -1,6 +1,6 @@
 // Package webapi holds the Slack Web API calls the bot makes beyond a
-// reply's (bot/render): whether a channel is private, whether a user is
-// its member, a thread's messages, and the answer to a slash command
+// reply's (bot/render) and access's (bot/access: membership, privacy,
+// admin flags): a thread's messages, and the answer to a slash command
 // through its response_url. Each Web API call is retried after a rate
 // limit (render.Slack.Call).
 package webapi
@@ -10,49 +10,12 @@ import (
 	"context"
 	"encoding/json"
 	"net/http"
-	"slices"
 	"time"
 
 	"github.com/slack-go/slack"
 
 	"agentbot/bot/render"
 )
-
-// IsPrivate reports whether a channel is private (or a DM), from
-// conversations.info.
-func IsPrivate(ctx context.Context, s render.Slack, channel string) (bool, error) {
-	var ch *slack.Channel
-	err := s.Call(ctx, func() (err error) {
-		ch, err = s.API.GetConversationInfoContext(ctx, &slack.GetConversationInfoInput{ChannelID: channel})
-		return err
-	})
-	if err != nil {
-		return true, err
-	}
-	return ch.IsPrivate || ch.IsIM || ch.IsMpIM, nil
-}
-
-// IsMember reports whether user is a member of channel, reading
-// conversations.members page by page.
-func IsMember(ctx context.Context, s render.Slack, channel, user string) (bool, error) {
-	cursor := ""
-	for {
-		var members []string
-		err := s.Call(ctx, func() (err error) {
-			members, cursor, err = s.API.GetUsersInConversationContext(ctx, &slack.GetUsersInConversationParameters{ChannelID: channel, Cursor: cursor, Limit: 1000})
-			return err
-		})
-		if err != nil {
-			return false, err
-		}
-		if slices.Contains(members, user) {
-			return true, nil
-		}
-		if cursor == "" {
-			return false, nil
-		}
-	}
-}
 
 // Replies reads a thread's messages with conversations.replies, at most
 // 10 pages of 200.
