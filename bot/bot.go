@@ -17,6 +17,7 @@ import (
 	"agentbot/bot/running"
 	"agentbot/engine"
 	"agentbot/engine/catalog"
+	"agentbot/engine/retry"
 	"agentbot/storage"
 )
 
@@ -189,7 +190,7 @@ func New(cfg Config) (*Bot, error) {
 		cfg.ApprovalTimeout = defaultApprovalTimeout
 	}
 	cfg.leaseDefaults()
-	b := &Bot{cfg: cfg, log: cfg.Logger, obs: cfg.Observer, inbox: newInbox(), unsaved: map[string]bool{}, admitting: map[string]int{}, sem: make(chan struct{}, cfg.MaxConcurrentTurns), sleep: sleepCtx, quit: make(chan struct{})}
+	b := &Bot{cfg: cfg, log: cfg.Logger, obs: cfg.Observer, inbox: newInbox(), unsaved: map[string]bool{}, admitting: map[string]int{}, sem: make(chan struct{}, cfg.MaxConcurrentTurns), sleep: retry.Sleep, quit: make(chan struct{})}
 	if b.obs == nil {
 		b.obs = nopObserver{}
 	}
@@ -371,17 +372,6 @@ func (b *Bot) acker(evt socketmode.Event) func() {
 				b.log.Warn("ack failed", "type", evt.Type, "err", err)
 			}
 		})
-	}
-}
-
-func sleepCtx(ctx context.Context, d time.Duration) error {
-	t := time.NewTimer(d)
-	defer t.Stop()
-	select {
-	case <-ctx.Done():
-		return ctx.Err()
-	case <-t.C:
-		return nil
 	}
 }
 
