@@ -14,6 +14,7 @@ import (
 	"github.com/slack-go/slack/socketmode"
 
 	"agentbot/bot/access"
+	"agentbot/bot/cache"
 	"agentbot/bot/running"
 	"agentbot/engine"
 	"agentbot/engine/catalog"
@@ -128,15 +129,15 @@ type Bot struct {
 	slashes  sync.WaitGroup
 	acks     sync.WaitGroup // admissions waiting to be acked
 	running  running.Turns  // turns that can be stopped, by thread
-	// paneGreeted and contexts are the agent pane's: who was greeted
-	// today, and the channel each user looks at.
-	paneGreeted sync.Map
-	// homeLocks holds a *sync.Mutex per user, held while that user's Home
+	// paneGreeted and contexts are the agent pane's: the day each user
+	// was last greeted, and the channel each user looks at.
+	paneGreeted cache.Map[teamUser, string]
+	// homeLocks holds a mutex per user, held while that user's Home
 	// tab is read and published, so publishes land in the order their
 	// reads were made and a stale view never replaces a newer one.
-	homeLocks sync.Map
-	contexts  sync.Map
-	names     sync.Map // user id → display name
+	homeLocks cache.Locks[string]
+	contexts  cache.Map[teamUser, string]
+	names     cache.Map[string, string] // user id → display name
 	// slackACL answers what access.May asks of Slack (access.go).
 	slackACL *access.Slack
 	// unsaved holds the messages (channel/ts) the user was told could not
