@@ -14,9 +14,11 @@ import (
 	"github.com/slack-go/slack/socketmode"
 
 	"agentbot/bot/access"
+	"agentbot/bot/cache"
 	"agentbot/bot/running"
 	"agentbot/engine"
 	"agentbot/engine/catalog"
+	"agentbot/engine/retry"
 	"agentbot/storage"
 )
 
@@ -127,15 +129,15 @@ type Bot struct {
 	slashes  sync.WaitGroup
 	acks     sync.WaitGroup // admissions waiting to be acked
 	running  running.Turns  // turns that can be stopped, by thread
-	// paneGreeted and contexts are the agent pane's: who was greeted
-	// today, and the channel each user looks at.
-	paneGreeted sync.Map
-	// homeLocks holds a *sync.Mutex per user, held while that user's Home
+	// paneGreeted and contexts are the agent pane's: the day each user
+	// was last greeted, and the channel each user looks at.
+	paneGreeted cache.Map[teamUser, string]
+	// homeLocks holds a mutex per user, held while that user's Home
 	// tab is read and published, so publishes land in the order their
 	// reads were made and a stale view never replaces a newer one.
-	homeLocks sync.Map
-	contexts  sync.Map
-	names     sync.Map // user id → display name
+	homeLocks cache.Locks[string]
+	contexts  cache.Map[teamUser, string]
+	names     cache.Map[string, string] // user id → display name
 	// slackACL answers what access.May asks of Slack (access.go).
 	slackACL *access.Slack
 	// unsaved holds the messages (channel/ts) the user was told could not
@@ -189,7 +191,7 @@ func New(cfg Config) (*Bot, error) {
 		cfg.ApprovalTimeout = defaultApprovalTimeout
 	}
 	cfg.leaseDefaults()
-	b := &Bot{cfg: cfg, log: cfg.Logger, obs: cfg.Observer, inbox: newInbox(), unsaved: map[string]bool{}, admitting: map[string]int{}, sem: make(chan struct{}, cfg.MaxConcurrentTurns), sleep: sleepCtx, quit: make(chan struct{})}
+	b := &Bot{cfg: cfg, log: cfg.Logger, obs: cfg.Observer, inbox: newInbox(), unsaved: map[string]bool{}, admitting: map[string]int{}, sem: make(chan struct{}, cfg.MaxConcurrentTurns), sleep: retry.Sleep, quit: make(chan struct{})}
 	if b.obs == nil {
 		b.obs = nopObserver{}
 	}
@@ -371,17 +373,6 @@ func (b *Bot) acker(evt socketmode.Event) func() {
 				b.log.Warn("ack failed", "type", evt.Type, "err", err)
 			}
 		})
-	}
-}
-
-func sleepCtx(ctx context.Context, d time.Duration) error {
-	t := time.NewTimer(d)
-	defer t.Stop()
-	select {
-	case <-ctx.Done():
-		return ctx.Err()
-	case <-t.C:
-		return nil
 	}
 }
 

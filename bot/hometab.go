@@ -2,7 +2,6 @@ package bot
 
 import (
 	"context"
-	"sync"
 
 	"github.com/slack-go/slack"
 
@@ -25,9 +24,7 @@ func (b *Bot) refreshHome(ctx context.Context, user string) {
 	if user == "" {
 		return
 	}
-	mu, _ := b.homeLocks.LoadOrStore(user, &sync.Mutex{})
-	mu.(*sync.Mutex).Lock()
-	defer mu.(*sync.Mutex).Unlock()
+	defer b.homeLocks.Lock(user)()
 	sessions := b.recentSessions(ctx, user, homeSessions)
 	rows := make([]view.HomeSession, len(sessions))
 	for i, s := range sessions {

@@ -13,6 +13,7 @@ import (
 	"agentbot/bot/slackmd"
 	"agentbot/bot/threadstate"
 	"agentbot/engine"
+	"agentbot/engine/retry"
 	"agentbot/engine/transcript"
 	"agentbot/storage"
 )
@@ -130,7 +131,7 @@ func (b *Bot) storeFailed(ctx context.Context, s *engine.Session, res *engine.Re
 	}
 	b.log.Warn("the answer could not be stored; storing it again", "session", s.ID, "err", err)
 	for wait := 100 * time.Millisecond; ; wait = min(2*wait, 2*time.Second) {
-		if sleepCtx(ctx, wait) != nil {
+		if retry.Sleep(ctx, wait) != nil {
 			if l != nil {
 				l.Keep() // not stored: the item is not done
 			}

@@ -27,8 +27,8 @@ func (b *Bot) onAppHomeOpened(team string, e *slackevents.AppHomeOpenedEvent) {
 	if e.Tab != "messages" || e.Channel == "" || e.User == "" {
 		return
 	}
-	key := paneDay{user: teamUser{team, e.User}, day: time.Now().UTC().Format("2006-01-02")}
-	if _, done := b.paneGreeted.LoadOrStore(key, true); done {
+	day := time.Now().UTC().Format("2006-01-02")
+	if last, _ := b.paneGreeted.Swap(teamUser{team, e.User}, day); last == day {
 		return
 	}
 	ctx := b.turnCtx
@@ -65,7 +65,7 @@ func (b *Bot) suggestedPrompts(team, channel string) (string, []slack.AssistantT
 func (b *Bot) onAppContextChanged(team string, e *slackevents.AppContextChangedEvent) {
 	for _, ent := range e.Context.Entities {
 		if ent.Type == slackevents.AppContextEntityChannel && ent.Value != "" {
-			b.contexts.Store(teamUser{team, e.User}, ent.Value)
+			b.contexts.Put(teamUser{team, e.User}, ent.Value)
 			return
 		}
 	}
@@ -74,10 +74,8 @@ func (b *Bot) onAppContextChanged(team string, e *slackevents.AppContextChangedE
 // userContext returns the channel a user last looked at with the agent
 // pane open, or "".
 func (b *Bot) userContext(team, user string) string {
-	if v, ok := b.contexts.Load(teamUser{team, user}); ok {
-		return v.(string)
-	}
-	return ""
+	v, _ := b.contexts.Get(teamUser{team, user})
+	return v
 }
 
 // setTitle names a session after its agent and, once one runs, its
@@ -103,11 +101,6 @@ func (b *Bot) setTitle(ctx context.Context, it item, s *engine.Session) {
 	}
 }
 
-// teamUser names a user of a workspace (the key of Bot.contexts).
+// teamUser names a user of a workspace (the key of Bot.contexts and
+// Bot.paneGreeted).
 type teamUser struct{ team, user string }
-
-// paneDay is a user's day (the key of Bot.paneGreeted).
-type paneDay struct {
-	user teamUser
-	day  string
-}

@@ -411,8 +411,8 @@ func (b *Bot) userName(ctx context.Context, id string) string {
 	if id == "" {
 		return ""
 	}
-	if n, ok := b.names.Load(id); ok {
-		return n.(string)
+	if n, ok := b.names.Get(id); ok {
+		return n
 	}
 	u, err := b.cfg.API.GetUserInfoContext(ctx, id)
 	if err != nil {
@@ -421,7 +421,7 @@ func (b *Bot) userName(ctx context.Context, id string) string {
 	}
 	for _, n := range []string{u.Profile.DisplayName, u.Profile.FirstName, u.RealName, u.Name} {
 		if n = strings.TrimSpace(n); n != "" {
-			b.names.Store(id, n)
+			b.names.Put(id, n)
 			return n
 		}
 	}

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"strings"
+	"unicode/utf8"
 
 	"agentbot/bot/lease"
 	"agentbot/bot/render"
@@ -11,6 +12,7 @@ import (
 	"agentbot/bot/slackmd"
 	"agentbot/engine"
 	"agentbot/engine/llm"
+	"agentbot/engine/text"
 )
 
 // reply is a turn's reply in its thread: the renderer (bot/render), wired
@@ -107,8 +109,8 @@ func author(s *engine.Session) render.Author {
 	} else if icon != "" {
 		name = icon + " " + name
 	}
-	if r := []rune(name); len(r) > maxUsername {
-		name = string(r[:maxUsername-1]) + "…"
+	if utf8.RuneCountInString(name) > maxUsername {
+		name = text.Cut(name, maxUsername-1, "") + "…"
 	}
 	return render.Author{Username: name, IconEmoji: emoji}
 }

@@ -12,6 +12,7 @@ import (
 
 	"agentbot/engine/llm"
 	"agentbot/engine/sandbox"
+	"agentbot/engine/text"
 )
 
 // Context management keeps every request under the model's window, for
@@ -548,10 +549,10 @@ func transcriptText(s *Session, from, to int, prev string, limit int) string {
 		m := s.Messages[i]
 		switch m.Role {
 		case transcript.RoleUser:
-			lines = append(lines, "User: "+clip(m.Content, bulkyText))
+			lines = append(lines, "User: "+text.CutBytes(m.Content, bulkyText, " …(cut)"))
 		case transcript.RoleAssistant:
 			if c := strings.TrimSpace(m.Content); c != "" {
-				lines = append(lines, "Agent: "+clip(c, bulkyText))
+				lines = append(lines, "Agent: "+text.CutBytes(c, bulkyText, " …(cut)"))
 			}
 			for _, tc := range m.ToolCalls {
 				calls[tc.ID] = tc
@@ -575,14 +576,6 @@ func transcriptText(s *Session, from, to int, prev string, limit int) string {
 		head += fmt.Sprintf("(%d older lines left out)\n\n", start)
 	}
 	return head + strings.Join(lines[start:], "\n\n")
-}
-
-// clip cuts text to n bytes on a rune boundary, marking the cut.
-func clip(text string, n int) string {
-	if len(text) <= n {
-		return text
-	}
-	return strings.ToValidUTF8(text[:n], "") + " …(cut)"
 }
 
 // summaryMessage is the message that stands for the compacted messages.

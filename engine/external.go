@@ -12,6 +12,7 @@ import (
 	"unicode"
 
 	"agentbot/engine/sandbox"
+	"agentbot/engine/text"
 	"agentbot/engine/transcript"
 )
 
@@ -188,16 +189,9 @@ func fileName(name, server string, i int) string {
 	return CutUTF8(clean, 100)
 }
 
-// CutUTF8 cuts s to at most n bytes without splitting a character.
-func CutUTF8(s string, n int) string {
-	if len(s) <= n {
-		return s
-	}
-	for n > 0 && n < len(s) && (s[n]&0xC0) == 0x80 {
-		n--
-	}
-	return s[:n]
-}
+// CutUTF8 cuts s to at most n bytes without splitting a character or a
+// grapheme cluster (text.CutBytes, no suffix).
+func CutUTF8(s string, n int) string { return text.CutBytes(s, n, "") }
 
 // ArgsDigest is the audit digest of a call's arguments: "sha256:" and the
 // hex SHA-256 of the text.

@@ -9,6 +9,7 @@ import (
 	"sync"
 
 	"agentbot/engine/llm"
+	"agentbot/engine/text"
 	"agentbot/engine/transcript"
 
 	"agentbot/engine/sandbox"
@@ -114,7 +115,7 @@ func define[A any](t Tool, example string, status func(A) string,
 	t.Run = func(ctx context.Context, env *toolEnv, args string) ToolResult {
 		var a A
 		if err := json.Unmarshal([]byte(args), &a); err != nil {
-			return ErrorResult{Error: fmt.Sprintf("invalid JSON arguments for %s (%v); expected e.g. %s", t.Name, err, example), Raw: shorten(args, 2000)}
+			return ErrorResult{Error: fmt.Sprintf("invalid JSON arguments for %s (%v); expected e.g. %s", t.Name, err, example), Raw: text.Cut(args, 2000, "…")}
 		}
 		r, err := run(ctx, env, a)
 		if err != nil {
@@ -297,13 +298,4 @@ func baseName(p string) string {
 		return "a file"
 	}
 	return path.Base(p)
-}
-
-// shorten cuts s to n runes, marking the cut.
-func shorten(s string, n int) string {
-	r := []rune(s)
-	if len(r) <= n {
-		return s
-	}
-	return string(r[:n]) + "…"
 }

@@ -5,6 +5,7 @@ import (
 	"sync"
 	"time"
 
+	"agentbot/engine/retry"
 	"agentbot/engine/transcript"
 	"agentbot/storage"
 )
@@ -137,12 +138,5 @@ func (l *Held) Retry(what string, write func() error) error {
 // sleep waits d, or less when the lease ends; it reports whether it
 // waited d.
 func (l *Held) sleep(d time.Duration) bool {
-	t := time.NewTimer(d)
-	defer t.Stop()
-	select {
-	case <-l.ctx.Done():
-		return false
-	case <-t.C:
-		return true
-	}
+	return retry.Sleep(l.ctx, d) == nil
 }

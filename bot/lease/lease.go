@@ -31,6 +31,7 @@ import (
 	"sync/atomic"
 	"time"
 
+	"agentbot/engine/retry"
 	"agentbot/storage"
 )
 
@@ -131,12 +132,8 @@ func (l *Held) renew() {
 	last := time.Now()
 	next := ttl / 3
 	for {
-		t := time.NewTimer(next)
-		select {
-		case <-l.ctx.Done():
-			t.Stop()
+		if retry.Sleep(l.ctx, next) != nil {
 			return
-		case <-t.C:
 		}
 		err := l.renewOnce(last.Add(ttl / 2))
 		switch {

@@ -56,7 +56,7 @@ func TestRecordOpenAfterFailedStop(t *testing.T) {
 		stops += strings.Count(c, "stop S1")
 		posts += strings.Count(c, "post ")
 	}
-	if stops != len(retryBackoff)+1 || posts != 0 {
+	if stops != retryPolicy.MaxAttempts || posts != 0 {
 		t.Fatalf("%d stops, %d posts: %q", stops, posts, p.Calls())
 	}
 }

@@ -11,6 +11,7 @@ import (
 
 	"agentbot/bot/slackmd"
 	"agentbot/engine"
+	"agentbot/engine/retry"
 )
 
 const (
@@ -163,7 +164,7 @@ type Reply struct {
 // New returns the reply of one turn in t, which makes its Slack calls
 // through p with ctx.
 func New(ctx context.Context, p Poster, t Thread, opts Options) *Reply {
-	r := &Reply{ctx: ctx, p: p, t: t, opts: opts, log: opts.Log, now: time.Now, sleep: Slack{}.sleep}
+	r := &Reply{ctx: ctx, p: p, t: t, opts: opts, log: opts.Log, now: time.Now, sleep: retry.Sleep}
 	if r.log == nil {
 		r.log = slog.New(slog.DiscardHandler)
 	}

@@ -8,13 +8,16 @@ import (
 	"time"
 
 	"github.com/slack-go/slack"
+
+	"agentbot/engine/retry"
 )
 
-// retryBackoff is how long a reply waits before each new try of a Slack
-// call that is safe to repeat (chat.stopStream, chat.update: both set a
-// state, so a repeat is harmless) after it failed for a passing reason:
-// about 8 s in all, so a stream is not left open by a short outage.
-var retryBackoff = []time.Duration{250 * time.Millisecond, 500 * time.Millisecond, time.Second, 2 * time.Second, 4 * time.Second}
+// retryPolicy is how often and how long a reply waits before each new try
+// of a Slack call that is safe to repeat (chat.stopStream, chat.update:
+// both set a state, so a repeat is harmless) after it failed for a passing
+// reason: five waits from 250ms doubling to 4s, jittered, about 4-8 s in
+// all, so a stream is not left open by a short outage.
+var retryPolicy = retry.Policy{MaxAttempts: 6, Base: 250 * time.Millisecond, Max: 4 * time.Second}
 
 // passingErrors are Slack's error codes for a failure on its side that a
 // later try may not meet (https://docs.slack.dev/reference/methods/chat.update:
@@ -40,18 +43,22 @@ func transient(err error) bool {
 }
 
 // again runs call, a Slack call safe to repeat, and tries it again after
-// each passing failure (transient), waiting retryBackoff between tries.
+// each passing failure (transient), as retryPolicy says. It returns the
+// last call's error.
 func (r *Reply) again(what string, call func() error) error {
-	for i := 0; ; i++ {
-		err := call()
-		if err == nil || !transient(err) || i >= len(retryBackoff) {
-			return err
-		}
-		r.log.Info("slack call failed; trying again", "call", what, "try", i+1, "err", err)
-		if r.sleep(r.ctx, retryBackoff[i]) != nil {
-			return err
-		}
+	var last error
+	p := retryPolicy
+	p.Sleep = r.sleep
+	p.OnRetry = func(try int, err error, _ time.Duration) {
+		r.log.Info("slack call failed; trying again", "call", what, "try", try, "err", err)
 	}
+	_ = p.Do(r.ctx, func(int) error {
+		if last = call(); last != nil && !transient(last) {
+			return retry.Stop(last)
+		}
+		return last
+	})
+	return last
 }
 
 // update replaces the message ts with m, tried again after passing

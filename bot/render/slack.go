@@ -10,6 +10,7 @@ import (
 	"github.com/slack-go/slack"
 
 	"agentbot/bot/slackmd"
+	"agentbot/engine/retry"
 )
 
 // MaxRateLimitRetries bounds how often one Slack call is retried after a
@@ -28,21 +29,20 @@ type Slack struct {
 
 // Call runs a Slack Web API call, waiting out rate limits as Slack asks.
 func (s Slack) Call(ctx context.Context, fn func() error) error {
-	for attempt := 0; ; attempt++ {
+	p := retry.Policy{MaxAttempts: MaxRateLimitRetries + 1, Sleep: s.Sleep,
+		OnRetry: func(_ int, _ error, wait time.Duration) { s.logger().Debug("slack rate limited", "retry_after", wait) }}
+	return p.Do(ctx, func(int) error {
 		err := fn()
-		var rl *slack.RateLimitedError
-		if !errors.As(err, &rl) || attempt >= MaxRateLimitRetries {
-			return err
+		rl, ok := errors.AsType[*slack.RateLimitedError](err)
+		if !ok {
+			return retry.Stop(err)
 		}
 		wait := rl.RetryAfter
 		if wait <= 0 {
 			wait = time.Second
 		}
-		s.logger().Debug("slack rate limited", "retry_after", wait)
-		if err := s.sleep(ctx, wait); err != nil {
-			return err
-		}
-	}
+		return retry.After(err, wait) // Base 0: Slack's wait, no more
+	})
 }
 
 func (s Slack) logger() *slog.Logger {
@@ -50,18 +50,6 @@ func (s Slack) logger() *slog.Logger {
 		return slog.New(slog.DiscardHandler)
 	}
 	return s.Log
-}
-
-func (s Slack) sleep(ctx context.Context, d time.Duration) error {
-	if s.Sleep != nil {
-		return s.Sleep(ctx, d)
-	}
-	select {
-	case <-ctx.Done():
-		return ctx.Err()
-	case <-time.After(d):
-		return nil
-	}
 }
 
 // PostMessage posts a message in thread (none when "") and returns its ts.

@@ -8,6 +8,8 @@ import (
 	"unicode/utf8"
 
 	"github.com/slack-go/slack"
+
+	"agentbot/engine/text"
 )
 
 // MaxPieceChars is the size, in characters (Unicode code points), of the
@@ -482,25 +484,11 @@ func (sp *splitter) hardCut(li, pos, budget int, open string) (span, int) {
 }
 
 // safeCut returns the byte length of the longest prefix of s with at most n
-// characters that does not end inside a UTF-8 sequence or split a character
-// from the combining marks, joiners, variation selectors or emoji modifiers
-// that follow it, or a flag's pair of regional indicators. It returns 0 when
-// the first such cluster is longer than n characters.
-func safeCut(s string, n int) int {
-	cut := runeCut(s, n)
-	if cut >= len(s) {
-		return len(s)
-	}
-	for c := cut; c > 0; {
-		next, _ := utf8.DecodeRuneInString(s[c:])
-		prev, w := utf8.DecodeLastRuneInString(s[:c])
-		if !extendsCluster(next) && prev != '\u200d' && !(isRegional(next) && isRegional(prev) && oddRegionals(s[:c])) {
-			return c
-		}
-		c -= w
-	}
-	return 0
-}
+// characters that does not split a grapheme cluster (text.Prefix): a
+// character from its combining marks, joiners, variation selectors or
+// emoji modifiers, or a flag's pair of regional indicators. It returns 0
+// when the first cluster is longer than n characters.
+func safeCut(s string, n int) int { return text.Prefix(s, n) }
 
 // runeCut returns the byte length of the first n characters of s.
 func runeCut(s string, n int) int {
@@ -510,29 +498,6 @@ func runeCut(s string, n int) int {
 		cut += w
 	}
 	return cut
-}
-
-func extendsCluster(r rune) bool {
-	return r == '\u200d' || unicode.In(r, unicode.Mn, unicode.Me, unicode.Mc) ||
-		(r >= 0xFE00 && r <= 0xFE0F) || (r >= 0x1F3FB && r <= 0x1F3FF) ||
-		(r >= 0xE0020 && r <= 0xE007F) || (r >= 0xE0100 && r <= 0xE01EF)
-}
-
-func isRegional(r rune) bool { return r >= 0x1F1E6 && r <= 0x1F1FF }
-
-// oddRegionals reports an odd run of regional indicators at the end of s:
-// cutting there would split a flag.
-func oddRegionals(s string) bool {
-	n := 0
-	for len(s) > 0 {
-		r, w := utf8.DecodeLastRuneInString(s)
-		if !isRegional(r) {
-			break
-		}
-		n++
-		s = s[:len(s)-w]
-	}
-	return n%2 == 1
 }
 
 var (
@@ -613,14 +578,9 @@ func plainInline(s string) string {
 	return strings.ReplaceAll(s, "`", "")
 }
 
-// Shorten cuts s to at most n characters, ending in "…" when it cut.
-func Shorten(s string, n int) string {
-	r := []rune(s)
-	if len(r) <= n {
-		return s
-	}
-	return string(r[:n]) + "…"
-}
+// Shorten cuts s to at most n characters, ending in "…" when it cut,
+// without splitting a grapheme cluster.
+func Shorten(s string, n int) string { return text.Cut(s, n, "…") }
 
 // mentionToken is Slack markup EscapeText keeps: a user mention (<@U…>,
 // <@W…>) or a channel mention (<#C…>, <#C…|name>; <#G…> for a private

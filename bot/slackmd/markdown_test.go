@@ -7,6 +7,8 @@ import (
 	"testing"
 	"unicode"
 	"unicode/utf8"
+
+	"github.com/rivo/uniseg"
 )
 
 // words builds deterministic prose of about n characters.
@@ -354,32 +356,23 @@ func TestSplitMarkdownHugeLine(t *testing.T) {
 func TestSplitMarkdownUnicodeNotCut(t *testing.T) {
 	unit := "👩🏽‍💻漢字🇫🇷e\u0301👍🏻❤️"
 	text := strings.Repeat(unit, 200) // one line without spaces
-	for _, max := range []int{32, 33, 47, 100} {
-		pieces := checkSplit(t, text, max)
+	bounds := map[int]bool{}
+	for g, end := uniseg.NewGraphemes(text), 0; g.Next(); {
+		end += len(g.Str())
+		bounds[end] = true
+	}
+	for _, limit := range []int{32, 33, 47, 100} {
+		pieces := checkSplit(t, text, limit)
 		if strings.Join(pieces, "") != text {
-			t.Fatalf("max %d: pieces do not rejoin to the text", max)
+			t.Fatalf("max %d: pieces do not rejoin to the text", limit)
 		}
+		end := 0
 		for i, p := range pieces {
-			first, _ := utf8.DecodeRuneInString(p)
-			last, _ := utf8.DecodeLastRuneInString(p)
-			if extendsCluster(first) || last == '\u200d' {
-				t.Errorf("max %d: piece %d splits a cluster: starts %U ends %U", max, i, first, last)
-			}
-			if regionals(p)%2 != 0 {
-				t.Errorf("max %d: piece %d splits a flag", max, i)
+			if end += len(p); !bounds[end] {
+				t.Errorf("max %d: piece %d ends inside a grapheme cluster: %q", limit, i, p[max(0, len(p)-12):])
 			}
 		}
 	}
-}
-
-func regionals(s string) int {
-	n := 0
-	for _, r := range s {
-		if isRegional(r) {
-			n++
-		}
-	}
-	return n
 }
 
 func TestSplitMarkdownMaxOutOfRange(t *testing.T) {

@@ -7,6 +7,9 @@ import (
 	"path/filepath"
 	"sort"
 	"strings"
+	"unicode/utf8"
+
+	txt "agentbot/engine/text"
 )
 
 // maxSkillDepth bounds how deep a shared skills folder is searched.
@@ -86,8 +89,8 @@ func OneLine(s string, n int) string {
 	if i := strings.Index(s, ". "); i > 0 {
 		s = s[:i+1]
 	}
-	if r := []rune(s); len(r) > n {
-		s = strings.TrimSpace(string(r[:n-1])) + "…"
+	if utf8.RuneCountInString(s) > n {
+		s = strings.TrimSpace(txt.Cut(s, n-1, "")) + "…"
 	}
 	return s
 }

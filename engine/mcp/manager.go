@@ -6,7 +6,6 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
-	"math/rand/v2"
 	"net/http"
 	"net/url"
 	"os"
@@ -21,6 +20,7 @@ import (
 	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"agentbot/engine"
+	"agentbot/engine/retry"
 )
 
 // Options tune a Manager; the zero value is fine.
@@ -396,11 +396,7 @@ func (c *conn) fail(why string) {
 	c.lastErr = c.redact(why)
 	delay := time.Duration(0)
 	if c.failures > 1 {
-		d := c.m.opts.BackoffBase << min(c.failures-2, 20)
-		if d > c.m.opts.BackoffMax || d <= 0 {
-			d = c.m.opts.BackoffMax
-		}
-		delay = d/2 + rand.N(d/2+1)
+		delay = retry.Policy{Base: c.m.opts.BackoffBase, Max: c.m.opts.BackoffMax}.Backoff(c.failures - 1)
 	}
 	c.nextTry = time.Now().Add(delay)
 	c.m.log.Warn("mcp server failed", "server", c.srv.Name, "failures", c.failures, "retry_in", delay, "error", c.lastErr)

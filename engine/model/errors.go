@@ -9,6 +9,7 @@ import (
 	openai "github.com/sashabaranov/go-openai"
 
 	"agentbot/engine/llm"
+	"agentbot/engine/text"
 )
 
 var (
@@ -87,7 +88,7 @@ func codeString(code any) string {
 func bounded(body string) string {
 	body = strings.TrimSpace(body)
 	if len(body) > maxDetail {
-		body = strings.ToValidUTF8(body[:maxDetail], "") + "..."
+		body = text.CutBytes(body, maxDetail, "...")
 	}
 	return body
 }

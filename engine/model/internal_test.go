@@ -95,24 +95,6 @@ func TestAssemblerWithoutIndex(t *testing.T) {
 	}
 }
 
-func TestBackoff(t *testing.T) {
-	base := 500 * time.Millisecond
-	for try, hi := range map[int]time.Duration{1: base, 2: 2 * base, 3: 4 * base, 6: 32 * base, 7: maxBackoff, 40: maxBackoff} {
-		hi = min(hi, maxBackoff)
-		seen := map[time.Duration]bool{}
-		for range 50 {
-			d := backoff(base, try)
-			if d < hi/2 || d > hi {
-				t.Fatalf("backoff(%d) = %v, want in [%v, %v]", try, d, hi/2, hi)
-			}
-			seen[d] = true
-		}
-		if len(seen) < 2 {
-			t.Errorf("backoff(%d) has no jitter: %v", try, seen)
-		}
-	}
-}
-
 func TestParseRetryAfter(t *testing.T) {
 	now := time.Date(2025, 1, 2, 3, 4, 5, 0, time.UTC)
 	cases := []struct {

@@ -22,6 +22,7 @@ import (
 	openai "github.com/sashabaranov/go-openai"
 
 	"agentbot/engine/llm"
+	"agentbot/engine/retry"
 )
 
 // Defaults for the zero values of Config.
@@ -120,7 +121,7 @@ func New(cfg Config) *Client {
 		cfg.BaseBackoff = DefaultBaseBackoff
 	}
 	if cfg.Sleep == nil {
-		cfg.Sleep = sleep
+		cfg.Sleep = retry.Sleep
 	}
 	httpClient := cfg.HTTPClient
 	if httpClient == nil {
@@ -259,31 +260,38 @@ func (c *Client) call(ctx context.Context, api string, req llm.Request, onText f
 
 // retry runs attempt until it succeeds, fails for good or runs out of tries.
 func (c *Client) retry(ctx context.Context, attempt func(context.Context) (*llm.Response, attemptResult)) (*llm.Response, error) {
-	for try := 1; ; try++ {
-		resp, a := c.timed(ctx, attempt)
+	var resp *llm.Response
+	tries := 0
+	p := retry.Policy{MaxAttempts: c.cfg.MaxTries, Base: c.cfg.BaseBackoff, Max: maxBackoff, Sleep: c.cfg.Sleep}
+	if c.cfg.OnRetry != nil {
+		p.OnRetry = func(try int, err error, _ time.Duration) { c.cfg.OnRetry(try, err) }
+	}
+	err := p.Do(ctx, func(try int) error {
+		tries = try
+		r, a := c.timed(ctx, attempt)
 		if a.err == nil {
-			resp.Tries = try
-			return resp, nil
+			resp, r.Tries = r, try
+			return nil
 		}
 		if ctx.Err() != nil {
-			return nil, c.fail(ctx.Err(), try, 0, a.emitted)
+			return retry.Stop(c.fail(ctx.Err(), try, 0, a.emitted))
 		}
 		status := statusOf(a.err)
 		if a.emitted || !retryable(a.err) || try >= c.cfg.MaxTries {
-			return nil, c.fail(a.err, try, status, a.emitted)
+			return retry.Stop(c.fail(a.err, try, status, a.emitted))
 		}
-		delay := backoff(c.cfg.BaseBackoff, try)
 		if a.retryAfter > maxRetryAfter {
-			return nil, c.fail(&retryAfterError{after: a.retryAfter, err: a.err}, try, status, false)
+			return retry.Stop(c.fail(&retryAfterError{after: a.retryAfter, err: a.err}, try, status, false))
 		}
-		delay = max(delay, a.retryAfter)
-		if c.cfg.OnRetry != nil {
-			c.cfg.OnRetry(try, c.fail(a.err, try, status, false))
-		}
-		if err := c.cfg.Sleep(ctx, delay); err != nil {
-			return nil, c.fail(err, try, 0, false)
-		}
+		return retry.After(c.fail(a.err, try, status, false), a.retryAfter)
+	})
+	if err == nil {
+		return resp, nil
 	}
+	if _, ok := err.(*llm.Error); !ok { // the wait between tries was cut short
+		return nil, c.fail(err, tries, 0, false)
+	}
+	return nil, err
 }
 
 // request builds the go-openai Chat Completions request for req.
@@ -317,18 +325,6 @@ func (c *Client) request(req llm.Request) openai.ChatCompletionRequest {
 func (c *Client) sendsZeroTemperature(effort string) bool {
 	t := c.cfg.Temperature
 	return t != nil && *t == 0 && c.fam.samples(effort)
-}
-
-// sleep waits d or until ctx ends.
-func sleep(ctx context.Context, d time.Duration) error {
-	t := time.NewTimer(d)
-	defer t.Stop()
-	select {
-	case <-t.C:
-		return nil
-	case <-ctx.Done():
-		return ctx.Err()
-	}
 }
 
 // ListModels returns the ids of the models the endpoint lists (one try, no

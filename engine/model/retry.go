@@ -3,7 +3,6 @@ package model
 import (
 	"errors"
 	"io"
-	"math/rand/v2"
 	"net"
 	"net/http"
 	"strconv"
@@ -21,20 +20,6 @@ const (
 	// one ends the call at once with the server's error.
 	maxRetryAfter = time.Minute
 )
-
-// backoff returns the delay after failed attempt try (1-based): base *
-// 2^(try-1), capped at maxBackoff, with equal jitter, i.e. uniformly in
-// [d/2, d]. Half the delay is kept so a burst of clients still spreads out
-// but never retries at once.
-func backoff(base time.Duration, try int) time.Duration {
-	d := base
-	for i := 1; i < try && d < maxBackoff; i++ {
-		d *= 2
-	}
-	d = min(d, maxBackoff)
-	half := d / 2
-	return half + rand.N(d-half+1)
-}
 
 // statusOf returns the HTTP status carried by err, or 0. Errors sent inside
 // a stream (data: {"error": ...}) carry no HTTP status; their numeric code,

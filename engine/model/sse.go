@@ -11,6 +11,8 @@ import (
 	"strings"
 
 	openai "github.com/sashabaranov/go-openai"
+
+	"agentbot/engine/text"
 )
 
 // The chat adapter reads the server-sent events of a stream itself.
@@ -230,7 +232,7 @@ func (e *wireError) upstream() string {
 	}
 	raw = strings.TrimSpace(raw)
 	if len(raw) > maxDetail {
-		raw = strings.ToValidUTF8(raw[:maxDetail], "") + "..."
+		raw = text.CutBytes(raw, maxDetail, "...")
 	}
 	who := "provider"
 	if m.ProviderName != "" {
@@ -291,7 +293,7 @@ func streamError(data []byte) error {
 	}
 	msg := strings.TrimSpace(string(data))
 	if len(msg) > maxDetail {
-		msg = strings.ToValidUTF8(msg[:maxDetail], "") + "..."
+		msg = text.CutBytes(msg, maxDetail, "...")
 	}
 	if msg == "" {
 		msg = "the stream sent an error event without data"
