@@ -11,6 +11,7 @@ import (
 	"sync"
 	"time"
 
+	"agentbot/cmd/agentbot/mcptools"
 	"agentbot/engine/catalog"
 )
 
@@ -247,7 +248,7 @@ func agentTools(ctx context.Context, cfg *Config, e *env, agents []*catalog.Agen
 		return out, 0
 	}
 	quiet := slog.New(slog.NewTextHandler(io.Discard, nil))
-	tools, err := loadMCP(cfg, e.getenv, quiet)
+	tools, err := mcptools.Load(cfg.MCPConfig, e.getenv, quiet)
 	if err != nil {
 		fmt.Fprintf(e.stderr, "agentbot agents: %v\n", err)
 		return nil, 2
@@ -262,7 +263,7 @@ func agentTools(ctx context.Context, cfg *Config, e *env, agents []*catalog.Agen
 		go func() { // servers are listed at once, each within its timeout
 			defer wg.Done()
 			st := serverTools{Server: n}
-			ts, probs := tools.mgr.ToolsWait(ctx, []string{n})
+			ts, probs := tools.Manager().ToolsWait(ctx, []string{n})
 			for _, t := range ts {
 				st.Tools = append(st.Tools, toolJSON{Name: t.Name, Policy: t.Policy})
 			}

@@ -6,6 +6,7 @@ import (
 	"io"
 
 	"agentbot/cmd/agentbot/chat"
+	"agentbot/cmd/agentbot/mcptools"
 	"agentbot/engine/catalog"
 )
 
@@ -49,13 +50,13 @@ func runChat(ctx context.Context, e *env) int {
 		return 2
 	}
 	cat := loadCatalog(cfg)
-	tools, err := loadMCP(cfg, e.getenv, log)
+	tools, err := mcptools.Load(cfg.MCPConfig, e.getenv, log)
 	if err != nil {
 		fmt.Fprintf(e.stderr, "agentbot chat: %v\n", err)
 		return 2
 	}
 	defer tools.Close() // stops the stdio servers
-	tools.warnAgents(cat, log)
+	tools.WarnAgents(cat, log)
 	eng := newEngine(cfg, st, m, func() *catalog.Catalog { return cat }, newBudgets(cfg, st), log, nil, tools)
 	t := chat.New(e.stdin, e.stdout, e.stderr, e.getenv("USER"))
 	t.Explain = func(w io.Writer, cat *catalog.Catalog) { explainCatalog(w, cfg, cat) }

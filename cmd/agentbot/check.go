@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"agentbot/bot/slackcheck"
+	"agentbot/cmd/agentbot/mcptools"
 	"agentbot/engine"
 	"agentbot/engine/catalog"
 	"agentbot/engine/llm"
@@ -48,7 +49,7 @@ func runCheck(ctx context.Context, e *env) int {
 	secrets := append([]string{cfg.SlackBotToken, cfg.SlackAppToken, cfg.APIKey}, postgres.Secrets(cfg.DatabaseURL)...)
 	if cfg.MCPConfig != "" {
 		mc, mcProbs, mcErr = mcp.LoadConfig(cfg.MCPConfig, e.getenv)
-		secrets = append(secrets, mcpSecrets(mc)...)
+		secrets = append(secrets, mcptools.Secrets(mc)...)
 	}
 	r := &checkReport{w: newRedactor(e.stdout, secrets...)}
 	c := &checker{cfg: cfg, timeout: timeout, r: r}
@@ -317,7 +318,7 @@ func (c *checker) mcpServers(ctx context.Context, cat *catalog.Catalog, mc *mcp.
 		c.r.warn("tools per request", strings.Join(over, "; "), fmt.Sprintf("each turn offers the built-in tools, find_tools and the MCP tools most relevant to the message (a request carries at most %d, OpenAI's limit); narrow the servers' tools with include/exclude in the MCP config to choose them yourself", engine.MaxToolDefinitions))
 	}
 	var bad []string
-	for _, p := range agentServerProblems(cat, mc) {
+	for _, p := range mcptools.AgentServerProblems(cat, mc) {
 		bad = append(bad, fmt.Sprintf("agent %s: MCP server %q: %s", p.Agent, p.Server, p.Reason))
 	}
 	if len(bad) > 0 {

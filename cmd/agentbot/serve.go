@@ -20,6 +20,7 @@ import (
 
 	"agentbot/bot"
 	"agentbot/bot/metrics"
+	"agentbot/cmd/agentbot/mcptools"
 	"agentbot/engine/catalog"
 	"agentbot/engine/transcript"
 	"agentbot/storage"
@@ -97,7 +98,7 @@ type server struct {
 	log   *slog.Logger
 	st    storage.Backend
 	cats  *catalogs
-	tools *mcpTools
+	tools *mcptools.Tools
 	met   *metrics.Metrics
 	b     *bot.Bot
 	undo  []func()
@@ -150,14 +151,14 @@ func (s *server) loadAgents(context.Context) int {
 
 // loadTools starts the MCP servers.
 func (s *server) loadTools(context.Context) int {
-	tools, err := loadMCP(s.cfg, s.e.getenv, s.log)
+	tools, err := mcptools.Load(s.cfg.MCPConfig, s.e.getenv, s.log)
 	if err != nil {
 		return s.fail(2, err)
 	}
 	s.tools = tools
 	s.undo = append(s.undo, func() { tools.Close() }) // stops the stdio servers
-	tools.warnAgents(s.cats.get(), s.log)
-	tools.useChannels(s.st, s.log)
+	tools.WarnAgents(s.cats.get(), s.log)
+	tools.UseChannels(s.st, s.log)
 	return 0
 }
 
@@ -188,7 +189,7 @@ func (s *server) newBot(context.Context) int {
 		MaxConcurrentTurns: cfg.MaxTurns, AllowedUsers: cfg.AllowedUsers, AllowedChannels: cfg.AllowedChannels,
 		MaxUploadBytes: cfg.MaxUploadBytes, NoStreaming: cfg.NoStreaming, Logger: log, Observer: met,
 		ReplicaID: cfg.ReplicaID, LeaseTTL: cfg.LeaseTTL, ApprovalTimeout: cfg.ApprovalTimeout,
-		MCPServers: tools.names(), Fences: fences,
+		MCPServers: tools.Names(), Fences: fences,
 	})
 	if err != nil {
 		return s.fail(1, err)

@@ -14,6 +14,7 @@ import (
 	"strings"
 
 	"agentbot/bundles"
+	"agentbot/cmd/agentbot/mcptools"
 	"agentbot/engine"
 	"agentbot/engine/catalog"
 	"agentbot/engine/model"
@@ -210,7 +211,7 @@ type engineStore interface {
 }
 
 // newEngine wires an engine to the store and the model.
-func newEngine(cfg *Config, st engineStore, m engine.Model, cat func() *catalog.Catalog, budgets *engine.Budgets, log *slog.Logger, onTool func(transcript.ToolRecord), tools *mcpTools) *engine.Engine {
+func newEngine(cfg *Config, st engineStore, m engine.Model, cat func() *catalog.Catalog, budgets *engine.Budgets, log *slog.Logger, onTool func(transcript.ToolRecord), tools *mcptools.Tools) *engine.Engine {
 	return engine.New(engine.Config{
 		Budgets:       budgets,
 		Model:         m,
@@ -230,7 +231,7 @@ func newEngine(cfg *Config, st engineStore, m engine.Model, cat func() *catalog.
 		ContextBudget: cfg.ContextBudget,
 		Logger:        log,
 		OnToolRecord:  onTool,
-		ExternalTools: tools.external(),
+		ExternalTools: tools.External(),
 	})
 }
 
