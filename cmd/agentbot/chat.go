@@ -6,6 +6,7 @@ import (
 	"io"
 
 	"agentbot/cmd/agentbot/chat"
+	"agentbot/cmd/agentbot/check"
 	"agentbot/cmd/agentbot/mcptools"
 	"agentbot/engine/catalog"
 )
@@ -23,7 +24,7 @@ func runChat(ctx context.Context, e *env) int {
 		return code
 	}
 	cfg.Project = project
-	if err := needKey(cfg); err != nil {
+	if err := check.APIKey(checkConfig(cfg)); err != nil {
 		fmt.Fprintf(e.stderr, "agentbot chat: %v\n", err)
 		return 2
 	}

@@ -9,7 +9,6 @@ import (
 	"testing"
 
 	"agentbot/engine"
-	"agentbot/engine/catalog"
 	"agentbot/engine/fakemodel"
 	"agentbot/engine/mcp/mcptest"
 	"agentbot/engine/transcript"
@@ -243,22 +242,5 @@ func TestMCPBadConfig(t *testing.T) {
 		if strings.HasPrefix(tl.Function.Name, "local__") {
 			t.Fatalf("a server with a missing variable was offered: %s", tl.Function.Name)
 		}
-	}
-}
-
-// check names the agents whose MCP tools, with the built-in ones, are
-// more than a request may carry (the 131 of nine filesystem servers).
-func TestToolOverflowNamesTheAgent(t *testing.T) {
-	cat := &catalog.Catalog{Agents: []*catalog.Agent{
-		{ID: "many", MCP: []string{"fs1", "fs2"}},
-		{ID: "few", MCP: []string{"fs1"}},
-		{ID: "none"},
-	}}
-	over := toolOverflow(cat, map[string]int{"fs1": 63, "fs2": 63})
-	if len(over) != 1 || !strings.Contains(over[0], "agent many: 126 MCP tools (fs1, fs2)") || !strings.Contains(over[0], "over 128") {
-		t.Fatalf("overflow = %q", over)
-	}
-	if over := toolOverflow(nil, nil); over != nil {
-		t.Fatalf("nil catalog = %q", over)
 	}
 }

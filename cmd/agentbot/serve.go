@@ -20,6 +20,7 @@ import (
 
 	"agentbot/bot"
 	"agentbot/bot/metrics"
+	"agentbot/cmd/agentbot/check"
 	"agentbot/cmd/agentbot/mcptools"
 	"agentbot/engine/catalog"
 	"agentbot/engine/transcript"
@@ -80,7 +81,8 @@ func runServe(ctx context.Context, e *env) int {
 // checkSecrets lists every missing or placeholder secret at once, one line
 // each, and returns 2 when there is one.
 func checkSecrets(cfg *Config, e *env) int {
-	err := errors.Join(checkTokens(cfg), needKey(cfg))
+	c := checkConfig(cfg)
+	err := errors.Join(check.Tokens(c), check.APIKey(c))
 	if err == nil {
 		return 0
 	}
