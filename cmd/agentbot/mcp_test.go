@@ -8,6 +8,7 @@ import (
 	"strings"
 	"testing"
 
+	"agentbot/cmd/agentbot/admin"
 	"agentbot/engine"
 	"agentbot/engine/fakemodel"
 	"agentbot/engine/mcp/mcptest"
@@ -188,7 +189,7 @@ func TestAgentsJSONShowsMCPTools(t *testing.T) {
 	r := runCmd(t, vars, "", "agents", "--json")
 	r.wantCode(t, 0)
 	var out struct {
-		Agents []agentJSON `json:"agents"`
+		Agents []admin.AgentJSON `json:"agents"`
 	}
 	if err := json.Unmarshal([]byte(r.stdout), &out); err != nil {
 		t.Fatalf("%v\n%s", err, r.stdout)
