@@ -19,6 +19,8 @@ import (
 	"os/signal"
 	"syscall"
 	"time"
+
+	"agentbot/cmd/agentbot/admin"
 )
 
 // env is what a command gets from the process: arguments, streams and the
@@ -54,9 +56,9 @@ func commands() []command {
 		// unpacked there when no other source is named.
 		{name: "agents", summary: "list the agents found in bundles and BMAD roots", usage: "[--json] [--all=false]",
 			groups: []string{"agents", "store"}, run: runAgents},
-		{name: "sessions", summary: "list, show, export, delete or prune sessions", usage: sessionsUsage,
+		{name: "sessions", summary: "list, show, export, delete or prune sessions", usage: admin.SessionsSynopsis,
 			groups: []string{"store", "retention"}, run: runSessions},
-		{name: "projects", summary: "list, show, export or import projects' shared documents", usage: projectsSynopsis,
+		{name: "projects", summary: "list, show, export or import projects' shared documents", usage: admin.ProjectsSynopsis,
 			groups: []string{"store", "turns"}, run: runProjects},
 		{name: "check", summary: "validate tokens, Slack, the model (a real tool call), MCP servers and bundles", usage: "[--check-timeout DURATION] [--no-slack]",
 			groups: []string{"agents", "store", "model", "slack"}, run: runCheck},

@@ -220,7 +220,7 @@ func newEngine(cfg *Config, st engineStore, m engine.Model, cat func() *catalog.
 		Outputs:       st,
 		OutputRoot:    func(id string) string { d, _ := st.OutputDir(id); return d },
 		InputRoot:     func(id string) string { d, _ := st.InputDir(id); return d },
-		Projects:      newProjects(cfg, st), // projects.go
+		Projects:      newProjects(cfg, st),
 		CoreRoot:      cfg.CoreRoot,
 		Hidden:        []string{cfg.DataDir},
 		Deny:          cfg.Deny,
@@ -248,4 +248,21 @@ func newLogger(cfg *Config, w io.Writer) *slog.Logger {
 		return slog.New(slog.NewJSONHandler(w, opts))
 	}
 	return slog.New(slog.NewTextHandler(w, opts))
+}
+
+// newProjects wires shared documents: a Slack thread is in its channel's
+// project (or the project the channel is bound to), a terminal session in
+// cfg.Project or the data folder's terminal project.
+func newProjects(cfg *Config, st storage.Projects) *engine.Projects {
+	terminal := cfg.Project
+	if terminal == "" {
+		terminal = storage.TerminalProject
+	}
+	return &engine.Projects{
+		Store: st,
+		Of: func(key string) (string, error) {
+			return storage.ThreadProject(st, key, terminal)
+		},
+		Root: storage.Folders{Dir: cfg.DataDir}.ProjectFolder,
+	}
 }
