@@ -63,6 +63,47 @@ func runProjects(ctx context.Context, e *env) int {
 	return o.Run(ctx, args)
 }
 
+// runBackup copies the database to a file (admin.Backup).
+func runBackup(_ context.Context, e *env) int {
+	o := &admin.Backup{Stdout: e.stdout, Stderr: e.stderr}
+	cfg, args, code := parse("backup", e, func(fs *flagSet) {
+		fs.BoolVar(&o.Force, "force", false, "overwrite FILE if it exists")
+	})
+	if cfg == nil {
+		return code
+	}
+	o.Store = adminStore(cfg)
+	return o.Run(args)
+}
+
+// runMigrate copies a bbolt store into PostgreSQL (admin.Migrate).
+func runMigrate(ctx context.Context, e *env) int {
+	o := &admin.Migrate{Stdout: e.stdout, Stderr: e.stderr}
+	cfg, args, code := parse("migrate", e, func(fs *flagSet) {
+		fs.StringVar(&o.From, "from", "", "data folder of the bbolt store to copy (default: --data)")
+	})
+	if cfg == nil {
+		return code
+	}
+	o.Store = adminStore(cfg)
+	return o.Run(ctx, args)
+}
+
+// runHealth asks a running serve's /healthz (admin.Health). Docker
+// reserves exit code 2, so every failure, a bad flag too, exits 1.
+func runHealth(ctx context.Context, e *env) int {
+	o := &admin.Health{Stdout: e.stdout, Stderr: e.stderr, Timeout: admin.DefaultHealthTimeout}
+	cfg, args, code := parse("health", e, func(fs *flagSet) {
+		fs.StringVar(&o.URL, "url", "", "the /healthz URL to ask (default: /healthz at --http-addr, its host made 127.0.0.1 when empty or 0.0.0.0)")
+		fs.DurationVar(&o.Timeout, "timeout", admin.DefaultHealthTimeout, "how long to wait for the answer")
+	})
+	if cfg == nil {
+		return min(code, 1)
+	}
+	o.HTTPAddr = cfg.HTTPAddr
+	return o.Run(ctx, args)
+}
+
 // adminStore is how the operator's commands (package admin) reach the
 // store cfg names.
 func adminStore(cfg *Config) admin.Store {

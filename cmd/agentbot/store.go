@@ -63,12 +63,6 @@ func lockedHint(err error, cfg *Config) string {
 	return hint
 }
 
-// heldSilently is the error of a command that found the bbolt store held
-// (err) by a process that does not answer on the control socket (derr).
-func heldSilently(err, derr error) error {
-	return fmt.Errorf("%w; and it does not answer on the control socket (%v), as serve and chat do: it is a short command (sessions prune, migrate: try again when it ends), or it runs on another machine that shares this folder (run this there)", err, derr)
-}
-
 // processClock is this process's clock as the store reads it for its own
 // times; the tests of clock skew move it in a child process
 // (testmain_test.go). Leases and dedupe marks on PostgreSQL follow the
@@ -96,7 +90,7 @@ func storeExitCode(err error) int {
 	return 1
 }
 
-// storeName says which store a configuration uses, for logs and check.
+// storeName says which store a configuration uses, for logs.
 func storeName(cfg *Config) string {
 	if cfg.DatabaseURL != "" {
 		return "postgresql"
