@@ -5,6 +5,7 @@ import (
 	"io"
 
 	"agentbot/cmd/agentbot/admin"
+	"agentbot/cmd/agentbot/catalogs"
 	"agentbot/engine/catalog"
 	"agentbot/storage"
 )
@@ -28,9 +29,9 @@ func runAgents(ctx context.Context, e *env) int {
 	return admin.Agents(ctx, e.stdout, e.stderr, loadCatalog(cfg), o)
 }
 
-// explainCatalog says, after "no agent ..." on w, why (admin.ExplainCatalog).
+// explainCatalog says, after "no agent ..." on w, why (catalogs.Explain).
 func explainCatalog(w io.Writer, cfg *Config, cat *catalog.Catalog) {
-	admin.ExplainCatalog(w, admin.Sources{Bundles: cfg.Bundles, BMADRoots: cfg.BMADRoots, Skills: cfg.Skills}, cat)
+	catalogs.Explain(w, sources(cfg), cat)
 }
 
 // runSessions lists, shows, exports, deletes or prunes stored sessions

@@ -11,7 +11,6 @@ import (
 	"os/signal"
 	"strings"
 	"sync"
-	"sync/atomic"
 	"syscall"
 	"time"
 
@@ -20,35 +19,13 @@ import (
 
 	"agentbot/bot"
 	"agentbot/bot/metrics"
+	"agentbot/cmd/agentbot/catalogs"
 	"agentbot/cmd/agentbot/check"
 	"agentbot/cmd/agentbot/mcptools"
 	"agentbot/engine/catalog"
 	"agentbot/engine/transcript"
 	"agentbot/storage"
 )
-
-// catalogs holds the current catalog; a reload swaps it. Running sessions
-// keep the agent definition they started with (it is in the session).
-type catalogs struct {
-	cur  atomic.Pointer[catalog.Catalog]
-	load func() *catalog.Catalog
-	log  *slog.Logger
-}
-
-func (c *catalogs) get() *catalog.Catalog { return c.cur.Load() }
-
-func (c *catalogs) reload() error {
-	next := c.load()
-	if len(next.Agents) == 0 {
-		return fmt.Errorf("no agent could be loaded (%d problems); keeping the agents already loaded", len(next.Problems))
-	}
-	c.cur.Store(next)
-	c.log.Info("agents reloaded", "agents", len(next.Agents), "problems", len(next.Problems))
-	for _, p := range next.Problems {
-		c.log.Warn("bundle problem", "path", p.Path, "reason", p.Reason)
-	}
-	return nil
-}
 
 // runServe runs the Slack bot until SIGINT or SIGTERM: its settings
 // checked, then each step of its wiring in order, then the bot.
@@ -99,7 +76,7 @@ type server struct {
 	e     *env
 	log   *slog.Logger
 	st    storage.Backend
-	cats  *catalogs
+	cats  *catalogs.Reloadable
 	tools *mcptools.Tools
 	met   *metrics.Metrics
 	b     *bot.Bot
@@ -137,9 +114,8 @@ func (s *server) openStore(ctx context.Context) int {
 // loadAgents loads the catalog; serve needs at least one agent.
 func (s *server) loadAgents(context.Context) int {
 	cfg, log := s.cfg, s.log
-	s.cats = &catalogs{load: func() *catalog.Catalog { return loadCatalog(cfg) }, log: log}
-	s.cats.cur.Store(s.cats.load())
-	first := s.cats.get()
+	s.cats = catalogs.NewReloadable(func() *catalog.Catalog { return loadCatalog(cfg) }, log)
+	first := s.cats.Get()
 	if len(first.Agents) == 0 {
 		fmt.Fprintln(s.e.stderr, "agentbot serve: no agent to serve")
 		explainCatalog(s.e.stderr, cfg, first)
@@ -159,7 +135,7 @@ func (s *server) loadTools(context.Context) int {
 	}
 	s.tools = tools
 	s.undo = append(s.undo, func() { tools.Close() }) // stops the stdio servers
-	tools.WarnAgents(s.cats.get(), s.log)
+	tools.WarnAgents(s.cats.Get(), s.log)
 	tools.UseChannels(s.st, s.log)
 	return 0
 }
@@ -177,7 +153,7 @@ func (s *server) newBot(context.Context) int {
 		return s.fail(2, err)
 	}
 	fences := bot.NewFences(st) // the engine's saves of a thread are fenced by its lease
-	eng := newEngine(cfg, fencedSaves{st, fences}, m, cats.get, newBudgets(cfg, st), log, met.ToolRecord, tools)
+	eng := newEngine(cfg, fencedSaves{st, fences}, m, cats.Get, newBudgets(cfg, st), log, met.ToolRecord, tools)
 
 	opts := []slack.Option{slack.OptionAppLevelToken(cfg.SlackAppToken),
 		slack.OptionHTTPClient(&http.Client{Transport: pooledTransport(cfg.MaxTurns)})}
@@ -187,7 +163,7 @@ func (s *server) newBot(context.Context) int {
 	api := slack.New(cfg.SlackBotToken, opts...)
 	b, err := bot.New(bot.Config{
 		API: api, Socket: socketmode.New(api), Engine: eng, Store: st,
-		Catalog: cats.get, Reload: cats.reload, Admins: cfg.Admins,
+		Catalog: cats.Get, Reload: cats.Reload, Admins: cfg.Admins,
 		MaxConcurrentTurns: cfg.MaxTurns, AllowedUsers: cfg.AllowedUsers, AllowedChannels: cfg.AllowedChannels,
 		MaxUploadBytes: cfg.MaxUploadBytes, NoStreaming: cfg.NoStreaming, Logger: log, Observer: met,
 		ReplicaID: cfg.ReplicaID, LeaseTTL: cfg.LeaseTTL, ApprovalTimeout: cfg.ApprovalTimeout,
@@ -219,7 +195,7 @@ func (s *server) background(ctx context.Context) int {
 			case <-bgCtx.Done():
 				return
 			case <-hup:
-				if err := s.cats.reload(); err != nil {
+				if err := s.cats.Reload(); err != nil {
 					s.log.Error("reload", "err", err)
 				}
 			}
@@ -264,7 +240,7 @@ func (s *server) serveHTTP(context.Context) int {
 
 // run runs the bot until ctx ends.
 func (s *server) run(ctx context.Context) int {
-	s.log.Info("agentbot starting", "agents", len(s.cats.get().Agents), "store", storeName(s.cfg), "data", s.cfg.DataDir, "model", s.cfg.Model, "replica", s.b.ReplicaID())
+	s.log.Info("agentbot starting", "agents", len(s.cats.Get().Agents), "store", storeName(s.cfg), "data", s.cfg.DataDir, "model", s.cfg.Model, "replica", s.b.ReplicaID())
 	if err := s.b.Run(ctx); err != nil && !errors.Is(err, context.Canceled) {
 		return s.fail(1, err)
 	}

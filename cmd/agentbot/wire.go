@@ -8,12 +8,10 @@ import (
 	"io"
 	"log/slog"
 	"net/http"
-	"os"
-	"path/filepath"
 	"strconv"
 	"strings"
 
-	"agentbot/bundles"
+	"agentbot/cmd/agentbot/catalogs"
 	"agentbot/cmd/agentbot/mcptools"
 	"agentbot/engine"
 	"agentbot/engine/catalog"
@@ -94,60 +92,14 @@ func parseInterspersed(fs *flag.FlagSet, args []string) ([]string, error) {
 	}
 }
 
-// loadCatalog loads every agent the configuration names. The shipped
-// sample bundles (a checkout's or the image's bundles folder) load last, so
-// the user's bundles and BMAD roots keep the plain ids when an id collides.
-// A folder named but missing is a problem; when nothing at all is named,
-// the samples are offered: the checkout's bundles folder where it exists,
-// else the copy built into the binary.
+// loadCatalog loads every agent the configuration names (catalogs.Load).
 func loadCatalog(cfg *Config) *catalog.Catalog {
-	var user, samples []string
-	for _, b := range cfg.Bundles {
-		if absOr(b) == absOr(defaultBundles) || absOr(b) == imageBundles {
-			samples = append(samples, b)
-		} else {
-			user = append(user, b)
-		}
-	}
-	var extractErr error
-	if len(cfg.Bundles)+len(cfg.BMADRoots) == 0 && strings.TrimSpace(cfg.Skills) == "" {
-		var dir string
-		dir, extractErr = builtinSamples(cfg)
-		if dir != "" {
-			samples = []string{dir}
-		}
-	}
-	cat := catalog.Load(catalog.Options{Bundles: user, BMADRoots: cfg.BMADRoots, Skills: cfg.Skills, Samples: samples})
-	if extractErr != nil {
-		cat.Problems = append(cat.Problems, catalog.Problem{Path: "built-in sample bundles", Reason: extractErr.Error()})
-	}
-	return cat
+	return catalogs.Load(sources(cfg), cfg.DataDir)
 }
 
-// builtinSamples returns the sample bundles' folder: the checkout's
-// bundles folder where it exists, else the copy built into the binary,
-// written once into the data folder (the sandbox and the catalog read
-// folders on disk).
-func builtinSamples(cfg *Config) (string, error) {
-	if st, err := os.Stat(defaultBundles); err == nil && st.IsDir() {
-		return defaultBundles, nil
-	}
-	return bundles.Extract(filepath.Join(cfg.DataDir, "samples"))
-}
-
-// defaultBundles and imageBundles are where the shipped sample bundles
-// are: a checkout's bundles folder, and the Docker image's.
-const (
-	defaultBundles = "./bundles"
-	imageBundles   = "/bundles"
-)
-
-// absOr returns p made absolute and clean, or p cleaned.
-func absOr(p string) string {
-	if a, err := filepath.Abs(p); err == nil {
-		return a
-	}
-	return filepath.Clean(p)
+// sources are where cfg's agents come from.
+func sources(cfg *Config) catalogs.Sources {
+	return catalogs.Sources{Bundles: cfg.Bundles, BMADRoots: cfg.BMADRoots, Skills: cfg.Skills}
 }
 
 // newModel returns the model client the configuration describes; log

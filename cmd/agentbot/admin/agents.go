@@ -149,52 +149,6 @@ func skillNote(s *catalog.Skill) string {
 	return ""
 }
 
-// Sources are where the agents come from: the settings --bundles,
-// --bmad-root and --skills.
-type Sources struct {
-	Bundles, BMADRoots []string
-	Skills             string
-}
-
-// ExplainCatalog says, after "no agent ..." on stderr, why: the agents the
-// catalog has, where it looked, and the problems that kept agents from
-// loading, with what to do. chat, serve and every command that needs an
-// agent print it when the agent is not there.
-func ExplainCatalog(w io.Writer, cfg Sources, cat *catalog.Catalog) {
-	if len(cat.Agents) > 0 {
-		fmt.Fprintf(w, "  known agents: %s\n", strings.Join(agentIDs(cat.Agents), ", "))
-	} else {
-		fmt.Fprintln(w, "  no agent could be loaded")
-	}
-	none := func(l []string) string {
-		if len(l) == 0 {
-			return "(none)"
-		}
-		return strings.Join(l, ", ")
-	}
-	skills := []string{}
-	if cfg.Skills != "" {
-		skills = append(skills, cfg.Skills)
-	}
-	fmt.Fprintf(w, "  looked in: bundles %s; BMAD roots %s; skills %s\n", none(cfg.Bundles), none(cfg.BMADRoots), none(skills))
-	if len(cat.Problems) > 0 {
-		fmt.Fprintf(w, "  %d problem(s):\n", len(cat.Problems))
-		for _, p := range cat.Problems {
-			fmt.Fprintf(w, "    %s: %s\n", p.Path, p.Reason)
-		}
-	}
-	fmt.Fprintln(w, "  agentbot agents lists what is found; point --bundles or --bmad-root (AGENTBOT_BUNDLES, AGENTBOT_BMAD_ROOT) at your agents")
-}
-
-// agentIDs lists the ids of agents, for error messages.
-func agentIDs(agents []*catalog.Agent) []string {
-	ids := make([]string, 0, len(agents))
-	for _, a := range agents {
-		ids = append(ids, a.ID)
-	}
-	return ids
-}
-
 // AgentJSON is one agent in agents --json: its summary and its MCP tools.
 type AgentJSON struct {
 	catalog.AgentSummary
