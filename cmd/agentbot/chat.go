@@ -7,6 +7,7 @@ import (
 
 	"agentbot/cmd/agentbot/chat"
 	"agentbot/cmd/agentbot/check"
+	"agentbot/cmd/agentbot/datadir"
 	"agentbot/cmd/agentbot/mcptools"
 	"agentbot/engine/catalog"
 )
@@ -29,7 +30,7 @@ func runChat(ctx context.Context, e *env) int {
 		return 2
 	}
 	log := newLogger(cfg, e.stderr)
-	warnLegacyData(log, cfg, envOf(e.getenv))
+	datadir.WarnLegacy(log, cfg.DataDir, cfg.LegacyData, envOf(e.getenv))
 	st, err := openStore(ctx, cfg)
 	if err != nil {
 		fmt.Fprintf(e.stderr, "agentbot chat: %v\n", err)

@@ -9,6 +9,8 @@ import (
 	"strconv"
 	"strings"
 	"time"
+
+	"agentbot/cmd/agentbot/datadir"
 )
 
 // Config is every setting of agentbot. Each is a flag and an environment
@@ -24,7 +26,7 @@ type Config struct {
 	DataDir   string
 	// LegacyData is set when DataDir is ./data of the working directory,
 	// taken because it holds a store while --data and AGENTBOT_DATA are
-	// unset (defaultDataDir); the start warns about it.
+	// unset (datadir.Default); the start warns about it.
 	LegacyData bool
 	// Project is the terminal's project (chat --project; "": the data
 	// folder's terminal project). Slack channels have their own.
@@ -296,7 +298,7 @@ func newFlags(name string, use []string, getenv func(string) string) (*flag.Flag
 			return errors.Join(errs...)
 		}
 		if strings.TrimSpace(c.DataDir) == "" {
-			c.DataDir, c.LegacyData = defaultDataDir(envOf(getenv))
+			c.DataDir, c.LegacyData = datadir.Default(envOf(getenv))
 		}
 		return validate(c, mine) // the defaults too
 	}

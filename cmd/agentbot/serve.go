@@ -19,8 +19,10 @@ import (
 
 	"agentbot/bot"
 	"agentbot/bot/metrics"
+	"agentbot/cmd/agentbot/admin"
 	"agentbot/cmd/agentbot/catalogs"
 	"agentbot/cmd/agentbot/check"
+	"agentbot/cmd/agentbot/datadir"
 	"agentbot/cmd/agentbot/mcptools"
 	"agentbot/engine/catalog"
 	"agentbot/engine/transcript"
@@ -39,7 +41,7 @@ func runServe(ctx context.Context, e *env) int {
 	}
 	s := &server{cfg: cfg, e: e, log: newLogger(cfg, e.stderr)}
 	defer s.close()
-	warnLegacyData(s.log, cfg, envOf(e.getenv))
+	datadir.WarnLegacy(s.log, cfg.DataDir, cfg.LegacyData, envOf(e.getenv))
 	for _, step := range []func(context.Context) int{
 		s.openStore,  // the store, and the control socket other commands reach it by
 		s.loadAgents, // the catalog, reloadable
@@ -203,7 +205,7 @@ func (s *server) background(ctx context.Context) int {
 	}()
 	if s.cfg.SessionTTL > 0 {
 		bg.Add(1)
-		go func() { defer bg.Done(); retention(bgCtx, s.st, s.cfg.SessionTTL, s.log) }()
+		go func() { defer bg.Done(); admin.Retention(bgCtx, s.st, s.cfg.SessionTTL, s.log) }()
 	}
 	return 0
 }
@@ -246,25 +248,6 @@ func (s *server) run(ctx context.Context) int {
 	}
 	s.log.Info("agentbot stopped")
 	return 0
-}
-
-// retention removes sessions inactive longer than ttl, now and every hour.
-func retention(ctx context.Context, st storage.Retention, ttl time.Duration, log *slog.Logger) {
-	t := time.NewTicker(time.Hour)
-	defer t.Stop()
-	for {
-		ids, err := st.Prune(time.Now().Add(-ttl))
-		if err != nil {
-			log.Error("prune sessions", "err", err)
-		} else if len(ids) > 0 {
-			log.Info("pruned inactive sessions", "count", len(ids), "ttl", ttl)
-		}
-		select {
-		case <-ctx.Done():
-			return
-		case <-t.C:
-		}
-	}
 }
 
 // listenHTTP serves h on addr in the background and returns the bound

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"io"
 	"io/fs"
+	"log/slog"
 	"os"
 	"strings"
 	"text/tabwriter"
@@ -267,4 +268,24 @@ func openReader(ctx context.Context, store Store, remote bool) (sessionReader, f
 		return nil, nil, heldSilently(err, derr)
 	}
 	return r, func() {}, nil
+}
+
+// Retention removes sessions inactive longer than ttl, now and every hour,
+// until ctx ends: serve's sessions prune (AGENTBOT_SESSION_TTL).
+func Retention(ctx context.Context, st storage.Retention, ttl time.Duration, log *slog.Logger) {
+	t := time.NewTicker(time.Hour)
+	defer t.Stop()
+	for {
+		ids, err := st.Prune(time.Now().Add(-ttl))
+		if err != nil {
+			log.Error("prune sessions", "err", err)
+		} else if len(ids) > 0 {
+			log.Info("pruned inactive sessions", "count", len(ids), "ttl", ttl)
+		}
+		select {
+		case <-ctx.Done():
+			return
+		case <-t.C:
+		}
+	}
 }
