@@ -7,7 +7,6 @@ import (
 	"agentbot/cmd/agentbot/admin"
 	"agentbot/cmd/agentbot/catalogs"
 	"agentbot/engine/catalog"
-	"agentbot/storage"
 )
 
 // The operator's commands other than serve, chat and check: each parses
@@ -46,7 +45,7 @@ func runSessions(ctx context.Context, e *env) int {
 	if cfg == nil {
 		return code
 	}
-	o.Store, o.TTL = adminStore(cfg), cfg.SessionTTL
+	o.Store, o.TTL = storeOf(cfg), cfg.SessionTTL
 	return o.Run(ctx, args)
 }
 
@@ -60,7 +59,7 @@ func runProjects(ctx context.Context, e *env) int {
 	if cfg == nil {
 		return code
 	}
-	o.Store, o.MaxFileBytes = adminStore(cfg), cfg.MaxFileBytes
+	o.Store, o.MaxFileBytes = storeOf(cfg), cfg.MaxFileBytes
 	return o.Run(ctx, args)
 }
 
@@ -73,7 +72,7 @@ func runBackup(_ context.Context, e *env) int {
 	if cfg == nil {
 		return code
 	}
-	o.Store = adminStore(cfg)
+	o.Store = storeOf(cfg)
 	return o.Run(args)
 }
 
@@ -86,7 +85,7 @@ func runMigrate(ctx context.Context, e *env) int {
 	if cfg == nil {
 		return code
 	}
-	o.Store = adminStore(cfg)
+	o.Store = storeOf(cfg)
 	return o.Run(ctx, args)
 }
 
@@ -103,13 +102,4 @@ func runHealth(ctx context.Context, e *env) int {
 	}
 	o.HTTPAddr = cfg.HTTPAddr
 	return o.Run(ctx, args)
-}
-
-// adminStore is how the operator's commands (package admin) reach the
-// store cfg names.
-func adminStore(cfg *Config) admin.Store {
-	return admin.Store{
-		Open:     func(ctx context.Context) (storage.Backend, error) { return openStore(ctx, cfg) },
-		ExitCode: storeExitCode, DataDir: cfg.DataDir, DatabaseURL: cfg.DatabaseURL,
-	}
 }

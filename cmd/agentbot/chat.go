@@ -9,6 +9,7 @@ import (
 	"agentbot/cmd/agentbot/check"
 	"agentbot/cmd/agentbot/datadir"
 	"agentbot/cmd/agentbot/mcptools"
+	"agentbot/cmd/agentbot/stores"
 	"agentbot/engine/catalog"
 )
 
@@ -31,16 +32,16 @@ func runChat(ctx context.Context, e *env) int {
 	}
 	log := newLogger(cfg, e.stderr)
 	datadir.WarnLegacy(log, cfg.DataDir, cfg.LegacyData, envOf(e.getenv))
-	st, err := openStore(ctx, cfg)
+	st, err := storeOf(cfg).Open(ctx)
 	if err != nil {
 		fmt.Fprintf(e.stderr, "agentbot chat: %v\n", err)
-		if hint := lockedHint(err, cfg); hint != "" {
+		if hint := storeOf(cfg).LockedHint(err); hint != "" {
 			fmt.Fprintf(e.stderr, "agentbot chat: %s\n", hint)
 		}
-		return storeExitCode(err)
+		return stores.ExitCode(err)
 	}
 	defer st.Close()
-	defer serveControl(ctx, st, log)() // sessions and backup reach this chat's store
+	defer stores.ServeControl(ctx, st, log)() // sessions and backup reach this chat's store
 	rec, key, err := chat.FindSession(st, name)
 	if err != nil {
 		fmt.Fprintf(e.stderr, "agentbot chat: %v\n", err)

@@ -24,6 +24,7 @@ import (
 	"agentbot/cmd/agentbot/check"
 	"agentbot/cmd/agentbot/datadir"
 	"agentbot/cmd/agentbot/mcptools"
+	"agentbot/cmd/agentbot/stores"
 	"agentbot/engine/catalog"
 	"agentbot/engine/transcript"
 	"agentbot/storage"
@@ -100,16 +101,16 @@ func (s *server) close() {
 
 // openStore opens the store and serves the control socket.
 func (s *server) openStore(ctx context.Context) int {
-	st, err := openStore(ctx, s.cfg)
+	st, err := storeOf(s.cfg).Open(ctx)
 	if err != nil {
-		code := s.fail(storeExitCode(err), err)
-		if hint := lockedHint(err, s.cfg); hint != "" {
+		code := s.fail(stores.ExitCode(err), err)
+		if hint := storeOf(s.cfg).LockedHint(err); hint != "" {
 			fmt.Fprintf(s.e.stderr, "agentbot serve: %s\n", hint)
 		}
 		return code
 	}
 	s.st = st
-	s.undo = append(s.undo, func() { st.Close() }, serveControl(ctx, st, s.log))
+	s.undo = append(s.undo, func() { st.Close() }, stores.ServeControl(ctx, st, s.log))
 	return 0
 }
 
@@ -220,7 +221,7 @@ func (s *server) serveHTTP(context.Context) int {
 			return errors.New("socket mode connection is down")
 		}
 		if err := s.st.Ping(); err != nil {
-			return fmt.Errorf("%s store: %w", storeName(s.cfg), err)
+			return fmt.Errorf("%s store: %w", storeOf(s.cfg).Name(), err)
 		}
 		return nil
 	}
@@ -242,7 +243,7 @@ func (s *server) serveHTTP(context.Context) int {
 
 // run runs the bot until ctx ends.
 func (s *server) run(ctx context.Context) int {
-	s.log.Info("agentbot starting", "agents", len(s.cats.Get().Agents), "store", storeName(s.cfg), "data", s.cfg.DataDir, "model", s.cfg.Model, "replica", s.b.ReplicaID())
+	s.log.Info("agentbot starting", "agents", len(s.cats.Get().Agents), "store", storeOf(s.cfg).Name(), "data", s.cfg.DataDir, "model", s.cfg.Model, "replica", s.b.ReplicaID())
 	if err := s.b.Run(ctx); err != nil && !errors.Is(err, context.Canceled) {
 		return s.fail(1, err)
 	}

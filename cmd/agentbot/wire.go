@@ -10,9 +10,11 @@ import (
 	"net/http"
 	"strconv"
 	"strings"
+	"time"
 
 	"agentbot/cmd/agentbot/catalogs"
 	"agentbot/cmd/agentbot/mcptools"
+	"agentbot/cmd/agentbot/stores"
 	"agentbot/engine"
 	"agentbot/engine/catalog"
 	"agentbot/engine/model"
@@ -218,3 +220,13 @@ func newProjects(cfg *Config, st storage.Projects) *engine.Projects {
 		Root: storage.Folders{Dir: cfg.DataDir}.ProjectFolder,
 	}
 }
+
+// storeOf is the store cfg names, on this process's clock.
+func storeOf(cfg *Config) stores.Store {
+	return stores.Store{DataDir: cfg.DataDir, DatabaseURL: cfg.DatabaseURL, Now: processClock}
+}
+
+// processClock is this process's clock as the store reads it for its own
+// times; the tests of clock skew move it in a child process
+// (testmain_test.go).
+var processClock = time.Now

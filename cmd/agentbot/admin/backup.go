@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"io"
 
+	"agentbot/cmd/agentbot/stores"
 	"agentbot/storage"
 	"agentbot/storage/bolt"
 )
@@ -13,7 +14,7 @@ import (
 // Backup is agentbot backup: its flag, the store and where it writes.
 type Backup struct {
 	Stdout, Stderr io.Writer
-	Store          Store
+	Store          stores.Store
 	// Force overwrites FILE if it exists.
 	Force bool
 }
@@ -41,7 +42,7 @@ func (o *Backup) Run(args []string) int {
 	case errors.Is(err, bolt.ErrLocked):
 		r, derr := bolt.Dial(o.Store.DataDir)
 		if derr != nil {
-			fmt.Fprintf(o.Stderr, "agentbot backup: %v\n", heldSilently(err, derr))
+			fmt.Fprintf(o.Stderr, "agentbot backup: %v\n", stores.HeldSilently(err, derr))
 			return 1
 		}
 		src = r
@@ -62,7 +63,7 @@ func (o *Backup) Run(args []string) int {
 type Migrate struct {
 	Stdout, Stderr io.Writer
 	// Store is the PostgreSQL store to copy into (Store.DatabaseURL).
-	Store Store
+	Store stores.Store
 	// From is the data folder of the bbolt store to copy ("": Store.DataDir).
 	From string
 }
@@ -97,12 +98,12 @@ func (o *Migrate) Run(ctx context.Context, args []string) int {
 	dst, err := o.Store.Open(ctx)
 	if err != nil {
 		fmt.Fprintf(o.Stderr, "agentbot migrate: %v\n", err)
-		return o.Store.ExitCode(err)
+		return stores.ExitCode(err)
 	}
 	defer dst.Close()
 	imp, ok := dst.(storage.Importer)
 	if !ok {
-		fmt.Fprintf(o.Stderr, "agentbot migrate: the %s store cannot import sessions\n", o.Store.name())
+		fmt.Fprintf(o.Stderr, "agentbot migrate: the %s store cannot import sessions\n", o.Store.Name())
 		return 1
 	}
 	rep, err := bolt.Migrate(imp, src)

@@ -8,6 +8,7 @@ import (
 	"text/tabwriter"
 	"time"
 
+	"agentbot/cmd/agentbot/stores"
 	"agentbot/storage"
 	"agentbot/storage/projectfiles"
 )
@@ -22,7 +23,7 @@ const projectsUsage = "usage: agentbot projects " + ProjectsSynopsis
 // where it writes.
 type Projects struct {
 	Stdout, Stderr io.Writer
-	Store          Store
+	Store          stores.Store
 	// AllVersions makes export write every version too, under DIR/.history.
 	AllVersions bool
 	// MaxFileBytes is the largest document import takes (--max-file-bytes).
@@ -40,7 +41,7 @@ func (o *Projects) Run(ctx context.Context, args []string) int {
 	st, err := o.Store.Open(ctx)
 	if err != nil {
 		fmt.Fprintf(o.Stderr, "agentbot projects: %v\n", err)
-		return o.Store.ExitCode(err)
+		return stores.ExitCode(err)
 	}
 	defer st.Close()
 	switch args[0] {

@@ -13,6 +13,7 @@ import (
 	"time"
 
 	"agentbot/bot"
+	"agentbot/cmd/agentbot/stores"
 	"agentbot/engine"
 	"agentbot/engine/transcript"
 	"agentbot/storage"
@@ -27,7 +28,7 @@ const SessionsSynopsis = "list | show ID | export ID [-o FILE [--force]] | delet
 // where it writes.
 type Sessions struct {
 	Stdout, Stderr io.Writer
-	Store          Store
+	Store          stores.Store
 	// Out is export's -o FILE ("": stdout); Force lets it overwrite FILE.
 	Out   string
 	Force bool
@@ -57,7 +58,7 @@ func (o *Sessions) Run(ctx context.Context, args []string) int {
 	}
 	if err != nil {
 		fmt.Fprintf(o.Stderr, "agentbot sessions: %v\n", err)
-		return o.Store.ExitCode(err)
+		return stores.ExitCode(err)
 	}
 	defer closeStore()
 	r.st = st
@@ -254,7 +255,7 @@ type sessionReader interface {
 // openReader opens the store (PostgreSQL when configured, which every
 // replica shares), or, when a running agentbot holds the bbolt store and
 // remote is allowed, reaches that agentbot's control socket.
-func openReader(ctx context.Context, store Store, remote bool) (sessionReader, func(), error) {
+func openReader(ctx context.Context, store stores.Store, remote bool) (sessionReader, func(), error) {
 	dir := store.DataDir
 	st, err := store.Open(ctx)
 	if err == nil {
@@ -265,7 +266,7 @@ func openReader(ctx context.Context, store Store, remote bool) (sessionReader, f
 	}
 	r, derr := bolt.Dial(dir)
 	if derr != nil {
-		return nil, nil, heldSilently(err, derr)
+		return nil, nil, stores.HeldSilently(err, derr)
 	}
 	return r, func() {}, nil
 }
