@@ -1,7 +1,8 @@
 // Package stores opens the store agentbot's configuration names:
 // PostgreSQL, shared by replicas, or bbolt in the data folder, and says
-// what to do when it does not open. Every command that needs the store
-// opens it here.
+// what to do when it does not open. serve, chat, sessions, projects and
+// migrate open the configured store here (backup and migrate's source
+// are bbolt's own).
 package stores
 
 import (
