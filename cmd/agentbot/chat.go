@@ -1,24 +1,20 @@
 package main
 
 import (
-	"bufio"
 	"context"
-	"errors"
 	"fmt"
 	"io"
-	"os"
-	"strings"
-	"sync"
 
-	"agentbot/engine"
+	"agentbot/cmd/agentbot/chat"
+	"agentbot/cmd/agentbot/check"
+	"agentbot/cmd/agentbot/datadir"
+	"agentbot/cmd/agentbot/mcptools"
+	"agentbot/cmd/agentbot/stores"
 	"agentbot/engine/catalog"
-	"agentbot/engine/llm"
-	"agentbot/engine/transcript"
-	"agentbot/storage"
 )
 
-// runChat talks to one agent in the terminal. It reads stdin line by line,
-// so it can be scripted, and resumes a named session.
+// runChat talks to one agent in the terminal (package chat). It reads
+// stdin line by line, so it can be scripted, and resumes a named session.
 func runChat(ctx context.Context, e *env) int {
 	var agentID, name, project string
 	cfg, _, code := parse("chat", e, func(fs *flagSet) {
@@ -30,23 +26,23 @@ func runChat(ctx context.Context, e *env) int {
 		return code
 	}
 	cfg.Project = project
-	if err := needKey(cfg); err != nil {
+	if err := check.APIKey(checkConfig(cfg)); err != nil {
 		fmt.Fprintf(e.stderr, "agentbot chat: %v\n", err)
 		return 2
 	}
 	log := newLogger(cfg, e.stderr)
-	warnLegacyData(log, cfg, envOf(e.getenv))
-	st, err := openStore(ctx, cfg)
+	datadir.WarnLegacy(log, cfg.DataDir, cfg.LegacyData, envOf(e.getenv))
+	st, err := storeOf(cfg).Open(ctx)
 	if err != nil {
 		fmt.Fprintf(e.stderr, "agentbot chat: %v\n", err)
-		if hint := lockedHint(err, cfg); hint != "" {
+		if hint := storeOf(cfg).LockedHint(err); hint != "" {
 			fmt.Fprintf(e.stderr, "agentbot chat: %s\n", hint)
 		}
-		return storeExitCode(err)
+		return stores.ExitCode(err)
 	}
 	defer st.Close()
-	defer serveControl(ctx, st, log)() // sessions and backup reach this chat's store
-	rec, key, err := findChat(st, name)
+	defer stores.ServeControl(ctx, st, log)() // sessions and backup reach this chat's store
+	rec, key, err := chat.FindSession(st, name)
 	if err != nil {
 		fmt.Fprintf(e.stderr, "agentbot chat: %v\n", err)
 		return 1
@@ -57,275 +53,15 @@ func runChat(ctx context.Context, e *env) int {
 		return 2
 	}
 	cat := loadCatalog(cfg)
-	tools, err := loadMCP(cfg, e.getenv, log)
+	tools, err := mcptools.Load(cfg.MCPConfig, e.getenv, log)
 	if err != nil {
 		fmt.Fprintf(e.stderr, "agentbot chat: %v\n", err)
 		return 2
 	}
 	defer tools.Close() // stops the stdio servers
-	tools.warnAgents(cat, log)
+	tools.WarnAgents(cat, log)
 	eng := newEngine(cfg, st, m, func() *catalog.Catalog { return cat }, newBudgets(cfg, st), log, nil, tools)
-	t := newTerminal(e)
-	t.cfg = cfg
-	var c *engine.Conversation
-	if rec != nil {
-		c, code = t.resume(ctx, eng, st, rec, name, agentID, cat)
-	}
-	if c == nil && code == 0 { // nothing to resume
-		c, code = t.start(eng, st, key, agentID, cat)
-	}
-	if c == nil {
-		return code
-	}
-	code = t.talk(ctx, c)
-	t.close(c, st)
-	return code
-}
-
-// findChat finds the session --session names, by its key ("chat/NAME") or
-// by its id (agentbot sessions list); with none it returns the key a new
-// session takes ("" for an unnamed one).
-func findChat(st storage.Backend, name string) (*transcript.Session, string, error) {
-	if name == "" {
-		return nil, "", nil
-	}
-	key := "chat/" + name
-	rec, err := st.Session(key)
-	if errors.Is(err, storage.ErrNotFound) {
-		if byID, idErr := st.SessionByID(name); idErr == nil {
-			return byID, byID.Key, nil
-		}
-		return nil, key, nil
-	}
-	if err != nil {
-		return nil, "", err
-	}
-	return rec, key, nil
-}
-
-// terminal is the chat's front end: it reads lines (and approvals) from
-// stdin and prints a conversation's events.
-type terminal struct {
-	out, errOut io.Writer
-	sc          *bufio.Scanner
-	interactive bool
-	cfg         *Config // for explaining a catalog without the agent asked for
-	// person is the terminal's user ($USER), the author of the documents
-	// the session saves in its project.
-	person string
-}
-
-func newTerminal(e *env) *terminal {
-	sc := bufio.NewScanner(e.stdin)
-	sc.Buffer(make([]byte, 64*1024), 4<<20)
-	return &terminal{out: e.stdout, errOut: e.stderr, sc: sc, interactive: isTerminal(e.stdin), person: e.getenv("USER")}
-}
-
-// decide asks on the terminal about a call a turn waits on.
-func (t *terminal) decide(p transcript.Approval) (string, string, bool) {
-	return askApproval(t.out, t.sc, t.interactive, p), "terminal", true
-}
-
-// resume continues a stored session: the session talks to the agent it
-// started with (found by the snapshot stored with it), whatever its id
-// names today, and a turn cut short (the process died) is finished first,
-// as the Slack bot does, instead of stacking a new message on it.
-func (t *terminal) resume(ctx context.Context, eng *engine.Engine, st storage.Backend, rec *transcript.Session, name, agentID string, cat *catalog.Catalog) (*engine.Conversation, int) {
-	c, err := eng.Continue(st, rec)
-	if err != nil {
-		fmt.Fprintf(t.errOut, "agentbot chat: session %q: %v\n", name, err)
-		return nil, 1
-	}
-	if c.Agent == nil {
-		return nil, 0 // a record that never got an agent: start it
-	}
-	if agentID != "" && agentID != c.AgentID {
-		fmt.Fprintf(t.errOut, "agentbot chat: session %q belongs to agent %s; resuming it with %s\n", name, c.AgentID, c.AgentID)
-	}
-	if now, ok := cat.Find(c.AgentID); ok && now != c.Agent {
-		fmt.Fprintf(t.errOut, "agentbot chat: the id %s now names %s; this session keeps the agent it started with (%s, now %s)\n", c.AgentID, now.Path, c.Agent.Path, c.Agent.ID)
-	}
-	fmt.Fprintf(t.out, "Resuming session %q with %s (%d messages).\n\n", name, c.AgentID, len(c.Messages))
-	if !engine.Unfinished(c.Session) {
-		if last := engine.LastAnswer(c.Session); last != "" {
-			fmt.Fprintln(t.out, last)
-		}
-		return c, 0
-	}
-	fmt.Fprintln(t.out, "Resuming the unfinished turn…")
-	if _, err := c.Run(ctx, "", printer(t.out), t.decide); err != nil {
-		turnFailed(t.errOut, err)
-		if ctx.Err() != nil {
-			return nil, 1
-		}
-	}
-	fmt.Fprintln(t.out)
-	return c, 0
-}
-
-// start opens a new session under key (a fresh name when "") with agent
-// agentID and prints its greeting.
-func (t *terminal) start(eng *engine.Engine, st storage.Backend, key, agentID string, cat *catalog.Catalog) (*engine.Conversation, int) {
-	if agentID == "" {
-		fmt.Fprintln(t.errOut, "agentbot chat: --agent is required for a new session (agentbot agents lists the ids)")
-		return nil, 2
-	}
-	a, ok := cat.Find(agentID)
-	if !ok {
-		fmt.Fprintf(t.errOut, "agentbot chat: no agent %q\n", agentID)
-		explainCatalog(t.errOut, t.cfg, cat)
-		return nil, 2
-	}
-	if key == "" {
-		key = "chat/" + a.ID + "/" + eng.NewSessionName()
-	}
-	c, err := eng.Open(st, key)
-	if err != nil {
-		fmt.Fprintf(t.errOut, "agentbot chat: %v\n", err)
-		return nil, 1
-	}
-	g, err := c.Start(a, nil)
-	if err != nil {
-		fmt.Fprintf(t.errOut, "agentbot chat: %v\n", err)
-		_ = st.DeleteSession(c.ID)
-		return nil, 1
-	}
-	fmt.Fprintf(t.out, "Session %s (resume: agentbot chat --session %s)\n\n", c.ID, strings.TrimPrefix(key, "chat/"))
-	fmt.Fprintln(t.out, g.Text)
-	return c, 0
-}
-
-// talk runs a turn for each line read until the input ends or /quit; it
-// returns 1 when the input fails or the last turn failed (scripts must see
-// it).
-func (t *terminal) talk(ctx context.Context, c *engine.Conversation) int {
-	c.Person = t.person
-	for {
-		line, ok := t.readLine()
-		if !ok {
-			break
-		}
-		fmt.Fprintln(t.out)
-		res, err := c.Run(ctx, line, printer(t.out), t.decide)
-		if err != nil {
-			turnFailed(t.errOut, err)
-			if ctx.Err() != nil {
-				return 1
-			}
-			continue
-		}
-		if res != nil && res.Text != "" {
-			fmt.Fprintln(t.out)
-		}
-	}
-	if err := t.sc.Err(); err != nil {
-		fmt.Fprintf(t.errOut, "agentbot chat: read input: %v\n", err)
-		return 1
-	}
-	if c.Failed() {
-		return 1
-	}
-	return 0
-}
-
-// close ends the conversation: a session that never got an answer is not
-// kept (engine.Conversation.Close), and the user is told so.
-func (t *terminal) close(c *engine.Conversation, st engine.SessionDeleter) {
-	deleted, err := c.Close(st)
-	switch {
-	case err != nil:
-		fmt.Fprintf(t.errOut, "agentbot chat: %v\n", err)
-	case deleted:
-		fmt.Fprintln(t.errOut, "agentbot chat: the session got no answer, so it is not kept; run the same command to try again")
-	}
-}
-
-// readLine reads the next non-empty line, echoed when the input is a
-// script; it reports false at the end of the input or on /quit.
-func (t *terminal) readLine() (string, bool) {
-	for {
-		if t.interactive {
-			fmt.Fprint(t.out, "\n> ")
-		}
-		if !t.sc.Scan() {
-			return "", false
-		}
-		line := strings.TrimSpace(t.sc.Text())
-		if line == "" {
-			continue
-		}
-		if line == "/quit" || line == "/exit" {
-			return "", false
-		}
-		if !t.interactive {
-			fmt.Fprintf(t.out, "\n> %s\n", line)
-		}
-		return line, true
-	}
-}
-
-// askApproval shows a call waiting for approval (its tool and its
-// arguments, secrets masked) and reads the answer: y or yes approves,
-// anything else, or the end of the input, denies.
-func askApproval(w io.Writer, sc *bufio.Scanner, interactive bool, p transcript.Approval) string {
-	fmt.Fprintf(w, "\n  ? The agent wants to run %s with:\n", p.Tool)
-	for _, l := range strings.Split(engine.DisplayArgs(p.Args, 8<<10), "\n") {
-		fmt.Fprintf(w, "      %s\n", l)
-	}
-	fmt.Fprint(w, "  Approve? [y/N] ")
-	answer := ""
-	if sc.Scan() {
-		answer = strings.ToLower(strings.TrimSpace(sc.Text()))
-	}
-	if !interactive {
-		fmt.Fprintln(w, answer)
-	}
-	if answer == "y" || answer == "yes" {
-		return transcript.DecisionApproved
-	}
-	return transcript.DecisionDenied
-}
-
-// turnFailed prints a failed turn's error and, for a model error, what
-// to do about it.
-func turnFailed(w io.Writer, err error) {
-	fmt.Fprintf(w, "\nagentbot chat: %v\n", err)
-	if hint := llm.HintOf(err); hint != "" {
-		fmt.Fprintf(w, "  hint: %s\n", hint)
-	}
-}
-
-// printer renders a turn's events on a terminal. Tool events come from the
-// parallel tool calls of one response, so writes are serialized.
-func printer(w io.Writer) func(engine.Event) {
-	var mu sync.Mutex
-	return func(ev engine.Event) {
-		mu.Lock()
-		defer mu.Unlock()
-		switch ev.Kind {
-		case engine.EventThinking:
-			fmt.Fprintln(w, "  · thinking…") // never the reasoning itself
-		case engine.EventText:
-			fmt.Fprint(w, ev.Text)
-		case engine.EventToolStart:
-			fmt.Fprintf(w, "  · %s…\n", ev.Status)
-		case engine.EventToolEnd:
-			if ev.Err != "" {
-				fmt.Fprintf(w, "  ! %s: %s\n", ev.Tool, ev.Err)
-			}
-		case engine.EventOutput:
-			fmt.Fprintf(w, "  ✓ saved %s (%d bytes, v%d) at %s\n", ev.Output.Path, ev.Output.Size, ev.Output.Version, ev.HostPath)
-		case engine.EventNotice:
-			fmt.Fprintf(w, "\n  ! %s\n", ev.Text)
-		}
-	}
-}
-
-func isTerminal(r io.Reader) bool {
-	f, ok := r.(*os.File)
-	if !ok {
-		return false
-	}
-	fi, err := f.Stat()
-	return err == nil && fi.Mode()&os.ModeCharDevice != 0
+	t := chat.New(e.stdin, e.stdout, e.stderr, e.getenv("USER"))
+	t.Explain = func(w io.Writer, cat *catalog.Catalog) { explainCatalog(w, cfg, cat) }
+	return t.Run(ctx, eng, st, rec, key, name, agentID, cat)
 }

@@ -9,6 +9,8 @@ import (
 	"strconv"
 	"strings"
 	"time"
+
+	"agentbot/cmd/agentbot/datadir"
 )
 
 // Config is every setting of agentbot. Each is a flag and an environment
@@ -24,7 +26,7 @@ type Config struct {
 	DataDir   string
 	// LegacyData is set when DataDir is ./data of the working directory,
 	// taken because it holds a store while --data and AGENTBOT_DATA are
-	// unset (defaultDataDir); the start warns about it.
+	// unset (datadir.Default); the start warns about it.
 	LegacyData bool
 	// Project is the terminal's project (chat --project; "": the data
 	// folder's terminal project). Slack channels have their own.
@@ -81,19 +83,22 @@ type Config struct {
 // setting declares one flag and its environment variable.
 type setting struct {
 	flag, env, usage string
-	bind             func(fs *flag.FlagSet, c *Config, name, def, usage string)
+	bind             binder
 	def              string
 }
+
+// binder binds a setting's flag, with its default, to its Config field.
+type binder = func(fs *flag.FlagSet, c *Config, name, def, usage string)
 
 // secrets are the settings whose values must never be printed: their flags
 // show no default (the usage text would print the environment's value).
 var secrets = map[string]bool{"SLACK_APP_TOKEN": true, "SLACK_BOT_TOKEN": true, "OPENAI_API_KEY": true, "AGENTBOT_DATABASE_URL": true}
 
-func str(p func(*Config) *string) func(*flag.FlagSet, *Config, string, string, string) {
+func str(p func(*Config) *string) binder {
 	return func(fs *flag.FlagSet, c *Config, name, def, usage string) { fs.StringVar(p(c), name, def, usage) }
 }
 
-func list(p func(*Config) *[]string) func(*flag.FlagSet, *Config, string, string, string) {
+func list(p func(*Config) *[]string) binder {
 	return func(fs *flag.FlagSet, c *Config, name, def, usage string) {
 		l := &listFlag{dst: p(c)}
 		*l.dst = splitList(def)
@@ -101,37 +106,33 @@ func list(p func(*Config) *[]string) func(*flag.FlagSet, *Config, string, string
 	}
 }
 
-func num(p func(*Config) *int) func(*flag.FlagSet, *Config, string, string, string) {
-	return func(fs *flag.FlagSet, c *Config, name, def, usage string) {
-		dst := p(c)
-		*dst, _ = strconv.Atoi(def)
-		fs.Func(name, usage+" (default "+def+")", func(v string) error {
-			n, err := strconv.Atoi(strings.TrimSpace(v))
-			if err != nil {
-				return errInt
-			}
-			*dst = n
-			return nil
-		})
+// parsed is the kind of a setting whose value parse reads, shown with its
+// default in the usage; a value it cannot read is refused with bad.
+func parsed[T any](parse func(string) (T, error), bad error) func(p func(*Config) *T) binder {
+	return func(p func(*Config) *T) binder {
+		return func(fs *flag.FlagSet, c *Config, name, def, usage string) {
+			dst := p(c)
+			*dst, _ = parse(def)
+			fs.Func(name, usage+" (default "+def+")", func(v string) error {
+				x, err := parse(strings.TrimSpace(v))
+				if err != nil {
+					return bad
+				}
+				*dst = x
+				return nil
+			})
+		}
 	}
 }
 
-func size(p func(*Config) *int64) func(*flag.FlagSet, *Config, string, string, string) {
-	return func(fs *flag.FlagSet, c *Config, name, def, usage string) {
-		dst := p(c)
-		*dst, _ = strconv.ParseInt(def, 10, 64)
-		fs.Func(name, usage+" (default "+def+")", func(v string) error {
-			n, err := strconv.ParseInt(strings.TrimSpace(v), 10, 64)
-			if err != nil {
-				return errors.New("want a number of bytes, such as 1048576")
-			}
-			*dst = n
-			return nil
-		})
-	}
-}
+// The parsed kinds: whole numbers, sizes in bytes and durations.
+var (
+	num  = parsed(strconv.Atoi, errInt)
+	size = parsed(func(v string) (int64, error) { return strconv.ParseInt(v, 10, 64) }, errors.New("want a number of bytes, such as 1048576"))
+	dur  = parsed(time.ParseDuration, errDuration)
+)
 
-func boolean(p func(*Config) *bool) func(*flag.FlagSet, *Config, string, string, string) {
+func boolean(p func(*Config) *bool) binder {
 	return func(fs *flag.FlagSet, c *Config, name, def, usage string) {
 		dst := p(c)
 		*dst, _ = strconv.ParseBool(def)
@@ -141,21 +142,6 @@ func boolean(p func(*Config) *bool) func(*flag.FlagSet, *Config, string, string,
 				return errBool
 			}
 			*dst = b
-			return nil
-		})
-	}
-}
-
-func dur(p func(*Config) *time.Duration) func(*flag.FlagSet, *Config, string, string, string) {
-	return func(fs *flag.FlagSet, c *Config, name, def, usage string) {
-		dst := p(c)
-		*dst, _ = time.ParseDuration(def)
-		fs.Func(name, usage+" (default "+def+")", func(v string) error {
-			d, err := time.ParseDuration(strings.TrimSpace(v))
-			if err != nil {
-				return errDuration
-			}
-			*dst = d
 			return nil
 		})
 	}
@@ -296,7 +282,7 @@ func newFlags(name string, use []string, getenv func(string) string) (*flag.Flag
 			return errors.Join(errs...)
 		}
 		if strings.TrimSpace(c.DataDir) == "" {
-			c.DataDir, c.LegacyData = defaultDataDir(envOf(getenv))
+			c.DataDir, c.LegacyData = datadir.Default(envOf(getenv))
 		}
 		return validate(c, mine) // the defaults too
 	}

@@ -8,6 +8,7 @@ import (
 	"strings"
 	"testing"
 
+	"agentbot/cmd/agentbot/datadir"
 	"agentbot/storage/bolt"
 )
 
@@ -72,7 +73,7 @@ func TestDataDefault(t *testing.T) {
 		t.Fatalf("./data holding agentbot.db: data folder %q (legacy %v)", cfg.DataDir, cfg.LegacyData)
 	}
 	var logs bytes.Buffer
-	warnLegacyData(slog.New(slog.NewTextHandler(&logs, nil)), cfg, func(k string) string { return vars[k] })
+	datadir.WarnLegacy(slog.New(slog.NewTextHandler(&logs, nil)), cfg.DataDir, cfg.LegacyData, func(k string) string { return vars[k] })
 	for _, want := range []string{"level=WARN", "./data", "AGENTBOT_DATA", "mv ./data " + filepath.Join(state, "agentbot"), "data=" + filepath.Join(wd, "data")} {
 		if !strings.Contains(logs.String(), want) {
 			t.Errorf("the warning lacks %q:\n%s", want, logs.String())
@@ -82,7 +83,7 @@ func TestDataDefault(t *testing.T) {
 		t.Fatalf("AGENTBOT_DATA with a legacy ./data: %q (legacy %v)", cfg.DataDir, cfg.LegacyData)
 	}
 	logs.Reset()
-	warnLegacyData(slog.New(slog.NewTextHandler(&logs, nil)), &Config{DataDir: state}, func(k string) string { return vars[k] })
+	datadir.WarnLegacy(slog.New(slog.NewTextHandler(&logs, nil)), state, false, func(k string) string { return vars[k] })
 	if logs.Len() != 0 {
 		t.Errorf("a warning for a chosen data folder: %s", logs.String())
 	}

@@ -9,6 +9,7 @@ import (
 	"testing"
 
 	"agentbot/bot/fakeslack"
+	"agentbot/cmd/agentbot/admin"
 	"agentbot/engine/fakemodel"
 	"agentbot/engine/fixtures"
 )
@@ -50,7 +51,7 @@ func TestDockerHealthcheckAgainstServe(t *testing.T) {
 	if addr == "" {
 		t.Fatal("the image sets no AGENTBOT_HTTP_ADDR: serve would have no /healthz for the HEALTHCHECK")
 	}
-	if u, err := healthURL(addr); err != nil || !strings.HasPrefix(u, "http://127.0.0.1:") {
+	if u, err := admin.HealthURL(addr); err != nil || !strings.HasPrefix(u, "http://127.0.0.1:") {
 		t.Fatalf("the image's AGENTBOT_HTTP_ADDR=%s is asked at %s (%v); want the loopback address", addr, u, err)
 	}
 
@@ -108,21 +109,5 @@ func TestHealthMistakes(t *testing.T) {
 			r.wantCode(t, 1)
 			contains(t, "stderr", r.stderr, tc.want)
 		})
-	}
-}
-
-// healthURL asks an unspecified or empty host on the loopback address.
-func TestHealthURL(t *testing.T) {
-	for addr, want := range map[string]string{
-		":8080":          "http://127.0.0.1:8080/healthz",
-		"0.0.0.0:9090":   "http://127.0.0.1:9090/healthz",
-		"[::]:8080":      "http://[::1]:8080/healthz",
-		"127.0.0.1:8080": "http://127.0.0.1:8080/healthz",
-		"10.0.0.5:80":    "http://10.0.0.5:80/healthz",
-		"localhost:8080": "http://localhost:8080/healthz",
-	} {
-		if got, err := healthURL(addr); err != nil || got != want {
-			t.Errorf("healthURL(%q) = %q, %v; want %q", addr, got, err, want)
-		}
 	}
 }

@@ -16,9 +16,10 @@ import (
 	"fmt"
 	"io"
 	"os"
-	"os/signal"
-	"syscall"
 	"time"
+
+	"agentbot/cmd/agentbot/admin"
+	"agentbot/cmd/agentbot/signals"
 )
 
 // env is what a command gets from the process: arguments, streams and the
@@ -54,9 +55,9 @@ func commands() []command {
 		// unpacked there when no other source is named.
 		{name: "agents", summary: "list the agents found in bundles and BMAD roots", usage: "[--json] [--all=false]",
 			groups: []string{"agents", "store"}, run: runAgents},
-		{name: "sessions", summary: "list, show, export, delete or prune sessions", usage: sessionsUsage,
+		{name: "sessions", summary: "list, show, export, delete or prune sessions", usage: admin.SessionsSynopsis,
 			groups: []string{"store", "retention"}, run: runSessions},
-		{name: "projects", summary: "list, show, export or import projects' shared documents", usage: projectsSynopsis,
+		{name: "projects", summary: "list, show, export or import projects' shared documents", usage: admin.ProjectsSynopsis,
 			groups: []string{"store", "turns"}, run: runProjects},
 		{name: "check", summary: "validate tokens, Slack, the model (a real tool call), MCP servers and bundles", usage: "[--check-timeout DURATION] [--no-slack]",
 			groups: []string{"agents", "store", "model", "slack"}, run: runCheck},
@@ -81,22 +82,13 @@ func findCommand(name string) (command, bool) {
 }
 
 func main() {
-	// Signals are handled from the first line: the first SIGINT or SIGTERM
-	// cancels the command's context; if the command has not returned
-	// within stopGrace, or a second signal comes, the process exits anyway,
-	// so a start stuck in a system call can always be stopped.
-	ctx := stopOnSignals(stopGrace)
+	// Signals are handled from the first line (package signals): the
+	// first SIGINT or SIGTERM cancels the command's context; if the command
+	// has not returned within stopGrace, or a second signal comes, the
+	// process exits anyway, so a start stuck in a system call can always be
+	// stopped.
+	ctx := signals.Stop(stopGrace)
 	os.Exit(run(ctx, processEnv(os.Args[1:])))
-}
-
-// stopOnSignals starts handling SIGINT and SIGTERM (see watchSignals) and
-// returns the context the first of them cancels.
-func stopOnSignals(grace time.Duration) context.Context {
-	ctx, cancel := context.WithCancel(context.Background())
-	sigs := make(chan os.Signal, 2)
-	signal.Notify(sigs, os.Interrupt, syscall.SIGTERM)
-	go watchSignals(sigs, cancel, grace, os.Stderr, os.Exit)
-	return ctx
 }
 
 // processEnv is the env of the process: args, its streams and environment.
@@ -106,24 +98,6 @@ func processEnv(args []string) *env {
 
 // stopGrace is how long a command may take to stop after a signal.
 const stopGrace = 10 * time.Second
-
-// watchSignals cancels on the first signal and exits with 128+signal when
-// the command does not stop within grace, or at once on a second signal.
-func watchSignals(sigs <-chan os.Signal, cancel func(), grace time.Duration, stderr io.Writer, exit func(int)) {
-	first := <-sigs
-	cancel()
-	code := 130 // SIGINT
-	if first == syscall.SIGTERM {
-		code = 143
-	}
-	select {
-	case <-sigs:
-		fmt.Fprintln(stderr, "agentbot: second signal, exiting now")
-	case <-time.After(grace):
-		fmt.Fprintf(stderr, "agentbot: still busy %s after %s, exiting\n", grace, first)
-	}
-	exit(code)
-}
 
 // run dispatches to a subcommand and returns the exit code.
 func run(ctx context.Context, e *env) int {

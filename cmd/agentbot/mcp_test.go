@@ -8,8 +8,8 @@ import (
 	"strings"
 	"testing"
 
+	"agentbot/cmd/agentbot/admin"
 	"agentbot/engine"
-	"agentbot/engine/catalog"
 	"agentbot/engine/fakemodel"
 	"agentbot/engine/mcp/mcptest"
 	"agentbot/engine/transcript"
@@ -189,7 +189,7 @@ func TestAgentsJSONShowsMCPTools(t *testing.T) {
 	r := runCmd(t, vars, "", "agents", "--json")
 	r.wantCode(t, 0)
 	var out struct {
-		Agents []agentJSON `json:"agents"`
+		Agents []admin.AgentJSON `json:"agents"`
 	}
 	if err := json.Unmarshal([]byte(r.stdout), &out); err != nil {
 		t.Fatalf("%v\n%s", err, r.stdout)
@@ -243,22 +243,5 @@ func TestMCPBadConfig(t *testing.T) {
 		if strings.HasPrefix(tl.Function.Name, "local__") {
 			t.Fatalf("a server with a missing variable was offered: %s", tl.Function.Name)
 		}
-	}
-}
-
-// check names the agents whose MCP tools, with the built-in ones, are
-// more than a request may carry (the 131 of nine filesystem servers).
-func TestToolOverflowNamesTheAgent(t *testing.T) {
-	cat := &catalog.Catalog{Agents: []*catalog.Agent{
-		{ID: "many", MCP: []string{"fs1", "fs2"}},
-		{ID: "few", MCP: []string{"fs1"}},
-		{ID: "none"},
-	}}
-	over := toolOverflow(cat, map[string]int{"fs1": 63, "fs2": 63})
-	if len(over) != 1 || !strings.Contains(over[0], "agent many: 126 MCP tools (fs1, fs2)") || !strings.Contains(over[0], "over 128") {
-		t.Fatalf("overflow = %q", over)
-	}
-	if over := toolOverflow(nil, nil); over != nil {
-		t.Fatalf("nil catalog = %q", over)
 	}
 }

@@ -76,21 +76,3 @@ func TestFirstHourMessages(t *testing.T) {
 		})
 	}
 }
-
-// isPlaceholder knows the placeholders of examples and leaves real-looking
-// values alone, so a real token is never refused as one.
-func TestIsPlaceholder(t *testing.T) {
-	for _, v := range []string{"xoxb-…", "xapp-…", "sk-…", "sk-...", "xoxb-...", "<token>", "{{SLACK_BOT_TOKEN}}", "[your key]",
-		"xoxb-your-token", "xoxb-YOUR-TOKEN-HERE", "sk-changeme", "xapp-xxxx", "sk-proj-xxxxxxxx", "your-api-key", "token", "sk-example-key", " xoxb-… "} {
-		if !isPlaceholder(v) {
-			t.Errorf("%q is not taken for a placeholder", v)
-		}
-	}
-	for _, v := range []string{"xoxb-1234567890-0987654321-AbCdEfGhIjKlMnOpQrStUvWx", "xapp-1-A0123456789-1234567890-abcdef0123456789",
-		"sk-proj-Ab3dEf6hIj9kLmNoPqRsTuVwXyZ", "sk-or-v1-0123abcd", "ollama", "0123456789abcdef0123456789abcdef",
-		"xoxb-pasted-bot-token-as-app", "sk-secret-model-key", "xoxb-tokenizer9"} {
-		if isPlaceholder(v) {
-			t.Errorf("%q is taken for a placeholder", v)
-		}
-	}
-}

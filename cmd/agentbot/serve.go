@@ -11,7 +11,6 @@ import (
 	"os/signal"
 	"strings"
 	"sync"
-	"sync/atomic"
 	"syscall"
 	"time"
 
@@ -20,33 +19,16 @@ import (
 
 	"agentbot/bot"
 	"agentbot/bot/metrics"
+	"agentbot/cmd/agentbot/admin"
+	"agentbot/cmd/agentbot/catalogs"
+	"agentbot/cmd/agentbot/check"
+	"agentbot/cmd/agentbot/datadir"
+	"agentbot/cmd/agentbot/mcptools"
+	"agentbot/cmd/agentbot/stores"
 	"agentbot/engine/catalog"
 	"agentbot/engine/transcript"
 	"agentbot/storage"
 )
-
-// catalogs holds the current catalog; a reload swaps it. Running sessions
-// keep the agent definition they started with (it is in the session).
-type catalogs struct {
-	cur  atomic.Pointer[catalog.Catalog]
-	load func() *catalog.Catalog
-	log  *slog.Logger
-}
-
-func (c *catalogs) get() *catalog.Catalog { return c.cur.Load() }
-
-func (c *catalogs) reload() error {
-	next := c.load()
-	if len(next.Agents) == 0 {
-		return fmt.Errorf("no agent could be loaded (%d problems); keeping the agents already loaded", len(next.Problems))
-	}
-	c.cur.Store(next)
-	c.log.Info("agents reloaded", "agents", len(next.Agents), "problems", len(next.Problems))
-	for _, p := range next.Problems {
-		c.log.Warn("bundle problem", "path", p.Path, "reason", p.Reason)
-	}
-	return nil
-}
 
 // runServe runs the Slack bot until SIGINT or SIGTERM: its settings
 // checked, then each step of its wiring in order, then the bot.
@@ -60,7 +42,7 @@ func runServe(ctx context.Context, e *env) int {
 	}
 	s := &server{cfg: cfg, e: e, log: newLogger(cfg, e.stderr)}
 	defer s.close()
-	warnLegacyData(s.log, cfg, envOf(e.getenv))
+	datadir.WarnLegacy(s.log, cfg.DataDir, cfg.LegacyData, envOf(e.getenv))
 	for _, step := range []func(context.Context) int{
 		s.openStore,  // the store, and the control socket other commands reach it by
 		s.loadAgents, // the catalog, reloadable
@@ -79,7 +61,8 @@ func runServe(ctx context.Context, e *env) int {
 // checkSecrets lists every missing or placeholder secret at once, one line
 // each, and returns 2 when there is one.
 func checkSecrets(cfg *Config, e *env) int {
-	err := errors.Join(checkTokens(cfg), needKey(cfg))
+	c := checkConfig(cfg)
+	err := errors.Join(check.Tokens(c), check.APIKey(c))
 	if err == nil {
 		return 0
 	}
@@ -96,8 +79,8 @@ type server struct {
 	e     *env
 	log   *slog.Logger
 	st    storage.Backend
-	cats  *catalogs
-	tools *mcpTools
+	cats  *catalogs.Reloadable
+	tools *mcptools.Tools
 	met   *metrics.Metrics
 	b     *bot.Bot
 	undo  []func()
@@ -118,25 +101,24 @@ func (s *server) close() {
 
 // openStore opens the store and serves the control socket.
 func (s *server) openStore(ctx context.Context) int {
-	st, err := openStore(ctx, s.cfg)
+	st, err := storeOf(s.cfg).Open(ctx)
 	if err != nil {
-		code := s.fail(storeExitCode(err), err)
-		if hint := lockedHint(err, s.cfg); hint != "" {
+		code := s.fail(stores.ExitCode(err), err)
+		if hint := storeOf(s.cfg).LockedHint(err); hint != "" {
 			fmt.Fprintf(s.e.stderr, "agentbot serve: %s\n", hint)
 		}
 		return code
 	}
 	s.st = st
-	s.undo = append(s.undo, func() { st.Close() }, serveControl(ctx, st, s.log))
+	s.undo = append(s.undo, func() { st.Close() }, stores.ServeControl(ctx, st, s.log))
 	return 0
 }
 
 // loadAgents loads the catalog; serve needs at least one agent.
 func (s *server) loadAgents(context.Context) int {
 	cfg, log := s.cfg, s.log
-	s.cats = &catalogs{load: func() *catalog.Catalog { return loadCatalog(cfg) }, log: log}
-	s.cats.cur.Store(s.cats.load())
-	first := s.cats.get()
+	s.cats = catalogs.NewReloadable(func() *catalog.Catalog { return loadCatalog(cfg) }, log)
+	first := s.cats.Get()
 	if len(first.Agents) == 0 {
 		fmt.Fprintln(s.e.stderr, "agentbot serve: no agent to serve")
 		explainCatalog(s.e.stderr, cfg, first)
@@ -150,14 +132,14 @@ func (s *server) loadAgents(context.Context) int {
 
 // loadTools starts the MCP servers.
 func (s *server) loadTools(context.Context) int {
-	tools, err := loadMCP(s.cfg, s.e.getenv, s.log)
+	tools, err := mcptools.Load(s.cfg.MCPConfig, s.e.getenv, s.log)
 	if err != nil {
 		return s.fail(2, err)
 	}
 	s.tools = tools
 	s.undo = append(s.undo, func() { tools.Close() }) // stops the stdio servers
-	tools.warnAgents(s.cats.get(), s.log)
-	tools.useChannels(s.st, s.log)
+	tools.WarnAgents(s.cats.Get(), s.log)
+	tools.UseChannels(s.st, s.log)
 	return 0
 }
 
@@ -174,7 +156,7 @@ func (s *server) newBot(context.Context) int {
 		return s.fail(2, err)
 	}
 	fences := bot.NewFences(st) // the engine's saves of a thread are fenced by its lease
-	eng := newEngine(cfg, fencedSaves{st, fences}, m, cats.get, newBudgets(cfg, st), log, met.ToolRecord, tools)
+	eng := newEngine(cfg, fencedSaves{st, fences}, m, cats.Get, newBudgets(cfg, st), log, met.ToolRecord, tools)
 
 	opts := []slack.Option{slack.OptionAppLevelToken(cfg.SlackAppToken),
 		slack.OptionHTTPClient(&http.Client{Transport: pooledTransport(cfg.MaxTurns)})}
@@ -184,11 +166,11 @@ func (s *server) newBot(context.Context) int {
 	api := slack.New(cfg.SlackBotToken, opts...)
 	b, err := bot.New(bot.Config{
 		API: api, Socket: socketmode.New(api), Engine: eng, Store: st,
-		Catalog: cats.get, Reload: cats.reload, Admins: cfg.Admins,
+		Catalog: cats.Get, Reload: cats.Reload, Admins: cfg.Admins,
 		MaxConcurrentTurns: cfg.MaxTurns, AllowedUsers: cfg.AllowedUsers, AllowedChannels: cfg.AllowedChannels,
 		MaxUploadBytes: cfg.MaxUploadBytes, NoStreaming: cfg.NoStreaming, Logger: log, Observer: met,
 		ReplicaID: cfg.ReplicaID, LeaseTTL: cfg.LeaseTTL, ApprovalTimeout: cfg.ApprovalTimeout,
-		MCPServers: tools.names(), Fences: fences,
+		MCPServers: tools.Names(), Fences: fences,
 	})
 	if err != nil {
 		return s.fail(1, err)
@@ -216,7 +198,7 @@ func (s *server) background(ctx context.Context) int {
 			case <-bgCtx.Done():
 				return
 			case <-hup:
-				if err := s.cats.reload(); err != nil {
+				if err := s.cats.Reload(); err != nil {
 					s.log.Error("reload", "err", err)
 				}
 			}
@@ -224,7 +206,7 @@ func (s *server) background(ctx context.Context) int {
 	}()
 	if s.cfg.SessionTTL > 0 {
 		bg.Add(1)
-		go func() { defer bg.Done(); retention(bgCtx, s.st, s.cfg.SessionTTL, s.log) }()
+		go func() { defer bg.Done(); admin.Retention(bgCtx, s.st, s.cfg.SessionTTL, s.log) }()
 	}
 	return 0
 }
@@ -239,7 +221,7 @@ func (s *server) serveHTTP(context.Context) int {
 			return errors.New("socket mode connection is down")
 		}
 		if err := s.st.Ping(); err != nil {
-			return fmt.Errorf("%s store: %w", storeName(s.cfg), err)
+			return fmt.Errorf("%s store: %w", storeOf(s.cfg).Name(), err)
 		}
 		return nil
 	}
@@ -261,31 +243,12 @@ func (s *server) serveHTTP(context.Context) int {
 
 // run runs the bot until ctx ends.
 func (s *server) run(ctx context.Context) int {
-	s.log.Info("agentbot starting", "agents", len(s.cats.get().Agents), "store", storeName(s.cfg), "data", s.cfg.DataDir, "model", s.cfg.Model, "replica", s.b.ReplicaID())
+	s.log.Info("agentbot starting", "agents", len(s.cats.Get().Agents), "store", storeOf(s.cfg).Name(), "data", s.cfg.DataDir, "model", s.cfg.Model, "replica", s.b.ReplicaID())
 	if err := s.b.Run(ctx); err != nil && !errors.Is(err, context.Canceled) {
 		return s.fail(1, err)
 	}
 	s.log.Info("agentbot stopped")
 	return 0
-}
-
-// retention removes sessions inactive longer than ttl, now and every hour.
-func retention(ctx context.Context, st storage.Retention, ttl time.Duration, log *slog.Logger) {
-	t := time.NewTicker(time.Hour)
-	defer t.Stop()
-	for {
-		ids, err := st.Prune(time.Now().Add(-ttl))
-		if err != nil {
-			log.Error("prune sessions", "err", err)
-		} else if len(ids) > 0 {
-			log.Info("pruned inactive sessions", "count", len(ids), "ttl", ttl)
-		}
-		select {
-		case <-ctx.Done():
-			return
-		case <-t.C:
-		}
-	}
 }
 
 // listenHTTP serves h on addr in the background and returns the bound

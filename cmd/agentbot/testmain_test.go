@@ -7,6 +7,7 @@ import (
 	"testing"
 	"time"
 
+	"agentbot/cmd/agentbot/signals"
 	"agentbot/engine/fixtures"
 	"agentbot/engine/mcp/mcptest"
 )
@@ -38,7 +39,7 @@ func TestMain(m *testing.M) {
 		if d, err := time.ParseDuration(os.Getenv(childClockEnv)); err == nil {
 			processClock = func() time.Time { return time.Now().Add(d) }
 		}
-		ctx := stopOnSignals(grace)
+		ctx := signals.Stop(grace)
 		if fifo := os.Getenv(childStallEnv); fifo != "" {
 			fmt.Fprintln(os.Stderr, "stalling in open(2)")
 			if f, err := os.Open(fifo); err == nil {

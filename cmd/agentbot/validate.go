@@ -109,20 +109,3 @@ func validate(c *Config, use map[string]bool) error {
 	}
 	return nil
 }
-
-// needKey reports the error of a model endpoint that needs an API key and
-// has none: OpenAI itself and Azure do; a custom OPENAI_BASE_URL (Ollama,
-// vLLM) may run without one. A placeholder ("sk-…") is an error for every
-// endpoint.
-func needKey(c *Config) error {
-	if k := strings.TrimSpace(c.APIKey); k != "" {
-		if isPlaceholder(k) {
-			return fmt.Errorf("OPENAI_API_KEY is %s (%s): set it to your model provider's API key, or leave it empty for a local endpoint that needs none", problemPlaceholder, placeholderHint("sk-"))
-		}
-		return nil
-	}
-	if strings.TrimSpace(c.BaseURL) == "" || strings.HasPrefix(strings.ToLower(c.APIType), "azure") {
-		return fmt.Errorf("no API key: set OPENAI_API_KEY (or --api-key) for %s", map[bool]string{true: "Azure OpenAI", false: "OpenAI"}[strings.HasPrefix(strings.ToLower(c.APIType), "azure")])
-	}
-	return nil
-}

@@ -8,12 +8,13 @@ import (
 	"io"
 	"log/slog"
 	"net/http"
-	"os"
-	"path/filepath"
 	"strconv"
 	"strings"
+	"time"
 
-	"agentbot/bundles"
+	"agentbot/cmd/agentbot/catalogs"
+	"agentbot/cmd/agentbot/mcptools"
+	"agentbot/cmd/agentbot/stores"
 	"agentbot/engine"
 	"agentbot/engine/catalog"
 	"agentbot/engine/model"
@@ -93,60 +94,14 @@ func parseInterspersed(fs *flag.FlagSet, args []string) ([]string, error) {
 	}
 }
 
-// loadCatalog loads every agent the configuration names. The shipped
-// sample bundles (a checkout's or the image's bundles folder) load last, so
-// the user's bundles and BMAD roots keep the plain ids when an id collides.
-// A folder named but missing is a problem; when nothing at all is named,
-// the samples are offered: the checkout's bundles folder where it exists,
-// else the copy built into the binary.
+// loadCatalog loads every agent the configuration names (catalogs.Load).
 func loadCatalog(cfg *Config) *catalog.Catalog {
-	var user, samples []string
-	for _, b := range cfg.Bundles {
-		if absOr(b) == absOr(defaultBundles) || absOr(b) == imageBundles {
-			samples = append(samples, b)
-		} else {
-			user = append(user, b)
-		}
-	}
-	var extractErr error
-	if len(cfg.Bundles)+len(cfg.BMADRoots) == 0 && strings.TrimSpace(cfg.Skills) == "" {
-		var dir string
-		dir, extractErr = builtinSamples(cfg)
-		if dir != "" {
-			samples = []string{dir}
-		}
-	}
-	cat := catalog.Load(catalog.Options{Bundles: user, BMADRoots: cfg.BMADRoots, Skills: cfg.Skills, Samples: samples})
-	if extractErr != nil {
-		cat.Problems = append(cat.Problems, catalog.Problem{Path: "built-in sample bundles", Reason: extractErr.Error()})
-	}
-	return cat
+	return catalogs.Load(sources(cfg), cfg.DataDir)
 }
 
-// builtinSamples returns the sample bundles' folder: the checkout's
-// bundles folder where it exists, else the copy built into the binary,
-// written once into the data folder (the sandbox and the catalog read
-// folders on disk).
-func builtinSamples(cfg *Config) (string, error) {
-	if st, err := os.Stat(defaultBundles); err == nil && st.IsDir() {
-		return defaultBundles, nil
-	}
-	return bundles.Extract(filepath.Join(cfg.DataDir, "samples"))
-}
-
-// defaultBundles and imageBundles are where the shipped sample bundles
-// are: a checkout's bundles folder, and the Docker image's.
-const (
-	defaultBundles = "./bundles"
-	imageBundles   = "/bundles"
-)
-
-// absOr returns p made absolute and clean, or p cleaned.
-func absOr(p string) string {
-	if a, err := filepath.Abs(p); err == nil {
-		return a
-	}
-	return filepath.Clean(p)
+// sources are where cfg's agents come from.
+func sources(cfg *Config) catalogs.Sources {
+	return catalogs.Sources{Bundles: cfg.Bundles, BMADRoots: cfg.BMADRoots, Skills: cfg.Skills}
 }
 
 // newModel returns the model client the configuration describes; log
@@ -210,7 +165,7 @@ type engineStore interface {
 }
 
 // newEngine wires an engine to the store and the model.
-func newEngine(cfg *Config, st engineStore, m engine.Model, cat func() *catalog.Catalog, budgets *engine.Budgets, log *slog.Logger, onTool func(transcript.ToolRecord), tools *mcpTools) *engine.Engine {
+func newEngine(cfg *Config, st engineStore, m engine.Model, cat func() *catalog.Catalog, budgets *engine.Budgets, log *slog.Logger, onTool func(transcript.ToolRecord), tools *mcptools.Tools) *engine.Engine {
 	return engine.New(engine.Config{
 		Budgets:       budgets,
 		Model:         m,
@@ -219,7 +174,7 @@ func newEngine(cfg *Config, st engineStore, m engine.Model, cat func() *catalog.
 		Outputs:       st,
 		OutputRoot:    func(id string) string { d, _ := st.OutputDir(id); return d },
 		InputRoot:     func(id string) string { d, _ := st.InputDir(id); return d },
-		Projects:      newProjects(cfg, st), // projects.go
+		Projects:      newProjects(cfg, st),
 		CoreRoot:      cfg.CoreRoot,
 		Hidden:        []string{cfg.DataDir},
 		Deny:          cfg.Deny,
@@ -230,7 +185,7 @@ func newEngine(cfg *Config, st engineStore, m engine.Model, cat func() *catalog.
 		ContextBudget: cfg.ContextBudget,
 		Logger:        log,
 		OnToolRecord:  onTool,
-		ExternalTools: tools.external(),
+		ExternalTools: tools.External(),
 	})
 }
 
@@ -248,3 +203,30 @@ func newLogger(cfg *Config, w io.Writer) *slog.Logger {
 	}
 	return slog.New(slog.NewTextHandler(w, opts))
 }
+
+// newProjects wires shared documents: a Slack thread is in its channel's
+// project (or the project the channel is bound to), a terminal session in
+// cfg.Project or the data folder's terminal project.
+func newProjects(cfg *Config, st storage.Projects) *engine.Projects {
+	terminal := cfg.Project
+	if terminal == "" {
+		terminal = storage.TerminalProject
+	}
+	return &engine.Projects{
+		Store: st,
+		Of: func(key string) (string, error) {
+			return storage.ThreadProject(st, key, terminal)
+		},
+		Root: storage.Folders{Dir: cfg.DataDir}.ProjectFolder,
+	}
+}
+
+// storeOf is the store cfg names, on this process's clock.
+func storeOf(cfg *Config) stores.Store {
+	return stores.Store{DataDir: cfg.DataDir, DatabaseURL: cfg.DatabaseURL, Now: processClock}
+}
+
+// processClock is this process's clock as the store reads it for its own
+// times; the tests of clock skew move it in a child process
+// (testmain_test.go).
+var processClock = time.Now

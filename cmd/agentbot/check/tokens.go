@@ -1,4 +1,4 @@
-package main
+package check
 
 import (
 	"errors"
@@ -63,10 +63,10 @@ func placeholderHint(prefix string) string {
 	return "copied from an example, such as " + prefix + "…"
 }
 
-// checkTokens says which Slack tokens are missing, placeholders or
-// malformed, each with where the README explains how to get it, one error
-// per token (errors.Join); serve refuses to start on it.
-func checkTokens(cfg *Config) error {
+// Tokens says which Slack tokens are missing, placeholders or malformed,
+// each with where the README explains how to get it, one error per token
+// (errors.Join); serve refuses to start on it.
+func Tokens(cfg *Config) error {
 	var errs []error
 	for _, t := range slackTokens {
 		switch p := t.problem(cfg); p {
@@ -78,4 +78,21 @@ func checkTokens(cfg *Config) error {
 		}
 	}
 	return errors.Join(errs...)
+}
+
+// APIKey reports the error of a model endpoint that needs an API key and
+// has none: OpenAI itself and Azure do; a custom OPENAI_BASE_URL (Ollama,
+// vLLM) may run without one. A placeholder ("sk-…") is an error for every
+// endpoint.
+func APIKey(c *Config) error {
+	if k := strings.TrimSpace(c.APIKey); k != "" {
+		if isPlaceholder(k) {
+			return fmt.Errorf("OPENAI_API_KEY is %s (%s): set it to your model provider's API key, or leave it empty for a local endpoint that needs none", problemPlaceholder, placeholderHint("sk-"))
+		}
+		return nil
+	}
+	if strings.TrimSpace(c.BaseURL) == "" || strings.HasPrefix(strings.ToLower(c.APIType), "azure") {
+		return fmt.Errorf("no API key: set OPENAI_API_KEY (or --api-key) for %s", map[bool]string{true: "Azure OpenAI", false: "OpenAI"}[strings.HasPrefix(strings.ToLower(c.APIType), "azure")])
+	}
+	return nil
 }

@@ -1,4 +1,7 @@
-package main
+// Package mcptools wires the MCP servers agentbot's configuration names
+// (AGENTBOT_MCP_CONFIG) into the engine: one Manager connects to them, and
+// a session gets its agent's servers and its Slack channel's.
+package mcptools
 
 import (
 	"context"
@@ -11,9 +14,9 @@ import (
 	"agentbot/engine/mcp"
 )
 
-// mcpTools is the MCP side of a running agentbot: the servers' config and
+// Tools is the MCP side of a running agentbot: the servers' config and
 // the one Manager that connects to them.
-type mcpTools struct {
+type Tools struct {
 	cfg *mcp.Config
 	mgr *mcp.Manager
 	// Channel returns the servers a session's channel adds, by session key
@@ -22,58 +25,59 @@ type mcpTools struct {
 	Channel func(sessionKey string) []string
 }
 
-// loadMCP reads the MCP config the configuration names and starts its
+// Load reads the MCP config file path (AGENTBOT_MCP_CONFIG) and starts its
 // Manager (servers connect on first use). It returns nil without a config.
 // Problems of single servers (a missing variable, a bad glob...) are
 // logged as warnings and those servers left out; a file that cannot be
 // read or is not valid YAML is an error.
-func loadMCP(cfg *Config, getenv func(string) string, log *slog.Logger) (*mcpTools, error) {
-	if cfg.MCPConfig == "" {
+func Load(path string, getenv func(string) string, log *slog.Logger) (*Tools, error) {
+	if path == "" {
 		return nil, nil
 	}
-	mc, probs, err := mcp.LoadConfig(cfg.MCPConfig, getenv)
+	mc, probs, err := mcp.LoadConfig(path, getenv)
 	if err != nil {
 		return nil, fmt.Errorf("MCP config (AGENTBOT_MCP_CONFIG): %w", err)
 	}
 	for _, p := range probs {
 		log.Warn("mcp config problem; the server is left out", "server", p.Server, "reason", p.Reason)
 	}
-	return &mcpTools{cfg: mc, mgr: mcp.NewManager(mc, mcp.Options{Logger: log})}, nil
+	return &Tools{cfg: mc, mgr: mcp.NewManager(mc, mcp.Options{Logger: log})}, nil
 }
 
-// warnAgents logs each agent's MCP servers that the config does not offer.
-func (t *mcpTools) warnAgents(cat *catalog.Catalog, log *slog.Logger) {
-	for _, p := range agentServerProblems(cat, t.config()) {
+// WarnAgents logs each agent's MCP servers that the config does not offer.
+func (t *Tools) WarnAgents(cat *catalog.Catalog, log *slog.Logger) {
+	for _, p := range AgentServerProblems(cat, t.Config()) {
 		log.Warn("agent names an unusable MCP server", "agent", p.Agent, "server", p.Server, "reason", p.Reason)
 	}
 }
 
-// agentServerProblem is an MCP server an agent names that the config does
+// AgentServerProblem is an MCP server an agent names that the config does
 // not offer.
-type agentServerProblem struct {
+type AgentServerProblem struct {
+	// Agent is the agent's id.
 	Agent string
 	mcp.Problem
 }
 
-// agentServerProblems lists, agent by agent, the MCP servers of the
+// AgentServerProblems lists, agent by agent, the MCP servers of the
 // catalog's agents that mc does not offer (none for a nil catalog).
-func agentServerProblems(cat *catalog.Catalog, mc *mcp.Config) []agentServerProblem {
+func AgentServerProblems(cat *catalog.Catalog, mc *mcp.Config) []AgentServerProblem {
 	if cat == nil {
 		return nil
 	}
-	var out []agentServerProblem
+	var out []AgentServerProblem
 	for _, a := range cat.Agents {
 		_, probs := mc.Resolve(a.MCP)
 		for _, p := range probs {
-			out = append(out, agentServerProblem{Agent: a.ID, Problem: p})
+			out = append(out, AgentServerProblem{Agent: a.ID, Problem: p})
 		}
 	}
 	return out
 }
 
-// useChannels adds a session's channel servers (/agent tools add, kept in
+// UseChannels adds a session's channel servers (/agent tools add, kept in
 // the store) to its agent's; a store error is logged and adds none.
-func (t *mcpTools) useChannels(st bot.ChannelToolsReader, log *slog.Logger) {
+func (t *Tools) UseChannels(st bot.ChannelToolsReader, log *slog.Logger) {
 	if t == nil {
 		return
 	}
@@ -87,17 +91,17 @@ func (t *mcpTools) useChannels(st bot.ChannelToolsReader, log *slog.Logger) {
 	}
 }
 
-// names are the names of the config's usable servers (nil without MCP).
-func (t *mcpTools) names() []string {
+// Names are the names of the config's usable servers (nil without MCP).
+func (t *Tools) Names() []string {
 	var out []string
-	for _, s := range t.config().Servers {
+	for _, s := range t.Config().Servers {
 		out = append(out, s.Name)
 	}
 	return out
 }
 
-// config returns the MCP config (an empty one without a file).
-func (t *mcpTools) config() *mcp.Config {
+// Config returns the MCP config (an empty one without a file).
+func (t *Tools) Config() *mcp.Config {
 	if t == nil || t.cfg == nil {
 		return &mcp.Config{}
 	}
@@ -106,7 +110,7 @@ func (t *mcpTools) config() *mcp.Config {
 
 // servers are the MCP servers of a session: its agent's, then its
 // channel's.
-func (t *mcpTools) servers(s *engine.Session) []string {
+func (t *Tools) servers(s *engine.Session) []string {
 	var out []string
 	if s.Agent != nil {
 		out = append(out, s.Agent.MCP...)
@@ -117,27 +121,30 @@ func (t *mcpTools) servers(s *engine.Session) []string {
 	return out
 }
 
-// external is the engine's ExternalTools hook (nil without MCP).
+// External is the engine's ExternalTools hook (nil without MCP).
 // The servers connect and list their tools in the background from now on,
 // so the first turn finds them ready.
-func (t *mcpTools) external() func(context.Context, *engine.Session, func(string)) []engine.ExternalTool {
+func (t *Tools) External() func(context.Context, *engine.Session, func(string)) []engine.ExternalTool {
 	if t == nil {
 		return nil
 	}
-	t.mgr.Warm(t.names())
+	t.mgr.Warm(t.Names())
 	return t.mgr.SessionTools(t.servers)
 }
 
+// Manager is the Manager that connects to the servers.
+func (t *Tools) Manager() *mcp.Manager { return t.mgr }
+
 // Close stops the servers (stdio processes included).
-func (t *mcpTools) Close() {
+func (t *Tools) Close() {
 	if t != nil {
 		_ = t.mgr.Close()
 	}
 }
 
-// mcpSecrets are the secret values of an MCP config, for redacting output
+// Secrets are the secret values of an MCP config, for redacting output
 // (none for a nil config).
-func mcpSecrets(mc *mcp.Config) []string {
+func Secrets(mc *mcp.Config) []string {
 	if mc == nil {
 		return nil
 	}

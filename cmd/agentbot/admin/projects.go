@@ -1,4 +1,4 @@
-package main
+package admin
 
 import (
 	"context"
@@ -8,72 +8,60 @@ import (
 	"text/tabwriter"
 	"time"
 
-	"agentbot/engine"
+	"agentbot/cmd/agentbot/stores"
 	"agentbot/storage"
 	"agentbot/storage/projectfiles"
 )
 
-// newProjects wires shared documents: a Slack thread is in its channel's
-// project (or the project the channel is bound to), a terminal session in
-// cfg.Project or the data folder's terminal project.
-func newProjects(cfg *Config, st storage.Projects) *engine.Projects {
-	terminal := cfg.Project
-	if terminal == "" {
-		terminal = storage.TerminalProject
-	}
-	return &engine.Projects{
-		Store: st,
-		Of: func(key string) (string, error) {
-			return storage.ThreadProject(st, key, terminal)
-		},
-		Root: storage.Folders{Dir: cfg.DataDir}.ProjectFolder,
-	}
-}
-
-// projectsSynopsis is what follows "agentbot projects" in its usage.
-const projectsSynopsis = "list | show NAME | export NAME DIR [--all-versions] | import NAME DIR"
+// ProjectsSynopsis is what follows "agentbot projects" in its usage.
+const ProjectsSynopsis = "list | show NAME | export NAME DIR [--all-versions] | import NAME DIR"
 
 // projectsUsage is the projects command's usage line.
-const projectsUsage = "usage: agentbot projects " + projectsSynopsis
+const projectsUsage = "usage: agentbot projects " + ProjectsSynopsis
 
-// runProjects lists, shows, exports or imports projects' documents.
-func runProjects(ctx context.Context, e *env) int {
-	var all bool
-	cfg, args, code := parse("projects", e, func(fs *flagSet) {
-		fs.BoolVar(&all, "all-versions", false, "export: every version too, under DIR/.history")
-	})
-	if cfg == nil {
-		return code
-	}
+// Projects is agentbot projects: its flags, the settings it reads and
+// where it writes.
+type Projects struct {
+	Stdout, Stderr io.Writer
+	Store          stores.Store
+	// AllVersions makes export write every version too, under DIR/.history.
+	AllVersions bool
+	// MaxFileBytes is the largest document import takes (--max-file-bytes).
+	MaxFileBytes int64
+}
+
+// Run lists, shows, exports or imports projects' documents, as args (the
+// subcommand and its arguments) say, and returns the exit code.
+func (o *Projects) Run(ctx context.Context, args []string) int {
 	want := map[string]int{"list": 1, "show": 2, "export": 3, "import": 3}
 	if len(args) == 0 || want[args[0]] != len(args) {
-		fmt.Fprintln(e.stderr, projectsUsage)
+		fmt.Fprintln(o.Stderr, projectsUsage)
 		return 2
 	}
-	st, err := openStore(ctx, cfg)
+	st, err := o.Store.Open(ctx)
 	if err != nil {
-		fmt.Fprintf(e.stderr, "agentbot projects: %v\n", err)
-		return storeExitCode(err)
+		fmt.Fprintf(o.Stderr, "agentbot projects: %v\n", err)
+		return stores.ExitCode(err)
 	}
 	defer st.Close()
 	switch args[0] {
 	case "list":
-		err = listProjects(e.stdout, st)
+		err = listProjects(o.Stdout, st)
 	case "show":
-		err = showProject(e.stdout, st, args[1])
+		err = showProject(o.Stdout, st, args[1])
 	case "export":
 		var n int
-		if n, err = projectfiles.Export(st, args[1], args[2], all); err == nil {
-			fmt.Fprintf(e.stdout, "wrote %d files of project %s to %s\n", n, args[1], args[2])
+		if n, err = projectfiles.Export(st, args[1], args[2], o.AllVersions); err == nil {
+			fmt.Fprintf(o.Stdout, "wrote %d files of project %s to %s\n", n, args[1], args[2])
 		}
 	case "import":
 		var n int
-		if n, err = projectfiles.Import(st, args[1], args[2], cfg.MaxFileBytes); err == nil {
-			fmt.Fprintf(e.stdout, "imported %d documents into project %s\n", n, args[1])
+		if n, err = projectfiles.Import(st, args[1], args[2], o.MaxFileBytes); err == nil {
+			fmt.Fprintf(o.Stdout, "imported %d documents into project %s\n", n, args[1])
 		}
 	}
 	if err != nil {
-		fmt.Fprintf(e.stderr, "agentbot projects %s: %v\n", args[0], err)
+		fmt.Fprintf(o.Stderr, "agentbot projects %s: %v\n", args[0], err)
 		return 1
 	}
 	return 0

@@ -1,55 +1,64 @@
-package main
+package admin
 
 import (
 	"context"
 	"errors"
 	"fmt"
+	"io"
 	"io/fs"
+	"log/slog"
 	"os"
 	"strings"
 	"text/tabwriter"
 	"time"
 
 	"agentbot/bot"
+	"agentbot/cmd/agentbot/stores"
 	"agentbot/engine"
 	"agentbot/engine/transcript"
 	"agentbot/storage"
 	"agentbot/storage/bolt"
 )
 
-// sessionsUsage is the synopsis of agentbot sessions. ID is a session's
-// id, its key as list shows it, or the name chat's banner gives.
-const sessionsUsage = "list | show ID | export ID [-o FILE [--force]] | delete ID | prune [--older-than DURATION]"
+// SessionsSynopsis is the synopsis of agentbot sessions. ID is a
+// session's id, its key as list shows it, or the name chat's banner gives.
+const SessionsSynopsis = "list | show ID | export ID [-o FILE [--force]] | delete ID | prune [--older-than DURATION]"
 
-// runSessions lists, shows, exports, deletes or prunes stored sessions.
-func runSessions(ctx context.Context, e *env) int {
-	r := &sessionsRun{e: e}
-	cfg, args, code := parse("sessions", e, func(fs *flagSet) {
-		fs.StringVar(&r.out, "o", "", "export: write to this file instead of stdout")
-		fs.BoolVar(&r.force, "force", false, "export: overwrite the -o file if it exists")
-		fs.DurationVar(&r.olderThan, "older-than", 0, "prune: remove sessions inactive this long (default: --session-ttl)")
-	})
-	if cfg == nil {
-		return code
-	}
+// Sessions is agentbot sessions: its flags, the settings it reads and
+// where it writes.
+type Sessions struct {
+	Stdout, Stderr io.Writer
+	Store          stores.Store
+	// Out is export's -o FILE ("": stdout); Force lets it overwrite FILE.
+	Out   string
+	Force bool
+	// OlderThan is prune's --older-than (0: TTL, --session-ttl).
+	OlderThan, TTL time.Duration
+}
+
+// Run lists, shows, exports, deletes or prunes stored sessions, as args
+// (the subcommand and its arguments) say, and returns the exit code. list,
+// show and export reach a running agentbot's store through its control
+// socket; delete and prune need the store to themselves.
+func (o *Sessions) Run(ctx context.Context, args []string) int {
 	if len(args) == 0 {
-		fmt.Fprintln(e.stderr, "usage: agentbot sessions "+sessionsUsage)
+		fmt.Fprintln(o.Stderr, "usage: agentbot sessions "+SessionsSynopsis)
 		return 2
 	}
-	r.cfg, r.verb, r.args = cfg, args[0], args[1:]
+	r := &sessionsRun{Sessions: o, verb: args[0], args: args[1:]}
 	v, ok := sessionVerbs[r.verb]
 	if !ok {
-		fmt.Fprintf(e.stderr, "agentbot sessions: unknown subcommand %q\nusage: agentbot sessions %s\n", r.verb, sessionsUsage)
+		fmt.Fprintf(o.Stderr, "agentbot sessions: unknown subcommand %q\nusage: agentbot sessions %s\n", r.verb, SessionsSynopsis)
 		return 2
 	}
-	st, closeStore, err := openReader(ctx, cfg, !v.writes)
+	st, closeStore, err := openReader(ctx, o.Store, !v.writes)
 	if v.writes && errors.Is(err, bolt.ErrLocked) {
-		fmt.Fprintf(e.stderr, "agentbot sessions %s: %v: the running agentbot holds the store; stop it to %s sessions by hand (serve prunes by itself with AGENTBOT_SESSION_TTL)\n", r.verb, err, r.verb)
+		fmt.Fprintf(o.Stderr, "agentbot sessions %s: %v: the running agentbot holds the store; stop it to %s sessions by hand (serve prunes by itself with AGENTBOT_SESSION_TTL)\n", r.verb, err, r.verb)
 		return 1
 	}
 	if err != nil {
-		fmt.Fprintf(e.stderr, "agentbot sessions: %v\n", err)
-		return storeExitCode(err)
+		fmt.Fprintf(o.Stderr, "agentbot sessions: %v\n", err)
+		return stores.ExitCode(err)
 	}
 	defer closeStore()
 	r.st = st
@@ -57,16 +66,12 @@ func runSessions(ctx context.Context, e *env) int {
 }
 
 // sessionsRun is one run of agentbot sessions: the subcommand, its
-// arguments and flags, and the store it reads.
+// arguments, and the store it reads.
 type sessionsRun struct {
-	e         *env
-	cfg       *Config
-	st        sessionReader
-	verb      string
-	args      []string
-	out       string
-	force     bool
-	olderThan time.Duration
+	*Sessions
+	st   sessionReader
+	verb string
+	args []string
 }
 
 // sessionVerbs are the subcommands of agentbot sessions. Those that write
@@ -85,7 +90,7 @@ var sessionVerbs = map[string]struct {
 
 // fail prints a subcommand's error and returns code.
 func (r *sessionsRun) fail(code int, format string, args ...any) int {
-	fmt.Fprintf(r.e.stderr, "agentbot sessions %s: %s\n", r.verb, fmt.Sprintf(format, args...))
+	fmt.Fprintf(r.Stderr, "agentbot sessions %s: %s\n", r.verb, fmt.Sprintf(format, args...))
 	return code
 }
 
@@ -106,7 +111,7 @@ func (r *sessionsRun) list() int {
 	if err != nil {
 		return r.fail(1, "%v", err)
 	}
-	tw := tabwriter.NewWriter(r.e.stdout, 0, 4, 2, ' ', 0)
+	tw := tabwriter.NewWriter(r.Stdout, 0, 4, 2, ' ', 0)
 	fmt.Fprintln(tw, "ID\tAGENT\tMESSAGES\tOUTPUTS\tTOKENS\tUPDATED\tKEY")
 	for _, s := range list {
 		fmt.Fprintf(tw, "%s\t%s\t%d\t%d\t%d\t%s\t%s\n", s.ID, s.AgentID, s.Messages, s.Outputs,
@@ -121,7 +126,7 @@ func (r *sessionsRun) show() int {
 	if s == nil {
 		return code
 	}
-	w := r.e.stdout
+	w := r.Stdout
 	fmt.Fprintf(w, "ID:       %s\nKey:      %s\nAgent:    %s\nDate:     %s\nMessages: %d\nCreated:  %s\nUpdated:  %s\nUsage:    %d calls, %d prompt tokens (%d cached), %d completion tokens (%d reasoning)\n",
 		s.ID, s.Key, s.AgentID, s.Date, len(s.Messages), s.Created.Local().Format(time.RFC3339), s.Updated.Local().Format(time.RFC3339),
 		s.Usage.Calls, s.Usage.Prompt, s.Usage.Cached, s.Usage.Completion, s.Usage.Reasoning)
@@ -132,7 +137,7 @@ func (r *sessionsRun) show() int {
 	}
 	feedback, err := bot.SessionFeedback(s)
 	if err != nil {
-		fmt.Fprintf(r.e.stderr, "agentbot sessions show: %v\n", err)
+		fmt.Fprintf(r.Stderr, "agentbot sessions show: %v\n", err)
 	}
 	for _, f := range feedback {
 		wf := ""
@@ -161,14 +166,14 @@ func (r *sessionsRun) export() int {
 		return code
 	}
 	md := engine.ExportMarkdown(s)
-	if r.out == "" {
-		fmt.Fprint(r.e.stdout, md)
+	if r.Out == "" {
+		fmt.Fprint(r.Stdout, md)
 		return 0
 	}
-	if err := writeExport(r.out, md, r.force); err != nil {
+	if err := writeExport(r.Out, md, r.Force); err != nil {
 		return r.fail(1, "%v", err)
 	}
-	fmt.Fprintf(r.e.stdout, "wrote %s (%d bytes)\n", r.out, len(md))
+	fmt.Fprintf(r.Stdout, "wrote %s (%d bytes)\n", r.Out, len(md))
 	return 0
 }
 
@@ -180,14 +185,14 @@ func (r *sessionsRun) delete() int {
 	if err := r.st.(storage.Backend).DeleteSession(s.ID); err != nil {
 		return r.fail(1, "%v", err)
 	}
-	fmt.Fprintf(r.e.stdout, "deleted session %s (%s) with its documents\n", s.ID, s.Key)
+	fmt.Fprintf(r.Stdout, "deleted session %s (%s) with its documents\n", s.ID, s.Key)
 	return 0
 }
 
 func (r *sessionsRun) prune() int {
-	ttl := r.olderThan
+	ttl := r.OlderThan
 	if ttl == 0 {
-		ttl = r.cfg.SessionTTL
+		ttl = r.TTL
 	}
 	if ttl <= 0 {
 		return r.fail(2, "say how old: --older-than 720h (or set AGENTBOT_SESSION_TTL)")
@@ -196,9 +201,9 @@ func (r *sessionsRun) prune() int {
 	if err != nil {
 		return r.fail(1, "%v", err)
 	}
-	fmt.Fprintf(r.e.stdout, "removed %d session(s) inactive for more than %s\n", len(ids), ttl)
+	fmt.Fprintf(r.Stdout, "removed %d session(s) inactive for more than %s\n", len(ids), ttl)
 	for _, id := range ids {
-		fmt.Fprintln(r.e.stdout, id)
+		fmt.Fprintln(r.Stdout, id)
 	}
 	return 0
 }
@@ -250,9 +255,9 @@ type sessionReader interface {
 // openReader opens the store (PostgreSQL when configured, which every
 // replica shares), or, when a running agentbot holds the bbolt store and
 // remote is allowed, reaches that agentbot's control socket.
-func openReader(ctx context.Context, cfg *Config, remote bool) (sessionReader, func(), error) {
-	dir := cfg.DataDir
-	st, err := openStore(ctx, cfg)
+func openReader(ctx context.Context, store stores.Store, remote bool) (sessionReader, func(), error) {
+	dir := store.DataDir
+	st, err := store.Open(ctx)
 	if err == nil {
 		return st, func() { st.Close() }, nil
 	}
@@ -261,7 +266,27 @@ func openReader(ctx context.Context, cfg *Config, remote bool) (sessionReader, f
 	}
 	r, derr := bolt.Dial(dir)
 	if derr != nil {
-		return nil, nil, heldSilently(err, derr)
+		return nil, nil, stores.HeldSilently(err, derr)
 	}
 	return r, func() {}, nil
+}
+
+// Retention removes sessions inactive longer than ttl, now and every hour,
+// until ctx ends: serve's sessions prune (AGENTBOT_SESSION_TTL).
+func Retention(ctx context.Context, st storage.Retention, ttl time.Duration, log *slog.Logger) {
+	t := time.NewTicker(time.Hour)
+	defer t.Stop()
+	for {
+		ids, err := st.Prune(time.Now().Add(-ttl))
+		if err != nil {
+			log.Error("prune sessions", "err", err)
+		} else if len(ids) > 0 {
+			log.Info("pruned inactive sessions", "count", len(ids), "ttl", ttl)
+		}
+		select {
+		case <-ctx.Done():
+			return
+		case <-t.C:
+		}
+	}
 }

@@ -1,4 +1,4 @@
-package main
+package admin
 
 import (
 	"context"
@@ -11,35 +11,45 @@ import (
 	"sync"
 	"time"
 
+	"github.com/rivo/uniseg"
+
+	"agentbot/cmd/agentbot/mcptools"
 	"agentbot/engine/catalog"
 )
 
-// runAgents lists the agents found in the configured bundles and BMAD roots.
-// It exits 1 only when no agent at all could be loaded.
-func runAgents(ctx context.Context, e *env) int {
-	var asJSON, all bool
-	cfg, _, code := parse("agents", e, func(fs *flagSet) {
-		fs.BoolVar(&asJSON, "json", false, "print {\"agents\":[...],\"problems\":[...]}")
-		fs.BoolVar(&all, "all", true, "include agents that are not entry points")
-	})
-	if cfg == nil {
-		return code
-	}
-	cat := loadCatalog(cfg)
+// AgentsOptions are agentbot agents' flags and the settings it reads.
+type AgentsOptions struct {
+	// JSON prints {"agents":[...],"skills":[...],"problems":[...]}, each
+	// agent with its MCP servers' tools.
+	JSON bool
+	// All includes the agents that are not entry points.
+	All bool
+	// MCPConfig is the MCP servers' config file ("": none); Getenv
+	// resolves the variables it names.
+	MCPConfig string
+	Getenv    func(string) string
+}
+
+// Agents lists the agents of cat, found in the configured bundles and BMAD
+// roots, on stdout, its problems on stderr. It returns the exit code: 1
+// only when no agent at all could be loaded (2 for an MCP config that
+// cannot be read).
+func Agents(ctx context.Context, stdout, stderr io.Writer, cat *catalog.Catalog, o AgentsOptions) int {
 	agents := cat.Agents
-	if !all {
+	if !o.All {
 		agents = cat.EntryPoints()
 	}
-	if asJSON {
-		code = printAgentsJSON(ctx, cfg, e, cat, agents)
+	code := 0
+	if o.JSON {
+		code = printAgentsJSON(ctx, stdout, stderr, o, cat, agents)
 	} else {
-		printAgentsTable(e, cat, agents)
+		printAgentsTable(stdout, stderr, cat, agents)
 	}
 	if code != 0 {
 		return code
 	}
 	if len(cat.Agents) == 0 {
-		fmt.Fprintln(e.stderr, "agentbot agents: no agent could be loaded; point --bundles or --bmad-root at your agents")
+		fmt.Fprintln(stderr, "agentbot agents: no agent could be loaded; point --bundles or --bmad-root at your agents")
 		return 1
 	}
 	return 0
@@ -47,16 +57,16 @@ func runAgents(ctx context.Context, e *env) int {
 
 // printAgentsJSON prints agents --json: the agents with their MCP tools,
 // the skills and the problems; it returns the exit code of a failure, or 0.
-func printAgentsJSON(ctx context.Context, cfg *Config, e *env, cat *catalog.Catalog, agents []*catalog.Agent) int {
-	tools, code := agentTools(ctx, cfg, e, agents)
+func printAgentsJSON(ctx context.Context, stdout, stderr io.Writer, o AgentsOptions, cat *catalog.Catalog, agents []*catalog.Agent) int {
+	tools, code := agentTools(ctx, stderr, o, agents)
 	if code != 0 {
 		return code
 	}
 	out := struct {
-		Agents   []agentJSON       `json:"agents"`
+		Agents   []AgentJSON       `json:"agents"`
 		Skills   []*catalog.Skill  `json:"skills"`
 		Problems []catalog.Problem `json:"problems"`
-	}{Agents: []agentJSON{}, Skills: cat.Skills, Problems: cat.Problems}
+	}{Agents: []AgentJSON{}, Skills: cat.Skills, Problems: cat.Problems}
 	if out.Skills == nil {
 		out.Skills = []*catalog.Skill{}
 	}
@@ -64,18 +74,18 @@ func printAgentsJSON(ctx context.Context, cfg *Config, e *env, cat *catalog.Cata
 		out.Problems = []catalog.Problem{}
 	}
 	for _, a := range agents {
-		aj := agentJSON{AgentSummary: a.Summary()}
+		aj := AgentJSON{AgentSummary: a.Summary()}
 		for _, n := range a.MCP {
 			aj.Tools = append(aj.Tools, tools[n])
 		}
 		aj.SkillMCP = skillMCP(cat, a)
 		out.Agents = append(out.Agents, aj)
 	}
-	enc := json.NewEncoder(e.stdout)
+	enc := json.NewEncoder(stdout)
 	enc.SetIndent("", "  ")
 	enc.SetEscapeHTML(false)
 	if err := enc.Encode(out); err != nil {
-		fmt.Fprintf(e.stderr, "agentbot agents: %v\n", err)
+		fmt.Fprintf(stderr, "agentbot agents: %v\n", err)
 		return 1
 	}
 	return 0
@@ -83,24 +93,24 @@ func printAgentsJSON(ctx context.Context, cfg *Config, e *env, cat *catalog.Cata
 
 // printAgentsTable prints the agents table, the skills table when there
 // are skills, and the problems on stderr.
-func printAgentsTable(e *env, cat *catalog.Catalog, agents []*catalog.Agent) {
+func printAgentsTable(stdout, stderr io.Writer, cat *catalog.Catalog, agents []*catalog.Agent) {
 	rows := [][]string{{"ID", "NAME", "TITLE", "SOURCE", "FORMAT", "ENTRY", "MENU", "PATH"}}
 	for _, a := range agents {
 		rows = append(rows, agentRow(a))
 	}
-	_ = writeTable(e.stdout, rows)
+	_ = writeTable(stdout, rows)
 	if len(cat.Skills) > 0 {
-		fmt.Fprintf(e.stdout, "\n%d skills:\n", len(cat.Skills))
+		fmt.Fprintf(stdout, "\n%d skills:\n", len(cat.Skills))
 		rows := [][]string{{"SKILL", "KIND", "MODULE", "NOTE"}}
 		for _, s := range cat.Skills {
 			rows = append(rows, []string{s.Name, string(s.Kind), s.Module, skillNote(s)})
 		}
-		_ = writeTable(e.stdout, rows)
+		_ = writeTable(stdout, rows)
 	}
 	if len(cat.Problems) > 0 {
-		fmt.Fprintf(e.stderr, "\n%d problem(s):\n", len(cat.Problems))
+		fmt.Fprintf(stderr, "\n%d problem(s):\n", len(cat.Problems))
 		for _, p := range cat.Problems {
-			fmt.Fprintf(e.stderr, "  %s: %s\n", p.Path, p.Reason)
+			fmt.Fprintf(stderr, "  %s: %s\n", p.Path, p.Reason)
 		}
 	}
 }
@@ -139,84 +149,45 @@ func skillNote(s *catalog.Skill) string {
 	return ""
 }
 
-// explainCatalog says, after "no agent ..." on stderr, why: the agents the
-// catalog has, where it looked, and the problems that kept agents from
-// loading, with what to do. chat, serve and every command that needs an
-// agent print it when the agent is not there.
-func explainCatalog(w io.Writer, cfg *Config, cat *catalog.Catalog) {
-	if len(cat.Agents) > 0 {
-		fmt.Fprintf(w, "  known agents: %s\n", strings.Join(agentIDs(cat.Agents), ", "))
-	} else {
-		fmt.Fprintln(w, "  no agent could be loaded")
-	}
-	none := func(l []string) string {
-		if len(l) == 0 {
-			return "(none)"
-		}
-		return strings.Join(l, ", ")
-	}
-	skills := []string{}
-	if cfg.Skills != "" {
-		skills = append(skills, cfg.Skills)
-	}
-	fmt.Fprintf(w, "  looked in: bundles %s; BMAD roots %s; skills %s\n", none(cfg.Bundles), none(cfg.BMADRoots), none(skills))
-	if len(cat.Problems) > 0 {
-		fmt.Fprintf(w, "  %d problem(s):\n", len(cat.Problems))
-		for _, p := range cat.Problems {
-			fmt.Fprintf(w, "    %s: %s\n", p.Path, p.Reason)
-		}
-	}
-	fmt.Fprintln(w, "  agentbot agents lists what is found; point --bundles or --bmad-root (AGENTBOT_BUNDLES, AGENTBOT_BMAD_ROOT) at your agents")
-}
-
-// agentIDs lists the ids of agents, for error messages.
-func agentIDs(agents []*catalog.Agent) []string {
-	ids := make([]string, 0, len(agents))
-	for _, a := range agents {
-		ids = append(ids, a.ID)
-	}
-	return ids
-}
-
-// agentJSON is one agent in agents --json: its summary and its MCP tools.
-type agentJSON struct {
+// AgentJSON is one agent in agents --json: its summary and its MCP tools.
+type AgentJSON struct {
 	catalog.AgentSummary
 	// Tools are the agent's MCP servers, in its order, with their tools.
-	Tools []serverTools `json:"tools,omitempty"`
+	Tools []ServerTools `json:"tools,omitempty"`
 	// SkillMCP are the MCP servers its skills require, each said to be
 	// configured for the agent or not.
-	SkillMCP []skillNeedJSON `json:"skill_mcp,omitempty"`
+	SkillMCP []SkillNeedJSON `json:"skill_mcp,omitempty"`
 }
 
-// skillNeedJSON is an MCP server a skill the agent may load requires, and
+// SkillNeedJSON is an MCP server a skill the agent may load requires, and
 // whether the agent has it.
-type skillNeedJSON struct {
+type SkillNeedJSON struct {
 	Skill string `json:"skill"`
 	catalog.MCPNeed
 }
 
 // skillMCP lists, for the skills agent a may load, the MCP servers they
 // require and whether a's servers include them.
-func skillMCP(cat *catalog.Catalog, a *catalog.Agent) []skillNeedJSON {
-	var out []skillNeedJSON
+func skillMCP(cat *catalog.Catalog, a *catalog.Agent) []SkillNeedJSON {
+	var out []SkillNeedJSON
 	for _, s := range cat.SkillsFor(a) {
 		for _, n := range s.MCPNeeds(a.MCP) {
-			out = append(out, skillNeedJSON{Skill: s.Name, MCPNeed: n})
+			out = append(out, SkillNeedJSON{Skill: s.Name, MCPNeed: n})
 		}
 	}
 	return out
 }
 
-// serverTools is one MCP server of an agent: the tools it offers, or why
+// ServerTools is one MCP server of an agent: the tools it offers, or why
 // it offers none.
-type serverTools struct {
+type ServerTools struct {
 	Server  string     `json:"server"`
-	Tools   []toolJSON `json:"tools,omitempty"`
+	Tools   []ToolJSON `json:"tools,omitempty"`
 	Problem string     `json:"problem,omitempty"`
 }
 
-// toolJSON is one MCP tool as the model sees it, with its policy.
-type toolJSON struct {
+// ToolJSON is one MCP tool as the model sees it, with its policy.
+type ToolJSON struct {
 	Name   string `json:"name"`
 	Policy string `json:"policy"`
 }
@@ -226,13 +197,13 @@ const agentToolsTimeout = 30 * time.Second
 
 // agentTools connects to every MCP server the agents name and lists its
 // tools, by server name. A config that cannot be read returns exit code 2.
-func agentTools(ctx context.Context, cfg *Config, e *env, agents []*catalog.Agent) (map[string]serverTools, int) {
-	out := map[string]serverTools{}
+func agentTools(ctx context.Context, stderr io.Writer, o AgentsOptions, agents []*catalog.Agent) (map[string]ServerTools, int) {
+	out := map[string]ServerTools{}
 	var names []string
 	for _, a := range agents {
 		for _, n := range a.MCP {
 			if _, seen := out[n]; !seen {
-				out[n] = serverTools{Server: n}
+				out[n] = ServerTools{Server: n}
 				names = append(names, n)
 			}
 		}
@@ -240,16 +211,16 @@ func agentTools(ctx context.Context, cfg *Config, e *env, agents []*catalog.Agen
 	if len(names) == 0 {
 		return out, 0
 	}
-	if cfg.MCPConfig == "" {
+	if o.MCPConfig == "" {
 		for _, n := range names {
-			out[n] = serverTools{Server: n, Problem: "no MCP config: set AGENTBOT_MCP_CONFIG (--mcp-config)"}
+			out[n] = ServerTools{Server: n, Problem: "no MCP config: set AGENTBOT_MCP_CONFIG (--mcp-config)"}
 		}
 		return out, 0
 	}
 	quiet := slog.New(slog.NewTextHandler(io.Discard, nil))
-	tools, err := loadMCP(cfg, e.getenv, quiet)
+	tools, err := mcptools.Load(o.MCPConfig, o.Getenv, quiet)
 	if err != nil {
-		fmt.Fprintf(e.stderr, "agentbot agents: %v\n", err)
+		fmt.Fprintf(stderr, "agentbot agents: %v\n", err)
 		return nil, 2
 	}
 	defer tools.Close()
@@ -261,10 +232,10 @@ func agentTools(ctx context.Context, cfg *Config, e *env, agents []*catalog.Agen
 		wg.Add(1)
 		go func() { // servers are listed at once, each within its timeout
 			defer wg.Done()
-			st := serverTools{Server: n}
-			ts, probs := tools.mgr.ToolsWait(ctx, []string{n})
+			st := ServerTools{Server: n}
+			ts, probs := tools.Manager().ToolsWait(ctx, []string{n})
 			for _, t := range ts {
-				st.Tools = append(st.Tools, toolJSON{Name: t.Name, Policy: t.Policy})
+				st.Tools = append(st.Tools, ToolJSON{Name: t.Name, Policy: t.Policy})
 			}
 			var why []string
 			for _, p := range probs {
@@ -278,4 +249,34 @@ func agentTools(ctx context.Context, cfg *Config, e *env, agents []*catalog.Agen
 	}
 	wg.Wait()
 	return out, 0
+}
+
+// writeTable writes rows as columns aligned by their width on a terminal,
+// two spaces apart: a wide emoji or CJK character takes two cells, and so
+// does an emoji made wide by a variation selector ("✏️"), as text/tabwriter,
+// which counts runes, does not know. No line ends in blanks.
+func writeTable(w io.Writer, rows [][]string) error {
+	var widths []int
+	for _, r := range rows {
+		for i, cell := range r {
+			if i >= len(widths) {
+				widths = append(widths, 0)
+			}
+			widths[i] = max(widths[i], uniseg.StringWidth(cell))
+		}
+	}
+	var b strings.Builder
+	for _, r := range rows {
+		var line strings.Builder
+		for i, cell := range r {
+			line.WriteString(cell)
+			if i < len(r)-1 {
+				line.WriteString(strings.Repeat(" ", widths[i]-uniseg.StringWidth(cell)+2))
+			}
+		}
+		b.WriteString(strings.TrimRight(line.String(), " ")) // an empty last cell
+		b.WriteByte('\n')
+	}
+	_, err := io.WriteString(w, b.String())
+	return err
 }

@@ -1,4 +1,8 @@
-package main
+// Package datadir says where agentbot keeps its data (the store and the
+// sessions' folders) when neither --data nor AGENTBOT_DATA names a folder:
+// the user's state folder, or ./data where an older agentbot left its
+// store.
+package datadir
 
 import (
 	"log/slog"
@@ -28,11 +32,11 @@ func stateDataDir(getenv func(string) string) string {
 	return ""
 }
 
-// defaultDataDir is the data folder when neither --data nor AGENTBOT_DATA
+// Default is the data folder when neither --data nor AGENTBOT_DATA
 // names one: ./data when it holds a bbolt store already (legacy is then
 // set: the folder keeps working, and the start logs how to move it), else
 // the user's state folder, else, with no home folder known, ./data.
-func defaultDataDir(getenv func(string) string) (dir string, legacy bool) {
+func Default(getenv func(string) string) (dir string, legacy bool) {
 	if fi, err := os.Stat(filepath.Join(legacyDataDir, bolt.DBName)); err == nil && fi.Mode().IsRegular() {
 		return legacyDataDir, true
 	}
@@ -42,13 +46,14 @@ func defaultDataDir(getenv func(string) string) (dir string, legacy bool) {
 	return legacyDataDir, false
 }
 
-// warnLegacyData logs, at start, that the data folder is the working
-// directory's ./data kept for its store, and how to move it.
-func warnLegacyData(log *slog.Logger, cfg *Config, getenv func(string) string) {
-	if !cfg.LegacyData {
+// WarnLegacy logs, at start, that the data folder dir is the working
+// directory's ./data kept for its store (legacy, as Default said), and how
+// to move it; it logs nothing when legacy is false.
+func WarnLegacy(log *slog.Logger, dir string, legacy bool, getenv func(string) string) {
+	if !legacy {
 		return
 	}
-	here, _ := filepath.Abs(cfg.DataDir)
+	here, _ := filepath.Abs(dir)
 	to := stateDataDir(getenv)
 	if to == "" {
 		to = "a folder outside your project"
