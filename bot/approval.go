@@ -36,7 +36,7 @@ func findApproval(s *transcript.Session, call string) *transcript.Approval {
 		return nil
 	}
 	for i := range s.Pending {
-		if id := s.Pending[i].CallID; id == call || view.CallDigest(id) == call {
+		if id := s.Pending[i].CallID; id == call || keys.CallDigest(id) == call {
 			return &s.Pending[i]
 		}
 	}

@@ -90,7 +90,7 @@ func (b *Bot) recordOutput(ctx context.Context, key string, seq uint64, o render
 	if l == nil {
 		return
 	}
-	to := threadstate.Output{Seq: seq, Output: o}
+	to := threadstate.Output{Seq: seq, Shown: threadstate.Shown(o)}
 	b.fences.KeepOutput(key, func(s *transcript.Session) {
 		st, _ := threadstate.Of(s) // unreadable parts were logged where read
 		o := to

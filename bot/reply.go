@@ -51,7 +51,7 @@ func (b *Bot) newReply(ctx context.Context, it item, s *engine.Session) *reply {
 		st := b.state(s)
 		seq := st.Seq
 		opts.Guard = l.Guard
-		opts.Prior = st.Prior(seq)
+		opts.Prior = render.Output(st.Prior(seq)) // the stored record, as the renderer reads it
 		if o := st.Output; o != nil && o.Seq != seq && o.Open && !o.Done {
 			// Another item's turn was cut with its stream open, and this
 			// item went first (it came late): the record is about to be
