@@ -21,9 +21,9 @@ func (b *Bot) onAgentSessionStopped(team string, e *slackevents.AgentSessionStop
 	}
 }
 
-// isStopRequest reports whether a message asks to stop the thread's turn
-// ("stop", "@agentbot stop"); it stops it when one runs.
-func (b *Bot) isStopRequest(it item) bool {
+// stopIfAsked stops the thread's running turn when a message asks for it
+// ("stop", "@agentbot stop"), and reports whether it did.
+func (b *Bot) stopIfAsked(it item) bool {
 	t := strings.ToLower(strings.Trim(strings.TrimSpace(it.Text), "!. "))
 	if t != "stop" && t != "cancel" {
 		return false

@@ -236,7 +236,7 @@ func (b *Bot) admitMessage(it item, files []slack.File, ack func(), dedupe []str
 		return false
 	}
 	it.Text = stripMention(it.Text, b.botUserID)
-	if b.isStopRequest(it) {
+	if b.stopIfAsked(it) {
 		return false // "stop" stops the running turn at once, ahead of the queue
 	}
 	for _, f := range files {

@@ -43,7 +43,7 @@ func (b *Bot) newReply(ctx context.Context, it item, s *engine.Session) *reply {
 			// From the store (the project's documents, or the session's
 			// outputs before projects), as any replica would serve it.
 			data, err := b.cfg.Engine.OutputData(sessionID, *ev.Output)
-			b.upload(ctx, it, upload{ev: ev, data: data, err: err})
+			b.upload(ctx, it, savedDoc{ev: ev, data: data, err: err})
 		},
 		Log: b.log,
 	}

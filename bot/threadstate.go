@@ -35,19 +35,3 @@ func (b *Bot) saveSession(s *engine.Session, what string) bool {
 	}
 	return true
 }
-
-// storeState changes the thread state of the session of key in the store,
-// with its metadata only, never its transcript: for a change after the
-// engine saved the session. A thread without a session has no state.
-func (b *Bot) storeState(key string, change func(*threadstate.State)) error {
-	rec, err := b.cfg.Store.FindMeta(key)
-	if err != nil || rec == nil {
-		return err
-	}
-	st, err := threadstate.Of(rec)
-	if err != nil {
-		b.log.Warn("unreadable thread state left out", "err", err)
-	}
-	change(&st)
-	return b.cfg.Store.SetMeta(key, threadstate.MetaKey, st.Encode())
-}
