@@ -4,9 +4,10 @@ import (
 	"context"
 	"strings"
 
-	"agentbot/bot/keys"
 	"github.com/slack-go/slack"
 	"github.com/slack-go/slack/slackevents"
+
+	"agentbot/bot/keys"
 )
 
 // stopNote is what the transcript records when a user stops a turn.

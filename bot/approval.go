@@ -79,7 +79,7 @@ func (b *Bot) saveApprovalMessages(s *engine.Session, m map[string]string) {
 		}
 	}
 	b.setState(s, func(st *threadstate.State) { st.Approvals = m })
-	if err := b.cfg.Store.SetMeta(s.Key, threadstate.MetaKey, s.Meta[threadstate.MetaKey]); err != nil {
+	if err := b.work.StoreMeta(&s.Session); err != nil {
 		b.log.Error("save approval messages", "session", s.ID, "err", err)
 	}
 }

@@ -14,7 +14,9 @@ import (
 	"github.com/slack-go/slack/socketmode"
 
 	"agentbot/bot/access"
+	"agentbot/bot/lease"
 	"agentbot/bot/running"
+	"agentbot/bot/threadwork"
 	"agentbot/engine"
 	"agentbot/engine/catalog"
 	"agentbot/storage"
@@ -109,6 +111,29 @@ type Config struct {
 	Fences *Fences
 }
 
+// Fences are the fences of the threads this process works (lease.Fences):
+// wire one store into the engine and the bot (Config.Fences).
+type Fences = lease.Fences
+
+// FencedStore is a store that can save under a fence (lease.FencedStore).
+type FencedStore = lease.FencedStore
+
+// NewFences returns the fences of a process over st.
+func NewFences(st FencedStore) *Fences { return lease.NewFences(st) }
+
+// leaseDefaults fills in ReplicaID and LeaseTTL.
+func (c *Config) leaseDefaults() {
+	if c.LeaseTTL <= 0 {
+		c.LeaseTTL = lease.DefaultTTL
+	}
+	if c.ReplicaID == "" {
+		c.ReplicaID = lease.NewReplicaID()
+	}
+}
+
+// ReplicaID is this bot's name among the replicas sharing the store.
+func (b *Bot) ReplicaID() string { return b.cfg.ReplicaID }
+
 // Bot is agentbot's Slack adapter.
 type Bot struct {
 	cfg Config
@@ -120,13 +145,8 @@ type Bot struct {
 	teamID    string
 
 	connected atomic.Bool
-	// stopping is set at shutdown: running turns finish, queued ones wait
-	// for the next start.
-	stopping atomic.Bool
-	quit     chan struct{} // closed when stopping is set
-	slashes  sync.WaitGroup
-	acks     sync.WaitGroup // admissions waiting to be acked
-	running  running.Turns  // turns that can be stopped, by thread
+	slashes   sync.WaitGroup
+	running   running.Turns // turns that can be stopped, by thread
 	// paneGreeted and contexts are the agent pane's: who was greeted
 	// today, and the channel each user looks at.
 	paneGreeted sync.Map
@@ -142,21 +162,14 @@ type Bot struct {
 	// be saved, so Slack's redeliveries do not repeat the notice.
 	unsavedMu sync.Mutex
 	unsaved   map[string]bool
-	// admitting counts, per thread key, this replica's admissions not
-	// committed yet: the part of a thread's queue the store does not show
-	// yet (threadLive).
-	admittingMu sync.Mutex
-	admitting   map[string]int
 	// kept counts, per thread key, the runs in a row whose item stayed
 	// queued because the store failed (keptRuns).
 	kept sync.Map
-	// journal is the store's journal (storage.Journaled), or nil: a
-	// message is acked once journaled, before its commit.
-	journal storage.Journaled
-	fences  *Fences
-	inbox   *inbox
-	threads *threads
-	sem     chan struct{}
+	// work is the threads' durable work: their queues, leases and
+	// state (package threadwork).
+	work  *threadwork.Work
+	inbox *inbox
+	sem   chan struct{}
 	// turnCtx outlives the event loop at shutdown, so running turns can
 	// finish; cancelTurns stops them after the grace period.
 	turnCtx     context.Context
@@ -189,18 +202,17 @@ func New(cfg Config) (*Bot, error) {
 		cfg.ApprovalTimeout = defaultApprovalTimeout
 	}
 	cfg.leaseDefaults()
-	b := &Bot{cfg: cfg, log: cfg.Logger, obs: cfg.Observer, inbox: newInbox(), unsaved: map[string]bool{}, admitting: map[string]int{}, sem: make(chan struct{}, cfg.MaxConcurrentTurns), sleep: sleepCtx, quit: make(chan struct{})}
+	b := &Bot{cfg: cfg, log: cfg.Logger, obs: cfg.Observer, inbox: newInbox(), unsaved: map[string]bool{}, sem: make(chan struct{}, cfg.MaxConcurrentTurns), sleep: sleepCtx}
 	if b.obs == nil {
 		b.obs = nopObserver{}
 	}
-	if j, ok := cfg.Store.(storage.Journaled); ok {
-		b.journal = j
-	}
-	if b.fences = cfg.Fences; b.fences == nil {
-		b.fences = NewFences(cfg.Store)
+	fences := cfg.Fences
+	if fences == nil {
+		fences = NewFences(cfg.Store)
 	}
 	b.turnCtx, b.cancelTurns = context.WithCancel(context.Background())
-	b.threads = newThreads(b)
+	b.work = threadwork.New(b.turnCtx, threadwork.Config{Store: cfg.Store, Handler: queued{b}, Fences: fences,
+		Replica: cfg.ReplicaID, LeaseTTL: cfg.LeaseTTL, DedupeTTL: cfg.DedupeTTL, Observer: b.obs, Log: b.log})
 	b.slackACL = access.NewSlack(b.web(), cfg.MembershipTTL)
 	return b, nil
 }
@@ -227,19 +239,13 @@ func (b *Bot) Run(ctx context.Context) error {
 	go func() { defer close(intakeDone); b.intakeLoop(sockCtx) }()
 
 	// Messages persisted before a restart get their turn now.
-	if keys, err := b.cfg.Store.PendingKeys(); err != nil {
-		b.log.Error("recover pending messages", "err", err)
-	} else {
-		for _, k := range keys {
-			b.threads.wake(k)
-		}
-		if len(keys) > 0 {
-			b.log.Info("resuming queued messages", "threads", len(keys))
-		}
-	}
-	// Threads of replicas that died, items other replicas admitted, and
-	// tool calls left undecided too long (periodic.go).
-	b.threads.startPeriodic(sockCtx)
+	b.work.Resume()
+	// Tool calls left undecided too long are expired at every tick, the
+	// first at start, so calls that timed out while no bot ran are expired
+	// too; threads of replicas that died, and items other replicas
+	// admitted, are found by the work's scan.
+	sw := &sweeper{b: b, queued: map[string]bool{}}
+	b.work.StartPeriodic(sockCtx, b.approvalSweepEvery(), sw.sweep)
 
 loop:
 	for {
@@ -251,7 +257,7 @@ loop:
 				b.connected.Store(false)
 				stopSock()
 				<-intakeDone
-				b.acks.Wait()
+				b.work.WaitAdmissions()
 				b.shutdown()
 				return fmt.Errorf("socket mode: %w", err)
 			}
@@ -266,7 +272,7 @@ loop:
 	b.connected.Store(false)
 	stopSock()
 	<-intakeDone
-	b.acks.Wait()
+	b.work.WaitAdmissions()
 	b.shutdown()
 	return nil
 }
@@ -275,10 +281,9 @@ loop:
 // them; their sessions are saved at the last finished iteration.
 func (b *Bot) shutdown() {
 	b.stopOnce.Do(func() {
-		b.stopping.Store(true)
-		close(b.quit)
+		b.work.Stop()
 		done := make(chan struct{})
-		go func() { b.threads.wait(); b.slashes.Wait(); close(done) }()
+		go func() { b.work.Wait(); b.slashes.Wait(); close(done) }()
 		select {
 		case <-done:
 		case <-time.After(b.cfg.ShutdownGrace):

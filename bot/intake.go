@@ -12,7 +12,6 @@ import (
 	"github.com/slack-go/slack/socketmode"
 
 	"agentbot/bot/keys"
-	"agentbot/storage"
 )
 
 // intakeLoop handles acked envelopes one at a time, in arrival order, so
@@ -162,7 +161,7 @@ func readMessage(ev slackevents.EventsAPIEvent) (inbound, bool) {
 }
 
 // replyCounts reports whether a channel message without a mention counts:
-// a reply in a thread that has a session, or will have one (threadLive).
+// a reply in a thread that has a session, or will have one (threadwork.Work.Live).
 // When the store cannot say, the message is not acked, so Slack delivers
 // it again rather than it being dropped; handed then reports that ack was
 // handed on.
@@ -170,59 +169,12 @@ func (b *Bot) replyCounts(it item, reply bool) (counts, handed bool) {
 	if !reply {
 		return false, false // a new thread without a mention has no session
 	}
-	ok, err := b.threadLive(it.thread().String())
+	ok, err := b.work.Live(it.thread().String())
 	if err != nil {
 		b.notSaved(it, err)
 		return false, true
 	}
 	return ok, false
-}
-
-// threadLive reports whether the thread of key has a session or is about
-// to have one: an item of it is being admitted here, or is queued (its
-// worker creates the session when it opens it, before the item leaves the
-// queue). So a reply written right after the mention that starts the
-// thread is queued behind it, not dropped. After a first look at the
-// session, the states are looked at in the order a thread goes through
-// them, and each begins before the one before it ends: a thread moving on
-// meanwhile is still seen.
-func (b *Bot) threadLive(key string) (bool, error) {
-	if ok, err := b.cfg.Store.HasSession(key); err != nil || ok {
-		return ok, wrapErr("look up thread session", err)
-	}
-	if b.admittingThread(key) {
-		return true, nil
-	}
-	if _, _, ok, err := b.cfg.Store.Next(key); err != nil || ok {
-		return ok, wrapErr("look up thread queue", err)
-	}
-	ok, err := b.cfg.Store.HasSession(key)
-	return ok, wrapErr("look up thread session", err)
-}
-
-// wrapErr is err with what failed, or nil.
-func wrapErr(what string, err error) error {
-	if err == nil {
-		return nil
-	}
-	return fmt.Errorf("%s: %w", what, err)
-}
-
-// admittingThread reports whether an admission of the thread of key is
-// under way on this replica (enqueue).
-func (b *Bot) admittingThread(key string) bool {
-	b.admittingMu.Lock()
-	defer b.admittingMu.Unlock()
-	return b.admitting[key] > 0
-}
-
-// admittingAdd counts n admissions of key under way (n < 0: ended).
-func (b *Bot) admittingAdd(key string, n int) {
-	b.admittingMu.Lock()
-	defer b.admittingMu.Unlock()
-	if b.admitting[key] += n; b.admitting[key] <= 0 {
-		delete(b.admitting, key)
-	}
 }
 
 // admitMessage queues a message that counts, unless its sender is denied
@@ -249,45 +201,19 @@ func (b *Bot) admitMessage(it item, files []slack.File, ack func(), dedupe []str
 	return b.enqueue(it, ack, dedupe...)
 }
 
-// enqueue persists an item, unless one of its dedupe keys was seen before,
-// acks it, and wakes its thread once committed. A message is queued in
-// its thread by its Slack ts, so one redelivered late goes before later
-// ones still queued. With a journaled store (bbolt), it is acked once it
-// is fsynced in the store's journal: a crash after the ack cannot lose it.
-// Otherwise (PostgreSQL) it is acked when the commit is done. A message
-// that cannot be persisted is not acked: Slack delivers it again. It
-// reports whether ack was handed on.
+// enqueue persists an item in its thread's queue (threadwork.Work.Admit),
+// unless one of its dedupe keys was seen before, and acks it once it is
+// durable. A message is queued in its thread by its Slack ts, so one
+// redelivered late goes before later ones still queued. A message that
+// cannot be persisted is not acked (Slack delivers it again), and its
+// author is told (notSaved). It reports whether ack was handed on.
 func (b *Bot) enqueue(it item, ack func(), dedupe ...string) bool {
 	payload, err := json.Marshal(it)
 	if err != nil {
 		b.log.Error("encode inbound", "err", err)
 		return false
 	}
-	order, key := it.order(), it.thread().String()
-	b.acks.Add(1)
-	// Until the commit, the store does not show the item queued: a reply
-	// right behind it asks here (threadLive).
-	b.admittingAdd(key, 1)
-	if b.journal != nil {
-		journaled, done := b.journal.AdmitJournaled(order, dedupe, b.cfg.DedupeTTL, key, payload)
-		go func() {
-			defer b.acks.Done()
-			defer b.admittingAdd(key, -1)
-			if err := <-journaled; err != nil {
-				b.notSaved(it, err) // not on disk: not acked
-				return
-			}
-			ack()
-			b.admitted(it, <-done, ack)
-		}()
-		return true
-	}
-	done := b.cfg.Store.AdmitOrdered(order, dedupe, b.cfg.DedupeTTL, key, payload)
-	go func() {
-		defer b.acks.Done()
-		defer b.admittingAdd(key, -1)
-		b.admitted(it, <-done, ack)
-	}()
+	b.work.Admit(it.thread().String(), it.order(), dedupe, payload, ack, func(err error) { b.notSaved(it, err) })
 	return true
 }
 
@@ -319,24 +245,6 @@ func (b *Bot) notSaved(it item, err error) {
 
 // unsavedNotice is what a user reads when their message could not be saved.
 const unsavedNotice = "⚠️ agentbot couldn't save this message: its database is unreachable right now. Slack will deliver the message again shortly; if it was meant for agentbot and there is no answer in a few minutes, please send it again."
-
-// admitted wakes the thread of a committed item; a duplicate is dropped.
-func (b *Bot) admitted(it item, a storage.Admission, ack func()) {
-	if a.Err != nil {
-		if b.journal != nil {
-			b.log.Error("commit inbound message; it is replayed from the journal at the next start", "err", a.Err)
-		} else {
-			b.notSaved(it, a.Err)
-		}
-		return
-	}
-	ack()
-	if a.Dup {
-		b.obs.EventDeduped()
-		return
-	}
-	b.threads.wake(it.thread().String())
-}
 
 var mentionRE = regexp.MustCompile(`<@[A-Z0-9]+(\|[^>]*)?>`)
 

@@ -83,7 +83,8 @@ type job struct {
 	c   *engine.Conversation
 }
 
-// itemHandler handles one kind of queued item under the thread's lease.
+// itemHandler handles one kind of queued item under the thread's lease
+// (queued.Handle).
 type itemHandler struct {
 	// handle does the work.
 	handle func(b *Bot, ctx context.Context, j *job)

@@ -6,9 +6,9 @@ import (
 
 	"github.com/slack-go/slack"
 
-	"agentbot/bot/lease"
 	"agentbot/bot/render"
 	"agentbot/bot/slackmd"
+	"agentbot/bot/threadwork"
 	"agentbot/bot/view"
 )
 
@@ -24,21 +24,10 @@ func (b *Bot) call(ctx context.Context, fn func() error) error { return b.web().
 // thread's lease (ctx) the fence is checked first: a replica that lost the
 // thread posts nothing there.
 func (b *Bot) postMsg(ctx context.Context, channel, thread string, opts ...slack.MsgOption) (string, error) {
-	if err := fenced(ctx); err != nil {
+	if err := threadwork.Guard(ctx); err != nil {
 		return "", err
 	}
 	return b.web().PostMessage(ctx, channel, thread, opts...)
-}
-
-// fenced asks the fence of the thread lease ctx carries, if any, before a
-// Slack write (lease.Held.Guard).
-func fenced(ctx context.Context) error {
-	if l := lease.Of(ctx); l != nil {
-		if err := l.Guard(); err != nil {
-			return fmt.Errorf("not posted: this replica no longer holds the thread: %w", err)
-		}
-	}
-	return nil
 }
 
 // post posts text in a thread, logging failures. Text is mrkdwn the bot
@@ -52,7 +41,7 @@ func (b *Bot) post(ctx context.Context, channel, thread, text string) {
 
 // update replaces a message's content.
 func (b *Bot) update(ctx context.Context, channel, ts string, opts ...slack.MsgOption) error {
-	if err := fenced(ctx); err != nil {
+	if err := threadwork.Guard(ctx); err != nil {
 		return err
 	}
 	return b.web().UpdateMessage(ctx, channel, ts, opts...)

@@ -11,8 +11,8 @@ import (
 	"github.com/slack-go/slack"
 
 	"agentbot/bot/greeting"
-	"agentbot/bot/lease"
 	"agentbot/bot/threadstate"
+	"agentbot/bot/threadwork"
 	"agentbot/bot/view"
 	"agentbot/bot/webapi"
 	"agentbot/engine"
@@ -31,25 +31,37 @@ func upperFirst(s string) string {
 // The bot's store holds what a thread's conversation needs (Engine.Open).
 var _ engine.SessionStore = Store(nil)
 
-// process handles one queued item of a thread with its kind's handler;
-// ctx ends at shutdown or when the thread's lease is lost.
-func (b *Bot) process(ctx context.Context, seq uint64, it item) {
+// queued is the handler of the threads' queued items
+// (threadwork.Handler).
+type queued struct{ b *Bot }
+
+// Handle handles one queued item of a thread with its kind's handler; ctx
+// ends at shutdown or when the thread's lease is lost. An item of a kind
+// that opens the thread's conversation is marked posted once handled.
+func (q queued) Handle(ctx context.Context, _ string, seq uint64, payload []byte) bool {
+	b := q.b
+	var it item
+	if err := json.Unmarshal(payload, &it); err != nil {
+		b.log.Error("drop unreadable queued item", "seq", seq, "err", err)
+		return false
+	}
 	h, ok := itemHandlers[it.Kind]
 	if !ok {
 		b.log.Error("drop a queued item of an unknown kind", "kind", it.Kind, "seq", seq)
-		return
+		return false
 	}
 	j := &job{it: it, seq: seq}
 	if h.conversation {
 		if j.c = b.open(ctx, it); j.c == nil {
-			return
+			return true
 		}
 		b.greetOwed(ctx, j.c, it)
 		if b.replayed(ctx, j) {
-			return
+			return true
 		}
 	}
 	h.handle(b, ctx, j)
+	return h.conversation
 }
 
 // open opens the conversation of the item's thread. When its agent is
@@ -68,7 +80,7 @@ func (b *Bot) open(ctx context.Context, it item) *engine.Conversation {
 		b.log.Warn("session's agent is gone", "session", gone.SessionID, "agent", gone.AgentID)
 		b.post(ctx, it.Channel, it.ThreadTS, "⚠️ "+upperFirst(gone.Error())+" (or say `use <agent>` here).")
 		return nil
-	case err != nil && b.retryLater(ctx, err):
+	case err != nil && threadwork.RetryLater(ctx, err):
 		b.log.Error("load session; the message stays queued", "err", err)
 		return nil
 	case err != nil:
@@ -79,41 +91,35 @@ func (b *Bot) open(ctx context.Context, it item) *engine.Conversation {
 	return c
 }
 
-// replayed handles an item seen before a crash, and reports whether it
-// did: one handled and posted, whose dequeue alone was lost, is skipped;
-// one whose turn started resumes that turn (its input is in the
-// transcript already) instead of repeating it.
+// replayed handles an item seen before a crash (threadwork.ReplayOf), and
+// reports whether it did: one handled and posted, whose dequeue alone was
+// lost, is skipped; one whose turn started resumes that turn (its input is
+// in the transcript already) instead of repeating it; before one that came
+// late, a later message its turn stored is answered first (answerStored).
 func (b *Bot) replayed(ctx context.Context, j *job) bool {
 	st := b.state(j.c.Session)
-	switch {
-	case st.Posted == j.seq || st.Prior(j.seq).Done || slices.Contains(st.Early, j.seq):
+	switch threadwork.ReplayOf(st, j.seq, j.c.Agent != nil, &j.c.Session.Session) {
+	case threadwork.Skip:
 		return true
-	case j.c.Agent != nil && st.Seq == j.seq:
+	case threadwork.Resume:
 		b.runTurn(ctx, j.c, j.it, "")
 		return true
+	case threadwork.StoredFirst:
+		return !b.answerStored(ctx, j, st)
 	}
-	return !b.answerStored(ctx, j, st)
+	return false
 }
-
-// maxEarly bounds threadState.Early: an item answered early is skipped
-// when the queue reaches it, soon after.
-const maxEarly = 16
 
 // answerStored answers first the message of a later item whose turn stored
 // it in the transcript and then failed (the item stays queued), when
 // another item, an earlier message that came late, goes before it: the
 // turn resumes, so the transcript holds that message once, answered where
 // it stands, and the late message's answer says it came late (lateNote).
-// The later item is skipped when the queue reaches it (threadState.Early).
+// The later item is skipped when the queue reaches it (threadwork.NoteEarly).
 // It reports whether j may go on: not when the resumed turn could not be
 // stored, and j waits, queued, for the store.
 func (b *Bot) answerStored(ctx context.Context, j *job, st threadstate.State) bool {
 	s := j.c.Session
-	n := len(s.Messages)
-	if j.c.Agent == nil || st.Input == nil || st.Input.Seq != st.Seq || st.Seq == j.seq || st.Posted == st.Seq ||
-		n == 0 || s.Messages[n-1].Role != transcript.RoleUser || len(s.Pending) > 0 {
-		return true
-	}
 	var stored item
 	if err := json.Unmarshal(st.Input.Item, &stored); err != nil {
 		b.log.Warn("thread state: the stored message's item does not read", "session", s.ID, "err", err)
@@ -121,14 +127,11 @@ func (b *Bot) answerStored(ctx context.Context, j *job, st threadstate.State) bo
 	}
 	b.log.Info("answer a stored message before one that came late", "session", s.ID, "seq", st.Seq, "late", j.seq)
 	b.runTurn(ctx, j.c, stored, "")
-	if l := lease.Of(ctx); l != nil && l.Kept() {
+	if threadwork.Kept(ctx) {
 		return false
 	}
 	if !j.c.Failed() {
-		b.setState(s, func(ts *threadstate.State) {
-			ts.Early = append(ts.Early, st.Seq)
-			ts.Early = ts.Early[max(0, len(ts.Early)-maxEarly):]
-		})
+		b.setState(s, func(ts *threadstate.State) { threadwork.NoteEarly(ts, st.Seq) })
 		b.saveSession(s, "note the message answered ahead of its turn")
 	}
 	return true
@@ -184,7 +187,7 @@ func (b *Bot) threadCommand(ctx context.Context, j *job) bool {
 func (b *Bot) startDefault(ctx context.Context, j *job) bool {
 	it := j.it
 	agentID, err := b.cfg.Store.ChannelDefault(it.Team, it.Channel)
-	if err != nil && b.keepQueued(ctx) {
+	if err != nil && threadwork.Keep(ctx) {
 		// Not knowing the default is not knowing there is none: the
 		// message waits for the store, not for the picker.
 		b.log.Warn("read the channel's default agent; the message stays queued", "err", err)
@@ -263,7 +266,7 @@ func (b *Bot) activate(ctx context.Context, c *engine.Conversation, a *catalog.A
 			s.Handoff = strings.TrimSpace(s.Handoff + "\n\n" + tc)
 		}
 	})
-	if err != nil && b.retryLater(ctx, err) {
+	if err != nil && threadwork.RetryLater(ctx, err) {
 		b.log.Warn("activate agent; the message stays queued", "agent", a.ID, "err", err)
 		return false
 	}

@@ -5,33 +5,15 @@ import (
 	"agentbot/engine"
 )
 
-// The thread state (package threadstate) of a session: read and changed
-// in memory, or stored with the session's metadata only.
-
-// state reads the thread state of s; a part that does not parse is logged
-// and left out.
-func (b *Bot) state(s *engine.Session) threadstate.State {
-	st, err := threadstate.Of(&s.Session)
-	if err != nil {
-		b.log.Warn("unreadable thread state left out", "err", err)
-	}
-	return st
-}
+// state reads the thread state of s (threadwork.Work.State).
+func (b *Bot) state(s *engine.Session) threadstate.State { return b.work.State(&s.Session) }
 
 // setState changes the thread state of s in memory; the engine's next
 // save, or saveSession, stores it.
 func (b *Bot) setState(s *engine.Session, change func(*threadstate.State)) {
-	st := b.state(s)
-	change(&st)
-	threadstate.Put(&s.Session, st)
+	b.work.SetState(&s.Session, change)
 }
 
 // saveSession stores s (its transcript and state); a failure is logged,
 // saying what was not kept, and reported.
-func (b *Bot) saveSession(s *engine.Session, what string) bool {
-	if err := b.fences.SaveSession(&s.Session); err != nil {
-		b.log.Error("save session: "+what, "session", s.ID, "err", err)
-		return false
-	}
-	return true
-}
+func (b *Bot) saveSession(s *engine.Session, what string) bool { return b.work.Save(&s.Session, what) }

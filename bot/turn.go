@@ -3,15 +3,18 @@ package bot
 import (
 	"context"
 	"errors"
+	"strings"
 	"time"
 
 	"github.com/slack-go/slack"
 
-	"agentbot/bot/lease"
 	"agentbot/bot/running"
+	"agentbot/bot/slackmd"
 	"agentbot/bot/threadstate"
+	"agentbot/bot/threadwork"
 	"agentbot/engine"
 	"agentbot/engine/transcript"
+	"agentbot/storage"
 )
 
 // threadTurn is one engine turn in a thread, rendered into it: what the
@@ -46,8 +49,8 @@ func (b *Bot) runTurn(ctx context.Context, c *engine.Conversation, it item, inpu
 	defer func() { <-b.sem }()
 	t, tctx, done := b.beforeTurn(ctx, c, it, input)
 	defer done()
-	t.res, t.err = c.Run(tctx, input, t.r.emit, nil)    // approvals are decided by clicks, later
-	t.err = b.storeFailed(ctx, c.Session, t.res, t.err) // leased.go
+	t.res, t.err = c.Run(tctx, input, t.r.emit, nil) // approvals are decided by clicks, later
+	t.err = b.storeFailed(ctx, c.Session, t.res, t.err)
 	for _, step := range afterTurn {
 		step(b, ctx, t)
 	}
@@ -65,7 +68,7 @@ func (b *Bot) beforeTurn(ctx context.Context, c *engine.Conversation, it item, i
 	key := it.thread().String()
 	t.rt = b.running.Start(key, cancel)
 	t.r.rt = t.rt
-	if note := b.lateNote(c.Session, it); note != "" { // leased.go
+	if note := b.lateNote(c.Session, it); note != "" {
 		t.r.emit(engine.Event{Kind: engine.EventNotice, Text: note})
 	}
 	noteWorkflow(b, c.Session, input)
@@ -115,8 +118,7 @@ func (b *Bot) recordStop(ctx context.Context, t *threadTurn) {
 // render finishes the reply: the answer (or what went wrong) and the
 // uploads.
 func (b *Bot) render(ctx context.Context, t *threadTurn) {
-	l := lease.Of(ctx)
-	kept := l != nil && l.Kept()
+	kept := threadwork.Kept(ctx)
 	runs := b.keptRuns(t.it.thread().String(), kept)
 	t.r.finish(t.res, t.err, kept, kept && runs < quietRuns)
 }
@@ -172,6 +174,17 @@ func (b *Bot) turnFinished(_ context.Context, t *threadTurn) {
 	}
 }
 
+// storeFailed handles a turn that could not store its session
+// (threadwork.Work.StoreFailed): the answer, when there is one, is shown and
+// stored again; otherwise the item stays queued.
+func (b *Bot) storeFailed(ctx context.Context, s *engine.Session, res *engine.Result, err error) error {
+	text := ""
+	if res != nil {
+		text = res.Text
+	}
+	return b.work.StoreFailed(ctx, &s.Session, text, err, func() error { return b.cfg.Engine.Save(s) })
+}
+
 // noteWorkflow remembers the menu item input picks, if any.
 func noteWorkflow(b *Bot, s *engine.Session, input string) {
 	if s.Agent == nil || input == "" {
@@ -190,4 +203,32 @@ func noteWorkflow(b *Bot, s *engine.Session, input string) {
 		name = it.Trigger
 	}
 	b.setState(s, func(st *threadstate.State) { st.Workflow = name })
+}
+
+// lateNote is what a turn's answer starts with when its message came late
+// (Slack delivered it again after a fault) and a later message of the
+// thread was answered already: which message it answers. It records its
+// message as answered in s's thread state.
+func (b *Bot) lateNote(s *engine.Session, it item) string {
+	if it.Kind != kindMessage || it.TS == "" {
+		return ""
+	}
+	order, latest := storage.OrderOf(it.TS), storage.OrderOf(b.state(s).Answered)
+	switch {
+	case order == 0 || order == latest:
+		return ""
+	case order > latest:
+		b.setState(s, func(st *threadstate.State) { st.Answered = it.TS })
+		return ""
+	}
+	quote := strings.Join(strings.Fields(it.Text), " ")
+	return "Answering an earlier message" + whose(it.User) + ", which reached me late: “" + slackmd.Shorten(quote, 120) + "”"
+}
+
+// whose names the sender of a message for lateNote.
+func whose(user string) string {
+	if user == "" {
+		return ""
+	}
+	return " from <@" + user + ">"
 }
