@@ -15,7 +15,7 @@ const stopNote = "(The user stopped this turn here. Continue from what was said 
 
 // onAgentSessionStopped stops the turn of a session whose stop button the
 // user pressed in Slack's agent surface.
-func (b *Bot) onAgentSessionStopped(team string, e *slackevents.AgentSessionStoppedEvent) {
+func (b *intake) onAgentSessionStopped(team string, e *slackevents.AgentSessionStoppedEvent) {
 	key := keys.Thread{Team: team, Channel: e.Channel, Thread: e.ThreadTimestamp}
 	if !b.running.Stop(key.String(), e.User) {
 		b.log.Debug("stop: no running turn", "channel", e.Channel)
@@ -24,7 +24,7 @@ func (b *Bot) onAgentSessionStopped(team string, e *slackevents.AgentSessionStop
 
 // stopIfAsked stops the thread's running turn when a message asks for it
 // ("stop", "@agentbot stop"), and reports whether it did.
-func (b *Bot) stopIfAsked(it item) bool {
+func (b *intake) stopIfAsked(it item) bool {
 	t := strings.ToLower(strings.Trim(strings.TrimSpace(it.Text), "!. "))
 	if t != "stop" && t != "cancel" {
 		return false
@@ -40,7 +40,7 @@ func (b *Bot) stopIfAsked(it item) bool {
 
 // setSessionStatus shows the thread's agent session as processing or
 // active; a failure is logged and never affects the turn.
-func (b *Bot) setSessionStatus(ctx context.Context, it item, status string) {
+func (b *core) setSessionStatus(ctx context.Context, it item, status string) {
 	_, err := b.cfg.API.SetAgentSessionStatusContext(ctx, slack.AgentSessionSetStatusParameters{
 		Status: status, ChannelID: it.Channel, ThreadTS: it.ThreadTS, InitiatorUserID: it.User})
 	if err != nil {

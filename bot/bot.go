@@ -15,7 +15,6 @@ import (
 
 	"agentbot/bot/access"
 	"agentbot/bot/lease"
-	"agentbot/bot/running"
 	"agentbot/bot/threadwork"
 	"agentbot/engine"
 	"agentbot/engine/catalog"
@@ -132,49 +131,27 @@ func (c *Config) leaseDefaults() {
 }
 
 // ReplicaID is this bot's name among the replicas sharing the store.
-func (b *Bot) ReplicaID() string { return b.cfg.ReplicaID }
+func (b *Bot) ReplicaID() string { return b.c.cfg.ReplicaID }
 
-// Bot is agentbot's Slack adapter.
+// Bot is agentbot's Slack adapter: it connects, hands each Socket Mode
+// envelope to the intake, and at shutdown lets running turns finish.
+//
+// The parts: intake (intake.go, interact.go, events.go) maps Slack's
+// events and clicks to typed items and admits them into their thread's
+// durable queue (package threadwork), which hands each to threadHandlers
+// (item.go, process.go), one handler per kind; a turn is run and rendered
+// by turns (turn.go, reply.go); the Home tab and the agent pane are home's
+// (hometab.go, pane.go), /agent is slash's (slash.go, tools.go,
+// projects.go). What they share is core (core.go): the configuration,
+// the Slack writer (post.go, blocks.go), access (access.go) and the thread
+// state (threadstate.go).
 type Bot struct {
-	cfg Config
-	log *slog.Logger
-	obs Observer
-
-	botUserID string
-	botID     string
-	teamID    string
+	c  *core
+	in *intake
 
 	connected atomic.Bool
-	slashes   sync.WaitGroup
-	running   running.Turns // turns that can be stopped, by thread
-	// paneGreeted and contexts are the agent pane's: who was greeted
-	// today, and the channel each user looks at.
-	paneGreeted sync.Map
-	// homeLocks holds a *sync.Mutex per user, held while that user's Home
-	// tab is read and published, so publishes land in the order their
-	// reads were made and a stale view never replaces a newer one.
-	homeLocks sync.Map
-	contexts  sync.Map
-	names     sync.Map // user id → display name
-	// slackACL answers what access.May asks of Slack (access.go).
-	slackACL *access.Slack
-	// unsaved holds the messages (channel/ts) the user was told could not
-	// be saved, so Slack's redeliveries do not repeat the notice.
-	unsavedMu sync.Mutex
-	unsaved   map[string]bool
-	// kept counts, per thread key, the runs in a row whose item stayed
-	// queued because the store failed (keptRuns).
-	kept sync.Map
-	// work is the threads' durable work: their queues, leases and
-	// state (package threadwork).
-	work  *threadwork.Work
-	inbox *inbox
-	sem   chan struct{}
-	// turnCtx outlives the event loop at shutdown, so running turns can
-	// finish; cancelTurns stops them after the grace period.
-	turnCtx     context.Context
+	// cancelTurns stops running turns after the grace period.
 	cancelTurns context.CancelFunc
-	sleep       func(ctx context.Context, d time.Duration) error
 	stopOnce    sync.Once
 }
 
@@ -202,18 +179,23 @@ func New(cfg Config) (*Bot, error) {
 		cfg.ApprovalTimeout = defaultApprovalTimeout
 	}
 	cfg.leaseDefaults()
-	b := &Bot{cfg: cfg, log: cfg.Logger, obs: cfg.Observer, inbox: newInbox(), unsaved: map[string]bool{}, sem: make(chan struct{}, cfg.MaxConcurrentTurns), sleep: sleepCtx}
-	if b.obs == nil {
-		b.obs = nopObserver{}
+	c := &core{cfg: cfg, log: cfg.Logger, obs: cfg.Observer, unsaved: map[string]bool{}, sleep: sleepCtx}
+	if c.obs == nil {
+		c.obs = nopObserver{}
 	}
 	fences := cfg.Fences
 	if fences == nil {
 		fences = NewFences(cfg.Store)
 	}
-	b.turnCtx, b.cancelTurns = context.WithCancel(context.Background())
-	b.work = threadwork.New(b.turnCtx, threadwork.Config{Store: cfg.Store, Handler: queued{b}, Fences: fences,
-		Replica: cfg.ReplicaID, LeaseTTL: cfg.LeaseTTL, DedupeTTL: cfg.DedupeTTL, Observer: b.obs, Log: b.log})
-	b.slackACL = access.NewSlack(b.web(), cfg.MembershipTTL)
+	b := &Bot{c: c}
+	c.turnCtx, b.cancelTurns = context.WithCancel(context.Background())
+	c.slackACL = access.NewSlack(c.web(), cfg.MembershipTTL)
+	c.work = threadwork.New(c.turnCtx, threadwork.Config{Store: cfg.Store, Fences: fences,
+		Replica: cfg.ReplicaID, LeaseTTL: cfg.LeaseTTL, DedupeTTL: cfg.DedupeTTL, Observer: c.obs, Log: c.log})
+	hm := &home{core: c}
+	tu := &turns{core: c, home: hm, sem: make(chan struct{}, cfg.MaxConcurrentTurns)}
+	c.work.SetHandler(queued{&threadHandlers{core: c, turns: tu}})
+	b.in = &intake{core: c, inbox: newInbox(), slash: &slash{core: c}, home: hm}
 	return b, nil
 }
 
@@ -224,28 +206,28 @@ func (b *Bot) Connected() bool { return b.connected.Load() }
 // events, lets running turns finish (or checkpoint, after the grace
 // period), and returns.
 func (b *Bot) Run(ctx context.Context) error {
-	auth, err := b.cfg.API.AuthTestContext(ctx)
+	auth, err := b.c.cfg.API.AuthTestContext(ctx)
 	if err != nil {
 		return fmt.Errorf("slack auth.test: %w", err)
 	}
-	b.botUserID, b.botID, b.teamID = auth.UserID, auth.BotID, auth.TeamID
-	b.log.Info("connected to slack", "team", auth.Team, "bot_user", auth.UserID)
+	b.c.botUserID, b.c.botID, b.c.teamID = auth.UserID, auth.BotID, auth.TeamID
+	b.c.log.Info("connected to slack", "team", auth.Team, "bot_user", auth.UserID)
 
 	sockCtx, stopSock := context.WithCancel(ctx)
 	defer stopSock()
 	sockDone := make(chan error, 1)
-	go func() { sockDone <- b.cfg.Socket.RunContext(sockCtx) }()
+	go func() { sockDone <- b.c.cfg.Socket.RunContext(sockCtx) }()
 	intakeDone := make(chan struct{})
-	go func() { defer close(intakeDone); b.intakeLoop(sockCtx) }()
+	go func() { defer close(intakeDone); b.in.intakeLoop(sockCtx) }()
 
 	// Messages persisted before a restart get their turn now.
-	b.work.Resume()
+	b.c.work.Resume()
 	// Tool calls left undecided too long are expired at every tick, the
 	// first at start, so calls that timed out while no bot ran are expired
 	// too; threads of replicas that died, and items other replicas
 	// admitted, are found by the work's scan.
-	sw := &sweeper{b: b, queued: map[string]bool{}}
-	b.work.StartPeriodic(sockCtx, b.approvalSweepEvery(), sw.sweep)
+	sw := &sweeper{core: b.c, queued: map[string]bool{}}
+	b.c.work.StartPeriodic(sockCtx, b.c.approvalSweepEvery(), sw.sweep)
 
 loop:
 	for {
@@ -257,12 +239,12 @@ loop:
 				b.connected.Store(false)
 				stopSock()
 				<-intakeDone
-				b.work.WaitAdmissions()
+				b.c.work.WaitAdmissions()
 				b.shutdown()
 				return fmt.Errorf("socket mode: %w", err)
 			}
 			break loop
-		case evt, ok := <-b.cfg.Socket.Events:
+		case evt, ok := <-b.c.cfg.Socket.Events:
 			if !ok {
 				break loop
 			}
@@ -272,7 +254,7 @@ loop:
 	b.connected.Store(false)
 	stopSock()
 	<-intakeDone
-	b.work.WaitAdmissions()
+	b.c.work.WaitAdmissions()
 	b.shutdown()
 	return nil
 }
@@ -281,13 +263,13 @@ loop:
 // them; their sessions are saved at the last finished iteration.
 func (b *Bot) shutdown() {
 	b.stopOnce.Do(func() {
-		b.work.Stop()
+		b.c.work.Stop()
 		done := make(chan struct{})
-		go func() { b.work.Wait(); b.slashes.Wait(); close(done) }()
+		go func() { b.c.work.Wait(); b.in.slashes.Wait(); close(done) }()
 		select {
 		case <-done:
-		case <-time.After(b.cfg.ShutdownGrace):
-			b.log.Warn("shutdown grace period over; cancelling running turns")
+		case <-time.After(b.c.cfg.ShutdownGrace):
+			b.c.log.Warn("shutdown grace period over; cancelling running turns")
 			b.cancelTurns()
 			<-done
 		}
@@ -306,25 +288,25 @@ func (b *Bot) onSocketEvent(evt socketmode.Event) {
 		b.connected.Store(false)
 		return
 	case socketmode.EventTypeEventsAPI, socketmode.EventTypeSlashCommand, socketmode.EventTypeInteractive:
-		b.obs.EventReceived(string(evt.Type))
-		b.inbox.push(evt)
+		b.c.obs.EventReceived(string(evt.Type))
+		b.in.inbox.push(evt)
 	case socketmode.EventTypeErrorBadMessage:
 		// slack-go could not parse the envelope: a payload it cannot
 		// decode, or a type it does not know. Slack still wants it acked
 		// by its envelope_id, or it delivers it again and again
 		// (https://docs.slack.dev/apis/events-api/using-socket-mode):
 		// the intake acks it in turn, as every other envelope.
-		b.obs.EventReceived(string(evt.Type))
+		b.c.obs.EventReceived(string(evt.Type))
 		if req := badEnvelope(evt); req != nil {
 			evt.Request = req
-			b.inbox.push(evt)
+			b.in.inbox.push(evt)
 			return
 		}
-		b.log.Warn("socket mode message without an envelope_id that slack-go could not parse; nothing to ack", "err", badCause(evt))
+		b.c.log.Warn("socket mode message without an envelope_id that slack-go could not parse; nothing to ack", "err", badCause(evt))
 	case socketmode.EventTypeIncomingError:
 		// A frame that is not JSON: it names no envelope to ack.
 		if e, ok := evt.Data.(*slack.IncomingEventError); ok {
-			b.log.Warn("unreadable socket mode frame; nothing to ack", "err", e.ErrorObj)
+			b.c.log.Warn("unreadable socket mode frame; nothing to ack", "err", e.ErrorObj)
 		}
 	}
 }
@@ -362,21 +344,6 @@ func envelopeType(evt socketmode.Event) string {
 		return evt.Request.Type
 	}
 	return string(evt.Type)
-}
-
-// acker returns the ack of an envelope, safe to call more than once.
-func (b *Bot) acker(evt socketmode.Event) func() {
-	var once sync.Once
-	return func() {
-		once.Do(func() {
-			if evt.Request == nil {
-				return
-			}
-			if err := b.cfg.Socket.Ack(*evt.Request); err != nil {
-				b.log.Warn("ack failed", "type", evt.Type, "err", err)
-			}
-		})
-	}
 }
 
 func sleepCtx(ctx context.Context, d time.Duration) error {

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"regexp"
 	"strings"
+	"sync"
 
 	"github.com/slack-go/slack"
 	"github.com/slack-go/slack/slackevents"
@@ -14,9 +15,20 @@ import (
 	"agentbot/bot/keys"
 )
 
+// intake is the listener: it maps Slack's events and clicks to typed
+// items, admits them into their thread's queue (core.enqueue), and answers
+// what needs no queue at once (a stop, the Home tab, /agent).
+type intake struct {
+	*core
+	inbox   *inbox
+	slashes sync.WaitGroup // slash commands running
+	slash   *slash
+	home    *home
+}
+
 // intakeLoop handles acked envelopes one at a time, in arrival order, so
 // messages of one thread are queued in the order Slack sent them.
-func (b *Bot) intakeLoop(ctx context.Context) {
+func (b *intake) intakeLoop(ctx context.Context) {
 	for {
 		select {
 		case <-ctx.Done():
@@ -37,7 +49,7 @@ func (b *Bot) intakeLoop(ctx context.Context) {
 // failed commit is not acked, so Slack redelivers), anything else at once,
 // an envelope the bot cannot read included: Slack redelivers every
 // envelope not acked (https://docs.slack.dev/apis/events-api/using-socket-mode).
-func (b *Bot) handle(evt socketmode.Event) {
+func (b *intake) handle(evt socketmode.Event) {
 	ack := b.acker(evt)
 	deferred := false
 	defer func() {
@@ -60,7 +72,7 @@ func (b *Bot) handle(evt socketmode.Event) {
 			go func() {
 				defer b.slashes.Done()
 				defer b.recoverPanic("slash command")
-				b.onSlash(cmd)
+				b.slash.onSlash(cmd)
 			}()
 			return
 		}
@@ -75,7 +87,7 @@ func (b *Bot) handle(evt socketmode.Event) {
 
 // seen reports (and records) whether any of the dedupe keys was handled
 // already.
-func (b *Bot) seen(dedupe ...string) bool {
+func (b *core) seen(dedupe ...string) bool {
 	dup := false
 	for _, k := range dedupe {
 		d, err := b.cfg.Store.Seen(k, b.cfg.DedupeTTL)
@@ -95,7 +107,7 @@ var keepSubtypes = map[string]bool{"": true, "file_share": true, "thread_broadca
 
 // onEventsAPI handles an Events API event; it reports whether ack was
 // handed on, to be called once the message is persisted.
-func (b *Bot) onEventsAPI(ev slackevents.EventsAPIEvent, ack func()) bool {
+func (b *intake) onEventsAPI(ev slackevents.EventsAPIEvent, ack func()) bool {
 	in, ok := readMessage(ev)
 	if !ok {
 		b.onAgentEvent(ev)
@@ -165,7 +177,7 @@ func readMessage(ev slackevents.EventsAPIEvent) (inbound, bool) {
 // When the store cannot say, the message is not acked, so Slack delivers
 // it again rather than it being dropped; handed then reports that ack was
 // handed on.
-func (b *Bot) replyCounts(it item, reply bool) (counts, handed bool) {
+func (b *intake) replyCounts(it item, reply bool) (counts, handed bool) {
 	if !reply {
 		return false, false // a new thread without a mention has no session
 	}
@@ -180,7 +192,7 @@ func (b *Bot) replyCounts(it item, reply bool) (counts, handed bool) {
 // admitMessage queues a message that counts, unless its sender is denied
 // or it asks to stop the running turn; it reports whether ack was handed
 // on.
-func (b *Bot) admitMessage(it item, files []slack.File, ack func(), dedupe []string) bool {
+func (b *intake) admitMessage(it item, files []slack.File, ack func(), dedupe []string) bool {
 	if why := b.denied(it.User, it.Team, it.Channel); why != "" {
 		if !b.seen(dedupe...) {
 			b.ephemeral(it.Channel, it.User, it.ThreadTS, why)
@@ -207,7 +219,7 @@ func (b *Bot) admitMessage(it item, files []slack.File, ack func(), dedupe []str
 // redelivered late goes before later ones still queued. A message that
 // cannot be persisted is not acked (Slack delivers it again), and its
 // author is told (notSaved). It reports whether ack was handed on.
-func (b *Bot) enqueue(it item, ack func(), dedupe ...string) bool {
+func (b *core) enqueue(it item, ack func(), dedupe ...string) bool {
 	payload, err := json.Marshal(it)
 	if err != nil {
 		b.log.Error("encode inbound", "err", err)
@@ -225,7 +237,7 @@ const maxUnsaved = 1000
 // unreachable): it is not acked, so Slack delivers it again, and the user
 // is told once, so a message is never dropped without a word when the
 // store stays away longer than Slack's retries.
-func (b *Bot) notSaved(it item, err error) {
+func (b *core) notSaved(it item, err error) {
 	b.log.Error("persist inbound message; not acked, so Slack redelivers it", "channel", it.Channel, "err", err)
 	k := keys.Message(it.Channel, it.TS)
 	b.unsavedMu.Lock()
@@ -261,8 +273,23 @@ func stripMention(text, botUserID string) string {
 }
 
 // recoverPanic logs a panic of a handler instead of taking the bot down.
-func (b *Bot) recoverPanic(what string) {
+func (b *core) recoverPanic(what string) {
 	if r := recover(); r != nil {
 		b.log.Error("handler panicked", "what", what, "panic", fmt.Sprint(r))
+	}
+}
+
+// acker returns the ack of an envelope, safe to call more than once.
+func (b *intake) acker(evt socketmode.Event) func() {
+	var once sync.Once
+	return func() {
+		once.Do(func() {
+			if evt.Request == nil {
+				return
+			}
+			if err := b.cfg.Socket.Ack(*evt.Request); err != nil {
+				b.log.Warn("ack failed", "type", evt.Type, "err", err)
+			}
+		})
 	}
 }

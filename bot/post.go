@@ -13,17 +13,17 @@ import (
 )
 
 // web is the Slack Web API with the rate-limit retry (bot/render).
-func (b *Bot) web() render.Slack {
+func (b *core) web() render.Slack {
 	return render.Slack{API: b.cfg.API, Log: b.log, Sleep: b.sleep}
 }
 
 // call runs a Slack Web API call, waiting out rate limits as Slack asks.
-func (b *Bot) call(ctx context.Context, fn func() error) error { return b.web().Call(ctx, fn) }
+func (b *core) call(ctx context.Context, fn func() error) error { return b.web().Call(ctx, fn) }
 
 // postMsg posts a message in a thread and returns its ts. Under a
 // thread's lease (ctx) the fence is checked first: a replica that lost the
 // thread posts nothing there.
-func (b *Bot) postMsg(ctx context.Context, channel, thread string, opts ...slack.MsgOption) (string, error) {
+func (b *core) postMsg(ctx context.Context, channel, thread string, opts ...slack.MsgOption) (string, error) {
 	if err := threadwork.Guard(ctx); err != nil {
 		return "", err
 	}
@@ -33,14 +33,14 @@ func (b *Bot) postMsg(ctx context.Context, channel, thread string, opts ...slack
 // post posts text in a thread, logging failures. Text is mrkdwn the bot
 // writes; &, < and > are escaped (slackmd.EscapeText), so only user and
 // channel mentions are markup.
-func (b *Bot) post(ctx context.Context, channel, thread, text string) {
+func (b *core) post(ctx context.Context, channel, thread, text string) {
 	if _, err := b.postMsg(ctx, channel, thread, slack.MsgOptionText(slackmd.EscapeText(text), false)); err != nil {
 		b.log.Error("post message", "channel", channel, "err", err)
 	}
 }
 
 // update replaces a message's content.
-func (b *Bot) update(ctx context.Context, channel, ts string, opts ...slack.MsgOption) error {
+func (b *core) update(ctx context.Context, channel, ts string, opts ...slack.MsgOption) error {
 	if err := threadwork.Guard(ctx); err != nil {
 		return err
 	}
@@ -48,7 +48,7 @@ func (b *Bot) update(ctx context.Context, channel, ts string, opts ...slack.MsgO
 }
 
 // ephemeral shows text to one user only; text is escaped as post's.
-func (b *Bot) ephemeral(channel, user, thread, text string) {
+func (b *core) ephemeral(channel, user, thread, text string) {
 	opts := []slack.MsgOption{slack.MsgOptionText(slackmd.EscapeText(text), false)}
 	if thread != "" {
 		opts = append(opts, slack.MsgOptionTS(thread))
@@ -65,7 +65,7 @@ func (b *Bot) ephemeral(channel, user, thread, text string) {
 // postMarkdownWith posts markdown text followed by tail blocks within
 // Slack's limits, in the messages view.Messages lays out. When Slack
 // refuses a message, the thread gets its text as plain text.
-func (b *Bot) postMarkdownWith(ctx context.Context, channel, thread, md, tailNote string, tail []slack.Block) error {
+func (b *core) postMarkdownWith(ctx context.Context, channel, thread, md, tailNote string, tail []slack.Block) error {
 	for _, m := range view.Messages(md, tailNote, tail) {
 		if err := b.postMarkdownPiece(ctx, channel, thread, m.Text, m.Extra); err != nil {
 			return err
@@ -76,7 +76,7 @@ func (b *Bot) postMarkdownWith(ctx context.Context, channel, thread, md, tailNot
 
 // postMarkdownPiece posts one markdown piece with extra blocks, falling back
 // to the piece as plain text when Slack refuses the blocks.
-func (b *Bot) postMarkdownPiece(ctx context.Context, channel, thread, piece string, extra []slack.Block) error {
+func (b *core) postMarkdownPiece(ctx context.Context, channel, thread, piece string, extra []slack.Block) error {
 	blocks := append([]slack.Block{slackmd.Block(piece)}, extra...)
 	_, err := b.postMsg(ctx, channel, thread,
 		slack.MsgOptionText(slackmd.EscapeText(slackmd.Fallback(piece, slackmd.DefaultFallbackChars)), false),

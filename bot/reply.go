@@ -35,7 +35,7 @@ type reply struct {
 // is fenced, the reply's output is recorded with the turn's queue seq
 // (threadstate.State.Seq), and a stream an earlier run of the turn left open is
 // closed first.
-func (b *Bot) newReply(ctx context.Context, it item, s *engine.Session) *reply {
+func (b *turns) newReply(ctx context.Context, it item, s *engine.Session) *reply {
 	rep := &reply{}
 	sessionID := s.ID
 	opts := render.Options{
@@ -176,7 +176,7 @@ func shorten(s string, n int) string { return slackmd.Shorten(s, n) }
 // ts: every bot message in the thread after the item's message is stopped with the
 // interrupted note (Slack refuses the stop of a message that is not an
 // open stream, which changes nothing).
-func (b *Bot) closeUnnamed(ctx context.Context, it item) {
+func (b *turns) closeUnnamed(ctx context.Context, it item) {
 	msgs, _, _, err := b.cfg.API.GetConversationRepliesContext(ctx, &slack.GetConversationRepliesParameters{
 		ChannelID: it.Channel, Timestamp: it.ThreadTS, Oldest: it.TS, Limit: 200})
 	if err != nil {

@@ -11,7 +11,7 @@ const actionStop = render.ActionStop
 
 // onStopClick stops the thread's running turn when someone clicks its Stop
 // button; anyone who may talk to the bot there may.
-func (b *Bot) onStopClick(team, channel, thread, user string, dm bool) {
+func (b *intake) onStopClick(team, channel, thread, user string, dm bool) {
 	if why := b.denied(user, team, channel); why != "" {
 		b.ephemeral(channel, user, thread, why)
 		return

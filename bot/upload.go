@@ -23,7 +23,7 @@ type savedDoc struct {
 
 // upload sends one saved output to the thread with UploadFile (the v2
 // upload flow); a re-save is titled as a new version.
-func (b *Bot) upload(ctx context.Context, it item, u savedDoc) {
+func (b *core) upload(ctx context.Context, it item, u savedDoc) {
 	o := u.ev.Output
 	name := path.Base(o.Path)
 	title := name
