@@ -249,7 +249,7 @@ func (b *turns) closeSuperseded(ctx context.Context, t *threadTurn) {
 }
 
 // approvalSweepEvery is how often pending calls are checked for expiry
-// (the periodic loop's tick, periodic.go): the lease scan's cadence, or more
+// (the tick of threadwork.Work.StartPeriodic): the lease scan's cadence, or more
 // often for a short timeout.
 func (b *core) approvalSweepEvery() time.Duration {
 	return max(min(b.cfg.LeaseTTL/3, b.cfg.ApprovalTimeout/4), 10*time.Millisecond)

@@ -136,15 +136,12 @@ func (b *Bot) ReplicaID() string { return b.c.cfg.ReplicaID }
 // Bot is agentbot's Slack adapter: it connects, hands each Socket Mode
 // envelope to the intake, and at shutdown lets running turns finish.
 //
-// The parts: intake (intake.go, interact.go, events.go) maps Slack's
-// events and clicks to typed items and admits them into their thread's
-// durable queue (package threadwork), which hands each to threadHandlers
-// (item.go, process.go), one handler per kind; a turn is run and rendered
-// by turns (turn.go, reply.go); the Home tab and the agent pane are home's
-// (hometab.go, pane.go), /agent is slash's (slash.go, tools.go,
-// projects.go). What they share is core (core.go): the configuration,
-// the Slack writer (post.go, blocks.go), access (access.go) and the thread
-// state (threadstate.go).
+// Its parts: the intake maps Slack's events and clicks to typed items and
+// admits them into their thread's durable queue (package threadwork),
+// which hands each to threadHandlers, one handler per kind; turns runs a
+// turn and renders it; home is the Home tab and the agent pane, slash is
+// /agent. What they share is core: the configuration, the Slack writer,
+// access and the thread state.
 type Bot struct {
 	c  *core
 	in *intake
@@ -278,7 +275,7 @@ func (b *Bot) shutdown() {
 }
 
 // onSocketEvent hands an envelope to the intake, which acks it once what
-// it carries is persisted (see intake.go).
+// it carries is persisted.
 func (b *Bot) onSocketEvent(evt socketmode.Event) {
 	switch evt.Type {
 	case socketmode.EventTypeConnected, socketmode.EventTypeHello:

@@ -8,13 +8,16 @@ import (
 
 	"agentbot/bot/access"
 	"agentbot/bot/running"
+	"agentbot/bot/threadstate"
 	"agentbot/bot/threadwork"
+	"agentbot/engine"
 )
 
 // core is what every part of the bot shares: its configuration, who it is
-// in Slack, the Slack writer (post.go, blocks.go, upload.go), who may do
-// what (access.go), the turns that can be stopped, and the threads'
-// durable work with their state (threadstate.go).
+// in Slack, the Slack writer (post, update, ephemeral, the greeting and
+// picker, uploads), who may do what (may), the turns that can be
+// stopped, and the threads' durable work with their state (state,
+// setState, saveSession).
 type core struct {
 	cfg Config
 	log *slog.Logger
@@ -28,7 +31,7 @@ type core struct {
 	// contexts is the agent pane's: the channel each user looks at.
 	contexts sync.Map
 	names    sync.Map // user id → display name
-	// slackACL answers what access.May asks of Slack (access.go).
+	// slackACL answers what access.May asks of Slack.
 	slackACL *access.Slack
 	// unsaved holds the messages (channel/ts) the user was told could not
 	// be saved, so Slack's redeliveries do not repeat the notice.
@@ -42,3 +45,16 @@ type core struct {
 	turnCtx context.Context
 	sleep   func(ctx context.Context, d time.Duration) error
 }
+
+// state reads the thread state of s (threadwork.Work.State).
+func (b *core) state(s *engine.Session) threadstate.State { return b.work.State(&s.Session) }
+
+// setState changes the thread state of s in memory; the engine's next
+// save, or saveSession, stores it.
+func (b *core) setState(s *engine.Session, change func(*threadstate.State)) {
+	b.work.SetState(&s.Session, change)
+}
+
+// saveSession stores s (its transcript and state); a failure is logged,
+// saying what was not kept, and reported.
+func (b *core) saveSession(s *engine.Session, what string) bool { return b.work.Save(&s.Session, what) }

@@ -89,3 +89,13 @@ func (b *core) postMarkdownPiece(ctx context.Context, channel, thread, piece str
 	}
 	return nil
 }
+
+// setSessionStatus shows the thread's agent session as processing or
+// active; a failure is logged and never affects the turn.
+func (b *core) setSessionStatus(ctx context.Context, it item, status string) {
+	_, err := b.cfg.API.SetAgentSessionStatusContext(ctx, slack.AgentSessionSetStatusParameters{
+		Status: status, ChannelID: it.Channel, ThreadTS: it.ThreadTS, InitiatorUserID: it.User})
+	if err != nil {
+		b.log.Debug("agent session status", "status", status, "err", err)
+	}
+}

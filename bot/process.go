@@ -269,7 +269,7 @@ func (b *threadHandlers) activate(ctx context.Context, c *engine.Conversation, a
 			}
 			st.Greet = a.ID // owed until posted (greetOwed)
 		})
-		if tc := b.threadContext(ctx, &s.Session, it); tc != "" { // threadcontext.go
+		if tc := b.threadContext(ctx, &s.Session, it); tc != "" {
 			s.Handoff = strings.TrimSpace(s.Handoff + "\n\n" + tc)
 		}
 	})

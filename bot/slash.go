@@ -50,9 +50,9 @@ func (b *slash) onSlash(cmd slack.SlashCommand) {
 	case "reload":
 		b.reload(cmd, team)
 	case "tools":
-		b.slashTools(cmd, team, f[1:]) // tools.go
+		b.slashTools(cmd, team, f[1:])
 	case "project":
-		b.slashProject(cmd, team, f[1:]) // projects.go
+		b.slashProject(cmd, team, f[1:])
 	default:
 		b.respond(cmd, fmt.Sprintf("I don't know `/agent %s`.\n%s", sub, view.SlashHelp))
 	}

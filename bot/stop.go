@@ -1,6 +1,10 @@
 package bot
 
 import (
+	"strings"
+
+	"github.com/slack-go/slack/slackevents"
+
 	"agentbot/bot/keys"
 	"agentbot/bot/render"
 )
@@ -19,4 +23,32 @@ func (b *intake) onStopClick(team, channel, thread, user string, dm bool) {
 	if !b.running.Stop(keys.Thread{Team: team, Channel: channel, Thread: thread}.String(), user) {
 		b.ephemeral(channel, user, thread, "Nothing is running in this thread now.")
 	}
+}
+
+// stopNote is what the transcript records when a user stops a turn.
+const stopNote = "(The user stopped this turn here. Continue from what was said so far when they write again.)"
+
+// onAgentSessionStopped stops the turn of a session whose stop button the
+// user pressed in Slack's agent surface.
+func (b *intake) onAgentSessionStopped(team string, e *slackevents.AgentSessionStoppedEvent) {
+	key := keys.Thread{Team: team, Channel: e.Channel, Thread: e.ThreadTimestamp}
+	if !b.running.Stop(key.String(), e.User) {
+		b.log.Debug("stop: no running turn", "channel", e.Channel)
+	}
+}
+
+// stopIfAsked stops the thread's running turn when a message asks for it
+// ("stop", "@agentbot stop"), and reports whether it did.
+func (b *intake) stopIfAsked(it item) bool {
+	t := strings.ToLower(strings.Trim(strings.TrimSpace(it.Text), "!. "))
+	if t != "stop" && t != "cancel" {
+		return false
+	}
+	if !b.running.Stop(it.thread().String(), it.User) {
+		return false
+	}
+	// app_mention and message.* both carry "@agentbot stop": once the turn
+	// has ended, the other one must not reach the queue as a message.
+	b.seen(keys.Message(it.Channel, it.TS))
+	return true
 }

@@ -97,11 +97,11 @@ func (b *turns) beforeTurn(ctx context.Context, c *engine.Conversation, it item,
 
 // afterTurn are the steps after a turn, in order.
 var afterTurn = []func(b *turns, ctx context.Context, t *threadTurn){
-	(*turns).closeSuperseded, // approvals: the calls the new message denied (approval.go)
+	(*turns).closeSuperseded, // approvals: the calls the new message denied
 	(*turns).retitle,         // title: the DM names the workflow now running
 	(*turns).recordStop,      // a person's stop: recorded; the late answer is never posted
 	(*turns).render,          // the answer, and the uploads of the saved documents
-	(*turns).askApprovals,    // approvals: the calls the turn waits on (approval.go)
+	(*turns).askApprovals,    // approvals: the calls the turn waits on
 	(*turns).turnFinished,    // metrics and the turn's log line
 	(*turns).refreshHomeTab,  // Home tab: it lists the new documents, once uploaded
 }
