@@ -3,6 +3,7 @@ package bot
 import (
 	"context"
 	"sync"
+	"sync/atomic"
 
 	"github.com/slack-go/slack"
 
@@ -18,8 +19,10 @@ import (
 // home is the Home tab and the agent pane (pane.go).
 type home struct {
 	*core
-	// paneGreeted is who was greeted in the agent pane today.
+	// paneGreeted is who was greeted in the agent pane today (paneDay):
+	// it starts over every day.
 	paneGreeted sync.Map
+	paneDay     atomic.Value // string, the day paneGreeted is of
 	// homeLocks holds a *sync.Mutex per user, held while that user's Home
 	// tab is read and published, so publishes land in the order their
 	// reads were made and a stale view never replaces a newer one.

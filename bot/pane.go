@@ -27,7 +27,11 @@ func (b *home) onAppHomeOpened(team string, e *slackevents.AppHomeOpenedEvent) {
 	if e.Tab != "messages" || e.Channel == "" || e.User == "" {
 		return
 	}
-	key := paneDay{user: teamUser{team, e.User}, day: time.Now().UTC().Format("2006-01-02")}
+	day := time.Now().UTC().Format("2006-01-02")
+	if old := b.paneDay.Swap(day); old != nil && old != day {
+		b.paneGreeted.Clear() // yesterday's greetings
+	}
+	key := paneDay{user: teamUser{team, e.User}, day: day}
 	if _, done := b.paneGreeted.LoadOrStore(key, true); done {
 		return
 	}
