@@ -213,6 +213,22 @@ func (b *intake) admitMessage(it item, files []slack.File, ack func(), dedupe []
 	return b.enqueue(it, ack, dedupe...)
 }
 
+// stopIfAsked stops the thread's running turn when a message asks for it
+// ("stop", "@agentbot stop"), and reports whether it did.
+func (b *intake) stopIfAsked(it item) bool {
+	t := strings.ToLower(strings.Trim(strings.TrimSpace(it.Text), "!. "))
+	if t != "stop" && t != "cancel" {
+		return false
+	}
+	if !b.running.Stop(it.thread().String(), it.User) {
+		return false
+	}
+	// app_mention and message.* both carry "@agentbot stop": once the turn
+	// has ended, the other one must not reach the queue as a message.
+	b.seen(keys.Message(it.Channel, it.TS))
+	return true
+}
+
 // enqueue persists an item in its thread's queue (threadwork.Work.Admit),
 // unless one of its dedupe keys was seen before, and acks it once it is
 // durable. A message is queued in its thread by its Slack ts, so one

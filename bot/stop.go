@@ -1,8 +1,6 @@
 package bot
 
 import (
-	"strings"
-
 	"github.com/slack-go/slack/slackevents"
 
 	"agentbot/bot/keys"
@@ -35,20 +33,4 @@ func (b *intake) onAgentSessionStopped(team string, e *slackevents.AgentSessionS
 	if !b.running.Stop(key.String(), e.User) {
 		b.log.Debug("stop: no running turn", "channel", e.Channel)
 	}
-}
-
-// stopIfAsked stops the thread's running turn when a message asks for it
-// ("stop", "@agentbot stop"), and reports whether it did.
-func (b *intake) stopIfAsked(it item) bool {
-	t := strings.ToLower(strings.Trim(strings.TrimSpace(it.Text), "!. "))
-	if t != "stop" && t != "cancel" {
-		return false
-	}
-	if !b.running.Stop(it.thread().String(), it.User) {
-		return false
-	}
-	// app_mention and message.* both carry "@agentbot stop": once the turn
-	// has ended, the other one must not reach the queue as a message.
-	b.seen(keys.Message(it.Channel, it.TS))
-	return true
 }
