@@ -16,7 +16,7 @@ import (
 	"agentbot/storage"
 )
 
-// home is the Home tab and the agent pane (pane.go).
+// home is the Home tab and the agent pane.
 type home struct {
 	*core
 	// paneGreeted is who was greeted in the agent pane today (paneDay):

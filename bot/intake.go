@@ -245,7 +245,7 @@ func (b *core) enqueue(it item, ack func(), dedupe ...string) bool {
 	return true
 }
 
-// maxUnsaved bounds Bot.unsaved; past it the set starts over (a notice
+// maxUnsaved bounds core.unsaved; past it the set starts over (a notice
 // may then show twice).
 const maxUnsaved = 1000
 

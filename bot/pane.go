@@ -107,10 +107,10 @@ func (b *core) setTitle(ctx context.Context, it item, s *engine.Session) {
 	}
 }
 
-// teamUser names a user of a workspace (the key of Bot.contexts).
+// teamUser names a user of a workspace (the key of core.contexts).
 type teamUser struct{ team, user string }
 
-// paneDay is a user's day (the key of Bot.paneGreeted).
+// paneDay is a user's day (the key of home.paneGreeted).
 type paneDay struct {
 	user teamUser
 	day  string

@@ -137,7 +137,7 @@ func (b *turns) render(ctx context.Context, t *threadTurn) {
 
 // quietRuns is how many runs in a row may keep their item queued for the
 // store before the thread is told: a blip the next run (200 ms later, see
-// threads.run) outlasts is not worth a notice.
+// threadwork.Work.run) outlasts is not worth a notice.
 const quietRuns = 2
 
 // keptRuns counts the runs in a row of key's thread whose item stayed
