@@ -36,7 +36,7 @@ func findApproval(s *transcript.Session, call string) *transcript.Approval {
 		return nil
 	}
 	for i := range s.Pending {
-		if id := s.Pending[i].CallID; id == call || view.CallDigest(id) == call {
+		if id := s.Pending[i].CallID; id == call || keys.CallDigest(id) == call {
 			return &s.Pending[i]
 		}
 	}
@@ -44,14 +44,14 @@ func findApproval(s *transcript.Session, call string) *transcript.Approval {
 }
 
 // approvers names who may decide on a call of s: its owner and the admins.
-func (b *Bot) approvers(s *transcript.Session) string {
+func (b *core) approvers(s *transcript.Session) string {
 	return access.Deciders(ownerOfRecord(s), b.cfg.Admins)
 }
 
 // mayDecide asks whether user may decide the tool calls of s, a session
 // of a team's channel (access.Decide): its owner or a configured admin,
 // who is a member of the channel now.
-func (b *Bot) mayDecide(user, team, channel string, s *transcript.Session) access.Answer {
+func (b *core) mayDecide(user, team, channel string, s *transcript.Session) access.Answer {
 	thing := in(team, channel)
 	thing.Owner = ownerOfRecord(s)
 	return b.may(b.turnCtx, user, access.Decide, thing)
@@ -65,28 +65,28 @@ func ownerOfRecord(s *transcript.Session) string {
 }
 
 // approvalMessage renders the message of call a of session s (view.ApprovalMessage).
-func (b *Bot) approvalMessage(s *transcript.Session, a *transcript.Approval, line string) []slack.MsgOption {
+func (b *core) approvalMessage(s *transcript.Session, a *transcript.Approval, line string) []slack.MsgOption {
 	return view.ApprovalMessage(s.Key, a, b.approvers(s), line)
 }
 
 // saveApprovalMessages sets the posted messages of s's approvals, keeping
 // only the calls still in s.Pending, and stores them with the session's
 // metadata only: the engine saved the transcript already.
-func (b *Bot) saveApprovalMessages(s *engine.Session, m map[string]string) {
+func (b *turns) saveApprovalMessages(s *engine.Session, m map[string]string) {
 	for id := range m {
 		if findApproval(&s.Session, id) == nil {
 			delete(m, id)
 		}
 	}
 	b.setState(s, func(st *threadstate.State) { st.Approvals = m })
-	if err := b.cfg.Store.SetMeta(s.Key, threadstate.MetaKey, s.Meta[threadstate.MetaKey]); err != nil {
+	if err := b.work.StoreMeta(&s.Session); err != nil {
 		b.log.Error("save approval messages", "session", s.ID, "err", err)
 	}
 }
 
 // askApprovals posts the approval requests of the calls a turn waits on,
 // unless a person stopped it.
-func (b *Bot) askApprovals(ctx context.Context, t *threadTurn) {
+func (b *turns) askApprovals(ctx context.Context, t *threadTurn) {
 	if t.res != nil && len(t.res.Pending) > 0 && t.r.stoppedBy == "" {
 		b.postApprovals(ctx, t.c.Session, t.it, t.res.Pending)
 	}
@@ -94,7 +94,7 @@ func (b *Bot) askApprovals(ctx context.Context, t *threadTurn) {
 
 // postApprovals posts a message with Approve / Deny buttons for each
 // pending call not shown yet, and remembers the messages in the session.
-func (b *Bot) postApprovals(ctx context.Context, s *engine.Session, it item, pending []transcript.Approval) {
+func (b *turns) postApprovals(ctx context.Context, s *engine.Session, it item, pending []transcript.Approval) {
 	posted := b.state(s).Approvals
 	if posted == nil {
 		posted = map[string]string{}
@@ -124,7 +124,7 @@ func (b *Bot) postApprovals(ctx context.Context, s *engine.Session, it item, pen
 // onApprovalClick handles a click of Approve or Deny: someone who may not
 // decide is told who may, ephemerally; an allowed click on a pending call
 // is queued in the call's thread. It reports whether ack was handed on.
-func (b *Bot) onApprovalClick(team, channel, thread, messageTS, user, kind, value string, dm bool, ack func()) bool {
+func (b *intake) onApprovalClick(team, channel, thread, messageTS, user, kind, value string, dm bool, ack func()) bool {
 	if why := b.denied(user, team, channel); why != "" {
 		b.ephemeral(channel, user, thread, why)
 		return false
@@ -166,7 +166,7 @@ func (b *Bot) onApprovalClick(team, channel, thread, messageTS, user, kind, valu
 // decide handles a queued decision under the thread's lease: it records
 // it, updates the call's message, and resumes the turn once every pending
 // call is decided.
-func (b *Bot) onDecision(ctx context.Context, j *job) {
+func (b *threadHandlers) onDecision(ctx context.Context, j *job) {
 	c, it := j.c, j.it
 	s := c.Session
 	a := findApproval(&s.Session, it.CallID)
@@ -198,12 +198,12 @@ func (b *Bot) onDecision(ctx context.Context, j *job) {
 	}
 	turn := it
 	turn.User = b.ownerOf(c, it) // the resumed turn streams to its owner
-	b.runTurn(ctx, c, turn, "")
+	b.turns.runTurn(ctx, c, turn, "")
 	b.answerDeferred(ctx, c)
 }
 
 // updateApproval shows the decision in the call's message, without buttons.
-func (b *Bot) updateApproval(ctx context.Context, s *engine.Session, it item, a *transcript.Approval) {
+func (b *threadHandlers) updateApproval(ctx context.Context, s *engine.Session, it item, a *transcript.Approval) {
 	ts := b.state(s).Approvals[a.CallID]
 	if ts == "" {
 		ts = it.TS
@@ -218,7 +218,7 @@ func (b *Bot) updateApproval(ctx context.Context, s *engine.Session, it item, a 
 
 // waitingApprovals returns copies of the calls of s still waiting for a
 // decision whose message was posted, with their messages.
-func (b *Bot) waitingApprovals(s *engine.Session) ([]transcript.Approval, map[string]string) {
+func (b *turns) waitingApprovals(s *engine.Session) ([]transcript.Approval, map[string]string) {
 	posted := b.state(s).Approvals
 	var out []transcript.Approval
 	for _, a := range s.Pending {
@@ -232,7 +232,7 @@ func (b *Bot) waitingApprovals(s *engine.Session) ([]transcript.Approval, map[st
 // closeSuperseded updates the messages of calls that were waiting before a
 // turn and are no longer pending after it (a new message denied them), and
 // forgets them.
-func (b *Bot) closeSuperseded(ctx context.Context, t *threadTurn) {
+func (b *turns) closeSuperseded(ctx context.Context, t *threadTurn) {
 	s, it, before, posted := t.c.Session, t.it, t.waiting, t.waitingPosted
 	if len(before) == 0 {
 		return
@@ -249,15 +249,15 @@ func (b *Bot) closeSuperseded(ctx context.Context, t *threadTurn) {
 }
 
 // approvalSweepEvery is how often pending calls are checked for expiry
-// (the periodic loop's tick, periodic.go): the lease scan's cadence, or more
+// (the tick of threadwork.Work.StartPeriodic): the lease scan's cadence, or more
 // often for a short timeout.
-func (b *Bot) approvalSweepEvery() time.Duration {
+func (b *core) approvalSweepEvery() time.Duration {
 	return max(min(b.cfg.LeaseTTL/3, b.cfg.ApprovalTimeout/4), 10*time.Millisecond)
 }
 
 // sweeper remembers the expiries it queued, so a call is queued once.
 type sweeper struct {
-	b *Bot
+	*core
 	// queued are the expiries queued already (session key and call id).
 	queued map[string]bool
 }
@@ -265,7 +265,7 @@ type sweeper struct {
 // sweep queues an expiry for every overdue call of the sessions waiting
 // for an approval (the store's index of them: no scan of every session).
 func (sw *sweeper) sweep() {
-	b := sw.b
+	b := sw
 	waiting, err := b.cfg.Store.WaitingSessions()
 	if err != nil {
 		b.log.Error("sweep pending approvals", "err", err)
@@ -290,13 +290,13 @@ func (sw *sweeper) sweep() {
 }
 
 // expire queues the expiry of pending call a of session rec in its thread.
-func (b *Bot) expire(rec *transcript.Session, a transcript.Approval) {
+func (sw *sweeper) expire(rec *transcript.Session, a transcript.Approval) {
 	k, ok := keys.ParseThread(rec.Key)
 	if !ok {
-		b.log.Error("expire a pending tool call: the session key names no thread", "session", rec.ID)
+		sw.log.Error("expire a pending tool call: the session key names no thread", "session", rec.ID)
 		return
 	}
 	it := item{Kind: kindApproval, Team: k.Team, Channel: k.Channel, ThreadTS: k.Thread,
 		Text: transcript.DecisionExpired, CallID: a.CallID, DM: k.DM()}
-	b.enqueue(it, func() {}, keys.Approval(rec.Key, a.CallID))
+	sw.enqueue(it, func() {}, keys.Approval(rec.Key, a.CallID))
 }

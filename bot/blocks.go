@@ -22,7 +22,7 @@ const (
 
 // postGreeting posts an agent's greeting with its menu as buttons
 // (view.Greeting); a long menu is split over messages.
-func (b *Bot) postGreeting(ctx context.Context, channel, thread string, a *catalog.Agent, g *engine.Greeting) {
+func (b *core) postGreeting(ctx context.Context, channel, thread string, a *catalog.Agent, g *engine.Greeting) {
 	md, tail := view.Greeting(g)
 	if err := b.postMarkdownWith(ctx, channel, thread, md, view.MenuNote, tail); err != nil {
 		b.log.Error("post greeting", "agent", a.ID, "err", err)
@@ -30,7 +30,7 @@ func (b *Bot) postGreeting(ctx context.Context, channel, thread string, a *catal
 }
 
 // postPicker asks which agent should take the thread (view.Picker).
-func (b *Bot) postPicker(ctx context.Context, it item) {
+func (b *core) postPicker(ctx context.Context, it item) {
 	agents := b.cfg.Catalog().EntryPoints()
 	if len(agents) == 0 {
 		b.post(ctx, it.Channel, it.ThreadTS, "⚠️ No agents are loaded. An admin can check with `agentbot agents`.")
@@ -43,7 +43,7 @@ func (b *Bot) postPicker(ctx context.Context, it item) {
 }
 
 // closePicker replaces the picker's buttons with who picked what.
-func (b *Bot) closePicker(ctx context.Context, it item) {
+func (b *core) closePicker(ctx context.Context, it item) {
 	name := it.AgentID
 	if a, ok := b.findAgent(it.AgentID); ok {
 		name = view.AgentName(a)
@@ -55,4 +55,4 @@ func (b *Bot) closePicker(ctx context.Context, it item) {
 }
 
 // agentList lists the agents people can pick (view.AgentList).
-func (b *Bot) agentList() string { return view.AgentList(b.cfg.Catalog().EntryPoints()) }
+func (b *core) agentList() string { return view.AgentList(b.cfg.Catalog().EntryPoints()) }

@@ -14,8 +14,8 @@ import (
 	"github.com/slack-go/slack/socketmode"
 
 	"agentbot/bot/access"
-	"agentbot/bot/cache"
-	"agentbot/bot/running"
+	"agentbot/bot/lease"
+	"agentbot/bot/threadwork"
 	"agentbot/engine"
 	"agentbot/engine/catalog"
 	"agentbot/engine/retry"
@@ -111,59 +111,45 @@ type Config struct {
 	Fences *Fences
 }
 
-// Bot is agentbot's Slack adapter.
-type Bot struct {
-	cfg Config
-	log *slog.Logger
-	obs Observer
+// Fences are the fences of the threads this process works (lease.Fences):
+// wire one store into the engine and the bot (Config.Fences).
+type Fences = lease.Fences
 
-	botUserID string
-	botID     string
-	teamID    string
+// FencedStore is a store that can save under a fence (lease.FencedStore).
+type FencedStore = lease.FencedStore
+
+// NewFences returns the fences of a process over st.
+func NewFences(st FencedStore) *Fences { return lease.NewFences(st) }
+
+// leaseDefaults fills in ReplicaID and LeaseTTL.
+func (c *Config) leaseDefaults() {
+	if c.LeaseTTL <= 0 {
+		c.LeaseTTL = lease.DefaultTTL
+	}
+	if c.ReplicaID == "" {
+		c.ReplicaID = lease.NewReplicaID()
+	}
+}
+
+// ReplicaID is this bot's name among the replicas sharing the store.
+func (b *Bot) ReplicaID() string { return b.c.cfg.ReplicaID }
+
+// Bot is agentbot's Slack adapter: it connects, hands each Socket Mode
+// envelope to the intake, and at shutdown lets running turns finish.
+//
+// Its parts: the intake maps Slack's events and clicks to typed items and
+// admits them into their thread's durable queue (package threadwork),
+// which hands each to threadHandlers, one handler per kind; turns runs a
+// turn and renders it; home is the Home tab and the agent pane, slash is
+// /agent. What they share is core: the configuration, the Slack writer,
+// access and the thread state.
+type Bot struct {
+	c  *core
+	in *intake
 
 	connected atomic.Bool
-	// stopping is set at shutdown: running turns finish, queued ones wait
-	// for the next start.
-	stopping atomic.Bool
-	quit     chan struct{} // closed when stopping is set
-	slashes  sync.WaitGroup
-	acks     sync.WaitGroup // admissions waiting to be acked
-	running  running.Turns  // turns that can be stopped, by thread
-	// paneGreeted and contexts are the agent pane's: the day each user
-	// was last greeted, and the channel each user looks at.
-	paneGreeted cache.Map[teamUser, string]
-	// homeLocks holds a mutex per user, held while that user's Home
-	// tab is read and published, so publishes land in the order their
-	// reads were made and a stale view never replaces a newer one.
-	homeLocks cache.Locks[string]
-	contexts  cache.Map[teamUser, string]
-	names     cache.Map[string, string] // user id → display name
-	// slackACL answers what access.May asks of Slack (access.go).
-	slackACL *access.Slack
-	// unsaved holds the messages (channel/ts) the user was told could not
-	// be saved, so Slack's redeliveries do not repeat the notice.
-	unsavedMu sync.Mutex
-	unsaved   map[string]bool
-	// admitting counts, per thread key, this replica's admissions not
-	// committed yet: the part of a thread's queue the store does not show
-	// yet (threadLive).
-	admittingMu sync.Mutex
-	admitting   map[string]int
-	// kept counts, per thread key, the runs in a row whose item stayed
-	// queued because the store failed (keptRuns).
-	kept sync.Map
-	// journal is the store's journal (storage.Journaled), or nil: a
-	// message is acked once journaled, before its commit.
-	journal storage.Journaled
-	fences  *Fences
-	inbox   *inbox
-	threads *threads
-	sem     chan struct{}
-	// turnCtx outlives the event loop at shutdown, so running turns can
-	// finish; cancelTurns stops them after the grace period.
-	turnCtx     context.Context
+	// cancelTurns stops running turns after the grace period.
 	cancelTurns context.CancelFunc
-	sleep       func(ctx context.Context, d time.Duration) error
 	stopOnce    sync.Once
 }
 
@@ -191,19 +177,23 @@ func New(cfg Config) (*Bot, error) {
 		cfg.ApprovalTimeout = defaultApprovalTimeout
 	}
 	cfg.leaseDefaults()
-	b := &Bot{cfg: cfg, log: cfg.Logger, obs: cfg.Observer, inbox: newInbox(), unsaved: map[string]bool{}, admitting: map[string]int{}, sem: make(chan struct{}, cfg.MaxConcurrentTurns), sleep: retry.Sleep, quit: make(chan struct{})}
-	if b.obs == nil {
-		b.obs = nopObserver{}
+	c := &core{cfg: cfg, log: cfg.Logger, obs: cfg.Observer, unsaved: map[string]bool{}, sleep: retry.Sleep}
+	if c.obs == nil {
+		c.obs = nopObserver{}
 	}
-	if j, ok := cfg.Store.(storage.Journaled); ok {
-		b.journal = j
+	fences := cfg.Fences
+	if fences == nil {
+		fences = NewFences(cfg.Store)
 	}
-	if b.fences = cfg.Fences; b.fences == nil {
-		b.fences = NewFences(cfg.Store)
-	}
-	b.turnCtx, b.cancelTurns = context.WithCancel(context.Background())
-	b.threads = newThreads(b)
-	b.slackACL = access.NewSlack(b.web(), cfg.MembershipTTL)
+	b := &Bot{c: c}
+	c.turnCtx, b.cancelTurns = context.WithCancel(context.Background())
+	c.slackACL = access.NewSlack(c.web(), cfg.MembershipTTL)
+	c.work = threadwork.New(c.turnCtx, threadwork.Config{Store: cfg.Store, Fences: fences,
+		Replica: cfg.ReplicaID, LeaseTTL: cfg.LeaseTTL, DedupeTTL: cfg.DedupeTTL, Observer: c.obs, Log: c.log})
+	hm := &home{core: c}
+	tu := &turns{core: c, home: hm, sem: make(chan struct{}, cfg.MaxConcurrentTurns)}
+	c.work.SetHandler(queued{&threadHandlers{core: c, turns: tu}})
+	b.in = &intake{core: c, inbox: newInbox(), slash: &slash{core: c}, home: hm}
 	return b, nil
 }
 
@@ -214,34 +204,28 @@ func (b *Bot) Connected() bool { return b.connected.Load() }
 // events, lets running turns finish (or checkpoint, after the grace
 // period), and returns.
 func (b *Bot) Run(ctx context.Context) error {
-	auth, err := b.cfg.API.AuthTestContext(ctx)
+	auth, err := b.c.cfg.API.AuthTestContext(ctx)
 	if err != nil {
 		return fmt.Errorf("slack auth.test: %w", err)
 	}
-	b.botUserID, b.botID, b.teamID = auth.UserID, auth.BotID, auth.TeamID
-	b.log.Info("connected to slack", "team", auth.Team, "bot_user", auth.UserID)
+	b.c.botUserID, b.c.botID, b.c.teamID = auth.UserID, auth.BotID, auth.TeamID
+	b.c.log.Info("connected to slack", "team", auth.Team, "bot_user", auth.UserID)
 
 	sockCtx, stopSock := context.WithCancel(ctx)
 	defer stopSock()
 	sockDone := make(chan error, 1)
-	go func() { sockDone <- b.cfg.Socket.RunContext(sockCtx) }()
+	go func() { sockDone <- b.c.cfg.Socket.RunContext(sockCtx) }()
 	intakeDone := make(chan struct{})
-	go func() { defer close(intakeDone); b.intakeLoop(sockCtx) }()
+	go func() { defer close(intakeDone); b.in.intakeLoop(sockCtx) }()
 
 	// Messages persisted before a restart get their turn now.
-	if keys, err := b.cfg.Store.PendingKeys(); err != nil {
-		b.log.Error("recover pending messages", "err", err)
-	} else {
-		for _, k := range keys {
-			b.threads.wake(k)
-		}
-		if len(keys) > 0 {
-			b.log.Info("resuming queued messages", "threads", len(keys))
-		}
-	}
-	// Threads of replicas that died, items other replicas admitted, and
-	// tool calls left undecided too long (periodic.go).
-	b.threads.startPeriodic(sockCtx)
+	b.c.work.Resume()
+	// Tool calls left undecided too long are expired at every tick, the
+	// first at start, so calls that timed out while no bot ran are expired
+	// too; threads of replicas that died, and items other replicas
+	// admitted, are found by the work's scan.
+	sw := &sweeper{core: b.c, queued: map[string]bool{}}
+	b.c.work.StartPeriodic(sockCtx, b.c.approvalSweepEvery(), sw.sweep)
 
 loop:
 	for {
@@ -253,12 +237,12 @@ loop:
 				b.connected.Store(false)
 				stopSock()
 				<-intakeDone
-				b.acks.Wait()
+				b.c.work.WaitAdmissions()
 				b.shutdown()
 				return fmt.Errorf("socket mode: %w", err)
 			}
 			break loop
-		case evt, ok := <-b.cfg.Socket.Events:
+		case evt, ok := <-b.c.cfg.Socket.Events:
 			if !ok {
 				break loop
 			}
@@ -268,7 +252,7 @@ loop:
 	b.connected.Store(false)
 	stopSock()
 	<-intakeDone
-	b.acks.Wait()
+	b.c.work.WaitAdmissions()
 	b.shutdown()
 	return nil
 }
@@ -277,14 +261,13 @@ loop:
 // them; their sessions are saved at the last finished iteration.
 func (b *Bot) shutdown() {
 	b.stopOnce.Do(func() {
-		b.stopping.Store(true)
-		close(b.quit)
+		b.c.work.Stop()
 		done := make(chan struct{})
-		go func() { b.threads.wait(); b.slashes.Wait(); close(done) }()
+		go func() { b.c.work.Wait(); b.in.slashes.Wait(); close(done) }()
 		select {
 		case <-done:
-		case <-time.After(b.cfg.ShutdownGrace):
-			b.log.Warn("shutdown grace period over; cancelling running turns")
+		case <-time.After(b.c.cfg.ShutdownGrace):
+			b.c.log.Warn("shutdown grace period over; cancelling running turns")
 			b.cancelTurns()
 			<-done
 		}
@@ -293,7 +276,7 @@ func (b *Bot) shutdown() {
 }
 
 // onSocketEvent hands an envelope to the intake, which acks it once what
-// it carries is persisted (see intake.go).
+// it carries is persisted.
 func (b *Bot) onSocketEvent(evt socketmode.Event) {
 	switch evt.Type {
 	case socketmode.EventTypeConnected, socketmode.EventTypeHello:
@@ -303,25 +286,25 @@ func (b *Bot) onSocketEvent(evt socketmode.Event) {
 		b.connected.Store(false)
 		return
 	case socketmode.EventTypeEventsAPI, socketmode.EventTypeSlashCommand, socketmode.EventTypeInteractive:
-		b.obs.EventReceived(string(evt.Type))
-		b.inbox.push(evt)
+		b.c.obs.EventReceived(string(evt.Type))
+		b.in.inbox.push(evt)
 	case socketmode.EventTypeErrorBadMessage:
 		// slack-go could not parse the envelope: a payload it cannot
 		// decode, or a type it does not know. Slack still wants it acked
 		// by its envelope_id, or it delivers it again and again
 		// (https://docs.slack.dev/apis/events-api/using-socket-mode):
 		// the intake acks it in turn, as every other envelope.
-		b.obs.EventReceived(string(evt.Type))
+		b.c.obs.EventReceived(string(evt.Type))
 		if req := badEnvelope(evt); req != nil {
 			evt.Request = req
-			b.inbox.push(evt)
+			b.in.inbox.push(evt)
 			return
 		}
-		b.log.Warn("socket mode message without an envelope_id that slack-go could not parse; nothing to ack", "err", badCause(evt))
+		b.c.log.Warn("socket mode message without an envelope_id that slack-go could not parse; nothing to ack", "err", badCause(evt))
 	case socketmode.EventTypeIncomingError:
 		// A frame that is not JSON: it names no envelope to ack.
 		if e, ok := evt.Data.(*slack.IncomingEventError); ok {
-			b.log.Warn("unreadable socket mode frame; nothing to ack", "err", e.ErrorObj)
+			b.c.log.Warn("unreadable socket mode frame; nothing to ack", "err", e.ErrorObj)
 		}
 	}
 }
@@ -359,21 +342,6 @@ func envelopeType(evt socketmode.Event) string {
 		return evt.Request.Type
 	}
 	return string(evt.Type)
-}
-
-// acker returns the ack of an envelope, safe to call more than once.
-func (b *Bot) acker(evt socketmode.Event) func() {
-	var once sync.Once
-	return func() {
-		once.Do(func() {
-			if evt.Request == nil {
-				return
-			}
-			if err := b.cfg.Socket.Ack(*evt.Request); err != nil {
-				b.log.Warn("ack failed", "type", evt.Type, "err", err)
-			}
-		})
-	}
 }
 
 type nopObserver struct{}

@@ -22,7 +22,7 @@ import (
 // deferWhileWaiting keeps j's message for after the wait when the thread
 // waits on tool calls and its author may not decide them; it reports
 // whether it did.
-func (b *Bot) deferWhileWaiting(ctx context.Context, j *job) bool {
+func (b *threadHandlers) deferWhileWaiting(ctx context.Context, j *job) bool {
 	c, it := j.c, j.it
 	if c.Agent == nil || len(undecided(c.Session)) == 0 {
 		return false
@@ -63,7 +63,7 @@ func undecided(s *engine.Session) []transcript.Approval {
 // answerDeferred answers the messages kept while the thread waited, in
 // order, once nothing waits any more; each leaves the state after its
 // turn ran.
-func (b *Bot) answerDeferred(ctx context.Context, c *engine.Conversation) {
+func (b *threadHandlers) answerDeferred(ctx context.Context, c *engine.Conversation) {
 	for ctx.Err() == nil && c.Agent != nil && len(undecided(c.Session)) == 0 {
 		list := b.state(c.Session).Deferred
 		if len(list) == 0 {
@@ -73,7 +73,7 @@ func (b *Bot) answerDeferred(ctx context.Context, c *engine.Conversation) {
 		if err := json.Unmarshal(list[0].Item, &it); err != nil {
 			b.log.Warn("thread state: a deferred message does not read; dropped", "session", c.ID, "err", err)
 		} else if input, ok := b.turnInput(ctx, &job{c: c, it: it, seq: list[0].Seq}); ok {
-			b.runTurn(ctx, c, it, input)
+			b.turns.runTurn(ctx, c, it, input)
 		}
 		seq := list[0].Seq
 		b.setState(c.Session, func(st *threadstate.State) {

@@ -15,7 +15,7 @@ import (
 // no store here: a queued item would panic).
 func TestExpireMalformedKey(t *testing.T) {
 	var logs bytes.Buffer
-	b := &Bot{log: slog.New(slog.NewTextHandler(&logs, nil))}
+	b := &sweeper{core: &core{log: slog.New(slog.NewTextHandler(&logs, nil))}}
 	b.expire(&transcript.Session{ID: "s1", Key: "no-thread"}, transcript.Approval{CallID: "c1", Asked: time.Now()})
 	if !strings.Contains(logs.String(), "names no thread") || !strings.Contains(logs.String(), "s1") {
 		t.Fatalf("log: %q", logs.String())

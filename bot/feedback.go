@@ -56,7 +56,7 @@ func feedbackBlock() slack.Block {
 
 // onFeedbackClick queues a click of an answer's feedback buttons in its
 // thread; it reports whether ack was handed on.
-func (b *Bot) onFeedbackClick(team, channel, thread, messageTS, user, value string, dm bool, ack func(), dedupe ...string) bool {
+func (b *intake) onFeedbackClick(team, channel, thread, messageTS, user, value string, dm bool, ack func(), dedupe ...string) bool {
 	if value != FeedbackPositive && value != FeedbackNegative {
 		return false
 	}
@@ -69,11 +69,11 @@ func (b *Bot) onFeedbackClick(team, channel, thread, messageTS, user, value stri
 }
 
 // onFeedback handles a queued feedback click.
-func (b *Bot) onFeedback(_ context.Context, j *job) { b.recordFeedback(j.it) }
+func (b *threadHandlers) onFeedback(_ context.Context, j *job) { b.recordFeedback(j.it) }
 
 // recordFeedback stores a queued feedback click with its session and
 // counts it.
-func (b *Bot) recordFeedback(it item) {
+func (b *threadHandlers) recordFeedback(it item) {
 	rec, err := b.cfg.Store.FindSession(it.thread().String())
 	if err != nil || rec == nil {
 		b.log.Warn("feedback for a thread without a session", "err", err)

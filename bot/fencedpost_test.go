@@ -28,7 +28,7 @@ func TestPostUnderAStaleFencePostsNothing(t *testing.T) {
 	}
 	defer st.Close()
 	log := slog.New(slog.NewTextHandler(io.Discard, nil))
-	b := &Bot{log: log, sleep: retry.Sleep, cfg: Config{API: slack.New(fakeslack.DefaultBotToken, slack.OptionAPIURL(fake.APIURL()))}}
+	b := &core{log: log, sleep: retry.Sleep, cfg: Config{API: slack.New(fakeslack.DefaultBotToken, slack.OptionAPIURL(fake.APIURL()))}}
 	f, ok, err := st.TakeLease(key, "a", time.Minute)
 	if err != nil || !ok {
 		t.Fatalf("take lease: %v %v", ok, err)

@@ -15,7 +15,7 @@ import (
 // fetchFiles downloads the files shared with a message into the session's
 // inputs folder, under the size cap, and returns a note for the agent naming
 // them.
-func (b *Bot) fetchFiles(ctx context.Context, s *engine.Session, it item) string {
+func (b *core) fetchFiles(ctx context.Context, s *engine.Session, it item) string {
 	dir, err := b.cfg.Store.InputDir(s.ID)
 	if err != nil {
 		b.log.Error("inputs folder", "err", err)
@@ -54,7 +54,7 @@ func (b *Bot) fetchFiles(ctx context.Context, s *engine.Session, it item) string
 
 // download fetches a Slack file with the bot token into dst, stopping at
 // the cap (inputs.Save), and returns its bytes.
-func (b *Bot) download(ctx context.Context, url, dst string) ([]byte, error) {
+func (b *core) download(ctx context.Context, url, dst string) ([]byte, error) {
 	return inputs.Save(dst, b.cfg.MaxUploadBytes, func(w io.Writer) error {
 		return b.call(ctx, func() error { return b.cfg.API.GetFileContext(ctx, url, w) })
 	})

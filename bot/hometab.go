@@ -6,6 +6,7 @@ import (
 	"github.com/slack-go/slack"
 
 	"agentbot/bot/access"
+	"agentbot/bot/cache"
 	"agentbot/bot/keys"
 	"agentbot/bot/slackmd"
 	"agentbot/bot/threadstate"
@@ -14,13 +15,25 @@ import (
 	"agentbot/storage"
 )
 
+// home is the Home tab and the agent pane.
+type home struct {
+	*core
+	// paneGreeted is the day each user was last greeted in the agent
+	// pane (bounded).
+	paneGreeted cache.Map[teamUser, string]
+	// homeLocks holds a mutex per user, held while that user's Home tab
+	// is read and published, so publishes land in the order their reads
+	// were made and a stale view never replaces a newer one.
+	homeLocks cache.Locks[string]
+}
+
 // homeSessions is how many of a user's sessions the Home tab lists.
 const homeSessions = 10
 
 // refreshHome publishes a user's Home tab (view.Home): the agents to
 // start a DM session with, then the user's most recent sessions with their
 // documents.
-func (b *Bot) refreshHome(ctx context.Context, user string) {
+func (b *home) refreshHome(ctx context.Context, user string) {
 	if user == "" {
 		return
 	}
@@ -55,7 +68,7 @@ func homeSession(s *transcript.Session) view.HomeSession {
 // recentSessions returns the user's sessions, most recent first, at most
 // n: those of channels they are a member of now (access.See), so a person
 // removed from a private channel no longer sees its threads or documents.
-func (b *Bot) recentSessions(ctx context.Context, user string, n int) []*transcript.Session {
+func (b *home) recentSessions(ctx context.Context, user string, n int) []*transcript.Session {
 	list, err := b.cfg.Store.ListSessions()
 	if err != nil {
 		b.log.Debug("list sessions for the home tab", "err", err)
@@ -78,7 +91,7 @@ func (b *Bot) recentSessions(ctx context.Context, user string, n int) []*transcr
 // maySeeSession asks whether user may see a Slack thread's session and
 // its channel's documents now (access.See); other sessions (the
 // terminal's) are not shown in Slack.
-func (b *Bot) maySeeSession(ctx context.Context, user string, s *transcript.Session) bool {
+func (b *home) maySeeSession(ctx context.Context, user string, s *transcript.Session) bool {
 	team, channel, ok := storage.SlackChannel(s.Key)
 	if !ok {
 		return false
@@ -91,7 +104,7 @@ func (b *Bot) maySeeSession(ctx context.Context, user string, s *transcript.Sess
 // startFromHome starts a DM session with an agent for a Home tab click: it
 // opens the user's DM with the bot, posts the thread's first message there
 // and queues the pick, so the agent greets in that thread.
-func (b *Bot) startFromHome(team, user, agentID string, ack func()) bool {
+func (b *home) startFromHome(team, user, agentID string, ack func()) bool {
 	ctx := b.turnCtx
 	ch, _, _, err := b.cfg.API.OpenConversationContext(ctx, &slack.OpenConversationParameters{Users: []string{user}})
 	if err != nil || ch == nil {

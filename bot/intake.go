@@ -6,18 +6,29 @@ import (
 	"fmt"
 	"regexp"
 	"strings"
+	"sync"
 
 	"github.com/slack-go/slack"
 	"github.com/slack-go/slack/slackevents"
 	"github.com/slack-go/slack/socketmode"
 
 	"agentbot/bot/keys"
-	"agentbot/storage"
 )
+
+// intake is the listener: it maps Slack's events and clicks to typed
+// items, admits them into their thread's queue (core.enqueue), and answers
+// what needs no queue at once (a stop, the Home tab, /agent).
+type intake struct {
+	*core
+	inbox   *inbox
+	slashes sync.WaitGroup // slash commands running
+	slash   *slash
+	home    *home
+}
 
 // intakeLoop handles acked envelopes one at a time, in arrival order, so
 // messages of one thread are queued in the order Slack sent them.
-func (b *Bot) intakeLoop(ctx context.Context) {
+func (b *intake) intakeLoop(ctx context.Context) {
 	for {
 		select {
 		case <-ctx.Done():
@@ -38,7 +49,7 @@ func (b *Bot) intakeLoop(ctx context.Context) {
 // failed commit is not acked, so Slack redelivers), anything else at once,
 // an envelope the bot cannot read included: Slack redelivers every
 // envelope not acked (https://docs.slack.dev/apis/events-api/using-socket-mode).
-func (b *Bot) handle(evt socketmode.Event) {
+func (b *intake) handle(evt socketmode.Event) {
 	ack := b.acker(evt)
 	deferred := false
 	defer func() {
@@ -61,7 +72,7 @@ func (b *Bot) handle(evt socketmode.Event) {
 			go func() {
 				defer b.slashes.Done()
 				defer b.recoverPanic("slash command")
-				b.onSlash(cmd)
+				b.slash.onSlash(cmd)
 			}()
 			return
 		}
@@ -76,7 +87,7 @@ func (b *Bot) handle(evt socketmode.Event) {
 
 // seen reports (and records) whether any of the dedupe keys was handled
 // already.
-func (b *Bot) seen(dedupe ...string) bool {
+func (b *core) seen(dedupe ...string) bool {
 	dup := false
 	for _, k := range dedupe {
 		d, err := b.cfg.Store.Seen(k, b.cfg.DedupeTTL)
@@ -96,7 +107,7 @@ var keepSubtypes = map[string]bool{"": true, "file_share": true, "thread_broadca
 
 // onEventsAPI handles an Events API event; it reports whether ack was
 // handed on, to be called once the message is persisted.
-func (b *Bot) onEventsAPI(ev slackevents.EventsAPIEvent, ack func()) bool {
+func (b *intake) onEventsAPI(ev slackevents.EventsAPIEvent, ack func()) bool {
 	in, ok := readMessage(ev)
 	if !ok {
 		b.onAgentEvent(ev)
@@ -162,15 +173,15 @@ func readMessage(ev slackevents.EventsAPIEvent) (inbound, bool) {
 }
 
 // replyCounts reports whether a channel message without a mention counts:
-// a reply in a thread that has a session, or will have one (threadLive).
+// a reply in a thread that has a session, or will have one (threadwork.Work.Live).
 // When the store cannot say, the message is not acked, so Slack delivers
 // it again rather than it being dropped; handed then reports that ack was
 // handed on.
-func (b *Bot) replyCounts(it item, reply bool) (counts, handed bool) {
+func (b *intake) replyCounts(it item, reply bool) (counts, handed bool) {
 	if !reply {
 		return false, false // a new thread without a mention has no session
 	}
-	ok, err := b.threadLive(it.thread().String())
+	ok, err := b.work.Live(it.thread().String())
 	if err != nil {
 		b.notSaved(it, err)
 		return false, true
@@ -178,57 +189,10 @@ func (b *Bot) replyCounts(it item, reply bool) (counts, handed bool) {
 	return ok, false
 }
 
-// threadLive reports whether the thread of key has a session or is about
-// to have one: an item of it is being admitted here, or is queued (its
-// worker creates the session when it opens it, before the item leaves the
-// queue). So a reply written right after the mention that starts the
-// thread is queued behind it, not dropped. After a first look at the
-// session, the states are looked at in the order a thread goes through
-// them, and each begins before the one before it ends: a thread moving on
-// meanwhile is still seen.
-func (b *Bot) threadLive(key string) (bool, error) {
-	if ok, err := b.cfg.Store.HasSession(key); err != nil || ok {
-		return ok, wrapErr("look up thread session", err)
-	}
-	if b.admittingThread(key) {
-		return true, nil
-	}
-	if _, _, ok, err := b.cfg.Store.Next(key); err != nil || ok {
-		return ok, wrapErr("look up thread queue", err)
-	}
-	ok, err := b.cfg.Store.HasSession(key)
-	return ok, wrapErr("look up thread session", err)
-}
-
-// wrapErr is err with what failed, or nil.
-func wrapErr(what string, err error) error {
-	if err == nil {
-		return nil
-	}
-	return fmt.Errorf("%s: %w", what, err)
-}
-
-// admittingThread reports whether an admission of the thread of key is
-// under way on this replica (enqueue).
-func (b *Bot) admittingThread(key string) bool {
-	b.admittingMu.Lock()
-	defer b.admittingMu.Unlock()
-	return b.admitting[key] > 0
-}
-
-// admittingAdd counts n admissions of key under way (n < 0: ended).
-func (b *Bot) admittingAdd(key string, n int) {
-	b.admittingMu.Lock()
-	defer b.admittingMu.Unlock()
-	if b.admitting[key] += n; b.admitting[key] <= 0 {
-		delete(b.admitting, key)
-	}
-}
-
 // admitMessage queues a message that counts, unless its sender is denied
 // or it asks to stop the running turn; it reports whether ack was handed
 // on.
-func (b *Bot) admitMessage(it item, files []slack.File, ack func(), dedupe []string) bool {
+func (b *intake) admitMessage(it item, files []slack.File, ack func(), dedupe []string) bool {
 	if why := b.denied(it.User, it.Team, it.Channel); why != "" {
 		if !b.seen(dedupe...) {
 			b.ephemeral(it.Channel, it.User, it.ThreadTS, why)
@@ -236,7 +200,7 @@ func (b *Bot) admitMessage(it item, files []slack.File, ack func(), dedupe []str
 		return false
 	}
 	it.Text = stripMention(it.Text, b.botUserID)
-	if b.isStopRequest(it) {
+	if b.stopIfAsked(it) {
 		return false // "stop" stops the running turn at once, ahead of the queue
 	}
 	for _, f := range files {
@@ -249,49 +213,39 @@ func (b *Bot) admitMessage(it item, files []slack.File, ack func(), dedupe []str
 	return b.enqueue(it, ack, dedupe...)
 }
 
-// enqueue persists an item, unless one of its dedupe keys was seen before,
-// acks it, and wakes its thread once committed. A message is queued in
-// its thread by its Slack ts, so one redelivered late goes before later
-// ones still queued. With a journaled store (bbolt), it is acked once it
-// is fsynced in the store's journal: a crash after the ack cannot lose it.
-// Otherwise (PostgreSQL) it is acked when the commit is done. A message
-// that cannot be persisted is not acked: Slack delivers it again. It
-// reports whether ack was handed on.
-func (b *Bot) enqueue(it item, ack func(), dedupe ...string) bool {
+// stopIfAsked stops the thread's running turn when a message asks for it
+// ("stop", "@agentbot stop"), and reports whether it did.
+func (b *intake) stopIfAsked(it item) bool {
+	t := strings.ToLower(strings.Trim(strings.TrimSpace(it.Text), "!. "))
+	if t != "stop" && t != "cancel" {
+		return false
+	}
+	if !b.running.Stop(it.thread().String(), it.User) {
+		return false
+	}
+	// app_mention and message.* both carry "@agentbot stop": once the turn
+	// has ended, the other one must not reach the queue as a message.
+	b.seen(keys.Message(it.Channel, it.TS))
+	return true
+}
+
+// enqueue persists an item in its thread's queue (threadwork.Work.Admit),
+// unless one of its dedupe keys was seen before, and acks it once it is
+// durable. A message is queued in its thread by its Slack ts, so one
+// redelivered late goes before later ones still queued. A message that
+// cannot be persisted is not acked (Slack delivers it again), and its
+// author is told (notSaved). It reports whether ack was handed on.
+func (b *core) enqueue(it item, ack func(), dedupe ...string) bool {
 	payload, err := json.Marshal(it)
 	if err != nil {
 		b.log.Error("encode inbound", "err", err)
 		return false
 	}
-	order, key := it.order(), it.thread().String()
-	b.acks.Add(1)
-	// Until the commit, the store does not show the item queued: a reply
-	// right behind it asks here (threadLive).
-	b.admittingAdd(key, 1)
-	if b.journal != nil {
-		journaled, done := b.journal.AdmitJournaled(order, dedupe, b.cfg.DedupeTTL, key, payload)
-		go func() {
-			defer b.acks.Done()
-			defer b.admittingAdd(key, -1)
-			if err := <-journaled; err != nil {
-				b.notSaved(it, err) // not on disk: not acked
-				return
-			}
-			ack()
-			b.admitted(it, <-done, ack)
-		}()
-		return true
-	}
-	done := b.cfg.Store.AdmitOrdered(order, dedupe, b.cfg.DedupeTTL, key, payload)
-	go func() {
-		defer b.acks.Done()
-		defer b.admittingAdd(key, -1)
-		b.admitted(it, <-done, ack)
-	}()
+	b.work.Admit(it.thread().String(), it.order(), dedupe, payload, ack, func(err error) { b.notSaved(it, err) })
 	return true
 }
 
-// maxUnsaved bounds Bot.unsaved; past it the set starts over (a notice
+// maxUnsaved bounds core.unsaved; past it the set starts over (a notice
 // may then show twice).
 const maxUnsaved = 1000
 
@@ -299,7 +253,7 @@ const maxUnsaved = 1000
 // unreachable): it is not acked, so Slack delivers it again, and the user
 // is told once, so a message is never dropped without a word when the
 // store stays away longer than Slack's retries.
-func (b *Bot) notSaved(it item, err error) {
+func (b *core) notSaved(it item, err error) {
 	b.log.Error("persist inbound message; not acked, so Slack redelivers it", "channel", it.Channel, "err", err)
 	k := keys.Message(it.Channel, it.TS)
 	b.unsavedMu.Lock()
@@ -320,24 +274,6 @@ func (b *Bot) notSaved(it item, err error) {
 // unsavedNotice is what a user reads when their message could not be saved.
 const unsavedNotice = "⚠️ agentbot couldn't save this message: its database is unreachable right now. Slack will deliver the message again shortly; if it was meant for agentbot and there is no answer in a few minutes, please send it again."
 
-// admitted wakes the thread of a committed item; a duplicate is dropped.
-func (b *Bot) admitted(it item, a storage.Admission, ack func()) {
-	if a.Err != nil {
-		if b.journal != nil {
-			b.log.Error("commit inbound message; it is replayed from the journal at the next start", "err", a.Err)
-		} else {
-			b.notSaved(it, a.Err)
-		}
-		return
-	}
-	ack()
-	if a.Dup {
-		b.obs.EventDeduped()
-		return
-	}
-	b.threads.wake(it.thread().String())
-}
-
 var mentionRE = regexp.MustCompile(`<@[A-Z0-9]+(\|[^>]*)?>`)
 
 // stripMention removes mentions of the bot; the rest of the text, line
@@ -353,8 +289,52 @@ func stripMention(text, botUserID string) string {
 }
 
 // recoverPanic logs a panic of a handler instead of taking the bot down.
-func (b *Bot) recoverPanic(what string) {
+func (b *core) recoverPanic(what string) {
 	if r := recover(); r != nil {
 		b.log.Error("handler panicked", "what", what, "panic", fmt.Sprint(r))
 	}
+}
+
+// acker returns the ack of an envelope, safe to call more than once.
+func (b *intake) acker(evt socketmode.Event) func() {
+	var once sync.Once
+	return func() {
+		once.Do(func() {
+			if evt.Request == nil {
+				return
+			}
+			if err := b.cfg.Socket.Ack(*evt.Request); err != nil {
+				b.log.Warn("ack failed", "type", evt.Type, "err", err)
+			}
+		})
+	}
+}
+
+// inbox is an unbounded FIFO between the socket loop and the intake, so the
+// socket loop never blocks and acks stay fast under load.
+type inbox struct {
+	mu     sync.Mutex
+	items  []socketmode.Event
+	signal chan struct{}
+}
+
+func newInbox() *inbox { return &inbox{signal: make(chan struct{}, 1)} }
+
+func (q *inbox) push(evt socketmode.Event) {
+	q.mu.Lock()
+	q.items = append(q.items, evt)
+	q.mu.Unlock()
+	select {
+	case q.signal <- struct{}{}:
+	default:
+	}
+}
+
+// take returns everything queued, oldest first.
+func (q *inbox) take() []socketmode.Event {
+	q.mu.Lock()
+	defer q.mu.Unlock()
+	items := q.items
+	q.items = nil
+	return items
 }

@@ -31,18 +31,18 @@ type click struct {
 
 // clickHandlers handle a click by its kind; each reports whether ack was
 // handed on, to be called once the click's item is persisted.
-var clickHandlers = map[string]func(b *Bot, c click, ack func()) bool{
-	actionStop: func(b *Bot, c click, _ func()) bool { // stopbutton.go
+var clickHandlers = map[string]func(b *intake, c click, ack func()) bool{
+	actionStop: func(b *intake, c click, _ func()) bool {
 		b.onStopClick(c.team, c.channel, c.thread, c.user, c.dm)
 		return false
 	},
-	view.ActionApprove: (*Bot).onApprovalButton, // approval.go
-	view.ActionDeny:    (*Bot).onApprovalButton,
-	actionFeedback:     (*Bot).onFeedbackButton, // feedback.go
-	actionHome:         (*Bot).onHomeButton,     // hometab.go: the Home tab has no channel
-	actionBind:         (*Bot).onBindButton,     // projects.go
-	actionMenu:         (*Bot).onThreadButton,
-	actionPick:         (*Bot).onThreadButton,
+	view.ActionApprove: (*intake).onApprovalButton,
+	view.ActionDeny:    (*intake).onApprovalButton,
+	actionFeedback:     (*intake).onFeedbackButton,
+	actionHome:         (*intake).onHomeButton, // the Home tab has no channel
+	actionBind:         func(b *intake, c click, _ func()) bool { return b.slash.onBindButton(c) },
+	actionMenu:         (*intake).onThreadButton,
+	actionPick:         (*intake).onThreadButton,
 }
 
 // onInteraction handles button clicks: a menu button types its command in
@@ -50,7 +50,7 @@ var clickHandlers = map[string]func(b *Bot, c click, ack func()) bool{
 // button is stored with the session, an approval button decides a call,
 // and a Stop button stops the thread's running turn. It reports whether ack
 // was handed on, to be called once the click's item is persisted.
-func (b *Bot) onInteraction(cb slack.InteractionCallback, ack func()) bool {
+func (b *intake) onInteraction(cb slack.InteractionCallback, ack func()) bool {
 	if cb.Type != slack.InteractionTypeBlockActions {
 		return false
 	}
@@ -91,29 +91,29 @@ func readClick(cb slack.InteractionCallback, defaultTeam string) click {
 }
 
 // onApprovalButton handles Approve and Deny (onApprovalClick).
-func (b *Bot) onApprovalButton(c click, ack func()) bool {
+func (b *intake) onApprovalButton(c click, ack func()) bool {
 	return b.onApprovalClick(c.team, c.channel, c.thread, c.messageTS, c.user, c.kind, c.value, c.dm, ack)
 }
 
 // onFeedbackButton handles the feedback buttons (onFeedbackClick).
-func (b *Bot) onFeedbackButton(c click, ack func()) bool {
+func (b *intake) onFeedbackButton(c click, ack func()) bool {
 	return b.onFeedbackClick(c.team, c.channel, c.thread, c.messageTS, c.user, c.value, c.dm, ack, c.dedupe...)
 }
 
 // onHomeButton handles the Home tab's buttons (startFromHome).
-func (b *Bot) onHomeButton(c click, ack func()) bool {
+func (b *intake) onHomeButton(c click, ack func()) bool {
 	if !b.may(b.turnCtx, c.user, access.Home, access.Thing{}).OK {
 		return false
 	}
 	if b.seen(c.dedupe...) {
 		return false // the same click again: taken in already
 	}
-	return b.startFromHome(c.team, c.user, c.value, ack)
+	return b.home.startFromHome(c.team, c.user, c.value, ack)
 }
 
 // onThreadButton queues a menu button (its command, typed in the thread)
 // or a picker button (the agent picked) in the thread.
-func (b *Bot) onThreadButton(c click, ack func()) bool {
+func (b *intake) onThreadButton(c click, ack func()) bool {
 	if why := b.denied(c.user, c.team, c.channel); why != "" {
 		b.ephemeral(c.channel, c.user, c.thread, why)
 		return false

@@ -83,10 +83,11 @@ type job struct {
 	c   *engine.Conversation
 }
 
-// itemHandler handles one kind of queued item under the thread's lease.
+// itemHandler handles one kind of queued item under the thread's lease
+// (queued.Handle).
 type itemHandler struct {
 	// handle does the work.
-	handle func(b *Bot, ctx context.Context, j *job)
+	handle func(h *threadHandlers, ctx context.Context, j *job)
 	// conversation: the thread's conversation is opened first (an item
 	// handled and posted before a crash is skipped, a turn it started is
 	// resumed), and the item is marked posted once handled.
@@ -95,8 +96,8 @@ type itemHandler struct {
 
 // itemHandlers is the handler of each kind of queued item.
 var itemHandlers = map[itemKind]itemHandler{
-	kindMessage:  {handle: (*Bot).onMessage, conversation: true},
-	kindPick:     {handle: (*Bot).onPick, conversation: true},
-	kindApproval: {handle: (*Bot).onDecision, conversation: true},
-	kindFeedback: {handle: (*Bot).onFeedback},
+	kindMessage:  {handle: (*threadHandlers).onMessage, conversation: true},
+	kindPick:     {handle: (*threadHandlers).onPick, conversation: true},
+	kindApproval: {handle: (*threadHandlers).onDecision, conversation: true},
+	kindFeedback: {handle: (*threadHandlers).onFeedback},
 }

@@ -16,7 +16,7 @@ import (
 // onAppHomeOpened greets a user who opens the agent's DM pane (the
 // messages tab), once a day, and offers up to four suggested prompts: the
 // menu of the DM's default agent, or else the agents to pick from.
-func (b *Bot) onAppHomeOpened(team string, e *slackevents.AppHomeOpenedEvent) {
+func (b *home) onAppHomeOpened(team string, e *slackevents.AppHomeOpenedEvent) {
 	if !b.may(b.turnCtx, e.User, access.Home, access.Thing{}).OK {
 		return // someone the allowlist leaves out sees neither
 	}
@@ -52,7 +52,7 @@ func (b *Bot) onAppHomeOpened(team string, e *slackevents.AppHomeOpenedEvent) {
 
 // suggestedPrompts returns the pane's greeting and prompts for a DM: the
 // menu of its default agent, or else the agents to pick from.
-func (b *Bot) suggestedPrompts(team, channel string) (string, []slack.AssistantThreadsPrompt) {
+func (b *home) suggestedPrompts(team, channel string) (string, []slack.AssistantThreadsPrompt) {
 	def, _ := b.cfg.Store.ChannelDefault(team, channel)
 	if a, ok := b.findAgent(def); ok {
 		return view.AgentPrompts(a)
@@ -62,7 +62,7 @@ func (b *Bot) suggestedPrompts(team, channel string) (string, []slack.AssistantT
 
 // onAppContextChanged records the channel a user is looking at while the
 // agent pane is open, so a turn can tell the agent.
-func (b *Bot) onAppContextChanged(team string, e *slackevents.AppContextChangedEvent) {
+func (b *home) onAppContextChanged(team string, e *slackevents.AppContextChangedEvent) {
 	for _, ent := range e.Context.Entities {
 		if ent.Type == slackevents.AppContextEntityChannel && ent.Value != "" {
 			b.contexts.Put(teamUser{team, e.User}, ent.Value)
@@ -73,14 +73,14 @@ func (b *Bot) onAppContextChanged(team string, e *slackevents.AppContextChangedE
 
 // userContext returns the channel a user last looked at with the agent
 // pane open, or "".
-func (b *Bot) userContext(team, user string) string {
+func (b *core) userContext(team, user string) string {
 	v, _ := b.contexts.Get(teamUser{team, user})
 	return v
 }
 
 // setTitle names a session after its agent and, once one runs, its
 // workflow: a DM's assistant thread, or a channel thread's agent session.
-func (b *Bot) setTitle(ctx context.Context, it item, s *engine.Session) {
+func (b *core) setTitle(ctx context.Context, it item, s *engine.Session) {
 	if s.Agent == nil {
 		return
 	}
@@ -101,6 +101,6 @@ func (b *Bot) setTitle(ctx context.Context, it item, s *engine.Session) {
 	}
 }
 
-// teamUser names a user of a workspace (the key of Bot.contexts and
-// Bot.paneGreeted).
+// teamUser names a user of a workspace (the key of core.contexts and
+// home.paneGreeted).
 type teamUser struct{ team, user string }

@@ -6,60 +6,49 @@ import (
 
 	"github.com/slack-go/slack"
 
-	"agentbot/bot/lease"
 	"agentbot/bot/render"
 	"agentbot/bot/slackmd"
+	"agentbot/bot/threadwork"
 	"agentbot/bot/view"
 )
 
 // web is the Slack Web API with the rate-limit retry (bot/render).
-func (b *Bot) web() render.Slack {
+func (b *core) web() render.Slack {
 	return render.Slack{API: b.cfg.API, Log: b.log, Sleep: b.sleep}
 }
 
 // call runs a Slack Web API call, waiting out rate limits as Slack asks.
-func (b *Bot) call(ctx context.Context, fn func() error) error { return b.web().Call(ctx, fn) }
+func (b *core) call(ctx context.Context, fn func() error) error { return b.web().Call(ctx, fn) }
 
 // postMsg posts a message in a thread and returns its ts. Under a
 // thread's lease (ctx) the fence is checked first: a replica that lost the
 // thread posts nothing there.
-func (b *Bot) postMsg(ctx context.Context, channel, thread string, opts ...slack.MsgOption) (string, error) {
-	if err := fenced(ctx); err != nil {
+func (b *core) postMsg(ctx context.Context, channel, thread string, opts ...slack.MsgOption) (string, error) {
+	if err := threadwork.Guard(ctx); err != nil {
 		return "", err
 	}
 	return b.web().PostMessage(ctx, channel, thread, opts...)
 }
 
-// fenced asks the fence of the thread lease ctx carries, if any, before a
-// Slack write (lease.Held.Guard).
-func fenced(ctx context.Context) error {
-	if l := lease.Of(ctx); l != nil {
-		if err := l.Guard(); err != nil {
-			return fmt.Errorf("not posted: this replica no longer holds the thread: %w", err)
-		}
-	}
-	return nil
-}
-
 // post posts text in a thread, logging failures. Text is mrkdwn the bot
 // writes; &, < and > are escaped (slackmd.EscapeText), so only user and
 // channel mentions are markup.
-func (b *Bot) post(ctx context.Context, channel, thread, text string) {
+func (b *core) post(ctx context.Context, channel, thread, text string) {
 	if _, err := b.postMsg(ctx, channel, thread, slack.MsgOptionText(slackmd.EscapeText(text), false)); err != nil {
 		b.log.Error("post message", "channel", channel, "err", err)
 	}
 }
 
 // update replaces a message's content.
-func (b *Bot) update(ctx context.Context, channel, ts string, opts ...slack.MsgOption) error {
-	if err := fenced(ctx); err != nil {
+func (b *core) update(ctx context.Context, channel, ts string, opts ...slack.MsgOption) error {
+	if err := threadwork.Guard(ctx); err != nil {
 		return err
 	}
 	return b.web().UpdateMessage(ctx, channel, ts, opts...)
 }
 
 // ephemeral shows text to one user only; text is escaped as post's.
-func (b *Bot) ephemeral(channel, user, thread, text string) {
+func (b *core) ephemeral(channel, user, thread, text string) {
 	opts := []slack.MsgOption{slack.MsgOptionText(slackmd.EscapeText(text), false)}
 	if thread != "" {
 		opts = append(opts, slack.MsgOptionTS(thread))
@@ -76,7 +65,7 @@ func (b *Bot) ephemeral(channel, user, thread, text string) {
 // postMarkdownWith posts markdown text followed by tail blocks within
 // Slack's limits, in the messages view.Messages lays out. When Slack
 // refuses a message, the thread gets its text as plain text.
-func (b *Bot) postMarkdownWith(ctx context.Context, channel, thread, md, tailNote string, tail []slack.Block) error {
+func (b *core) postMarkdownWith(ctx context.Context, channel, thread, md, tailNote string, tail []slack.Block) error {
 	for _, m := range view.Messages(md, tailNote, tail) {
 		if err := b.postMarkdownPiece(ctx, channel, thread, m.Text, m.Extra); err != nil {
 			return err
@@ -87,7 +76,7 @@ func (b *Bot) postMarkdownWith(ctx context.Context, channel, thread, md, tailNot
 
 // postMarkdownPiece posts one markdown piece with extra blocks, falling back
 // to the piece as plain text when Slack refuses the blocks.
-func (b *Bot) postMarkdownPiece(ctx context.Context, channel, thread, piece string, extra []slack.Block) error {
+func (b *core) postMarkdownPiece(ctx context.Context, channel, thread, piece string, extra []slack.Block) error {
 	blocks := append([]slack.Block{slackmd.Block(piece)}, extra...)
 	_, err := b.postMsg(ctx, channel, thread,
 		slack.MsgOptionText(slackmd.EscapeText(slackmd.Fallback(piece, slackmd.DefaultFallbackChars)), false),
@@ -99,4 +88,14 @@ func (b *Bot) postMarkdownPiece(ctx context.Context, channel, thread, piece stri
 		return fmt.Errorf("post %d characters: %w (plain text: %w)", view.Runes(piece), err, perr)
 	}
 	return nil
+}
+
+// setSessionStatus shows the thread's agent session as processing or
+// active; a failure is logged and never affects the turn.
+func (b *core) setSessionStatus(ctx context.Context, it item, status string) {
+	_, err := b.cfg.API.SetAgentSessionStatusContext(ctx, slack.AgentSessionSetStatusParameters{
+		Status: status, ChannelID: it.Channel, ThreadTS: it.ThreadTS, InitiatorUserID: it.User})
+	if err != nil {
+		b.log.Debug("agent session status", "status", status, "err", err)
+	}
 }

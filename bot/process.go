@@ -11,14 +11,21 @@ import (
 	"github.com/slack-go/slack"
 
 	"agentbot/bot/greeting"
-	"agentbot/bot/lease"
 	"agentbot/bot/threadstate"
+	"agentbot/bot/threadwork"
 	"agentbot/bot/view"
 	"agentbot/bot/webapi"
 	"agentbot/engine"
 	"agentbot/engine/catalog"
 	"agentbot/engine/transcript"
 )
+
+// threadHandlers handle the queued items of threads, one handler per kind
+// (itemHandlers), under the thread's lease.
+type threadHandlers struct {
+	*core
+	turns *turns
+}
 
 // upperFirst capitalizes the first letter of an ASCII sentence.
 func upperFirst(s string) string {
@@ -31,32 +38,44 @@ func upperFirst(s string) string {
 // The bot's store holds what a thread's conversation needs (Engine.Open).
 var _ engine.SessionStore = Store(nil)
 
-// process handles one queued item of a thread with its kind's handler;
-// ctx ends at shutdown or when the thread's lease is lost.
-func (b *Bot) process(ctx context.Context, seq uint64, it item) {
+// queued is the handler of the threads' queued items
+// (threadwork.Handler).
+type queued struct{ h *threadHandlers }
+
+// Handle handles one queued item of a thread with its kind's handler; ctx
+// ends at shutdown or when the thread's lease is lost. An item of a kind
+// that opens the thread's conversation is marked posted once handled.
+func (q queued) Handle(ctx context.Context, _ string, seq uint64, payload []byte) bool {
+	b := q.h
+	var it item
+	if err := json.Unmarshal(payload, &it); err != nil {
+		b.log.Error("drop unreadable queued item", "seq", seq, "err", err)
+		return false
+	}
 	h, ok := itemHandlers[it.Kind]
 	if !ok {
 		b.log.Error("drop a queued item of an unknown kind", "kind", it.Kind, "seq", seq)
-		return
+		return false
 	}
 	j := &job{it: it, seq: seq}
 	if h.conversation {
 		if j.c = b.open(ctx, it); j.c == nil {
-			return
+			return true
 		}
 		b.greetOwed(ctx, j.c, it)
 		if b.replayed(ctx, j) {
-			return
+			return true
 		}
 	}
 	h.handle(b, ctx, j)
+	return h.conversation
 }
 
 // open opens the conversation of the item's thread. When its agent is
 // gone, "use <agent>" and "reset" move the thread to a fresh session (the
 // old one is kept, detached) and anything else is told how to go on; then,
 // as on a failure, it returns nil.
-func (b *Bot) open(ctx context.Context, it item) *engine.Conversation {
+func (b *threadHandlers) open(ctx context.Context, it item) *engine.Conversation {
 	c, err := b.cfg.Engine.Open(b.cfg.Store, it.thread().String())
 	var gone *engine.AgentGoneError
 	switch {
@@ -68,7 +87,7 @@ func (b *Bot) open(ctx context.Context, it item) *engine.Conversation {
 		b.log.Warn("session's agent is gone", "session", gone.SessionID, "agent", gone.AgentID)
 		b.post(ctx, it.Channel, it.ThreadTS, "⚠️ "+upperFirst(gone.Error())+" (or say `use <agent>` here).")
 		return nil
-	case err != nil && b.retryLater(ctx, err):
+	case err != nil && threadwork.RetryLater(ctx, err):
 		b.log.Error("load session; the message stays queued", "err", err)
 		return nil
 	case err != nil:
@@ -79,56 +98,47 @@ func (b *Bot) open(ctx context.Context, it item) *engine.Conversation {
 	return c
 }
 
-// replayed handles an item seen before a crash, and reports whether it
-// did: one handled and posted, whose dequeue alone was lost, is skipped;
-// one whose turn started resumes that turn (its input is in the
-// transcript already) instead of repeating it.
-func (b *Bot) replayed(ctx context.Context, j *job) bool {
+// replayed handles an item seen before a crash (threadwork.ReplayOf), and
+// reports whether it did: one handled and posted, whose dequeue alone was
+// lost, is skipped; one whose turn started resumes that turn (its input is
+// in the transcript already) instead of repeating it; before one that came
+// late, a later message its turn stored is answered first (answerStored).
+func (b *threadHandlers) replayed(ctx context.Context, j *job) bool {
 	st := b.state(j.c.Session)
-	switch {
-	case st.Posted == j.seq || st.Prior(j.seq).Done || slices.Contains(st.Early, j.seq):
+	switch threadwork.ReplayOf(st, j.seq, j.c.Agent != nil, &j.c.Session.Session) {
+	case threadwork.Skip:
 		return true
-	case j.c.Agent != nil && st.Seq == j.seq:
-		b.runTurn(ctx, j.c, j.it, "")
+	case threadwork.Resume:
+		b.turns.runTurn(ctx, j.c, j.it, "")
 		return true
+	case threadwork.StoredFirst:
+		return !b.answerStored(ctx, j, st)
 	}
-	return !b.answerStored(ctx, j, st)
+	return false
 }
-
-// maxEarly bounds threadState.Early: an item answered early is skipped
-// when the queue reaches it, soon after.
-const maxEarly = 16
 
 // answerStored answers first the message of a later item whose turn stored
 // it in the transcript and then failed (the item stays queued), when
 // another item, an earlier message that came late, goes before it: the
 // turn resumes, so the transcript holds that message once, answered where
 // it stands, and the late message's answer says it came late (lateNote).
-// The later item is skipped when the queue reaches it (threadState.Early).
+// The later item is skipped when the queue reaches it (threadwork.NoteEarly).
 // It reports whether j may go on: not when the resumed turn could not be
 // stored, and j waits, queued, for the store.
-func (b *Bot) answerStored(ctx context.Context, j *job, st threadstate.State) bool {
+func (b *threadHandlers) answerStored(ctx context.Context, j *job, st threadstate.State) bool {
 	s := j.c.Session
-	n := len(s.Messages)
-	if j.c.Agent == nil || st.Input == nil || st.Input.Seq != st.Seq || st.Seq == j.seq || st.Posted == st.Seq ||
-		n == 0 || s.Messages[n-1].Role != transcript.RoleUser || len(s.Pending) > 0 {
-		return true
-	}
 	var stored item
 	if err := json.Unmarshal(st.Input.Item, &stored); err != nil {
 		b.log.Warn("thread state: the stored message's item does not read", "session", s.ID, "err", err)
 		return true
 	}
 	b.log.Info("answer a stored message before one that came late", "session", s.ID, "seq", st.Seq, "late", j.seq)
-	b.runTurn(ctx, j.c, stored, "")
-	if l := lease.Of(ctx); l != nil && l.Kept() {
+	b.turns.runTurn(ctx, j.c, stored, "")
+	if threadwork.Kept(ctx) {
 		return false
 	}
 	if !j.c.Failed() {
-		b.setState(s, func(ts *threadstate.State) {
-			ts.Early = append(ts.Early, st.Seq)
-			ts.Early = ts.Early[max(0, len(ts.Early)-maxEarly):]
-		})
+		b.setState(s, func(ts *threadstate.State) { threadwork.NoteEarly(ts, st.Seq) })
 		b.saveSession(s, "note the message answered ahead of its turn")
 	}
 	return true
@@ -136,7 +146,7 @@ func (b *Bot) answerStored(ctx context.Context, j *job, st threadstate.State) bo
 
 // onMessage handles a message (or a menu button) in a thread: a thread
 // command, the start of the session, or a turn.
-func (b *Bot) onMessage(ctx context.Context, j *job) {
+func (b *threadHandlers) onMessage(ctx context.Context, j *job) {
 	if b.deferWhileWaiting(ctx, j) {
 		return
 	}
@@ -152,13 +162,13 @@ func (b *Bot) onMessage(ctx context.Context, j *job) {
 		return
 	}
 	b.setState(j.c.Session, func(st *threadstate.State) { st.Seq, st.Input = j.seq, inputOf(j) })
-	b.runTurn(ctx, j.c, j.it, input)
+	b.turns.runTurn(ctx, j.c, j.it, input)
 }
 
 // threadCommand handles "use <agent>", "reset" and "status" typed in the
 // thread, unless the agent's menu has an item of that name; it reports
 // whether it did.
-func (b *Bot) threadCommand(ctx context.Context, j *job) bool {
+func (b *threadHandlers) threadCommand(ctx context.Context, j *job) bool {
 	c, it := j.c, j.it
 	cmd, arg := parseThreadCommand(it.Text)
 	if cmd == "" || (c.Agent != nil && isMenuPick(c.Session, it.Text)) {
@@ -181,10 +191,10 @@ func (b *Bot) threadCommand(ctx context.Context, j *job) bool {
 // default agent; without one, the message waits for the picker. It
 // reports whether the message goes on to a turn (a bare mention or a
 // hello is answered by the greeting).
-func (b *Bot) startDefault(ctx context.Context, j *job) bool {
+func (b *threadHandlers) startDefault(ctx context.Context, j *job) bool {
 	it := j.it
 	agentID, err := b.cfg.Store.ChannelDefault(it.Team, it.Channel)
-	if err != nil && b.keepQueued(ctx) {
+	if err != nil && threadwork.Keep(ctx) {
 		// Not knowing the default is not knowing there is none: the
 		// message waits for the store, not for the picker.
 		b.log.Warn("read the channel's default agent; the message stays queued", "err", err)
@@ -218,7 +228,7 @@ func (b *Bot) startDefault(ctx context.Context, j *job) bool {
 // with it, where the user looks (in a DM), and who writes when it is not
 // the session's owner. A bare mention, a hello or *help shows the menu
 // again, with its buttons, without a model call: then it reports false.
-func (b *Bot) turnInput(ctx context.Context, j *job) (string, bool) {
+func (b *threadHandlers) turnInput(ctx context.Context, j *job) (string, bool) {
 	s, it := j.c.Session, j.it
 	input := it.Text
 	if len(it.Files) > 0 {
@@ -247,7 +257,7 @@ func (b *Bot) turnInput(ctx context.Context, j *job) (string, bool) {
 }
 
 // activate starts a session with an agent and posts its greeting.
-func (b *Bot) activate(ctx context.Context, c *engine.Conversation, a *catalog.Agent, it item) bool {
+func (b *threadHandlers) activate(ctx context.Context, c *engine.Conversation, a *catalog.Agent, it item) bool {
 	name := b.userName(ctx, it.User)
 	g, err := c.Start(a, func(s *engine.Session) {
 		if name != "" {
@@ -259,11 +269,11 @@ func (b *Bot) activate(ctx context.Context, c *engine.Conversation, a *catalog.A
 			}
 			st.Greet = a.ID // owed until posted (greetOwed)
 		})
-		if tc := b.threadContext(ctx, &s.Session, it); tc != "" { // threadcontext.go
+		if tc := b.threadContext(ctx, &s.Session, it); tc != "" {
 			s.Handoff = strings.TrimSpace(s.Handoff + "\n\n" + tc)
 		}
 	})
-	if err != nil && b.retryLater(ctx, err) {
+	if err != nil && threadwork.RetryLater(ctx, err) {
 		b.log.Warn("activate agent; the message stays queued", "agent", a.ID, "err", err)
 		return false
 	}
@@ -279,7 +289,7 @@ func (b *Bot) activate(ctx context.Context, c *engine.Conversation, a *catalog.A
 }
 
 // greeted notes that the greeting the activation owed is posted.
-func (b *Bot) greeted(s *engine.Session) {
+func (b *threadHandlers) greeted(s *engine.Session) {
 	b.setState(s, func(st *threadstate.State) { st.Greet = "" })
 	b.saveSession(s, "note the greeting posted")
 }
@@ -287,7 +297,7 @@ func (b *Bot) greeted(s *engine.Session) {
 // greetOwed posts the greeting an activation owes the thread (its run
 // died between storing the activation and posting the greeting, or
 // before it noted it posted), unless the thread shows it already.
-func (b *Bot) greetOwed(ctx context.Context, c *engine.Conversation, it item) {
+func (b *threadHandlers) greetOwed(ctx context.Context, c *engine.Conversation, it item) {
 	if b.state(c.Session).Greet == "" || c.Agent == nil {
 		return
 	}
@@ -303,7 +313,7 @@ func (b *Bot) greetOwed(ctx context.Context, c *engine.Conversation, it item) {
 }
 
 // isGreeting reports whether m is an agent's greeting the bot posted.
-func (b *Bot) isGreeting(m slack.Message) bool {
+func (b *threadHandlers) isGreeting(m slack.Message) bool {
 	if m.User != b.botUserID && (m.BotID == "" || m.BotID != b.botID) {
 		return false
 	}
@@ -312,7 +322,7 @@ func (b *Bot) isGreeting(m slack.Message) bool {
 
 // onPick starts the thread's session with the agent chosen in the
 // picker, then runs the messages that waited for it.
-func (b *Bot) onPick(ctx context.Context, j *job) {
+func (b *threadHandlers) onPick(ctx context.Context, j *job) {
 	c, it := j.c, j.it
 	if it.PickerTS != "" {
 		b.closePicker(ctx, it)
@@ -336,12 +346,12 @@ func (b *Bot) onPick(ctx context.Context, j *job) {
 		return
 	}
 	b.setState(c.Session, func(st *threadstate.State) { st.Pending, st.Seq = "", j.seq })
-	b.runTurn(ctx, c, it, pending)
+	b.turns.runTurn(ctx, c, it, pending)
 }
 
 // switchAgent moves the thread to another agent (or, with an empty id, back
 // to the picker). The earlier session is kept, detached from the thread.
-func (b *Bot) switchAgent(ctx context.Context, c *engine.Conversation, it item, agentID string) {
+func (b *threadHandlers) switchAgent(ctx context.Context, c *engine.Conversation, it item, agentID string) {
 	var a *catalog.Agent
 	if agentID != "" {
 		var ok bool
@@ -369,7 +379,7 @@ func (b *Bot) switchAgent(ctx context.Context, c *engine.Conversation, it item, 
 }
 
 // findAgent finds an agent by id in the current catalog.
-func (b *Bot) findAgent(id string) (*catalog.Agent, bool) {
+func (b *core) findAgent(id string) (*catalog.Agent, bool) {
 	if id == "" {
 		return nil, false
 	}
@@ -407,7 +417,7 @@ func isHelp(s *engine.Session, text string) bool {
 
 // userName is how the agent addresses a user: their Slack display name, or
 // "" when Slack does not say.
-func (b *Bot) userName(ctx context.Context, id string) string {
+func (b *core) userName(ctx context.Context, id string) string {
 	if id == "" {
 		return ""
 	}
@@ -437,7 +447,7 @@ func activeSkill(s *transcript.Session) string {
 }
 
 // ownerOf is the user a session belongs to: who started it.
-func (b *Bot) ownerOf(c *engine.Conversation, it item) string {
+func (b *core) ownerOf(c *engine.Conversation, it item) string {
 	if o := b.state(c.Session).Owner; o != "" {
 		return o
 	}

@@ -22,7 +22,7 @@ import (
 // the channel to it.
 
 // projectOf is the project a channel's threads share.
-func (b *Bot) projectOf(team, channel string) string {
+func (b *core) projectOf(team, channel string) string {
 	p, err := storage.BoundProject(b.cfg.Store, team, channel)
 	if err != nil {
 		b.log.Error("project: read the channel's binding", "err", err)
@@ -31,7 +31,7 @@ func (b *Bot) projectOf(team, channel string) string {
 }
 
 // slashProject answers /agent project [use NAME | new NAME].
-func (b *Bot) slashProject(cmd slack.SlashCommand, team string, args []string) {
+func (b *slash) slashProject(cmd slack.SlashCommand, team string, args []string) {
 	op := ""
 	if len(args) > 0 {
 		op = strings.ToLower(args[0])
@@ -57,7 +57,7 @@ func (b *Bot) slashProject(cmd slack.SlashCommand, team string, args []string) {
 }
 
 // projectText describes a channel's project (view.ProjectText).
-func (b *Bot) projectText(team, channel string) string {
+func (b *slash) projectText(team, channel string) string {
 	p := view.Project{Name: b.projectOf(team, channel), Channel: channel}
 	docs, err := b.cfg.Store.Documents(p.Name)
 	if err != nil {
@@ -78,7 +78,7 @@ func (b *Bot) projectText(team, channel string) string {
 // bound, and when the channel or any channel of the project is private,
 // the person binding must be a member of every one of them: their command
 // is that member's approval.
-func (b *Bot) bindProject(cmd slack.SlashCommand, team, name string, create bool) string {
+func (b *slash) bindProject(cmd slack.SlashCommand, team, name string, create bool) string {
 	if why := b.notAdmin(cmd, team); why != "" {
 		return why
 	}
@@ -121,7 +121,7 @@ func (b *Bot) bindProject(cmd slack.SlashCommand, team, name string, create bool
 // someone who is a member of all of them may approve. The person binding
 // approves it when they are; otherwise the bot asks the channel for that
 // approval with a button. "" lets the binding go on.
-func (b *Bot) privateApproval(team string, cmd slack.SlashCommand, project string) string {
+func (b *slash) privateApproval(team string, cmd slack.SlashCommand, project string) string {
 	channels, err := b.channelsInvolved(team, cmd.ChannelID, project)
 	if err != nil {
 		b.log.Error("project: the channels of a binding", "err", err)
@@ -154,7 +154,7 @@ const ruleSources = "member of every private channel"
 // its documents (storage.Projects.ProjectSources; one that cannot be
 // known is access.UnknownChannel), so unbinding a private channel never
 // makes its earlier documents public.
-func (b *Bot) channelsInvolved(team, channel, project string) ([]access.Channel, error) {
+func (b *slash) channelsInvolved(team, channel, project string) ([]access.Channel, error) {
 	bound, err := b.cfg.Store.BoundChannels(project)
 	if err != nil {
 		return nil, err
@@ -189,7 +189,7 @@ func channelIDs(channels []access.Channel) []string {
 // asked again at the click, the allowlist included), and says so in place
 // of the request. The button must sit on the bot's own request in the
 // channel it binds.
-func (b *Bot) onBindButton(c click, _ func()) bool {
+func (b *slash) onBindButton(c click) bool {
 	project, channel, _ := strings.Cut(c.value, "|")
 	if channel != c.channel || !c.onBotRequest {
 		b.ephemeral(c.channel, c.user, "", "⚠️ This button doesn't belong to a binding request of this channel.")
@@ -226,7 +226,7 @@ const homeProjects = 3
 
 // homeProjectBlocks lists, for the Home tab, the documents of the projects
 // of a user's recent sessions (at most homeProjects; view.ProjectBlocks).
-func (b *Bot) homeProjectBlocks(sessions []*transcript.Session) []slack.Block {
+func (b *home) homeProjectBlocks(sessions []*transcript.Session) []slack.Block {
 	var names []string
 	for _, s := range sessions {
 		team, channel, ok := storage.SlackChannel(s.Key)

@@ -6,13 +6,17 @@ import (
 	"strings"
 	"unicode/utf8"
 
-	"agentbot/bot/lease"
+	"github.com/slack-go/slack"
+
 	"agentbot/bot/render"
 	"agentbot/bot/running"
 	"agentbot/bot/slackmd"
+	"agentbot/bot/threadstate"
+	"agentbot/bot/threadwork"
 	"agentbot/engine"
 	"agentbot/engine/llm"
 	"agentbot/engine/text"
+	"agentbot/storage"
 )
 
 // reply is a turn's reply in its thread: the renderer (bot/render), wired
@@ -33,7 +37,7 @@ type reply struct {
 // is fenced, the reply's output is recorded with the turn's queue seq
 // (threadstate.State.Seq), and a stream an earlier run of the turn left open is
 // closed first.
-func (b *Bot) newReply(ctx context.Context, it item, s *engine.Session) *reply {
+func (b *turns) newReply(ctx context.Context, it item, s *engine.Session) *reply {
 	rep := &reply{}
 	sessionID := s.ID
 	opts := render.Options{
@@ -45,15 +49,15 @@ func (b *Bot) newReply(ctx context.Context, it item, s *engine.Session) *reply {
 			// From the store (the project's documents, or the session's
 			// outputs before projects), as any replica would serve it.
 			data, err := b.cfg.Engine.OutputData(sessionID, *ev.Output)
-			b.upload(ctx, it, upload{ev: ev, data: data, err: err})
+			b.upload(ctx, it, savedDoc{ev: ev, data: data, err: err})
 		},
 		Log: b.log,
 	}
-	if l := lease.Of(ctx); l != nil {
+	if threadwork.Leased(ctx) {
 		st := b.state(s)
 		seq := st.Seq
-		opts.Guard = l.Guard
-		opts.Prior = st.Prior(seq)
+		opts.Guard = threadwork.GuardOf(ctx)
+		opts.Prior = render.Output(st.Prior(seq)) // the stored record, as the renderer reads it
 		if o := st.Output; o != nil && o.Seq != seq && o.Open && !o.Done {
 			// Another item's turn was cut with its stream open, and this
 			// item went first (it came late): the record is about to be
@@ -61,9 +65,9 @@ func (b *Bot) newReply(ctx context.Context, it item, s *engine.Session) *reply {
 			opts.Other = o.StreamTS
 		}
 		if opts.Prior.Starting {
-			b.closeUnnamed(ctx, it) // leased.go
+			b.closeUnnamed(ctx, it)
 		}
-		opts.Record = func(o render.Output) { b.recordOutput(ctx, it.thread().String(), seq, o) }
+		opts.Record = func(o render.Output) { b.work.RecordOutput(ctx, it.thread().String(), seq, threadstate.Shown(o)) }
 	}
 	rep.r = render.New(ctx, b.web(), render.Thread{Team: it.Team, Channel: it.Channel, TS: it.ThreadTS, User: it.User, DM: it.DM, As: author(s)}, opts)
 	return rep
@@ -168,3 +172,29 @@ func friendlyError(err error) string {
 
 // shorten cuts s to at most n characters, ending in "…" when it cut.
 func shorten(s string, n int) string { return slackmd.Shorten(s, n) }
+
+// closeUnnamed closes the streams an earlier run of the turn of it may
+// have left open while it died opening one, before it learnt the stream's
+// ts: every bot message in the thread after the item's message is stopped with the
+// interrupted note (Slack refuses the stop of a message that is not an
+// open stream, which changes nothing).
+func (b *turns) closeUnnamed(ctx context.Context, it item) {
+	msgs, _, _, err := b.cfg.API.GetConversationRepliesContext(ctx, &slack.GetConversationRepliesParameters{
+		ChannelID: it.Channel, Timestamp: it.ThreadTS, Oldest: it.TS, Limit: 200})
+	if err != nil {
+		b.log.Warn("find a stream an earlier run left open", "err", err)
+		return
+	}
+	for _, m := range msgs {
+		ours := m.User == b.botUserID || (m.BotID != "" && m.BotID == b.botID)
+		if !ours || m.Timestamp == it.ThreadTS || storage.OrderOf(m.Timestamp) <= storage.OrderOf(it.TS) {
+			continue
+		}
+		if threadwork.Guard(ctx) != nil {
+			return
+		}
+		if err := b.web().StopStream(ctx, it.Channel, m.Timestamp, render.InterruptedNote()); err == nil {
+			b.log.Info("closed a stream an earlier run left open", "ts", m.Timestamp)
+		}
+	}
+}

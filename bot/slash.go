@@ -12,9 +12,13 @@ import (
 	"agentbot/bot/webapi"
 )
 
+// slash answers /agent (slash.go, tools.go, projects.go) and the
+// project binding's button.
+type slash struct{ *core }
+
 // onSlash answers /agent ephemerally. Slash commands never run in threads,
 // so `use` sets the channel default.
-func (b *Bot) onSlash(cmd slack.SlashCommand) {
+func (b *slash) onSlash(cmd slack.SlashCommand) {
 	team := cmd.TeamID
 	if team == "" {
 		team = b.teamID
@@ -46,16 +50,16 @@ func (b *Bot) onSlash(cmd slack.SlashCommand) {
 	case "reload":
 		b.reload(cmd, team)
 	case "tools":
-		b.slashTools(cmd, team, f[1:]) // tools.go
+		b.slashTools(cmd, team, f[1:])
 	case "project":
-		b.slashProject(cmd, team, f[1:]) // projects.go
+		b.slashProject(cmd, team, f[1:])
 	default:
 		b.respond(cmd, fmt.Sprintf("I don't know `/agent %s`.\n%s", sub, view.SlashHelp))
 	}
 }
 
 // slashUse makes an agent the channel's default (/agent use <agent>).
-func (b *Bot) slashUse(cmd slack.SlashCommand, team string, args []string) {
+func (b *slash) slashUse(cmd slack.SlashCommand, team string, args []string) {
 	if len(args) == 0 {
 		b.respond(cmd, "Which agent? `/agent use <agent>` — "+b.agentList())
 		return
@@ -75,14 +79,14 @@ func (b *Bot) slashUse(cmd slack.SlashCommand, team string, args []string) {
 
 // slashStatus reports the channel's default agent, what is loaded, and the
 // token budgets (/agent status).
-func (b *Bot) slashStatus(cmd slack.SlashCommand, team string) {
+func (b *slash) slashStatus(cmd slack.SlashCommand, team string) {
 	def, _ := b.cfg.Store.ChannelDefault(team, cmd.ChannelID)
 	a, _ := b.findAgent(def)
 	b.respond(cmd, view.Status(def, a, b.cfg.Catalog())+"\n"+view.BudgetStatus(b.cfg.Engine.Budgets(), team))
 }
 
 // reload reloads bundles for an admin.
-func (b *Bot) reload(cmd slack.SlashCommand, team string) {
+func (b *slash) reload(cmd slack.SlashCommand, team string) {
 	if b.cfg.Reload == nil {
 		b.respond(cmd, "Reloading is not enabled here.")
 		return
@@ -100,13 +104,13 @@ func (b *Bot) reload(cmd slack.SlashCommand, team string) {
 
 // notAdmin says why the person of an admin command may not run it in
 // its team's channel (access.Administer), or "" when they may.
-func (b *Bot) notAdmin(cmd slack.SlashCommand, team string) string {
+func (b *slash) notAdmin(cmd slack.SlashCommand, team string) string {
 	return b.may(b.turnCtx, cmd.UserID, access.Administer, in(team, cmd.ChannelID)).Why
 }
 
 // respond answers a slash command ephemerally: chat.postEphemeral, or the
 // command's response_url where the bot is not in the channel.
-func (b *Bot) respond(cmd slack.SlashCommand, text string) {
+func (b *slash) respond(cmd slack.SlashCommand, text string) {
 	text = slackmd.EscapeText(text) // only mentions are markup
 	err := b.call(b.turnCtx, func() error {
 		_, err := b.cfg.API.PostEphemeralContext(b.turnCtx, cmd.ChannelID, cmd.UserID, slack.MsgOptionText(text, false))

@@ -13,7 +13,7 @@ import (
 // picker). The agent gets it with its activation (Session.Handoff). It is
 // "" when the session has had a turn, the mention starts the thread, the
 // bot spoke in the thread before, or no one wrote before.
-func (b *Bot) threadContext(ctx context.Context, s *transcript.Session, it item) string {
+func (b *core) threadContext(ctx context.Context, s *transcript.Session, it item) string {
 	cutoff := contextCutoff(it)
 	if cutoff == "" || hasUserMessage(s) {
 		return ""

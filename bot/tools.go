@@ -16,7 +16,7 @@ import (
 // servers of a session's channel.
 
 // slashTools lists, adds or removes the channel's MCP servers, for admins.
-func (b *Bot) slashTools(cmd slack.SlashCommand, team string, args []string) {
+func (b *slash) slashTools(cmd slack.SlashCommand, team string, args []string) {
 	if why := b.notAdmin(cmd, team); why != "" {
 		b.respond(cmd, why)
 		return
@@ -62,7 +62,7 @@ func (b *Bot) slashTools(cmd slack.SlashCommand, team string, args []string) {
 // changedTools returns the channel's servers with name added or removed
 // (op); when that changes nothing or names no configured server, it says
 // so and reports false.
-func (b *Bot) changedTools(cmd slack.SlashCommand, op, name string, current []string) ([]string, bool) {
+func (b *slash) changedTools(cmd slack.SlashCommand, op, name string, current []string) ([]string, bool) {
 	switch {
 	case op == "add" && !slices.Contains(b.cfg.MCPServers, name):
 		b.respond(cmd, fmt.Sprintf("There is no MCP server `%s` in the MCP configuration. %s", shorten(name, 100), b.knownServers()))
@@ -79,10 +79,10 @@ func (b *Bot) changedTools(cmd slack.SlashCommand, op, name string, current []st
 }
 
 // toolsText lists a channel's servers and the configured ones.
-func (b *Bot) toolsText(current []string) string { return view.ToolsText(current, b.cfg.MCPServers) }
+func (b *slash) toolsText(current []string) string { return view.ToolsText(current, b.cfg.MCPServers) }
 
 // knownServers names the servers of the MCP configuration.
-func (b *Bot) knownServers() string { return view.KnownServers(b.cfg.MCPServers) }
+func (b *slash) knownServers() string { return view.KnownServers(b.cfg.MCPServers) }
 
 // ChannelToolsReader reads a channel's MCP servers; Store and
 // storage.Backend implement it.

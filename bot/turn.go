@@ -3,16 +3,31 @@ package bot
 import (
 	"context"
 	"errors"
+	"strings"
+	"sync"
 	"time"
 
 	"github.com/slack-go/slack"
 
-	"agentbot/bot/lease"
 	"agentbot/bot/running"
+	"agentbot/bot/slackmd"
 	"agentbot/bot/threadstate"
+	"agentbot/bot/threadwork"
 	"agentbot/engine"
 	"agentbot/engine/transcript"
+	"agentbot/storage"
 )
+
+// turns runs the turns of threads, bounded by the concurrency limit, and
+// renders them into their threads.
+type turns struct {
+	*core
+	home *home
+	sem  chan struct{}
+	// kept counts, per thread key, the runs in a row whose item stayed
+	// queued because the store failed (keptRuns).
+	kept sync.Map
+}
 
 // threadTurn is one engine turn in a thread, rendered into it: what the
 // steps before and after the turn share.
@@ -37,7 +52,7 @@ type threadTurn struct {
 // runTurn runs one turn of the thread's conversation, bounded by the
 // concurrency limit, in three parts: the steps before it, the turn, and
 // the steps after it (afterTurn), in order.
-func (b *Bot) runTurn(ctx context.Context, c *engine.Conversation, it item, input string) {
+func (b *turns) runTurn(ctx context.Context, c *engine.Conversation, it item, input string) {
 	select {
 	case b.sem <- struct{}{}:
 	case <-ctx.Done():
@@ -46,8 +61,8 @@ func (b *Bot) runTurn(ctx context.Context, c *engine.Conversation, it item, inpu
 	defer func() { <-b.sem }()
 	t, tctx, done := b.beforeTurn(ctx, c, it, input)
 	defer done()
-	t.res, t.err = c.Run(tctx, input, t.r.emit, nil)    // approvals are decided by clicks, later
-	t.err = b.storeFailed(ctx, c.Session, t.res, t.err) // leased.go
+	t.res, t.err = c.Run(tctx, input, t.r.emit, nil) // approvals are decided by clicks, later
+	t.err = b.storeFailed(ctx, c.Session, t.res, t.err)
 	for _, step := range afterTurn {
 		step(b, ctx, t)
 	}
@@ -57,7 +72,7 @@ func (b *Bot) runTurn(ctx context.Context, c *engine.Conversation, it item, inpu
 // shows the thread's agent session as processing, and notes what the
 // after-turn steps compare with. It returns the turn's context and what
 // ends the turn.
-func (b *Bot) beforeTurn(ctx context.Context, c *engine.Conversation, it item, input string) (*threadTurn, context.Context, func()) {
+func (b *turns) beforeTurn(ctx context.Context, c *engine.Conversation, it item, input string) (*threadTurn, context.Context, func()) {
 	b.obs.TurnStarted()
 	t := &threadTurn{c: c, it: it, start: time.Now(), r: b.newReply(ctx, it, c.Session)}
 	c.Person = it.User // the author of the documents the turn saves
@@ -65,10 +80,10 @@ func (b *Bot) beforeTurn(ctx context.Context, c *engine.Conversation, it item, i
 	key := it.thread().String()
 	t.rt = b.running.Start(key, cancel)
 	t.r.rt = t.rt
-	if note := b.lateNote(c.Session, it); note != "" { // leased.go
+	if note := b.lateNote(c.Session, it); note != "" {
 		t.r.emit(engine.Event{Kind: engine.EventNotice, Text: note})
 	}
-	noteWorkflow(b, c.Session, input)
+	noteWorkflow(b.core, c.Session, input)
 	t.r.armStop()
 	b.setSessionStatus(ctx, it, slack.AgentSessionStatusProcessing)
 	t.skill, t.outputs = activeSkill(&c.Session.Session), len(c.Outputs)
@@ -81,18 +96,18 @@ func (b *Bot) beforeTurn(ctx context.Context, c *engine.Conversation, it item, i
 }
 
 // afterTurn are the steps after a turn, in order.
-var afterTurn = []func(b *Bot, ctx context.Context, t *threadTurn){
-	(*Bot).closeSuperseded, // approvals: the calls the new message denied (approval.go)
-	(*Bot).retitle,         // title: the DM names the workflow now running
-	(*Bot).recordStop,      // a person's stop: recorded; the late answer is never posted
-	(*Bot).render,          // the answer, and the uploads of the saved documents
-	(*Bot).askApprovals,    // approvals: the calls the turn waits on (approval.go)
-	(*Bot).turnFinished,    // metrics and the turn's log line
-	(*Bot).refreshHomeTab,  // Home tab: it lists the new documents, once uploaded
+var afterTurn = []func(b *turns, ctx context.Context, t *threadTurn){
+	(*turns).closeSuperseded, // approvals: the calls the new message denied
+	(*turns).retitle,         // title: the DM names the workflow now running
+	(*turns).recordStop,      // a person's stop: recorded; the late answer is never posted
+	(*turns).render,          // the answer, and the uploads of the saved documents
+	(*turns).askApprovals,    // approvals: the calls the turn waits on
+	(*turns).turnFinished,    // metrics and the turn's log line
+	(*turns).refreshHomeTab,  // Home tab: it lists the new documents, once uploaded
 }
 
 // retitle names the DM after the workflow when the turn started one.
-func (b *Bot) retitle(ctx context.Context, t *threadTurn) {
+func (b *turns) retitle(ctx context.Context, t *threadTurn) {
 	if activeSkill(&t.c.Session.Session) != t.skill {
 		b.setTitle(ctx, t.it, t.c.Session)
 	}
@@ -100,7 +115,7 @@ func (b *Bot) retitle(ctx context.Context, t *threadTurn) {
 
 // recordStop handles a turn a person stopped: what was said is kept, the
 // stop is recorded in the transcript, and the late answer is never posted.
-func (b *Bot) recordStop(ctx context.Context, t *threadTurn) {
+func (b *turns) recordStop(ctx context.Context, t *threadTurn) {
 	by := t.rt.StoppedBy()
 	if by == "" || ctx.Err() != nil {
 		return
@@ -114,22 +129,21 @@ func (b *Bot) recordStop(ctx context.Context, t *threadTurn) {
 
 // render finishes the reply: the answer (or what went wrong) and the
 // uploads.
-func (b *Bot) render(ctx context.Context, t *threadTurn) {
-	l := lease.Of(ctx)
-	kept := l != nil && l.Kept()
+func (b *turns) render(ctx context.Context, t *threadTurn) {
+	kept := threadwork.Kept(ctx)
 	runs := b.keptRuns(t.it.thread().String(), kept)
 	t.r.finish(t.res, t.err, kept, kept && runs < quietRuns)
 }
 
 // quietRuns is how many runs in a row may keep their item queued for the
 // store before the thread is told: a blip the next run (200 ms later, see
-// threads.run) outlasts is not worth a notice.
+// threadwork.Work.run) outlasts is not worth a notice.
 const quietRuns = 2
 
 // keptRuns counts the runs in a row of key's thread whose item stayed
 // queued for the store, this one included (kept); a run that does not
 // keep it starts the count over.
-func (b *Bot) keptRuns(key string, kept bool) int {
+func (b *turns) keptRuns(key string, kept bool) int {
 	if !kept {
 		b.kept.Delete(key)
 		return 0
@@ -144,14 +158,14 @@ func (b *Bot) keptRuns(key string, kept bool) int {
 
 // refreshHomeTab refreshes the Home tab of the session's owner when the
 // turn saved a document.
-func (b *Bot) refreshHomeTab(ctx context.Context, t *threadTurn) {
+func (b *turns) refreshHomeTab(ctx context.Context, t *threadTurn) {
 	if len(t.c.Outputs) > t.outputs {
-		b.refreshHome(ctx, b.ownerOf(t.c, t.it))
+		b.home.refreshHome(ctx, b.ownerOf(t.c, t.it))
 	}
 }
 
 // turnFinished reports the turn to the Observer and logs it.
-func (b *Bot) turnFinished(_ context.Context, t *threadTurn) {
+func (b *turns) turnFinished(_ context.Context, t *threadTurn) {
 	d := time.Since(t.start)
 	var u engine.Usage
 	iters, tools := 0, 0
@@ -172,8 +186,19 @@ func (b *Bot) turnFinished(_ context.Context, t *threadTurn) {
 	}
 }
 
+// storeFailed handles a turn that could not store its session
+// (threadwork.Work.StoreFailed): the answer, when there is one, is shown and
+// stored again; otherwise the item stays queued.
+func (b *turns) storeFailed(ctx context.Context, s *engine.Session, res *engine.Result, err error) error {
+	text := ""
+	if res != nil {
+		text = res.Text
+	}
+	return b.work.StoreFailed(ctx, &s.Session, text, err, func() error { return b.cfg.Engine.Save(s) })
+}
+
 // noteWorkflow remembers the menu item input picks, if any.
-func noteWorkflow(b *Bot, s *engine.Session, input string) {
+func noteWorkflow(b *core, s *engine.Session, input string) {
 	if s.Agent == nil || input == "" {
 		return
 	}
@@ -190,4 +215,32 @@ func noteWorkflow(b *Bot, s *engine.Session, input string) {
 		name = it.Trigger
 	}
 	b.setState(s, func(st *threadstate.State) { st.Workflow = name })
+}
+
+// lateNote is what a turn's answer starts with when its message came late
+// (Slack delivered it again after a fault) and a later message of the
+// thread was answered already: which message it answers. It records its
+// message as answered in s's thread state.
+func (b *turns) lateNote(s *engine.Session, it item) string {
+	if it.Kind != kindMessage || it.TS == "" {
+		return ""
+	}
+	order, latest := storage.OrderOf(it.TS), storage.OrderOf(b.state(s).Answered)
+	switch {
+	case order == 0 || order == latest:
+		return ""
+	case order > latest:
+		b.setState(s, func(st *threadstate.State) { st.Answered = it.TS })
+		return ""
+	}
+	quote := strings.Join(strings.Fields(it.Text), " ")
+	return "Answering an earlier message" + whose(it.User) + ", which reached me late: “" + slackmd.Shorten(quote, 120) + "”"
+}
+
+// whose names the sender of a message for lateNote.
+func whose(user string) string {
+	if user == "" {
+		return ""
+	}
+	return " from <@" + user + ">"
 }

@@ -13,9 +13,9 @@ import (
 	"agentbot/engine/sandbox"
 )
 
-// upload is a saved document to upload, with its bytes as read at the end
-// of the turn.
-type upload struct {
+// savedDoc is a saved document to upload, with its bytes as read at the
+// end of the turn.
+type savedDoc struct {
 	ev   engine.Event
 	data []byte
 	err  error
@@ -23,7 +23,7 @@ type upload struct {
 
 // upload sends one saved output to the thread with UploadFile (the v2
 // upload flow); a re-save is titled as a new version.
-func (b *Bot) upload(ctx context.Context, it item, u upload) {
+func (b *core) upload(ctx context.Context, it item, u savedDoc) {
 	o := u.ev.Output
 	name := path.Base(o.Path)
 	title := name

@@ -4,9 +4,9 @@
 package keys
 
 import (
+	"crypto/sha256"
+	"encoding/hex"
 	"strings"
-
-	"agentbot/bot/view"
 )
 
 // Thread names a Slack thread: the workspace, the channel, and the ts of
@@ -50,5 +50,12 @@ func Event(eventID string) string { return "event/" + eventID }
 // Approval is the dedupe key of a decision on a call of the session of
 // key: the first click (or expiry) queued wins.
 func Approval(key, callID string) string {
-	return "approval/" + key + "/" + view.CallDigest(callID)
+	return "approval/" + key + "/" + CallDigest(callID)
+}
+
+// CallDigest is "sha256:" and the first 32 hex digits of the call id's
+// SHA-256: what names a call whose id is too long for a button's value.
+func CallDigest(callID string) string {
+	sum := sha256.Sum256([]byte(callID))
+	return "sha256:" + hex.EncodeToString(sum[:16])
 }

@@ -12,7 +12,6 @@ import (
 	"strconv"
 	"time"
 
-	"agentbot/bot/render"
 	"agentbot/engine/transcript"
 )
 
@@ -82,15 +81,35 @@ type Feedback struct {
 // already.
 type Output struct {
 	Seq uint64 `json:"seq"`
-	render.Output
+	Shown
+}
+
+// Shown is what a turn has shown in its thread: this package's own copy
+// of the renderer's record (bot/render.Output), so the stored format
+// depends on no renderer; the bot converts between the two.
+type Shown struct {
+	// StreamTS is the stream the turn opened last.
+	StreamTS string `json:"stream,omitempty"`
+	// Open is set while that stream may still be open.
+	Open bool `json:"open,omitempty"`
+	// AnswerTS is the first message of the posted final answer.
+	AnswerTS string `json:"answer,omitempty"`
+	// Done is set once the whole final answer is in the thread.
+	Done bool `json:"done,omitempty"`
+	// Starting is set while a stream is being opened, its ts not known
+	// yet.
+	Starting bool `json:"starting,omitempty"`
+	// Notice is a failure notice the turn posted while its message stays
+	// queued: it is not the answer.
+	Notice string `json:"notice,omitempty"`
 }
 
 // Prior is the output record of item seq's earlier run, if any.
-func (st State) Prior(seq uint64) render.Output {
+func (st State) Prior(seq uint64) Shown {
 	if st.Output == nil || st.Output.Seq != seq {
-		return render.Output{}
+		return Shown{}
 	}
-	return st.Output.Output
+	return st.Output.Shown
 }
 
 // MetaKey is the session Meta key holding the State.

@@ -1,14 +1,13 @@
 package view
 
 import (
-	"crypto/sha256"
-	"encoding/hex"
 	"encoding/json"
 	"fmt"
 	"strings"
 
 	"github.com/slack-go/slack"
 
+	"agentbot/bot/keys"
 	"agentbot/bot/slackmd"
 	"agentbot/engine"
 	"agentbot/engine/transcript"
@@ -30,7 +29,7 @@ const (
 const SupersededLine = "⛔ Not run: a new message came instead of a decision"
 
 // ApprovalValue is what an approval button carries: the session key and
-// the call id (or, for an id too long for a button, CallDigest of it).
+// the call id (or, for an id too long for a button, keys.CallDigest of it).
 type ApprovalValue struct {
 	Key  string `json:"k"`
 	Call string `json:"c"`
@@ -44,18 +43,11 @@ func MaskArgs(args string) string {
 	return strings.ReplaceAll(engine.DisplayArgs(args, maxArgsShown), "```", "``\u200b`")
 }
 
-// CallDigest is "sha256:" and the first 32 hex digits of the call id's
-// SHA-256: a call id of any length, short enough for a button.
-func CallDigest(callID string) string {
-	sum := sha256.Sum256([]byte(callID))
-	return "sha256:" + hex.EncodeToString(sum[:16])
-}
-
 // buttonValue is the value of an approval button of a call in session key.
 func buttonValue(key, callID string) string {
 	v, _ := json.Marshal(ApprovalValue{Key: key, Call: callID})
 	if len(v) > maxButtonValue {
-		v, _ = json.Marshal(ApprovalValue{Key: key, Call: CallDigest(callID)})
+		v, _ = json.Marshal(ApprovalValue{Key: key, Call: keys.CallDigest(callID)})
 	}
 	return string(v)
 }
@@ -99,7 +91,7 @@ func ApprovalMessage(key string, a *transcript.Approval, approvers, line string)
 		blocks = append(blocks, slack.NewContextBlock("decision", slack.NewTextBlockObject(slack.MarkdownType, line, false, false)))
 	} else {
 		value := buttonValue(key, a.CallID)
-		id := CallDigest(key + "\n" + a.CallID)[7:19]
+		id := keys.CallDigest(key + "\n" + a.CallID)[7:19]
 		approve := slack.NewButtonBlockElement(ActionApprove+":"+id, value, slack.NewTextBlockObject(slack.PlainTextType, "Approve", true, false))
 		approve.Style = slack.StylePrimary
 		deny := slack.NewButtonBlockElement(ActionDeny+":"+id, value, slack.NewTextBlockObject(slack.PlainTextType, "Deny", true, false))

@@ -1,0 +1,61 @@
+package bot
+
+import (
+	"context"
+	"log/slog"
+	"sync"
+	"time"
+
+	"agentbot/bot/access"
+	"agentbot/bot/cache"
+	"agentbot/bot/running"
+	"agentbot/bot/threadstate"
+	"agentbot/bot/threadwork"
+	"agentbot/engine"
+)
+
+// core is what every part of the bot shares: its configuration, who it is
+// in Slack, the Slack writer (post, update, ephemeral, the greeting and
+// picker, uploads), who may do what (may), the turns that can be
+// stopped, and the threads' durable work with their state (state,
+// setState, saveSession).
+type core struct {
+	cfg Config
+	log *slog.Logger
+	obs Observer
+
+	botUserID string
+	botID     string
+	teamID    string
+
+	running running.Turns // turns that can be stopped, by thread
+	// contexts is the agent pane's: the channel each user looks at.
+	contexts cache.Map[teamUser, string]
+	names    cache.Map[string, string] // user id → display name
+	// slackACL answers what access.May asks of Slack.
+	slackACL *access.Slack
+	// unsaved holds the messages (channel/ts) the user was told could not
+	// be saved, so Slack's redeliveries do not repeat the notice.
+	unsavedMu sync.Mutex
+	unsaved   map[string]bool
+	// work is the threads' durable work: their queues, leases and
+	// state (package threadwork).
+	work *threadwork.Work
+	// turnCtx outlives the event loop at shutdown, so running turns can
+	// finish; Bot.cancelTurns stops them after the grace period.
+	turnCtx context.Context
+	sleep   func(ctx context.Context, d time.Duration) error
+}
+
+// state reads the thread state of s (threadwork.Work.State).
+func (b *core) state(s *engine.Session) threadstate.State { return b.work.State(&s.Session) }
+
+// setState changes the thread state of s in memory; the engine's next
+// save, or saveSession, stores it.
+func (b *core) setState(s *engine.Session, change func(*threadstate.State)) {
+	b.work.SetState(&s.Session, change)
+}
+
+// saveSession stores s (its transcript and state); a failure is logged,
+// saying what was not kept, and reported.
+func (b *core) saveSession(s *engine.Session, what string) bool { return b.work.Save(&s.Session, what) }

@@ -1,0 +1,107 @@
+package threadwork
+
+import (
+	"fmt"
+
+	"agentbot/storage"
+)
+
+// Admit persists an item (payload) in the queue of the thread of key at
+// order (storage.OrderOf of Slack's time of it; 0: the time of
+// admission), unless one of its dedupe keys was seen before, acks it, and
+// wakes its thread once committed. With a journaled store (bbolt), it is
+// acked once it is fsynced in the store's journal: a crash after the ack
+// cannot lose it. Otherwise (PostgreSQL) it is acked when the commit is
+// done. An item that cannot be persisted is not acked (Slack delivers it
+// again): unsaved is told why.
+func (w *Work) Admit(key string, order int64, dedupe []string, payload []byte, ack func(), unsaved func(error)) {
+	w.acks.Add(1)
+	// Until the commit, the store does not show the item queued: a reply
+	// right behind it asks here (Live).
+	w.admittingAdd(key, 1)
+	if w.journal != nil {
+		journaled, done := w.journal.AdmitJournaled(order, dedupe, w.cfg.DedupeTTL, key, payload)
+		go func() {
+			defer w.acks.Done()
+			defer w.admittingAdd(key, -1)
+			if err := <-journaled; err != nil {
+				unsaved(err) // not on disk: not acked
+				return
+			}
+			ack()
+			w.admitted(key, <-done, ack, unsaved)
+		}()
+		return
+	}
+	done := w.cfg.Store.AdmitOrdered(order, dedupe, w.cfg.DedupeTTL, key, payload)
+	go func() {
+		defer w.acks.Done()
+		defer w.admittingAdd(key, -1)
+		w.admitted(key, <-done, ack, unsaved)
+	}()
+}
+
+// admitted wakes the thread of a committed item; a duplicate is dropped.
+func (w *Work) admitted(key string, a storage.Admission, ack func(), unsaved func(error)) {
+	if a.Err != nil {
+		if w.journal != nil {
+			w.cfg.Log.Error("commit inbound message; it is replayed from the journal at the next start", "err", a.Err)
+		} else {
+			unsaved(a.Err)
+		}
+		return
+	}
+	ack()
+	if a.Dup {
+		w.cfg.Observer.EventDeduped()
+		return
+	}
+	w.Wake(key)
+}
+
+// Live reports whether the thread of key has a session or is about to
+// have one: an item of it is being admitted here, or is queued (its
+// handler creates the session when it opens it, before the item leaves
+// the queue). So a reply written right after the mention that starts the
+// thread is queued behind it, not dropped. After a first look at the
+// session, the states are looked at in the order a thread goes through
+// them, and each begins before the one before it ends: a thread moving on
+// meanwhile is still seen.
+func (w *Work) Live(key string) (bool, error) {
+	if ok, err := w.cfg.Store.HasSession(key); err != nil || ok {
+		return ok, wrapErr("look up thread session", err)
+	}
+	if w.admittingThread(key) {
+		return true, nil
+	}
+	if _, _, ok, err := w.cfg.Store.Next(key); err != nil || ok {
+		return ok, wrapErr("look up thread queue", err)
+	}
+	ok, err := w.cfg.Store.HasSession(key)
+	return ok, wrapErr("look up thread session", err)
+}
+
+// wrapErr is err with what failed, or nil.
+func wrapErr(what string, err error) error {
+	if err == nil {
+		return nil
+	}
+	return fmt.Errorf("%s: %w", what, err)
+}
+
+// admittingThread reports whether an admission of the thread of key is
+// under way on this replica.
+func (w *Work) admittingThread(key string) bool {
+	w.admittingMu.Lock()
+	defer w.admittingMu.Unlock()
+	return w.admitting[key] > 0
+}
+
+// admittingAdd counts n admissions of key under way (n < 0: ended).
+func (w *Work) admittingAdd(key string, n int) {
+	w.admittingMu.Lock()
+	defer w.admittingMu.Unlock()
+	if w.admitting[key] += n; w.admitting[key] <= 0 {
+		delete(w.admitting, key)
+	}
+}
