@@ -11,6 +11,7 @@ import (
 	"strings"
 	"unicode"
 
+	"agentbot/engine/argtext"
 	"agentbot/engine/sandbox"
 	"agentbot/engine/transcript"
 )
@@ -189,15 +190,11 @@ func fileName(name, server string, i int) string {
 }
 
 // CutUTF8 cuts s to at most n bytes without splitting a character.
-func CutUTF8(s string, n int) string {
-	if len(s) <= n {
-		return s
-	}
-	for n > 0 && n < len(s) && (s[n]&0xC0) == 0x80 {
-		n--
-	}
-	return s[:n]
-}
+func CutUTF8(s string, n int) string { return argtext.CutUTF8(s, n) }
+
+// DisplayArgs renders a call's arguments for a person asked to approve
+// it, in at most about max bytes (see argtext.Render).
+func DisplayArgs(args string, max int) string { return argtext.Render(args, max) }
 
 // ArgsDigest is the audit digest of a call's arguments: "sha256:" and the
 // hex SHA-256 of the text.

@@ -1,4 +1,4 @@
-package engine
+package argtext
 
 import (
 	"bytes"
@@ -13,7 +13,7 @@ import (
 	"agentbot/engine/sandbox"
 )
 
-// DisplayArgs renders a call's arguments (JSON text) for a person asked to
+// Render renders a call's arguments (JSON text) for a person asked to
 // approve it, in at most about max bytes (no cap when max <= 0). It is the
 // one rendering of arguments: Slack's approval message and the terminal's
 // prompt both show it.
@@ -35,7 +35,7 @@ import (
 // When the whole is still over max, the last lines are cut with a note of
 // the bytes not shown, so the leading keys are always seen. Arguments that
 // are not JSON are not shown, only their size.
-func DisplayArgs(args string, max int) string {
+func Render(args string, max int) string {
 	var v any
 	dec := json.NewDecoder(strings.NewReader(args))
 	dec.UseNumber()
@@ -55,13 +55,13 @@ func DisplayArgs(args string, max int) string {
 	return out
 }
 
-// Limits of DisplayArgs on one value.
+// Limits of Render on one value.
 const (
 	shownString = 300 // bytes of a string shown
 	shownItems  = 20  // items of a list shown
 )
 
-// masked replaces a secret value in DisplayArgs.
+// masked replaces a secret value in Render.
 const masked = "[masked]"
 
 // secretSuffixes are the names of secrets: a key that is one, or ends in
@@ -215,4 +215,15 @@ func writeJSONString(b *bytes.Buffer, s string) {
 	enc.SetEscapeHTML(false)
 	_ = enc.Encode(s)
 	b.Truncate(b.Len() - 1) // Encode's newline
+}
+
+// CutUTF8 cuts s to at most n bytes without splitting a character.
+func CutUTF8(s string, n int) string {
+	if len(s) <= n {
+		return s
+	}
+	for n > 0 && n < len(s) && (s[n]&0xC0) == 0x80 {
+		n--
+	}
+	return s[:n]
 }

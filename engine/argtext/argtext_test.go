@@ -1,18 +1,18 @@
-package engine_test
+package argtext_test
 
 import (
 	"encoding/json"
 	"strings"
 	"testing"
 
-	"agentbot/engine"
+	"agentbot/engine/argtext"
 )
 
 // Secrets are masked by the key's exact name or suffix, in any spelling,
 // never by a substring; credential-looking strings are masked whatever
 // their key.
 func TestDisplayArgsMasksByNameOrSuffix(t *testing.T) {
-	got := engine.DisplayArgs(`{"path":"a.md","API_Key":"k1","nested":{"Authorization":"x1","list":["Bearer abc","plain"]},
+	got := argtext.Render(`{"path":"a.md","API_Key":"k1","nested":{"Authorization":"x1","list":["Bearer abc","plain"]},
 		"cookie":[1,2],"n":3,"accessToken":"t1","X-Api-Key":"k2","db_password":"p1","client_secret":{"v":"s1"},
 		"keywords":["go","slack"],"sort_key":"name","monkey":"banana","max_tokens":100,"author":"ann"}`, 0)
 	for _, want := range []string{`"path": "a.md"`, `"API_Key": "[masked]"`, `"Authorization": "[masked]"`,
@@ -31,7 +31,7 @@ func TestDisplayArgsMasksByNameOrSuffix(t *testing.T) {
 	if err := json.Unmarshal([]byte(got), &v); err != nil {
 		t.Fatalf("not JSON: %v\n%s", err, got)
 	}
-	if got := engine.DisplayArgs("password=hunter2", 0); strings.Contains(got, "hunter2") || !strings.Contains(got, "not JSON") {
+	if got := argtext.Render("password=hunter2", 0); strings.Contains(got, "hunter2") || !strings.Contains(got, "not JSON") {
 		t.Errorf("non-JSON arguments shown: %s", got)
 	}
 }
@@ -42,7 +42,7 @@ func TestDisplayArgsMasksByNameOrSuffix(t *testing.T) {
 func TestDisplayArgsShowsWhereFirstAndCutsLongValues(t *testing.T) {
 	content := strings.Repeat("lorem ipsum ", 100<<10/12)
 	args, _ := json.Marshal(map[string]any{"content": content, "path": "/data/notes/plan.md", "mode": "w"})
-	got := engine.DisplayArgs(string(args), 2500)
+	got := argtext.Render(string(args), 2500)
 	if len(got) > 2500+100 {
 		t.Fatalf("%d bytes, over the cap", len(got))
 	}
@@ -53,13 +53,13 @@ func TestDisplayArgsShowsWhereFirstAndCutsLongValues(t *testing.T) {
 		t.Fatalf("short value or size missing:\n%s", got)
 	}
 	edits := `{"edits":[{"oldText":"` + strings.Repeat("a", 5000) + `","newText":"b"}],"filePath":"x/y.go","dryRun":false}`
-	got = engine.DisplayArgs(edits, 2500)
+	got = argtext.Render(edits, 2500)
 	if !strings.HasPrefix(got, "{\n  \"filePath\": \"x/y.go\"") || !strings.Contains(got, `"newText": "b"`) ||
 		!strings.Contains(got, "4.9 KiB in all") || !strings.Contains(got, `"dryRun": false`) {
 		t.Fatalf("edit_file shown as:\n%s", got)
 	}
 	many := `{"path":"p","items":[` + strings.TrimSuffix(strings.Repeat("1,", 100), ",") + `]}`
-	if got := engine.DisplayArgs(many, 0); !strings.Contains(got, "80 more items") {
+	if got := argtext.Render(many, 0); !strings.Contains(got, "80 more items") {
 		t.Fatalf("long list not cut:\n%s", got)
 	}
 	// Over the cap after the values are cut: the lead keys stay, the tail goes.
@@ -69,7 +69,7 @@ func TestDisplayArgsShowsWhereFirstAndCutsLongValues(t *testing.T) {
 		wide.WriteString(`,"k` + string(rune('a'+i%26)) + string(rune('a'+i/26)) + `":"` + strings.Repeat("z", 250) + `"`)
 	}
 	wide.WriteString("}")
-	got = engine.DisplayArgs(wide.String(), 1000)
+	got = argtext.Render(wide.String(), 1000)
 	if !strings.Contains(got, `"url": "https://example.com/x"`) || !strings.Contains(got, "more bytes not shown") || len(got) > 1100 {
 		t.Fatalf("wide args:\n%s", got)
 	}
