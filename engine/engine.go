@@ -1,6 +1,7 @@
 package engine
 
 import (
+	"agentbot/engine/window"
 	"context"
 	"io/fs"
 	"log/slog"
@@ -106,6 +107,8 @@ type Engine struct {
 	stored sync.Map
 	// projects holds the working copy of each project in use, by name.
 	projects sync.Map
+	// win keeps requests under the model's context window.
+	win *window.Manager
 }
 
 // New returns an engine for cfg.
@@ -140,7 +143,9 @@ func New(cfg Config) *Engine {
 	if cfg.Budget == nil && cfg.Budgets != nil {
 		cfg.Budget = cfg.Budgets.Budget
 	}
-	return &Engine{cfg: cfg}
+	win := &window.Manager{Budget: cfg.ContextBudget, Model: cfg.Model, Logger: cfg.Logger,
+		Summary: callSummary, Status: callStatus, Loads: []string{ToolLoadSkill, ToolPreloadWorkflow}}
+	return &Engine{cfg: cfg, win: win}
 }
 
 // SaveError is a failure of the session store (to store the session, to

@@ -1,6 +1,7 @@
 package engine
 
 import (
+	"agentbot/engine/window"
 	"strings"
 	"testing"
 
@@ -20,7 +21,7 @@ func TestExportLabelsRuntimeNotes(t *testing.T) {
 		"skill session facts": skillSessionFacts(a, vars.Vars{"date": "2026-01-02"}),
 		"limit":               limitNote,
 		"budget":              budgetNote,
-		"summary":             summaryMessage(&transcript.Compaction{Summary: "we wrote a brief"}),
+		"summary":             window.SummaryMessage(&transcript.Compaction{Summary: "we wrote a brief"}),
 		"stop":                "(The user stopped this turn here. Continue from what was said so far when they write again.)",
 		"failed":              "(This turn failed before an answer; the user wrote again.)",
 	}

@@ -1,6 +1,7 @@
 package engine
 
 import (
+	"agentbot/engine/window"
 	"context"
 	"crypto/sha256"
 	"encoding/hex"
@@ -195,6 +196,10 @@ func CutUTF8(s string, n int) string { return argtext.CutUTF8(s, n) }
 // DisplayArgs renders a call's arguments for a person asked to approve
 // it, in at most about max bytes (see argtext.Render).
 func DisplayArgs(args string, max int) string { return argtext.Render(args, max) }
+
+// WireCallID returns the id a stored tool-call id is sent as (see
+// window.WireCallID).
+func WireCallID(id string) string { return window.WireCallID(id) }
 
 // ArgsDigest is the audit digest of a call's arguments: "sha256:" and the
 // hex SHA-256 of the text.

@@ -1,6 +1,7 @@
 package engine
 
 import (
+	"agentbot/engine/window"
 	"context"
 	"encoding/json"
 	"errors"
@@ -161,7 +162,7 @@ func (e *Engine) menuPick(ctx context.Context, s *Session, tr *toolEnv, res *Res
 	calls := shortcutCalls(it, tr.sb.Exists)
 	if len(calls) > 0 {
 		for i := range calls {
-			calls[i].ID = newCallID(s, len(s.Messages), i)
+			calls[i].ID = window.NewCallID(s.Messages, s.ID, len(s.Messages), i)
 		}
 		s.Messages = append(s.Messages, transcript.Message{Role: transcript.RoleAssistant, ToolCalls: calls})
 		s.Messages = append(s.Messages, e.runTools(ctx, tr, calls, emit, nil)...)
@@ -278,10 +279,10 @@ func (l *turnLoop) call(ctx context.Context, final bool) (*llm.Response, int, er
 		tools = l.tr.definitions()
 	}
 	toolTokens := toolsTokens(tools)
-	if err := e.fitContext(ctx, s, l.tr.sb, toolTokens, false); err != nil {
+	if err := e.win.Fit(ctx, view(s), l.tr.sb, toolTokens, false); err != nil {
 		e.cfg.Logger.Warn("context management", "session", s.ID, "err", err)
 	}
-	req := llm.Request{Messages: requestMessages(s), Tools: tools}
+	req := llm.Request{Messages: e.win.Request(view(s)), Tools: tools}
 	resp, err := e.complete(ctx, req, l.emit)
 	l.res.Iterations++
 	if err != nil && llm.IsContextLength(err) && !l.ctxRetry {
@@ -292,15 +293,15 @@ func (l *turnLoop) call(ctx context.Context, final bool) (*llm.Response, int, er
 		} else {
 			s.TokenRatio = max(s.TokenRatio, 1) * 1.3
 		}
-		if cerr := e.fitContext(ctx, s, l.tr.sb, toolTokens, true); cerr == nil {
-			req = llm.Request{Messages: requestMessages(s), Tools: tools}
+		if cerr := e.win.Fit(ctx, view(s), l.tr.sb, toolTokens, true); cerr == nil {
+			req = llm.Request{Messages: e.win.Request(view(s)), Tools: tools}
 			resp, err = e.complete(ctx, req, l.emit)
 			l.res.Iterations++
 		} else {
 			e.cfg.Logger.Warn("context management", "session", s.ID, "err", cerr)
 		}
 	}
-	return resp, rawTokens(req.Messages) + toolTokens, err
+	return resp, window.RawTokens(req.Messages) + toolTokens, err
 }
 
 // step stores the model's reply msg and runs the calls it sent (or pauses
@@ -343,7 +344,7 @@ const invalidCallName = "unnamed_tool_call"
 // arguments that are a JSON object. It returns the calls to store and the
 // calls to run: the same ids, with the names and arguments as sent, so the
 // tool's error result shows the model what went wrong. A call without an
-// id, or with one an earlier call has, gets a new strict id (newCallID).
+// id, or with one an earlier call has, gets a new strict id (window.NewCallID).
 func sanitizeCalls(calls []transcript.ToolCall, s *Session) (stored, sent []transcript.ToolCall) {
 	if len(calls) == 0 {
 		return nil, nil
@@ -354,7 +355,7 @@ func sanitizeCalls(calls []transcript.ToolCall, s *Session) (stored, sent []tran
 	ids := map[string]bool{}
 	for i, tc := range calls {
 		if tc.ID == "" || ids[tc.ID] || usedID(s, tc.ID) {
-			tc.ID = newCallID(s, n, i)
+			tc.ID = window.NewCallID(s.Messages, s.ID, n, i)
 		}
 		ids[tc.ID] = true
 		tc.Type = transcript.ToolTypeFunction
@@ -399,9 +400,9 @@ func (e *Engine) storable(s *Session, msg transcript.Message, finish string, emi
 // learnUsage calibrates the session's estimate from a call's reported
 // prompt tokens, and warns when the provider seems to cut the prompt.
 func (e *Engine) learnUsage(s *Session, rawSent, prompt int) {
-	if calibrate(s, rawSent, prompt) {
+	if window.Calibrate(&s.Session, rawSent, prompt) {
 		e.cfg.Logger.Warn("the provider counted far fewer prompt tokens than were sent: it may be cutting the prompt (Ollama truncates at its context length; set OLLAMA_CONTEXT_LENGTH)",
-			"session", s.ID, "sent_estimate", calibrated(s, rawSent), "reported", prompt)
+			"session", s.ID, "sent_estimate", window.Calibrated(&s.Session, rawSent), "reported", prompt)
 	}
 }
 

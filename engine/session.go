@@ -4,6 +4,7 @@
 package engine
 
 import (
+	"agentbot/engine/window"
 	"errors"
 	"fmt"
 	"strings"
@@ -25,14 +26,16 @@ type Session struct {
 	// terminal user), set by the front end before it runs the turn: the
 	// author of the document versions the turn saves. Never persisted.
 	Person string `json:"-"`
-	// stubs caches the elided form of messages by index (nil: unchanged),
-	// so requests do not rebuild them; stubs depend only on the message.
-	stubs map[int]*transcript.Message
+	// stubs caches the elided form of messages (context management).
+	stubs window.Stubs
 	// project is the project the session's sandbox was last opened in
 	// (openSandbox), whose documents it mounts: the turn's tools read and
 	// save there. Nil without projects.
 	project *projectFolder
 }
+
+// view is the session as context management sees it.
+func view(s *Session) *window.Session { return window.Of(&s.Session, &s.stubs) }
 
 // Output is one document the agent saved.
 type Output = transcript.Output

@@ -1,4 +1,4 @@
-package engine
+package window
 
 import (
 	"fmt"
@@ -8,7 +8,7 @@ import (
 )
 
 // A request's messages are put in the one form every provider accepts, in
-// providerForm, the last step of requestMessages. The stored transcript
+// ProviderForm, the last step of Manager.Request. The stored transcript
 // keeps what happened (ids as the model wrote them, runtime notes as user
 // messages); only requests are rewritten, the same way each time, so every
 // request still extends the previous one and the prefix cache holds.
@@ -89,17 +89,17 @@ func hashedID(seed string, salt int) string {
 	return string(b)
 }
 
-// newCallID returns a strict tool-call id for call i of the message the
-// runtime writes at position n of s, unique among the session's ids. It is
-// deterministic: the same session state gives the same id.
-func newCallID(s *Session, n, i int) string {
+// NewCallID returns a strict tool-call id for call i of the message the
+// runtime writes at position n of session's msgs, unique among their
+// ids. It is deterministic: the same session state gives the same id.
+func NewCallID(msgs []transcript.Message, session string, n, i int) string {
 	used := map[string]bool{}
-	for _, m := range s.Messages {
+	for _, m := range msgs {
 		for _, tc := range m.ToolCalls {
 			used[tc.ID] = true
 		}
 	}
-	seed := fmt.Sprintf("%s/%d/%d", s.ID, n, i)
+	seed := fmt.Sprintf("%s/%d/%d", session, n, i)
 	for salt := 0; ; salt++ {
 		if id := hashedID(seed, salt); !used[id] {
 			return id
@@ -160,10 +160,10 @@ func (ids *idMap) remap(m *transcript.Message) {
 	m.ToolCalls = calls
 }
 
-// providerForm returns msgs in the form every provider accepts (see the
+// ProviderForm returns msgs in the form every provider accepts (see the
 // rules above). msgs is not changed; tool calls are copied before their
 // ids change.
-func providerForm(msgs []transcript.Message) []transcript.Message {
+func ProviderForm(msgs []transcript.Message) []transcript.Message {
 	var ids idMap
 	out := make([]transcript.Message, 0, len(msgs)+2)
 	for _, m := range msgs {

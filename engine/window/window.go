@@ -1,11 +1,13 @@
-package engine
+package window
 
 import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"log/slog"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 
 	"agentbot/engine/transcript"
@@ -55,44 +57,87 @@ const (
 	minCompact   = 0.15
 )
 
-// window is the session's context budget in tokens: the configured one, or
-// the provider's window when it said that is smaller.
-func (e *Engine) window(s *Session) int {
-	if s.Window > 0 && s.Window < e.cfg.ContextBudget {
-		return s.Window
-	}
-	return e.cfg.ContextBudget
+// Model is what context management needs of a model client: one call,
+// for a compaction's summary.
+type Model interface {
+	Complete(ctx context.Context, req llm.Request, onText func(delta string)) (*llm.Response, error)
 }
 
-// requestMessages is the transcript as sent: after a compaction the summary
+// Manager keeps the requests of sessions under the model's window.
+type Manager struct {
+	// Budget is the model's context in tokens.
+	Budget int
+	// Model makes the compaction call.
+	Model  Model
+	Logger *slog.Logger
+	// Summary describes a stored call and its result in a few words (an
+	// elision stub, a compaction's transcript); Status is a call's short
+	// human line.
+	Summary func(tc transcript.ToolCall, result string) string
+	Status  func(tc transcript.ToolCall) string
+	// Loads are the tools that load a skill or workflow: the last
+	// successful load stays in requests after a compaction.
+	Loads []string
+}
+
+// Stubs caches the elided form of a session's messages by index (nil:
+// unchanged), so requests do not rebuild them; stubs depend only on the
+// message. The zero value is empty.
+type Stubs struct{ m map[int]*transcript.Message }
+
+// Session is a session as context management sees it: its record and
+// the cache of its stubs.
+type Session struct {
+	*transcript.Session
+	cache *Stubs
+}
+
+// Of returns the view of record rec with its stubs cache c.
+func Of(rec *transcript.Session, c *Stubs) *Session { return &Session{Session: rec, cache: c} }
+
+// loads reports whether tool loads a skill or a workflow.
+func (w *Manager) loads(tool string) bool {
+	return slices.Contains(w.Loads, tool)
+}
+
+// Window is the session's context budget in tokens: the configured one, or
+// the provider's window when it said that is smaller.
+func (w *Manager) Window(s *Session) int {
+	if s.Window > 0 && s.Window < w.Budget {
+		return s.Window
+	}
+	return w.Budget
+}
+
+// Request returns the transcript as sent: after a compaction the summary
 // and the kept workflow load replace the older messages, and bulky content
 // before the elision mark is replaced by stubs.
 //
-// The result is in the form every provider accepts (providerForm).
-func requestMessages(s *Session) []transcript.Message {
+// The result is in the form every provider accepts (ProviderForm).
+func (w *Manager) Request(s *Session) []transcript.Message {
 	out := make([]transcript.Message, 0, len(s.Messages)+3)
-	eachSent(s, func(m *transcript.Message) { out = append(out, *m) })
-	return providerForm(out)
+	w.eachSent(s, func(m *transcript.Message) { out = append(out, *m) })
+	return ProviderForm(out)
 }
 
-// requestTokens is rawTokens of requestMessages, without building them.
-func requestTokens(s *Session) int {
+// requestTokens is RawTokens of Request, without building them.
+func (w *Manager) requestTokens(s *Session) int {
 	n := 0
-	eachSent(s, func(m *transcript.Message) { n += msgBytes(m) })
+	w.eachSent(s, func(m *transcript.Message) { n += msgBytes(m) })
 	return n / 4
 }
 
 // eachSent calls fn with each message a request carries, in order. fn must
 // not keep or change the message.
-func eachSent(s *Session, fn func(m *transcript.Message)) {
+func (w *Manager) eachSent(s *Session, fn func(m *transcript.Message)) {
 	msgs := s.Messages
 	if len(msgs) == 0 {
 		return
 	}
 	fn(&msgs[0])
 	first, kept := sentCompaction(s, fn)
-	if s.Elided > first && s.stubs == nil {
-		s.stubs = map[int]*transcript.Message{}
+	if s.Elided > first && s.cache.m == nil {
+		s.cache.m = map[int]*transcript.Message{}
 	}
 	var calls map[string]transcript.ToolCall // built only when a stub is new
 	for i := first; i < len(msgs); i++ {
@@ -100,13 +145,13 @@ func eachSent(s *Session, fn func(m *transcript.Message)) {
 			fn(&msgs[i])
 			continue
 		}
-		st, cached := s.stubs[i]
+		st, cached := s.cache.m[i]
 		if !cached {
 			if calls == nil {
 				calls = callsBefore(msgs, s.Elided)
 			}
-			st = stubOf(msgs, i, calls)
-			s.stubs[i] = st // nil: the message is sent as it is
+			st = w.stubOf(msgs, i, calls)
+			s.cache.m[i] = st // nil: the message is sent as it is
 		}
 		if st != nil {
 			fn(st)
@@ -126,7 +171,7 @@ func sentCompaction(s *Session, fn func(m *transcript.Message)) (first int, kept
 	if c == nil || c.Upto <= 1 || c.Upto > len(msgs) {
 		return 1, kept
 	}
-	sum := transcript.Message{Role: transcript.RoleUser, Content: summaryMessage(c)}
+	sum := transcript.Message{Role: transcript.RoleUser, Content: SummaryMessage(c)}
 	fn(&sum)
 	k := c.Kept
 	if k == nil || k.Assistant >= len(msgs) || k.Result >= len(msgs) {
@@ -158,8 +203,8 @@ func callsBefore(msgs []transcript.Message, n int) map[string]transcript.ToolCal
 // stubOf returns the elided form of message i, or nil when it is sent as
 // it is: bulky content stubbed (elide), reasoning state left out where
 // allowed (reasoningDroppable).
-func stubOf(msgs []transcript.Message, i int, calls map[string]transcript.ToolCall) *transcript.Message {
-	m, ok := elide(i, msgs[i], calls)
+func (w *Manager) stubOf(msgs []transcript.Message, i int, calls map[string]transcript.ToolCall) *transcript.Message {
+	m, ok := w.elide(i, msgs[i], calls)
 	if reasoningDroppable(msgs, i) {
 		m.DropReasoning()
 		ok = true
@@ -212,11 +257,11 @@ func msgBytes(m *transcript.Message) int {
 }
 
 // elide returns the stubbed form of message i, and whether it changed.
-func elide(i int, m transcript.Message, calls map[string]transcript.ToolCall) (transcript.Message, bool) {
+func (w *Manager) elide(i int, m transcript.Message, calls map[string]transcript.ToolCall) (transcript.Message, bool) {
 	switch m.Role {
 	case transcript.RoleTool:
 		if len(m.Content) > bulky {
-			m.Content = stub(calls[m.ToolCallID], m.Content)
+			m.Content = w.stub(calls[m.ToolCallID], m.Content)
 			return m, true
 		}
 	case transcript.RoleUser, transcript.RoleAssistant:
@@ -277,10 +322,10 @@ func elideArgs(args string) (string, bool) {
 
 // stub is the one-line replacement of an elided tool result: what the call
 // was, and how to get it back.
-func stub(tc transcript.ToolCall, content string) string {
+func (w *Manager) stub(tc transcript.ToolCall, content string) string {
 	what := "an earlier tool result"
 	if tc.Function.Name != "" {
-		what = "the earlier result of " + tc.Function.Name + ": " + callSummary(tc, content) + ","
+		what = "the earlier result of " + tc.Function.Name + ": " + w.Summary(tc, content) + ","
 	}
 	out, _ := json.Marshal(map[string]string{"elided": fmt.Sprintf("%s removed to save context; call the tool again if you need it", what)})
 	return string(out)
@@ -291,15 +336,15 @@ func elidedPath(i int) string {
 	return fmt.Sprintf("%s/context/message-%d.md", sandbox.InputDir, i)
 }
 
-// estimate is the calibrated token estimate of the request s would send
+// Estimate is the calibrated token estimate of the request s would send
 // now, with tools.
-func (e *Engine) estimate(s *Session, tools int) int {
-	return calibrated(s, requestTokens(s)+tools)
+func (w *Manager) Estimate(s *Session, tools int) int {
+	return Calibrated(s.Session, w.requestTokens(s)+tools)
 }
 
-// rawTokens is the uncalibrated estimate of messages: about four bytes a
+// RawTokens is the uncalibrated estimate of messages: about four bytes a
 // token, plus a little per message and call.
-func rawTokens(msgs []transcript.Message) int {
+func RawTokens(msgs []transcript.Message) int {
 	n := 0
 	for i := range msgs {
 		n += msgBytes(&msgs[i])
@@ -307,9 +352,9 @@ func rawTokens(msgs []transcript.Message) int {
 	return n / 4
 }
 
-// calibrated scales an estimate by the session's measured ratio of the
+// Calibrated scales an estimate by the session's measured ratio of the
 // provider's prompt tokens to the estimate.
-func calibrated(s *Session, raw int) int {
+func Calibrated(s *transcript.Session, raw int) int {
 	r := s.TokenRatio
 	if r <= 0 {
 		r = 1
@@ -317,7 +362,7 @@ func calibrated(s *Session, raw int) int {
 	return int(float64(raw) * r)
 }
 
-// calibrate learns from a call's reported prompt tokens how the estimate
+// Calibrate learns from a call's reported prompt tokens how the estimate
 // compares, smoothing over calls, and reports whether the provider counted
 // far fewer tokens than were sent (llm.PromptTruncated). A reply without usage
 // (prompt 0) teaches nothing and changes nothing, so context management
@@ -325,11 +370,11 @@ func calibrated(s *Session, raw int) int {
 // is that far from bytes/4, so a ratio outside says the count is not of
 // what was sent, and learning it would switch management off (a tiny
 // ratio) or compact at once (a huge one).
-func calibrate(s *Session, rawSent int, prompt int) (truncated bool) {
+func Calibrate(s *transcript.Session, rawSent int, prompt int) (truncated bool) {
 	if prompt <= 0 || rawSent <= 0 {
 		return false
 	}
-	if llm.PromptTruncated(calibrated(s, rawSent), prompt) {
+	if llm.PromptTruncated(Calibrated(s, rawSent), prompt) {
 		return true // not a ratio to learn: the provider dropped part of the prompt
 	}
 	r := float64(prompt) / float64(rawSent)
@@ -342,36 +387,36 @@ func calibrate(s *Session, rawSent int, prompt int) (truncated bool) {
 	return false
 }
 
-// fitContext keeps the next request under the budget. When a request nears
+// Fit keeps the next request under the budget. When a request nears
 // the budget (elideAt), the elision mark moves in one large step if that
 // brings the request well under (elideDone); otherwise the older turns are
 // compacted, so the prefix never shifts a little on every turn. force
 // compacts at once (the provider said the context is too long). tools is
 // the estimate of the tool definitions.
-func (e *Engine) fitContext(ctx context.Context, s *Session, sb *sandbox.Sandbox, tools int, force bool) error {
-	budget := float64(e.window(s))
-	if !force && float64(e.estimate(s, tools)) < elideAt*budget {
+func (w *Manager) Fit(ctx context.Context, s *Session, sb *sandbox.Sandbox, tools int, force bool) error {
+	budget := float64(w.Window(s))
+	if !force && float64(w.Estimate(s, tools)) < elideAt*budget {
 		return nil
 	}
-	mark, after := e.planElision(s, tools)
+	mark, after := w.planElision(s, tools)
 	if !force && mark > s.Elided && after <= elideDone*budget {
-		e.applyElision(s, sb, mark, after)
+		w.applyElision(s, sb, mark, after)
 		return nil
 	}
-	return e.compact(ctx, s, tools, force)
+	return w.compact(ctx, s, tools, force)
 }
 
 // planElision finds how far the elision mark must move to get under
 // elideTo of the budget, keeping the last keepRecent messages whole, and
 // the estimate after that move.
-func (e *Engine) planElision(s *Session, tools int) (mark int, after float64) {
-	total := float64(e.estimate(s, tools))
+func (w *Manager) planElision(s *Session, tools int) (mark int, after float64) {
+	total := float64(w.Estimate(s, tools))
 	floor := len(s.Messages) - keepRecent
 	mark = s.Elided
 	if floor <= s.Elided {
 		return mark, total
 	}
-	target := elideTo * float64(e.window(s))
+	target := elideTo * float64(w.Window(s))
 	calls := map[string]transcript.ToolCall{}
 	for i := 0; i < s.Elided && i < len(s.Messages); i++ {
 		for _, tc := range s.Messages[i].ToolCalls {
@@ -391,8 +436,8 @@ func (e *Engine) planElision(s *Session, tools int) (mark int, after float64) {
 		for _, tc := range m.ToolCalls {
 			calls[tc.ID] = tc
 		}
-		if st, ok := elide(i, m, calls); ok {
-			total -= float64(rawTokens([]transcript.Message{m})-rawTokens([]transcript.Message{st})) * ratio
+		if st, ok := w.elide(i, m, calls); ok {
+			total -= float64(RawTokens([]transcript.Message{m})-RawTokens([]transcript.Message{st})) * ratio
 		}
 		mark = i + 1
 		if total <= target {
@@ -404,19 +449,19 @@ func (e *Engine) planElision(s *Session, tools int) (mark int, after float64) {
 
 // applyElision moves the elision mark and keeps the texts of elided long
 // messages under /inputs/context, where their stubs point.
-func (e *Engine) applyElision(s *Session, sb *sandbox.Sandbox, mark int, after float64) {
+func (w *Manager) applyElision(s *Session, sb *sandbox.Sandbox, mark int, after float64) {
 	for i := max(s.Elided, 1); i < mark && i < len(s.Messages); i++ {
 		if m := s.Messages[i]; len(m.Content) > bulkyText && m.Role != transcript.RoleTool {
-			e.keepText(sb, s.ID, i, m.Content)
+			w.keepText(sb, s.ID, i, m.Content)
 		}
 	}
 	s.Elided = mark
 	s.PrefixBreaks++
-	e.cfg.Logger.Info("context: elided bulky content", "session", s.ID, "mark", mark, "tokens", int(after))
+	w.Logger.Info("context: elided bulky content", "session", s.ID, "mark", mark, "tokens", int(after))
 }
 
 // keepText saves an elided message's text where its stub says it is.
-func (e *Engine) keepText(sb *sandbox.Sandbox, session string, i int, text string) {
+func (w *Manager) keepText(sb *sandbox.Sandbox, session string, i int, text string) {
 	if sb == nil {
 		return
 	}
@@ -427,7 +472,7 @@ func (e *Engine) keepText(sb *sandbox.Sandbox, session string, i int, text strin
 		}
 	}
 	if err != nil {
-		e.cfg.Logger.Warn("context: keep elided message", "session", session, "err", err)
+		w.Logger.Warn("context: keep elided message", "session", session, "err", err)
 	}
 }
 
@@ -443,21 +488,21 @@ Write in the conversation's language, as compact notes, no preamble. Do not inve
 // compact summarizes the transcript before a cut with one model call: the
 // cut keeps the last turns verbatim, at most compactTail of the budget
 // and at least the current turn.
-func (e *Engine) compact(ctx context.Context, s *Session, tools int, force bool) error {
+func (w *Manager) compact(ctx context.Context, s *Session, tools int, force bool) error {
 	from := 1
 	var prev string
 	if c := s.Compaction; c != nil {
 		from, prev = c.Upto, c.Summary
 	}
-	cut := e.cutPoint(s, from, tools)
+	cut := w.cutPoint(s, from, tools)
 	if cut <= from {
 		return fmt.Errorf("context: nothing older than the current turn to compact (%d messages)", len(s.Messages))
 	}
-	if older := calibrated(s, requestTokens(s)) - calibrated(s, rawTokens(s.Messages[cut:])); !force && float64(older) < minCompact*float64(e.window(s)) {
+	if older := Calibrated(s.Session, w.requestTokens(s)) - Calibrated(s.Session, RawTokens(s.Messages[cut:])); !force && float64(older) < minCompact*float64(w.Window(s)) {
 		return nil // too little to gain: the request is large for other reasons
 	}
-	text := transcriptText(s, from, cut, prev, int(summaryInput*float64(e.window(s)))*4)
-	resp, err := e.cfg.Model.Complete(ctx, llm.Request{Messages: []transcript.Message{
+	text := w.transcriptText(s, from, cut, prev, int(summaryInput*float64(w.Window(s)))*4)
+	resp, err := w.Model.Complete(ctx, llm.Request{Messages: []transcript.Message{
 		{Role: transcript.RoleSystem, Content: compactPrompt},
 		{Role: transcript.RoleUser, Content: text},
 	}}, nil)
@@ -472,17 +517,17 @@ func (e *Engine) compact(ctx context.Context, s *Session, tools int, force bool)
 	if summary == "" {
 		return fmt.Errorf("context: the compaction call returned no summary")
 	}
-	s.Compaction = &transcript.Compaction{Upto: cut, Summary: summary + documentsLine(s), Kept: activeLoad(s, cut)}
+	s.Compaction = &transcript.Compaction{Upto: cut, Summary: summary + documentsLine(s), Kept: w.activeLoad(s, cut)}
 	s.PrefixBreaks++
-	e.cfg.Logger.Info("context: compacted", "session", s.ID, "upto", cut, "summary_bytes", len(summary))
+	w.Logger.Info("context: compacted", "session", s.ID, "upto", cut, "summary_bytes", len(summary))
 	return nil
 }
 
 // cutPoint is the first message kept verbatim after a compaction: the start
 // of a user turn, as early as the tail fits compactTail of the budget, and
 // never after the current turn's start.
-func (e *Engine) cutPoint(s *Session, from, tools int) int {
-	limit := compactTail * float64(e.window(s))
+func (w *Manager) cutPoint(s *Session, from, tools int) int {
+	limit := compactTail * float64(w.Window(s))
 	ratio := s.TokenRatio
 	if ratio <= 0 {
 		ratio = 1
@@ -498,9 +543,9 @@ func (e *Engine) cutPoint(s *Session, from, tools int) int {
 		return from
 	}
 	cut := last
-	tail := float64(rawTokens(s.Messages[last:])) * ratio
+	tail := float64(RawTokens(s.Messages[last:])) * ratio
 	for i := last - 1; i > from; i-- {
-		tail += float64(rawTokens(s.Messages[i:i+1])) * ratio
+		tail += float64(RawTokens(s.Messages[i:i+1])) * ratio
 		if tail > limit {
 			break
 		}
@@ -513,7 +558,7 @@ func (e *Engine) cutPoint(s *Session, from, tools int) int {
 
 // activeLoad finds the last successful load of a skill or workflow before
 // cut, so its instructions stay in requests after a compaction.
-func activeLoad(s *Session, cut int) *transcript.KeptCall {
+func (w *Manager) activeLoad(s *Session, cut int) *transcript.KeptCall {
 	for i := cut - 1; i > 0; i-- {
 		m := s.Messages[i]
 		if m.Role != transcript.RoleTool {
@@ -528,7 +573,7 @@ func activeLoad(s *Session, cut int) *transcript.KeptCall {
 				continue
 			}
 			for _, tc := range a.ToolCalls {
-				if tc.ID == m.ToolCallID && (tc.Function.Name == ToolLoadSkill || tc.Function.Name == ToolPreloadWorkflow) {
+				if tc.ID == m.ToolCallID && w.loads(tc.Function.Name) {
 					return &transcript.KeptCall{Assistant: j, CallID: tc.ID, Result: i}
 				}
 			}
@@ -541,7 +586,7 @@ func activeLoad(s *Session, cut int) *transcript.KeptCall {
 // transcriptText renders messages [from, to) for the compaction call: the
 // earlier summary, the words of user and agent, and one line per tool
 // call, newest kept when over limit bytes.
-func transcriptText(s *Session, from, to int, prev string, limit int) string {
+func (w *Manager) transcriptText(s *Session, from, to int, prev string, limit int) string {
 	calls := map[string]transcript.ToolCall{}
 	var lines []string
 	for i := from; i < to && i < len(s.Messages); i++ {
@@ -558,7 +603,7 @@ func transcriptText(s *Session, from, to int, prev string, limit int) string {
 			}
 		case transcript.RoleTool:
 			tc := calls[m.ToolCallID]
-			lines = append(lines, fmt.Sprintf("Tool %s (%s): %s", tc.Function.Name, callStatus(tc), callSummary(tc, m.Content)))
+			lines = append(lines, fmt.Sprintf("Tool %s (%s): %s", tc.Function.Name, w.Status(tc), w.Summary(tc, m.Content)))
 		}
 	}
 	head := "The conversation to summarize:\n\n"
@@ -585,8 +630,8 @@ func clip(text string, n int) string {
 	return strings.ToValidUTF8(text[:n], "") + " …(cut)"
 }
 
-// summaryMessage is the message that stands for the compacted messages.
-func summaryMessage(c *transcript.Compaction) string {
+// SummaryMessage is the message that stands for the compacted messages.
+func SummaryMessage(c *transcript.Compaction) string {
 	return "[The runtime summarized the earlier conversation to stay within the model's context. The full transcript is kept; documents are under /outputs.]\n\n" + c.Summary
 }
 

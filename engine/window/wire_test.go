@@ -1,4 +1,4 @@
-package engine
+package window
 
 import (
 	"encoding/json"
@@ -12,7 +12,7 @@ func call(id string) transcript.ToolCall {
 	return transcript.ToolCall{ID: id, Type: transcript.ToolTypeFunction, Function: transcript.FunctionCall{Name: "read_file", Arguments: "{}"}}
 }
 
-// providerForm: strict ids (the same for a call and its result, distinct
+// ProviderForm: strict ids (the same for a call and its result, distinct
 // for distinct ids, stable), an assistant message between tool results and
 // a user message, text-only assistant messages merged into the next, no
 // empty text; the input is not changed.
@@ -28,10 +28,10 @@ func TestProviderForm(t *testing.T) {
 		{Role: transcript.RoleAssistant, Content: ""},
 	}
 	before, _ := json.Marshal(in)
-	out := providerForm(in)
+	out := ProviderForm(in)
 	after, _ := json.Marshal(in)
 	if string(before) != string(after) {
-		t.Fatal("providerForm changed its input")
+		t.Fatal("ProviderForm changed its input")
 	}
 	roles := []string{}
 	for _, m := range out {
@@ -58,7 +58,7 @@ func checkMerged(t *testing.T, in, out []transcript.Message) {
 	if out[4].Content != noOutput || out[5].Content != bridgeText || out[7].Content != emptyText {
 		t.Errorf("placeholders %q %q %q", out[4].Content, out[5].Content, out[7].Content)
 	}
-	if again := providerForm(in); again[2].ToolCalls[0].ID != id0 {
+	if again := ProviderForm(in); again[2].ToolCalls[0].ID != id0 {
 		t.Error("ids are not stable across requests")
 	}
 }
@@ -74,16 +74,15 @@ func TestIDMapDistinct(t *testing.T) {
 	}
 }
 
-// newCallID is deterministic, strict and unique in the session.
+// NewCallID is deterministic, strict and unique in the session.
 func TestNewCallID(t *testing.T) {
-	s := &Session{}
-	s.ID = "sess1"
-	first := newCallID(s, 4, 0)
-	if !strictID(first) || newCallID(s, 4, 0) != first || newCallID(s, 4, 1) == first {
+	s := &transcript.Session{ID: "sess1"}
+	first := NewCallID(s.Messages, s.ID, 4, 0)
+	if !strictID(first) || NewCallID(s.Messages, s.ID, 4, 0) != first || NewCallID(s.Messages, s.ID, 4, 1) == first {
 		t.Fatalf("ids %q", first)
 	}
 	s.Messages = []transcript.Message{{Role: transcript.RoleAssistant, ToolCalls: []transcript.ToolCall{call(first)}}}
-	if again := newCallID(s, 4, 0); again == first || !strictID(again) {
+	if again := NewCallID(s.Messages, s.ID, 4, 0); again == first || !strictID(again) {
 		t.Fatalf("a taken id was given again: %q", again)
 	}
 }
