@@ -52,9 +52,9 @@ func (env *toolEnv) appendOutput(p, text string) (ToolResult, error) {
 	if text == "" {
 		return nil, errors.New("nothing to append; send the text")
 	}
-	if pf := env.s.project; pf != nil {
-		if res, ok := env.appendLanded(pf, p, text); ok { // project.go
-			return res, nil
+	if d := env.docs; d != nil {
+		if v, ok := d.AppendLanded(p, text); ok {
+			return projectSaved(v, nil)
 		}
 	}
 	return env.editDocument(p, func(old []byte) ([]byte, error) {
@@ -86,8 +86,8 @@ func (env *toolEnv) replaceOutput(p, oldText, newText string) (ToolResult, error
 // the result: in a project atomically in the store, so edits of other
 // threads are never lost; else under the session's edit lock.
 func (env *toolEnv) editDocument(p string, edit func(old []byte) ([]byte, error)) (ToolResult, error) {
-	if pf := env.s.project; pf != nil {
-		return env.editProject(pf, p, false, edit) // project.go
+	if d := env.docs; d != nil {
+		return projectSaved(d.Edit(p, false, edit))
 	}
 	env.editMu.Lock()
 	defer env.editMu.Unlock()

@@ -1,6 +1,7 @@
 package engine
 
 import (
+	"agentbot/engine/project"
 	"agentbot/engine/window"
 	"context"
 	"encoding/json"
@@ -128,6 +129,17 @@ func (e *Engine) newToolEnv(s *Session, sb *sandbox.Sandbox, emit func(Event)) *
 		defer tr.mu.Unlock()
 		_, err := e.recordOutput(s, sb, savedFile{virtual, data, true, doc, project}, thisTurn, emit)
 		return err
+	}
+	if pf := s.project; pf != nil {
+		tr.docs = &project.Docs{Folder: pf, Store: e.cfg.Projects.Store, Sandbox: sb, Session: &s.Session, Person: s.Person,
+			Mu: &tr.mu, MaxWrite: e.cfg.MaxWrite, Logger: e.cfg.Logger,
+			Record: func(virtual string, data []byte, v *transcript.DocVersion, internal bool) error {
+				if internal {
+					return tr.kept(virtual, data, v, pf.Name())
+				}
+				_, err := tr.saved(virtual, data, v, pf.Name())
+				return err
+			}}
 	}
 	return tr
 }

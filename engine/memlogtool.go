@@ -66,8 +66,8 @@ func (env *toolEnv) memlog(a memlogArgs) (ToolResult, error) {
 	}
 	now := env.e.cfg.Now()
 	transform := func(old []byte) ([]byte, error) { return memlogEdit(a, file, old, now) }
-	if pf := env.s.project; pf != nil {
-		res, err := env.editProject(pf, file, true, transform) // project.go
+	if d := env.docs; d != nil {
+		res, err := d.Edit(file, true, transform)
 		if err != nil {
 			return nil, err
 		}

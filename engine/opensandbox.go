@@ -1,9 +1,8 @@
 package engine
 
 import (
-	"errors"
+	"agentbot/engine/project"
 	"fmt"
-	"io/fs"
 	"log/slog"
 	"os"
 	"path"
@@ -11,7 +10,6 @@ import (
 	"strconv"
 	"strings"
 
-	"agentbot/engine/catalog"
 	"agentbot/engine/sandbox"
 	"agentbot/engine/transcript"
 	"agentbot/engine/vars"
@@ -46,11 +44,11 @@ func (e *Engine) openSandbox(s *Session) (*sandbox.Sandbox, error) {
 	s.project = pf
 	if pf != nil {
 		// The project's documents and shared files (project.go).
-		cfg.OutputRoot, cfg.InputRoot = pf.docs(), pf.inputs()
-		if err := pf.sync(e.cfg.Projects.Store, baseLayers(a, append(append([]string(nil), e.cfg.Hidden...), pf.root), e.cfg.Deny)); err != nil {
-			e.cfg.Logger.Error("project: bring the documents up to date", "project", pf.name, "session", s.ID, "err", err)
+		cfg.OutputRoot, cfg.InputRoot = pf.Docs(), pf.Inputs()
+		if err := pf.Sync(e.cfg.Projects.Store, project.BaseLayers(a, append(append([]string(nil), e.cfg.Hidden...), pf.Root()), e.cfg.Deny)); err != nil {
+			e.cfg.Logger.Error("project: bring the documents up to date", "project", pf.Name(), "session", s.ID, "err", err)
 		}
-		if k := knowledgeFolder(a); k != "" {
+		if k := project.KnowledgeFolder(a); k != "" {
 			// project_knowledge is project documents too, under its name.
 			cfg.FolderAliases = []sandbox.Alias{{From: path.Join(sandbox.ProjectDir, k), To: path.Join(sandbox.OutputDir, k)}}
 		}
@@ -69,65 +67,6 @@ func (e *Engine) openSandbox(s *Session) (*sandbox.Sandbox, error) {
 		sb.SetBase(s.Skill.Root, s.Skill.Vars)
 	}
 	return sb, nil
-}
-
-// baseLayer is a folder of the BMAD root a project shows among its
-// documents, read-only: a save there puts a project version on top.
-type baseLayer struct {
-	dir    string // host folder
-	prefix string // document path of its files ("" or "docs/")
-	// screen refuses what no read mount of dir shows: secret names and
-	// hidden folders (agentbot's data folder, the project's own working
-	// copy). /outputs shows every name, so such a file is never copied
-	// into the project.
-	screen sandbox.CopyScreen
-}
-
-// baseLayers are the BMAD root's own artifact folder, shown as the root
-// of the project's documents, and its project_knowledge folder, shown
-// under its own name (none without a BMAD root). Each is screened with
-// the sandbox's policy of hidden folders and deny patterns.
-func baseLayers(a *catalog.Agent, hidden, deny []string) []baseLayer {
-	if a == nil || a.Home == nil || a.Home.ProjectRoot == "" || a.Home.OutputFolder == "" {
-		return nil
-	}
-	dirs := []string{filepath.Join(a.Home.ProjectRoot, filepath.FromSlash(a.Home.OutputFolder))}
-	prefixes := []string{""}
-	if k := knowledgeFolder(a); k != "" {
-		dirs = append(dirs, filepath.Join(a.Home.ProjectRoot, filepath.FromSlash(k)))
-		prefixes = append(prefixes, k+"/")
-	}
-	var layers []baseLayer
-	for i, dir := range dirs {
-		screen, err := sandbox.NewCopyScreen(dir, hidden, deny)
-		if err != nil {
-			return nil // the sandbox refuses the same patterns when it opens
-		}
-		layers = append(layers, baseLayer{dir: dir, prefix: prefixes[i], screen: screen})
-	}
-	return layers
-}
-
-// knowledgeFolder is BMAD's project_knowledge folder ("docs" for
-// "{project-root}/docs"), relative to the BMAD root, when it is a folder
-// of its own beside the artifact folder ("" otherwise: missing, outside
-// the root, or inside the artifact folder, which is a base layer
-// already).
-func knowledgeFolder(a *catalog.Agent) string {
-	if a == nil || a.Home == nil || a.Home.OutputFolder == "" {
-		return ""
-	}
-	k := strings.TrimSpace(a.Home.Config["project_knowledge"])
-	k = strings.Trim(strings.TrimPrefix(k, "{project-root}"), "/")
-	if k == "" || strings.ContainsAny(k, "{}") || !filepath.IsLocal(filepath.FromSlash(k)) {
-		return ""
-	}
-	k = path.Clean(k)
-	out := a.Home.OutputFolder
-	if k == out || strings.HasPrefix(k, out+"/") || strings.HasPrefix(out, k+"/") {
-		return ""
-	}
-	return k
 }
 
 // storedKey names a document version in Engine.stored.
@@ -235,7 +174,7 @@ func (sy *outputSync) one(r *os.Root, name string, o transcript.Output) {
 	switch {
 	case err == nil:
 		if !local || int64(len(data)) != fi.Size() {
-			if werr := writeRooted(r, name, data); werr != nil {
+			if werr := project.WriteRooted(r, name, data); werr != nil {
 				sy.log.Error("restore document from the store", "path", o.Path, "err", werr)
 				return
 			}
@@ -255,19 +194,6 @@ func (sy *outputSync) one(r *os.Root, name string, o transcript.Output) {
 	default:
 		sy.log.Error("document is neither stored nor local", "path", o.Path, "version", o.Version, "err", err)
 	}
-}
-
-// writeRooted writes data to name inside r, creating its folders.
-func writeRooted(r *os.Root, name string, data []byte) error {
-	if dir := filepath.Dir(name); dir != "." {
-		if err := r.MkdirAll(dir, 0o755); err != nil {
-			return err
-		}
-	}
-	if fi, err := r.Lstat(name); err == nil && !fi.Mode().IsRegular() {
-		return &fs.PathError{Op: "write", Path: name, Err: errors.New("not a regular file")}
-	}
-	return r.WriteFile(name, data, 0o644)
 }
 
 // hostPathNote stands in for a config value that is a host path the model

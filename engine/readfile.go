@@ -51,8 +51,8 @@ const ToolReadFile = "read_file"
 // readFile reads a file for the model; a project's document is brought up
 // to date first and recorded as seen.
 func (env *toolEnv) readFile(p string) ([]byte, string, error) {
-	if pf := env.s.project; pf != nil {
-		return env.readProject(pf, p) // project.go
+	if d := env.docs; d != nil {
+		return d.Read(p)
 	}
 	return env.sb.ReadFile(p)
 }

@@ -1,6 +1,7 @@
 package engine
 
 import (
+	"agentbot/engine/project"
 	"context"
 	"errors"
 	"fmt"
@@ -54,8 +55,8 @@ func (env *toolEnv) write(p string, content []byte) (SaveResult, error) {
 	if len(content) == 0 {
 		return SaveResult{}, fmt.Errorf("refusing to save an empty document to %s; send the full content", p)
 	}
-	if pf := env.s.project; pf != nil {
-		return env.saveProject(pf, p, content) // project.go
+	if d := env.docs; d != nil {
+		return projectSaved(d.Save(p, content))
 	}
 	virtual, err := env.sb.WriteFile(p, content)
 	if err != nil {
@@ -66,6 +67,14 @@ func (env *toolEnv) write(p string, content []byte) (SaveResult, error) {
 		return SaveResult{}, err
 	}
 	return SaveResult{Path: virtual, Bytes: len(content), Version: out.Version, Shared: "the user receives this file in the thread"}, nil
+}
+
+// projectSaved is the result of a save or an edit of a project document.
+func projectSaved(v project.Saved, err error) (SaveResult, error) {
+	if err != nil {
+		return SaveResult{}, err
+	}
+	return SaveResult{Path: v.Path, Bytes: v.Bytes, Version: v.Version, Shared: "the user receives this file in the thread; every thread of the project sees it"}, nil
 }
 
 // outputRel is a virtual path under /outputs relative to that folder.

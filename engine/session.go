@@ -4,6 +4,7 @@
 package engine
 
 import (
+	"agentbot/engine/project"
 	"agentbot/engine/window"
 	"errors"
 	"fmt"
@@ -31,7 +32,7 @@ type Session struct {
 	// project is the project the session's sandbox was last opened in
 	// (openSandbox), whose documents it mounts: the turn's tools read and
 	// save there. Nil without projects.
-	project *projectFolder
+	project *project.Folder
 }
 
 // view is the session as context management sees it.

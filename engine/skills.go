@@ -528,7 +528,9 @@ func (env *toolEnv) loadSkill(name string) (ToolResult, error) {
 		res.Scripts = catalog.ScriptsNote
 	}
 	res.MCP = sk.MCPNeeds(env.servers())
-	res.Project = env.projectState(sk) // projectstate.go
+	if d := env.docs; d != nil {
+		res.Project = d.State(sk)
+	}
 	res.Note = "Loaded by the runtime: customization and config are resolved below, so skip those steps. Keep your persona."
 	return res, nil
 }

@@ -1,6 +1,7 @@
 package engine
 
 import (
+	"agentbot/engine/project"
 	"context"
 	"encoding/json"
 	"fmt"
@@ -98,6 +99,8 @@ type toolEnv struct {
 	extList []ExternalTool
 	// emit reports the turn's events (a call's progress); nil in tests.
 	emit func(Event)
+	// docs are the project's documents, nil outside a project.
+	docs *project.Docs
 }
 
 // define builds a Tool from typed pieces: args of type A are decoded from

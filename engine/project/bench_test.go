@@ -1,4 +1,4 @@
-package engine
+package project
 
 import (
 	"context"
@@ -28,16 +28,16 @@ import (
 func benchProjectList(b *testing.B, st storage.Backend) {
 	const n = 1000
 	storetest.SeedDocuments(b, st, "big", n)
-	pf := &projectFolder{name: "big", root: b.TempDir()}
-	if err := pf.sync(st, nil); err != nil { // the first fetch
+	pf := &Folder{name: "big", root: b.TempDir()}
+	if err := pf.Sync(st, nil); err != nil { // the first fetch
 		b.Fatal(err)
 	}
 	b.ResetTimer()
 	for b.Loop() {
-		if err := pf.sync(st, nil); err != nil {
+		if err := pf.Sync(st, nil); err != nil {
 			b.Fatal(err)
 		}
-		sb, err := sandbox.Open(sandbox.Config{OutputRoot: pf.docs(), InputRoot: pf.inputs()})
+		sb, err := sandbox.Open(sandbox.Config{OutputRoot: pf.Docs(), InputRoot: pf.Inputs()})
 		if err != nil {
 			b.Fatal(err)
 		}

@@ -1,4 +1,4 @@
-package engine
+package project
 
 import (
 	"os"
@@ -37,36 +37,36 @@ func TestSyncPrunesHiddenBaseCopies(t *testing.T) {
 	if _, err := st.SaveDocument("p", transcript.DocVersion{Path: "agentbot-data/notes.md", Session: "s1"}, 0, []byte("a document of the project")); err != nil {
 		t.Fatal(err)
 	}
-	layer := func(hidden ...string) []baseLayer {
+	layer := func(hidden ...string) []BaseLayer {
 		sc, err := sandbox.NewCopyScreen(out, hidden, nil)
 		if err != nil {
 			t.Fatal(err)
 		}
-		return []baseLayer{{dir: out, screen: sc}}
+		return []BaseLayer{{dir: out, screen: sc}}
 	}
-	pf := &projectFolder{name: "p", root: t.TempDir()}
-	if err := pf.sync(st, layer()); err != nil { // as an older agentbot did
+	pf := &Folder{name: "p", root: t.TempDir()}
+	if err := pf.Sync(st, layer()); err != nil { // as an older agentbot did
 		t.Fatal(err)
 	}
-	copied := filepath.Join(pf.docs(), "agentbot-data", "agentbot.db")
+	copied := filepath.Join(pf.Docs(), "agentbot-data", "agentbot.db")
 	if _, err := os.Stat(copied); err != nil {
 		t.Fatalf("the unscreened layer did not copy the data folder (the test sets it up wrong): %v", err)
 	}
-	pf = &projectFolder{name: "p", root: pf.root} // a restart
-	if err := pf.sync(st, layer(data)); err != nil {
+	pf = &Folder{name: "p", root: pf.root} // a restart
+	if err := pf.Sync(st, layer(data)); err != nil {
 		t.Fatal(err)
 	}
-	for _, gone := range []string{copied, filepath.Join(pf.docs(), "agentbot-data", "projects")} {
+	for _, gone := range []string{copied, filepath.Join(pf.Docs(), "agentbot-data", "projects")} {
 		if _, err := os.Stat(gone); !os.IsNotExist(err) {
 			t.Errorf("%s is still in the working copy: %v", gone, err)
 		}
 	}
 	for name, want := range map[string]string{"planning-artifacts/brief.md": "the brief", "agentbot-data/notes.md": "a document of the project"} {
-		if b, err := os.ReadFile(filepath.Join(pf.docs(), filepath.FromSlash(name))); err != nil || string(b) != want {
+		if b, err := os.ReadFile(filepath.Join(pf.Docs(), filepath.FromSlash(name))); err != nil || string(b) != want {
 			t.Errorf("%s = %q, %v; want %q", name, b, err, want)
 		}
 	}
-	pf = &projectFolder{name: "p", root: pf.root}
+	pf = &Folder{name: "p", root: pf.root}
 	pf.load()
 	for doc := range pf.versions {
 		if doc == "agentbot-data/agentbot.db" || doc == "agentbot-data/projects/dm/inputs/salary.csv" {

@@ -1,4 +1,4 @@
-package engine
+package project
 
 import (
 	"fmt"
@@ -15,26 +15,23 @@ import (
 // others, then a count per folder.
 const maxProjectState = 6 << 10
 
-// projectState describes the session's project for a skill being loaded
+// State describes the session's project for a skill being loaded
 // (bmad-help, or any skill that looks for earlier artifacts): its
 // documents, newest first, with version, author and date, each matched
-// to the help tables' outputs patterns; "" outside a project or when it
-// has no documents.
-func (env *toolEnv) projectState(sk *catalog.Skill) string {
-	pf := env.s.project
-	if pf == nil {
-		return ""
-	}
-	docs, err := env.e.cfg.Projects.Store.Documents(pf.name)
+// to the help tables' outputs patterns; "" when it has no
+// documents.
+func (d *Docs) State(sk *catalog.Skill) string {
+	pf := d.Folder
+	docs, err := d.Store.Documents(pf.name)
 	if err != nil {
-		env.e.cfg.Logger.Warn("project: list documents for a skill", "project", pf.name, "err", err)
+		d.Logger.Warn("project: list documents for a skill", "project", pf.name, "err", err)
 		return ""
 	}
 	var helps []catalog.HelpOutput
 	if sk != nil && sk.Project != "" {
 		helps = catalog.HelpOutputs(sk.Project)
 	}
-	return describeProject(pf.name, docs, helps, env.s.Vars)
+	return describeProject(pf.name, docs, helps, d.Session.Vars)
 }
 
 // describeProject writes the state of a project's documents within
