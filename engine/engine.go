@@ -103,8 +103,8 @@ type Config struct {
 type Engine struct {
 	cfg Config
 	// stored marks the document versions known to be in cfg.Outputs with
-	// the bytes of the local file (keys from storedKey).
-	stored sync.Map
+	// the bytes of the local file (outputs.go).
+	stored storedOutputs
 	// projects holds the working copy of each project in use, by name.
 	projects sync.Map
 	// win keeps requests under the model's context window.
@@ -145,7 +145,7 @@ func New(cfg Config) *Engine {
 	}
 	win := &window.Manager{Budget: cfg.ContextBudget, Model: cfg.Model, Logger: cfg.Logger,
 		Summary: callSummary, Status: callStatus, Loads: []string{ToolLoadSkill, ToolPreloadWorkflow}}
-	return &Engine{cfg: cfg, win: win}
+	return &Engine{cfg: cfg, win: win, stored: storedOutputs{st: cfg.Outputs}}
 }
 
 // SaveError is a failure of the session store (to store the session, to

@@ -162,8 +162,8 @@ func (env *toolEnv) saveFiles(t ExternalTool, files []ExternalFile) string {
 			p = "/outputs/" + strings.TrimSuffix(name, path.Ext(name)) + "-" + strconv.Itoa(n) + path.Ext(name)
 		}
 		virtual, err := env.sb.WriteFile(p, f.Data)
-		if err == nil && env.saved != nil {
-			_, err = env.saved(virtual, f.Data, nil, "")
+		if err == nil && env.out != nil {
+			_, err = env.out.save(virtual, f.Data, nil, "")
 		}
 		if err != nil {
 			fmt.Fprintf(&b, "[%s, %s: not saved: %v]\n", f.MIMEType, sandbox.SizeText(int64(len(f.Data))), err)

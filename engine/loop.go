@@ -118,27 +118,12 @@ func (e *Engine) Turn(ctx context.Context, s *Session, input string, emit func(E
 // are recorded as the session's outputs.
 func (e *Engine) newToolEnv(s *Session, sb *sandbox.Sandbox, emit func(Event)) *toolEnv {
 	tr := &toolEnv{e: e, s: s, sb: sb, emit: emit}
-	thisTurn := map[string]int{} // output path -> index in s.Outputs, saved this turn
-	tr.saved = func(virtual string, data []byte, doc *transcript.DocVersion, project string) (*Output, error) {
-		tr.mu.Lock()
-		defer tr.mu.Unlock()
-		return e.recordOutput(s, sb, savedFile{virtual, data, false, doc, project}, thisTurn, emit)
-	}
-	tr.kept = func(virtual string, data []byte, doc *transcript.DocVersion, project string) error {
-		tr.mu.Lock()
-		defer tr.mu.Unlock()
-		_, err := e.recordOutput(s, sb, savedFile{virtual, data, true, doc, project}, thisTurn, emit)
-		return err
-	}
+	tr.out = &outputs{e: e, s: s, sb: sb, emit: emit, mu: &tr.mu, thisTurn: map[string]int{}}
 	if pf := s.project; pf != nil {
 		tr.docs = &project.Docs{Folder: pf, Store: e.cfg.Projects.Store, Sandbox: sb, Session: &s.Session, Person: s.Person,
 			Mu: &tr.mu, MaxWrite: e.cfg.MaxWrite, Logger: e.cfg.Logger,
 			Record: func(virtual string, data []byte, v *transcript.DocVersion, internal bool) error {
-				if internal {
-					return tr.kept(virtual, data, v, pf.Name())
-				}
-				_, err := tr.saved(virtual, data, v, pf.Name())
-				return err
+				return tr.out.record(savedFile{virtual, data, internal, v, pf.Name()})
 			}}
 	}
 	return tr
@@ -487,58 +472,6 @@ func (e *Engine) runTools(ctx context.Context, tr *toolEnv, calls []transcript.T
 	wg.Wait()
 	e.addAudit(tr.s, recs...)
 	return out
-}
-
-// recordOutput adds a saved document to the session and reports it. A
-// document written several times in one turn is one version: the later
-// writes update it, so it is shared once, with its final bytes. With an
-// output store the bytes are stored first: a document the store refused is
-// an error for the tool and stays out of the session (its local file
-// stays), so a recorded output always has its bytes in the store.
-func (e *Engine) recordOutput(s *Session, sb *sandbox.Sandbox, f savedFile, thisTurn map[string]int, emit func(Event)) (*Output, error) {
-	virtual, data, internal := f.virtual, f.data, f.internal
-	rel := outputRel(virtual)
-	i, again := thisTurn[rel]
-	var out Output
-	if again {
-		out = s.Outputs[i]
-		out.Size, out.Time = int64(len(data)), e.cfg.Now()
-	} else {
-		out = Output{Path: rel, Size: int64(len(data)), Version: transcript.NextVersion(s.Outputs, rel), Time: e.cfg.Now(), Internal: internal}
-	}
-	if f.doc != nil {
-		// A project document: its bytes are stored once, in the project.
-		out.Project, out.DocVersion = f.project, f.doc.Version
-	} else if e.cfg.Outputs != nil {
-		out.Project, out.DocVersion = "", 0
-		if err := e.putOutput(s.ID, out, data); err != nil {
-			e.cfg.Logger.Error("store document", "session", s.ID, "path", rel, "version", out.Version, "err", err)
-			return nil, fmt.Errorf("%s was written but could not be stored, so the user would not get it (%v); save it again", virtual, err)
-		}
-	}
-	if again {
-		s.Outputs[i] = out
-	} else {
-		thisTurn[rel] = len(s.Outputs)
-		s.Outputs = append(s.Outputs, out)
-	}
-	if internal {
-		return &out, nil // kept for another replica, never shown or uploaded
-	}
-	host, _ := sb.HostPath(virtual)
-	emit(Event{Kind: EventOutput, Output: &out, HostPath: host, Status: "saved " + rel})
-	return &out, nil
-}
-
-// savedFile is a file a call wrote under /outputs, for recordOutput:
-// internal for a working file of the runtime's, doc and project for a
-// project document version (its bytes are the project's).
-type savedFile struct {
-	virtual  string
-	data     []byte
-	internal bool
-	doc      *transcript.DocVersion
-	project  string
 }
 
 // repairCalls makes stored tool calls valid for strict providers: a

@@ -91,8 +91,8 @@ func (env *toolEnv) memlog(a memlogArgs) (ToolResult, error) {
 	if err != nil {
 		return nil, err
 	}
-	if env.kept != nil {
-		if err := env.kept(virtual, data, nil, ""); err != nil {
+	if env.out != nil {
+		if err := env.out.keep(virtual, data, nil, ""); err != nil {
 			return nil, err
 		}
 	}

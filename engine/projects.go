@@ -73,7 +73,7 @@ func (e *Engine) KeepInput(s *Session, person, name string, data []byte) error {
 		return pf.Share(e.cfg.Projects.Store, &s.Session, person, p, data)
 	}
 	o := Output{Path: p, Size: int64(len(data)), Version: transcript.NextVersion(s.Outputs, p), Time: e.cfg.Now(), Internal: true}
-	if err := e.putOutput(s.ID, o, data); err != nil {
+	if err := e.stored.put(s.ID, o, data); err != nil {
 		return fmt.Errorf("keep shared file %s: %w", name, err)
 	}
 	s.Outputs = append(s.Outputs, o)

@@ -62,7 +62,7 @@ func (env *toolEnv) write(p string, content []byte) (SaveResult, error) {
 	if err != nil {
 		return SaveResult{}, err
 	}
-	out, err := env.saved(virtual, content, nil, "")
+	out, err := env.out.save(virtual, content, nil, "")
 	if err != nil {
 		return SaveResult{}, err
 	}

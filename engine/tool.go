@@ -81,14 +81,8 @@ type toolEnv struct {
 	e  *Engine
 	s  *Session
 	sb *sandbox.Sandbox
-	// saved records a document written by a call, for events and the session.
-	// It fails when the output store refuses the bytes.
-	// doc, when set, is the project document version the bytes are: they
-	// are not stored again for the session.
-	saved func(virtual string, data []byte, doc *transcript.DocVersion, project string) (*Output, error)
-	// kept records a working file of the runtime's (a memlog) the same
-	// way, as an internal output: stored, never shown or uploaded.
-	kept func(virtual string, data []byte, doc *transcript.DocVersion, project string) error
+	// out records the documents the calls write (outputs.go).
+	out *outputs
 	// mu guards session fields tools change while calls run in parallel;
 	// editMu serializes read-modify-write edits of documents.
 	mu     sync.Mutex
