@@ -1,6 +1,7 @@
 package engine
 
 import (
+	"agentbot/engine/prompt"
 	"agentbot/engine/window"
 	"strings"
 	"testing"
@@ -17,8 +18,8 @@ func TestExportLabelsRuntimeNotes(t *testing.T) {
 	item := catalog.MenuItem{Cmd: "*brief", Description: "Write a product brief"}
 	a := &catalog.Agent{ID: "pl", Menu: []catalog.MenuItem{item}}
 	notes := map[string]string{
-		"session facts":       sessionFacts(vars.Vars{"date": "2026-01-02"}, nil),
-		"skill session facts": skillSessionFacts(a, vars.Vars{"date": "2026-01-02"}),
+		"session facts":       prompt.SessionFacts(vars.Vars{"date": "2026-01-02"}, nil),
+		"skill session facts": prompt.SkillSessionFacts(a, vars.Vars{"date": "2026-01-02"}),
 		"limit":               limitNote,
 		"budget":              budgetNote,
 		"summary":             window.SummaryMessage(&transcript.Compaction{Summary: "we wrote a brief"}),

@@ -2,6 +2,7 @@ package engine
 
 import (
 	"agentbot/engine/project"
+	"agentbot/engine/prompt"
 	"agentbot/engine/window"
 	"context"
 	"encoding/json"
@@ -148,7 +149,7 @@ func (e *Engine) menuPick(ctx context.Context, s *Session, tr *toolEnv, res *Res
 		return input, false
 	}
 	if IsPlainHelp(it) {
-		g := greeting(s.Agent, s.Vars)
+		g := prompt.Greet(s.Agent, s.Vars)
 		s.Messages = append(s.Messages,
 			transcript.Message{Role: transcript.RoleUser, Content: input},
 			transcript.Message{Role: transcript.RoleAssistant, Content: g.Text})

@@ -1,6 +1,7 @@
 package engine
 
 import (
+	"agentbot/engine/prompt"
 	"fmt"
 	"regexp"
 	"strconv"
@@ -150,7 +151,7 @@ func pickNote(a *catalog.Agent, idx int, it catalog.MenuItem, input, rest string
 	if idx < 0 {
 		fmt.Fprintf(&b, "\n\n(The user asked for the skill %s.", it.Skill)
 	} else {
-		fmt.Fprintf(&b, "\n\n(The user picked menu item %d: %s.", idx+1, menuLabel(it))
+		fmt.Fprintf(&b, "\n\n(The user picked menu item %d: %s.", idx+1, prompt.MenuLabel(it))
 	}
 	switch {
 	case it.Prompt != "":

@@ -22,12 +22,6 @@ var (
 // ToolPreloadWorkflow is the name of the tool that loads a workflow in one call.
 const ToolPreloadWorkflow = "preload_workflow"
 
-// FileContent is one file handed to the model: virtual path and content.
-type FileContent struct {
-	Path    string `json:"path"`
-	Content string `json:"content"`
-}
-
 // PreloadResult is preload_workflow's answer: everything a workflow needs.
 type PreloadResult struct {
 	Workflow       string       `json:"workflow"`
@@ -184,6 +178,7 @@ func (t *toolEnv) coreTask(instructions string, re *regexp.Regexp, stem string) 
 	return nil
 }
 
+// file is a file handed to the model.
 func file(path, content string) *FileContent {
 	return &FileContent{Path: path, Content: content}
 }

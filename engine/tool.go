@@ -2,6 +2,7 @@ package engine
 
 import (
 	"agentbot/engine/project"
+	"agentbot/engine/prompt"
 	"context"
 	"encoding/json"
 	"fmt"
@@ -161,7 +162,7 @@ type Offer struct {
 // offer returns what decides the tools of a session.
 func (e *Engine) offer(s *Session) Offer {
 	skills := e.catalog().SkillsFor(s.Agent)
-	return Offer{SkillFormat: s.skillMode(), Skills: len(skills) > 0, ManySkills: skillsOverBudget(skills)}
+	return Offer{SkillFormat: s.skillMode(), Skills: len(skills) > 0, ManySkills: prompt.SkillsOverBudget(skills)}
 }
 
 // toolsFor returns the tools a session is offered, sorted by name.
@@ -303,4 +304,14 @@ func shorten(s string, n int) string {
 		return s
 	}
 	return string(r[:n]) + "…"
+}
+
+// toolRules are the tools' lines in the system prompt's tool rules, in
+// order.
+func toolRules(tools []Tool) []string {
+	out := make([]string, len(tools))
+	for i, t := range tools {
+		out[i] = t.Rule
+	}
+	return out
 }

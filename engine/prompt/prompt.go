@@ -1,4 +1,4 @@
-package engine
+package prompt
 
 import (
 	"fmt"
@@ -24,14 +24,14 @@ const talkRules = `## How you talk
 - Ask one question at a time when you need input, then stop and wait for the answer.
 - Stay in character until the user exits.`
 
-// toolRules renders the rules of files and of each offered tool.
-func toolRules(tools []Tool) string {
+// toolRules renders the rules of files and of each offered tool (rules).
+func toolRules(rules []string) string {
 	var b strings.Builder
 	b.WriteString(fileRules)
-	for _, t := range tools {
-		if t.Rule != "" {
+	for _, r := range rules {
+		if r != "" {
 			b.WriteString("\n- ")
-			b.WriteString(t.Rule)
+			b.WriteString(r)
 		}
 	}
 	b.WriteString("\n\n")
@@ -43,10 +43,10 @@ func toolRules(tools []Tool) string {
 // brings no menu handlers of its own.
 const defaultHandlers = "\n## Menu handlers\n- workflow / run-workflow: call preload_workflow with the path, then follow the workflow engine it returns.\n- exec: if the path ends in workflow.yaml, call preload_workflow; otherwise read_file it and follow it exactly.\n- tmpl / data: read_file the file and use it with the chosen action.\n- action: \"#id\" runs the prompt with that id below; other text is the instruction itself.\n- validate-workflow: preload the workflow and check the document against its validation checklist.\n"
 
-// systemPrompt renders the byte-stable system prompt of a session: persona,
+// System renders the byte-stable system prompt of a session: persona,
 // activation, rules, menu, handlers, prompts, tool rules and variables. It
 // holds no clock and no ids.
-func systemPrompt(a *catalog.Agent, v vars.Vars, skills []*catalog.Skill, tools []Tool) string {
+func System(a *catalog.Agent, v vars.Vars, skills []*catalog.Skill, rules []string) string {
 	x := expander(v)
 	var b strings.Builder
 	writeIdentity(&b, a)
@@ -70,7 +70,7 @@ func systemPrompt(a *catalog.Agent, v vars.Vars, skills []*catalog.Skill, tools 
 	writePrompts(&b, a.Prompts, x)
 	writeSkills(&b, skills, "")
 	b.WriteString("\n")
-	b.WriteString(toolRules(tools))
+	b.WriteString(toolRules(rules))
 	writeVariables(&b, v)
 	return b.String()
 }
@@ -95,7 +95,7 @@ func writeAgentMenu(b *strings.Builder, menu []catalog.MenuItem, x func(string) 
 	}
 	b.WriteString("\n## Menu\nThe user may pick an item by number, by *command, by its short code or by describing it.\n")
 	for i, it := range menu {
-		fmt.Fprintf(b, "%d. %s", i+1, menuLabel(it))
+		fmt.Fprintf(b, "%d. %s", i+1, MenuLabel(it))
 		for _, kv := range [][2]string{{"workflow", it.Workflow}, {"exec", it.Exec}, {"tmpl", it.Tmpl}, {"data", it.Data}, {"action", it.Action}, {"validate-workflow", it.ValidateWorkflow}} {
 			if kv[1] != "" {
 				fmt.Fprintf(b, " [%s: %s]", kv[0], x(kv[1]))
