@@ -1,6 +1,7 @@
 package engine
 
 import (
+	"agentbot/engine/menu"
 	"agentbot/engine/prompt"
 	"agentbot/engine/window"
 	"strings"
@@ -34,7 +35,7 @@ func TestExportLabelsRuntimeNotes(t *testing.T) {
 	s := &transcript.Session{ID: "s1", AgentID: "pl", Messages: []transcript.Message{
 		{Role: transcript.RoleUser, Content: notes["session facts"]},
 		{Role: transcript.RoleAssistant, Content: "Hello, I am Maren."},
-		{Role: transcript.RoleUser, Content: pickNote(a, 0, item, "*brief", "", true)},
+		{Role: transcript.RoleUser, Content: menu.PickNote(a, 0, item, "*brief", "", true)},
 		{Role: transcript.RoleAssistant, Content: "Who asks for reorder?"},
 		{Role: transcript.RoleUser, Content: "(B2B buyers) and nobody else"},
 		{Role: transcript.RoleAssistant, Content: notes["stop"]},

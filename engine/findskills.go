@@ -1,6 +1,7 @@
 package engine
 
 import (
+	"agentbot/engine/menu"
 	"context"
 	"errors"
 	"fmt"
@@ -115,7 +116,7 @@ func skillScore(s *catalog.Skill, words []string) int {
 		if strings.Contains(name, w) {
 			score += 3
 		}
-		if strings.Contains(desc, stem(w)) {
+		if strings.Contains(desc, menu.Stem(w)) {
 			score++
 		}
 	}

@@ -1,6 +1,7 @@
 package engine
 
 import (
+	"agentbot/engine/menu"
 	"agentbot/engine/project"
 	"agentbot/engine/prompt"
 	"agentbot/engine/window"
@@ -166,7 +167,7 @@ func (e *Engine) menuPick(ctx context.Context, s *Session, tr *toolEnv, res *Res
 		s.Messages = append(s.Messages, e.runTools(ctx, tr, calls, emit, nil)...)
 		res.Tools += len(calls)
 	}
-	return pickNote(s.Agent, idx, it, input, rest, len(calls) > 0), false
+	return menu.PickNote(s.Agent, idx, it, input, rest, len(calls) > 0), false
 }
 
 // toolsTokens estimates the tokens of tool definitions.

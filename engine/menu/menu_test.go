@@ -1,4 +1,4 @@
-package engine
+package menu
 
 import (
 	"testing"
@@ -6,7 +6,7 @@ import (
 	"agentbot/engine/catalog"
 )
 
-func TestMatchMenu(t *testing.T) {
+func TestMatch(t *testing.T) {
 	menu := []catalog.MenuItem{
 		{Cmd: "*help", Trigger: "help"},
 		{Cmd: "*brief", Trigger: "brief"},
@@ -35,9 +35,9 @@ func TestMatchMenu(t *testing.T) {
 		{"", -1, ""},
 		{"what's next?", -1, ""},
 	} {
-		idx, rest, ok := MatchMenu(menu, tc.in)
+		idx, rest, ok := Match(menu, tc.in)
 		if (tc.idx >= 0) != ok || (ok && (idx != tc.idx || rest != tc.rest)) {
-			t.Errorf("MatchMenu(%q) = %d, %q, %v; want %d, %q", tc.in, idx, rest, ok, tc.idx, tc.rest)
+			t.Errorf("Match(%q) = %d, %q, %v; want %d, %q", tc.in, idx, rest, ok, tc.idx, tc.rest)
 		}
 	}
 }
