@@ -66,7 +66,7 @@ func (e *Engine) Activate(s *Session, a *catalog.Agent) (*Greeting, error) {
 
 	g := prompt.Greet(a, v)
 	s.Messages = append(s.Messages[:0],
-		transcript.Message{Role: transcript.RoleSystem, Content: withHandoff(s, prompt.System(a, v, e.catalog().SkillsFor(a), toolRules(e.toolsFor(s))))},
+		transcript.Message{Role: transcript.RoleSystem, Content: prompt.WithHandoff(s.Handoff, prompt.System(a, v, e.catalog().SkillsFor(a), toolRules(e.toolsFor(s))))},
 		transcript.Message{Role: transcript.RoleUser, Content: prompt.SessionFacts(v, missing)},
 		transcript.Message{Role: transcript.RoleAssistant, Content: g.Text},
 	)

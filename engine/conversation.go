@@ -1,6 +1,7 @@
 package engine
 
 import (
+	"agentbot/engine/prompt"
 	"context"
 	"errors"
 	"fmt"
@@ -112,6 +113,10 @@ func (c *Conversation) Switch(a *catalog.Agent, prepare func(*Session)) (*Greeti
 	}
 	return c.Start(a, prepare)
 }
+
+// Handoff summarizes a thread's earlier session for the agent taking the
+// thread over (see prompt.Handoff).
+func Handoff(prev *transcript.Session, person string) string { return prompt.Handoff(prev, person) }
 
 // Decider decides a call that waits for approval; ok false leaves it
 // waiting (a person decides later, through Decide).

@@ -48,7 +48,7 @@ func (e *Engine) activateSkill(s *Session, a *catalog.Agent, preset map[string]s
 	hideHostPaths(v, sb)
 	g := prompt.GreetSkill(a, v)
 	s.Messages = append(s.Messages[:0],
-		transcript.Message{Role: transcript.RoleSystem, Content: withHandoff(s, prompt.Skill(a, v, sb, e.catalog().SkillsFor(a), toolRules(e.toolsFor(s))))},
+		transcript.Message{Role: transcript.RoleSystem, Content: prompt.WithHandoff(s.Handoff, prompt.Skill(a, v, sb, e.catalog().SkillsFor(a), toolRules(e.toolsFor(s))))},
 		transcript.Message{Role: transcript.RoleUser, Content: prompt.SkillSessionFacts(a, v)},
 		transcript.Message{Role: transcript.RoleAssistant, Content: g.Text},
 	)

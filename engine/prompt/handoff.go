@@ -1,4 +1,4 @@
-package engine
+package prompt
 
 import (
 	"fmt"
@@ -79,10 +79,10 @@ func openQuestion(s *transcript.Session) string {
 	return q
 }
 
-// withHandoff adds the session's handoff, if any, to a system prompt.
-func withHandoff(s *Session, prompt string) string {
-	if s.Handoff == "" {
+// WithHandoff adds a session's handoff, if any, to a system prompt.
+func WithHandoff(handoff, prompt string) string {
+	if handoff == "" {
 		return prompt
 	}
-	return prompt + "\n\n## Handoff\n" + s.Handoff
+	return prompt + "\n\n## Handoff\n" + handoff
 }
