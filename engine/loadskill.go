@@ -30,5 +30,6 @@ var loadSkillTool = define(Tool{
 		if a.Name == "" {
 			return nil, errors.New(`load_skill needs the skill's name, e.g. {"name": "bmad-help"}`)
 		}
-		return env.loadSkill(a.Name)
+		l := &skillLoad{cat: env.e.catalog(), s: env.s, sb: env.sb, mu: &env.mu, docs: env.docs, servers: servers(env.extList)}
+		return l.loadSkill(a.Name)
 	})

@@ -72,6 +72,7 @@ func (e *Engine) Turn(ctx context.Context, s *Session, input string, emit func(E
 	res := &Result{}
 	tr := e.newToolEnv(s, sb, emit)
 	tr.loadExternal(ctx, input, emit)
+	l := &turnLoop{e: e, s: s, tr: tr, res: res, start: start, emit: emit}
 	if len(s.Pending) > 0 {
 		// The last response holds calls waiting for approval. An empty
 		// input resumes once each is decided; a new message denies the
@@ -101,10 +102,10 @@ func (e *Engine) Turn(ctx context.Context, s *Session, input string, emit func(E
 			res.Duration = time.Since(start)
 			return res, nil
 		}
-		return e.loop(ctx, s, tr, res, start, emit)
+		return l.run(ctx)
 	}
 
-	userMsg, answered := e.menuPick(ctx, s, tr, res, input, emit)
+	userMsg, answered := l.menuPick(ctx, input)
 	if answered {
 		res.Duration = time.Since(start)
 		return res, e.save(s)
@@ -113,7 +114,7 @@ func (e *Engine) Turn(ctx context.Context, s *Session, input string, emit func(E
 	if err := e.save(s); err != nil {
 		return nil, fmt.Errorf("turn %s: save: %w", s.ID, err)
 	}
-	return e.loop(ctx, s, tr, res, start, emit)
+	return l.run(ctx)
 }
 
 // newToolEnv returns the tools' environment of one turn of s, whose saves
@@ -136,7 +137,8 @@ func (e *Engine) newToolEnv(s *Session, sb *sandbox.Sandbox, emit func(Event)) *
 // the pick's note (userMsg). A plain *help is answered with the menu
 // itself, without a model call: answered is set, and the greeting is the
 // turn's text.
-func (e *Engine) menuPick(ctx context.Context, s *Session, tr *toolEnv, res *Result, input string, emit func(Event)) (userMsg string, answered bool) {
+func (l *turnLoop) menuPick(ctx context.Context, input string) (userMsg string, answered bool) {
+	e, s, tr, res, emit := l.e, l.s, l.tr, l.res, l.emit
 	idx, rest, ok := MatchMenu(s.Agent.Menu, input)
 	if !ok && s.skillMode() && firstTurn(s) {
 		// A first message that clearly names a menu item is dispatched at
@@ -145,7 +147,7 @@ func (e *Engine) menuPick(ctx context.Context, s *Session, tr *toolEnv, res *Res
 			idx, rest, ok = i, "", true
 		}
 	}
-	it, idx, ok := e.picked(s, idx, ok, input)
+	it, idx, ok := picked(e.catalog(), s, idx, ok, input)
 	if !ok {
 		return input, false
 	}
@@ -191,9 +193,9 @@ func firstTurn(s *Session) bool {
 	return users <= 1
 }
 
-// loop calls the model and runs tools until the model answers without tools.
-func (e *Engine) loop(ctx context.Context, s *Session, tr *toolEnv, res *Result, start time.Time, emit func(Event)) (*Result, error) {
-	l := &turnLoop{e: e, s: s, tr: tr, res: res, start: start, emit: emit}
+// run calls the model and runs tools until the model answers without tools.
+func (l *turnLoop) run(ctx context.Context) (*Result, error) {
+	e, s, res, start, emit := l.e, l.s, l.res, l.start, l.emit
 	for iter := 0; ; iter++ {
 		final := l.lastCall(iter)
 		resp, reqTokens, err := l.call(ctx, final)
@@ -206,7 +208,7 @@ func (e *Engine) loop(ctx context.Context, s *Session, tr *toolEnv, res *Result,
 		u.Calls = 1
 		res.Usage = res.Usage.Add(u)
 		s.Usage = s.Usage.Add(u)
-		e.learnUsage(s, reqTokens, resp.Usage.Prompt)
+		l.learnUsage(reqTokens, resp.Usage.Prompt)
 		msg := resp.Message
 		msg.Role = transcript.RoleAssistant
 		if final {
@@ -216,7 +218,7 @@ func (e *Engine) loop(ctx context.Context, s *Session, tr *toolEnv, res *Result,
 		// the model sent them are run, so bad arguments get the tool's own
 		// error with what was sent.
 		var sent []transcript.ToolCall
-		msg, sent = e.storable(s, msg, resp.FinishReason, emit)
+		msg, sent = l.storable(msg, resp.FinishReason)
 		if len(msg.ToolCalls) == 0 && strings.TrimSpace(msg.Content) == "" {
 			if !l.emptyRetry && !final {
 				l.emptyRetry = true // ask once more, with the identical request
@@ -282,7 +284,7 @@ func (l *turnLoop) call(ctx context.Context, final bool) (*llm.Response, int, er
 		e.cfg.Logger.Warn("context management", "session", s.ID, "err", err)
 	}
 	req := llm.Request{Messages: e.win.Request(view(s)), Tools: tools}
-	resp, err := e.complete(ctx, req, l.emit)
+	resp, err := l.complete(ctx, req)
 	l.res.Iterations++
 	if err != nil && llm.IsContextLength(err) && !l.ctxRetry {
 		// The estimate was short: learn that, compact, and retry once.
@@ -294,7 +296,7 @@ func (l *turnLoop) call(ctx context.Context, final bool) (*llm.Response, int, er
 		}
 		if cerr := e.win.Fit(ctx, view(s), l.tr.sb, toolTokens, true); cerr == nil {
 			req = llm.Request{Messages: e.win.Request(view(s)), Tools: tools}
-			resp, err = e.complete(ctx, req, l.emit)
+			resp, err = l.complete(ctx, req)
 			l.res.Iterations++
 		} else {
 			e.cfg.Logger.Warn("context management", "session", s.ID, "err", cerr)
@@ -387,18 +389,19 @@ func usedID(s *Session, id string) bool {
 // storable returns the reply as it is stored and the calls to run: the
 // calls sanitized (sanitizeCalls), and a reply cut by the output limit
 // kept as text only (truncated).
-func (e *Engine) storable(s *Session, msg transcript.Message, finish string, emit func(Event)) (transcript.Message, []transcript.ToolCall) {
+func (l *turnLoop) storable(msg transcript.Message, finish string) (transcript.Message, []transcript.ToolCall) {
 	var sent []transcript.ToolCall
-	msg.ToolCalls, sent = sanitizeCalls(msg.ToolCalls, s)
+	msg.ToolCalls, sent = sanitizeCalls(msg.ToolCalls, l.s)
 	if finish == "length" {
-		return e.truncated(s, msg, emit)
+		return l.truncated(msg)
 	}
 	return msg, sent
 }
 
 // learnUsage calibrates the session's estimate from a call's reported
 // prompt tokens, and warns when the provider seems to cut the prompt.
-func (e *Engine) learnUsage(s *Session, rawSent, prompt int) {
+func (l *turnLoop) learnUsage(rawSent, prompt int) {
+	e, s := l.e, l.s
 	if window.Calibrate(&s.Session, rawSent, prompt) {
 		e.cfg.Logger.Warn("the provider counted far fewer prompt tokens than were sent: it may be cutting the prompt (Ollama truncates at its context length; set OLLAMA_CONTEXT_LENGTH)",
 			"session", s.ID, "sent_estimate", window.Calibrated(&s.Session, rawSent), "reported", prompt)
@@ -408,7 +411,8 @@ func (e *Engine) learnUsage(s *Session, rawSent, prompt int) {
 // complete makes one model call, passing its text on as EventText and
 // saying once, before any text, that the model is thinking
 // (EventThinking). The adapter calls both callbacks from one goroutine.
-func (e *Engine) complete(ctx context.Context, req llm.Request, emit func(Event)) (*llm.Response, error) {
+func (l *turnLoop) complete(ctx context.Context, req llm.Request) (*llm.Response, error) {
+	emit := l.emit
 	told := false // thinking was told, or the answer began
 	req.OnReasoning = func() {
 		if !told {
@@ -416,7 +420,7 @@ func (e *Engine) complete(ctx context.Context, req llm.Request, emit func(Event)
 			emit(Event{Kind: EventThinking})
 		}
 	}
-	return e.cfg.Model.Complete(ctx, req, func(d string) {
+	return l.e.cfg.Model.Complete(ctx, req, func(d string) {
 		told = true
 		emit(Event{Kind: EventText, Text: d})
 	})
@@ -428,7 +432,8 @@ const truncatedNote = "\n\n(This answer was cut off: the model reached its outpu
 // truncated handles a reply cut by the output limit (finish_reason
 // "length"): its text is kept, marked as cut, and its tool calls are
 // dropped, never run, since their arguments may be cut too.
-func (e *Engine) truncated(s *Session, msg transcript.Message, emit func(Event)) (transcript.Message, []transcript.ToolCall) {
+func (l *turnLoop) truncated(msg transcript.Message) (transcript.Message, []transcript.ToolCall) {
+	e, s, emit := l.e, l.s, l.emit
 	e.cfg.Logger.Warn("the model's answer was cut at its output token limit", "session", s.ID, "dropped_calls", len(msg.ToolCalls))
 	emit(Event{Kind: EventNotice, Text: "The model's answer was cut off at its output token limit (AGENTBOT_MAX_TOKENS); its tool calls were not run."})
 	msg.ToolCalls = nil

@@ -99,12 +99,12 @@ var skillMention = regexp.MustCompile("(?:`|skill:)([a-z0-9][a-z0-9-]*[a-z0-9])`
 // namedSkill finds the skill a message asks for by its name alone
 // ("bmad-workflow-builder", "/bmad-workflow-builder", "skill:NAME"), as
 // people invoke skills in coding tools; agents are picked, not loaded.
-func (e *Engine) namedSkill(s *Session, input string) (catalog.MenuItem, bool) {
+func namedSkill(cat *catalog.Catalog, s *Session, input string) (catalog.MenuItem, bool) {
 	name := strings.TrimPrefix(strings.TrimPrefix(strings.TrimSpace(input), "/"), "skill:")
 	if name == "" || strings.ContainsAny(name, " \t\n") {
 		return catalog.MenuItem{}, false
 	}
-	sk, ok := e.catalog().FindSkill(s.Agent, name)
+	sk, ok := cat.FindSkill(s.Agent, name)
 	if !ok || sk.Kind == catalog.SkillAgent {
 		return catalog.MenuItem{}, false
 	}
@@ -113,11 +113,11 @@ func (e *Engine) namedSkill(s *Session, input string) (catalog.MenuItem, bool) {
 
 // picked returns the item a turn's input picks: the menu item matched
 // (idx, ok), else a skill asked for by name, with index -1.
-func (e *Engine) picked(s *Session, idx int, ok bool, input string) (catalog.MenuItem, int, bool) {
+func picked(cat *catalog.Catalog, s *Session, idx int, ok bool, input string) (catalog.MenuItem, int, bool) {
 	if ok {
 		return s.Agent.Menu[idx], idx, true
 	}
-	if it, hit := e.namedSkill(s, input); hit {
+	if it, hit := namedSkill(cat, s, input); hit {
 		return it, -1, true
 	}
 	return catalog.MenuItem{}, idx, false

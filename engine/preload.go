@@ -71,13 +71,20 @@ var preloadTool = define(Tool{
 		if p == "" {
 			return nil, errors.New("preload_workflow needs a workflow_path")
 		}
-		return env.preload(p)
+		return (&workflowLoad{sb: env.sb, vars: env.s.Vars}).preload(p)
 	})
+
+// workflowLoad is one preload_workflow call: the sandbox it reads in and
+// the session's variables.
+type workflowLoad struct {
+	sb   *sandbox.Sandbox
+	vars map[string]string
+}
 
 // preload loads a workflow in one result: workflow.yaml resolved, its
 // instructions, template and config, the workflow engine task, and the
 // elicitation task when the instructions use it.
-func (t *toolEnv) preload(p string) (ToolResult, error) {
+func (t *workflowLoad) preload(p string) (ToolResult, error) {
 	if strings.EqualFold(strings.TrimSpace(p), "todo") {
 		return nil, errors.New("this menu item's workflow is not implemented yet (its path is \"todo\"); tell the user")
 	}
@@ -89,7 +96,7 @@ func (t *toolEnv) preload(p string) (ToolResult, error) {
 		// Not a workflow.yaml (newer BMAD uses workflow.md files): hand it over as is.
 		return PreloadResult{Workflow: virtual, Instructions: file(virtual, string(raw)), Note: "not a workflow.yaml; follow this file's instructions directly"}, nil
 	}
-	wf, err := vars.ResolveWorkflow(raw, vars.Vars(t.s.Vars), t.readConfig)
+	wf, err := vars.ResolveWorkflow(raw, vars.Vars(t.vars), t.readConfig)
 	if err != nil {
 		return nil, fmt.Errorf("workflow %s: %v", virtual, err)
 	}
@@ -111,7 +118,7 @@ func (t *toolEnv) preload(p string) (ToolResult, error) {
 }
 
 // readConfig reads and parses a config file a workflow.yaml names.
-func (t *toolEnv) readConfig(p string) (vars.Vars, error) {
+func (t *workflowLoad) readConfig(p string) (vars.Vars, error) {
 	data, _, err := t.sb.ReadFile(p)
 	if err != nil {
 		return nil, err
@@ -122,7 +129,7 @@ func (t *toolEnv) readConfig(p string) (vars.Vars, error) {
 // workflowFiles reads into res the instructions, template and config files
 // a resolved workflow names, and returns a note for each that cannot be
 // read.
-func (t *toolEnv) workflowFiles(res *PreloadResult, wf *vars.Workflow) []string {
+func (t *workflowLoad) workflowFiles(res *PreloadResult, wf *vars.Workflow) []string {
 	var notes []string
 	for _, f := range []struct {
 		label, path string
@@ -147,7 +154,7 @@ func (t *toolEnv) workflowFiles(res *PreloadResult, wf *vars.Workflow) []string 
 // coreTasks puts into res the workflow engine task the instructions name
 // (or the default one), and the elicitation task when they use it. It
 // returns a note when no workflow engine task is found.
-func (t *toolEnv) coreTasks(res *PreloadResult, instructions string) []string {
+func (t *workflowLoad) coreTasks(res *PreloadResult, instructions string) []string {
 	var notes []string
 	if f := t.coreTask(instructions, enginePath, "workflow"); f != nil {
 		res.WorkflowEngine = f
@@ -162,10 +169,10 @@ func (t *toolEnv) coreTasks(res *PreloadResult, instructions string) []string {
 
 // coreTask reads the core task the instructions name, or the default one
 // under /core/tasks.
-func (t *toolEnv) coreTask(instructions string, re *regexp.Regexp, stem string) *FileContent {
+func (t *workflowLoad) coreTask(instructions string, re *regexp.Regexp, stem string) *FileContent {
 	var candidates []string
 	if m := re.FindString(instructions); m != "" {
-		if p, err := vars.Expand(m, vars.Vars(t.s.Vars)); err == nil {
+		if p, err := vars.Expand(m, vars.Vars(t.vars)); err == nil {
 			candidates = append(candidates, p)
 		}
 	}

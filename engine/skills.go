@@ -1,6 +1,7 @@
 package engine
 
 import (
+	"agentbot/engine/project"
 	"agentbot/engine/prompt"
 	"encoding/json"
 	"fmt"
@@ -8,6 +9,7 @@ import (
 	"path/filepath"
 	"regexp"
 	"strings"
+	"sync"
 
 	"agentbot/engine/transcript"
 
@@ -228,11 +230,24 @@ func section(body, name string) string {
 	return b.String()
 }
 
+// skillLoad is one load_skill call: the catalog it finds the skill in,
+// the session it makes the skill active in (under the turn's lock mu),
+// and what the session has this turn: its sandbox, its project's
+// documents (nil outside a project) and its MCP servers.
+type skillLoad struct {
+	cat     *catalog.Catalog
+	s       *Session
+	sb      *sandbox.Sandbox
+	mu      *sync.Mutex
+	docs    *project.Docs
+	servers []string
+}
+
 // loadSkill resolves a skill for the model: its customization merged, its
 // placeholders resolved in Go, its config, its file list and the files its
 // activation names. It makes the skill the session's active one.
-func (env *toolEnv) loadSkill(name string) (ToolResult, error) {
-	sk, aliasOf, err := env.findSkill(name)
+func (l *skillLoad) loadSkill(name string) (ToolResult, error) {
+	sk, aliasOf, err := l.findSkill(name)
 	if err != nil {
 		return nil, err
 	}
@@ -247,12 +262,12 @@ func (env *toolEnv) loadSkill(name string) (ToolResult, error) {
 	}
 
 	v := vars.Vars{}
-	for k, val := range env.s.Vars {
+	for k, val := range l.s.Vars {
 		v[k] = val
 	}
 	v["skill-root"], v["skill-name"] = sk.Virtual, sk.Name
 	if sk.Kind == catalog.SkillAgent || sk.Kind == catalog.SkillWorkflow {
-		if err := env.customize(sk, v, &res); err != nil {
+		if err := l.customize(sk, v, &res); err != nil {
 			return nil, err
 		}
 	}
@@ -261,21 +276,21 @@ func (env *toolEnv) loadSkill(name string) (ToolResult, error) {
 	res.BoundByYou = unknown
 
 	res.Config = map[string]string{}
-	if h := env.s.Agent.Home; h != nil {
+	if h := l.s.Agent.Home; h != nil {
 		for k := range h.Config {
-			res.Config[k] = env.s.Vars[k]
+			res.Config[k] = l.s.Vars[k]
 		}
 	}
-	res.Config["date"] = env.s.Vars["date"]
+	res.Config["date"] = l.s.Vars["date"]
 	res.Files = sk.Files(maxSkillFiles)
-	env.activateSkill(sk, v)
+	l.activateSkill(sk, v)
 
-	env.preloadFiles(&res, body, v)
+	l.preloadFiles(&res, body, v)
 	if sk.Scripts {
 		res.Scripts = catalog.ScriptsNote
 	}
-	res.MCP = sk.MCPNeeds(env.servers())
-	if d := env.docs; d != nil {
+	res.MCP = sk.MCPNeeds(l.servers)
+	if d := l.docs; d != nil {
 		res.Project = d.State(sk)
 	}
 	res.Note = "Loaded by the runtime: customization and config are resolved below, so skip those steps. Keep your persona."
@@ -285,16 +300,16 @@ func (env *toolEnv) loadSkill(name string) (ToolResult, error) {
 // findSkill finds the skill a load_skill call names ("NAME", "skill:NAME",
 // "skill:NAME args"), following an alias to its target, whose name it
 // returns as aliasOf. A missing skill is an error that lists the skills.
-func (env *toolEnv) findSkill(name string) (sk *catalog.Skill, aliasOf string, err error) {
+func (l *skillLoad) findSkill(name string) (sk *catalog.Skill, aliasOf string, err error) {
 	name = strings.TrimSpace(strings.TrimPrefix(name, "skill:"))
 	if i := strings.IndexAny(name, " \t"); i > 0 {
 		name = name[:i] // "skill:NAME args" forwards args in the conversation
 	}
-	cat := env.e.catalog()
-	sk, ok := cat.FindSkill(env.s.Agent, name)
+	cat := l.cat
+	sk, ok := cat.FindSkill(l.s.Agent, name)
 	if !ok {
 		var names []string
-		for _, s := range cat.SkillsFor(env.s.Agent) {
+		for _, s := range cat.SkillsFor(l.s.Agent) {
 			names = append(names, s.Name)
 		}
 		if len(names) == 0 {
@@ -303,7 +318,7 @@ func (env *toolEnv) findSkill(name string) (sk *catalog.Skill, aliasOf string, e
 		return nil, "", fmt.Errorf("no skill %q; the skills are %s", name, strings.Join(names, ", "))
 	}
 	if sk.Kind == catalog.SkillAlias && sk.AliasOf != "" {
-		if target, ok := cat.FindSkill(env.s.Agent, sk.AliasOf); ok {
+		if target, ok := cat.FindSkill(l.s.Agent, sk.AliasOf); ok {
 			return target, sk.Name, nil
 		}
 	}
@@ -313,7 +328,7 @@ func (env *toolEnv) findSkill(name string) (sk *catalog.Skill, aliasOf string, e
 // customize merges an agent or workflow skill's customization (team and
 // personal overrides) into v and res: its fields as variables, the table
 // resolved, and its persistent facts loaded.
-func (env *toolEnv) customize(sk *catalog.Skill, v vars.Vars, res *SkillResult) error {
+func (l *skillLoad) customize(sk *catalog.Skill, v vars.Vars, res *SkillResult) error {
 	merged, err := custom.Skill(sk.Project, sk.Dir)
 	if err != nil {
 		return fmt.Errorf("skill %s cannot start: %s", sk.Name, catalog.RelReason(sk.Project, err))
@@ -328,7 +343,7 @@ func (env *toolEnv) customize(sk *catalog.Skill, v vars.Vars, res *SkillResult) 
 	if b, err := json.Marshal(expandTable(table, v)); err == nil {
 		res.Customization = b
 	}
-	loaded, plain, factSkills, notes := prompt.LoadFacts(env.sb, custom.Strings(table["persistent_facts"]))
+	loaded, plain, factSkills, notes := prompt.LoadFacts(l.sb, custom.Strings(table["persistent_facts"]))
 	res.Facts = loaded
 	res.Notes = append(res.Notes, notes...)
 	for _, p := range plain {
@@ -342,23 +357,23 @@ func (env *toolEnv) customize(sk *catalog.Skill, v vars.Vars, res *SkillResult) 
 
 // activateSkill makes sk the session's active skill: bare paths resolve in
 // its folder, with its workflow.* variables.
-func (env *toolEnv) activateSkill(sk *catalog.Skill, v vars.Vars) {
+func (l *skillLoad) activateSkill(sk *catalog.Skill, v vars.Vars) {
 	active := &transcript.ActiveSkill{Name: sk.Name, Root: sk.Virtual, Vars: map[string]string{"skill-root": sk.Virtual, "skill-name": sk.Name}}
 	for k, val := range v {
 		if strings.HasPrefix(k, "workflow.") {
 			active.Vars[k] = val
 		}
 	}
-	env.mu.Lock()
-	env.s.Skill = active
-	env.mu.Unlock()
-	env.sb.SetBase(active.Root, active.Vars)
+	l.mu.Lock()
+	l.s.Skill = active
+	l.mu.Unlock()
+	l.sb.SetBase(active.Root, active.Vars)
 }
 
 // preloadFiles adds to res the file a launcher skill links and the files
 // the activation names (of SKILL.md and of that linked file), each
 // resolved like SKILL.md; the run-time names they leave join BoundByYou.
-func (env *toolEnv) preloadFiles(res *SkillResult, body string, v vars.Vars) {
+func (l *skillLoad) preloadFiles(res *SkillResult, body string, v vars.Vars) {
 	budget := maxActivationAll
 	seen := map[string]bool{}
 	bound := map[string]bool{}
@@ -371,7 +386,7 @@ func (env *toolEnv) preloadFiles(res *SkillResult, body string, v vars.Vars) {
 		paths = append([]string{launcher}, paths...)
 	}
 	for i := 0; i < len(paths); i++ {
-		data, virtual, err := env.sb.ReadFile(paths[i])
+		data, virtual, err := l.sb.ReadFile(paths[i])
 		switch {
 		case err != nil || seen[virtual]:
 			continue // a path named for later, or for another mode
@@ -418,11 +433,11 @@ func launcherFile(body string) string {
 	return p
 }
 
-// servers are the MCP servers whose tools the session has this turn.
-func (env *toolEnv) servers() []string {
+// servers are the MCP servers of tools, each once.
+func servers(tools []ExternalTool) []string {
 	var out []string
 	seen := map[string]bool{}
-	for _, t := range env.extList {
+	for _, t := range tools {
 		if t.Server != "" && !seen[t.Server] {
 			seen[t.Server] = true
 			out = append(out, t.Server)
