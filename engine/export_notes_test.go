@@ -1,6 +1,7 @@
 package engine
 
 import (
+	"agentbot/engine/export"
 	"agentbot/engine/menu"
 	"agentbot/engine/prompt"
 	"agentbot/engine/window"
@@ -28,7 +29,7 @@ func TestExportLabelsRuntimeNotes(t *testing.T) {
 		"failed":              "(This turn failed before an answer; the user wrote again.)",
 	}
 	for name, note := range notes {
-		if !IsRuntimeNote(note) {
+		if !export.IsRuntimeNote(note) {
 			t.Errorf("%s note is not recognised: %q", name, note)
 		}
 	}

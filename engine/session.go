@@ -4,6 +4,7 @@
 package engine
 
 import (
+	"agentbot/engine/export"
 	"agentbot/engine/project"
 	"agentbot/engine/window"
 	"errors"
@@ -158,3 +159,13 @@ func LastAnswer(s *Session) string {
 	}
 	return ""
 }
+
+// ExportMarkdown renders a session's transcript as a markdown document
+// (see export.Tools.Markdown).
+func ExportMarkdown(s *transcript.Session) string {
+	return export.Tools{Status: callStatus, Summary: callSummary}.Markdown(s)
+}
+
+// AuditTable renders an audit trail as a markdown table (see
+// export.AuditTable).
+func AuditTable(recs []transcript.ToolRecord) string { return export.AuditTable(recs) }

@@ -1,4 +1,4 @@
-package engine
+package export
 
 import (
 	"encoding/json"
@@ -8,10 +8,18 @@ import (
 	"agentbot/engine/transcript"
 )
 
-// ExportMarkdown renders a session's transcript as a markdown document: the
+// Tools says how the stored calls of a tool read in an export: Status is
+// a call's short human line, Summary describes a call and its result in
+// a few words.
+type Tools struct {
+	Status  func(tc transcript.ToolCall) string
+	Summary func(tc transcript.ToolCall, result string) string
+}
+
+// Markdown renders a session's transcript as a markdown document: the
 // conversation, each tool call with a short summary of its result, and the
 // saved outputs. The system prompt is left out.
-func ExportMarkdown(s *transcript.Session) string {
+func (t Tools) Markdown(s *transcript.Session) string {
 	var b strings.Builder
 	name := s.AgentID
 	if s.Agent != nil && s.Agent.Name != "" {
@@ -31,7 +39,7 @@ func ExportMarkdown(s *transcript.Session) string {
 	b.WriteString("\n---\n")
 	calls := map[string]transcript.ToolCall{}
 	for _, m := range s.Messages {
-		writeMessage(&b, m, calls)
+		t.writeMessage(&b, m, calls)
 	}
 	if len(s.Pending) > 0 {
 		b.WriteString("\n---\n\n## Waiting for approval\n\n")
@@ -52,7 +60,7 @@ func ExportMarkdown(s *transcript.Session) string {
 
 // writeMessage renders one transcript message of an export; calls
 // collects the tool calls, whose results come later.
-func writeMessage(b *strings.Builder, m transcript.Message, calls map[string]transcript.ToolCall) {
+func (t Tools) writeMessage(b *strings.Builder, m transcript.Message, calls map[string]transcript.ToolCall) {
 	switch m.Role {
 	case transcript.RoleUser:
 		user, note := splitRuntimeNote(m.Content)
@@ -70,10 +78,10 @@ func writeMessage(b *strings.Builder, m transcript.Message, calls map[string]tra
 		}
 		for _, tc := range m.ToolCalls {
 			calls[tc.ID] = tc
-			fmt.Fprintf(b, "\n> tool `%s`: %s\n", tc.Function.Name, callStatus(tc))
+			fmt.Fprintf(b, "\n> tool `%s`: %s\n", tc.Function.Name, t.Status(tc))
 		}
 	case transcript.RoleTool:
-		fmt.Fprintf(b, "> → %s\n", summarizeResult(calls[m.ToolCallID], m.Content))
+		fmt.Fprintf(b, "> → %s\n", t.summarizeResult(calls[m.ToolCallID], m.Content))
 	}
 }
 
@@ -92,7 +100,7 @@ var runtimeNoteStarts = []string{
 }
 
 // menuPickStart starts the note pickNote adds after the user's words when
-// they pick a menu item (menu.go).
+// they pick a menu item (engine/menu).
 const menuPickStart = "(The user picked menu item "
 
 // IsRuntimeNote reports whether a message's text was written by the
@@ -140,7 +148,7 @@ func AuditTable(recs []transcript.ToolRecord) string {
 
 // summarizeResult describes a stored result: an elision stub as it says,
 // anything else through its tool.
-func summarizeResult(tc transcript.ToolCall, content string) string {
+func (t Tools) summarizeResult(tc transcript.ToolCall, content string) string {
 	var r map[string]any
 	if json.Unmarshal([]byte(content), &r) != nil {
 		return fmt.Sprintf("%d bytes", len(content))
@@ -148,5 +156,5 @@ func summarizeResult(tc transcript.ToolCall, content string) string {
 	if e, ok := r["elided"].(string); ok {
 		return e
 	}
-	return callSummary(tc, content)
+	return t.Summary(tc, content)
 }
