@@ -1,7 +1,6 @@
 package engine
 
 import (
-	"agentbot/engine/prompt"
 	"fmt"
 	"path"
 	"path/filepath"
@@ -9,10 +8,10 @@ import (
 	"sort"
 	"strings"
 
-	"agentbot/engine/transcript"
-
 	"agentbot/engine/catalog"
+	"agentbot/engine/prompt"
 	"agentbot/engine/sandbox"
+	"agentbot/engine/transcript"
 	"agentbot/engine/vars"
 )
 

@@ -1,11 +1,12 @@
 package engine
 
 import (
-	"agentbot/engine/budget"
 	"fmt"
 	"strings"
 	"sync"
 	"time"
+
+	"agentbot/engine/budget"
 )
 
 // Budget is a cap on the tokens the model may use (see budget.Budget).

@@ -1,12 +1,12 @@
 package engine
 
 import (
-	"agentbot/engine/prompt"
 	"context"
 	"errors"
 	"fmt"
 
 	"agentbot/engine/catalog"
+	"agentbot/engine/prompt"
 	"agentbot/engine/transcript"
 )
 
@@ -106,7 +106,7 @@ func (c *Conversation) Switch(a *catalog.Agent, prepare func(*Session)) (*Greeti
 			return nil, fmt.Errorf("switch agent: new session: %w", err)
 		}
 		c.Session = &Session{Session: *rec, Person: person}
-		c.Handoff = handoff // handoff.go: the new agent hears what came before
+		c.Handoff = handoff // prompt.Handoff: the new agent hears what came before
 	}
 	if a == nil {
 		return nil, nil

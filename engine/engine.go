@@ -1,7 +1,6 @@
 package engine
 
 import (
-	"agentbot/engine/window"
 	"context"
 	"io/fs"
 	"log/slog"
@@ -12,6 +11,7 @@ import (
 	"agentbot/engine/core"
 	"agentbot/engine/llm"
 	"agentbot/engine/transcript"
+	"agentbot/engine/window"
 )
 
 // OutputStore keeps the bytes of saved documents, so that any replica can

@@ -1,16 +1,16 @@
 package engine
 
 import (
-	"agentbot/engine/export"
-	"agentbot/engine/menu"
-	"agentbot/engine/prompt"
-	"agentbot/engine/window"
 	"strings"
 	"testing"
 
 	"agentbot/engine/catalog"
+	"agentbot/engine/export"
+	"agentbot/engine/menu"
+	"agentbot/engine/prompt"
 	"agentbot/engine/transcript"
 	"agentbot/engine/vars"
+	"agentbot/engine/window"
 )
 
 // An export labels what the runtime wrote in the user's or the agent's

@@ -1,7 +1,6 @@
 package engine
 
 import (
-	"agentbot/engine/window"
 	"context"
 	"crypto/sha256"
 	"encoding/hex"
@@ -15,6 +14,7 @@ import (
 	"agentbot/engine/argtext"
 	"agentbot/engine/sandbox"
 	"agentbot/engine/transcript"
+	"agentbot/engine/window"
 )
 
 // ExternalTool is one tool from outside the engine offered to a session,

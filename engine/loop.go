@@ -1,10 +1,6 @@
 package engine
 
 import (
-	"agentbot/engine/menu"
-	"agentbot/engine/project"
-	"agentbot/engine/prompt"
-	"agentbot/engine/window"
 	"context"
 	"encoding/json"
 	"errors"
@@ -13,10 +9,13 @@ import (
 	"sync"
 	"time"
 
-	"agentbot/engine/transcript"
-
 	"agentbot/engine/llm"
+	"agentbot/engine/menu"
+	"agentbot/engine/project"
+	"agentbot/engine/prompt"
 	"agentbot/engine/sandbox"
+	"agentbot/engine/transcript"
+	"agentbot/engine/window"
 )
 
 // Result sums up one turn.

@@ -1,14 +1,13 @@
 package engine
 
 import (
-	"agentbot/engine/menu"
 	"regexp"
 	"strings"
 
-	"agentbot/engine/transcript"
-
 	"agentbot/engine/catalog"
+	"agentbot/engine/menu"
 	"agentbot/engine/sandbox"
+	"agentbot/engine/transcript"
 )
 
 // MatchMenu finds the menu item an input picks (see menu.Match).

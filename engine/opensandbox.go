@@ -1,11 +1,11 @@
 package engine
 
 import (
-	"agentbot/engine/project"
 	"path"
 	"path/filepath"
 	"strings"
 
+	"agentbot/engine/project"
 	"agentbot/engine/sandbox"
 	"agentbot/engine/vars"
 )
@@ -38,7 +38,7 @@ func (e *Engine) openSandbox(s *Session) (*sandbox.Sandbox, error) {
 	}
 	s.project = pf
 	if pf != nil {
-		// The project's documents and shared files (project.go).
+		// The project's documents and shared files (engine/project).
 		cfg.OutputRoot, cfg.InputRoot = pf.Docs(), pf.Inputs()
 		if err := pf.Sync(e.cfg.Projects.Store, project.BaseLayers(a, append(append([]string(nil), e.cfg.Hidden...), pf.Root()), e.cfg.Deny)); err != nil {
 			e.cfg.Logger.Error("project: bring the documents up to date", "project", pf.Name(), "session", s.ID, "err", err)

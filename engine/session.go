@@ -4,15 +4,15 @@
 package engine
 
 import (
-	"agentbot/engine/export"
-	"agentbot/engine/project"
-	"agentbot/engine/window"
 	"errors"
 	"fmt"
 	"strings"
 
 	"agentbot/engine/catalog"
+	"agentbot/engine/export"
+	"agentbot/engine/project"
 	"agentbot/engine/transcript"
+	"agentbot/engine/window"
 )
 
 // Session is one long-running conversation with one agent: the stored

@@ -1,8 +1,6 @@
 package engine
 
 import (
-	"agentbot/engine/project"
-	"agentbot/engine/prompt"
 	"context"
 	"encoding/json"
 	"fmt"
@@ -11,16 +9,18 @@ import (
 	"sync"
 
 	"agentbot/engine/llm"
-	"agentbot/engine/transcript"
-
+	"agentbot/engine/project"
+	"agentbot/engine/prompt"
 	"agentbot/engine/sandbox"
+	"agentbot/engine/transcript"
 )
 
 // Tool is one capability offered to the model, whole: its name, description
 // and JSON schema, the rule the system prompt gives for it, the status line
 // people see while it runs, what it does, and how a stored call of it reads
 // in an export or an elision stub. Each built-in tool is defined in a file
-// of its own and listed in builtinTools; nothing else names it.
+// of its own, tool_<name>.go, and listed in builtinTools; nothing else
+// names it.
 type Tool struct {
 	// Name is what the model calls; Description and Schema are sent with
 	// every request.
@@ -127,14 +127,14 @@ func define[A any](t Tool, example string, status func(A) string,
 // stay byte-stable; each is defined in a file of its own. TestToolsAreWhole
 // checks the order and that no name is used twice.
 var builtinTools = []Tool{
-	editOutputTool, // edit_output: editoutput.go
-	findSkillsTool, // find_skills: findskills.go
-	listFilesTool,  // list_files: listfiles.go
-	loadSkillTool,  // load_skill: loadskill.go
-	memlogTool,     // memlog: memlogtool.go
-	preloadTool,    // preload_workflow: preload.go
-	readFileTool,   // read_file: readfile.go
-	saveOutputTool, // save_output: saveoutput.go
+	editOutputTool, // edit_output: tool_editoutput.go
+	findSkillsTool, // find_skills: tool_findskills.go
+	listFilesTool,  // list_files: tool_listfiles.go
+	loadSkillTool,  // load_skill: tool_loadskill.go
+	memlogTool,     // memlog: tool_memlog.go
+	preloadTool,    // preload_workflow: tool_preload.go
+	readFileTool,   // read_file: tool_readfile.go
+	saveOutputTool, // save_output: tool_saveoutput.go
 }
 
 // allTools returns every built-in tool sorted by name.

@@ -87,8 +87,8 @@ func (t Tools) writeMessage(b *strings.Builder, m transcript.Message, calls map[
 
 // runtimeNoteStarts start the messages the runtime writes into a
 // transcript in the user's or the agent's place: the session facts of an
-// activation (activation.go, skills.go), the loop's limit and budget notes
-// (loop.go, budget.go), the compaction summary (context.go), and the notes
+// activation (engine/prompt), the loop's limit and budget notes
+// (engine: loop.go, budget.go), the compaction summary (engine/window), and the notes
 // Interrupt closes a stopped or failed turn with (bot's stopNote, chat's
 // failedNote).
 var runtimeNoteStarts = []string{

@@ -10,10 +10,9 @@ import (
 	"slices"
 	"strings"
 
-	"agentbot/engine/transcript"
-
 	"agentbot/engine/llm"
 	"agentbot/engine/sandbox"
+	"agentbot/engine/transcript"
 )
 
 // Context management keeps every request under the model's window, for

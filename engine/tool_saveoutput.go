@@ -1,12 +1,12 @@
 package engine
 
 import (
-	"agentbot/engine/project"
 	"context"
 	"errors"
 	"fmt"
 	"strings"
 
+	"agentbot/engine/project"
 	"agentbot/engine/sandbox"
 )
 

@@ -1,7 +1,6 @@
 package engine
 
 import (
-	"agentbot/engine/menu"
 	"context"
 	"errors"
 	"fmt"
@@ -9,6 +8,7 @@ import (
 	"strings"
 
 	"agentbot/engine/catalog"
+	"agentbot/engine/menu"
 )
 
 // ToolFindSkills is the name of the tool that searches an agent's skills.

@@ -1,23 +1,30 @@
 package engine
 
 import (
-	"agentbot/engine/project"
-	"agentbot/engine/prompt"
+	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"path"
-	"path/filepath"
 	"regexp"
 	"strings"
 	"sync"
 
-	"agentbot/engine/transcript"
-
 	"agentbot/engine/catalog"
 	"agentbot/engine/custom"
+	"agentbot/engine/project"
+	"agentbot/engine/prompt"
 	"agentbot/engine/sandbox"
+	"agentbot/engine/transcript"
 	"agentbot/engine/vars"
 )
+
+// ToolLoadSkill is the name of the tool that loads a skill.
+const ToolLoadSkill = "load_skill"
+
+type loadSkillArgs struct {
+	Name string `json:"name"`
+}
 
 // Limits of what the runtime loads into a skill's context.
 const (
@@ -26,99 +33,26 @@ const (
 	maxSkillFiles     = 200       // names in a skill's file list
 )
 
-// activateSkill activates a skill-format agent with no model call: the
-// customization and config are resolved in Go, the persona and facts go
-// into the byte-stable system prompt, and the greeting and menu are the
-// agent's own. An agent whose customization is invalid does not start.
-func (e *Engine) activateSkill(s *Session, a *catalog.Agent, preset map[string]string) (*Greeting, error) {
-	if a.Problem != "" {
-		return nil, fmt.Errorf("agent %s cannot start: %s", a.ID, a.Problem)
-	}
-	v := skillVars(a)
-	v["date"] = s.Date
-	mergePreset(v, preset)
-	s.Vars = v
-	s.Skill = nil
-	if root := v["skill-root"]; root != "" {
-		s.Skill = &transcript.ActiveSkill{Name: a.SkillName, Root: root, Vars: map[string]string{"skill-root": root, "skill-name": a.SkillName}}
-	}
-	sb, err := e.openSandbox(s)
-	if err != nil {
-		return nil, fmt.Errorf("activate %s: %w", a.ID, err)
-	}
-	defer sb.Close()
-	hideHostPaths(v, sb)
-	g := prompt.GreetSkill(a, v)
-	s.Messages = append(s.Messages[:0],
-		transcript.Message{Role: transcript.RoleSystem, Content: prompt.WithHandoff(s.Handoff, prompt.Skill(a, v, sb, e.catalog().SkillsFor(a), toolRules(e.toolsFor(s))))},
-		transcript.Message{Role: transcript.RoleUser, Content: prompt.SkillSessionFacts(a, v)},
-		transcript.Message{Role: transcript.RoleAssistant, Content: g.Text},
-	)
-	if err := e.save(s); err != nil {
-		return nil, fmt.Errorf("activate %s: save session: %w", a.ID, err)
-	}
-	return g, nil
-}
-
-// skillVars returns the variables of a skill-format agent's session: the
-// sandbox's folders, the project's central config with BMAD's artifact
-// folders mapped to /outputs, {skill-root}, {skill-name} and {agent.X}.
-func skillVars(a *catalog.Agent) vars.Vars {
-	v := pathVars(a)
-	if a.Home != nil {
-		mergeConfig(v, a.Home.Config)
-		mapOutputs(v, a.Home.OutputFolder)
-	}
-	if a.SkillName != "" {
-		v["skill-name"] = a.SkillName
-		if root := skillRootOf(a); root != "" {
-			v["skill-root"] = root
+// loadSkillTool loads any known skill in one call, the way the menu
+// shortcut preloads it.
+var loadSkillTool = define(Tool{
+	Name:        ToolLoadSkill,
+	Description: "Load a skill by name: SKILL.md with placeholders resolved, its customization and config resolved, its files. It becomes the active skill: bare paths resolve in its folder.",
+	Schema:      `{"type":"object","properties":{"name":{"type":"string","description":"The skill's name, e.g. bmad-help"}},"required":["name"],"additionalProperties":false}`,
+	Rule:        "To run a skill (\"invoke X\", skill:X, a menu item), call load_skill first; never run one from memory.",
+	Offered:     func(o Offer) bool { return o.Skills },
+	Summary: summarize(func(r SkillResult, size int) string {
+		return fmt.Sprintf("skill %s loaded (%d bytes)", r.Skill, size)
+	}),
+}, `{"name": "bmad-help"}`,
+	func(a loadSkillArgs) string { return "loading skill " + a.Name },
+	func(_ context.Context, env *toolEnv, a loadSkillArgs) (ToolResult, error) {
+		if a.Name == "" {
+			return nil, errors.New(`load_skill needs the skill's name, e.g. {"name": "bmad-help"}`)
 		}
-	}
-	for k, val := range a.Fields {
-		v[k] = val
-	}
-	return v
-}
-
-// mapOutputs points config values under the project's artifact folder
-// (/project/_bmad-output/...) at the session's /outputs.
-func mapOutputs(v vars.Vars, outputFolder string) {
-	if outputFolder == "" {
-		return
-	}
-	alias := path.Join(sandbox.ProjectDir, outputFolder)
-	for k, val := range v {
-		// Under /project/_bmad-output, or relative to the project as the
-		// tea module writes its paths (_bmad-output/test-artifacts).
-		for _, prefix := range []string{alias, outputFolder} {
-			if rest, ok := strings.CutPrefix(val, prefix); ok && (rest == "" || rest[0] == '/') {
-				v[k] = sandbox.OutputDir + rest
-				break
-			}
-		}
-	}
-}
-
-// outputAliases are the virtual folders a session's sandbox maps to /outputs.
-func outputAliases(a *catalog.Agent) []string {
-	if a == nil || a.Home == nil || a.Home.OutputFolder == "" {
-		return nil
-	}
-	return []string{path.Join(sandbox.ProjectDir, a.Home.OutputFolder)}
-}
-
-// skillRootOf is the virtual folder of a skill agent's own skill.
-func skillRootOf(a *catalog.Agent) string {
-	if a.Home == nil || a.Home.ProjectRoot == "" || a.Path == "" {
-		return ""
-	}
-	rel, err := filepath.Rel(a.Home.ProjectRoot, filepath.Dir(a.Path))
-	if err != nil || !filepath.IsLocal(rel) {
-		return ""
-	}
-	return path.Join(sandbox.ProjectDir, filepath.ToSlash(rel))
-}
+		l := &skillLoad{cat: env.e.catalog(), s: env.s, sb: env.sb, mu: &env.mu, docs: env.docs, servers: servers(env.extList)}
+		return l.loadSkill(a.Name)
+	})
 
 // SkillResult is load_skill's answer: everything a skill needs to run, as
 // the menu shortcut preloads it.
