@@ -24,7 +24,7 @@ import (
 // whether it did.
 func (b *Bot) deferWhileWaiting(ctx context.Context, j *job) bool {
 	c, it := j.c, j.it
-	if c.Agent == nil || len(undecided(c.Session)) == 0 {
+	if c.AgentDef == nil || len(undecided(c.Session)) == 0 {
 		return false
 	}
 	if b.mayDecide(it.User, it.Team, it.Channel, &c.Session.Session).OK {
@@ -64,7 +64,7 @@ func undecided(s *engine.Session) []transcript.Approval {
 // order, once nothing waits any more; each leaves the state after its
 // turn ran.
 func (b *Bot) answerDeferred(ctx context.Context, c *engine.Conversation) {
-	for ctx.Err() == nil && c.Agent != nil && len(undecided(c.Session)) == 0 {
+	for ctx.Err() == nil && c.AgentDef != nil && len(undecided(c.Session)) == 0 {
 		list := b.state(c.Session).Deferred
 		if len(list) == 0 {
 			return

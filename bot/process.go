@@ -88,7 +88,7 @@ func (b *Bot) replayed(ctx context.Context, j *job) bool {
 	switch {
 	case st.Posted == j.seq || st.Prior(j.seq).Done || slices.Contains(st.Early, j.seq):
 		return true
-	case j.c.Agent != nil && st.Seq == j.seq:
+	case j.c.AgentDef != nil && st.Seq == j.seq:
 		b.runTurn(ctx, j.c, j.it, "")
 		return true
 	}
@@ -110,7 +110,7 @@ const maxEarly = 16
 func (b *Bot) answerStored(ctx context.Context, j *job, st threadstate.State) bool {
 	s := j.c.Session
 	n := len(s.Messages)
-	if j.c.Agent == nil || st.Input == nil || st.Input.Seq != st.Seq || st.Seq == j.seq || st.Posted == st.Seq ||
+	if j.c.AgentDef == nil || st.Input == nil || st.Input.Seq != st.Seq || st.Seq == j.seq || st.Posted == st.Seq ||
 		n == 0 || s.Messages[n-1].Role != transcript.RoleUser || len(s.Pending) > 0 {
 		return true
 	}
@@ -144,7 +144,7 @@ func (b *Bot) onMessage(ctx context.Context, j *job) {
 	if b.threadCommand(ctx, j) {
 		return
 	}
-	if j.c.Agent == nil && !b.startDefault(ctx, j) {
+	if j.c.AgentDef == nil && !b.startDefault(ctx, j) {
 		return
 	}
 	input, ok := b.turnInput(ctx, j)
@@ -161,7 +161,7 @@ func (b *Bot) onMessage(ctx context.Context, j *job) {
 func (b *Bot) threadCommand(ctx context.Context, j *job) bool {
 	c, it := j.c, j.it
 	cmd, arg := parseThreadCommand(it.Text)
-	if cmd == "" || (c.Agent != nil && isMenuPick(c.Session, it.Text)) {
+	if cmd == "" || (c.AgentDef != nil && isMenuPick(c.Session, it.Text)) {
 		return false
 	}
 	switch {
@@ -169,8 +169,8 @@ func (b *Bot) threadCommand(ctx context.Context, j *job) bool {
 		b.switchAgent(ctx, c, it, arg)
 	case cmd == "reset":
 		b.switchAgent(ctx, c, it, "")
-	case cmd == "status" && c.Agent != nil:
-		b.post(ctx, it.Channel, it.ThreadTS, fmt.Sprintf("This thread talks to %s: %s.", c.Agent.Name, b.cfg.Engine.Budgets().Status(c.Session)))
+	case cmd == "status" && c.AgentDef != nil:
+		b.post(ctx, it.Channel, it.ThreadTS, fmt.Sprintf("This thread talks to %s: %s.", c.AgentDef.Name, b.cfg.Engine.Budgets().Status(c.Session)))
 	default:
 		return false
 	}
@@ -224,8 +224,8 @@ func (b *Bot) turnInput(ctx context.Context, j *job) (string, bool) {
 	if len(it.Files) > 0 {
 		input = b.fetchFiles(ctx, s, it) + input
 	}
-	if input == "" || isHelp(s, input) || (len(it.Files) == 0 && greeting.Only(input, s.Agent.Name)) {
-		b.postGreeting(ctx, it.Channel, it.ThreadTS, s.Agent, b.cfg.Engine.Greet(s))
+	if input == "" || isHelp(s, input) || (len(it.Files) == 0 && greeting.Only(input, s.AgentDef.Name)) {
+		b.postGreeting(ctx, it.Channel, it.ThreadTS, s.AgentDef, b.cfg.Engine.Greet(s))
 		return "", false
 	}
 	if isMenuPick(s, input) {
@@ -288,7 +288,7 @@ func (b *Bot) greeted(s *engine.Session) {
 // died between storing the activation and posting the greeting, or
 // before it noted it posted), unless the thread shows it already.
 func (b *Bot) greetOwed(ctx context.Context, c *engine.Conversation, it item) {
-	if b.state(c.Session).Greet == "" || c.Agent == nil {
+	if b.state(c.Session).Greet == "" || c.AgentDef == nil {
 		return
 	}
 	msgs, err := webapi.Replies(ctx, b.web(), it.Channel, it.ThreadTS)
@@ -297,7 +297,7 @@ func (b *Bot) greetOwed(ctx context.Context, c *engine.Conversation, it item) {
 		return
 	}
 	if !slices.ContainsFunc(msgs, b.isGreeting) {
-		b.postGreeting(ctx, it.Channel, it.ThreadTS, c.Agent, b.cfg.Engine.Greet(c.Session))
+		b.postGreeting(ctx, it.Channel, it.ThreadTS, c.AgentDef, b.cfg.Engine.Greet(c.Session))
 	}
 	b.greeted(c.Session)
 }
@@ -317,8 +317,8 @@ func (b *Bot) onPick(ctx context.Context, j *job) {
 	if it.PickerTS != "" {
 		b.closePicker(ctx, it)
 	}
-	if c.Agent != nil {
-		b.ephemeral(it.Channel, it.User, it.ThreadTS, fmt.Sprintf("This thread already talks to %s. To switch, write `@%s use <agent>` here.", c.Agent.Name, "agentbot"))
+	if c.AgentDef != nil {
+		b.ephemeral(it.Channel, it.User, it.ThreadTS, fmt.Sprintf("This thread already talks to %s. To switch, write `@%s use <agent>` here.", c.AgentDef.Name, "agentbot"))
 		return
 	}
 	a, ok := b.findAgent(it.AgentID)
@@ -395,14 +395,14 @@ func parseThreadCommand(text string) (string, string) {
 // isMenuPick reports whether text picks an item of the session's menu, which
 // wins over a thread command of the same word.
 func isMenuPick(s *engine.Session, text string) bool {
-	_, _, ok := engine.MatchMenu(s.Agent.Menu, text)
+	_, _, ok := engine.MatchMenu(s.AgentDef.Menu, text)
 	return ok
 }
 
 // isHelp reports whether text picks the agent's plain *help item.
 func isHelp(s *engine.Session, text string) bool {
-	idx, _, ok := engine.MatchMenu(s.Agent.Menu, text)
-	return ok && engine.IsPlainHelp(s.Agent.Menu[idx])
+	idx, _, ok := engine.MatchMenu(s.AgentDef.Menu, text)
+	return ok && engine.IsPlainHelp(s.AgentDef.Menu[idx])
 }
 
 // userName is how the agent addresses a user: their Slack display name, or

@@ -174,14 +174,14 @@ func (b *Bot) turnFinished(_ context.Context, t *threadTurn) {
 
 // noteWorkflow remembers the menu item input picks, if any.
 func noteWorkflow(b *Bot, s *engine.Session, input string) {
-	if s.Agent == nil || input == "" {
+	if s.AgentDef == nil || input == "" {
 		return
 	}
-	idx, _, ok := engine.MatchMenu(s.Agent.Menu, input)
+	idx, _, ok := engine.MatchMenu(s.AgentDef.Menu, input)
 	if !ok {
 		return
 	}
-	it := s.Agent.Menu[idx]
+	it := s.AgentDef.Menu[idx]
 	name := it.Cmd
 	switch {
 	case it.Skill != "":

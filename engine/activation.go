@@ -78,7 +78,7 @@ func (e *Engine) Activate(s *Session, a *catalog.Agent) (*Greeting, error) {
 // bindAgent makes a the agent of s, and fixes the session's date and
 // creation time when they are not set yet.
 func (e *Engine) bindAgent(s *Session, a *catalog.Agent) {
-	s.Agent = a
+	s.AgentDef = a
 	s.AgentID = a.ID
 	if s.Date == "" {
 		s.Date = e.cfg.Now().Format("2006-01-02")
@@ -129,13 +129,13 @@ func mergePreset(v vars.Vars, preset map[string]string) {
 
 // Greet returns the greeting of a session that is already active.
 func (e *Engine) Greet(s *Session) *Greeting {
-	if s.Agent == nil {
+	if s.AgentDef == nil {
 		return &Greeting{}
 	}
-	if s.Agent.Format == catalog.FormatSkill {
-		return prompt.GreetSkill(s.Agent, s.Vars)
+	if s.AgentDef.Format == catalog.FormatSkill {
+		return prompt.GreetSkill(s.AgentDef, s.Vars)
 	}
-	return prompt.Greet(s.Agent, s.Vars)
+	return prompt.Greet(s.AgentDef, s.Vars)
 }
 
 // pathVars returns the variables naming the sandbox's virtual folders.

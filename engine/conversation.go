@@ -96,7 +96,7 @@ func (c *Conversation) Start(a *catalog.Agent, prepare func(*Session)) (*Greetin
 // attached and is reused. With a nil agent the fresh session waits for one
 // (and the greeting is nil).
 func (c *Conversation) Switch(a *catalog.Agent, prepare func(*Session)) (*Greeting, error) {
-	if c.Agent != nil || len(c.Messages) > 0 {
+	if c.AgentDef != nil || len(c.Messages) > 0 {
 		handoff, person := Handoff(&c.Session.Session, c.Person), c.Person
 		if err := c.store.DetachSession(c.ID); err != nil {
 			return nil, fmt.Errorf("switch agent: detach session %s: %w", c.ID, err)

@@ -16,14 +16,14 @@ import (
 func TestConversationOpenFindsOrCreates(t *testing.T) {
 	h := newHarness(t, harnessOpts{})
 	c, err := h.eng.Open(h.st, "T/C/1")
-	if err != nil || c.Agent != nil || c.Key != "T/C/1" {
+	if err != nil || c.AgentDef != nil || c.Key != "T/C/1" {
 		t.Fatalf("open a new key: %+v, %v", c, err)
 	}
 	if _, err := c.Start(h.agent("product-lead"), func(s *engine.Session) { s.Vars = map[string]string{"user_name": "Ana"} }); err != nil {
 		t.Fatal(err)
 	}
 	again, err := h.eng.Open(h.st, "T/C/1")
-	if err != nil || again.ID != c.ID || again.Agent == nil || again.Agent.ID != "product-lead" {
+	if err != nil || again.ID != c.ID || again.AgentDef == nil || again.AgentDef.ID != "product-lead" {
 		t.Fatalf("reopen: %+v, %v", again, err)
 	}
 	if again.Vars["user_name"] != "Ana" {
@@ -51,7 +51,7 @@ func TestConversationAgentGoneSwitches(t *testing.T) {
 	if err != nil || g == nil || g.Text == "" {
 		t.Fatalf("switch: %+v, %v", g, err)
 	}
-	if c.ID == rec.ID || c.Agent.ID != "product-lead" {
+	if c.ID == rec.ID || c.AgentDef.ID != "product-lead" {
 		t.Fatalf("switch kept the old session %s (agent %v)", c.ID, c.AgentID)
 	}
 	old, err := h.st.SessionByID(rec.ID)
@@ -210,7 +210,7 @@ func TestConversationCloseDropsUnanswered(t *testing.T) {
 	}
 
 	fresh, err := h.eng.Open(h.st, "chat/demo")
-	if err != nil || fresh.ID == c.ID || fresh.Agent != nil {
+	if err != nil || fresh.ID == c.ID || fresh.AgentDef != nil {
 		t.Fatalf("reopen after close: %+v, %v", fresh, err)
 	}
 	if _, err := fresh.Start(h.agent("product-lead"), nil); err != nil {

@@ -168,8 +168,8 @@ func (e *Engine) save(s *Session) error {
 	if e.cfg.Store == nil {
 		return nil
 	}
-	if s.Agent != nil {
-		s.Session.Agent = Snapshot(s.Agent)
+	if s.AgentDef != nil {
+		s.Session.Agent = Snapshot(s.AgentDef)
 	}
 	if err := e.cfg.Store.SaveSession(&s.Session); err != nil {
 		return &SaveError{Err: err}

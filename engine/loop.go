@@ -54,7 +54,7 @@ const (
 // iteration in flight.
 func (e *Engine) Turn(ctx context.Context, s *Session, input string, emit func(Event)) (*Result, error) {
 	start := time.Now()
-	if s.Agent == nil || len(s.Messages) == 0 {
+	if s.AgentDef == nil || len(s.Messages) == 0 {
 		return nil, ErrNotActive
 	}
 	if emit == nil {
@@ -138,11 +138,11 @@ func (e *Engine) newToolEnv(s *Session, sb *sandbox.Sandbox, emit func(Event)) *
 // turn's text.
 func (l *turnLoop) menuPick(ctx context.Context, input string) (userMsg string, answered bool) {
 	e, s, tr, res, emit := l.e, l.s, l.tr, l.res, l.emit
-	idx, rest, ok := MatchMenu(s.Agent.Menu, input)
+	idx, rest, ok := MatchMenu(s.AgentDef.Menu, input)
 	if !ok && s.skillMode() && firstTurn(s) {
 		// A first message that clearly names a menu item is dispatched at
 		// once, as a skill agent's activation asks.
-		if i, hit := MatchIntent(s.Agent.Menu, input); hit {
+		if i, hit := MatchIntent(s.AgentDef.Menu, input); hit {
 			idx, rest, ok = i, "", true
 		}
 	}
@@ -151,7 +151,7 @@ func (l *turnLoop) menuPick(ctx context.Context, input string) (userMsg string, 
 		return input, false
 	}
 	if IsPlainHelp(it) {
-		g := prompt.Greet(s.Agent, s.Vars)
+		g := prompt.Greet(s.AgentDef, s.Vars)
 		s.Messages = append(s.Messages,
 			transcript.Message{Role: transcript.RoleUser, Content: input},
 			transcript.Message{Role: transcript.RoleAssistant, Content: g.Text})
@@ -168,7 +168,7 @@ func (l *turnLoop) menuPick(ctx context.Context, input string) (userMsg string, 
 		s.Messages = append(s.Messages, e.runTools(ctx, tr, calls, emit, nil)...)
 		res.Tools += len(calls)
 	}
-	return menu.PickNote(s.Agent, idx, it, input, rest, len(calls) > 0), false
+	return menu.PickNote(s.AgentDef, idx, it, input, rest, len(calls) > 0), false
 }
 
 // toolsTokens estimates the tokens of tool definitions.

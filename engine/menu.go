@@ -103,7 +103,7 @@ func namedSkill(cat *catalog.Catalog, s *Session, input string) (catalog.MenuIte
 	if name == "" || strings.ContainsAny(name, " \t\n") {
 		return catalog.MenuItem{}, false
 	}
-	sk, ok := cat.FindSkill(s.Agent, name)
+	sk, ok := cat.FindSkill(s.AgentDef, name)
 	if !ok || sk.Kind == catalog.SkillAgent {
 		return catalog.MenuItem{}, false
 	}
@@ -114,7 +114,7 @@ func namedSkill(cat *catalog.Catalog, s *Session, input string) (catalog.MenuIte
 // (idx, ok), else a skill asked for by name, with index -1.
 func picked(cat *catalog.Catalog, s *Session, idx int, ok bool, input string) (catalog.MenuItem, int, bool) {
 	if ok {
-		return s.Agent.Menu[idx], idx, true
+		return s.AgentDef.Menu[idx], idx, true
 	}
 	if it, hit := namedSkill(cat, s, input); hit {
 		return it, -1, true

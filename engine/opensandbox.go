@@ -12,7 +12,7 @@ import (
 
 // openSandbox opens the sandbox of a session's agent.
 func (e *Engine) openSandbox(s *Session) (*sandbox.Sandbox, error) {
-	a := s.Agent
+	a := s.AgentDef
 	cfg := sandbox.Config{
 		CoreFS:   e.cfg.CoreFS,
 		CoreRoot: e.cfg.CoreRoot,

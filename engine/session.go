@@ -20,10 +20,10 @@ import (
 // catalog when the session starts or resumes.
 type Session struct {
 	transcript.Session
-	// Agent is the definition the session runs; it is never persisted (the
-	// record keeps a snapshot, transcript.Session.Agent). A reload does not
-	// change it.
-	Agent *catalog.Agent `json:"-"`
+	// AgentDef is the definition of the agent the session runs; it is
+	// never persisted (the record keeps a snapshot, Session.Agent). A
+	// reload does not change it.
+	AgentDef *catalog.Agent `json:"-"`
 	// Person is who writes in the current turn (a Slack user id, a
 	// terminal user), set by the front end before it runs the turn: the
 	// author of the document versions the turn saves. Never persisted.
@@ -101,7 +101,7 @@ func (e *Engine) Resume(rec *transcript.Session) (*Session, error) {
 	if a == nil {
 		return nil, &AgentGoneError{SessionID: rec.ID, AgentID: rec.AgentID, Agent: rec.Agent}
 	}
-	s.Agent = a
+	s.AgentDef = a
 	return s, nil
 }
 
@@ -140,7 +140,7 @@ func resolveAgent(c *catalog.Catalog, id string, snap *transcript.AgentSnapshot)
 // (BMAD 6.4+ or Agent Skills), which is offered the skill tools instead of
 // preload_workflow.
 func (s *Session) skillMode() bool {
-	return s.Agent != nil && s.Agent.Format == catalog.FormatSkill
+	return s.AgentDef != nil && s.AgentDef.Format == catalog.FormatSkill
 }
 
 // Unfinished reports whether the session's last turn was cut short: its

@@ -161,7 +161,7 @@ type Offer struct {
 
 // offer returns what decides the tools of a session.
 func (e *Engine) offer(s *Session) Offer {
-	skills := e.catalog().SkillsFor(s.Agent)
+	skills := e.catalog().SkillsFor(s.AgentDef)
 	return Offer{SkillFormat: s.skillMode(), Skills: len(skills) > 0, ManySkills: prompt.SkillsOverBudget(skills)}
 }
 

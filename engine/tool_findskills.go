@@ -57,7 +57,7 @@ var findSkillsTool = define(Tool{
 		if strings.TrimSpace(a.Query) == "" {
 			return nil, errors.New(`find_skills needs a query, e.g. {"query": "release notes"}`)
 		}
-		return findSkills(env.e.catalog().SkillsFor(env.s.Agent), a.Query), nil
+		return findSkills(env.e.catalog().SkillsFor(env.s.AgentDef), a.Query), nil
 	})
 
 // findSkills ranks skills by the words of query: a word in the name counts

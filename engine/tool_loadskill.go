@@ -210,7 +210,7 @@ func (l *skillLoad) loadSkill(name string) (ToolResult, error) {
 	res.BoundByYou = unknown
 
 	res.Config = map[string]string{}
-	if h := l.s.Agent.Home; h != nil {
+	if h := l.s.AgentDef.Home; h != nil {
 		for k := range h.Config {
 			res.Config[k] = l.s.Vars[k]
 		}
@@ -240,10 +240,10 @@ func (l *skillLoad) findSkill(name string) (sk *catalog.Skill, aliasOf string, e
 		name = name[:i] // "skill:NAME args" forwards args in the conversation
 	}
 	cat := l.cat
-	sk, ok := cat.FindSkill(l.s.Agent, name)
+	sk, ok := cat.FindSkill(l.s.AgentDef, name)
 	if !ok {
 		var names []string
-		for _, s := range cat.SkillsFor(l.s.Agent) {
+		for _, s := range cat.SkillsFor(l.s.AgentDef) {
 			names = append(names, s.Name)
 		}
 		if len(names) == 0 {
@@ -252,7 +252,7 @@ func (l *skillLoad) findSkill(name string) (sk *catalog.Skill, aliasOf string, e
 		return nil, "", fmt.Errorf("no skill %q; the skills are %s", name, strings.Join(names, ", "))
 	}
 	if sk.Kind == catalog.SkillAlias && sk.AliasOf != "" {
-		if target, ok := cat.FindSkill(l.s.Agent, sk.AliasOf); ok {
+		if target, ok := cat.FindSkill(l.s.AgentDef, sk.AliasOf); ok {
 			return target, sk.Name, nil
 		}
 	}

@@ -136,14 +136,14 @@ func (t *terminal) resume(ctx context.Context, eng *engine.Engine, st storage.Ba
 		fmt.Fprintf(t.errOut, "agentbot chat: session %q: %v\n", name, err)
 		return nil, 1
 	}
-	if c.Agent == nil {
+	if c.AgentDef == nil {
 		return nil, 0 // a record that never got an agent: start it
 	}
 	if agentID != "" && agentID != c.AgentID {
 		fmt.Fprintf(t.errOut, "agentbot chat: session %q belongs to agent %s; resuming it with %s\n", name, c.AgentID, c.AgentID)
 	}
-	if now, ok := cat.Find(c.AgentID); ok && now != c.Agent {
-		fmt.Fprintf(t.errOut, "agentbot chat: the id %s now names %s; this session keeps the agent it started with (%s, now %s)\n", c.AgentID, now.Path, c.Agent.Path, c.Agent.ID)
+	if now, ok := cat.Find(c.AgentID); ok && now != c.AgentDef {
+		fmt.Fprintf(t.errOut, "agentbot chat: the id %s now names %s; this session keeps the agent it started with (%s, now %s)\n", c.AgentID, now.Path, c.AgentDef.Path, c.AgentDef.ID)
 	}
 	fmt.Fprintf(t.out, "Resuming session %q with %s (%d messages).\n\n", name, c.AgentID, len(c.Messages))
 	if !engine.Unfinished(c.Session) {
