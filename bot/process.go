@@ -84,11 +84,11 @@ func (b *Bot) open(ctx context.Context, it item) *engine.Conversation {
 // one whose turn started resumes that turn (its input is in the
 // transcript already) instead of repeating it.
 func (b *Bot) replayed(ctx context.Context, j *job) bool {
-	st := b.state(j.c.Session)
+	st := b.state(j.c.Live)
 	switch {
 	case st.Posted == j.seq || st.Prior(j.seq).Done || slices.Contains(st.Early, j.seq):
 		return true
-	case j.c.AgentDef != nil && st.Seq == j.seq:
+	case j.c.Live.AgentDef != nil && st.Seq == j.seq:
 		b.runTurn(ctx, j.c, j.it, "")
 		return true
 	}
@@ -108,9 +108,9 @@ const maxEarly = 16
 // It reports whether j may go on: not when the resumed turn could not be
 // stored, and j waits, queued, for the store.
 func (b *Bot) answerStored(ctx context.Context, j *job, st threadstate.State) bool {
-	s := j.c.Session
+	s := j.c.Live
 	n := len(s.Messages)
-	if j.c.AgentDef == nil || st.Input == nil || st.Input.Seq != st.Seq || st.Seq == j.seq || st.Posted == st.Seq ||
+	if j.c.Live.AgentDef == nil || st.Input == nil || st.Input.Seq != st.Seq || st.Seq == j.seq || st.Posted == st.Seq ||
 		n == 0 || s.Messages[n-1].Role != transcript.RoleUser || len(s.Pending) > 0 {
 		return true
 	}
@@ -144,14 +144,14 @@ func (b *Bot) onMessage(ctx context.Context, j *job) {
 	if b.threadCommand(ctx, j) {
 		return
 	}
-	if j.c.AgentDef == nil && !b.startDefault(ctx, j) {
+	if j.c.Live.AgentDef == nil && !b.startDefault(ctx, j) {
 		return
 	}
 	input, ok := b.turnInput(ctx, j)
 	if !ok {
 		return
 	}
-	b.setState(j.c.Session, func(st *threadstate.State) { st.Seq, st.Input = j.seq, inputOf(j) })
+	b.setState(j.c.Live, func(st *threadstate.State) { st.Seq, st.Input = j.seq, inputOf(j) })
 	b.runTurn(ctx, j.c, j.it, input)
 }
 
@@ -161,7 +161,7 @@ func (b *Bot) onMessage(ctx context.Context, j *job) {
 func (b *Bot) threadCommand(ctx context.Context, j *job) bool {
 	c, it := j.c, j.it
 	cmd, arg := parseThreadCommand(it.Text)
-	if cmd == "" || (c.AgentDef != nil && isMenuPick(c.Session, it.Text)) {
+	if cmd == "" || (c.Live.AgentDef != nil && isMenuPick(c.Live, it.Text)) {
 		return false
 	}
 	switch {
@@ -169,8 +169,8 @@ func (b *Bot) threadCommand(ctx context.Context, j *job) bool {
 		b.switchAgent(ctx, c, it, arg)
 	case cmd == "reset":
 		b.switchAgent(ctx, c, it, "")
-	case cmd == "status" && c.AgentDef != nil:
-		b.post(ctx, it.Channel, it.ThreadTS, fmt.Sprintf("This thread talks to %s: %s.", c.AgentDef.Name, b.cfg.Engine.Budgets().Status(c.Session)))
+	case cmd == "status" && c.Live.AgentDef != nil:
+		b.post(ctx, it.Channel, it.ThreadTS, fmt.Sprintf("This thread talks to %s: %s.", c.Live.AgentDef.Name, b.cfg.Engine.Budgets().Status(c.Live)))
 	default:
 		return false
 	}
@@ -194,7 +194,7 @@ func (b *Bot) startDefault(ctx context.Context, j *job) bool {
 	if !ok {
 		if it.Text != "" {
 			// Every message written while the picker waits is kept.
-			b.setState(j.c.Session, func(st *threadstate.State) {
+			b.setState(j.c.Live, func(st *threadstate.State) {
 				if st.Pending != "" {
 					st.Pending += "\n\n"
 				}
@@ -203,7 +203,7 @@ func (b *Bot) startDefault(ctx context.Context, j *job) bool {
 					st.Owner = it.User // who started the thread owns it, whoever picks the agent
 				}
 			})
-			b.saveSession(j.c.Session, "keep the message waiting for the picker")
+			b.saveSession(j.c.Live, "keep the message waiting for the picker")
 		}
 		b.postPicker(ctx, it)
 		return false
@@ -219,7 +219,7 @@ func (b *Bot) startDefault(ctx context.Context, j *job) bool {
 // the session's owner. A bare mention, a hello or *help shows the menu
 // again, with its buttons, without a model call: then it reports false.
 func (b *Bot) turnInput(ctx context.Context, j *job) (string, bool) {
-	s, it := j.c.Session, j.it
+	s, it := j.c.Live, j.it
 	input := it.Text
 	if len(it.Files) > 0 {
 		input = b.fetchFiles(ctx, s, it) + input
@@ -236,7 +236,7 @@ func (b *Bot) turnInput(ctx context.Context, j *job) (string, bool) {
 			input = "(Slack context: the user is looking at channel <#" + c + ">.)\n" + input
 		}
 	}
-	if owner := b.state(j.c.Session).Owner; owner != "" && it.User != "" && it.User != owner {
+	if owner := b.state(j.c.Live).Owner; owner != "" && it.User != "" && it.User != owner {
 		name := b.userName(ctx, it.User)
 		if name == "" {
 			name = "<@" + it.User + ">"
@@ -272,9 +272,9 @@ func (b *Bot) activate(ctx context.Context, c *engine.Conversation, a *catalog.A
 		b.post(ctx, it.Channel, it.ThreadTS, fmt.Sprintf("⚠️ %s can't start here: %v", a.Name, err))
 		return false
 	}
-	b.setTitle(ctx, it, c.Session)
+	b.setTitle(ctx, it, c.Live)
 	b.postGreeting(ctx, it.Channel, it.ThreadTS, a, g)
-	b.greeted(c.Session)
+	b.greeted(c.Live)
 	return true
 }
 
@@ -288,7 +288,7 @@ func (b *Bot) greeted(s *engine.Session) {
 // died between storing the activation and posting the greeting, or
 // before it noted it posted), unless the thread shows it already.
 func (b *Bot) greetOwed(ctx context.Context, c *engine.Conversation, it item) {
-	if b.state(c.Session).Greet == "" || c.AgentDef == nil {
+	if b.state(c.Live).Greet == "" || c.Live.AgentDef == nil {
 		return
 	}
 	msgs, err := webapi.Replies(ctx, b.web(), it.Channel, it.ThreadTS)
@@ -297,9 +297,9 @@ func (b *Bot) greetOwed(ctx context.Context, c *engine.Conversation, it item) {
 		return
 	}
 	if !slices.ContainsFunc(msgs, b.isGreeting) {
-		b.postGreeting(ctx, it.Channel, it.ThreadTS, c.AgentDef, b.cfg.Engine.Greet(c.Session))
+		b.postGreeting(ctx, it.Channel, it.ThreadTS, c.Live.AgentDef, b.cfg.Engine.Greet(c.Live))
 	}
-	b.greeted(c.Session)
+	b.greeted(c.Live)
 }
 
 // isGreeting reports whether m is an agent's greeting the bot posted.
@@ -317,8 +317,8 @@ func (b *Bot) onPick(ctx context.Context, j *job) {
 	if it.PickerTS != "" {
 		b.closePicker(ctx, it)
 	}
-	if c.AgentDef != nil {
-		b.ephemeral(it.Channel, it.User, it.ThreadTS, fmt.Sprintf("This thread already talks to %s. To switch, write `@%s use <agent>` here.", c.AgentDef.Name, "agentbot"))
+	if c.Live.AgentDef != nil {
+		b.ephemeral(it.Channel, it.User, it.ThreadTS, fmt.Sprintf("This thread already talks to %s. To switch, write `@%s use <agent>` here.", c.Live.AgentDef.Name, "agentbot"))
 		return
 	}
 	a, ok := b.findAgent(it.AgentID)
@@ -326,16 +326,16 @@ func (b *Bot) onPick(ctx context.Context, j *job) {
 		b.post(ctx, it.Channel, it.ThreadTS, fmt.Sprintf("⚠️ The agent `%s` isn't loaded any more. Try `/agent list`.", it.AgentID))
 		return
 	}
-	pending := b.state(c.Session).Pending
+	pending := b.state(c.Live).Pending
 	if !b.activate(ctx, c, a, it) || pending == "" {
 		return
 	}
 	if greeting.Only(pending, a.Name) {
-		b.setState(c.Session, func(st *threadstate.State) { st.Pending = "" })
-		b.saveSession(c.Session, "drop the message the greeting answered")
+		b.setState(c.Live, func(st *threadstate.State) { st.Pending = "" })
+		b.saveSession(c.Live, "drop the message the greeting answered")
 		return
 	}
-	b.setState(c.Session, func(st *threadstate.State) { st.Pending, st.Seq = "", j.seq })
+	b.setState(c.Live, func(st *threadstate.State) { st.Pending, st.Seq = "", j.seq })
 	b.runTurn(ctx, c, it, pending)
 }
 
@@ -350,7 +350,7 @@ func (b *Bot) switchAgent(ctx context.Context, c *engine.Conversation, it item, 
 			return
 		}
 	}
-	c.Person = it.User // who asks for the switch: the handoff names them
+	c.Live.Person = it.User // who asks for the switch: the handoff names them
 	owner := b.ownerOf(c, it)
 	if _, err := c.Switch(nil, nil); err != nil {
 		b.log.Error("switch agent", "err", err)
@@ -359,9 +359,9 @@ func (b *Bot) switchAgent(ctx context.Context, c *engine.Conversation, it item, 
 	}
 	// The fresh session keeps the thread's owner: switching agents never
 	// hands the thread to the person who switched.
-	b.setState(c.Session, func(st *threadstate.State) { st.Owner = owner })
+	b.setState(c.Live, func(st *threadstate.State) { st.Owner = owner })
 	if a == nil {
-		b.saveSession(c.Session, "keep the thread's owner")
+		b.saveSession(c.Live, "keep the thread's owner")
 		b.postPicker(ctx, it)
 		return
 	}
@@ -438,7 +438,7 @@ func activeSkill(s *transcript.Session) string {
 
 // ownerOf is the user a session belongs to: who started it.
 func (b *Bot) ownerOf(c *engine.Conversation, it item) string {
-	if o := b.state(c.Session).Owner; o != "" {
+	if o := b.state(c.Live).Owner; o != "" {
 		return o
 	}
 	return it.User

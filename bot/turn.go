@@ -46,8 +46,8 @@ func (b *Bot) runTurn(ctx context.Context, c *engine.Conversation, it item, inpu
 	defer func() { <-b.sem }()
 	t, tctx, done := b.beforeTurn(ctx, c, it, input)
 	defer done()
-	t.res, t.err = c.Run(tctx, input, t.r.emit, nil)    // approvals are decided by clicks, later
-	t.err = b.storeFailed(ctx, c.Session, t.res, t.err) // leased.go
+	t.res, t.err = c.Run(tctx, input, t.r.emit, nil) // approvals are decided by clicks, later
+	t.err = b.storeFailed(ctx, c.Live, t.res, t.err) // leased.go
 	for _, step := range afterTurn {
 		step(b, ctx, t)
 	}
@@ -59,20 +59,20 @@ func (b *Bot) runTurn(ctx context.Context, c *engine.Conversation, it item, inpu
 // ends the turn.
 func (b *Bot) beforeTurn(ctx context.Context, c *engine.Conversation, it item, input string) (*threadTurn, context.Context, func()) {
 	b.obs.TurnStarted()
-	t := &threadTurn{c: c, it: it, start: time.Now(), r: b.newReply(ctx, it, c.Session)}
-	c.Person = it.User // the author of the documents the turn saves
+	t := &threadTurn{c: c, it: it, start: time.Now(), r: b.newReply(ctx, it, c.Live)}
+	c.Live.Person = it.User // the author of the documents the turn saves
 	tctx, cancel := context.WithCancel(ctx)
 	key := it.thread().String()
 	t.rt = b.running.Start(key, cancel)
 	t.r.rt = t.rt
-	if note := b.lateNote(c.Session, it); note != "" { // leased.go
+	if note := b.lateNote(c.Live, it); note != "" { // leased.go
 		t.r.emit(engine.Event{Kind: engine.EventNotice, Text: note})
 	}
-	noteWorkflow(b, c.Session, input)
+	noteWorkflow(b, c.Live, input)
 	t.r.armStop()
 	b.setSessionStatus(ctx, it, slack.AgentSessionStatusProcessing)
-	t.skill, t.outputs = activeSkill(&c.Session.Session), len(c.Outputs)
-	t.waiting, t.waitingPosted = b.waitingApprovals(c.Session)
+	t.skill, t.outputs = activeSkill(&c.Live.Session), len(c.Live.Outputs)
+	t.waiting, t.waitingPosted = b.waitingApprovals(c.Live)
 	return t, tctx, func() {
 		b.setSessionStatus(ctx, it, slack.AgentSessionStatusActive)
 		b.running.End(key, t.rt)
@@ -93,8 +93,8 @@ var afterTurn = []func(b *Bot, ctx context.Context, t *threadTurn){
 
 // retitle names the DM after the workflow when the turn started one.
 func (b *Bot) retitle(ctx context.Context, t *threadTurn) {
-	if activeSkill(&t.c.Session.Session) != t.skill {
-		b.setTitle(ctx, t.it, t.c.Session)
+	if activeSkill(&t.c.Live.Session) != t.skill {
+		b.setTitle(ctx, t.it, t.c.Live)
 	}
 }
 
@@ -145,7 +145,7 @@ func (b *Bot) keptRuns(key string, kept bool) int {
 // refreshHomeTab refreshes the Home tab of the session's owner when the
 // turn saved a document.
 func (b *Bot) refreshHomeTab(ctx context.Context, t *threadTurn) {
-	if len(t.c.Outputs) > t.outputs {
+	if len(t.c.Live.Outputs) > t.outputs {
 		b.refreshHome(ctx, b.ownerOf(t.c, t.it))
 	}
 }
@@ -159,7 +159,7 @@ func (b *Bot) turnFinished(_ context.Context, t *threadTurn) {
 		u, iters, tools = t.res.Usage, t.res.Iterations, t.res.Tools
 	}
 	b.obs.TurnFinished(d, iters, u.Prompt, u.Cached, u.Completion, u.Reasoning, t.err)
-	attrs := []any{"session", t.c.ID, "agent", t.c.AgentID, "iterations", iters, "tools", tools,
+	attrs := []any{"session", t.c.Live.ID, "agent", t.c.Live.AgentID, "iterations", iters, "tools", tools,
 		"prompt_tokens", u.Prompt, "cached_tokens", u.Cached, "completion_tokens", u.Completion, "duration", d.Round(time.Millisecond)}
 	var over *engine.BudgetError
 	switch {
