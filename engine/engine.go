@@ -27,6 +27,9 @@ type OutputStore interface {
 
 // Model is what the loop needs of a model client; *model.Client (engine/model) implements it.
 type Model interface {
+	// Complete sends one request, calling onText with each text delta of
+	// the answer (onText may be nil), and returns the assembled reply.
+	// Errors are *llm.Error.
 	Complete(ctx context.Context, req llm.Request, onText func(delta string)) (*llm.Response, error)
 }
 

@@ -5,19 +5,10 @@
 package llm
 
 import (
-	"context"
 	"encoding/json"
 
 	"agentbot/engine/transcript"
 )
-
-// Model is what the loop needs of a model client.
-type Model interface {
-	// Complete sends one request, calling onText with each text delta of the
-	// answer (onText may be nil), and returns the assembled reply. Errors
-	// are *Error.
-	Complete(ctx context.Context, req Request, onText func(delta string)) (*Response, error)
-}
 
 // Request is one model call.
 type Request struct {
