@@ -112,6 +112,8 @@ type Engine struct {
 	projects sync.Map
 	// win keeps requests under the model's context window.
 	win *window.Manager
+	// audit keeps the audit trail of tool calls.
+	audit auditor
 }
 
 // New returns an engine for cfg.
@@ -148,7 +150,8 @@ func New(cfg Config) *Engine {
 	}
 	win := &window.Manager{Budget: cfg.ContextBudget, Model: cfg.Model, Logger: cfg.Logger,
 		Summary: callSummary, Status: callStatus, Loads: []string{ToolLoadSkill, ToolPreloadWorkflow}}
-	return &Engine{cfg: cfg, win: win, stored: storedOutputs{st: cfg.Outputs}}
+	return &Engine{cfg: cfg, win: win, stored: storedOutputs{st: cfg.Outputs},
+		audit: auditor{now: cfg.Now, log: cfg.Logger, on: cfg.OnToolRecord}}
 }
 
 // SaveError is a failure of the session store (to store the session, to

@@ -82,7 +82,7 @@ type ExternalResult struct {
 func (ExternalResult) Failure() string { return "" }
 
 // loadExternal sets the external tools of the turn: all of them by name,
-// and the ones offered to the model, in order (see offerExternal); names
+// and the ones offered to the model, in order (see externals.offer); names
 // taken by a built-in tool are left out. Notices from the tools' source (a
 // server whose tools are unavailable) go to the user as EventNotice.
 func (env *toolEnv) loadExternal(ctx context.Context, input string, emit func(Event)) {
@@ -107,9 +107,9 @@ func (env *toolEnv) loadExternal(ctx context.Context, input string, emit func(Ev
 		byName[t.Name] = t
 		order = append(order, t)
 	}
-	env.ext = byName
-	env.extList = env.offerExternal(input, order)
-	for _, t := range env.extList {
+	env.ext.byName = byName
+	env.ext.list = env.ext.offer(len(e.toolsFor(env.s)), input, env.s, e.cfg.Logger, order)
+	for _, t := range env.ext.list {
 		if t.Name == findToolsName {
 			byName[t.Name] = t
 		}

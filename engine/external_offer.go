@@ -4,8 +4,10 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"log/slog"
 	"sort"
 	"strings"
+	"sync"
 	"unicode"
 
 	"agentbot/engine/transcript"
@@ -24,43 +26,76 @@ const findToolsName = "find_tools"
 // findShown bounds the tools one find_tools call returns.
 const findShown = 20
 
-// offerExternal returns the external tools a turn offers: all of them when
+// externals are the session's external tools this turn: all of them by
+// name, and the ones offered to the model, in order. find_tools may change
+// the offered ones while other calls run, under mu. The zero value has
+// none.
+type externals struct {
+	mu     sync.Mutex
+	byName map[string]ExternalTool
+	list   []ExternalTool
+}
+
+// lookup returns the external tool a call names, if it is one.
+func (x *externals) lookup(name string) (ExternalTool, bool) {
+	if _, builtin := lookupTool(name); builtin {
+		return ExternalTool{}, false
+	}
+	t, ok := x.byName[name]
+	return t, ok
+}
+
+// asks returns the indexes of the calls that wait for approval: calls of
+// an external tool whose policy is ask. Built-in tools never ask.
+func (x *externals) asks(calls []transcript.ToolCall) []int {
+	var out []int
+	for i, tc := range calls {
+		if t, ok := x.lookup(tc.Function.Name); ok && t.ask() {
+			out = append(out, i)
+		}
+	}
+	return out
+}
+
+// offer returns the external tools a turn offers: all of them when
 // they fit beside the built-in tools under MaxToolDefinitions; else the
 // ones called lately and the most relevant to the user's message, plus
 // find_tools, which offers more from the next step on. The others can
 // still be called by name.
-func (env *toolEnv) offerExternal(input string, all []ExternalTool) []ExternalTool {
-	room := MaxToolDefinitions - len(env.e.toolsFor(env.s))
+// builtins is how many built-in tools the turn offers; log says so when
+// the external tools are more than fit.
+func (x *externals) offer(builtins int, input string, s *Session, log *slog.Logger, all []ExternalTool) []ExternalTool {
+	room := MaxToolDefinitions - builtins
 	if len(all) <= room {
 		return all
 	}
 	room-- // find_tools
 	if room <= 0 {
-		return []ExternalTool{env.findTools(all, 0)}
+		return []ExternalTool{x.findTools(all, 0)}
 	}
 	query := input
-	for i := len(env.s.Messages) - 1; i >= 0 && query == ""; i-- {
-		if m := env.s.Messages[i]; m.Role == transcript.RoleUser {
+	for i := len(s.Messages) - 1; i >= 0 && query == ""; i-- {
+		if m := s.Messages[i]; m.Role == transcript.RoleUser {
 			query = m.Content
 		}
 	}
-	recent := recentCalls(env.s.Messages, 40)
+	recent := recentCalls(s.Messages, 40)
 	picked := rankTools(all, words(query), recent)[:room]
-	env.e.cfg.Logger.Info("more external tools than a request carries; offering a choice", "session", env.s.ID,
+	log.Info("more external tools than a request carries; offering a choice", "session", s.ID,
 		"tools", len(all), "offered", room, "limit", MaxToolDefinitions)
-	return append(inOrder(all, picked), env.findTools(all, room))
+	return append(inOrder(all, picked), x.findTools(all, room))
 }
 
 // offered are the external tools offered now (find_tools may change them
 // while other calls run).
-func (env *toolEnv) offered() []ExternalTool {
-	env.mu.Lock()
-	defer env.mu.Unlock()
-	return env.extList
+func (x *externals) offered() []ExternalTool {
+	x.mu.Lock()
+	defer x.mu.Unlock()
+	return x.list
 }
 
 // findTools is the find_tools tool of a turn whose external tools are all.
-func (env *toolEnv) findTools(all []ExternalTool, room int) ExternalTool {
+func (x *externals) findTools(all []ExternalTool, room int) ExternalTool {
 	return ExternalTool{
 		Name: findToolsName, Policy: PolicyAuto,
 		Description: fmt.Sprintf("Search the tools of this conversation's MCP servers: there are %d, more than can be offered at once, "+
@@ -87,7 +122,7 @@ func (env *toolEnv) findTools(all []ExternalTool, room int) ExternalTool {
 			if len(hits) == 0 {
 				return ExternalReply{Text: "no tool matches " + fmt.Sprintf("%q", a.Query) + "; try other words"}, nil
 			}
-			env.offerMore(hits, room)
+			x.offerMore(hits, room)
 			return ExternalReply{Text: "These tools are offered from your next step on:\n" + b.String()}, nil
 		},
 	}
@@ -95,16 +130,16 @@ func (env *toolEnv) findTools(all []ExternalTool, room int) ExternalTool {
 
 // offerMore puts hits among the offered external tools, first, keeping
 // room of them besides find_tools.
-func (env *toolEnv) offerMore(hits []ExternalTool, room int) {
-	env.mu.Lock()
-	defer env.mu.Unlock()
+func (x *externals) offerMore(hits []ExternalTool, room int) {
+	x.mu.Lock()
+	defer x.mu.Unlock()
 	next := append([]ExternalTool(nil), hits...)
 	seen := map[string]bool{}
 	for _, t := range hits {
 		seen[t.Name] = true
 	}
 	var find ExternalTool
-	for _, t := range env.extList {
+	for _, t := range x.list {
 		switch {
 		case t.Name == findToolsName:
 			find = t
@@ -116,7 +151,7 @@ func (env *toolEnv) offerMore(hits []ExternalTool, room int) {
 	if len(next) > room {
 		next = next[:room]
 	}
-	env.extList = append(next, find)
+	x.list = append(next, find)
 }
 
 // rankTools sorts a copy of tools by relevance to the query words, the

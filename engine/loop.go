@@ -320,7 +320,7 @@ func (l *turnLoop) step(ctx context.Context, msg transcript.Message, sent []tran
 	if err := e.save(s); err != nil {
 		return true, fmt.Errorf("turn %s: save: %w", s.ID, err)
 	}
-	if asks := l.tr.asks(sent); len(asks) > 0 {
+	if asks := l.tr.ext.asks(sent); len(asks) > 0 {
 		_, err := e.pause(ctx, s, l.tr, res, msg.ToolCalls, sent, asks, l.start, l.emit)
 		return true, err
 	}
@@ -476,7 +476,7 @@ func (e *Engine) runTools(ctx context.Context, tr *toolEnv, calls []transcript.T
 		}()
 	}
 	wg.Wait()
-	e.addAudit(tr.s, recs...)
+	e.audit.add(tr.s, recs...)
 	return out
 }
 
@@ -562,7 +562,7 @@ func (e *Engine) Interrupt(s *Session, note string) error {
 			content := encodeResult(errResult("stopped by the user before this tool finished"))
 			s.Messages = append(s.Messages, transcript.Message{Role: transcript.RoleTool, ToolCallID: tc.ID, Content: content})
 			if p, ok := waiting[tc.ID]; ok {
-				e.addAudit(s, e.auditRecord(tc, p.Server, transcript.OutcomeDenied, p.By, len(content), 0))
+				e.audit.add(s, e.audit.record(tc, p.Server, transcript.OutcomeDenied, p.By, len(content), 0))
 			}
 		}
 		break

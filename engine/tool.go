@@ -88,10 +88,8 @@ type toolEnv struct {
 	// editMu serializes read-modify-write edits of documents.
 	mu     sync.Mutex
 	editMu sync.Mutex
-	// ext are the session's external tools this turn, by name, and extList
-	// the same in order.
-	ext     map[string]ExternalTool
-	extList []ExternalTool
+	// ext are the session's external tools this turn (external_offer.go).
+	ext externals
 	// emit reports the turn's events (a call's progress); nil in tests.
 	emit func(Event)
 	// docs are the project's documents, nil outside a project.
@@ -201,7 +199,7 @@ func (e *Engine) ToolNames(s *Session) []string {
 // toolNames are the names of every tool of the turn, external ones last.
 func (env *toolEnv) toolNames() string {
 	names := env.e.ToolNames(env.s)
-	for _, t := range env.offered() {
+	for _, t := range env.ext.offered() {
 		names = append(names, t.Name)
 	}
 	return strings.Join(names, ", ")
@@ -211,19 +209,10 @@ func (env *toolEnv) toolNames() string {
 // tools, then the external ones in their order.
 func (env *toolEnv) definitions() []llm.Tool {
 	out := definitions(env.e.toolsFor(env.s))
-	for _, t := range env.offered() {
+	for _, t := range env.ext.offered() {
 		out = append(out, llm.Tool{Name: t.Name, Description: t.Description, Parameters: t.Schema})
 	}
 	return out
-}
-
-// external returns the external tool a call names, if it is one.
-func (env *toolEnv) external(name string) (ExternalTool, bool) {
-	if _, builtin := lookupTool(name); builtin {
-		return ExternalTool{}, false
-	}
-	t, ok := env.ext[name]
-	return t, ok
 }
 
 // runCall runs one tool call. It never panics on bad input: malformed JSON
@@ -236,7 +225,7 @@ func (env *toolEnv) runCall(ctx context.Context, tc transcript.ToolCall) ToolRes
 	if args == "" {
 		args = "{}"
 	}
-	if x, ok := env.external(tc.Function.Name); ok {
+	if x, ok := env.ext.lookup(tc.Function.Name); ok {
 		return env.runExternal(ctx, x, tc, args)
 	}
 	t, ok := lookupTool(tc.Function.Name)

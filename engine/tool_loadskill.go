@@ -50,7 +50,7 @@ var loadSkillTool = define(Tool{
 		if a.Name == "" {
 			return nil, errors.New(`load_skill needs the skill's name, e.g. {"name": "bmad-help"}`)
 		}
-		l := &skillLoad{cat: env.e.catalog(), s: env.s, sb: env.sb, mu: &env.mu, docs: env.docs, servers: servers(env.extList)}
+		l := &skillLoad{cat: env.e.catalog(), s: env.s, sb: env.sb, mu: &env.mu, docs: env.docs, servers: servers(env.ext.list)}
 		return l.loadSkill(a.Name)
 	})
 
