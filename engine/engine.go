@@ -161,7 +161,10 @@ func New(cfg Config) *Engine {
 // back.
 type SaveError struct{ Err error }
 
+// Error says the store failed, and how.
 func (e *SaveError) Error() string { return "store the session: " + e.Err.Error() }
+
+// Unwrap returns the store's error.
 func (e *SaveError) Unwrap() error { return e.Err }
 
 // Save stores the session as it is in memory, as a turn does after every

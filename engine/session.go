@@ -1,6 +1,14 @@
-// Package engine is the agent runtime: activation, the system prompt, the
-// tools the model calls, and the agentic loop. It knows nothing of Slack or
-// bbolt; callers persist sessions through the Store interface.
+// Package engine is the agent runtime: the conversation lifecycle
+// (conversation.go), activation (activation*.go), the agentic loop
+// (loop.go), the tools the model calls (tool.go, one tool_<name>.go each,
+// external*.go for the tools from outside), approvals (approval.go),
+// budgets (budget.go), projects (projects.go) and the documents a session
+// saves (outputs.go). Its parts with a role of their own are packages
+// beside it: engine/window (context management), engine/project (a
+// project's shared documents), engine/prompt (system prompts and
+// greetings), engine/menu (reading a message against a menu),
+// engine/export, engine/budget and engine/argtext. It knows nothing of
+// Slack or bbolt; callers persist sessions through the Store interface.
 package engine
 
 import (
@@ -72,6 +80,7 @@ type AgentGoneError struct {
 	Agent     *transcript.AgentSnapshot
 }
 
+// Error names the agent and what to do instead.
 func (e *AgentGoneError) Error() string {
 	name := e.AgentID
 	if a := e.Agent; a != nil && a.Name != "" {

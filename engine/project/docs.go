@@ -180,7 +180,10 @@ func (d *Docs) Edit(p string, internal bool, edit func(old []byte) ([]byte, erro
 // the store unwrapped.
 type editError struct{ err error }
 
+// Error is the edit's own refusal.
 func (e *editError) Error() string { return e.err.Error() }
+
+// Unwrap returns the edit's error.
 func (e *editError) Unwrap() error { return e.err }
 
 // landed writes a stored version to the working copy, records it in the
