@@ -88,7 +88,7 @@ func (b *turns) saveApprovalMessages(s *engine.Session, m map[string]string) {
 // unless a person stopped it.
 func (b *turns) askApprovals(ctx context.Context, t *threadTurn) {
 	if t.res != nil && len(t.res.Pending) > 0 && t.r.stoppedBy == "" {
-		b.postApprovals(ctx, t.c.Session, t.it, t.res.Pending)
+		b.postApprovals(ctx, t.c.Live, t.it, t.res.Pending)
 	}
 }
 
@@ -168,7 +168,7 @@ func (b *intake) onApprovalClick(team, channel, thread, messageTS, user, kind, v
 // call is decided.
 func (b *threadHandlers) onDecision(ctx context.Context, j *job) {
 	c, it := j.c, j.it
-	s := c.Session
+	s := c.Live
 	a := findApproval(&s.Session, it.CallID)
 	if a == nil {
 		return // the turn moved on
@@ -233,7 +233,7 @@ func (b *turns) waitingApprovals(s *engine.Session) ([]transcript.Approval, map[
 // turn and are no longer pending after it (a new message denied them), and
 // forgets them.
 func (b *turns) closeSuperseded(ctx context.Context, t *threadTurn) {
-	s, it, before, posted := t.c.Session, t.it, t.waiting, t.waitingPosted
+	s, it, before, posted := t.c.Live, t.it, t.waiting, t.waitingPosted
 	if len(before) == 0 {
 		return
 	}

@@ -24,28 +24,28 @@ import (
 // whether it did.
 func (b *threadHandlers) deferWhileWaiting(ctx context.Context, j *job) bool {
 	c, it := j.c, j.it
-	if c.Agent == nil || len(undecided(c.Session)) == 0 {
+	if c.Live.AgentDef == nil || len(undecided(c.Live)) == 0 {
 		return false
 	}
-	if b.mayDecide(it.User, it.Team, it.Channel, &c.Session.Session).OK {
+	if b.mayDecide(it.User, it.Team, it.Channel, &c.Live.Session).OK {
 		return false // the owner's (or an admin's) message supersedes the calls
 	}
 	data, err := json.Marshal(it)
 	if err != nil {
 		return false
 	}
-	b.setState(c.Session, func(st *threadstate.State) {
+	b.setState(c.Live, func(st *threadstate.State) {
 		st.Deferred = append(st.Deferred, threadstate.Input{Seq: j.seq, Item: data})
 	})
-	if !b.saveSession(c.Session, "keep a message for after the approval") {
+	if !b.saveSession(c.Live, "keep a message for after the approval") {
 		return false
 	}
 	var tools []string
-	for _, a := range undecided(c.Session) {
+	for _, a := range undecided(c.Live) {
 		tools = append(tools, "`"+a.Tool+"`")
 	}
 	b.post(ctx, it.Channel, it.ThreadTS, fmt.Sprintf("<@%s>, this thread waits for %s to approve or deny %s. I'll answer your message right after.",
-		it.User, b.approvers(&c.Session.Session), strings.Join(tools, ", ")))
+		it.User, b.approvers(&c.Live.Session), strings.Join(tools, ", ")))
 	return true
 }
 
@@ -64,24 +64,24 @@ func undecided(s *engine.Session) []transcript.Approval {
 // order, once nothing waits any more; each leaves the state after its
 // turn ran.
 func (b *threadHandlers) answerDeferred(ctx context.Context, c *engine.Conversation) {
-	for ctx.Err() == nil && c.Agent != nil && len(undecided(c.Session)) == 0 {
-		list := b.state(c.Session).Deferred
+	for ctx.Err() == nil && c.Live.AgentDef != nil && len(undecided(c.Live)) == 0 {
+		list := b.state(c.Live).Deferred
 		if len(list) == 0 {
 			return
 		}
 		var it item
 		if err := json.Unmarshal(list[0].Item, &it); err != nil {
-			b.log.Warn("thread state: a deferred message does not read; dropped", "session", c.ID, "err", err)
+			b.log.Warn("thread state: a deferred message does not read; dropped", "session", c.Live.ID, "err", err)
 		} else if input, ok := b.turnInput(ctx, &job{c: c, it: it, seq: list[0].Seq}); ok {
 			b.turns.runTurn(ctx, c, it, input)
 		}
 		seq := list[0].Seq
-		b.setState(c.Session, func(st *threadstate.State) {
+		b.setState(c.Live, func(st *threadstate.State) {
 			if len(st.Deferred) > 0 && st.Deferred[0].Seq == seq {
 				st.Deferred = st.Deferred[1:]
 			}
 		})
-		if !b.saveSession(c.Session, "note a deferred message answered") {
+		if !b.saveSession(c.Live, "note a deferred message answered") {
 			return
 		}
 	}

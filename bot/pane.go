@@ -81,10 +81,10 @@ func (b *core) userContext(team, user string) string {
 // setTitle names a session after its agent and, once one runs, its
 // workflow: a DM's assistant thread, or a channel thread's agent session.
 func (b *core) setTitle(ctx context.Context, it item, s *engine.Session) {
-	if s.Agent == nil {
+	if s.AgentDef == nil {
 		return
 	}
-	title := view.SessionTitle(s.Agent, s.Skill)
+	title := view.SessionTitle(s.AgentDef, s.Skill)
 	method, err := "assistant.threads.setTitle", error(nil)
 	if it.DM {
 		err = b.cfg.API.SetAssistantThreadsTitleContext(ctx, slack.AssistantThreadsSetTitleParameters{

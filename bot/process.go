@@ -104,8 +104,8 @@ func (b *threadHandlers) open(ctx context.Context, it item) *engine.Conversation
 // in the transcript already) instead of repeating it; before one that came
 // late, a later message its turn stored is answered first (answerStored).
 func (b *threadHandlers) replayed(ctx context.Context, j *job) bool {
-	st := b.state(j.c.Session)
-	switch threadwork.ReplayOf(st, j.seq, j.c.Agent != nil, &j.c.Session.Session) {
+	st := b.state(j.c.Live)
+	switch threadwork.ReplayOf(st, j.seq, j.c.Live.AgentDef != nil, &j.c.Live.Session) {
 	case threadwork.Skip:
 		return true
 	case threadwork.Resume:
@@ -126,7 +126,7 @@ func (b *threadHandlers) replayed(ctx context.Context, j *job) bool {
 // It reports whether j may go on: not when the resumed turn could not be
 // stored, and j waits, queued, for the store.
 func (b *threadHandlers) answerStored(ctx context.Context, j *job, st threadstate.State) bool {
-	s := j.c.Session
+	s := j.c.Live
 	var stored item
 	if err := json.Unmarshal(st.Input.Item, &stored); err != nil {
 		b.log.Warn("thread state: the stored message's item does not read", "session", s.ID, "err", err)
@@ -154,14 +154,14 @@ func (b *threadHandlers) onMessage(ctx context.Context, j *job) {
 	if b.threadCommand(ctx, j) {
 		return
 	}
-	if j.c.Agent == nil && !b.startDefault(ctx, j) {
+	if j.c.Live.AgentDef == nil && !b.startDefault(ctx, j) {
 		return
 	}
 	input, ok := b.turnInput(ctx, j)
 	if !ok {
 		return
 	}
-	b.setState(j.c.Session, func(st *threadstate.State) { st.Seq, st.Input = j.seq, inputOf(j) })
+	b.setState(j.c.Live, func(st *threadstate.State) { st.Seq, st.Input = j.seq, inputOf(j) })
 	b.turns.runTurn(ctx, j.c, j.it, input)
 }
 
@@ -171,7 +171,7 @@ func (b *threadHandlers) onMessage(ctx context.Context, j *job) {
 func (b *threadHandlers) threadCommand(ctx context.Context, j *job) bool {
 	c, it := j.c, j.it
 	cmd, arg := parseThreadCommand(it.Text)
-	if cmd == "" || (c.Agent != nil && isMenuPick(c.Session, it.Text)) {
+	if cmd == "" || (c.Live.AgentDef != nil && isMenuPick(c.Live, it.Text)) {
 		return false
 	}
 	switch {
@@ -179,8 +179,8 @@ func (b *threadHandlers) threadCommand(ctx context.Context, j *job) bool {
 		b.switchAgent(ctx, c, it, arg)
 	case cmd == "reset":
 		b.switchAgent(ctx, c, it, "")
-	case cmd == "status" && c.Agent != nil:
-		b.post(ctx, it.Channel, it.ThreadTS, fmt.Sprintf("This thread talks to %s: %s.", c.Agent.Name, b.cfg.Engine.Budgets().Status(c.Session)))
+	case cmd == "status" && c.Live.AgentDef != nil:
+		b.post(ctx, it.Channel, it.ThreadTS, fmt.Sprintf("This thread talks to %s: %s.", c.Live.AgentDef.Name, b.cfg.Engine.Budgets().Status(c.Live)))
 	default:
 		return false
 	}
@@ -204,7 +204,7 @@ func (b *threadHandlers) startDefault(ctx context.Context, j *job) bool {
 	if !ok {
 		if it.Text != "" {
 			// Every message written while the picker waits is kept.
-			b.setState(j.c.Session, func(st *threadstate.State) {
+			b.setState(j.c.Live, func(st *threadstate.State) {
 				if st.Pending != "" {
 					st.Pending += "\n\n"
 				}
@@ -213,7 +213,7 @@ func (b *threadHandlers) startDefault(ctx context.Context, j *job) bool {
 					st.Owner = it.User // who started the thread owns it, whoever picks the agent
 				}
 			})
-			b.saveSession(j.c.Session, "keep the message waiting for the picker")
+			b.saveSession(j.c.Live, "keep the message waiting for the picker")
 		}
 		b.postPicker(ctx, it)
 		return false
@@ -229,13 +229,13 @@ func (b *threadHandlers) startDefault(ctx context.Context, j *job) bool {
 // the session's owner. A bare mention, a hello or *help shows the menu
 // again, with its buttons, without a model call: then it reports false.
 func (b *threadHandlers) turnInput(ctx context.Context, j *job) (string, bool) {
-	s, it := j.c.Session, j.it
+	s, it := j.c.Live, j.it
 	input := it.Text
 	if len(it.Files) > 0 {
 		input = b.fetchFiles(ctx, s, it) + input
 	}
-	if input == "" || isHelp(s, input) || (len(it.Files) == 0 && greeting.Only(input, s.Agent.Name)) {
-		b.postGreeting(ctx, it.Channel, it.ThreadTS, s.Agent, b.cfg.Engine.Greet(s))
+	if input == "" || isHelp(s, input) || (len(it.Files) == 0 && greeting.Only(input, s.AgentDef.Name)) {
+		b.postGreeting(ctx, it.Channel, it.ThreadTS, s.AgentDef, b.cfg.Engine.Greet(s))
 		return "", false
 	}
 	if isMenuPick(s, input) {
@@ -246,7 +246,7 @@ func (b *threadHandlers) turnInput(ctx context.Context, j *job) (string, bool) {
 			input = "(Slack context: the user is looking at channel <#" + c + ">.)\n" + input
 		}
 	}
-	if owner := b.state(j.c.Session).Owner; owner != "" && it.User != "" && it.User != owner {
+	if owner := b.state(j.c.Live).Owner; owner != "" && it.User != "" && it.User != owner {
 		name := b.userName(ctx, it.User)
 		if name == "" {
 			name = "<@" + it.User + ">"
@@ -282,9 +282,9 @@ func (b *threadHandlers) activate(ctx context.Context, c *engine.Conversation, a
 		b.post(ctx, it.Channel, it.ThreadTS, fmt.Sprintf("⚠️ %s can't start here: %v", a.Name, err))
 		return false
 	}
-	b.setTitle(ctx, it, c.Session)
+	b.setTitle(ctx, it, c.Live)
 	b.postGreeting(ctx, it.Channel, it.ThreadTS, a, g)
-	b.greeted(c.Session)
+	b.greeted(c.Live)
 	return true
 }
 
@@ -298,7 +298,7 @@ func (b *threadHandlers) greeted(s *engine.Session) {
 // died between storing the activation and posting the greeting, or
 // before it noted it posted), unless the thread shows it already.
 func (b *threadHandlers) greetOwed(ctx context.Context, c *engine.Conversation, it item) {
-	if b.state(c.Session).Greet == "" || c.Agent == nil {
+	if b.state(c.Live).Greet == "" || c.Live.AgentDef == nil {
 		return
 	}
 	msgs, err := webapi.Replies(ctx, b.web(), it.Channel, it.ThreadTS)
@@ -307,9 +307,9 @@ func (b *threadHandlers) greetOwed(ctx context.Context, c *engine.Conversation, 
 		return
 	}
 	if !slices.ContainsFunc(msgs, b.isGreeting) {
-		b.postGreeting(ctx, it.Channel, it.ThreadTS, c.Agent, b.cfg.Engine.Greet(c.Session))
+		b.postGreeting(ctx, it.Channel, it.ThreadTS, c.Live.AgentDef, b.cfg.Engine.Greet(c.Live))
 	}
-	b.greeted(c.Session)
+	b.greeted(c.Live)
 }
 
 // isGreeting reports whether m is an agent's greeting the bot posted.
@@ -327,8 +327,8 @@ func (b *threadHandlers) onPick(ctx context.Context, j *job) {
 	if it.PickerTS != "" {
 		b.closePicker(ctx, it)
 	}
-	if c.Agent != nil {
-		b.ephemeral(it.Channel, it.User, it.ThreadTS, fmt.Sprintf("This thread already talks to %s. To switch, write `@%s use <agent>` here.", c.Agent.Name, "agentbot"))
+	if c.Live.AgentDef != nil {
+		b.ephemeral(it.Channel, it.User, it.ThreadTS, fmt.Sprintf("This thread already talks to %s. To switch, write `@%s use <agent>` here.", c.Live.AgentDef.Name, "agentbot"))
 		return
 	}
 	a, ok := b.findAgent(it.AgentID)
@@ -336,16 +336,16 @@ func (b *threadHandlers) onPick(ctx context.Context, j *job) {
 		b.post(ctx, it.Channel, it.ThreadTS, fmt.Sprintf("⚠️ The agent `%s` isn't loaded any more. Try `/agent list`.", it.AgentID))
 		return
 	}
-	pending := b.state(c.Session).Pending
+	pending := b.state(c.Live).Pending
 	if !b.activate(ctx, c, a, it) || pending == "" {
 		return
 	}
 	if greeting.Only(pending, a.Name) {
-		b.setState(c.Session, func(st *threadstate.State) { st.Pending = "" })
-		b.saveSession(c.Session, "drop the message the greeting answered")
+		b.setState(c.Live, func(st *threadstate.State) { st.Pending = "" })
+		b.saveSession(c.Live, "drop the message the greeting answered")
 		return
 	}
-	b.setState(c.Session, func(st *threadstate.State) { st.Pending, st.Seq = "", j.seq })
+	b.setState(c.Live, func(st *threadstate.State) { st.Pending, st.Seq = "", j.seq })
 	b.turns.runTurn(ctx, c, it, pending)
 }
 
@@ -360,7 +360,7 @@ func (b *threadHandlers) switchAgent(ctx context.Context, c *engine.Conversation
 			return
 		}
 	}
-	c.Person = it.User // who asks for the switch: the handoff names them
+	c.Live.Person = it.User // who asks for the switch: the handoff names them
 	owner := b.ownerOf(c, it)
 	if _, err := c.Switch(nil, nil); err != nil {
 		b.log.Error("switch agent", "err", err)
@@ -369,9 +369,9 @@ func (b *threadHandlers) switchAgent(ctx context.Context, c *engine.Conversation
 	}
 	// The fresh session keeps the thread's owner: switching agents never
 	// hands the thread to the person who switched.
-	b.setState(c.Session, func(st *threadstate.State) { st.Owner = owner })
+	b.setState(c.Live, func(st *threadstate.State) { st.Owner = owner })
 	if a == nil {
-		b.saveSession(c.Session, "keep the thread's owner")
+		b.saveSession(c.Live, "keep the thread's owner")
 		b.postPicker(ctx, it)
 		return
 	}
@@ -405,14 +405,14 @@ func parseThreadCommand(text string) (string, string) {
 // isMenuPick reports whether text picks an item of the session's menu, which
 // wins over a thread command of the same word.
 func isMenuPick(s *engine.Session, text string) bool {
-	_, _, ok := engine.MatchMenu(s.Agent.Menu, text)
+	_, _, ok := engine.MatchMenu(s.AgentDef.Menu, text)
 	return ok
 }
 
 // isHelp reports whether text picks the agent's plain *help item.
 func isHelp(s *engine.Session, text string) bool {
-	idx, _, ok := engine.MatchMenu(s.Agent.Menu, text)
-	return ok && engine.IsPlainHelp(s.Agent.Menu[idx])
+	idx, _, ok := engine.MatchMenu(s.AgentDef.Menu, text)
+	return ok && engine.IsPlainHelp(s.AgentDef.Menu[idx])
 }
 
 // userName is how the agent addresses a user: their Slack display name, or
@@ -448,7 +448,7 @@ func activeSkill(s *transcript.Session) string {
 
 // ownerOf is the user a session belongs to: who started it.
 func (b *core) ownerOf(c *engine.Conversation, it item) string {
-	if o := b.state(c.Session).Owner; o != "" {
+	if o := b.state(c.Live).Owner; o != "" {
 		return o
 	}
 	return it.User

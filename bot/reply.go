@@ -75,10 +75,10 @@ func (b *turns) newReply(ctx context.Context, it item, s *engine.Session) *reply
 
 // speaker names the session's agent for the line under its answers.
 func speaker(s *engine.Session) string {
-	if s == nil || s.Agent == nil {
+	if s == nil || s.AgentDef == nil {
 		return ""
 	}
-	a := s.Agent
+	a := s.AgentDef
 	name := strings.TrimSpace(a.Icon + " " + a.Name)
 	if a.Title != "" && a.Title != a.Name {
 		name += ", " + a.Title
@@ -96,10 +96,10 @@ const maxUsername = 80
 // context line under the answer (speaker) says the same where Slack
 // ignores these.
 func author(s *engine.Session) render.Author {
-	if s == nil || s.Agent == nil {
+	if s == nil || s.AgentDef == nil {
 		return render.Author{}
 	}
-	a := s.Agent
+	a := s.AgentDef
 	name, icon := strings.TrimSpace(a.Name), strings.TrimSpace(a.Icon)
 	if a.Title != "" && a.Title != a.Name {
 		name += ", " + a.Title

@@ -62,7 +62,7 @@ func (b *turns) runTurn(ctx context.Context, c *engine.Conversation, it item, in
 	t, tctx, done := b.beforeTurn(ctx, c, it, input)
 	defer done()
 	t.res, t.err = c.Run(tctx, input, t.r.emit, nil) // approvals are decided by clicks, later
-	t.err = b.storeFailed(ctx, c.Session, t.res, t.err)
+	t.err = b.storeFailed(ctx, c.Live, t.res, t.err)
 	for _, step := range afterTurn {
 		step(b, ctx, t)
 	}
@@ -74,20 +74,20 @@ func (b *turns) runTurn(ctx context.Context, c *engine.Conversation, it item, in
 // ends the turn.
 func (b *turns) beforeTurn(ctx context.Context, c *engine.Conversation, it item, input string) (*threadTurn, context.Context, func()) {
 	b.obs.TurnStarted()
-	t := &threadTurn{c: c, it: it, start: time.Now(), r: b.newReply(ctx, it, c.Session)}
-	c.Person = it.User // the author of the documents the turn saves
+	t := &threadTurn{c: c, it: it, start: time.Now(), r: b.newReply(ctx, it, c.Live)}
+	c.Live.Person = it.User // the author of the documents the turn saves
 	tctx, cancel := context.WithCancel(ctx)
 	key := it.thread().String()
 	t.rt = b.running.Start(key, cancel)
 	t.r.rt = t.rt
-	if note := b.lateNote(c.Session, it); note != "" {
+	if note := b.lateNote(c.Live, it); note != "" {
 		t.r.emit(engine.Event{Kind: engine.EventNotice, Text: note})
 	}
-	noteWorkflow(b.core, c.Session, input)
+	noteWorkflow(b.core, c.Live, input)
 	t.r.armStop()
 	b.setSessionStatus(ctx, it, slack.AgentSessionStatusProcessing)
-	t.skill, t.outputs = activeSkill(&c.Session.Session), len(c.Outputs)
-	t.waiting, t.waitingPosted = b.waitingApprovals(c.Session)
+	t.skill, t.outputs = activeSkill(&c.Live.Session), len(c.Live.Outputs)
+	t.waiting, t.waitingPosted = b.waitingApprovals(c.Live)
 	return t, tctx, func() {
 		b.setSessionStatus(ctx, it, slack.AgentSessionStatusActive)
 		b.running.End(key, t.rt)
@@ -108,8 +108,8 @@ var afterTurn = []func(b *turns, ctx context.Context, t *threadTurn){
 
 // retitle names the DM after the workflow when the turn started one.
 func (b *turns) retitle(ctx context.Context, t *threadTurn) {
-	if activeSkill(&t.c.Session.Session) != t.skill {
-		b.setTitle(ctx, t.it, t.c.Session)
+	if activeSkill(&t.c.Live.Session) != t.skill {
+		b.setTitle(ctx, t.it, t.c.Live)
 	}
 }
 
@@ -159,7 +159,7 @@ func (b *turns) keptRuns(key string, kept bool) int {
 // refreshHomeTab refreshes the Home tab of the session's owner when the
 // turn saved a document.
 func (b *turns) refreshHomeTab(ctx context.Context, t *threadTurn) {
-	if len(t.c.Outputs) > t.outputs {
+	if len(t.c.Live.Outputs) > t.outputs {
 		b.home.refreshHome(ctx, b.ownerOf(t.c, t.it))
 	}
 }
@@ -173,7 +173,7 @@ func (b *turns) turnFinished(_ context.Context, t *threadTurn) {
 		u, iters, tools = t.res.Usage, t.res.Iterations, t.res.Tools
 	}
 	b.obs.TurnFinished(d, iters, u.Prompt, u.Cached, u.Completion, u.Reasoning, t.err)
-	attrs := []any{"session", t.c.ID, "agent", t.c.AgentID, "iterations", iters, "tools", tools,
+	attrs := []any{"session", t.c.Live.ID, "agent", t.c.Live.AgentID, "iterations", iters, "tools", tools,
 		"prompt_tokens", u.Prompt, "cached_tokens", u.Cached, "completion_tokens", u.Completion, "duration", d.Round(time.Millisecond)}
 	var over *engine.BudgetError
 	switch {
@@ -199,14 +199,14 @@ func (b *turns) storeFailed(ctx context.Context, s *engine.Session, res *engine.
 
 // noteWorkflow remembers the menu item input picks, if any.
 func noteWorkflow(b *core, s *engine.Session, input string) {
-	if s.Agent == nil || input == "" {
+	if s.AgentDef == nil || input == "" {
 		return
 	}
-	idx, _, ok := engine.MatchMenu(s.Agent.Menu, input)
+	idx, _, ok := engine.MatchMenu(s.AgentDef.Menu, input)
 	if !ok {
 		return
 	}
-	it := s.Agent.Menu[idx]
+	it := s.AgentDef.Menu[idx]
 	name := it.Cmd
 	switch {
 	case it.Skill != "":

@@ -8,56 +8,19 @@ import (
 	"sort"
 	"strings"
 
-	"agentbot/engine/transcript"
-
 	"agentbot/engine/catalog"
+	"agentbot/engine/prompt"
 	"agentbot/engine/sandbox"
+	"agentbot/engine/transcript"
 	"agentbot/engine/vars"
 )
 
-// Greeting is what a session shows first; it costs no model call.
-type Greeting struct {
-	// Intro is the greeting without the menu.
-	Intro string
-	// Text is the intro followed by the numbered menu.
-	Text string
-	// Menu is the menu shown: all of it, or the first greetItems items of
-	// a menu as long as a collection of skills, with More the others.
-	Menu []catalog.MenuItem
-	More int
-}
+// Greeting is what a session shows first; it costs no model call (see
+// prompt.Greeting).
+type Greeting = prompt.Greeting
 
-// Greeting limits: an agent's own menu is shown whole up to maxGreetItems
-// items (the Slack front end splits a long one over messages and gives the
-// first 100 items buttons); a longer one, such as a collection of skills,
-// shows its first greetItems items and a count, so its greeting stays far
-// within a message's limits.
-const (
-	maxGreetItems = 200
-	greetItems    = 20
-)
-
-// greetMenu returns the items a greeting shows and how many it leaves out.
-func greetMenu(menu []catalog.MenuItem) ([]catalog.MenuItem, int) {
-	if len(menu) <= maxGreetItems {
-		return menu, 0
-	}
-	return menu[:greetItems], len(menu) - greetItems
-}
-
-// MoreLine is the line that tells people how to reach the menu items the
-// greeting leaves out, "" when it shows them all.
-func (g *Greeting) MoreLine() string {
-	if g == nil || g.More == 0 {
-		return ""
-	}
-	return moreText(g.More)
-}
-
-// moreText tells people how to reach the menu items a greeting leaves out.
-func moreText(more int) string {
-	return fmt.Sprintf("…and %d more. Type a number, a name, or just say what you need and I'll find the right one.", more)
-}
+// FileContent is one file handed to the model: virtual path and content.
+type FileContent = prompt.FileContent
 
 // criticalPath finds file paths an activation step tells the agent to load:
 // a {variable}-rooted path ending in a file extension.
@@ -100,10 +63,10 @@ func (e *Engine) Activate(s *Session, a *catalog.Agent) (*Greeting, error) {
 	mergePreset(v, preset)
 	s.Vars = v
 
-	g := greeting(a, v)
+	g := prompt.Greet(a, v)
 	s.Messages = append(s.Messages[:0],
-		transcript.Message{Role: transcript.RoleSystem, Content: withHandoff(s, systemPrompt(a, v, e.catalog().SkillsFor(a), e.toolsFor(s)))},
-		transcript.Message{Role: transcript.RoleUser, Content: sessionFacts(v, missing)},
+		transcript.Message{Role: transcript.RoleSystem, Content: prompt.WithHandoff(s.Handoff, prompt.System(a, v, e.catalog().SkillsFor(a), toolRules(e.toolsFor(s))))},
+		transcript.Message{Role: transcript.RoleUser, Content: prompt.SessionFacts(v, missing)},
 		transcript.Message{Role: transcript.RoleAssistant, Content: g.Text},
 	)
 	if err := e.save(s); err != nil {
@@ -115,7 +78,7 @@ func (e *Engine) Activate(s *Session, a *catalog.Agent) (*Greeting, error) {
 // bindAgent makes a the agent of s, and fixes the session's date and
 // creation time when they are not set yet.
 func (e *Engine) bindAgent(s *Session, a *catalog.Agent) {
-	s.Agent = a
+	s.AgentDef = a
 	s.AgentID = a.ID
 	if s.Date == "" {
 		s.Date = e.cfg.Now().Format("2006-01-02")
@@ -166,13 +129,13 @@ func mergePreset(v vars.Vars, preset map[string]string) {
 
 // Greet returns the greeting of a session that is already active.
 func (e *Engine) Greet(s *Session) *Greeting {
-	if s.Agent == nil {
+	if s.AgentDef == nil {
 		return &Greeting{}
 	}
-	if s.Agent.Format == catalog.FormatSkill {
-		return skillGreeting(s.Agent, s.Vars)
+	if s.AgentDef.Format == catalog.FormatSkill {
+		return prompt.GreetSkill(s.AgentDef, s.Vars)
 	}
-	return greeting(s.Agent, s.Vars)
+	return prompt.Greet(s.AgentDef, s.Vars)
 }
 
 // pathVars returns the variables naming the sandbox's virtual folders.
@@ -229,70 +192,4 @@ func criticalFiles(a *catalog.Agent) []string {
 func looksLikeLoad(step string) bool {
 	s := strings.ToLower(step)
 	return strings.Contains(s, "load") || strings.Contains(s, "read")
-}
-
-// sessionFacts is the first user-role message: facts fixed for the session,
-// and files the activation names that this install lacks.
-func sessionFacts(v vars.Vars, missing []string) string {
-	var b strings.Builder
-	b.WriteString("[session start] Today's date for this session is ")
-	b.WriteString(v["date"])
-	b.WriteString(". The agent's configuration is already loaded (see the variables in the system prompt); greet me and show the menu.")
-	for _, m := range missing {
-		fmt.Fprintf(&b, " Note: %s, named in your activation, does not exist here; carry on without it and tell me if that matters.", m)
-	}
-	return b.String()
-}
-
-// greeting builds the agent's greeting and numbered menu.
-func greeting(a *catalog.Agent, v vars.Vars) *Greeting {
-	intro := strings.TrimSpace(a.Greeting)
-	if intro != "" {
-		intro, _ = vars.ExpandPartial(intro, v)
-	} else {
-		name := v["user_name"]
-		hello := "Hello"
-		if name != "" {
-			hello += " " + name
-		}
-		who := a.Name
-		if a.Icon != "" {
-			who = a.Icon + " " + who
-		}
-		intro = fmt.Sprintf("%s! I'm %s", hello, who)
-		if a.Title != "" && a.Title != a.Name {
-			intro += ", your " + a.Title
-		}
-		intro += ". Here is what I can do:"
-	}
-	var b strings.Builder
-	b.WriteString(intro)
-	b.WriteString("\n")
-	shown, more := greetMenu(a.Menu)
-	for i, it := range shown {
-		fmt.Fprintf(&b, "\n%d. %s", i+1, menuLabel(it))
-	}
-	if more > 0 {
-		fmt.Fprintf(&b, "\n\n%s", moreText(more))
-	}
-	if len(a.Menu) > 0 {
-		b.WriteString("\n\nPick a number, type a command, or just tell me what you need.")
-	}
-	return &Greeting{Intro: intro, Text: b.String(), Menu: shown, More: more}
-}
-
-// menuLabel renders a menu item as "*cmd — description", "[CP] *cmd —
-// description", or "PRD — description" for a skill-format item.
-func menuLabel(it catalog.MenuItem) string {
-	cmd := "*" + it.Trigger
-	if it.Trigger == "" {
-		cmd = it.Cmd
-	}
-	if it.Code != "" && it.Code != cmd {
-		cmd = "[" + it.Code + "] " + cmd
-	}
-	if it.Description == "" {
-		return cmd
-	}
-	return cmd + " — " + it.Description
 }

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"log/slog"
 	"time"
 
 	"agentbot/engine/transcript"
@@ -73,18 +74,6 @@ func undecided(s *Session) []transcript.Approval {
 	return out
 }
 
-// asks returns the indexes of the calls that wait for approval: calls of
-// an external tool whose policy is ask. Built-in tools never ask.
-func (env *toolEnv) asks(calls []transcript.ToolCall) []int {
-	var out []int
-	for i, tc := range calls {
-		if t, ok := env.external(tc.Function.Name); ok && t.ask() {
-			out = append(out, i)
-		}
-	}
-	return out
-}
-
 // pause ends a turn whose response holds calls that need approval: the
 // other calls run now and their results are held; the ask calls become
 // s.Pending; the session is saved and the turn returns them. stored are
@@ -106,7 +95,7 @@ func (e *Engine) pause(ctx context.Context, s *Session, tr *toolEnv, res *Result
 	var pending []transcript.Approval
 	for _, i := range asks {
 		tc := stored[i]
-		t, _ := tr.external(sent[i].Function.Name)
+		t, _ := tr.ext.lookup(sent[i].Function.Name)
 		pending = append(pending, transcript.Approval{CallID: tc.ID, Tool: tc.Function.Name, Server: t.Server, Args: tc.Function.Arguments, Asked: now})
 	}
 	s.Held, s.Pending = held, pending
@@ -158,7 +147,7 @@ func (e *Engine) endApprovalWait(ctx context.Context, s *Session, tr *toolEnv, e
 		recs = append(recs, tr.record(tc, outcome, p.By, len(content), 0))
 		emit(Event{Kind: EventToolEnd, Tool: tc.Function.Name, CallID: tc.ID, Status: text, Err: text})
 	}
-	e.addAudit(s, recs...)
+	e.audit.add(s, recs...)
 	s.Pending, s.Held = nil, nil
 	return len(run)
 }
@@ -240,29 +229,37 @@ func (w *approvalEnd) denial(p transcript.Approval) (text, outcome string) {
 // record builds the audit record of a call of the turn's tools.
 func (env *toolEnv) record(tc transcript.ToolCall, outcome, approver string, size int, d time.Duration) transcript.ToolRecord {
 	var server string
-	if t, ok := env.external(tc.Function.Name); ok {
+	if t, ok := env.ext.lookup(tc.Function.Name); ok {
 		server = t.Server
 	}
-	return env.e.auditRecord(tc, server, outcome, approver, size, d)
+	return env.e.audit.record(tc, server, outcome, approver, size, d)
 }
 
-// auditRecord builds the audit record of a call of a tool from server ("":
+// auditor keeps the audit trail of tool calls: the clock of its records,
+// the log, and the metrics hook told of each (Config.OnToolRecord).
+type auditor struct {
+	now func() time.Time
+	log *slog.Logger
+	on  func(rec transcript.ToolRecord)
+}
+
+// record builds the audit record of a call of a tool from server ("":
 // a built-in tool): no arguments, no result, only a digest and a size.
-func (e *Engine) auditRecord(tc transcript.ToolCall, server, outcome, approver string, size int, d time.Duration) transcript.ToolRecord {
+func (a *auditor) record(tc transcript.ToolCall, server, outcome, approver string, size int, d time.Duration) transcript.ToolRecord {
 	return transcript.ToolRecord{
-		Time: e.cfg.Now(), Tool: tc.Function.Name, Server: server, CallID: tc.ID,
+		Time: a.now(), Tool: tc.Function.Name, Server: server, CallID: tc.ID,
 		ArgsDigest: ArgsDigest(tc.Function.Arguments), ResultBytes: size,
 		DurationMS: d.Milliseconds(), Outcome: outcome, Approver: approver,
 	}
 }
 
-// addAudit appends records to the session's audit trail and reports each.
-func (e *Engine) addAudit(s *Session, recs ...transcript.ToolRecord) {
+// add appends records to the session's audit trail and reports each.
+func (a *auditor) add(s *Session, recs ...transcript.ToolRecord) {
 	for _, r := range recs {
 		s.Audit = append(s.Audit, r)
-		e.cfg.Logger.Debug("tool call", "session", s.ID, "tool", r.Tool, "server", r.Server, "outcome", r.Outcome, "ms", r.DurationMS)
-		if e.cfg.OnToolRecord != nil {
-			e.cfg.OnToolRecord(r)
+		a.log.Debug("tool call", "session", s.ID, "tool", r.Tool, "server", r.Server, "outcome", r.Outcome, "ms", r.DurationMS)
+		if a.on != nil {
+			a.on(r)
 		}
 	}
 }

@@ -6,6 +6,7 @@ import (
 	"fmt"
 
 	"agentbot/engine/catalog"
+	"agentbot/engine/prompt"
 	"agentbot/engine/transcript"
 )
 
@@ -36,10 +37,10 @@ type Conversation struct {
 	e     *Engine
 	store SessionStore
 	key   string
-	// Session is the live session. After Open failed with an
+	// Live is the session attached to the key now. After Open failed with an
 	// *AgentGoneError it holds the stored record, without an agent, so
 	// the caller can Switch to another one.
-	*Session
+	Live *Session
 	// failed is set when the last Run ended in an error.
 	failed bool
 }
@@ -69,13 +70,13 @@ func (e *Engine) Continue(st SessionStore, rec *transcript.Session) (*Conversati
 	s, err := e.Resume(rec)
 	var gone *AgentGoneError
 	if errors.As(err, &gone) {
-		c.Session = &Session{Session: *rec}
+		c.Live = &Session{Session: *rec}
 		return c, err
 	}
 	if err != nil {
 		return nil, err
 	}
-	c.Session = s
+	c.Live = s
 	return c, nil
 }
 
@@ -84,9 +85,9 @@ func (e *Engine) Continue(st SessionStore, rec *transcript.Session) (*Conversati
 // (such as Vars["user_name"] or its owner).
 func (c *Conversation) Start(a *catalog.Agent, prepare func(*Session)) (*Greeting, error) {
 	if prepare != nil {
-		prepare(c.Session)
+		prepare(c.Live)
 	}
-	return c.e.Activate(c.Session, a)
+	return c.e.Activate(c.Live, a)
 }
 
 // Switch moves the key to a fresh session and starts agent a in it (Start);
@@ -95,23 +96,27 @@ func (c *Conversation) Start(a *catalog.Agent, prepare func(*Session)) (*Greetin
 // attached and is reused. With a nil agent the fresh session waits for one
 // (and the greeting is nil).
 func (c *Conversation) Switch(a *catalog.Agent, prepare func(*Session)) (*Greeting, error) {
-	if c.Agent != nil || len(c.Messages) > 0 {
-		handoff, person := Handoff(&c.Session.Session, c.Person), c.Person
-		if err := c.store.DetachSession(c.ID); err != nil {
-			return nil, fmt.Errorf("switch agent: detach session %s: %w", c.ID, err)
+	if c.Live.AgentDef != nil || len(c.Live.Messages) > 0 {
+		handoff, person := Handoff(&c.Live.Session, c.Live.Person), c.Live.Person
+		if err := c.store.DetachSession(c.Live.ID); err != nil {
+			return nil, fmt.Errorf("switch agent: detach session %s: %w", c.Live.ID, err)
 		}
 		rec, err := c.store.NewSession(c.key)
 		if err != nil {
 			return nil, fmt.Errorf("switch agent: new session: %w", err)
 		}
-		c.Session = &Session{Session: *rec, Person: person}
-		c.Handoff = handoff // handoff.go: the new agent hears what came before
+		c.Live = &Session{Session: *rec, Person: person}
+		c.Live.Handoff = handoff // prompt.Handoff: the new agent hears what came before
 	}
 	if a == nil {
 		return nil, nil
 	}
 	return c.Start(a, prepare)
 }
+
+// Handoff summarizes a thread's earlier session for the agent taking the
+// thread over (see prompt.Handoff).
+func Handoff(prev *transcript.Session, person string) string { return prompt.Handoff(prev, person) }
 
 // Decider decides a call that waits for approval; ok false leaves it
 // waiting (a person decides later, through Decide).
@@ -139,7 +144,7 @@ func (c *Conversation) Run(ctx context.Context, input string, emit func(Event), 
 
 // run is Run without the bookkeeping of its outcome.
 func (c *Conversation) run(ctx context.Context, input string, emit func(Event), decide Decider) (*Result, error) {
-	if input != "" && (c.failed && Unfinished(c.Session) || awaitsAnswer(c.Session)) {
+	if input != "" && (c.failed && Unfinished(c.Live) || awaitsAnswer(c.Live)) {
 		if err := c.Interrupt(failedNote); err != nil {
 			return nil, fmt.Errorf("close the failed turn: %w", err)
 		}
@@ -170,10 +175,10 @@ func awaitsAnswer(s *Session) bool {
 
 // turn runs one engine turn and records its usage.
 func (c *Conversation) turn(ctx context.Context, input string, emit func(Event)) (*Result, error) {
-	res, err := c.e.Turn(ctx, c.Session, input, emit)
+	res, err := c.e.Turn(ctx, c.Live, input, emit)
 	if res != nil {
 		if rerr := c.e.cfg.Budgets.Record(c.key, res.Usage); rerr != nil {
-			c.e.cfg.Logger.Error("record token usage", "session", c.ID, "err", rerr)
+			c.e.cfg.Logger.Error("record token usage", "session", c.Live.ID, "err", rerr)
 		}
 	}
 	return res, err
@@ -182,13 +187,13 @@ func (c *Conversation) turn(ctx context.Context, input string, emit func(Event))
 // Decide records a decision on a pending call (see Engine.Decide); the
 // next Run with no input resumes the turn.
 func (c *Conversation) Decide(callID, decision, by string) error {
-	return c.e.Decide(c.Session, callID, decision, by)
+	return c.e.Decide(c.Live, callID, decision, by)
 }
 
 // Interrupt ends the turn in progress with note as the agent's last word
 // (see Engine.Interrupt).
 func (c *Conversation) Interrupt(note string) error {
-	return c.e.Interrupt(c.Session, note)
+	return c.e.Interrupt(c.Live, note)
 }
 
 // Failed reports whether the last Run ended in an error.
@@ -198,7 +203,7 @@ func (c *Conversation) Failed() bool { return c.failed }
 // (a model call, a document, or a call waiting for approval). Runtime
 // writing alone, the greeting or the menu again, is not an answer.
 func (c *Conversation) Answered() bool {
-	return c.Usage.Calls > 0 || len(c.Outputs) > 0 || len(c.Pending) > 0
+	return c.Live.Usage.Calls > 0 || len(c.Live.Outputs) > 0 || len(c.Live.Pending) > 0
 }
 
 // Close ends a front end's use of the conversation, as the terminal does
@@ -208,11 +213,11 @@ func (c *Conversation) Answered() bool {
 // conversation under the key starts afresh. It reports whether it deleted
 // the session. A Slack thread is never closed: it stays open to a retry.
 func (c *Conversation) Close(st SessionDeleter) (deleted bool, err error) {
-	if c.Session == nil || c.ID == "" || c.Answered() {
+	if c.Live == nil || c.Live.ID == "" || c.Answered() {
 		return false, nil
 	}
-	if err := st.DeleteSession(c.ID); err != nil {
-		return false, fmt.Errorf("drop unanswered session %s: %w", c.ID, err)
+	if err := st.DeleteSession(c.Live.ID); err != nil {
+		return false, fmt.Errorf("drop unanswered session %s: %w", c.Live.ID, err)
 	}
 	return true, nil
 }

@@ -16,18 +16,18 @@ import (
 func TestConversationOpenFindsOrCreates(t *testing.T) {
 	h := newHarness(t, harnessOpts{})
 	c, err := h.eng.Open(h.st, "T/C/1")
-	if err != nil || c.Agent != nil || c.Key != "T/C/1" {
+	if err != nil || c.Live.AgentDef != nil || c.Live.Key != "T/C/1" {
 		t.Fatalf("open a new key: %+v, %v", c, err)
 	}
 	if _, err := c.Start(h.agent("product-lead"), func(s *engine.Session) { s.Vars = map[string]string{"user_name": "Ana"} }); err != nil {
 		t.Fatal(err)
 	}
 	again, err := h.eng.Open(h.st, "T/C/1")
-	if err != nil || again.ID != c.ID || again.Agent == nil || again.Agent.ID != "product-lead" {
+	if err != nil || again.Live.ID != c.Live.ID || again.Live.AgentDef == nil || again.Live.AgentDef.ID != "product-lead" {
 		t.Fatalf("reopen: %+v, %v", again, err)
 	}
-	if again.Vars["user_name"] != "Ana" {
-		t.Fatalf("prepare's vars were not kept: %v", again.Vars)
+	if again.Live.Vars["user_name"] != "Ana" {
+		t.Fatalf("prepare's vars were not kept: %v", again.Live.Vars)
 	}
 }
 
@@ -44,29 +44,29 @@ func TestConversationAgentGoneSwitches(t *testing.T) {
 	}
 	c, err := h.eng.Open(h.st, "T/C/gone")
 	var gone *engine.AgentGoneError
-	if !errors.As(err, &gone) || c == nil || c.ID != rec.ID {
+	if !errors.As(err, &gone) || c == nil || c.Live.ID != rec.ID {
 		t.Fatalf("open: %+v, %v", c, err)
 	}
 	g, err := c.Switch(h.agent("product-lead"), nil)
 	if err != nil || g == nil || g.Text == "" {
 		t.Fatalf("switch: %+v, %v", g, err)
 	}
-	if c.ID == rec.ID || c.Agent.ID != "product-lead" {
-		t.Fatalf("switch kept the old session %s (agent %v)", c.ID, c.AgentID)
+	if c.Live.ID == rec.ID || c.Live.AgentDef.ID != "product-lead" {
+		t.Fatalf("switch kept the old session %s (agent %v)", c.Live.ID, c.Live.AgentID)
 	}
 	old, err := h.st.SessionByID(rec.ID)
 	if err != nil || old.AgentID != "no-such-agent" {
 		t.Fatalf("the old session is lost: %+v, %v", old, err)
 	}
 	now, err := h.eng.Open(h.st, "T/C/gone")
-	if err != nil || now.ID != c.ID {
+	if err != nil || now.Live.ID != c.Live.ID {
 		t.Fatalf("the key does not hold the new session: %+v, %v", now, err)
 	}
 	// A session never used is reused, not detached.
 	fresh, _ := h.eng.Open(h.st, "T/C/fresh")
-	id := fresh.ID
-	if _, err := fresh.Switch(nil, nil); err != nil || fresh.ID != id {
-		t.Fatalf("switching an unused session: %s → %s (%v)", id, fresh.ID, err)
+	id := fresh.Live.ID
+	if _, err := fresh.Switch(nil, nil); err != nil || fresh.Live.ID != id {
+		t.Fatalf("switching an unused session: %s → %s (%v)", id, fresh.Live.ID, err)
 	}
 }
 
@@ -84,7 +84,7 @@ func TestConversationRunDecides(t *testing.T) {
 	}
 	h.fm.Enqueue(fakemodel.Reply{ToolCalls: []fakemodel.ToolCall{{ID: "w1", Name: "web__write_note", Arguments: `{"text":"hello"}`}}})
 	res, err := c.Run(context.Background(), "note it", h.emit, nil)
-	if err != nil || len(res.Pending) != 1 || len(c.Pending) != 1 {
+	if err != nil || len(res.Pending) != 1 || len(c.Live.Pending) != 1 {
 		t.Fatalf("without a decider: %+v, %v", res, err)
 	}
 	var asked []string
@@ -102,13 +102,13 @@ func TestConversationRunDecides(t *testing.T) {
 		t.Fatal(err)
 	}
 	res, err = c.Run(context.Background(), "", h.emit, decide)
-	if err != nil || res.Text != "both noted" || len(c.Pending) != 0 {
-		t.Fatalf("run with a decider: %+v, %v (pending %+v)", res, err, c.Pending)
+	if err != nil || res.Text != "both noted" || len(c.Live.Pending) != 0 {
+		t.Fatalf("run with a decider: %+v, %v (pending %+v)", res, err, c.Live.Pending)
 	}
 	if len(asked) != 1 || asked[0] != "w2" {
 		t.Fatalf("the decider was asked about %v, want [w2]", asked)
 	}
-	rec, _ := auditOf(c.Session, "w2")
+	rec, _ := auditOf(c.Live, "w2")
 	if rec.Approver != "terminal" || rec.Outcome != transcript.OutcomeOK {
 		t.Fatalf("audit of w2 = %+v", rec)
 	}
@@ -135,9 +135,9 @@ func TestConversationClosesFailedTurnAndRecordsUsage(t *testing.T) {
 	if err != nil || res.Text != "fine now" || c.Failed() {
 		t.Fatalf("after the failure: %+v, %v", res, err)
 	}
-	for i := 1; i < len(c.Messages); i++ {
-		if c.Messages[i].Role == transcript.RoleUser && c.Messages[i-1].Role == transcript.RoleUser {
-			t.Fatalf("two user messages in a row at %d: %+v", i, c.Messages)
+	for i := 1; i < len(c.Live.Messages); i++ {
+		if c.Live.Messages[i].Role == transcript.RoleUser && c.Live.Messages[i-1].Role == transcript.RoleUser {
+			t.Fatalf("two user messages in a row at %d: %+v", i, c.Live.Messages)
 		}
 	}
 	if used, _ := budgets.Daily("team1"); used != 42 {
@@ -163,16 +163,16 @@ func TestConversationRetryInFreshConversation(t *testing.T) {
 		t.Fatal("a refused model call did not fail the turn")
 	}
 	again, err := h.eng.Open(h.st, "T/C/retry")
-	if err != nil || again.ID != c.ID {
+	if err != nil || again.Live.ID != c.Live.ID {
 		t.Fatalf("reopen: %+v, %v", again, err)
 	}
 	res, err := again.Run(context.Background(), "second try", h.emit, nil)
 	if err != nil || res.Text != "here now" {
 		t.Fatalf("the retry: %+v, %v", res, err)
 	}
-	for i := 1; i < len(again.Messages); i++ {
-		if again.Messages[i].Role == transcript.RoleUser && again.Messages[i-1].Role == transcript.RoleUser {
-			t.Fatalf("two user messages in a row at %d: %+v", i, again.Messages)
+	for i := 1; i < len(again.Live.Messages); i++ {
+		if again.Live.Messages[i].Role == transcript.RoleUser && again.Live.Messages[i-1].Role == transcript.RoleUser {
+			t.Fatalf("two user messages in a row at %d: %+v", i, again.Live.Messages)
 		}
 	}
 	if !again.Answered() {
@@ -202,7 +202,7 @@ func TestConversationCloseDropsUnanswered(t *testing.T) {
 	if deleted, err := c.Close(h.st); err != nil || !deleted {
 		t.Fatalf("close an unanswered session: deleted %v, %v", deleted, err)
 	}
-	if _, err := h.st.SessionByID(c.ID); err == nil {
+	if _, err := h.st.SessionByID(c.Live.ID); err == nil {
 		t.Fatal("the unanswered session is still stored")
 	}
 	if rec, err := h.st.FindSession("chat/demo"); err != nil || rec != nil {
@@ -210,7 +210,7 @@ func TestConversationCloseDropsUnanswered(t *testing.T) {
 	}
 
 	fresh, err := h.eng.Open(h.st, "chat/demo")
-	if err != nil || fresh.ID == c.ID || fresh.Agent != nil {
+	if err != nil || fresh.Live.ID == c.Live.ID || fresh.Live.AgentDef != nil {
 		t.Fatalf("reopen after close: %+v, %v", fresh, err)
 	}
 	if _, err := fresh.Start(h.agent("product-lead"), nil); err != nil {
@@ -223,7 +223,7 @@ func TestConversationCloseDropsUnanswered(t *testing.T) {
 	if deleted, err := fresh.Close(h.st); err != nil || deleted {
 		t.Fatalf("close an answered session: deleted %v, %v", deleted, err)
 	}
-	if _, err := h.st.SessionByID(fresh.ID); err != nil {
+	if _, err := h.st.SessionByID(fresh.Live.ID); err != nil {
 		t.Fatalf("the answered session is gone: %v", err)
 	}
 }

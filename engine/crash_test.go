@@ -83,7 +83,7 @@ func TestCrashMidTurnResumes(t *testing.T) {
 		Catalog:    func() *catalog.Catalog { return cat },
 	})
 	ls, err := eng.Resume(rec)
-	if err != nil || ls.Agent == nil || ls.Agent.ID != "product-lead" {
+	if err != nil || ls.AgentDef == nil || ls.AgentDef.ID != "product-lead" {
 		t.Fatalf("Resume: %v", err)
 	}
 	// An empty input resumes the interrupted turn without repeating its input.

@@ -11,6 +11,7 @@ import (
 	"agentbot/engine/core"
 	"agentbot/engine/llm"
 	"agentbot/engine/transcript"
+	"agentbot/engine/window"
 )
 
 // OutputStore keeps the bytes of saved documents, so that any replica can
@@ -26,6 +27,9 @@ type OutputStore interface {
 
 // Model is what the loop needs of a model client; *model.Client (engine/model) implements it.
 type Model interface {
+	// Complete sends one request, calling onText with each text delta of
+	// the answer (onText may be nil), and returns the assembled reply.
+	// Errors are *llm.Error.
 	Complete(ctx context.Context, req llm.Request, onText func(delta string)) (*llm.Response, error)
 }
 
@@ -102,10 +106,14 @@ type Config struct {
 type Engine struct {
 	cfg Config
 	// stored marks the document versions known to be in cfg.Outputs with
-	// the bytes of the local file (keys from storedKey).
-	stored sync.Map
+	// the bytes of the local file (outputs.go).
+	stored storedOutputs
 	// projects holds the working copy of each project in use, by name.
 	projects sync.Map
+	// win keeps requests under the model's context window.
+	win *window.Manager
+	// audit keeps the audit trail of tool calls.
+	audit auditor
 }
 
 // New returns an engine for cfg.
@@ -140,7 +148,10 @@ func New(cfg Config) *Engine {
 	if cfg.Budget == nil && cfg.Budgets != nil {
 		cfg.Budget = cfg.Budgets.Budget
 	}
-	return &Engine{cfg: cfg}
+	win := &window.Manager{Budget: cfg.ContextBudget, Model: cfg.Model, Logger: cfg.Logger,
+		Summary: callSummary, Status: callStatus, Loads: []string{ToolLoadSkill, ToolPreloadWorkflow}}
+	return &Engine{cfg: cfg, win: win, stored: storedOutputs{st: cfg.Outputs},
+		audit: auditor{now: cfg.Now, log: cfg.Logger, on: cfg.OnToolRecord}}
 }
 
 // SaveError is a failure of the session store (to store the session, to
@@ -150,7 +161,10 @@ func New(cfg Config) *Engine {
 // back.
 type SaveError struct{ Err error }
 
+// Error says the store failed, and how.
 func (e *SaveError) Error() string { return "store the session: " + e.Err.Error() }
+
+// Unwrap returns the store's error.
 func (e *SaveError) Unwrap() error { return e.Err }
 
 // Save stores the session as it is in memory, as a turn does after every
@@ -163,8 +177,8 @@ func (e *Engine) save(s *Session) error {
 	if e.cfg.Store == nil {
 		return nil
 	}
-	if s.Agent != nil {
-		s.Session.Agent = Snapshot(s.Agent)
+	if s.AgentDef != nil {
+		s.Session.Agent = Snapshot(s.AgentDef)
 	}
 	if err := e.cfg.Store.SaveSession(&s.Session); err != nil {
 		return &SaveError{Err: err}

@@ -5,8 +5,12 @@ import (
 	"testing"
 
 	"agentbot/engine/catalog"
+	"agentbot/engine/export"
+	"agentbot/engine/menu"
+	"agentbot/engine/prompt"
 	"agentbot/engine/transcript"
 	"agentbot/engine/vars"
+	"agentbot/engine/window"
 )
 
 // An export labels what the runtime wrote in the user's or the agent's
@@ -16,23 +20,23 @@ func TestExportLabelsRuntimeNotes(t *testing.T) {
 	item := catalog.MenuItem{Cmd: "*brief", Description: "Write a product brief"}
 	a := &catalog.Agent{ID: "pl", Menu: []catalog.MenuItem{item}}
 	notes := map[string]string{
-		"session facts":       sessionFacts(vars.Vars{"date": "2026-01-02"}, nil),
-		"skill session facts": skillSessionFacts(a, vars.Vars{"date": "2026-01-02"}),
+		"session facts":       prompt.SessionFacts(vars.Vars{"date": "2026-01-02"}, nil),
+		"skill session facts": prompt.SkillSessionFacts(a, vars.Vars{"date": "2026-01-02"}),
 		"limit":               limitNote,
 		"budget":              budgetNote,
-		"summary":             summaryMessage(&transcript.Compaction{Summary: "we wrote a brief"}),
+		"summary":             window.SummaryMessage(&transcript.Compaction{Summary: "we wrote a brief"}),
 		"stop":                "(The user stopped this turn here. Continue from what was said so far when they write again.)",
 		"failed":              "(This turn failed before an answer; the user wrote again.)",
 	}
 	for name, note := range notes {
-		if !IsRuntimeNote(note) {
+		if !export.IsRuntimeNote(note) {
 			t.Errorf("%s note is not recognised: %q", name, note)
 		}
 	}
 	s := &transcript.Session{ID: "s1", AgentID: "pl", Messages: []transcript.Message{
 		{Role: transcript.RoleUser, Content: notes["session facts"]},
 		{Role: transcript.RoleAssistant, Content: "Hello, I am Maren."},
-		{Role: transcript.RoleUser, Content: pickNote(a, 0, item, "*brief", "", true)},
+		{Role: transcript.RoleUser, Content: menu.PickNote(a, 0, item, "*brief", "", true)},
 		{Role: transcript.RoleAssistant, Content: "Who asks for reorder?"},
 		{Role: transcript.RoleUser, Content: "(B2B buyers) and nobody else"},
 		{Role: transcript.RoleAssistant, Content: notes["stop"]},

@@ -7,6 +7,6 @@ import "context"
 // the request.
 func ContextStep(e *Engine, s *Session) int {
 	tools := toolsTokens(definitions(e.toolsFor(s)))
-	_ = e.fitContext(context.Background(), s, nil, tools, false)
-	return len(requestMessages(s))
+	_ = e.win.Fit(context.Background(), view(s), nil, tools, false)
+	return len(e.win.Request(view(s)))
 }

@@ -11,9 +11,10 @@ import (
 	"strings"
 	"unicode"
 
+	"agentbot/engine/argtext"
 	"agentbot/engine/sandbox"
-	"agentbot/engine/text"
 	"agentbot/engine/transcript"
+	"agentbot/engine/window"
 )
 
 // ExternalTool is one tool from outside the engine offered to a session,
@@ -81,7 +82,7 @@ type ExternalResult struct {
 func (ExternalResult) Failure() string { return "" }
 
 // loadExternal sets the external tools of the turn: all of them by name,
-// and the ones offered to the model, in order (see offerExternal); names
+// and the ones offered to the model, in order (see externals.offer); names
 // taken by a built-in tool are left out. Notices from the tools' source (a
 // server whose tools are unavailable) go to the user as EventNotice.
 func (env *toolEnv) loadExternal(ctx context.Context, input string, emit func(Event)) {
@@ -106,9 +107,9 @@ func (env *toolEnv) loadExternal(ctx context.Context, input string, emit func(Ev
 		byName[t.Name] = t
 		order = append(order, t)
 	}
-	env.ext = byName
-	env.extList = env.offerExternal(input, order)
-	for _, t := range env.extList {
+	env.ext.byName = byName
+	env.ext.list = env.ext.offer(len(e.toolsFor(env.s)), input, env.s, e.cfg.Logger, order)
+	for _, t := range env.ext.list {
 		if t.Name == findToolsName {
 			byName[t.Name] = t
 		}
@@ -161,8 +162,8 @@ func (env *toolEnv) saveFiles(t ExternalTool, files []ExternalFile) string {
 			p = "/outputs/" + strings.TrimSuffix(name, path.Ext(name)) + "-" + strconv.Itoa(n) + path.Ext(name)
 		}
 		virtual, err := env.sb.WriteFile(p, f.Data)
-		if err == nil && env.saved != nil {
-			_, err = env.saved(virtual, f.Data, nil, "")
+		if err == nil && env.out != nil {
+			_, err = env.out.save(virtual, f.Data, nil, "")
 		}
 		if err != nil {
 			fmt.Fprintf(&b, "[%s, %s: not saved: %v]\n", f.MIMEType, sandbox.SizeText(int64(len(f.Data))), err)
@@ -189,9 +190,16 @@ func fileName(name, server string, i int) string {
 	return CutUTF8(clean, 100)
 }
 
-// CutUTF8 cuts s to at most n bytes without splitting a character or a
-// grapheme cluster (text.CutBytes, no suffix).
-func CutUTF8(s string, n int) string { return text.CutBytes(s, n, "") }
+// CutUTF8 cuts s to at most n bytes without splitting a character.
+func CutUTF8(s string, n int) string { return argtext.CutUTF8(s, n) }
+
+// DisplayArgs renders a call's arguments for a person asked to approve
+// it, in at most about max bytes (see argtext.Render).
+func DisplayArgs(args string, max int) string { return argtext.Render(args, max) }
+
+// WireCallID returns the id a stored tool-call id is sent as (see
+// window.WireCallID).
+func WireCallID(id string) string { return window.WireCallID(id) }
 
 // ArgsDigest is the audit digest of a call's arguments: "sha256:" and the
 // hex SHA-256 of the text.

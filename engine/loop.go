@@ -9,10 +9,13 @@ import (
 	"sync"
 	"time"
 
-	"agentbot/engine/transcript"
-
 	"agentbot/engine/llm"
+	"agentbot/engine/menu"
+	"agentbot/engine/project"
+	"agentbot/engine/prompt"
 	"agentbot/engine/sandbox"
+	"agentbot/engine/transcript"
+	"agentbot/engine/window"
 )
 
 // Result sums up one turn.
@@ -51,7 +54,7 @@ const (
 // iteration in flight.
 func (e *Engine) Turn(ctx context.Context, s *Session, input string, emit func(Event)) (*Result, error) {
 	start := time.Now()
-	if s.Agent == nil || len(s.Messages) == 0 {
+	if s.AgentDef == nil || len(s.Messages) == 0 {
 		return nil, ErrNotActive
 	}
 	if emit == nil {
@@ -68,6 +71,7 @@ func (e *Engine) Turn(ctx context.Context, s *Session, input string, emit func(E
 	res := &Result{}
 	tr := e.newToolEnv(s, sb, emit)
 	tr.loadExternal(ctx, input, emit)
+	l := &turnLoop{e: e, s: s, tr: tr, res: res, start: start, emit: emit}
 	if len(s.Pending) > 0 {
 		// The last response holds calls waiting for approval. An empty
 		// input resumes once each is decided; a new message denies the
@@ -97,10 +101,10 @@ func (e *Engine) Turn(ctx context.Context, s *Session, input string, emit func(E
 			res.Duration = time.Since(start)
 			return res, nil
 		}
-		return e.loop(ctx, s, tr, res, start, emit)
+		return l.run(ctx)
 	}
 
-	userMsg, answered := e.menuPick(ctx, s, tr, res, input, emit)
+	userMsg, answered := l.menuPick(ctx, input)
 	if answered {
 		res.Duration = time.Since(start)
 		return res, e.save(s)
@@ -109,24 +113,20 @@ func (e *Engine) Turn(ctx context.Context, s *Session, input string, emit func(E
 	if err := e.save(s); err != nil {
 		return nil, fmt.Errorf("turn %s: save: %w", s.ID, err)
 	}
-	return e.loop(ctx, s, tr, res, start, emit)
+	return l.run(ctx)
 }
 
 // newToolEnv returns the tools' environment of one turn of s, whose saves
 // are recorded as the session's outputs.
 func (e *Engine) newToolEnv(s *Session, sb *sandbox.Sandbox, emit func(Event)) *toolEnv {
 	tr := &toolEnv{e: e, s: s, sb: sb, emit: emit}
-	thisTurn := map[string]int{} // output path -> index in s.Outputs, saved this turn
-	tr.saved = func(virtual string, data []byte, doc *transcript.DocVersion, project string) (*Output, error) {
-		tr.mu.Lock()
-		defer tr.mu.Unlock()
-		return e.recordOutput(s, sb, savedFile{virtual, data, false, doc, project}, thisTurn, emit)
-	}
-	tr.kept = func(virtual string, data []byte, doc *transcript.DocVersion, project string) error {
-		tr.mu.Lock()
-		defer tr.mu.Unlock()
-		_, err := e.recordOutput(s, sb, savedFile{virtual, data, true, doc, project}, thisTurn, emit)
-		return err
+	tr.out = &outputs{e: e, s: s, sb: sb, emit: emit, mu: &tr.mu, thisTurn: map[string]int{}}
+	if pf := s.project; pf != nil {
+		tr.docs = &project.Docs{Folder: pf, Store: e.cfg.Projects.Store, Sandbox: sb, Session: &s.Session, Person: s.Person,
+			Mu: &tr.mu, MaxWrite: e.cfg.MaxWrite, Logger: e.cfg.Logger,
+			Record: func(virtual string, data []byte, v *transcript.DocVersion, internal bool) error {
+				return tr.out.record(savedFile{virtual, data, internal, v, pf.Name()})
+			}}
 	}
 	return tr
 }
@@ -136,21 +136,22 @@ func (e *Engine) newToolEnv(s *Session, sb *sandbox.Sandbox, emit func(Event)) *
 // the pick's note (userMsg). A plain *help is answered with the menu
 // itself, without a model call: answered is set, and the greeting is the
 // turn's text.
-func (e *Engine) menuPick(ctx context.Context, s *Session, tr *toolEnv, res *Result, input string, emit func(Event)) (userMsg string, answered bool) {
-	idx, rest, ok := MatchMenu(s.Agent.Menu, input)
+func (l *turnLoop) menuPick(ctx context.Context, input string) (userMsg string, answered bool) {
+	e, s, tr, res, emit := l.e, l.s, l.tr, l.res, l.emit
+	idx, rest, ok := MatchMenu(s.AgentDef.Menu, input)
 	if !ok && s.skillMode() && firstTurn(s) {
 		// A first message that clearly names a menu item is dispatched at
 		// once, as a skill agent's activation asks.
-		if i, hit := MatchIntent(s.Agent.Menu, input); hit {
+		if i, hit := MatchIntent(s.AgentDef.Menu, input); hit {
 			idx, rest, ok = i, "", true
 		}
 	}
-	it, idx, ok := e.picked(s, idx, ok, input)
+	it, idx, ok := picked(e.catalog(), s, idx, ok, input)
 	if !ok {
 		return input, false
 	}
 	if IsPlainHelp(it) {
-		g := greeting(s.Agent, s.Vars)
+		g := prompt.Greet(s.AgentDef, s.Vars)
 		s.Messages = append(s.Messages,
 			transcript.Message{Role: transcript.RoleUser, Content: input},
 			transcript.Message{Role: transcript.RoleAssistant, Content: g.Text})
@@ -161,13 +162,13 @@ func (e *Engine) menuPick(ctx context.Context, s *Session, tr *toolEnv, res *Res
 	calls := shortcutCalls(it, tr.sb.Exists)
 	if len(calls) > 0 {
 		for i := range calls {
-			calls[i].ID = newCallID(s, len(s.Messages), i)
+			calls[i].ID = window.NewCallID(s.Messages, s.ID, len(s.Messages), i)
 		}
 		s.Messages = append(s.Messages, transcript.Message{Role: transcript.RoleAssistant, ToolCalls: calls})
 		s.Messages = append(s.Messages, e.runTools(ctx, tr, calls, emit, nil)...)
 		res.Tools += len(calls)
 	}
-	return pickNote(s.Agent, idx, it, input, rest, len(calls) > 0), false
+	return menu.PickNote(s.AgentDef, idx, it, input, rest, len(calls) > 0), false
 }
 
 // toolsTokens estimates the tokens of tool definitions.
@@ -191,9 +192,9 @@ func firstTurn(s *Session) bool {
 	return users <= 1
 }
 
-// loop calls the model and runs tools until the model answers without tools.
-func (e *Engine) loop(ctx context.Context, s *Session, tr *toolEnv, res *Result, start time.Time, emit func(Event)) (*Result, error) {
-	l := &turnLoop{e: e, s: s, tr: tr, res: res, start: start, emit: emit}
+// run calls the model and runs tools until the model answers without tools.
+func (l *turnLoop) run(ctx context.Context) (*Result, error) {
+	e, s, res, start, emit := l.e, l.s, l.res, l.start, l.emit
 	for iter := 0; ; iter++ {
 		final := l.lastCall(iter)
 		resp, reqTokens, err := l.call(ctx, final)
@@ -206,7 +207,7 @@ func (e *Engine) loop(ctx context.Context, s *Session, tr *toolEnv, res *Result,
 		u.Calls = 1
 		res.Usage = res.Usage.Add(u)
 		s.Usage = s.Usage.Add(u)
-		e.learnUsage(s, reqTokens, resp.Usage.Prompt)
+		l.learnUsage(reqTokens, resp.Usage.Prompt)
 		msg := resp.Message
 		msg.Role = transcript.RoleAssistant
 		if final {
@@ -216,7 +217,7 @@ func (e *Engine) loop(ctx context.Context, s *Session, tr *toolEnv, res *Result,
 		// the model sent them are run, so bad arguments get the tool's own
 		// error with what was sent.
 		var sent []transcript.ToolCall
-		msg, sent = e.storable(s, msg, resp.FinishReason, emit)
+		msg, sent = l.storable(msg, resp.FinishReason)
 		if len(msg.ToolCalls) == 0 && strings.TrimSpace(msg.Content) == "" {
 			if !l.emptyRetry && !final {
 				l.emptyRetry = true // ask once more, with the identical request
@@ -278,11 +279,11 @@ func (l *turnLoop) call(ctx context.Context, final bool) (*llm.Response, int, er
 		tools = l.tr.definitions()
 	}
 	toolTokens := toolsTokens(tools)
-	if err := e.fitContext(ctx, s, l.tr.sb, toolTokens, false); err != nil {
+	if err := e.win.Fit(ctx, view(s), l.tr.sb, toolTokens, false); err != nil {
 		e.cfg.Logger.Warn("context management", "session", s.ID, "err", err)
 	}
-	req := llm.Request{Messages: requestMessages(s), Tools: tools}
-	resp, err := e.complete(ctx, req, l.emit)
+	req := llm.Request{Messages: e.win.Request(view(s)), Tools: tools}
+	resp, err := l.complete(ctx, req)
 	l.res.Iterations++
 	if err != nil && llm.IsContextLength(err) && !l.ctxRetry {
 		// The estimate was short: learn that, compact, and retry once.
@@ -292,15 +293,15 @@ func (l *turnLoop) call(ctx context.Context, final bool) (*llm.Response, int, er
 		} else {
 			s.TokenRatio = max(s.TokenRatio, 1) * 1.3
 		}
-		if cerr := e.fitContext(ctx, s, l.tr.sb, toolTokens, true); cerr == nil {
-			req = llm.Request{Messages: requestMessages(s), Tools: tools}
-			resp, err = e.complete(ctx, req, l.emit)
+		if cerr := e.win.Fit(ctx, view(s), l.tr.sb, toolTokens, true); cerr == nil {
+			req = llm.Request{Messages: e.win.Request(view(s)), Tools: tools}
+			resp, err = l.complete(ctx, req)
 			l.res.Iterations++
 		} else {
 			e.cfg.Logger.Warn("context management", "session", s.ID, "err", cerr)
 		}
 	}
-	return resp, rawTokens(req.Messages) + toolTokens, err
+	return resp, window.RawTokens(req.Messages) + toolTokens, err
 }
 
 // step stores the model's reply msg and runs the calls it sent (or pauses
@@ -319,7 +320,7 @@ func (l *turnLoop) step(ctx context.Context, msg transcript.Message, sent []tran
 	if err := e.save(s); err != nil {
 		return true, fmt.Errorf("turn %s: save: %w", s.ID, err)
 	}
-	if asks := l.tr.asks(sent); len(asks) > 0 {
+	if asks := l.tr.ext.asks(sent); len(asks) > 0 {
 		_, err := e.pause(ctx, s, l.tr, res, msg.ToolCalls, sent, asks, l.start, l.emit)
 		return true, err
 	}
@@ -343,7 +344,7 @@ const invalidCallName = "unnamed_tool_call"
 // arguments that are a JSON object. It returns the calls to store and the
 // calls to run: the same ids, with the names and arguments as sent, so the
 // tool's error result shows the model what went wrong. A call without an
-// id, or with one an earlier call has, gets a new strict id (newCallID).
+// id, or with one an earlier call has, gets a new strict id (window.NewCallID).
 func sanitizeCalls(calls []transcript.ToolCall, s *Session) (stored, sent []transcript.ToolCall) {
 	if len(calls) == 0 {
 		return nil, nil
@@ -354,7 +355,7 @@ func sanitizeCalls(calls []transcript.ToolCall, s *Session) (stored, sent []tran
 	ids := map[string]bool{}
 	for i, tc := range calls {
 		if tc.ID == "" || ids[tc.ID] || usedID(s, tc.ID) {
-			tc.ID = newCallID(s, n, i)
+			tc.ID = window.NewCallID(s.Messages, s.ID, n, i)
 		}
 		ids[tc.ID] = true
 		tc.Type = transcript.ToolTypeFunction
@@ -387,28 +388,30 @@ func usedID(s *Session, id string) bool {
 // storable returns the reply as it is stored and the calls to run: the
 // calls sanitized (sanitizeCalls), and a reply cut by the output limit
 // kept as text only (truncated).
-func (e *Engine) storable(s *Session, msg transcript.Message, finish string, emit func(Event)) (transcript.Message, []transcript.ToolCall) {
+func (l *turnLoop) storable(msg transcript.Message, finish string) (transcript.Message, []transcript.ToolCall) {
 	var sent []transcript.ToolCall
-	msg.ToolCalls, sent = sanitizeCalls(msg.ToolCalls, s)
+	msg.ToolCalls, sent = sanitizeCalls(msg.ToolCalls, l.s)
 	if finish == "length" {
-		return e.truncated(s, msg, emit)
+		return l.truncated(msg)
 	}
 	return msg, sent
 }
 
 // learnUsage calibrates the session's estimate from a call's reported
 // prompt tokens, and warns when the provider seems to cut the prompt.
-func (e *Engine) learnUsage(s *Session, rawSent, prompt int) {
-	if calibrate(s, rawSent, prompt) {
+func (l *turnLoop) learnUsage(rawSent, prompt int) {
+	e, s := l.e, l.s
+	if window.Calibrate(&s.Session, rawSent, prompt) {
 		e.cfg.Logger.Warn("the provider counted far fewer prompt tokens than were sent: it may be cutting the prompt (Ollama truncates at its context length; set OLLAMA_CONTEXT_LENGTH)",
-			"session", s.ID, "sent_estimate", calibrated(s, rawSent), "reported", prompt)
+			"session", s.ID, "sent_estimate", window.Calibrated(&s.Session, rawSent), "reported", prompt)
 	}
 }
 
 // complete makes one model call, passing its text on as EventText and
 // saying once, before any text, that the model is thinking
 // (EventThinking). The adapter calls both callbacks from one goroutine.
-func (e *Engine) complete(ctx context.Context, req llm.Request, emit func(Event)) (*llm.Response, error) {
+func (l *turnLoop) complete(ctx context.Context, req llm.Request) (*llm.Response, error) {
+	emit := l.emit
 	told := false // thinking was told, or the answer began
 	req.OnReasoning = func() {
 		if !told {
@@ -416,7 +419,7 @@ func (e *Engine) complete(ctx context.Context, req llm.Request, emit func(Event)
 			emit(Event{Kind: EventThinking})
 		}
 	}
-	return e.cfg.Model.Complete(ctx, req, func(d string) {
+	return l.e.cfg.Model.Complete(ctx, req, func(d string) {
 		told = true
 		emit(Event{Kind: EventText, Text: d})
 	})
@@ -428,7 +431,8 @@ const truncatedNote = "\n\n(This answer was cut off: the model reached its outpu
 // truncated handles a reply cut by the output limit (finish_reason
 // "length"): its text is kept, marked as cut, and its tool calls are
 // dropped, never run, since their arguments may be cut too.
-func (e *Engine) truncated(s *Session, msg transcript.Message, emit func(Event)) (transcript.Message, []transcript.ToolCall) {
+func (l *turnLoop) truncated(msg transcript.Message) (transcript.Message, []transcript.ToolCall) {
+	e, s, emit := l.e, l.s, l.emit
 	e.cfg.Logger.Warn("the model's answer was cut at its output token limit", "session", s.ID, "dropped_calls", len(msg.ToolCalls))
 	emit(Event{Kind: EventNotice, Text: "The model's answer was cut off at its output token limit (AGENTBOT_MAX_TOKENS); its tool calls were not run."})
 	msg.ToolCalls = nil
@@ -472,60 +476,8 @@ func (e *Engine) runTools(ctx context.Context, tr *toolEnv, calls []transcript.T
 		}()
 	}
 	wg.Wait()
-	e.addAudit(tr.s, recs...)
+	e.audit.add(tr.s, recs...)
 	return out
-}
-
-// recordOutput adds a saved document to the session and reports it. A
-// document written several times in one turn is one version: the later
-// writes update it, so it is shared once, with its final bytes. With an
-// output store the bytes are stored first: a document the store refused is
-// an error for the tool and stays out of the session (its local file
-// stays), so a recorded output always has its bytes in the store.
-func (e *Engine) recordOutput(s *Session, sb *sandbox.Sandbox, f savedFile, thisTurn map[string]int, emit func(Event)) (*Output, error) {
-	virtual, data, internal := f.virtual, f.data, f.internal
-	rel := outputRel(virtual)
-	i, again := thisTurn[rel]
-	var out Output
-	if again {
-		out = s.Outputs[i]
-		out.Size, out.Time = int64(len(data)), e.cfg.Now()
-	} else {
-		out = Output{Path: rel, Size: int64(len(data)), Version: transcript.NextVersion(s.Outputs, rel), Time: e.cfg.Now(), Internal: internal}
-	}
-	if f.doc != nil {
-		// A project document: its bytes are stored once, in the project.
-		out.Project, out.DocVersion = f.project, f.doc.Version
-	} else if e.cfg.Outputs != nil {
-		out.Project, out.DocVersion = "", 0
-		if err := e.putOutput(s.ID, out, data); err != nil {
-			e.cfg.Logger.Error("store document", "session", s.ID, "path", rel, "version", out.Version, "err", err)
-			return nil, fmt.Errorf("%s was written but could not be stored, so the user would not get it (%v); save it again", virtual, err)
-		}
-	}
-	if again {
-		s.Outputs[i] = out
-	} else {
-		thisTurn[rel] = len(s.Outputs)
-		s.Outputs = append(s.Outputs, out)
-	}
-	if internal {
-		return &out, nil // kept for another replica, never shown or uploaded
-	}
-	host, _ := sb.HostPath(virtual)
-	emit(Event{Kind: EventOutput, Output: &out, HostPath: host, Status: "saved " + rel})
-	return &out, nil
-}
-
-// savedFile is a file a call wrote under /outputs, for recordOutput:
-// internal for a working file of the runtime's, doc and project for a
-// project document version (its bytes are the project's).
-type savedFile struct {
-	virtual  string
-	data     []byte
-	internal bool
-	doc      *transcript.DocVersion
-	project  string
 }
 
 // repairCalls makes stored tool calls valid for strict providers: a
@@ -610,7 +562,7 @@ func (e *Engine) Interrupt(s *Session, note string) error {
 			content := encodeResult(errResult("stopped by the user before this tool finished"))
 			s.Messages = append(s.Messages, transcript.Message{Role: transcript.RoleTool, ToolCallID: tc.ID, Content: content})
 			if p, ok := waiting[tc.ID]; ok {
-				e.addAudit(s, e.auditRecord(tc, p.Server, transcript.OutcomeDenied, p.By, len(content), 0))
+				e.audit.add(s, e.audit.record(tc, p.Server, transcript.OutcomeDenied, p.By, len(content), 0))
 			}
 		}
 		break

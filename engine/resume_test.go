@@ -34,8 +34,8 @@ func TestResume(t *testing.T) {
 		if err != nil {
 			t.Fatalf("%s: %v", c.name, err)
 		}
-		if s.Agent != c.want || s.ID != "s1" || len(s.Messages) != 1 {
-			t.Errorf("%s: agent %+v, want %+v", c.name, s.Agent, c.want)
+		if s.AgentDef != c.want || s.ID != "s1" || len(s.Messages) != 1 {
+			t.Errorf("%s: agent %+v, want %+v", c.name, s.AgentDef, c.want)
 		}
 	}
 

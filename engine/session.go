@@ -1,6 +1,14 @@
-// Package engine is the agent runtime: activation, the system prompt, the
-// tools the model calls, and the agentic loop. It knows nothing of Slack or
-// bbolt; callers persist sessions through the Store interface.
+// Package engine is the agent runtime: the conversation lifecycle
+// (conversation.go), activation (activation*.go), the agentic loop
+// (loop.go), the tools the model calls (tool.go, one tool_<name>.go each,
+// external*.go for the tools from outside), approvals (approval.go),
+// budgets (budget.go), projects (projects.go) and the documents a session
+// saves (outputs.go). Its parts with a role of their own are packages
+// beside it: engine/window (context management), engine/project (a
+// project's shared documents), engine/prompt (system prompts and
+// greetings), engine/menu (reading a message against a menu),
+// engine/export, engine/budget and engine/argtext. It knows nothing of
+// Slack or bbolt; callers persist sessions through the Store interface.
 package engine
 
 import (
@@ -9,7 +17,10 @@ import (
 	"strings"
 
 	"agentbot/engine/catalog"
+	"agentbot/engine/export"
+	"agentbot/engine/project"
 	"agentbot/engine/transcript"
+	"agentbot/engine/window"
 )
 
 // Session is one long-running conversation with one agent: the stored
@@ -17,22 +28,24 @@ import (
 // catalog when the session starts or resumes.
 type Session struct {
 	transcript.Session
-	// Agent is the definition the session runs; it is never persisted (the
-	// record keeps a snapshot, transcript.Session.Agent). A reload does not
-	// change it.
-	Agent *catalog.Agent `json:"-"`
+	// AgentDef is the definition of the agent the session runs; it is
+	// never persisted (the record keeps a snapshot, Session.Agent). A
+	// reload does not change it.
+	AgentDef *catalog.Agent `json:"-"`
 	// Person is who writes in the current turn (a Slack user id, a
 	// terminal user), set by the front end before it runs the turn: the
 	// author of the document versions the turn saves. Never persisted.
 	Person string `json:"-"`
-	// stubs caches the elided form of messages by index (nil: unchanged),
-	// so requests do not rebuild them; stubs depend only on the message.
-	stubs map[int]*transcript.Message
+	// stubs caches the elided form of messages (context management).
+	stubs window.Stubs
 	// project is the project the session's sandbox was last opened in
 	// (openSandbox), whose documents it mounts: the turn's tools read and
 	// save there. Nil without projects.
-	project *projectFolder
+	project *project.Folder
 }
+
+// view is the session as context management sees it.
+func view(s *Session) *window.Session { return window.Of(&s.Session, &s.stubs) }
 
 // Output is one document the agent saved.
 type Output = transcript.Output
@@ -67,6 +80,7 @@ type AgentGoneError struct {
 	Agent     *transcript.AgentSnapshot
 }
 
+// Error names the agent and what to do instead.
 func (e *AgentGoneError) Error() string {
 	name := e.AgentID
 	if a := e.Agent; a != nil && a.Name != "" {
@@ -96,7 +110,7 @@ func (e *Engine) Resume(rec *transcript.Session) (*Session, error) {
 	if a == nil {
 		return nil, &AgentGoneError{SessionID: rec.ID, AgentID: rec.AgentID, Agent: rec.Agent}
 	}
-	s.Agent = a
+	s.AgentDef = a
 	return s, nil
 }
 
@@ -135,7 +149,7 @@ func resolveAgent(c *catalog.Catalog, id string, snap *transcript.AgentSnapshot)
 // (BMAD 6.4+ or Agent Skills), which is offered the skill tools instead of
 // preload_workflow.
 func (s *Session) skillMode() bool {
-	return s.Agent != nil && s.Agent.Format == catalog.FormatSkill
+	return s.AgentDef != nil && s.AgentDef.Format == catalog.FormatSkill
 }
 
 // Unfinished reports whether the session's last turn was cut short: its
@@ -154,3 +168,13 @@ func LastAnswer(s *Session) string {
 	}
 	return ""
 }
+
+// ExportMarkdown renders a session's transcript as a markdown document
+// (see export.Tools.Markdown).
+func ExportMarkdown(s *transcript.Session) string {
+	return export.Tools{Status: callStatus, Summary: callSummary}.Markdown(s)
+}
+
+// AuditTable renders an audit trail as a markdown table (see
+// export.AuditTable).
+func AuditTable(recs []transcript.ToolRecord) string { return export.AuditTable(recs) }

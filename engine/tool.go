@@ -9,17 +9,19 @@ import (
 	"sync"
 
 	"agentbot/engine/llm"
+	"agentbot/engine/project"
+	"agentbot/engine/prompt"
+	"agentbot/engine/sandbox"
 	"agentbot/engine/text"
 	"agentbot/engine/transcript"
-
-	"agentbot/engine/sandbox"
 )
 
 // Tool is one capability offered to the model, whole: its name, description
 // and JSON schema, the rule the system prompt gives for it, the status line
 // people see while it runs, what it does, and how a stored call of it reads
 // in an export or an elision stub. Each built-in tool is defined in a file
-// of its own and listed in builtinTools; nothing else names it.
+// of its own, tool_<name>.go, and listed in builtinTools; nothing else
+// names it.
 type Tool struct {
 	// Name is what the model calls; Description and Schema are sent with
 	// every request.
@@ -81,24 +83,18 @@ type toolEnv struct {
 	e  *Engine
 	s  *Session
 	sb *sandbox.Sandbox
-	// saved records a document written by a call, for events and the session.
-	// It fails when the output store refuses the bytes.
-	// doc, when set, is the project document version the bytes are: they
-	// are not stored again for the session.
-	saved func(virtual string, data []byte, doc *transcript.DocVersion, project string) (*Output, error)
-	// kept records a working file of the runtime's (a memlog) the same
-	// way, as an internal output: stored, never shown or uploaded.
-	kept func(virtual string, data []byte, doc *transcript.DocVersion, project string) error
+	// out records the documents the calls write (outputs.go).
+	out *outputs
 	// mu guards session fields tools change while calls run in parallel;
 	// editMu serializes read-modify-write edits of documents.
 	mu     sync.Mutex
 	editMu sync.Mutex
-	// ext are the session's external tools this turn, by name, and extList
-	// the same in order.
-	ext     map[string]ExternalTool
-	extList []ExternalTool
+	// ext are the session's external tools this turn (external_offer.go).
+	ext externals
 	// emit reports the turn's events (a call's progress); nil in tests.
 	emit func(Event)
+	// docs are the project's documents, nil outside a project.
+	docs *project.Docs
 }
 
 // define builds a Tool from typed pieces: args of type A are decoded from
@@ -130,14 +126,14 @@ func define[A any](t Tool, example string, status func(A) string,
 // stay byte-stable; each is defined in a file of its own. TestToolsAreWhole
 // checks the order and that no name is used twice.
 var builtinTools = []Tool{
-	editOutputTool, // edit_output: editoutput.go
-	findSkillsTool, // find_skills: findskills.go
-	listFilesTool,  // list_files: listfiles.go
-	loadSkillTool,  // load_skill: loadskill.go
-	memlogTool,     // memlog: memlogtool.go
-	preloadTool,    // preload_workflow: preload.go
-	readFileTool,   // read_file: readfile.go
-	saveOutputTool, // save_output: saveoutput.go
+	editOutputTool, // edit_output: tool_editoutput.go
+	findSkillsTool, // find_skills: tool_findskills.go
+	listFilesTool,  // list_files: tool_listfiles.go
+	loadSkillTool,  // load_skill: tool_loadskill.go
+	memlogTool,     // memlog: tool_memlog.go
+	preloadTool,    // preload_workflow: tool_preload.go
+	readFileTool,   // read_file: tool_readfile.go
+	saveOutputTool, // save_output: tool_saveoutput.go
 }
 
 // allTools returns every built-in tool sorted by name.
@@ -164,8 +160,8 @@ type Offer struct {
 
 // offer returns what decides the tools of a session.
 func (e *Engine) offer(s *Session) Offer {
-	skills := e.catalog().SkillsFor(s.Agent)
-	return Offer{SkillFormat: s.skillMode(), Skills: len(skills) > 0, ManySkills: skillsOverBudget(skills)}
+	skills := e.catalog().SkillsFor(s.AgentDef)
+	return Offer{SkillFormat: s.skillMode(), Skills: len(skills) > 0, ManySkills: prompt.SkillsOverBudget(skills)}
 }
 
 // toolsFor returns the tools a session is offered, sorted by name.
@@ -204,7 +200,7 @@ func (e *Engine) ToolNames(s *Session) []string {
 // toolNames are the names of every tool of the turn, external ones last.
 func (env *toolEnv) toolNames() string {
 	names := env.e.ToolNames(env.s)
-	for _, t := range env.offered() {
+	for _, t := range env.ext.offered() {
 		names = append(names, t.Name)
 	}
 	return strings.Join(names, ", ")
@@ -214,19 +210,10 @@ func (env *toolEnv) toolNames() string {
 // tools, then the external ones in their order.
 func (env *toolEnv) definitions() []llm.Tool {
 	out := definitions(env.e.toolsFor(env.s))
-	for _, t := range env.offered() {
+	for _, t := range env.ext.offered() {
 		out = append(out, llm.Tool{Name: t.Name, Description: t.Description, Parameters: t.Schema})
 	}
 	return out
-}
-
-// external returns the external tool a call names, if it is one.
-func (env *toolEnv) external(name string) (ExternalTool, bool) {
-	if _, builtin := lookupTool(name); builtin {
-		return ExternalTool{}, false
-	}
-	t, ok := env.ext[name]
-	return t, ok
 }
 
 // runCall runs one tool call. It never panics on bad input: malformed JSON
@@ -239,7 +226,7 @@ func (env *toolEnv) runCall(ctx context.Context, tc transcript.ToolCall) ToolRes
 	if args == "" {
 		args = "{}"
 	}
-	if x, ok := env.external(tc.Function.Name); ok {
+	if x, ok := env.ext.lookup(tc.Function.Name); ok {
 		return env.runExternal(ctx, x, tc, args)
 	}
 	t, ok := lookupTool(tc.Function.Name)
@@ -298,4 +285,14 @@ func baseName(p string) string {
 		return "a file"
 	}
 	return path.Base(p)
+}
+
+// toolRules are the tools' lines in the system prompt's tool rules, in
+// order.
+func toolRules(tools []Tool) []string {
+	out := make([]string, len(tools))
+	for i, t := range tools {
+		out[i] = t.Rule
+	}
+	return out
 }

@@ -103,18 +103,18 @@ func (t *Terminal) resume(ctx context.Context, eng *engine.Engine, st storage.Ba
 		fmt.Fprintf(t.errOut, "agentbot chat: session %q: %v\n", name, err)
 		return nil, 1
 	}
-	if c.Agent == nil {
+	if c.Live.AgentDef == nil {
 		return nil, 0 // a record that never got an agent: start it
 	}
-	if agentID != "" && agentID != c.AgentID {
-		fmt.Fprintf(t.errOut, "agentbot chat: session %q belongs to agent %s; resuming it with %s\n", name, c.AgentID, c.AgentID)
+	if agentID != "" && agentID != c.Live.AgentID {
+		fmt.Fprintf(t.errOut, "agentbot chat: session %q belongs to agent %s; resuming it with %s\n", name, c.Live.AgentID, c.Live.AgentID)
 	}
-	if now, ok := cat.Find(c.AgentID); ok && now != c.Agent {
-		fmt.Fprintf(t.errOut, "agentbot chat: the id %s now names %s; this session keeps the agent it started with (%s, now %s)\n", c.AgentID, now.Path, c.Agent.Path, c.Agent.ID)
+	if now, ok := cat.Find(c.Live.AgentID); ok && now != c.Live.AgentDef {
+		fmt.Fprintf(t.errOut, "agentbot chat: the id %s now names %s; this session keeps the agent it started with (%s, now %s)\n", c.Live.AgentID, now.Path, c.Live.AgentDef.Path, c.Live.AgentDef.ID)
 	}
-	fmt.Fprintf(t.out, "Resuming session %q with %s (%d messages).\n\n", name, c.AgentID, len(c.Messages))
-	if !engine.Unfinished(c.Session) {
-		if last := engine.LastAnswer(c.Session); last != "" {
+	fmt.Fprintf(t.out, "Resuming session %q with %s (%d messages).\n\n", name, c.Live.AgentID, len(c.Live.Messages))
+	if !engine.Unfinished(c.Live) {
+		if last := engine.LastAnswer(c.Live); last != "" {
 			fmt.Fprintln(t.out, last)
 		}
 		return c, 0
@@ -156,10 +156,10 @@ func (t *Terminal) start(eng *engine.Engine, st storage.Backend, key, agentID st
 	g, err := c.Start(a, nil)
 	if err != nil {
 		fmt.Fprintf(t.errOut, "agentbot chat: %v\n", err)
-		_ = st.DeleteSession(c.ID)
+		_ = st.DeleteSession(c.Live.ID)
 		return nil, 1
 	}
-	fmt.Fprintf(t.out, "Session %s (resume: agentbot chat --session %s)\n\n", c.ID, strings.TrimPrefix(key, "chat/"))
+	fmt.Fprintf(t.out, "Session %s (resume: agentbot chat --session %s)\n\n", c.Live.ID, strings.TrimPrefix(key, "chat/"))
 	fmt.Fprintln(t.out, g.Text)
 	return c, 0
 }
@@ -168,7 +168,7 @@ func (t *Terminal) start(eng *engine.Engine, st storage.Backend, key, agentID st
 // returns 1 when the input fails or the last turn failed (scripts must see
 // it).
 func (t *Terminal) talk(ctx context.Context, c *engine.Conversation) int {
-	c.Person = t.person
+	c.Live.Person = t.person
 	for {
 		line, ok := t.readLine()
 		if !ok {

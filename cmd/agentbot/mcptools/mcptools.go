@@ -112,8 +112,8 @@ func (t *Tools) Config() *mcp.Config {
 // channel's.
 func (t *Tools) servers(s *engine.Session) []string {
 	var out []string
-	if s.Agent != nil {
-		out = append(out, s.Agent.MCP...)
+	if s.AgentDef != nil {
+		out = append(out, s.AgentDef.MCP...)
 	}
 	if t.Channel != nil {
 		out = append(out, t.Channel(s.Key)...)
