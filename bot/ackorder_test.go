@@ -19,7 +19,7 @@ type failingStore struct {
 	admitted []time.Time
 }
 
-func (f *failingStore) AdmitOrdered(order int64, d []string, ttl time.Duration, key string, payload []byte) <-chan storage.Admission {
+func (f *failingStore) Admit(order int64, d []string, ttl time.Duration, key string, payload []byte) <-chan storage.Admission {
 	f.mu.Lock()
 	defer f.mu.Unlock()
 	if f.fail {
@@ -27,7 +27,7 @@ func (f *failingStore) AdmitOrdered(order int64, d []string, ttl time.Duration, 
 		ch <- storage.Admission{Err: errors.New("disk full")}
 		return ch
 	}
-	ch := f.Store.AdmitOrdered(order, d, ttl, key, payload)
+	ch := f.Store.Admit(order, d, ttl, key, payload)
 	f.admitted = append(f.admitted, time.Now())
 	return ch
 }

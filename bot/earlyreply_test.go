@@ -38,14 +38,14 @@ type heldCommits struct {
 	held []func()
 }
 
-func (h *heldCommits) AdmitOrdered(order int64, d []string, ttl time.Duration, key string, payload []byte) <-chan storage.Admission {
+func (h *heldCommits) Admit(order int64, d []string, ttl time.Duration, key string, payload []byte) <-chan storage.Admission {
 	h.mu.Lock()
 	defer h.mu.Unlock()
 	if !h.hold {
-		return h.Store.AdmitOrdered(order, d, ttl, key, payload)
+		return h.Store.Admit(order, d, ttl, key, payload)
 	}
 	out := make(chan storage.Admission, 1)
-	h.held = append(h.held, func() { out <- <-h.Store.AdmitOrdered(order, d, ttl, key, payload) })
+	h.held = append(h.held, func() { out <- <-h.Store.Admit(order, d, ttl, key, payload) })
 	return out
 }
 

@@ -282,7 +282,7 @@ func (b *Bot) enqueue(it item, ack func(), dedupe ...string) bool {
 		}()
 		return true
 	}
-	done := b.cfg.Store.AdmitOrdered(order, dedupe, b.cfg.DedupeTTL, key, payload)
+	done := b.cfg.Store.Admit(order, dedupe, b.cfg.DedupeTTL, key, payload)
 	go func() {
 		defer b.acks.Done()
 		defer b.admittingAdd(key, -1)

@@ -27,6 +27,7 @@ import (
 	"agentbot/engine/transcript"
 	"agentbot/storage"
 	"agentbot/storage/bolt"
+	"agentbot/storage/storetest"
 )
 
 // replicaTTL is the thread lease TTL of the replica tests: a dead replica's
@@ -169,7 +170,7 @@ func (c *cluster) idle() {
 }
 
 // replicaStore is the shared store as one replica sees it: dead after the
-// replica's death; failDequeues makes that many Dequeue calls fail, as a
+// replica's death; failDequeues makes that many CompleteFenced calls fail, as a
 // crash between posting and dequeueing would leave the item.
 type replicaStore struct {
 	*bolt.Store
@@ -195,17 +196,6 @@ func (s *replicaStore) NewSession(key string) (*transcript.Session, error) {
 	return s.Store.NewSession(key)
 }
 
-func (s *replicaStore) Dequeue(key string, seq uint64) error {
-	if s.dead.Load() {
-		return errDead
-	}
-	if s.failDequeues.Add(-1) >= 0 {
-		s.failed.Add(1)
-		return errors.New("injected dequeue failure")
-	}
-	return s.Store.Dequeue(key, seq)
-}
-
 func (s *replicaStore) CompleteFenced(f storage.Fence, seq uint64, meta map[string]string) error {
 	if s.dead.Load() {
 		return errDead
@@ -229,11 +219,6 @@ func (s *replicaStore) SetMetaFenced(f storage.Fence, name, value string) error 
 		return errDead
 	}
 	return s.Store.SetMetaFenced(f, name, value)
-}
-
-func (s *replicaStore) Lease(key, holder string, ttl time.Duration) (bool, error) {
-	_, ok, err := s.TakeLease(key, holder, ttl)
-	return ok, err
 }
 
 func (s *replicaStore) TakeLease(key, holder string, ttl time.Duration) (storage.Fence, bool, error) {
@@ -270,13 +255,13 @@ func (s *replicaStore) ReleaseLease(key, holder string) error {
 	return s.Store.ReleaseLease(key, holder)
 }
 
-func (s *replicaStore) AdmitOrdered(order int64, keys []string, ttl time.Duration, key string, payload []byte) <-chan storage.Admission {
+func (s *replicaStore) Admit(order int64, keys []string, ttl time.Duration, key string, payload []byte) <-chan storage.Admission {
 	if s.dead.Load() {
 		ch := make(chan storage.Admission, 1)
 		ch <- storage.Admission{Err: errDead}
 		return ch
 	}
-	return s.Store.AdmitOrdered(order, keys, ttl, key, payload)
+	return s.Store.Admit(order, keys, ttl, key, payload)
 }
 
 // deadSwitch fails every Slack Web API call once dead is set.
@@ -364,7 +349,7 @@ func TestReplicaTakeoverAfterDeath(t *testing.T) {
 	thread, _ := c.mention(a.conn, "draft the brief", "")
 	c.waitFor("A's model call", func() bool { return c.model.Calls() == 1 })
 	key := c.slack.TeamID() + "/" + channel + "/" + thread
-	if ok, err := c.st.Lease(key, "someone-else", time.Minute); err != nil || ok {
+	if ok, err := storetest.Lease(c.st, key, "someone-else", time.Minute); err != nil || ok {
 		t.Fatalf("the thread's lease is free while A works it (%v, %v)", ok, err)
 	}
 	died := time.Now()

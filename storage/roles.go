@@ -77,35 +77,27 @@ type WorkFolders interface {
 // Dedupe keeps marks that expire: the keys of events already taken in.
 type Dedupe interface {
 	// Seen marks key for ttl and reports whether a live mark existed.
+	// Expired marks are swept by the store itself (see Sweeper).
 	Seen(key string, ttl time.Duration) (bool, error)
-	// SweepSeen removes the marks expired at now and returns how many.
-	SweepSeen(now time.Time) (int, error)
 }
 
 // Inbound is the queue of messages waiting for their thread's turn, by
 // session key, oldest first.
 type Inbound interface {
 	// Admit marks the dedupe keys for ttl and, unless one was marked
-	// already, queues payload for the session key, atomically.
-	Admit(keys []string, ttl time.Duration, sessionKey string, payload []byte) (dup bool, seq uint64, err error)
-	// AdmitAsync is Admit with its outcome on a channel; the outcome
-	// arrives once the admission is durable (see Journaled).
-	AdmitAsync(keys []string, ttl time.Duration, sessionKey string, payload []byte) <-chan Admission
-	// AdmitOrdered is AdmitAsync for an item that has its place in the
-	// thread: order is Slack's message ts in microseconds (see OrderOf), so
-	// a message admitted late (redelivered after a fault) is queued before
-	// later messages of its thread. AdmitAsync is AdmitOrdered with order
-	// 0, which means the time of admission on the store's clock.
-	AdmitOrdered(order int64, keys []string, ttl time.Duration, sessionKey string, payload []byte) <-chan Admission
-	// Enqueue queues payload for the session key, ordered by the time of
-	// admission.
-	Enqueue(sessionKey string, payload []byte) (uint64, error)
+	// already, queues payload for the session key, atomically; with no
+	// keys it only queues. Its outcome arrives on the channel once the
+	// admission is durable (see Journaled). order is the item's place in
+	// its thread: Slack's message ts in microseconds (see OrderOf), so a
+	// message admitted late (redelivered after a fault) is queued before
+	// later messages of its thread; 0 means the time of admission on the
+	// store's clock. This is the one way into the queue.
+	Admit(order int64, keys []string, ttl time.Duration, sessionKey string, payload []byte) <-chan Admission
 	// Pending lists a key's queued items in order: by Order, then Seq.
 	Pending(sessionKey string) ([]Queued, error)
-	// Next returns a key's first queued item in that order.
+	// Next returns a key's first queued item in that order. Items leave
+	// the queue by CompleteFenced.
 	Next(sessionKey string) (seq uint64, payload []byte, ok bool, err error)
-	// Dequeue removes one queued item.
-	Dequeue(sessionKey string, seq uint64) error
 	// PendingKeys lists every key with queued items.
 	PendingKeys() ([]string, error)
 }
@@ -128,9 +120,6 @@ type Leases interface {
 	// CheckFence returns nil while f is the live lease on its key, and
 	// ErrFenced otherwise. Posts to Slack are decided on it.
 	CheckFence(f Fence) error
-	// Lease is TakeLease without the fence, for callers that only need to
-	// know whether holder may work key.
-	Lease(key, holder string, ttl time.Duration) (bool, error)
 	// ReleaseLease gives up holder's lease on key, if it holds it.
 	ReleaseLease(key, holder string) error
 }
@@ -217,9 +206,9 @@ type Importer interface {
 // local journal on disk (fsynced) before it commits it, and replays the
 // journal at the next start (bbolt): the caller may ack the message as
 // soon as it is journaled, well before the commit. For any other backend
-// the outcome of AdmitAsync alone says the admission is durable.
+// the outcome of Admit alone says the admission is durable.
 type Journaled interface {
-	// AdmitJournaled is AdmitOrdered with one more channel: it receives
+	// AdmitJournaled is Admit with one more channel: it receives
 	// nil once the admission is fsynced in the journal, or the error when
 	// it could not be written there (the admission is then dropped, and
 	// its outcome carries the error: never ack it).

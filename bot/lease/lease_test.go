@@ -13,6 +13,7 @@ import (
 	"agentbot/engine/transcript"
 	"agentbot/storage"
 	"agentbot/storage/bolt"
+	"agentbot/storage/storetest"
 )
 
 const key = "T1/C1/1700000000.000100"
@@ -58,7 +59,7 @@ func TestHeldLeaseRenewsCompletesAndReleases(t *testing.T) {
 	if err := l.Guard(); err != nil || l.Context().Err() != nil {
 		t.Fatalf("lease lost while renewed: %v, %v", err, l.Context().Err())
 	}
-	if ok, _ := st.Lease(key, "b", time.Second); ok {
+	if ok, _ := storetest.Lease(st, key, "b", time.Second); ok {
 		t.Fatal("another replica took a renewed lease")
 	}
 	s := session(t, st)
@@ -66,7 +67,7 @@ func TestHeldLeaseRenewsCompletesAndReleases(t *testing.T) {
 	if err := fences.SaveSession(s); err != nil || s.Meta["out"] != "shown" {
 		t.Fatalf("fenced save: %v, meta %v", err, s.Meta)
 	}
-	seq, err := st.Enqueue(key, []byte(`{"text":"hi"}`))
+	seq, err := storetest.Enqueue(st, key, []byte(`{"text":"hi"}`))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -84,7 +85,7 @@ func TestHeldLeaseRenewsCompletesAndReleases(t *testing.T) {
 		t.Fatalf("the output is applied after its item completed: %v, %v", err, s.Meta)
 	}
 	l.Release()
-	if ok, err := st.Lease(key, "b", time.Second); err != nil || !ok {
+	if ok, err := storetest.Lease(st, key, "b", time.Second); err != nil || !ok {
 		t.Fatalf("the released lease was not free: %v %v", ok, err)
 	}
 }
@@ -112,7 +113,7 @@ func TestLostLeaseFencesEveryWrite(t *testing.T) {
 	if err := fences.SaveSession(s); !errors.Is(err, storage.ErrFenced) {
 		t.Fatalf("save after the loss: %v, want ErrFenced", err)
 	}
-	seq, err := st.Enqueue(key, []byte(`{"text":"hi"}`))
+	seq, err := storetest.Enqueue(st, key, []byte(`{"text":"hi"}`))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -123,7 +124,7 @@ func TestLostLeaseFencesEveryWrite(t *testing.T) {
 		t.Fatal("a lost lease's completion dequeued the item")
 	}
 	l.Release()
-	if ok, _ := st.Lease(key, "c", time.Second); ok {
+	if ok, _ := storetest.Lease(st, key, "c", time.Second); ok {
 		t.Fatal("the release of a lost lease freed the new holder's")
 	}
 }
@@ -222,7 +223,7 @@ func TestOneFailedRenewalKeepsTheLease(t *testing.T) {
 	if err := l.Context().Err(); err != nil {
 		t.Fatalf("one failed renewal lost the lease: %v", err)
 	}
-	if ok, _ := st.Lease(key, "b", time.Second); ok {
+	if ok, _ := storetest.Lease(st, key, "b", time.Second); ok {
 		t.Fatal("another replica took the lease")
 	}
 }

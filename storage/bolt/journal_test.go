@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"agentbot/storage"
+	"agentbot/storage/storetest"
 )
 
 // A message journaled but never committed (the process died after the
@@ -21,7 +22,7 @@ func TestJournalReplay(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if a := <-st.AdmitAsync([]string{"event/E1"}, time.Hour, "T/C/1", []byte(`{"text":"committed"}`)); a.Err != nil || a.Dup {
+	if a := <-st.Admit(0, []string{"event/E1"}, time.Hour, "T/C/1", []byte(`{"text":"committed"}`)); a.Err != nil || a.Dup {
 		t.Fatalf("admit: %+v", a)
 	}
 	st.Close()
@@ -49,7 +50,7 @@ func TestJournalReplay(t *testing.T) {
 	if fi, _ := os.Stat(filepath.Join(dir, JournalName)); fi.Size() != 0 {
 		t.Fatal("the journal was not emptied after the replay")
 	}
-	if dup, _, _ := st.Admit([]string{"event/E2"}, time.Hour, "T/C/2", []byte(`{}`)); !dup {
+	if dup, _, _ := storetest.Admit(st, []string{"event/E2"}, time.Hour, "T/C/2", []byte(`{}`)); !dup {
 		t.Fatal("the replayed message's dedupe key was not marked")
 	}
 }
@@ -156,7 +157,7 @@ func TestJournalWriteFailureNotJournaled(t *testing.T) {
 		t.Fatalf("queued %+v", items)
 	}
 	// Slack redelivers: admitted now, not a dup.
-	if dup, _, err := st.Admit([]string{"E1"}, time.Hour, "T/C/1", []byte(`1`)); err != nil || dup {
+	if dup, _, err := storetest.Admit(st, []string{"E1"}, time.Hour, "T/C/1", []byte(`1`)); err != nil || dup {
 		t.Fatalf("redelivery: %v %v", dup, err)
 	}
 }

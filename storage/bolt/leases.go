@@ -57,12 +57,6 @@ func decodeLease(v []byte) (lease, error) {
 	return lease{time.Unix(0, int64(be64(v[:8]))), be64(v[8:16]), string(bytes.Clone(v[16:]))}, nil
 }
 
-// Lease is TakeLease without the fence.
-func (s *Store) Lease(key, holder string, ttl time.Duration) (bool, error) {
-	_, ok, err := s.TakeLease(key, holder, ttl)
-	return ok, err
-}
-
 // TakeLease takes the lease on key's work for holder until now+ttl, with a
 // new token, when it is free, expired, or holder's own. It reports false,
 // changing nothing, while another holder's lease is live. The expiry is

@@ -5,11 +5,13 @@ import (
 	"sync"
 	"testing"
 	"time"
+
+	"agentbot/storage/storetest"
 )
 
 func mustLease(t *testing.T, s *Store, key, holder string, ttl time.Duration, want bool) {
 	t.Helper()
-	got, err := s.Lease(key, holder, ttl)
+	got, err := storetest.Lease(s, key, holder, ttl)
 	if err != nil {
 		t.Fatalf("Lease(%s, %s): %v", key, holder, err)
 	}
@@ -72,7 +74,7 @@ func TestLeaseBadInput(t *testing.T) {
 		key, holder string
 		ttl         time.Duration
 	}{{"", "a", time.Second}, {"k", "", time.Second}, {"k", "a", 0}} {
-		if _, err := s.Lease(tc.key, tc.holder, tc.ttl); err == nil {
+		if _, err := storetest.Lease(s, tc.key, tc.holder, tc.ttl); err == nil {
 			t.Errorf("Lease(%q, %q, %s): no error", tc.key, tc.holder, tc.ttl)
 		}
 	}
@@ -89,7 +91,7 @@ func TestLeaseConcurrentTakersGetOne(t *testing.T) {
 	var wg sync.WaitGroup
 	for i := range n {
 		wg.Go(func() {
-			ok, err := s.Lease("T/C/1", fmt.Sprintf("r%d", i), time.Minute)
+			ok, err := storetest.Lease(s, "T/C/1", fmt.Sprintf("r%d", i), time.Minute)
 			if err != nil {
 				t.Error(err)
 			}

@@ -6,6 +6,7 @@ import (
 	"time"
 
 	"agentbot/storage"
+	"agentbot/storage/storetest"
 )
 
 func TestFindDetachAndNext(t *testing.T) {
@@ -50,8 +51,8 @@ func TestFindDetachAndNext(t *testing.T) {
 	if _, _, ok, err := st.Next("T/C/1"); ok || err != nil {
 		t.Fatalf("empty queue: %v %v", ok, err)
 	}
-	a, _ := st.Enqueue("T/C/1", []byte(`{"n":1}`))
-	st.Enqueue("T/C/1", []byte(`{"n":2}`))
+	a, _ := storetest.Enqueue(st, "T/C/1", []byte(`{"n":1}`))
+	storetest.Enqueue(st, "T/C/1", []byte(`{"n":2}`))
 	seq, p, ok, err := st.Next("T/C/1")
 	if !ok || err != nil || seq != a || string(p) != `{"n":1}` {
 		t.Fatalf("next = %d %s %v %v", seq, p, ok, err)
@@ -66,12 +67,12 @@ func TestAdmit(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	dup, seq, err := st.Admit([]string{"event/E1", "msg/C/1.0"}, time.Minute, "T/C/1.0", []byte(`{"n":1}`))
+	dup, seq, err := storetest.Admit(st, []string{"event/E1", "msg/C/1.0"}, time.Minute, "T/C/1.0", []byte(`{"n":1}`))
 	if err != nil || dup || seq == 0 {
 		t.Fatalf("first admit = %v %d %v", dup, seq, err)
 	}
 	// The same message under its other event (app_mention vs message).
-	if dup, _, err := st.Admit([]string{"event/E2", "msg/C/1.0"}, time.Minute, "T/C/1.0", []byte(`{"n":1}`)); err != nil || !dup {
+	if dup, _, err := storetest.Admit(st, []string{"event/E2", "msg/C/1.0"}, time.Minute, "T/C/1.0", []byte(`{"n":1}`)); err != nil || !dup {
 		t.Fatalf("second admit = %v %v", dup, err)
 	}
 	st.Close()
@@ -80,20 +81,20 @@ func TestAdmit(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer st.Close()
-	if dup, _, _ := st.Admit([]string{"event/E1"}, time.Minute, "T/C/1.0", []byte(`{"n":1}`)); !dup {
+	if dup, _, _ := storetest.Admit(st, []string{"event/E1"}, time.Minute, "T/C/1.0", []byte(`{"n":1}`)); !dup {
 		t.Fatal("a retry after reopen was not recognised")
 	}
 	if items, _ := st.Pending("T/C/1.0"); len(items) != 1 {
 		t.Fatalf("queued %d items, want 1", len(items))
 	}
 	// Without keys it just enqueues (button clicks).
-	if dup, seq2, err := st.Admit(nil, 0, "T/C/1.0", []byte(`{"n":2}`)); dup || err != nil || seq2 <= seq {
+	if dup, seq2, err := storetest.Admit(st, nil, 0, "T/C/1.0", []byte(`{"n":2}`)); dup || err != nil || seq2 <= seq {
 		t.Fatalf("keyless admit = %v %d %v", dup, seq2, err)
 	}
-	if _, _, err := st.Admit([]string{"k"}, time.Minute, "T/C/1.0", []byte("not json")); err == nil {
+	if _, _, err := storetest.Admit(st, []string{"k"}, time.Minute, "T/C/1.0", []byte("not json")); err == nil {
 		t.Fatal("bad payload accepted")
 	}
-	if _, _, err := st.Admit([]string{""}, time.Minute, "T/C/1.0", []byte(`{}`)); err == nil {
+	if _, _, err := storetest.Admit(st, []string{""}, time.Minute, "T/C/1.0", []byte(`{}`)); err == nil {
 		t.Fatal("empty key accepted")
 	}
 }

@@ -146,10 +146,10 @@ func (m *migration) queued() error {
 			return fmt.Errorf("migrate: %w", err)
 		}
 		for _, it := range items {
-			if _, err := m.dst.Enqueue(key, it.Payload); err != nil {
-				return fmt.Errorf("migrate queued message of %q: %w", key, err)
+			if a := <-m.dst.Admit(it.Order, nil, 0, key, it.Payload); a.Err != nil {
+				return fmt.Errorf("migrate queued message of %q: %w", key, a.Err)
 			}
-			if err := m.src.Dequeue(key, it.Seq); err != nil {
+			if err := m.src.dequeue(key, it.Seq); err != nil {
 				return fmt.Errorf("migrate queued message of %q: %w", key, err)
 			}
 			m.rep.Queued++

@@ -2,7 +2,6 @@ package bolt
 
 import (
 	"bytes"
-	"encoding/json"
 	"fmt"
 	"time"
 
@@ -33,27 +32,6 @@ func decodeQueued(k, v []byte) (storage.Queued, error) {
 		Payload:  bytes.Clone(v[8:]),
 		Enqueued: time.Unix(0, int64(be64(v[:8]))),
 	}, nil
-}
-
-// Enqueue persists payload (JSON the caller defines) at the end of the
-// session key's queue and returns its sequence number.
-func (s *Store) Enqueue(sessionKey string, payload []byte) (uint64, error) {
-	if err := storage.CheckKey("session key", sessionKey); err != nil {
-		return 0, fmt.Errorf("enqueue: %w", err)
-	}
-	if !json.Valid(payload) {
-		return 0, fmt.Errorf("enqueue %q: payload is not valid JSON", sessionKey)
-	}
-	var seq uint64
-	err := s.db.Update(func(tx *bbolt.Tx) error {
-		var err error
-		seq, err = s.enqueueTx(tx, sessionKey, 0, payload)
-		return err
-	})
-	if err != nil {
-		return 0, fmt.Errorf("enqueue %q: %w", sessionKey, err)
-	}
-	return seq, nil
 }
 
 // Pending returns the session key's queued items, oldest first; none is an
@@ -105,13 +83,11 @@ func (s *Store) Next(sessionKey string) (seq uint64, payload []byte, ok bool, er
 	return seq, payload, ok, nil
 }
 
-// Dequeue removes one queued item. An unknown seq is an error matching
+// dequeue removes one queued item outside any lease (a migration moving
+// it to another store). An unknown seq is an error matching
 // storage.ErrNotFound.
-func (s *Store) Dequeue(sessionKey string, seq uint64) error {
-	if err := storage.CheckKey("session key", sessionKey); err != nil {
-		return fmt.Errorf("dequeue: %w", err)
-	}
-	err := s.db.Batch(func(tx *bbolt.Tx) error { // concurrent dequeues share a commit
+func (s *Store) dequeue(sessionKey string, seq uint64) error {
+	err := s.db.Update(func(tx *bbolt.Tx) error {
 		return dequeueTx(tx, sessionKey, seq)
 	})
 	if err != nil {
@@ -194,32 +170,18 @@ type admitReq struct {
 // maxAdmitBatch bounds how many admissions share one commit.
 const maxAdmitBatch = 256
 
-// Admit handles one inbound message durably: it marks every dedupe key for
-// ttl and, unless one of them was marked already (dup), enqueues payload
-// for the session key. It returns once committed. Concurrent admissions
-// share commits (see AdmitAsync). With no keys it is Enqueue.
-func (s *Store) Admit(keys []string, ttl time.Duration, sessionKey string, payload []byte) (dup bool, seq uint64, err error) {
-	a := <-s.AdmitAsync(keys, ttl, sessionKey, payload)
-	return a.Dup, a.Seq, a.Err
-}
-
-// AdmitAsync is Admit without waiting for the outcome (see
-// AdmitJournaled): the admission is journaled, then applied in the order
-// of the calls, in the next commit, together with every other admission
-// waiting then (group commit), and its outcome arrives on the returned
-// channel once that commit is durable.
-func (s *Store) AdmitAsync(keys []string, ttl time.Duration, sessionKey string, payload []byte) <-chan storage.Admission {
-	return s.AdmitOrdered(0, keys, ttl, sessionKey, payload)
-}
-
-// AdmitOrdered is AdmitAsync for an item placed in its thread by order
-// (see storage.Inbound).
-func (s *Store) AdmitOrdered(order int64, keys []string, ttl time.Duration, sessionKey string, payload []byte) <-chan storage.Admission {
+// Admit handles one inbound message durably: it marks every dedupe key
+// for ttl and, unless one of them was marked already (dup), queues payload
+// for the session key at order (see storage.Inbound). The admission is
+// journaled, then applied in the order of the calls, in the next commit,
+// together with every other admission waiting then (group commit), and its
+// outcome arrives on the returned channel once that commit is durable.
+func (s *Store) Admit(order int64, keys []string, ttl time.Duration, sessionKey string, payload []byte) <-chan storage.Admission {
 	_, done := s.AdmitJournaled(order, keys, ttl, sessionKey, payload)
 	return done
 }
 
-// AdmitJournaled is AdmitOrdered with the journal's report: journaled
+// AdmitJournaled is Admit with the journal's report: journaled
 // receives nil once the admission is fsynced in the inbound journal (so a
 // crash cannot lose it: the caller may ack the message), or the error when
 // it could not be written there; such an admission is dropped, and done

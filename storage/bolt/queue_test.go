@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"agentbot/storage"
+	"agentbot/storage/storetest"
 )
 
 // payloads returns the queued payloads as strings.
@@ -50,7 +51,7 @@ func TestQueue(t *testing.T) {
 
 	var seqs []uint64
 	for i, key := range []string{a, a, b, a} {
-		seq, err := s.Enqueue(key, fmt.Appendf(nil, `{"text":"m%d"}`, i))
+		seq, err := storetest.Enqueue(s, key, fmt.Appendf(nil, `{"text":"m%d"}`, i))
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -68,24 +69,24 @@ func TestQueue(t *testing.T) {
 	mustPending(t, s, b, `{"text":"m2"}`)
 	mustKeys(t, s, a, b)
 
-	if err := s.Dequeue(a, seqs[1]); err != nil {
+	if err := storetest.Dequeue(s, a, seqs[1]); err != nil {
 		t.Fatal(err)
 	}
-	wantErrIs(t, "Dequeue twice", s.Dequeue(a, seqs[1]), storage.ErrNotFound)
-	wantErrIs(t, "Dequeue from the wrong key", s.Dequeue(b, seqs[0]), storage.ErrNotFound)
-	wantErrIs(t, "Dequeue from an empty key", s.Dequeue("T/C/none", 1), storage.ErrNotFound)
+	wantErrIs(t, "Dequeue twice", storetest.Dequeue(s, a, seqs[1]), storage.ErrNotFound)
+	wantErrIs(t, "Dequeue from the wrong key", storetest.Dequeue(s, b, seqs[0]), storage.ErrNotFound)
+	wantErrIs(t, "Dequeue from an empty key", storetest.Dequeue(s, "T/C/none", 1), storage.ErrNotFound)
 
 	s = reopen(t, s, c)
 	mustPending(t, s, a, `{"text":"m0"}`, `{"text":"m3"}`)
 	mustKeys(t, s, a, b)
 
-	if err := s.Dequeue(b, seqs[2]); err != nil {
+	if err := storetest.Dequeue(s, b, seqs[2]); err != nil {
 		t.Fatal(err)
 	}
 	mustKeys(t, s, a)
 	mustPending(t, s, b)
 
-	seq, err := s.Enqueue(b, []byte(`{"text":"m4"}`))
+	seq, err := storetest.Enqueue(s, b, []byte(`{"text":"m4"}`))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -97,11 +98,11 @@ func TestQueue(t *testing.T) {
 func TestQueueBadInput(t *testing.T) {
 	s := openAt(t, t.TempDir(), nil)
 	for _, p := range []string{"", "not json", `{"a":`} {
-		if _, err := s.Enqueue("T/C/1", []byte(p)); err == nil {
+		if _, err := storetest.Enqueue(s, "T/C/1", []byte(p)); err == nil {
 			t.Errorf("Enqueue(%q): want error", p)
 		}
 	}
-	if _, err := s.Enqueue("", []byte(`{}`)); err == nil {
+	if _, err := storetest.Enqueue(s, "", []byte(`{}`)); err == nil {
 		t.Error("Enqueue with an empty key: want error")
 	}
 	if _, err := s.Pending(""); err == nil {
@@ -110,7 +111,7 @@ func TestQueueBadInput(t *testing.T) {
 	if _, _, _, err := s.Next(""); err == nil {
 		t.Error("Next(\"\"): want error")
 	}
-	if err := s.Dequeue("", 1); err == nil {
+	if err := storetest.Dequeue(s, "", 1); err == nil {
 		t.Error("Dequeue(\"\"): want error")
 	}
 	mustKeys(t, s)

@@ -13,6 +13,7 @@ import (
 
 	"agentbot/engine/fixtures"
 	"agentbot/engine/transcript"
+	"agentbot/storage/storetest"
 )
 
 // v1Session is the session in testdata/v1, written by the schema 1 code
@@ -204,7 +205,7 @@ func TestMigrateV2QueueOrder(t *testing.T) {
 	if len(items) != 3 || string(items[0].Payload) != `"a"` || items[2].Seq != 12 || items[1].Order != base.Add(time.Second).UnixMicro() {
 		t.Fatalf("migrated queue %+v", items)
 	}
-	if err := s.Dequeue("T/C/1", 11); err != nil {
+	if err := storetest.Dequeue(s, "T/C/1", 11); err != nil {
 		t.Fatal(err)
 	}
 	f2, _, err := s.TakeLease("T/C/1", "a", time.Minute)

@@ -2,6 +2,7 @@ package bolt
 
 import (
 	"agentbot/engine/transcript"
+	"agentbot/storage/storetest"
 
 	"errors"
 	"os"
@@ -44,7 +45,7 @@ func crashChild(dir string) int {
 	if err := s.SaveSession(sess); err != nil {
 		return 6
 	}
-	if _, err := s.Enqueue(sess.Key, []byte(`{"text":"next"}`)); err != nil {
+	if _, err := storetest.Enqueue(s, sess.Key, []byte(`{"text":"next"}`)); err != nil {
 		return 7
 	}
 	return 1 // killed mid-turn: no Close

@@ -15,6 +15,7 @@ import (
 	"agentbot/storage"
 	"agentbot/storage/pgtest"
 	"agentbot/storage/postgres"
+	"agentbot/storage/storetest"
 )
 
 const secret = "s3cr3t-Pa55word"
@@ -196,7 +197,7 @@ func TestDatabaseRestart(t *testing.T) {
 	if err := s.SaveSession(sess); err == nil {
 		t.Fatal("SaveSession succeeded with the database stopped")
 	}
-	if dup, _, err := s.Admit([]string{"ev"}, time.Minute, "T/C/1", []byte(`{}`)); err == nil {
+	if dup, _, err := storetest.Admit(s, []string{"ev"}, time.Minute, "T/C/1", []byte(`{}`)); err == nil {
 		t.Fatalf("Admit succeeded with the database stopped (dup %v)", dup)
 	}
 	c.Start()
@@ -210,7 +211,7 @@ func TestDatabaseRestart(t *testing.T) {
 	if err := s.SaveSession(sess); err != nil {
 		t.Fatalf("SaveSession after restart: %v", err)
 	}
-	if dup, _, err := s.Admit([]string{"ev"}, time.Minute, "T/C/1", []byte(`{}`)); err != nil || dup {
+	if dup, _, err := storetest.Admit(s, []string{"ev"}, time.Minute, "T/C/1", []byte(`{}`)); err != nil || dup {
 		t.Fatalf("Admit after restart = %v, %v", dup, err)
 	}
 	got, err := s.Session("T/C/1")

@@ -30,12 +30,6 @@ const takeSQL = `INSERT INTO leases (key, holder, expires, token)
 // commit between the check and the write it guards.
 const checkFenceSQL = `SELECT 1 FROM leases WHERE key = $1 AND holder = $2 AND token = $3 AND expires > clock_timestamp() FOR SHARE`
 
-// Lease is TakeLease without the fence.
-func (s *Store) Lease(key, holder string, ttl time.Duration) (bool, error) {
-	_, ok, err := s.TakeLease(key, holder, ttl)
-	return ok, err
-}
-
 // TakeLease takes the lease on key for holder for ttl, with a new token,
 // when it is free or expired, or holder's own; it reports false while
 // another holder's lease is live. Expiry is by the database's clock.

@@ -12,7 +12,8 @@ import (
 )
 
 // BenchInbound measures the store's cost of one inbound message: Admit
-// (dedupe and enqueue), Next, Dequeue and one SaveSession appending the
+// (dedupe and enqueue), Next, CompleteFenced (under the thread's lease,
+// taken once) and one SaveSession appending the
 // user's message and the answer. It reports p50-ms and p99-ms per
 // message and, when roundTrips (a counter of the backend's round trips)
 // is given, roundtrips/msg.
@@ -26,6 +27,10 @@ func BenchInbound(b *testing.B, be storage.Backend, roundTrips func() int64) {
 	if err := be.SaveSession(sess); err != nil {
 		b.Fatal(err)
 	}
+	f, ok, err := be.TakeLease(key, "bench", time.Hour)
+	if err != nil || !ok {
+		b.Fatalf("lease: %v %v", ok, err)
+	}
 	payload := []byte(`{"user":"U1","text":"Please draft the next section of the PRD.","ts":"1700000000.000200"}`)
 	lat := make([]time.Duration, 0, b.N)
 	var rt0 int64
@@ -35,7 +40,7 @@ func BenchInbound(b *testing.B, be storage.Backend, roundTrips func() int64) {
 	b.ResetTimer()
 	for i := 0; b.Loop(); i++ {
 		start := time.Now()
-		dup, _, err := be.Admit([]string{fmt.Sprintf("Ev%09d", i), fmt.Sprintf("C1/%d", i)}, 10*time.Minute, key, payload)
+		dup, _, err := Admit(be, []string{fmt.Sprintf("Ev%09d", i), fmt.Sprintf("C1/%d", i)}, 10*time.Minute, key, payload)
 		if err != nil || dup {
 			b.Fatalf("admit: dup %v, %v", dup, err)
 		}
@@ -43,7 +48,7 @@ func BenchInbound(b *testing.B, be storage.Backend, roundTrips func() int64) {
 		if err != nil || !ok {
 			b.Fatalf("next: %v %v", ok, err)
 		}
-		if err := be.Dequeue(key, seq); err != nil {
+		if err := be.CompleteFenced(f, seq, nil); err != nil {
 			b.Fatal(err)
 		}
 		sess.Messages = append(sess.Messages,
@@ -95,7 +100,7 @@ func BenchAdmitParallel(b *testing.B, be storage.Backend, parallelism int) {
 				}
 				mine = append(mine, time.Since(start)) // the bot acks now
 			} else {
-				ch = be.AdmitAsync(keys, 10*time.Minute, key, []byte(`{"text":"hi"}`))
+				ch = be.Admit(0, keys, 10*time.Minute, key, []byte(`{"text":"hi"}`))
 			}
 			if a := <-ch; a.Err != nil || a.Dup {
 				b.Errorf("admit: %+v", a)

@@ -115,9 +115,9 @@ func fencedWritesRefused(t *testing.T, b storage.Backend) {
 
 func completeFenced(t *testing.T, b storage.Backend) {
 	newSession(t, b, "T/C/1")
-	seq1, err := b.Enqueue("T/C/1", []byte(`1`))
+	seq1, err := Enqueue(b, "T/C/1", []byte(`1`))
 	must(t, err)
-	seq2, err := b.Enqueue("T/C/1", []byte(`2`))
+	seq2, err := Enqueue(b, "T/C/1", []byte(`2`))
 	must(t, err)
 	fa := take(t, b, "T/C/1", "a", time.Minute)
 	must(t, b.ReleaseLease("T/C/1", "a"))
@@ -144,7 +144,7 @@ func completeFenced(t *testing.T, b storage.Backend) {
 		t.Fatalf("a failed complete changed the marker: %v", s.Meta)
 	}
 	// A thread without a session completes too.
-	seq3, err := b.Enqueue("T/C/none", []byte(`3`))
+	seq3, err := Enqueue(b, "T/C/none", []byte(`3`))
 	must(t, err)
 	fn := take(t, b, "T/C/none", "b", time.Minute)
 	must(t, b.CompleteFenced(fn, seq3, map[string]string{"posted": "3"}))
@@ -157,7 +157,7 @@ func queueOrdersByTs(t *testing.T, b storage.Backend) {
 	ts := func(n int) string { return fmt.Sprintf("1700000000.%06d", n) }
 	var chans []<-chan storage.Admission
 	for _, n := range []int{300, 100, 200} { // 100 redelivered after 300
-		chans = append(chans, b.AdmitOrdered(storage.OrderOf(ts(n)), []string{ts(n)}, time.Minute, "k", []byte(fmt.Sprint(n))))
+		chans = append(chans, b.Admit(storage.OrderOf(ts(n)), []string{ts(n)}, time.Minute, "k", []byte(fmt.Sprint(n))))
 	}
 	for _, ch := range chans {
 		if a := <-ch; a.Err != nil || a.Dup {
@@ -165,7 +165,7 @@ func queueOrdersByTs(t *testing.T, b storage.Backend) {
 		}
 	}
 	// An item without a ts is ordered by its admission, now: after them.
-	if _, _, err := b.Admit([]string{"click"}, time.Minute, "k", []byte(`"click"`)); err != nil {
+	if _, _, err := Admit(b, []string{"click"}, time.Minute, "k", []byte(`"click"`)); err != nil {
 		t.Fatal(err)
 	}
 	items, err := b.Pending("k")
@@ -184,7 +184,7 @@ func queueOrdersByTs(t *testing.T, b storage.Backend) {
 		t.Fatalf("Next = %s, want the earliest message", p)
 	}
 	// Dequeue finds an item wherever it is in the order.
-	must(t, b.Dequeue("k", items[2].Seq))
+	must(t, Dequeue(b, "k", items[2].Seq))
 	if items, _ = b.Pending("k"); len(items) != 3 || string(items[2].Payload) != `"click"` {
 		t.Fatalf("after dequeue of the middle: %+v", items)
 	}

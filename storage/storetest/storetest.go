@@ -77,7 +77,6 @@ var behaviours = []behaviour{
 	{"LookupByIDThenKey", lookupByIDThenKey},
 	{"BadKeysAndIDsRejected", badKeysRejected},
 	{"SeenMarksUntilExpiry", seenMarksUntilExpiry},
-	{"SweepSeenRemovesExpired", sweepSeenRemovesExpired},
 	{"AdmitSameKeyTwiceIsDup", admitSameKeyTwice},
 	{"AdmitTwoKeysOneMarkedIsDup", admitTwoKeysOneMarked},
 	{"AdmitAgainAfterExpiry", admitAgainAfterExpiry},
@@ -245,7 +244,7 @@ func missingIsErrNotFound(t *testing.T, b storage.Backend) {
 	if err := b.SaveSession(&transcript.Session{ID: id, Key: "nope"}); !errors.Is(err, storage.ErrNotFound) {
 		t.Errorf("SaveSession of an unknown id: %v", err)
 	}
-	if err := b.Dequeue("nope", 42); !errors.Is(err, storage.ErrNotFound) {
+	if err := Dequeue(b, "nope", 42); !errors.Is(err, storage.ErrNotFound) {
 		t.Errorf("Dequeue: %v", err)
 	}
 	if _, err := b.OutputData(id, "a.md", 0); !errors.Is(err, storage.ErrNotFound) {
@@ -494,7 +493,7 @@ func deleteSessionRemovesAll(t *testing.T, b storage.Backend) {
 	must(t, os.WriteFile(filepath.Join(out, "prd.md"), []byte("doc"), 0o600))
 	must(t, os.WriteFile(filepath.Join(in, "in.txt"), []byte("in"), 0o600))
 	must(t, b.PutOutput(s.ID, transcript.Output{Path: "prd.md", Version: 1, Size: 3}, []byte("doc")))
-	if _, err := b.Enqueue("k", []byte(`{"text":"queued"}`)); err != nil {
+	if _, err := Enqueue(b, "k", []byte(`{"text":"queued"}`)); err != nil {
 		t.Fatal(err)
 	}
 	must(t, b.DeleteSession(s.ID))
@@ -646,11 +645,11 @@ func badInputCalls(b storage.Backend) []badCall {
 		{"OutputDir(../x)", func() error { return errOf(b.OutputDir("../x")) }},
 		{`Seen("")`, func() error { return errOf(b.Seen("", time.Minute)) }},
 		{"Seen with ttl 0", func() error { return errOf(b.Seen("k", 0)) }},
-		{"Enqueue(not JSON)", func() error { return errOf(b.Enqueue("k", []byte("not json"))) }},
+		{"Enqueue(not JSON)", func() error { return errOf(Enqueue(b, "k", []byte("not json"))) }},
 		{"SetChannelDefault with no channel", func() error { return b.SetChannelDefault("T", "", "pm") }},
 		{"SetChannelDefault with '/' in the channel", func() error { return b.SetChannelDefault("T", "a/b", "pm") }},
-		{"Lease with ttl 0", func() error { return errOf(b.Lease("k", "h", 0)) }},
-		{"Lease with no holder", func() error { return errOf(b.Lease("k", "", time.Minute)) }},
+		{"Lease with ttl 0", func() error { return errOf(Lease(b, "k", "h", 0)) }},
+		{"Lease with no holder", func() error { return errOf(Lease(b, "k", "", time.Minute)) }},
 		{"ReleaseLease with no key", func() error { return b.ReleaseLease("", "h") }},
 	}
 }
@@ -695,36 +694,12 @@ func seenMarksUntilExpiry(t *testing.T, b storage.Backend) {
 	check("ev2", false)
 }
 
-func sweepSeenRemovesExpired(t *testing.T, b storage.Backend) {
-	c := clock(t, b)
-	for _, k := range []string{"a", "b"} {
-		if _, err := b.Seen(k, time.Minute); err != nil {
-			t.Fatal(err)
-		}
-	}
-	if _, err := b.Seen("c", time.Hour); err != nil {
-		t.Fatal(err)
-	}
-	c.Add(2 * time.Minute)
-	n, err := b.SweepSeen(c.Now())
-	must(t, err)
-	if n != 2 {
-		t.Errorf("SweepSeen removed %d, want 2", n)
-	}
-	if dup, _ := b.Seen("c", time.Minute); !dup {
-		t.Error("the live mark was swept")
-	}
-	if dup, _ := b.Seen("a", time.Minute); dup {
-		t.Error("a swept mark still counts")
-	}
-}
-
 func admitSameKeyTwice(t *testing.T, b storage.Backend) {
-	dup, seq, err := b.Admit([]string{"ev1"}, 10*time.Minute, "k", []byte(`{"n":1}`))
+	dup, seq, err := Admit(b, []string{"ev1"}, 10*time.Minute, "k", []byte(`{"n":1}`))
 	if err != nil || dup || seq == 0 {
 		t.Fatalf("first Admit = %v, %d, %v", dup, seq, err)
 	}
-	dup, seq2, err := b.Admit([]string{"ev1"}, 10*time.Minute, "k", []byte(`{"n":2}`))
+	dup, seq2, err := Admit(b, []string{"ev1"}, 10*time.Minute, "k", []byte(`{"n":2}`))
 	if err != nil || !dup || seq2 != 0 {
 		t.Fatalf("second Admit = %v, %d, %v; want dup", dup, seq2, err)
 	}
@@ -737,7 +712,7 @@ func admitSameKeyTwice(t *testing.T, b storage.Backend) {
 		t.Error("Admit did not mark the key for Seen")
 	}
 	// One key given twice in one admission counts as marked already.
-	if dup, _, err := b.Admit([]string{"ev9", "ev9"}, time.Minute, "k", []byte(`{}`)); err != nil || !dup {
+	if dup, _, err := Admit(b, []string{"ev9", "ev9"}, time.Minute, "k", []byte(`{}`)); err != nil || !dup {
 		t.Errorf("Admit with a key twice = %v, %v; want dup", dup, err)
 	}
 }
@@ -746,7 +721,7 @@ func admitTwoKeysOneMarked(t *testing.T, b storage.Backend) {
 	if _, err := b.Seen("C1/1.0", 10*time.Minute); err != nil {
 		t.Fatal(err)
 	}
-	dup, _, err := b.Admit([]string{"Ev1", "C1/1.0"}, 10*time.Minute, "k", []byte(`{}`))
+	dup, _, err := Admit(b, []string{"Ev1", "C1/1.0"}, 10*time.Minute, "k", []byte(`{}`))
 	if err != nil || !dup {
 		t.Fatalf("Admit with one key marked = %v, %v; want dup", dup, err)
 	}
@@ -754,25 +729,25 @@ func admitTwoKeysOneMarked(t *testing.T, b storage.Backend) {
 		t.Fatalf("a dup was queued: %+v", items)
 	}
 	// The other key got marked too: the same event under it is a dup.
-	if dup, _, err := b.Admit([]string{"Ev1"}, 10*time.Minute, "k", []byte(`{}`)); err != nil || !dup {
+	if dup, _, err := Admit(b, []string{"Ev1"}, 10*time.Minute, "k", []byte(`{}`)); err != nil || !dup {
 		t.Errorf("Admit of the other key = %v, %v; want dup", dup, err)
 	}
-	if dup, _, err := b.Admit([]string{"Ev2", "C1/2.0"}, 10*time.Minute, "k", []byte(`{}`)); err != nil || dup {
+	if dup, _, err := Admit(b, []string{"Ev2", "C1/2.0"}, 10*time.Minute, "k", []byte(`{}`)); err != nil || dup {
 		t.Errorf("Admit of two fresh keys = %v, %v; want admitted", dup, err)
 	}
 }
 
 func admitAgainAfterExpiry(t *testing.T, b storage.Backend) {
 	c := clock(t, b)
-	if dup, _, err := b.Admit([]string{"ev"}, time.Minute, "k", []byte(`1`)); err != nil || dup {
+	if dup, _, err := Admit(b, []string{"ev"}, time.Minute, "k", []byte(`1`)); err != nil || dup {
 		t.Fatalf("Admit = %v, %v", dup, err)
 	}
 	c.Add(59 * time.Second)
-	if dup, _, _ := b.Admit([]string{"ev"}, time.Minute, "k", []byte(`2`)); !dup {
+	if dup, _, _ := Admit(b, []string{"ev"}, time.Minute, "k", []byte(`2`)); !dup {
 		t.Fatal("admitted again before expiry")
 	}
 	c.Add(2 * time.Second)
-	if dup, _, err := b.Admit([]string{"ev"}, time.Minute, "k", []byte(`3`)); err != nil || dup {
+	if dup, _, err := Admit(b, []string{"ev"}, time.Minute, "k", []byte(`3`)); err != nil || dup {
 		t.Fatalf("Admit after expiry = %v, %v; want admitted", dup, err)
 	}
 	items, err := b.Pending("k")
@@ -785,7 +760,7 @@ func admitAgainAfterExpiry(t *testing.T, b storage.Backend) {
 func admitQueuesInOrder(t *testing.T, b storage.Backend) {
 	var chans []<-chan storage.Admission
 	for i := range 5 {
-		chans = append(chans, b.AdmitAsync([]string{fmt.Sprintf("ev%d", i)}, time.Minute, "k", []byte(fmt.Sprint(i))))
+		chans = append(chans, b.Admit(0, []string{fmt.Sprintf("ev%d", i)}, time.Minute, "k", []byte(fmt.Sprint(i))))
 	}
 	var seqs []uint64
 	for i, ch := range chans {
@@ -809,18 +784,18 @@ func admitQueuesInOrder(t *testing.T, b storage.Backend) {
 		t.Fatalf("%d items queued, want 5", len(items))
 	}
 	// No keys: a plain enqueue.
-	if dup, seq, err := b.Admit(nil, 0, "k", []byte(`{}`)); err != nil || dup || seq <= seqs[4] {
+	if dup, seq, err := Admit(b, nil, 0, "k", []byte(`{}`)); err != nil || dup || seq <= seqs[4] {
 		t.Errorf("Admit without keys = %v, %d, %v", dup, seq, err)
 	}
 }
 
 func admitRejectsBadInput(t *testing.T, b storage.Backend) {
 	for name, a := range map[string]func() storage.Admission{
-		"not JSON":  func() storage.Admission { return <-b.AdmitAsync([]string{"e1"}, time.Minute, "k", []byte("{")) },
-		"empty key": func() storage.Admission { return <-b.AdmitAsync([]string{"e2"}, time.Minute, "", []byte("{}")) },
-		"no ttl":    func() storage.Admission { return <-b.AdmitAsync([]string{"e3"}, 0, "k", []byte("{}")) },
+		"not JSON":  func() storage.Admission { return <-b.Admit(0, []string{"e1"}, time.Minute, "k", []byte("{")) },
+		"empty key": func() storage.Admission { return <-b.Admit(0, []string{"e2"}, time.Minute, "", []byte("{}")) },
+		"no ttl":    func() storage.Admission { return <-b.Admit(0, []string{"e3"}, 0, "k", []byte("{}")) },
 		"empty seen key": func() storage.Admission {
-			return <-b.AdmitAsync([]string{""}, time.Minute, "k", []byte("{}"))
+			return <-b.Admit(0, []string{""}, time.Minute, "k", []byte("{}"))
 		},
 	} {
 		if got := a(); got.Err == nil {
@@ -831,7 +806,7 @@ func admitRejectsBadInput(t *testing.T, b storage.Backend) {
 		t.Fatalf("bad admissions queued %+v", items)
 	}
 	// The keys of refused admissions are not marked.
-	if dup, _, err := b.Admit([]string{"e1"}, time.Minute, "k", []byte(`{}`)); err != nil || dup {
+	if dup, _, err := Admit(b, []string{"e1"}, time.Minute, "k", []byte(`{}`)); err != nil || dup {
 		t.Errorf("Admit after a refused one = %v, %v", dup, err)
 	}
 }
@@ -850,11 +825,11 @@ func queueFilled(t *testing.T, b storage.Backend) ([]uint64, uint64) {
 	payloads := []string{`{"text":"one"}`, `{"text": "two",  "spaces":true}`, `[3]`}
 	var seqs []uint64
 	for _, p := range payloads {
-		seq, err := b.Enqueue("k1", []byte(p))
+		seq, err := Enqueue(b, "k1", []byte(p))
 		must(t, err)
 		seqs = append(seqs, seq)
 	}
-	s2, err := b.Enqueue("k0", []byte(`"other"`))
+	s2, err := Enqueue(b, "k0", []byte(`"other"`))
 	must(t, err)
 	if s2 <= seqs[2] {
 		t.Errorf("seq %d after %d: seqs are not global and growing", s2, seqs[2])
@@ -901,29 +876,29 @@ func pendingItems(t *testing.T, b storage.Backend, key string, seqs []uint64, pa
 // queueDrained dequeues the items queueFilled queued, in and out of order,
 // and checks that seqs are never reused.
 func queueDrained(t *testing.T, b storage.Backend, seqs []uint64, s2 uint64) {
-	must(t, b.Dequeue("k1", seqs[0]))
-	if err := b.Dequeue("k1", seqs[0]); !errors.Is(err, storage.ErrNotFound) {
+	must(t, Dequeue(b, "k1", seqs[0]))
+	if err := Dequeue(b, "k1", seqs[0]); !errors.Is(err, storage.ErrNotFound) {
 		t.Errorf("dequeue twice: %v", err)
 	}
-	if err := b.Dequeue("k1", s2); !errors.Is(err, storage.ErrNotFound) {
+	if err := Dequeue(b, "k1", s2); !errors.Is(err, storage.ErrNotFound) {
 		t.Errorf("dequeue of another key's item: %v", err)
 	}
 	if seq, _, _, _ := b.Next("k1"); seq != seqs[1] {
 		t.Errorf("Next after dequeue = %d, want %d", seq, seqs[1])
 	}
-	must(t, b.Dequeue("k0", s2))
+	must(t, Dequeue(b, "k0", s2))
 	if keys, err := b.PendingKeys(); err != nil || !slices.Equal(keys, []string{"k1"}) {
 		t.Fatalf("PendingKeys after emptying k0 = %v, %v", keys, err)
 	}
-	must(t, b.Dequeue("k1", seqs[2])) // out of order
+	must(t, Dequeue(b, "k1", seqs[2])) // out of order
 	if seq, _, _, _ := b.Next("k1"); seq != seqs[1] {
 		t.Errorf("Next = %d, want %d", seq, seqs[1])
 	}
-	must(t, b.Dequeue("k1", seqs[1]))
+	must(t, Dequeue(b, "k1", seqs[1]))
 	if _, _, ok, _ := b.Next("k1"); ok {
 		t.Error("Next on an emptied queue found an item")
 	}
-	next, err := b.Enqueue("k1", []byte(`{}`))
+	next, err := Enqueue(b, "k1", []byte(`{}`))
 	must(t, err)
 	if next <= s2 {
 		t.Errorf("seq %d reused after emptying, want more than %d", next, s2)
@@ -1064,7 +1039,7 @@ func outputsDeletedWithSession(t *testing.T, b storage.Backend) {
 
 func lease(t *testing.T, b storage.Backend, key, holder string, ttl time.Duration, want bool) {
 	t.Helper()
-	got, err := b.Lease(key, holder, ttl)
+	got, err := Lease(b, key, holder, ttl)
 	if err != nil || got != want {
 		t.Fatalf("Lease(%s, %s) = %v, %v; want %v", key, holder, got, err, want)
 	}
@@ -1089,7 +1064,7 @@ func leaseTakeover(t *testing.T, b storage.Backend) {
 	lease(t, b, "k", "a", 50*time.Millisecond, true)
 	deadline := time.Now().Add(10 * time.Second)
 	for {
-		ok, err := b.Lease("k", "b", time.Minute)
+		ok, err := Lease(b, "k", "b", time.Minute)
 		must(t, err)
 		if ok {
 			break
@@ -1147,8 +1122,8 @@ func concurrentAdmissions(t *testing.T, b storage.Backend) {
 		wg.Go(func() {
 			for i := range each {
 				key := fmt.Sprintf("T/C/%d", i%3)
-				dup, seq, err := b.Admit([]string{fmt.Sprintf("ev-%d-%d", w, i)}, time.Minute, key, []byte(`{}`))
-				dup2, seq2, err2 := b.Admit([]string{"shared-event"}, time.Minute, "T/C/shared", []byte(`{}`))
+				dup, seq, err := Admit(b, []string{fmt.Sprintf("ev-%d-%d", w, i)}, time.Minute, key, []byte(`{}`))
+				dup2, seq2, err2 := Admit(b, []string{"shared-event"}, time.Minute, "T/C/shared", []byte(`{}`))
 				mu.Lock()
 				if err != nil || err2 != nil || dup {
 					errs = append(errs, fmt.Errorf("admit: %v %v dup %v", err, err2, dup))
