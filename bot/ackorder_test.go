@@ -1,6 +1,7 @@
 package bot_test
 
 import (
+	"context"
 	"errors"
 	"sync"
 	"testing"
@@ -19,7 +20,7 @@ type failingStore struct {
 	admitted []time.Time
 }
 
-func (f *failingStore) Admit(order int64, d []string, ttl time.Duration, key string, payload []byte) <-chan storage.Admission {
+func (f *failingStore) Admit(ctx context.Context, order int64, d []string, ttl time.Duration, key string, payload []byte) <-chan storage.Admission {
 	f.mu.Lock()
 	defer f.mu.Unlock()
 	if f.fail {
@@ -27,7 +28,7 @@ func (f *failingStore) Admit(order int64, d []string, ttl time.Duration, key str
 		ch <- storage.Admission{Err: errors.New("disk full")}
 		return ch
 	}
-	ch := f.Store.Admit(order, d, ttl, key, payload)
+	ch := f.Store.Admit(ctx, order, d, ttl, key, payload)
 	f.admitted = append(f.admitted, time.Now())
 	return ch
 }
@@ -35,12 +36,13 @@ func (f *failingStore) Admit(order int64, d []string, ttl time.Duration, key str
 // A message is acked only once it is persisted; one that cannot be
 // persisted is not acked, so Slack delivers it again, and then it runs.
 func TestAckAfterPersistence(t *testing.T) {
+	ctx := context.Background()
 	var fs *failingStore
 	r := newRig(t, rigOpts{mutate: func(c *bot.Config) {
 		fs = &failingStore{Store: c.Store, fail: true}
 		c.Store = fs
 	}})
-	r.st.SetChannelDefault(r.slack.TeamID(), channel, "product-lead")
+	r.st.SetChannelDefault(ctx, r.slack.TeamID(), channel, "product-lead")
 	_, env := r.mention("", "")
 	if _, err := r.slack.WaitAck(env, 700*time.Millisecond); err == nil {
 		t.Fatal("a message that could not be persisted was acked")

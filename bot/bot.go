@@ -227,7 +227,7 @@ func (b *Bot) Run(ctx context.Context) error {
 	go func() { defer close(intakeDone); b.intakeLoop(sockCtx) }()
 
 	// Messages persisted before a restart get their turn now.
-	if keys, err := b.cfg.Store.PendingKeys(); err != nil {
+	if keys, err := b.cfg.Store.PendingKeys(ctx); err != nil {
 		b.log.Error("recover pending messages", "err", err)
 	} else {
 		for _, k := range keys {

@@ -1,6 +1,7 @@
 package bot_test
 
 import (
+	"context"
 	"strings"
 	"testing"
 	"time"
@@ -14,8 +15,9 @@ import (
 // or the inbound journal is replayed after a crash): the click carries a
 // dedupe key (its action_ts), so the workflow runs once.
 func TestMenuClickRedeliveredAnsweredOnce(t *testing.T) {
+	ctx := context.Background()
 	r := newRig(t, rigOpts{})
-	r.st.SetChannelDefault(r.slack.TeamID(), channel, "product-lead")
+	r.st.SetChannelDefault(ctx, r.slack.TeamID(), channel, "product-lead")
 	thread, _ := r.mention("", "")
 	greet := r.waitBotMessages(thread, 1)[0]
 	r.model.Enqueue(fakemodel.Reply{Text: "Let's write a brief."}, fakemodel.Reply{Text: "A second answer"})

@@ -19,6 +19,7 @@ import (
 // replica took over while it was frozen (it has not noticed: its renewal
 // has not run) posts nothing in the thread; with the lease, it posts.
 func TestPostUnderAStaleFencePostsNothing(t *testing.T) {
+	ctx := context.Background()
 	const key = "T0FAKETEAM/C1/1700000000.000100"
 	fake := fakeslack.New(t)
 	st, err := bolt.Open(t.TempDir())
@@ -28,17 +29,17 @@ func TestPostUnderAStaleFencePostsNothing(t *testing.T) {
 	defer st.Close()
 	log := slog.New(slog.NewTextHandler(io.Discard, nil))
 	b := &Bot{log: log, sleep: sleepCtx, cfg: Config{API: slack.New(fakeslack.DefaultBotToken, slack.OptionAPIURL(fake.APIURL()))}}
-	f, ok, err := st.TakeLease(key, "a", time.Minute)
+	f, ok, err := st.TakeLease(ctx, key, "a", time.Minute)
 	if err != nil || !ok {
 		t.Fatalf("take lease: %v %v", ok, err)
 	}
 	l := lease.Hold(context.Background(), f, lease.Config{Store: st, Fences: lease.NewFences(st), TTL: time.Minute, Replica: "a", Log: log})
 	defer l.Release()
 	b.post(l.Context(), "C1", "1700000000.000100", "held")
-	if err := st.ReleaseLease(key, "a"); err != nil { // as if it expired while a was frozen
+	if err := st.ReleaseLease(ctx, key, "a"); err != nil { // as if it expired while a was frozen
 		t.Fatal(err)
 	}
-	if _, ok, err := st.TakeLease(key, "b", time.Minute); err != nil || !ok {
+	if _, ok, err := st.TakeLease(ctx, key, "b", time.Minute); err != nil || !ok {
 		t.Fatalf("b takes the thread over: %v %v", ok, err)
 	}
 	time.Sleep(300 * time.Millisecond) // past the fence check a's last call counted on

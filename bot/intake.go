@@ -79,7 +79,7 @@ func (b *Bot) handle(evt socketmode.Event) {
 func (b *Bot) seen(dedupe ...string) bool {
 	dup := false
 	for _, k := range dedupe {
-		d, err := b.cfg.Store.Seen(k, b.cfg.DedupeTTL)
+		d, err := b.cfg.Store.Seen(context.TODO(), k, b.cfg.DedupeTTL)
 		if err != nil {
 			b.log.Error("dedupe", "err", err)
 		}
@@ -187,16 +187,16 @@ func (b *Bot) replyCounts(it item, reply bool) (counts, handed bool) {
 // them, and each begins before the one before it ends: a thread moving on
 // meanwhile is still seen.
 func (b *Bot) threadLive(key string) (bool, error) {
-	if ok, err := b.cfg.Store.HasSession(key); err != nil || ok {
+	if ok, err := b.cfg.Store.HasSession(context.TODO(), key); err != nil || ok {
 		return ok, wrapErr("look up thread session", err)
 	}
 	if b.admittingThread(key) {
 		return true, nil
 	}
-	if _, _, ok, err := b.cfg.Store.Next(key); err != nil || ok {
+	if _, _, ok, err := b.cfg.Store.Next(context.TODO(), key); err != nil || ok {
 		return ok, wrapErr("look up thread queue", err)
 	}
-	ok, err := b.cfg.Store.HasSession(key)
+	ok, err := b.cfg.Store.HasSession(context.TODO(), key)
 	return ok, wrapErr("look up thread session", err)
 }
 
@@ -269,7 +269,7 @@ func (b *Bot) enqueue(it item, ack func(), dedupe ...string) bool {
 	// right behind it asks here (threadLive).
 	b.admittingAdd(key, 1)
 	if b.journal != nil {
-		journaled, done := b.journal.AdmitJournaled(order, dedupe, b.cfg.DedupeTTL, key, payload)
+		journaled, done := b.journal.AdmitJournaled(context.TODO(), order, dedupe, b.cfg.DedupeTTL, key, payload)
 		go func() {
 			defer b.acks.Done()
 			defer b.admittingAdd(key, -1)
@@ -282,7 +282,7 @@ func (b *Bot) enqueue(it item, ack func(), dedupe ...string) bool {
 		}()
 		return true
 	}
-	done := b.cfg.Store.Admit(order, dedupe, b.cfg.DedupeTTL, key, payload)
+	done := b.cfg.Store.Admit(context.TODO(), order, dedupe, b.cfg.DedupeTTL, key, payload)
 	go func() {
 		defer b.acks.Done()
 		defer b.admittingAdd(key, -1)

@@ -65,7 +65,7 @@ func (b *Bot) postedMeta(l *lease.Held, seq uint64, posted bool) (map[string]str
 	if !posted {
 		return nil, nil
 	}
-	rec, err := b.cfg.Store.FindMeta(l.Fence().Key)
+	rec, err := b.cfg.Store.FindMeta(context.TODO(), l.Fence().Key)
 	if err != nil || rec == nil {
 		return nil, err
 	}
@@ -97,14 +97,17 @@ func (b *Bot) recordOutput(ctx context.Context, key string, seq uint64, o render
 		st.Output = &o
 		threadstate.Put(s, st)
 	})
+	// Stored even when the turn is cancelled (its lease lost, a shutdown):
+	// what it showed is shown, and the fence decides whether it may write.
+	ctx = context.WithoutCancel(ctx)
 	err := l.Retry("record the turn's output", func() error {
-		rec, err := b.cfg.Store.FindMeta(key)
+		rec, err := b.cfg.Store.FindMeta(ctx, key)
 		if err != nil || rec == nil {
 			return err
 		}
 		st, _ := threadstate.Of(rec)
 		st.Output = &to
-		return b.cfg.Store.SetMetaFenced(l.Fence(), threadstate.MetaKey, st.Encode())
+		return b.cfg.Store.SetMetaFenced(ctx, l.Fence(), threadstate.MetaKey, st.Encode())
 	})
 	if err != nil && !errors.Is(err, storage.ErrNotFound) {
 		b.log.Warn("record the turn's output", "thread", key, "err", err)

@@ -1,6 +1,7 @@
 package bot_test
 
 import (
+	"context"
 	"strings"
 	"testing"
 
@@ -12,6 +13,7 @@ import (
 // hint: an unknown model names the models the endpoint offers, and a
 // quota error says to check billing, after one try.
 func TestSlackModelErrorHints(t *testing.T) {
+	ctx := context.Background()
 	for _, tc := range []struct {
 		name  string
 		setup func(fm *fakemodel.Server)
@@ -31,7 +33,7 @@ func TestSlackModelErrorHints(t *testing.T) {
 			fm := fakemodel.NewTB(t)
 			tc.setup(fm)
 			r := newRig(t, rigOpts{engine: func(c *engine.Config) { c.Model = modelFor(fm, tc.model, false) }})
-			if err := r.st.SetChannelDefault(r.slack.TeamID(), channel, "product-lead"); err != nil {
+			if err := r.st.SetChannelDefault(ctx, r.slack.TeamID(), channel, "product-lead"); err != nil {
 				t.Fatal(err)
 			}
 			thread, _ := r.mention("*brief", "")

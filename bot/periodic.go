@@ -40,7 +40,7 @@ func (t *threads) startPeriodic(ctx context.Context) {
 // worker: a thread of a replica that died, or an item another replica
 // admitted for a thread this one was working.
 func (t *threads) scan() {
-	keys, err := t.b.cfg.Store.PendingKeys()
+	keys, err := t.b.cfg.Store.PendingKeys(context.TODO())
 	if err != nil {
 		t.b.log.Error("scan queued threads", "err", err)
 		return

@@ -183,7 +183,7 @@ func (b *Bot) threadCommand(ctx context.Context, j *job) bool {
 // hello is answered by the greeting).
 func (b *Bot) startDefault(ctx context.Context, j *job) bool {
 	it := j.it
-	agentID, err := b.cfg.Store.ChannelDefault(it.Team, it.Channel)
+	agentID, err := b.cfg.Store.ChannelDefault(ctx, it.Team, it.Channel)
 	if err != nil && b.keepQueued(ctx) {
 		// Not knowing the default is not knowing there is none: the
 		// message waits for the store, not for the picker.

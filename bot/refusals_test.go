@@ -2,6 +2,7 @@ package bot_test
 
 import (
 	"bytes"
+	"context"
 	"log/slog"
 	"strings"
 	"sync"
@@ -32,11 +33,12 @@ func (s *syncBuffer) String() string {
 // When Slack refuses the greeting's blocks, the refusal is logged at warn
 // with the method, and the thread still gets the greeting as plain text.
 func TestRefusedGreetingFallsBackToPlainText(t *testing.T) {
+	ctx := context.Background()
 	var logs syncBuffer
 	r := newRig(t, rigOpts{mutate: func(c *bot.Config) {
 		c.Logger = slog.New(slog.NewTextHandler(&logs, &slog.HandlerOptions{Level: slog.LevelWarn}))
 	}})
-	r.st.SetChannelDefault(r.slack.TeamID(), channel, "product-lead")
+	r.st.SetChannelDefault(ctx, r.slack.TeamID(), channel, "product-lead")
 	r.slack.FailNext("chat.postMessage", "invalid_blocks")
 	thread, _ := r.mention("hello", "")
 	msgs := r.waitBotMessages(thread, 1)
@@ -52,8 +54,9 @@ func TestRefusedGreetingFallsBackToPlainText(t *testing.T) {
 // A channel thread's agent session is titled through agents.sessions.rename
 // (DMs through assistant.threads.setTitle).
 func TestChannelSessionTitle(t *testing.T) {
+	ctx := context.Background()
 	r := newRig(t, rigOpts{})
-	r.st.SetChannelDefault(r.slack.TeamID(), channel, "product-lead")
+	r.st.SetChannelDefault(ctx, r.slack.TeamID(), channel, "product-lead")
 	r.model.Enqueue(fakemodel.Reply{Text: "Sure."})
 	thread, _ := r.mention("help me plan the launch", "")
 	r.waitFor("the title", func() bool { return len(r.slack.Titles()) > 0 })

@@ -1,6 +1,7 @@
 package bot_test
 
 import (
+	"context"
 	"strings"
 	"testing"
 
@@ -12,8 +13,9 @@ import (
 // closed first, so the model never gets two user messages in a row,
 // though the thread's conversation is opened afresh for each message.
 func TestFirstTurnFailedThenRetryWorks(t *testing.T) {
+	ctx := context.Background()
 	r := newRig(t, rigOpts{})
-	r.st.SetChannelDefault(r.slack.TeamID(), channel, "product-lead")
+	r.st.SetChannelDefault(ctx, r.slack.TeamID(), channel, "product-lead")
 	r.model.Enqueue(fakemodel.Reply{Status: 401, ErrorBody: `{"error":{"message":"Incorrect API key provided","type":"invalid_request_error","code":"invalid_api_key"}}`})
 	thread, _ := r.mention("plan the launch", "")
 	r.waitFor("the error", func() bool {
@@ -44,7 +46,7 @@ func TestFirstTurnFailedThenRetryWorks(t *testing.T) {
 			t.Fatalf("two user messages in a row at %d: %q then %q", i, last.Messages[i-1].Content, last.Messages[i].Content)
 		}
 	}
-	list, err := r.st.ListSessions()
+	list, err := r.st.ListSessions(ctx)
 	if err != nil || len(list) != 1 || list[0].AgentID != "product-lead" {
 		t.Fatalf("sessions after the retry: %+v, %v", list, err)
 	}

@@ -1,6 +1,7 @@
 package bot_test
 
 import (
+	"context"
 	"strings"
 	"testing"
 
@@ -15,6 +16,7 @@ import (
 // DM. The status goes back to working when the answer begins, and the
 // reasoning itself never reaches Slack.
 func TestSlackThinkingStatus(t *testing.T) {
+	ctx := context.Background()
 	for _, tc := range []struct {
 		name        string
 		dm          bool
@@ -35,13 +37,13 @@ func TestSlackThinkingStatus(t *testing.T) {
 			where, thread := channel, ""
 			if tc.dm {
 				where = "D0THINK01"
-				if err := r.st.SetChannelDefault(r.slack.TeamID(), where, "product-lead"); err != nil {
+				if err := r.st.SetChannelDefault(ctx, r.slack.TeamID(), where, "product-lead"); err != nil {
 					t.Fatal(err)
 				}
 				thread = r.slack.NextTS()
 				r.slack.SendEvent(map[string]any{"type": "message", "user": user, "channel": where, "channel_type": "im", "text": "a question", "ts": thread})
 			} else {
-				if err := r.st.SetChannelDefault(r.slack.TeamID(), channel, "product-lead"); err != nil {
+				if err := r.st.SetChannelDefault(ctx, r.slack.TeamID(), channel, "product-lead"); err != nil {
 					t.Fatal(err)
 				}
 				thread, _ = r.mention("a question", "")

@@ -1,6 +1,7 @@
 package bot
 
 import (
+	"context"
 	"encoding/json"
 	"sync"
 	"time"
@@ -109,7 +110,7 @@ func (t *threads) retryWait(d time.Duration) bool {
 func (t *threads) drain(key string) drained {
 	b := t.b
 	for b.turnCtx.Err() == nil && !b.stopping.Load() {
-		f, ok, err := b.cfg.Store.TakeLease(key, b.cfg.ReplicaID, b.cfg.LeaseTTL)
+		f, ok, err := b.cfg.Store.TakeLease(context.TODO(), key, b.cfg.ReplicaID, b.cfg.LeaseTTL)
 		if err != nil {
 			b.log.Error("take thread lease", "err", err)
 			return drainRetry
@@ -123,7 +124,7 @@ func (t *threads) drain(key string) drained {
 		// The lease is released with the queue empty. An item another
 		// replica queued in between found the lease taken: look again, so
 		// it does not wait for the scan.
-		if _, _, ok, err := b.cfg.Store.Next(key); err != nil || !ok {
+		if _, _, ok, err := b.cfg.Store.Next(context.TODO(), key); err != nil || !ok {
 			return drainEmpty
 		}
 	}
@@ -158,7 +159,7 @@ func (t *threads) drainLeased(f storage.Fence) drained {
 	l := b.holdLease(f)
 	defer l.Release()
 	for l.Context().Err() == nil && !b.stopping.Load() {
-		seq, payload, ok, err := b.cfg.Store.Next(key)
+		seq, payload, ok, err := b.cfg.Store.Next(context.TODO(), key)
 		if err != nil {
 			b.log.Error("read queue", "err", err)
 			return drainRetry

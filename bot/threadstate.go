@@ -1,6 +1,8 @@
 package bot
 
 import (
+	"context"
+
 	"agentbot/bot/threadstate"
 	"agentbot/engine"
 )
@@ -29,7 +31,7 @@ func (b *Bot) setState(s *engine.Session, change func(*threadstate.State)) {
 // saveSession stores s (its transcript and state); a failure is logged,
 // saying what was not kept, and reported.
 func (b *Bot) saveSession(s *engine.Session, what string) bool {
-	if err := b.fences.SaveSession(&s.Session); err != nil {
+	if err := b.fences.SaveSession(context.TODO(), &s.Session); err != nil {
 		b.log.Error("save session: "+what, "session", s.ID, "err", err)
 		return false
 	}
@@ -40,7 +42,7 @@ func (b *Bot) saveSession(s *engine.Session, what string) bool {
 // with its metadata only, never its transcript: for a change after the
 // engine saved the session. A thread without a session has no state.
 func (b *Bot) storeState(key string, change func(*threadstate.State)) error {
-	rec, err := b.cfg.Store.FindMeta(key)
+	rec, err := b.cfg.Store.FindMeta(context.TODO(), key)
 	if err != nil || rec == nil {
 		return err
 	}
@@ -49,5 +51,5 @@ func (b *Bot) storeState(key string, change func(*threadstate.State)) error {
 		b.log.Warn("unreadable thread state left out", "err", err)
 	}
 	change(&st)
-	return b.cfg.Store.SetMeta(key, threadstate.MetaKey, st.Encode())
+	return b.cfg.Store.SetMeta(context.TODO(), key, threadstate.MetaKey, st.Encode())
 }

@@ -1,6 +1,7 @@
 package bot
 
 import (
+	"context"
 	"fmt"
 	"slices"
 	"strings"
@@ -21,7 +22,7 @@ func (b *Bot) slashTools(cmd slack.SlashCommand, team string, args []string) {
 		b.respond(cmd, why)
 		return
 	}
-	current, err := b.cfg.Store.ChannelTools(team, cmd.ChannelID)
+	current, err := b.cfg.Store.ChannelTools(context.TODO(), team, cmd.ChannelID)
 	if err != nil {
 		b.log.Error("read channel tools", "err", err)
 		b.respond(cmd, "⚠️ I couldn't read this channel's tools. Please try again.")
@@ -45,7 +46,7 @@ func (b *Bot) slashTools(cmd slack.SlashCommand, team string, args []string) {
 	if !ok {
 		return
 	}
-	if err := b.cfg.Store.SetChannelTools(team, cmd.ChannelID, next); err != nil {
+	if err := b.cfg.Store.SetChannelTools(context.TODO(), team, cmd.ChannelID, next); err != nil {
 		b.log.Error("set channel tools", "err", err)
 		b.respond(cmd, "⚠️ I couldn't save this channel's tools. Please try again.")
 		return
@@ -55,7 +56,7 @@ func (b *Bot) slashTools(cmd slack.SlashCommand, team string, args []string) {
 	if op == "remove" {
 		verb = "removed from"
 	}
-	next, _ = b.cfg.Store.ChannelTools(team, cmd.ChannelID)
+	next, _ = b.cfg.Store.ChannelTools(context.TODO(), team, cmd.ChannelID)
 	b.respond(cmd, fmt.Sprintf("`%s` %s this channel's tools; it applies from the next turn.\n%s", name, verb, b.toolsText(next)))
 }
 
@@ -87,7 +88,7 @@ func (b *Bot) knownServers() string { return view.KnownServers(b.cfg.MCPServers)
 // ChannelToolsReader reads a channel's MCP servers; Store and
 // storage.Backend implement it.
 type ChannelToolsReader interface {
-	ChannelTools(team, channel string) ([]string, error)
+	ChannelTools(ctx context.Context, team, channel string) ([]string, error)
 }
 
 // ChannelServers returns the engine's hook for a session's channel tools:
@@ -100,7 +101,7 @@ func ChannelServers(st ChannelToolsReader) func(sessionKey string) ([]string, er
 		if !ok || k.Channel == "" {
 			return nil, nil
 		}
-		servers, err := st.ChannelTools(k.Team, k.Channel)
+		servers, err := st.ChannelTools(context.TODO(), k.Team, k.Channel)
 		if err != nil {
 			return nil, fmt.Errorf("channel tools of %s: %w", sessionKey, err)
 		}

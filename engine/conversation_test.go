@@ -35,11 +35,12 @@ func TestConversationOpenFindsOrCreates(t *testing.T) {
 // still hands back the conversation, which can switch to another agent:
 // the old session is kept, detached, and the key gets a fresh one.
 func TestConversationAgentGoneSwitches(t *testing.T) {
+	ctx := context.Background()
 	h := newHarness(t, harnessOpts{})
 	s, _ := h.start("T/C/gone", "product-lead")
 	rec := &s.Session
 	rec.AgentID, rec.Agent = "no-such-agent", nil // as if its bundle was removed
-	if err := h.st.SaveSession(rec); err != nil {
+	if err := h.st.SaveSession(ctx, rec); err != nil {
 		t.Fatal(err)
 	}
 	c, err := h.eng.Open(h.st, "T/C/gone")
@@ -54,7 +55,7 @@ func TestConversationAgentGoneSwitches(t *testing.T) {
 	if c.ID == rec.ID || c.Agent.ID != "product-lead" {
 		t.Fatalf("switch kept the old session %s (agent %v)", c.ID, c.AgentID)
 	}
-	old, err := h.st.SessionByID(rec.ID)
+	old, err := h.st.SessionByID(ctx, rec.ID)
 	if err != nil || old.AgentID != "no-such-agent" {
 		t.Fatalf("the old session is lost: %+v, %v", old, err)
 	}
@@ -184,6 +185,7 @@ func TestConversationRetryInFreshConversation(t *testing.T) {
 // failed), key and all, so a new conversation under the key starts
 // afresh; a session with an answer is kept.
 func TestConversationCloseDropsUnanswered(t *testing.T) {
+	ctx := context.Background()
 	h := newHarness(t, harnessOpts{})
 	c, err := h.eng.Open(h.st, "chat/demo")
 	if err != nil {
@@ -202,10 +204,10 @@ func TestConversationCloseDropsUnanswered(t *testing.T) {
 	if deleted, err := c.Close(h.st); err != nil || !deleted {
 		t.Fatalf("close an unanswered session: deleted %v, %v", deleted, err)
 	}
-	if _, err := h.st.SessionByID(c.ID); err == nil {
+	if _, err := h.st.SessionByID(ctx, c.ID); err == nil {
 		t.Fatal("the unanswered session is still stored")
 	}
-	if rec, err := h.st.FindSession("chat/demo"); err != nil || rec != nil {
+	if rec, err := h.st.FindSession(ctx, "chat/demo"); err != nil || rec != nil {
 		t.Fatalf("the key still holds a session: %+v, %v", rec, err)
 	}
 
@@ -223,7 +225,7 @@ func TestConversationCloseDropsUnanswered(t *testing.T) {
 	if deleted, err := fresh.Close(h.st); err != nil || deleted {
 		t.Fatalf("close an answered session: deleted %v, %v", deleted, err)
 	}
-	if _, err := h.st.SessionByID(fresh.ID); err != nil {
+	if _, err := h.st.SessionByID(ctx, fresh.ID); err != nil {
 		t.Fatalf("the answered session is gone: %v", err)
 	}
 }

@@ -22,6 +22,7 @@ import (
 // A process killed in the middle of a turn loses at most the iteration in
 // flight: the next process continues from the stored transcript.
 func TestCrashMidTurnResumes(t *testing.T) {
+	ctx := context.Background()
 	if os.Getenv("AGENTBOT_CRASH_CHILD") == "1" {
 		crashChild()
 		return
@@ -57,7 +58,7 @@ func TestCrashMidTurnResumes(t *testing.T) {
 		t.Fatalf("reopen after kill: %v", err)
 	}
 	defer st.Close()
-	rec, err := st.Session("t/crash")
+	rec, err := st.Session(ctx, "t/crash")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -69,7 +70,7 @@ func TestCrashMidTurnResumes(t *testing.T) {
 	if n < 3 || s.Messages[n-1].Role != transcript.RoleTool || s.Messages[n-2].ToolCalls == nil || s.Messages[n-3].Content != "A one-click reorder button" {
 		t.Fatalf("stored transcript does not end with the user message, the tool call and its result: %+v", s.Messages[n-3:])
 	}
-	out, _ := st.OutputDir(s.ID)
+	out, _ := st.OutputDir(ctx, s.ID)
 	if b, err := os.ReadFile(filepath.Join(out, "brief.md")); err != nil || string(b) != "# Brief\n" {
 		t.Fatalf("output after crash: %q %v", b, err)
 	}
@@ -79,7 +80,7 @@ func TestCrashMidTurnResumes(t *testing.T) {
 	fm.Enqueue(fakemodel.Reply{Text: "Picking up: who is it for?"})
 	eng := engine.New(engine.Config{
 		Model: model.New(model.Config{APIKey: "k", BaseURL: fm.URL(), Model: "m"}), Store: st,
-		OutputRoot: func(id string) string { d, _ := st.OutputDir(id); return d },
+		OutputRoot: func(id string) string { d, _ := st.OutputDir(ctx, id); return d },
 		Catalog:    func() *catalog.Catalog { return cat },
 	})
 	ls, err := eng.Resume(rec)
@@ -105,6 +106,7 @@ func TestCrashMidTurnResumes(t *testing.T) {
 }
 
 func crashChild() {
+	ctx := context.Background()
 	st, err := bolt.Open(os.Getenv("AGENTBOT_CRASH_DATA"))
 	if err != nil {
 		panic(err)
@@ -113,13 +115,12 @@ func crashChild() {
 	a, _ := cat.Find("product-lead")
 	eng := engine.New(engine.Config{
 		Model: model.New(model.Config{APIKey: "k", BaseURL: os.Getenv("AGENTBOT_CRASH_MODEL"), Model: "m", CallTimeout: time.Hour}), Store: st,
-		OutputRoot: func(id string) string { d, _ := st.OutputDir(id); return d },
+		OutputRoot: func(id string) string { d, _ := st.OutputDir(ctx, id); return d },
 	})
-	s, _ := live(st.NewSession("t/crash"))
+	s, _ := live(st.NewSession(ctx, "t/crash"))
 	if _, err := eng.Activate(s, a); err != nil {
 		panic(err)
 	}
-	ctx := context.Background()
 	eng.Turn(ctx, s, "*brief", nil)
 	eng.Turn(ctx, s, "A one-click reorder button", nil) // killed during this turn
 	time.Sleep(time.Hour)
@@ -128,6 +129,7 @@ func crashChild() {
 // A tool call left without a result (the process died while tools ran) gets
 // an error result on the next turn, so the transcript is valid again.
 func TestDanglingToolCallRepaired(t *testing.T) {
+	ctx := context.Background()
 	h := newHarness(t, harnessOpts{})
 	s, _ := h.start("t/dangling", "product-lead")
 	s.Messages = append(s.Messages,
@@ -138,7 +140,7 @@ func TestDanglingToolCallRepaired(t *testing.T) {
 		}},
 		transcript.Message{Role: transcript.RoleTool, ToolCallID: "call_a", Content: `{"path":"/outputs/a.md","bytes":1}`},
 	)
-	if err := h.st.SaveSession(&s.Session); err != nil {
+	if err := h.st.SaveSession(ctx, &s.Session); err != nil {
 		t.Fatal(err)
 	}
 	h.fm.Enqueue(fakemodel.Reply{Text: "Where were we?"})

@@ -1,6 +1,7 @@
 package engine_test
 
 import (
+	"context"
 	"os"
 	"path/filepath"
 	"strings"
@@ -48,6 +49,7 @@ func hostBundle(t *testing.T, dir string) (bundle, data string) {
 // path, or as a note when the model cannot read it there; no request holds
 // a host path, and the model can read through the mapped variable.
 func TestConfigHostPathsReachModelAsVirtual(t *testing.T) {
+	ctx := context.Background()
 	dir := t.TempDir()
 	bundle, data := hostBundle(t, dir)
 	st, err := bolt.Open(data)
@@ -62,14 +64,14 @@ func TestConfigHostPathsReachModelAsVirtual(t *testing.T) {
 		Model:      model.New(model.Config{APIKey: "k", BaseURL: fm.URL(), Model: "m"}),
 		Store:      st,
 		Hidden:     []string{data},
-		OutputRoot: func(id string) string { d, _ := st.OutputDir(id); return d },
-		InputRoot:  func(id string) string { d, _ := st.InputDir(id); return d },
+		OutputRoot: func(id string) string { d, _ := st.OutputDir(ctx, id); return d },
+		InputRoot:  func(id string) string { d, _ := st.InputDir(ctx, id); return d },
 	})
 	a, ok := cat.Find("coach")
 	if !ok {
 		t.Fatalf("agent missing: %+v", cat.Problems)
 	}
-	s, _ := live(st.NewSession("s1"))
+	s, _ := live(st.NewSession(ctx, "s1"))
 	if _, err := eng.Activate(s, a); err != nil {
 		t.Fatal(err)
 	}

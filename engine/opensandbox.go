@@ -1,6 +1,7 @@
 package engine
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"io/fs"
@@ -138,7 +139,7 @@ func storedKey(sessionID string, o transcript.Output) string {
 // putOutput stores the bytes of a document version in the output store
 // and marks the version stored.
 func (e *Engine) putOutput(sessionID string, o transcript.Output, data []byte) error {
-	if err := e.cfg.Outputs.PutOutput(sessionID, o, data); err != nil {
+	if err := e.cfg.Outputs.PutOutput(context.TODO(), sessionID, o, data); err != nil {
 		return err
 	}
 	e.stored.Store(storedKey(sessionID, o), struct{}{})
@@ -154,12 +155,12 @@ func (e *Engine) OutputData(sessionID string, o transcript.Output) ([]byte, erro
 		if e.cfg.Projects == nil || e.cfg.Projects.Store == nil {
 			return nil, fmt.Errorf("%s v%d is a document of project %s, and projects are off", o.Path, o.Version, o.Project)
 		}
-		return e.cfg.Projects.Store.DocumentData(o.Project, o.Path, o.DocVersion)
+		return e.cfg.Projects.Store.DocumentData(context.TODO(), o.Project, o.Path, o.DocVersion)
 	}
 	if e.cfg.Outputs == nil {
 		return nil, fmt.Errorf("%s v%d: no output store", o.Path, o.Version)
 	}
-	return e.cfg.Outputs.OutputData(sessionID, o.Path, o.Version)
+	return e.cfg.Outputs.OutputData(context.TODO(), sessionID, o.Path, o.Version)
 }
 
 // syncOutputs brings the session's output folder root up to date with the

@@ -1,6 +1,7 @@
 package engine
 
 import (
+	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -21,14 +22,14 @@ import (
 type ProjectStore interface {
 	// SaveDocument stores the next version if base is the latest (see
 	// transcript.StaleError), EditDocument edit(latest) atomically.
-	SaveDocument(project string, v transcript.DocVersion, base int, data []byte) (transcript.DocVersion, error)
-	EditDocument(project string, v transcript.DocVersion, edit func(old []byte) ([]byte, error)) (transcript.DocVersion, error)
+	SaveDocument(ctx context.Context, project string, v transcript.DocVersion, base int, data []byte) (transcript.DocVersion, error)
+	EditDocument(ctx context.Context, project string, v transcript.DocVersion, edit func(old []byte) ([]byte, error)) (transcript.DocVersion, error)
 	// Documents lists the latest version of each document, newest first;
 	// DocumentHistory one document's versions, newest first.
-	Documents(project string) ([]transcript.DocVersion, error)
-	DocumentHistory(project, path string) ([]transcript.DocVersion, error)
+	Documents(ctx context.Context, project string) ([]transcript.DocVersion, error)
+	DocumentHistory(ctx context.Context, project, path string) ([]transcript.DocVersion, error)
 	// DocumentData returns a version's bytes (0: the latest).
-	DocumentData(project, path string, version int) ([]byte, error)
+	DocumentData(ctx context.Context, project, path string, version int) ([]byte, error)
 }
 
 // Projects configures shared documents (Config.Projects).
@@ -119,7 +120,7 @@ func (pf *projectFolder) persist() error {
 // project document show as they are (version 0), read-only, a save puts
 // a version on top of.
 func (pf *projectFolder) sync(st ProjectStore, base []baseLayer) error {
-	docs, err := st.Documents(pf.name)
+	docs, err := st.Documents(context.TODO(), pf.name)
 	if err != nil {
 		return fmt.Errorf("project %s: %w", pf.name, err)
 	}
@@ -138,7 +139,7 @@ func (pf *projectFolder) sync(st ProjectStore, base []baseLayer) error {
 		if pf.versions[d.Path] == d.Version {
 			continue
 		}
-		data, err := st.DocumentData(pf.name, d.Path, d.Version)
+		data, err := st.DocumentData(context.TODO(), pf.name, d.Path, d.Version)
 		if err == nil {
 			err = pf.writeLocal(d.Path, d.Version, data)
 		}
@@ -327,7 +328,7 @@ func (pf *projectFolder) landed(v transcript.DocVersion, data []byte) error {
 // copy holds an older one, and returns the version the copy holds (0:
 // none, or the base layer's).
 func (pf *projectFolder) freshen(st ProjectStore, docPath string) (int, error) {
-	hist, err := st.DocumentHistory(pf.name, docPath)
+	hist, err := st.DocumentHistory(context.TODO(), pf.name, docPath)
 	if err != nil {
 		return 0, fmt.Errorf("project %s: %w", pf.name, err)
 	}
@@ -337,7 +338,7 @@ func (pf *projectFolder) freshen(st ProjectStore, docPath string) (int, error) {
 	if len(hist) == 0 || pf.versions[docPath] >= hist[0].Version {
 		return pf.versions[docPath], nil
 	}
-	data, err := st.DocumentData(pf.name, docPath, hist[0].Version)
+	data, err := st.DocumentData(context.TODO(), pf.name, docPath, hist[0].Version)
 	if err != nil {
 		return pf.versions[docPath], err
 	}
@@ -395,7 +396,7 @@ func (env *toolEnv) appendLanded(pf *projectFolder, p, text string) (SaveResult,
 		return SaveResult{}, false
 	}
 	st := env.e.cfg.Projects.Store
-	hist, err := st.DocumentHistory(pf.name, docPath)
+	hist, err := st.DocumentHistory(context.TODO(), pf.name, docPath)
 	if err != nil || len(hist) == 0 || hist[0].Session != env.s.ID {
 		return SaveResult{}, false
 	}
@@ -405,7 +406,7 @@ func (env *toolEnv) appendLanded(pf *projectFolder, p, text string) (SaveResult,
 	if wrote >= hist[0].Version {
 		return SaveResult{}, false
 	}
-	data, err := st.DocumentData(pf.name, docPath, hist[0].Version)
+	data, err := st.DocumentData(context.TODO(), pf.name, docPath, hist[0].Version)
 	if err != nil || !strings.HasSuffix(string(data), text) {
 		return SaveResult{}, false
 	}
@@ -439,7 +440,7 @@ func (env *toolEnv) saveProject(pf *projectFolder, p string, content []byte) (Sa
 		return SaveResult{}, err
 	}
 	st := env.e.cfg.Projects.Store
-	v, err := st.SaveDocument(pf.name, env.author(docPath), env.seen(pf, docPath), content)
+	v, err := st.SaveDocument(context.TODO(), pf.name, env.author(docPath), env.seen(pf, docPath), content)
 	var stale *transcript.StaleError
 	if errors.As(err, &stale) {
 		_, _ = pf.freshen(st, docPath) // the model's next read gets the latest
@@ -461,7 +462,7 @@ func (env *toolEnv) editProject(pf *projectFolder, p string, internal bool, edit
 	}
 	max := env.e.cfg.MaxWrite
 	var data []byte
-	v, err := env.e.cfg.Projects.Store.EditDocument(pf.name, env.author(docPath), func(old []byte) ([]byte, error) {
+	v, err := env.e.cfg.Projects.Store.EditDocument(context.TODO(), pf.name, env.author(docPath), func(old []byte) ([]byte, error) {
 		out, err := edit(old)
 		if err == nil && int64(len(out)) > max {
 			err = fmt.Errorf("%s: the edited document is too large to save (%d bytes; the limit is %d)", virtual, len(out), max)
@@ -538,7 +539,7 @@ func isOutput(virtual string) bool {
 // every thread.
 func (e *Engine) shareInput(pf *projectFolder, s *Session, person, docPath string, data []byte) error {
 	v := transcript.DocVersion{Path: docPath, Session: s.ID, Thread: s.Key, Source: transcript.SourceOf(s.Key), Agent: s.AgentID, Person: person}
-	v, err := e.cfg.Projects.Store.SaveDocument(pf.name, v, transcript.AnyVersion, data)
+	v, err := e.cfg.Projects.Store.SaveDocument(context.TODO(), pf.name, v, transcript.AnyVersion, data)
 	if err != nil {
 		return fmt.Errorf("share %s in project %s: %w", docPath, pf.name, err)
 	}

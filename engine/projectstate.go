@@ -1,6 +1,7 @@
 package engine
 
 import (
+	"context"
 	"fmt"
 	"path"
 	"strings"
@@ -25,7 +26,7 @@ func (env *toolEnv) projectState(sk *catalog.Skill) string {
 	if pf == nil {
 		return ""
 	}
-	docs, err := env.e.cfg.Projects.Store.Documents(pf.name)
+	docs, err := env.e.cfg.Projects.Store.Documents(context.TODO(), pf.name)
 	if err != nil {
 		env.e.cfg.Logger.Warn("project: list documents for a skill", "project", pf.name, "err", err)
 		return ""

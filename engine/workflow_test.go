@@ -2,6 +2,7 @@ package engine_test
 
 import (
 	"bytes"
+	"context"
 	"encoding/json"
 	"os"
 	"path/filepath"
@@ -19,6 +20,7 @@ import (
 // A workflow of our own bundle, from menu pick to a saved output on disk:
 // the pick costs exactly one model call before the first question.
 func TestBundleWorkflowFromMenuPickToSavedOutput(t *testing.T) {
+	ctx := context.Background()
 	h := newHarness(t, harnessOpts{})
 	s, g := h.start("t/brief", "product-lead")
 	if h.fm.Calls() != 0 {
@@ -67,7 +69,7 @@ func TestBundleWorkflowFromMenuPickToSavedOutput(t *testing.T) {
 		fakemodel.Reply{Text: "Saved the problem statement. Who has this problem most?"},
 	)
 	h.turn(s, "Repeat buyers want to reorder a past cart in one click.")
-	outDir, _ := h.st.OutputDir(s.ID)
+	outDir, _ := h.st.OutputDir(ctx, s.ID)
 	got, err := os.ReadFile(filepath.Join(outDir, "product-brief-reorder.md"))
 	if err != nil || string(got) != doc {
 		t.Fatalf("saved output = %q, %v", got, err)
@@ -89,7 +91,7 @@ func TestBundleWorkflowFromMenuPickToSavedOutput(t *testing.T) {
 		t.Fatalf("re-save should be v2: %+v", outs)
 	}
 	// Stored: a reopened session has the whole transcript and outputs.
-	stored, err := h.st.Session("t/brief")
+	stored, err := h.st.Session(ctx, "t/brief")
 	if err != nil || len(stored.Messages) != len(s.Messages) || len(stored.Outputs) != 2 {
 		t.Fatalf("stored session: %v, %d messages (want %d)", err, len(stored.Messages), len(s.Messages))
 	}
@@ -97,6 +99,7 @@ func TestBundleWorkflowFromMenuPickToSavedOutput(t *testing.T) {
 
 // A real BMAD workflow from the alpha.5 install: the analyst's *product-brief.
 func TestBMADProductBriefFromMenuPickToSavedOutput(t *testing.T) {
+	ctx := context.Background()
 	root := fixtures.Dir(t, fixtures.Alpha5)
 	h := newHarness(t, harnessOpts{bmad: []string{root}})
 	s, g := h.start("t/bmad", "analyst")
@@ -128,7 +131,7 @@ func TestBMADProductBriefFromMenuPickToSavedOutput(t *testing.T) {
 		fakemodel.Reply{Text: "Saved. Next: who are the users?"},
 	)
 	h.turn(s, "Acme: a tool for tracking office plants.")
-	outDir, _ := h.st.OutputDir(s.ID)
+	outDir, _ := h.st.OutputDir(ctx, s.ID)
 	if _, err := os.Stat(filepath.Join(outDir, "product-brief-acme-2026-11-21.md")); err != nil {
 		t.Fatalf("output not on disk: %v", err)
 	}
@@ -224,6 +227,7 @@ func keys(m map[string]any) []string {
 // Every agent of the alpha.5 install starts, without a model call; a file an
 // activation names that the install lacks is noted for the model instead.
 func TestEveryBMADAgentActivates(t *testing.T) {
+	ctx := context.Background()
 	root := fixtures.Dir(t, fixtures.Alpha5)
 	h := newHarness(t, harnessOpts{bmad: []string{root}})
 	n := 0
@@ -232,7 +236,7 @@ func TestEveryBMADAgentActivates(t *testing.T) {
 			continue
 		}
 		n++
-		s, err := live(h.st.NewSession("t/all/" + a.ID))
+		s, err := live(h.st.NewSession(ctx, "t/all/"+a.ID))
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -255,8 +259,9 @@ func TestEveryBMADAgentActivates(t *testing.T) {
 
 // A caller's user_name overrides the config's, in the greeting and prompt.
 func TestCallerVarsOverrideConfig(t *testing.T) {
+	ctx := context.Background()
 	h := newHarness(t, harnessOpts{})
-	s, err := live(h.st.NewSession("t/name"))
+	s, err := live(h.st.NewSession(ctx, "t/name"))
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -1,6 +1,7 @@
 package storage
 
 import (
+	"context"
 	"time"
 
 	"agentbot/engine/transcript"
@@ -14,37 +15,44 @@ import (
 // error that means "no such thing" matches ErrNotFound. A new kind of
 // state is a new role here, added to Backend, to storetest and to both
 // stores; a consumer that needs it adds the role to its composition.
+//
+// Every method takes the caller's context first: a call whose context is
+// done (a stopped turn, a shutdown) fails with the context's error and
+// changes nothing. storage/postgres runs its queries under it (bounded by
+// its own operation timeout), so a cancel ends a query stalled in the
+// database; the bbolt store checks it before each transaction (a begun
+// one, short, runs to its end). Close takes none: it runs at shutdown.
 
 // Sessions keeps sessions and their transcripts, by key (Slack uses
 // "team/channel/thread") and by id.
 type Sessions interface {
 	// Session returns the session stored under key.
-	Session(key string) (*transcript.Session, error)
+	Session(ctx context.Context, key string) (*transcript.Session, error)
 	// SessionByID returns the session with the given id.
-	SessionByID(id string) (*transcript.Session, error)
+	SessionByID(ctx context.Context, id string) (*transcript.Session, error)
 	// FindSession is Session returning (nil, nil) when key has none.
-	FindSession(key string) (*transcript.Session, error)
+	FindSession(ctx context.Context, key string) (*transcript.Session, error)
 	// FindMeta is FindSession without the transcript (Messages stays
 	// empty): the metadata alone, for callers that need no messages.
-	FindMeta(key string) (*transcript.Session, error)
+	FindMeta(ctx context.Context, key string) (*transcript.Session, error)
 	// HasSession reports whether key has a session, without loading it.
-	HasSession(key string) (bool, error)
+	HasSession(ctx context.Context, key string) (bool, error)
 	// NewSession creates an empty session for key with a fresh id; a key
 	// that has one already is an error matching ErrExists.
-	NewSession(key string) (*transcript.Session, error)
+	NewSession(ctx context.Context, key string) (*transcript.Session, error)
 	// SaveSession stores the metadata and appends the messages not stored
 	// yet; transcripts only grow. It sets Updated.
-	SaveSession(s *transcript.Session) error
+	SaveSession(ctx context.Context, s *transcript.Session) error
 	// SetMeta sets one entry of the Meta of the session that holds key,
 	// without loading or rewriting its transcript ("" deletes it); no such
 	// session is an error matching ErrNotFound.
-	SetMeta(key, name, value string) error
+	SetMeta(ctx context.Context, key, name, value string) error
 	// WaitingSessions lists the keys of the attached sessions with a tool
 	// call waiting for approval (Session.Pending), from an index kept by
 	// SaveSession, so finding them never scans every session.
-	WaitingSessions() ([]string, error)
+	WaitingSessions(ctx context.Context) ([]string, error)
 	// DetachSession frees the session's key and keeps its data.
-	DetachSession(id string) error
+	DetachSession(ctx context.Context, id string) error
 	SessionList
 }
 
@@ -52,33 +60,33 @@ type Sessions interface {
 // key. A running bbolt store answers it through its control socket too.
 type SessionList interface {
 	// ListSessions lists every session, most recently updated first.
-	ListSessions() ([]SessionInfo, error)
+	ListSessions(ctx context.Context) ([]SessionInfo, error)
 	// Lookup finds a session by id, then by key.
-	Lookup(idOrKey string) (*transcript.Session, error)
+	Lookup(ctx context.Context, idOrKey string) (*transcript.Session, error)
 }
 
 // Retention removes sessions for good.
 type Retention interface {
 	// DeleteSession removes a session with its transcript and documents.
-	DeleteSession(id string) error
+	DeleteSession(ctx context.Context, id string) error
 	// Prune deletes the sessions not updated since olderThan and returns
 	// their ids.
-	Prune(olderThan time.Time) ([]string, error)
+	Prune(ctx context.Context, olderThan time.Time) ([]string, error)
 }
 
 // WorkFolders are a session's local working folders (see Folders).
 type WorkFolders interface {
 	// InputDir holds the files people shared in the session.
-	InputDir(id string) (string, error)
+	InputDir(ctx context.Context, id string) (string, error)
 	// OutputDir holds the working copies of the session's documents.
-	OutputDir(id string) (string, error)
+	OutputDir(ctx context.Context, id string) (string, error)
 }
 
 // Dedupe keeps marks that expire: the keys of events already taken in.
 type Dedupe interface {
 	// Seen marks key for ttl and reports whether a live mark existed.
 	// Expired marks are swept by the store itself (see Sweeper).
-	Seen(key string, ttl time.Duration) (bool, error)
+	Seen(ctx context.Context, key string, ttl time.Duration) (bool, error)
 }
 
 // Inbound is the queue of messages waiting for their thread's turn, by
@@ -92,14 +100,14 @@ type Inbound interface {
 	// message admitted late (redelivered after a fault) is queued before
 	// later messages of its thread; 0 means the time of admission on the
 	// store's clock. This is the one way into the queue.
-	Admit(order int64, keys []string, ttl time.Duration, sessionKey string, payload []byte) <-chan Admission
+	Admit(ctx context.Context, order int64, keys []string, ttl time.Duration, sessionKey string, payload []byte) <-chan Admission
 	// Pending lists a key's queued items in order: by Order, then Seq.
-	Pending(sessionKey string) ([]Queued, error)
+	Pending(ctx context.Context, sessionKey string) ([]Queued, error)
 	// Next returns a key's first queued item in that order. Items leave
 	// the queue by CompleteFenced.
-	Next(sessionKey string) (seq uint64, payload []byte, ok bool, err error)
+	Next(ctx context.Context, sessionKey string) (seq uint64, payload []byte, ok bool, err error)
 	// PendingKeys lists every key with queued items.
-	PendingKeys() ([]string, error)
+	PendingKeys(ctx context.Context) ([]string, error)
 }
 
 // Leases give one holder (a replica) a thread's work at a time. A lease
@@ -112,16 +120,16 @@ type Leases interface {
 	// TakeLease takes the lease on key for holder for ttl when it is free
 	// or expired, or is holder's own, with a token greater than every
 	// earlier one of key; ok is false while another holder's lease is live.
-	TakeLease(key, holder string, ttl time.Duration) (f Fence, ok bool, err error)
+	TakeLease(ctx context.Context, key, holder string, ttl time.Duration) (f Fence, ok bool, err error)
 	// RenewLease extends f's lease to ttl from now while f is live; a lease
 	// that expired, was released or was taken over is never taken back by
 	// a renewal: that is ErrFenced.
-	RenewLease(f Fence, ttl time.Duration) error
+	RenewLease(ctx context.Context, f Fence, ttl time.Duration) error
 	// CheckFence returns nil while f is the live lease on its key, and
 	// ErrFenced otherwise. Posts to Slack are decided on it.
-	CheckFence(f Fence) error
+	CheckFence(ctx context.Context, f Fence) error
 	// ReleaseLease gives up holder's lease on key, if it holds it.
-	ReleaseLease(key, holder string) error
+	ReleaseLease(ctx context.Context, key, holder string) error
 }
 
 // Fenced are the writes a lease holder makes for its thread, each checked
@@ -129,37 +137,37 @@ type Leases interface {
 // write is refused with ErrFenced and changes nothing.
 type Fenced interface {
 	// SaveSessionFenced is SaveSession under f; s.Key must be f.Key.
-	SaveSessionFenced(f Fence, s *transcript.Session) error
+	SaveSessionFenced(ctx context.Context, f Fence, s *transcript.Session) error
 	// SetMetaFenced is SetMeta of f.Key's session under f.
-	SetMetaFenced(f Fence, name, value string) error
+	SetMetaFenced(ctx context.Context, f Fence, name, value string) error
 	// CompleteFenced finishes queued item seq of f.Key under f, in one
 	// transaction: it sets the meta entries of the key's session (when it
 	// has one; "" deletes an entry), such as the posted marker, and
 	// removes the item. An item not queued is ErrNotFound, and nothing
 	// changes.
-	CompleteFenced(f Fence, seq uint64, meta map[string]string) error
+	CompleteFenced(ctx context.Context, f Fence, seq uint64, meta map[string]string) error
 }
 
 // Channels keeps each channel's settings.
 type Channels interface {
 	// ChannelDefault is the agent id new sessions of a channel start with.
-	ChannelDefault(team, channel string) (string, error)
+	ChannelDefault(ctx context.Context, team, channel string) (string, error)
 	// SetChannelDefault sets it; "" clears it.
-	SetChannelDefault(team, channel, agentID string) error
+	SetChannelDefault(ctx context.Context, team, channel, agentID string) error
 	// ChannelTools are the MCP servers a channel adds to its agents'
 	// tools (/agent tools add), sorted; nil when none.
-	ChannelTools(team, channel string) ([]string, error)
+	ChannelTools(ctx context.Context, team, channel string) ([]string, error)
 	// SetChannelTools sets them (deduplicated and sorted, as
 	// CleanChannelTools returns them); an empty list clears them.
-	SetChannelTools(team, channel string, servers []string) error
+	SetChannelTools(ctx context.Context, team, channel string, servers []string) error
 }
 
 // Usage counts the tokens each workspace used per UTC day.
 type Usage interface {
 	// AddDailyUsage adds tokens to a workspace's UTC day and returns the
 	// day's total; DailyUsage reads it.
-	AddDailyUsage(team, day string, tokens int) (int, error)
-	DailyUsage(team, day string) (int, error)
+	AddDailyUsage(ctx context.Context, team, day string, tokens int) (int, error)
+	DailyUsage(ctx context.Context, team, day string) (int, error)
 }
 
 // Outputs keeps the bytes of every version of the documents sessions
@@ -167,9 +175,9 @@ type Usage interface {
 type Outputs interface {
 	// PutOutput stores the bytes of one version of a session's document;
 	// storing the same path and version again replaces it.
-	PutOutput(sessionID string, o transcript.Output, data []byte) error
+	PutOutput(ctx context.Context, sessionID string, o transcript.Output, data []byte) error
 	// OutputData returns the bytes of a stored version (0: the latest).
-	OutputData(sessionID, path string, version int) ([]byte, error)
+	OutputData(ctx context.Context, sessionID, path string, version int) ([]byte, error)
 }
 
 // Backend is the whole contract: every role, and the store's own
@@ -188,7 +196,7 @@ type Backend interface {
 	Outputs
 	Projects
 	// Ping checks that the store answers.
-	Ping() error
+	Ping(ctx context.Context) error
 	Close() error
 }
 
@@ -199,7 +207,7 @@ type Importer interface {
 	// ImportSession stores s as it is; attached says whether it holds its
 	// key. It reports false, changing nothing, when a session with s's id
 	// exists already, so a migration can run again.
-	ImportSession(s *transcript.Session, attached bool) (bool, error)
+	ImportSession(ctx context.Context, s *transcript.Session, attached bool) (bool, error)
 }
 
 // Journaled is implemented by a backend that writes each admission to a
@@ -212,5 +220,5 @@ type Journaled interface {
 	// nil once the admission is fsynced in the journal, or the error when
 	// it could not be written there (the admission is then dropped, and
 	// its outcome carries the error: never ack it).
-	AdmitJournaled(order int64, keys []string, ttl time.Duration, sessionKey string, payload []byte) (journaled <-chan error, done <-chan Admission)
+	AdmitJournaled(ctx context.Context, order int64, keys []string, ttl time.Duration, sessionKey string, payload []byte) (journaled <-chan error, done <-chan Admission)
 }

@@ -1,6 +1,7 @@
 package storage
 
 import (
+	"context"
 	"errors"
 	"sync"
 	"time"
@@ -28,15 +29,15 @@ func Batch[T any](first T, ch <-chan T, max int) []T {
 
 // LookupIn finds a session by id, or else by key (as sessions list shows
 // it), in a store; both stores' Lookup is this.
-func LookupIn(st interface {
-	SessionByID(id string) (*transcript.Session, error)
-	Session(key string) (*transcript.Session, error)
+func LookupIn(ctx context.Context, st interface {
+	SessionByID(ctx context.Context, id string) (*transcript.Session, error)
+	Session(ctx context.Context, key string) (*transcript.Session, error)
 }, idOrKey string) (*transcript.Session, error) {
-	sess, err := st.SessionByID(idOrKey)
+	sess, err := st.SessionByID(ctx, idOrKey)
 	if err == nil {
 		return sess, nil
 	}
-	if byKey, kerr := st.Session(idOrKey); kerr == nil {
+	if byKey, kerr := st.Session(ctx, idOrKey); kerr == nil {
 		return byKey, nil
 	} else if !errors.Is(err, ErrNotFound) {
 		return nil, kerr // not an id: the key's answer

@@ -90,9 +90,9 @@ func findChat(st storage.Backend, name string) (*transcript.Session, string, err
 		return nil, "", nil
 	}
 	key := "chat/" + name
-	rec, err := st.Session(key)
+	rec, err := st.Session(context.TODO(), key)
 	if errors.Is(err, storage.ErrNotFound) {
-		if byID, idErr := st.SessionByID(name); idErr == nil {
+		if byID, idErr := st.SessionByID(context.TODO(), name); idErr == nil {
 			return byID, byID.Key, nil
 		}
 		return nil, key, nil
@@ -187,7 +187,7 @@ func (t *terminal) start(eng *engine.Engine, st storage.Backend, key, agentID st
 	g, err := c.Start(a, nil)
 	if err != nil {
 		fmt.Fprintf(t.errOut, "agentbot chat: %v\n", err)
-		_ = st.DeleteSession(c.ID)
+		_ = st.DeleteSession(context.TODO(), c.ID)
 		return nil, 1
 	}
 	fmt.Fprintf(t.out, "Session %s (resume: agentbot chat --session %s)\n\n", c.ID, strings.TrimPrefix(key, "chat/"))

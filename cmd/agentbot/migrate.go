@@ -52,7 +52,7 @@ func runMigrate(ctx context.Context, e *env) int {
 		fmt.Fprintf(e.stderr, "agentbot migrate: the %s store cannot import sessions\n", storeName(cfg))
 		return 1
 	}
-	rep, err := bolt.Migrate(imp, src)
+	rep, err := bolt.Migrate(ctx, imp, src)
 	fmt.Fprintf(e.stdout, "copied %d session(s) with %d message(s) and %d document version(s), %d channel default(s), %d channel MCP server list(s), %d queued message(s), %d project(s) with %d document version(s); %d session(s) were there already\n",
 		rep.Sessions, rep.Messages, rep.Outputs, rep.Channels, rep.ChannelTools, rep.Queued, rep.Projects, rep.Documents, rep.Skipped)
 	if err != nil {

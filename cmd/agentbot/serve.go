@@ -238,7 +238,7 @@ func (s *server) serveHTTP(context.Context) int {
 		if !s.b.Connected() {
 			return errors.New("socket mode connection is down")
 		}
-		if err := s.st.Ping(); err != nil {
+		if err := s.st.Ping(context.TODO()); err != nil {
 			return fmt.Errorf("%s store: %w", storeName(s.cfg), err)
 		}
 		return nil
@@ -274,7 +274,7 @@ func retention(ctx context.Context, st storage.Retention, ttl time.Duration, log
 	t := time.NewTicker(time.Hour)
 	defer t.Stop()
 	for {
-		ids, err := st.Prune(time.Now().Add(-ttl))
+		ids, err := st.Prune(ctx, time.Now().Add(-ttl))
 		if err != nil {
 			log.Error("prune sessions", "err", err)
 		} else if len(ids) > 0 {
@@ -308,4 +308,6 @@ type fencedSaves struct {
 	fences *bot.Fences
 }
 
-func (s fencedSaves) SaveSession(x *transcript.Session) error { return s.fences.SaveSession(x) }
+func (s fencedSaves) SaveSession(ctx context.Context, x *transcript.Session) error {
+	return s.fences.SaveSession(ctx, x)
+}

@@ -102,7 +102,7 @@ func (r *sessionsRun) find() (*transcript.Session, int) {
 }
 
 func (r *sessionsRun) list() int {
-	list, err := r.st.ListSessions()
+	list, err := r.st.ListSessions(context.TODO())
 	if err != nil {
 		return r.fail(1, "%v", err)
 	}
@@ -177,7 +177,7 @@ func (r *sessionsRun) delete() int {
 	if s == nil {
 		return code
 	}
-	if err := r.st.(storage.Backend).DeleteSession(s.ID); err != nil {
+	if err := r.st.(storage.Backend).DeleteSession(context.TODO(), s.ID); err != nil {
 		return r.fail(1, "%v", err)
 	}
 	fmt.Fprintf(r.e.stdout, "deleted session %s (%s) with its documents\n", s.ID, s.Key)
@@ -192,7 +192,7 @@ func (r *sessionsRun) prune() int {
 	if ttl <= 0 {
 		return r.fail(2, "say how old: --older-than 720h (or set AGENTBOT_SESSION_TTL)")
 	}
-	ids, err := r.st.(storage.Backend).Prune(time.Now().Add(-ttl))
+	ids, err := r.st.(storage.Backend).Prune(context.TODO(), time.Now().Add(-ttl))
 	if err != nil {
 		return r.fail(1, "%v", err)
 	}
@@ -207,9 +207,9 @@ func (r *sessionsRun) prune() int {
 // name chat's banner gives ("demo", "product-lead/20250101-…"), which is
 // the key without "chat/".
 func lookupSession(st sessionReader, name string) (*transcript.Session, error) {
-	s, err := st.Lookup(name)
+	s, err := st.Lookup(context.TODO(), name)
 	if errors.Is(err, storage.ErrNotFound) && !strings.HasPrefix(name, chatKeyPrefix) {
-		if byName, nerr := st.Lookup(chatKeyPrefix + name); nerr == nil {
+		if byName, nerr := st.Lookup(context.TODO(), chatKeyPrefix+name); nerr == nil {
 			return byName, nil
 		}
 	}
@@ -243,8 +243,8 @@ func writeExport(file, md string, force bool) error {
 // sessionReader is what sessions list, show and export read: the store, or
 // a running agentbot's through its control socket.
 type sessionReader interface {
-	ListSessions() ([]storage.SessionInfo, error)
-	Lookup(idOrKey string) (*transcript.Session, error)
+	ListSessions(ctx context.Context) ([]storage.SessionInfo, error)
+	Lookup(ctx context.Context, idOrKey string) (*transcript.Session, error)
 }
 
 // openReader opens the store (PostgreSQL when configured, which every

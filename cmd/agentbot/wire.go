@@ -2,6 +2,7 @@ package main
 
 import (
 	"bytes"
+	"context"
 	"errors"
 	"flag"
 	"fmt"
@@ -217,8 +218,8 @@ func newEngine(cfg *Config, st engineStore, m engine.Model, cat func() *catalog.
 		Catalog:       cat,
 		Store:         st,
 		Outputs:       st,
-		OutputRoot:    func(id string) string { d, _ := st.OutputDir(id); return d },
-		InputRoot:     func(id string) string { d, _ := st.InputDir(id); return d },
+		OutputRoot:    func(id string) string { d, _ := st.OutputDir(context.TODO(), id); return d },
+		InputRoot:     func(id string) string { d, _ := st.InputDir(context.TODO(), id); return d },
 		Projects:      newProjects(cfg, st), // projects.go
 		CoreRoot:      cfg.CoreRoot,
 		Hidden:        []string{cfg.DataDir},

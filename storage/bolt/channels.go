@@ -1,6 +1,7 @@
 package bolt
 
 import (
+	"context"
 	"fmt"
 
 	bbolt "go.etcd.io/bbolt"
@@ -10,13 +11,13 @@ import (
 
 // ChannelDefault returns the agent id new sessions in the channel start
 // with, or "" when none is set.
-func (s *Store) ChannelDefault(team, channel string) (string, error) {
+func (s *Store) ChannelDefault(ctx context.Context, team, channel string) (string, error) {
 	key, err := channelKey(team, channel)
 	if err != nil {
 		return "", fmt.Errorf("channel default: %w", err)
 	}
 	var agentID string
-	err = s.db.View(func(tx *bbolt.Tx) error {
+	err = s.view(ctx, func(tx *bbolt.Tx) error {
 		agentID = string(tx.Bucket(bucketChannels).Get(key))
 		return nil
 	})
@@ -28,7 +29,7 @@ func (s *Store) ChannelDefault(team, channel string) (string, error) {
 
 // SetChannelDefault sets the channel's default agent; an empty agentID
 // clears it.
-func (s *Store) SetChannelDefault(team, channel, agentID string) error {
+func (s *Store) SetChannelDefault(ctx context.Context, team, channel, agentID string) error {
 	key, err := channelKey(team, channel)
 	if err != nil {
 		return fmt.Errorf("set channel default: %w", err)
@@ -36,7 +37,7 @@ func (s *Store) SetChannelDefault(team, channel, agentID string) error {
 	if len(agentID) > storage.MaxKeyLen {
 		return fmt.Errorf("set channel default %s: agent id too long (%d bytes, max %d)", key, len(agentID), storage.MaxKeyLen)
 	}
-	err = s.db.Update(func(tx *bbolt.Tx) error {
+	err = s.update(ctx, func(tx *bbolt.Tx) error {
 		b := tx.Bucket(bucketChannels)
 		if agentID == "" {
 			return b.Delete(key)

@@ -1,6 +1,7 @@
 package bolt
 
 import (
+	"context"
 	"encoding/json"
 	"fmt"
 
@@ -15,13 +16,13 @@ var bucketChannelTools = []byte("channel_tools")
 
 // ChannelTools returns the MCP servers the channel adds to its agents'
 // tools, sorted; nil when none.
-func (s *Store) ChannelTools(team, channel string) ([]string, error) {
+func (s *Store) ChannelTools(ctx context.Context, team, channel string) ([]string, error) {
 	key, err := channelKey(team, channel)
 	if err != nil {
 		return nil, fmt.Errorf("channel tools: %w", err)
 	}
 	var servers []string
-	err = s.db.View(func(tx *bbolt.Tx) error {
+	err = s.view(ctx, func(tx *bbolt.Tx) error {
 		b := tx.Bucket(bucketChannelTools)
 		if b == nil {
 			return nil
@@ -39,7 +40,7 @@ func (s *Store) ChannelTools(team, channel string) ([]string, error) {
 
 // SetChannelTools sets the channel's MCP servers (deduplicated and sorted);
 // an empty list clears them.
-func (s *Store) SetChannelTools(team, channel string, servers []string) error {
+func (s *Store) SetChannelTools(ctx context.Context, team, channel string, servers []string) error {
 	key, err := channelKey(team, channel)
 	if err != nil {
 		return fmt.Errorf("set channel tools: %w", err)
@@ -48,7 +49,7 @@ func (s *Store) SetChannelTools(team, channel string, servers []string) error {
 	if err != nil {
 		return fmt.Errorf("set channel tools %s: %w", key, err)
 	}
-	err = s.db.Update(func(tx *bbolt.Tx) error {
+	err = s.update(ctx, func(tx *bbolt.Tx) error {
 		b, err := tx.CreateBucketIfNotExists(bucketChannelTools)
 		if err != nil {
 			return err
@@ -70,9 +71,9 @@ func (s *Store) SetChannelTools(team, channel string, servers []string) error {
 
 // channelTools returns every channel's servers, by "team/channel" (for
 // Migrate).
-func (s *Store) channelTools() (map[string][]string, error) {
+func (s *Store) channelTools(ctx context.Context) (map[string][]string, error) {
 	out := map[string][]string{}
-	err := s.db.View(func(tx *bbolt.Tx) error {
+	err := s.view(ctx, func(tx *bbolt.Tx) error {
 		b := tx.Bucket(bucketChannelTools)
 		if b == nil {
 			return nil

@@ -2,6 +2,7 @@ package bolt
 
 import (
 	"bytes"
+	"context"
 	"fmt"
 	"time"
 
@@ -36,12 +37,12 @@ func decodeQueued(k, v []byte) (storage.Queued, error) {
 
 // Pending returns the session key's queued items, oldest first; none is an
 // empty result, not an error.
-func (s *Store) Pending(sessionKey string) ([]storage.Queued, error) {
+func (s *Store) Pending(ctx context.Context, sessionKey string) ([]storage.Queued, error) {
 	if err := storage.CheckKey("session key", sessionKey); err != nil {
 		return nil, fmt.Errorf("pending: %w", err)
 	}
 	var items []storage.Queued
-	err := s.db.View(func(tx *bbolt.Tx) error {
+	err := s.view(ctx, func(tx *bbolt.Tx) error {
 		b := tx.Bucket(bucketQueue).Bucket([]byte(sessionKey))
 		if b == nil {
 			return nil
@@ -60,11 +61,11 @@ func (s *Store) Pending(sessionKey string) ([]storage.Queued, error) {
 
 // Next returns the oldest queued item of a session key, reading only that
 // one; ok is false when the queue is empty.
-func (s *Store) Next(sessionKey string) (seq uint64, payload []byte, ok bool, err error) {
+func (s *Store) Next(ctx context.Context, sessionKey string) (seq uint64, payload []byte, ok bool, err error) {
 	if err := storage.CheckKey("session key", sessionKey); err != nil {
 		return 0, nil, false, fmt.Errorf("next: %w", err)
 	}
-	err = s.db.View(func(tx *bbolt.Tx) error {
+	err = s.view(ctx, func(tx *bbolt.Tx) error {
 		b := tx.Bucket(bucketQueue).Bucket([]byte(sessionKey))
 		if b == nil {
 			return nil
@@ -86,8 +87,8 @@ func (s *Store) Next(sessionKey string) (seq uint64, payload []byte, ok bool, er
 // dequeue removes one queued item outside any lease (a migration moving
 // it to another store). An unknown seq is an error matching
 // storage.ErrNotFound.
-func (s *Store) dequeue(sessionKey string, seq uint64) error {
-	err := s.db.Update(func(tx *bbolt.Tx) error {
+func (s *Store) dequeue(ctx context.Context, sessionKey string, seq uint64) error {
+	err := s.update(ctx, func(tx *bbolt.Tx) error {
 		return dequeueTx(tx, sessionKey, seq)
 	})
 	if err != nil {
@@ -123,9 +124,9 @@ func dequeueTx(tx *bbolt.Tx, sessionKey string, seq uint64) error {
 
 // PendingKeys returns every session key with queued items, in byte order,
 // for recovery at start-up.
-func (s *Store) PendingKeys() ([]string, error) {
+func (s *Store) PendingKeys(ctx context.Context) ([]string, error) {
 	var keys []string
-	err := s.db.View(func(tx *bbolt.Tx) error {
+	err := s.view(ctx, func(tx *bbolt.Tx) error {
 		return tx.Bucket(bucketQueue).ForEachBucket(func(k []byte) error {
 			keys = append(keys, string(k))
 			return nil
@@ -176,8 +177,8 @@ const maxAdmitBatch = 256
 // journaled, then applied in the order of the calls, in the next commit,
 // together with every other admission waiting then (group commit), and its
 // outcome arrives on the returned channel once that commit is durable.
-func (s *Store) Admit(order int64, keys []string, ttl time.Duration, sessionKey string, payload []byte) <-chan storage.Admission {
-	_, done := s.AdmitJournaled(order, keys, ttl, sessionKey, payload)
+func (s *Store) Admit(ctx context.Context, order int64, keys []string, ttl time.Duration, sessionKey string, payload []byte) <-chan storage.Admission {
+	_, done := s.AdmitJournaled(ctx, order, keys, ttl, sessionKey, payload)
 	return done
 }
 
@@ -188,7 +189,7 @@ func (s *Store) Admit(order int64, keys []string, ttl time.Duration, sessionKey 
 // carries the error too. An admission whose commit fails stays journaled
 // and is retried until it commits (or replayed at the next start); its
 // outcome waits for that.
-func (s *Store) AdmitJournaled(order int64, keys []string, ttl time.Duration, sessionKey string, payload []byte) (<-chan error, <-chan storage.Admission) {
+func (s *Store) AdmitJournaled(ctx context.Context, order int64, keys []string, ttl time.Duration, sessionKey string, payload []byte) (<-chan error, <-chan storage.Admission) {
 	journaled, done := make(chan error, 1), make(chan storage.Admission, 1)
 	fail := func(err error) (<-chan error, <-chan storage.Admission) {
 		journaled <- err
@@ -197,6 +198,9 @@ func (s *Store) AdmitJournaled(order int64, keys []string, ttl time.Duration, se
 	}
 	if err := storage.CheckAdmit(keys, ttl, sessionKey, payload); err != nil {
 		return fail(err)
+	}
+	if err := ctx.Err(); err != nil { // once journaled, it commits whatever ctx does
+		return fail(fmt.Errorf("admit %q: %w", sessionKey, err))
 	}
 	s.admitMu.Lock()
 	defer s.admitMu.Unlock()

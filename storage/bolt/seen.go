@@ -1,6 +1,7 @@
 package bolt
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"time"
@@ -14,14 +15,14 @@ import (
 // yet expired; the check and the mark are one transaction. An existing mark
 // keeps its original expiry. Marks persist across restarts; expired ones are
 // swept at most once a minute by Seen.
-func (s *Store) Seen(key string, ttl time.Duration) (bool, error) {
+func (s *Store) Seen(ctx context.Context, key string, ttl time.Duration) (bool, error) {
 	if err := storage.CheckSeen(key, ttl); err != nil {
 		return false, err
 	}
 	now := s.now()
 	sweep := s.sweeper.Due(now)
 	var seen bool
-	err := s.db.Update(func(tx *bbolt.Tx) error {
+	err := s.update(ctx, func(tx *bbolt.Tx) error {
 		b := tx.Bucket(bucketSeen)
 		if sweep {
 			if _, err := sweepSeen(b, now); err != nil {

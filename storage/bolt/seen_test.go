@@ -1,6 +1,7 @@
 package bolt
 
 import (
+	"context"
 	"fmt"
 	"testing"
 	"time"
@@ -25,8 +26,9 @@ func seenEntries(t *testing.T, s *Store) int {
 }
 
 func mustSeen(t *testing.T, s *Store, key string, ttl time.Duration, want bool) {
+	ctx := context.Background()
 	t.Helper()
-	got, err := s.Seen(key, ttl)
+	got, err := s.Seen(ctx, key, ttl)
 	if err != nil {
 		t.Fatalf("Seen(%q): %v", key, err)
 	}
@@ -91,12 +93,13 @@ func TestSeenSweeps(t *testing.T) {
 }
 
 func TestSeenBadInput(t *testing.T) {
+	ctx := context.Background()
 	s := openAt(t, t.TempDir(), nil)
-	if _, err := s.Seen("", time.Minute); err == nil {
+	if _, err := s.Seen(ctx, "", time.Minute); err == nil {
 		t.Error("Seen(\"\"): want error")
 	}
 	for _, ttl := range []time.Duration{0, -time.Second} {
-		if _, err := s.Seen("k", ttl); err == nil {
+		if _, err := s.Seen(ctx, "k", ttl); err == nil {
 			t.Errorf("Seen ttl %s: want error", ttl)
 		}
 	}

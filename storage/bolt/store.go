@@ -11,6 +11,7 @@
 package bolt
 
 import (
+	"context"
 	"encoding/binary"
 	"errors"
 	"fmt"
@@ -263,13 +264,13 @@ func (s *Store) Dir() string { return s.dir }
 
 // OutputDir returns the session's output folder, dir/outputs/<id>,
 // creating it if needed.
-func (s *Store) OutputDir(id string) (string, error) {
+func (s *Store) OutputDir(ctx context.Context, id string) (string, error) {
 	return s.sessionDir("outputs", id)
 }
 
 // InputDir returns the folder for files users shared in the session,
 // dir/inputs/<id>, creating it if needed.
-func (s *Store) InputDir(id string) (string, error) {
+func (s *Store) InputDir(ctx context.Context, id string) (string, error) {
 	return s.sessionDir("inputs", id)
 }
 
@@ -285,8 +286,8 @@ func (s *Store) removeSessionDirs(id string) error { return storage.Folders{Dir:
 func (s *Store) now() time.Time { return s.Now().Round(0) }
 
 // Ping reports whether the database is open and readable.
-func (s *Store) Ping() error {
-	return s.db.View(func(*bbolt.Tx) error { return nil })
+func (s *Store) Ping(ctx context.Context) error {
+	return s.view(ctx, func(*bbolt.Tx) error { return nil })
 }
 
 // SetNow replaces the store's clock (tests move time with it).
@@ -304,3 +305,27 @@ func u64Key(n uint64) []byte {
 
 // be64 decodes an 8-byte big-endian number.
 func be64(b []byte) uint64 { return binary.BigEndian.Uint64(b) }
+
+// update, view and batch run fn in a read-write, read-only or batched
+// transaction, unless ctx is done already: a cancelled turn or a shutdown
+// starts no new transaction (one begun runs to its end; bbolt's are short).
+func (s *Store) update(ctx context.Context, fn func(*bbolt.Tx) error) error {
+	if err := ctx.Err(); err != nil {
+		return err
+	}
+	return s.db.Update(fn)
+}
+
+func (s *Store) view(ctx context.Context, fn func(*bbolt.Tx) error) error {
+	if err := ctx.Err(); err != nil {
+		return err
+	}
+	return s.db.View(fn)
+}
+
+func (s *Store) batch(ctx context.Context, fn func(*bbolt.Tx) error) error {
+	if err := ctx.Err(); err != nil {
+		return err
+	}
+	return s.db.Batch(fn)
+}

@@ -1,9 +1,7 @@
 package bolt
 
 import (
-	"agentbot/engine/transcript"
-	"agentbot/storage/storetest"
-
+	"context"
 	"errors"
 	"os"
 	"os/exec"
@@ -13,6 +11,9 @@ import (
 	"time"
 
 	bbolt "go.etcd.io/bbolt"
+
+	"agentbot/engine/transcript"
+	"agentbot/storage/storetest"
 )
 
 // crashEnv names the data directory the crash child writes to.
@@ -28,30 +29,32 @@ func TestMain(m *testing.M) {
 }
 
 func crashChild(dir string) int {
+	ctx := context.Background()
 	s, err := Open(dir)
 	if err != nil {
 		return 3
 	}
-	sess, err := s.NewSession("T1/C1/100.1")
+	sess, err := s.NewSession(ctx, "T1/C1/100.1")
 	if err != nil {
 		return 4
 	}
 	sess.AgentID = "pm"
 	sess.Messages = testMessages()[:3]
-	if err := s.SaveSession(sess); err != nil {
+	if err := s.SaveSession(ctx, sess); err != nil {
 		return 5
 	}
 	sess.Messages = testMessages()
-	if err := s.SaveSession(sess); err != nil {
+	if err := s.SaveSession(ctx, sess); err != nil {
 		return 6
 	}
-	if _, err := storetest.Enqueue(s, sess.Key, []byte(`{"text":"next"}`)); err != nil {
+	if _, err := storetest.Enqueue(ctx, s, sess.Key, []byte(`{"text":"next"}`)); err != nil {
 		return 7
 	}
 	return 1 // killed mid-turn: no Close
 }
 
 func TestCrashKeepsLastSave(t *testing.T) {
+	ctx := context.Background()
 	dir := t.TempDir()
 	cmd := exec.Command(os.Args[0], "-test.run=^$")
 	cmd.Env = append(os.Environ(), crashEnv+"="+dir)
@@ -61,14 +64,14 @@ func TestCrashKeepsLastSave(t *testing.T) {
 		t.Fatalf("crash child: got %v, want exit status 1", err)
 	}
 	s := openAt(t, dir, nil)
-	got, err := s.Session("T1/C1/100.1")
+	got, err := s.Session(ctx, "T1/C1/100.1")
 	if err != nil {
 		t.Fatalf("Session after crash: %v", err)
 	}
 	if len(got.Messages) != len(testMessages()) || got.AgentID != "pm" {
 		t.Fatalf("after crash: %d messages, agent %q; want %d, pm", len(got.Messages), got.AgentID, len(testMessages()))
 	}
-	q, err := s.Pending("T1/C1/100.1")
+	q, err := s.Pending(ctx, "T1/C1/100.1")
 	if err != nil || len(q) != 1 || string(q[0].Payload) != `{"text":"next"}` {
 		t.Fatalf("Pending after crash = %v, %v; want the one queued message", q, err)
 	}
@@ -128,25 +131,26 @@ func TestOpenBadDir(t *testing.T) {
 }
 
 func TestOpenCreatesDirAndReopens(t *testing.T) {
+	ctx := context.Background()
 	dir := filepath.Join(t.TempDir(), "nested", "data")
 	s := openAt(t, dir, nil)
 	if _, err := os.Stat(filepath.Join(dir, DBName)); err != nil {
 		t.Fatalf("database file: %v", err)
 	}
-	sess, err := s.NewSession("k")
+	sess, err := s.NewSession(ctx, "k")
 	if err != nil {
 		t.Fatal(err)
 	}
 	sess.Messages = []transcript.Message{{Role: "system", Content: "a"}}
-	if err := s.SaveSession(sess); err != nil {
+	if err := s.SaveSession(ctx, sess); err != nil {
 		t.Fatal(err)
 	}
 	sess.Messages = append(sess.Messages, transcript.Message{Role: "user", Content: "b"})
-	if err := s.SaveSession(sess); err != nil {
+	if err := s.SaveSession(ctx, sess); err != nil {
 		t.Fatal(err)
 	}
 	s = reopen(t, s, nil)
-	got, err := s.SessionByID(sess.ID)
+	got, err := s.SessionByID(ctx, sess.ID)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -156,13 +160,14 @@ func TestOpenCreatesDirAndReopens(t *testing.T) {
 }
 
 func TestSessionDirs(t *testing.T) {
+	ctx := context.Background()
 	dir := t.TempDir()
 	s := openAt(t, dir, nil)
-	out, err := s.OutputDir("abc123")
+	out, err := s.OutputDir(ctx, "abc123")
 	if err != nil {
 		t.Fatal(err)
 	}
-	in, err := s.InputDir("abc123")
+	in, err := s.InputDir(ctx, "abc123")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -175,10 +180,10 @@ func TestSessionDirs(t *testing.T) {
 		}
 	}
 	for _, bad := range []string{"", "..", "../x", "a/b", `a\b`, "A", "a.b", "a\x00b", string(make([]byte, 65))} {
-		if _, err := s.OutputDir(bad); err == nil {
+		if _, err := s.OutputDir(ctx, bad); err == nil {
 			t.Errorf("OutputDir(%q): want error", bad)
 		}
-		if _, err := s.InputDir(bad); err == nil {
+		if _, err := s.InputDir(ctx, bad); err == nil {
 			t.Errorf("InputDir(%q): want error", bad)
 		}
 	}

@@ -1,6 +1,7 @@
 package bolt
 
 import (
+	"context"
 	"fmt"
 
 	bbolt "go.etcd.io/bbolt"
@@ -12,9 +13,9 @@ var bucketUsage = []byte("usage")
 
 // AddDailyUsage adds tokens to a workspace's day and returns the day's
 // total.
-func (s *Store) AddDailyUsage(team, day string, tokens int) (int, error) {
+func (s *Store) AddDailyUsage(ctx context.Context, team, day string, tokens int) (int, error) {
 	var total uint64
-	err := s.db.Update(func(tx *bbolt.Tx) error {
+	err := s.update(ctx, func(tx *bbolt.Tx) error {
 		b, err := tx.CreateBucketIfNotExists(bucketUsage)
 		if err != nil {
 			return err
@@ -35,9 +36,9 @@ func (s *Store) AddDailyUsage(team, day string, tokens int) (int, error) {
 }
 
 // DailyUsage returns a workspace's tokens of a day.
-func (s *Store) DailyUsage(team, day string) (int, error) {
+func (s *Store) DailyUsage(ctx context.Context, team, day string) (int, error) {
 	var total uint64
-	err := s.db.View(func(tx *bbolt.Tx) error {
+	err := s.view(ctx, func(tx *bbolt.Tx) error {
 		if b := tx.Bucket(bucketUsage); b != nil {
 			if v := b.Get([]byte(team + "/" + day)); len(v) == 8 {
 				total = be64(v)

@@ -58,15 +58,16 @@ func BenchmarkAdmitParallel(b *testing.B) {
 // (SaveSessionFenced), and the posted marker with the dequeue
 // (CompleteFenced, one transaction; there is no unfenced dequeue).
 func BenchmarkFencedWrite(b *testing.B) {
+	ctx := context.Background()
 	s := openBench(b)
 	for _, fence := range []bool{false, true} {
 		name := map[bool]string{false: "unfenced", true: "fenced"}[fence]
 		key := "T/C/" + name
-		sess, err := s.NewSession(key)
+		sess, err := s.NewSession(ctx, key)
 		if err != nil {
 			b.Fatal(err)
 		}
-		f, _, err := s.TakeLease(key, "bench", time.Hour)
+		f, _, err := s.TakeLease(ctx, key, "bench", time.Hour)
 		if err != nil {
 			b.Fatal(err)
 		}
@@ -75,9 +76,9 @@ func BenchmarkFencedWrite(b *testing.B) {
 				sess.Messages = append(sess.Messages, transcript.Message{Role: transcript.RoleUser, Content: "hello"})
 				save := s.SaveSession
 				if fence {
-					save = func(x *transcript.Session) error { return s.SaveSessionFenced(f, x) }
+					save = func(ctx context.Context, x *transcript.Session) error { return s.SaveSessionFenced(ctx, f, x) }
 				}
-				if err := save(sess); err != nil {
+				if err := save(ctx, sess); err != nil {
 					b.Fatal(err)
 				}
 			}
@@ -88,12 +89,12 @@ func BenchmarkFencedWrite(b *testing.B) {
 			}
 			for b.Loop() {
 				b.StopTimer()
-				seq, err := storetest.Enqueue(s, key, []byte(`{}`))
+				seq, err := storetest.Enqueue(ctx, s, key, []byte(`{}`))
 				if err != nil {
 					b.Fatal(err)
 				}
 				b.StartTimer()
-				if err := s.CompleteFenced(f, seq, map[string]string{"bot.posted": "1"}); err != nil {
+				if err := s.CompleteFenced(ctx, f, seq, map[string]string{"bot.posted": "1"}); err != nil {
 					b.Fatal(err)
 				}
 			}

@@ -1,6 +1,7 @@
 package postgres
 
 import (
+	"context"
 	"fmt"
 	"slices"
 	"time"
@@ -52,11 +53,11 @@ const admitSQL = `WITH ` + clockSQL + `, marked AS (` + markSQL + `), ins AS (
 // Seen marks key for ttl and reports whether a live mark existed; an
 // existing mark keeps its expiry. Expired marks are swept at most once a
 // minute.
-func (s *Store) Seen(key string, ttl time.Duration) (bool, error) {
+func (s *Store) Seen(ctx context.Context, key string, ttl time.Duration) (bool, error) {
 	if err := storage.CheckSeen(key, ttl); err != nil {
 		return false, err
 	}
-	ctx, cancel := s.ctx()
+	ctx, cancel := s.ctx(ctx)
 	defer cancel()
 	b := &pgx.Batch{}
 	shift := s.shift()
@@ -73,15 +74,15 @@ func (s *Store) Seen(key string, ttl time.Duration) (bool, error) {
 
 // Pending returns the session key's queued items in order (by Order, then
 // Seq).
-func (s *Store) Pending(sessionKey string) ([]storage.Queued, error) {
-	return s.pending(sessionKey, "")
+func (s *Store) Pending(ctx context.Context, sessionKey string) ([]storage.Queued, error) {
+	return s.pending(ctx, sessionKey, "")
 }
 
-func (s *Store) pending(sessionKey, limit string) ([]storage.Queued, error) {
+func (s *Store) pending(ctx context.Context, sessionKey, limit string) ([]storage.Queued, error) {
 	if err := storage.CheckKey("session key", sessionKey); err != nil {
 		return nil, fmt.Errorf("pending: %w", err)
 	}
-	ctx, cancel := s.ctx()
+	ctx, cancel := s.ctx(ctx)
 	defer cancel()
 	rows, err := s.pool.Query(ctx, `SELECT seq, payload, enqueued, ord FROM queue WHERE session_key = $1 ORDER BY ord, seq`+limit, sessionKey)
 	if err != nil {
@@ -104,8 +105,8 @@ func (s *Store) pending(sessionKey, limit string) ([]storage.Queued, error) {
 
 // Next returns the first queued item of a session key in order; ok is
 // false when the queue is empty.
-func (s *Store) Next(sessionKey string) (seq uint64, payload []byte, ok bool, err error) {
-	items, err := s.pending(sessionKey, " LIMIT 1")
+func (s *Store) Next(ctx context.Context, sessionKey string) (seq uint64, payload []byte, ok bool, err error) {
+	items, err := s.pending(ctx, sessionKey, " LIMIT 1")
 	if err != nil || len(items) == 0 {
 		return 0, nil, false, err
 	}
@@ -113,8 +114,8 @@ func (s *Store) Next(sessionKey string) (seq uint64, payload []byte, ok bool, er
 }
 
 // PendingKeys returns every session key with queued items, in byte order.
-func (s *Store) PendingKeys() ([]string, error) {
-	ctx, cancel := s.ctx()
+func (s *Store) PendingKeys(ctx context.Context) ([]string, error) {
+	ctx, cancel := s.ctx(ctx)
 	defer cancel()
 	rows, err := s.pool.Query(ctx, `SELECT DISTINCT session_key FROM queue ORDER BY session_key`)
 	if err != nil {
@@ -129,6 +130,7 @@ func (s *Store) PendingKeys() ([]string, error) {
 
 // admitReq is one admission waiting for the committer.
 type admitReq struct {
+	ctx        context.Context
 	keys       []string
 	ttl        time.Duration
 	sessionKey string
@@ -146,11 +148,17 @@ type admitReq struct {
 // Slack's event then) must wait for it. Admissions waiting together are
 // applied in call order in one pipelined transaction (one round trip); a
 // mark made by an earlier one counts as seen for a later one. Calls that
-// do not wait for each other's outcome share commits.
-func (s *Store) Admit(order int64, keys []string, ttl time.Duration, sessionKey string, payload []byte) <-chan storage.Admission {
+// do not wait for each other's outcome share commits. An admission whose
+// ctx is done before its batch is sent is refused with ctx's error; once
+// sent, the batch is not cancelled by one caller's ctx.
+func (s *Store) Admit(ctx context.Context, order int64, keys []string, ttl time.Duration, sessionKey string, payload []byte) <-chan storage.Admission {
 	done := make(chan storage.Admission, 1)
 	if err := storage.CheckAdmit(keys, ttl, sessionKey, payload); err != nil {
 		done <- storage.Admission{Err: err}
+		return done
+	}
+	if err := ctx.Err(); err != nil {
+		done <- storage.Admission{Err: fmt.Errorf("admit %q: %w", sessionKey, err)}
 		return done
 	}
 	s.admitMu.Lock()
@@ -159,7 +167,7 @@ func (s *Store) Admit(order int64, keys []string, ttl time.Duration, sessionKey 
 		done <- storage.Admission{Err: fmt.Errorf("admit %q: the store is closed", sessionKey)}
 		return done
 	}
-	s.admits <- &admitReq{keys: keys, ttl: ttl, sessionKey: sessionKey, order: order, payload: payload, done: done}
+	s.admits <- &admitReq{ctx: ctx, keys: keys, ttl: ttl, sessionKey: sessionKey, order: order, payload: payload, done: done}
 	return done
 }
 
@@ -176,9 +184,19 @@ func (s *Store) committer() {
 // commitAdmissions sends a batch as one pipeline, which PostgreSQL runs as
 // one implicit transaction: all of it commits or none.
 func (s *Store) commitAdmissions(batch []*admitReq) {
+	batch = slices.DeleteFunc(batch, func(r *admitReq) bool {
+		if err := r.ctx.Err(); err != nil {
+			r.done <- storage.Admission{Err: fmt.Errorf("admit %q: %w", r.sessionKey, err)}
+			return true
+		}
+		return false
+	})
+	if len(batch) == 0 {
+		return
+	}
 	out := make([]storage.Admission, len(batch))
 	shift := s.shift()
-	ctx, cancel := s.ctx()
+	ctx, cancel := s.ctx(context.Background()) // the batch's, not one caller's
 	defer cancel()
 	b := &pgx.Batch{}
 	if s.sweeper.Due(time.Now()) {

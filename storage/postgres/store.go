@@ -413,14 +413,15 @@ func (s *Store) shift() int64 {
 // now reads the clock without its monotonic part.
 func (s *Store) now() time.Time { return s.Now().Round(0) }
 
-// ctx is the context of one operation.
-func (s *Store) ctx() (context.Context, context.CancelFunc) {
-	return context.WithTimeout(context.Background(), opTimeout)
+// ctx is the context of one operation: the caller's, so a cancelled turn
+// or a shutdown ends the query, bounded by opTimeout.
+func (s *Store) ctx(parent context.Context) (context.Context, context.CancelFunc) {
+	return context.WithTimeout(parent, opTimeout)
 }
 
 // Ping reports whether the database answers.
-func (s *Store) Ping() error {
-	ctx, cancel := context.WithTimeout(context.Background(), ConnectTimeout)
+func (s *Store) Ping(ctx context.Context) error {
+	ctx, cancel := context.WithTimeout(ctx, ConnectTimeout)
 	defer cancel()
 	if err := s.pool.Ping(ctx); err != nil {
 		return fmt.Errorf("ping postgres store: %w", err)
@@ -448,11 +449,15 @@ func (s *Store) Dir() string { return s.dir }
 
 // OutputDir returns the session's output folder, dataDir/outputs/<id>,
 // creating it if needed.
-func (s *Store) OutputDir(id string) (string, error) { return s.sessionDir("outputs", id) }
+func (s *Store) OutputDir(ctx context.Context, id string) (string, error) {
+	return s.sessionDir("outputs", id)
+}
 
 // InputDir returns the folder for files users shared in the session,
 // dataDir/inputs/<id>, creating it if needed.
-func (s *Store) InputDir(id string) (string, error) { return s.sessionDir("inputs", id) }
+func (s *Store) InputDir(ctx context.Context, id string) (string, error) {
+	return s.sessionDir("inputs", id)
+}
 
 func (s *Store) sessionDir(kind, id string) (string, error) {
 	return storage.Folders{Dir: s.dir}.Session(kind, id)
@@ -475,12 +480,12 @@ func isForeignKey(err error) bool {
 
 // ChannelDefault returns the agent id new sessions in the channel start
 // with, or "" when none is set.
-func (s *Store) ChannelDefault(team, channel string) (string, error) {
+func (s *Store) ChannelDefault(ctx context.Context, team, channel string) (string, error) {
 	key, err := storage.ChannelKey(team, channel)
 	if err != nil {
 		return "", fmt.Errorf("channel default: %w", err)
 	}
-	ctx, cancel := s.ctx()
+	ctx, cancel := s.ctx(ctx)
 	defer cancel()
 	var agentID string
 	err = s.pool.QueryRow(ctx, `SELECT agent_id FROM channel_defaults WHERE team = $1 AND channel = $2`, team, channel).Scan(&agentID)
@@ -492,7 +497,7 @@ func (s *Store) ChannelDefault(team, channel string) (string, error) {
 
 // SetChannelDefault sets the channel's default agent; an empty agentID
 // clears it.
-func (s *Store) SetChannelDefault(team, channel, agentID string) error {
+func (s *Store) SetChannelDefault(ctx context.Context, team, channel, agentID string) error {
 	key, err := storage.ChannelKey(team, channel)
 	if err != nil {
 		return fmt.Errorf("set channel default: %w", err)
@@ -500,7 +505,7 @@ func (s *Store) SetChannelDefault(team, channel, agentID string) error {
 	if len(agentID) > storage.MaxKeyLen {
 		return fmt.Errorf("set channel default %s: agent id too long (%d bytes, max %d)", key, len(agentID), storage.MaxKeyLen)
 	}
-	ctx, cancel := s.ctx()
+	ctx, cancel := s.ctx(ctx)
 	defer cancel()
 	if agentID == "" {
 		_, err = s.pool.Exec(ctx, `DELETE FROM channel_defaults WHERE team = $1 AND channel = $2`, team, channel)
@@ -516,12 +521,12 @@ func (s *Store) SetChannelDefault(team, channel, agentID string) error {
 
 // ChannelTools returns the MCP servers the channel adds to its agents'
 // tools, sorted; nil when none.
-func (s *Store) ChannelTools(team, channel string) ([]string, error) {
+func (s *Store) ChannelTools(ctx context.Context, team, channel string) ([]string, error) {
 	key, err := storage.ChannelKey(team, channel)
 	if err != nil {
 		return nil, fmt.Errorf("channel tools: %w", err)
 	}
-	ctx, cancel := s.ctx()
+	ctx, cancel := s.ctx(ctx)
 	defer cancel()
 	var servers []string
 	err = s.pool.QueryRow(ctx, `SELECT servers FROM channel_tools WHERE team = $1 AND channel = $2`, team, channel).Scan(&servers)
@@ -536,7 +541,7 @@ func (s *Store) ChannelTools(team, channel string) ([]string, error) {
 
 // SetChannelTools sets the channel's MCP servers (deduplicated and
 // sorted); an empty list clears them.
-func (s *Store) SetChannelTools(team, channel string, servers []string) error {
+func (s *Store) SetChannelTools(ctx context.Context, team, channel string, servers []string) error {
 	key, err := storage.ChannelKey(team, channel)
 	if err != nil {
 		return fmt.Errorf("set channel tools: %w", err)
@@ -545,7 +550,7 @@ func (s *Store) SetChannelTools(team, channel string, servers []string) error {
 	if err != nil {
 		return fmt.Errorf("set channel tools %s: %w", key, err)
 	}
-	ctx, cancel := s.ctx()
+	ctx, cancel := s.ctx(ctx)
 	defer cancel()
 	if len(servers) == 0 {
 		_, err = s.pool.Exec(ctx, `DELETE FROM channel_tools WHERE team = $1 AND channel = $2`, team, channel)
@@ -561,8 +566,8 @@ func (s *Store) SetChannelTools(team, channel string, servers []string) error {
 
 // AddDailyUsage adds tokens (negative counts as 0) to a workspace's day
 // and returns the day's total.
-func (s *Store) AddDailyUsage(team, day string, tokens int) (int, error) {
-	ctx, cancel := s.ctx()
+func (s *Store) AddDailyUsage(ctx context.Context, team, day string, tokens int) (int, error) {
+	ctx, cancel := s.ctx(ctx)
 	defer cancel()
 	var total int64
 	err := s.pool.QueryRow(ctx, `INSERT INTO daily_usage (team, day, tokens) VALUES ($1, $2, greatest($3::bigint, 0))
@@ -575,8 +580,8 @@ func (s *Store) AddDailyUsage(team, day string, tokens int) (int, error) {
 }
 
 // DailyUsage returns a workspace's tokens of a day.
-func (s *Store) DailyUsage(team, day string) (int, error) {
-	ctx, cancel := s.ctx()
+func (s *Store) DailyUsage(ctx context.Context, team, day string) (int, error) {
+	ctx, cancel := s.ctx(ctx)
 	defer cancel()
 	var total int64
 	err := s.pool.QueryRow(ctx, `SELECT tokens FROM daily_usage WHERE team = $1 AND day = $2`, team, day).Scan(&total)

@@ -1,6 +1,7 @@
 package storetest
 
 import (
+	"context"
 	"fmt"
 	"slices"
 	"sync"
@@ -18,16 +19,17 @@ import (
 // message and, when roundTrips (a counter of the backend's round trips)
 // is given, roundtrips/msg.
 func BenchInbound(b *testing.B, be storage.Backend, roundTrips func() int64) {
+	ctx := context.Background()
 	const key = "T1/C1/1700000000.000100"
-	sess, err := be.NewSession(key)
+	sess, err := be.NewSession(ctx, key)
 	if err != nil {
 		b.Fatal(err)
 	}
 	sess.Messages = []transcript.Message{{Role: transcript.RoleSystem, Content: "You are a product manager."}}
-	if err := be.SaveSession(sess); err != nil {
+	if err := be.SaveSession(ctx, sess); err != nil {
 		b.Fatal(err)
 	}
-	f, ok, err := be.TakeLease(key, "bench", time.Hour)
+	f, ok, err := be.TakeLease(ctx, key, "bench", time.Hour)
 	if err != nil || !ok {
 		b.Fatalf("lease: %v %v", ok, err)
 	}
@@ -40,22 +42,22 @@ func BenchInbound(b *testing.B, be storage.Backend, roundTrips func() int64) {
 	b.ResetTimer()
 	for i := 0; b.Loop(); i++ {
 		start := time.Now()
-		dup, _, err := Admit(be, []string{fmt.Sprintf("Ev%09d", i), fmt.Sprintf("C1/%d", i)}, 10*time.Minute, key, payload)
+		dup, _, err := Admit(ctx, be, []string{fmt.Sprintf("Ev%09d", i), fmt.Sprintf("C1/%d", i)}, 10*time.Minute, key, payload)
 		if err != nil || dup {
 			b.Fatalf("admit: dup %v, %v", dup, err)
 		}
-		seq, _, ok, err := be.Next(key)
+		seq, _, ok, err := be.Next(ctx, key)
 		if err != nil || !ok {
 			b.Fatalf("next: %v %v", ok, err)
 		}
-		if err := be.CompleteFenced(f, seq, nil); err != nil {
+		if err := be.CompleteFenced(ctx, f, seq, nil); err != nil {
 			b.Fatal(err)
 		}
 		sess.Messages = append(sess.Messages,
 			transcript.Message{Role: transcript.RoleUser, Content: "Please draft the next section of the PRD."},
 			transcript.Message{Role: transcript.RoleAssistant, Content: "Here is the next section: goals, users and scope."})
 		sess.Usage.Calls++
-		if err := be.SaveSession(sess); err != nil {
+		if err := be.SaveSession(ctx, sess); err != nil {
 			b.Fatal(err)
 		}
 		lat = append(lat, time.Since(start))
@@ -73,6 +75,7 @@ func BenchInbound(b *testing.B, be storage.Backend, roundTrips func() int64) {
 // write for a journaled backend (storage.Journaled), the commit for the
 // others. It reports ack-p50-ms and ack-p99-ms.
 func BenchAdmitParallel(b *testing.B, be storage.Backend, parallelism int) {
+	ctx := context.Background()
 	j, journaled := be.(storage.Journaled)
 	var (
 		mu  sync.Mutex
@@ -93,14 +96,14 @@ func BenchAdmitParallel(b *testing.B, be storage.Backend, parallelism int) {
 			var ch <-chan storage.Admission
 			if journaled {
 				var jc <-chan error
-				jc, ch = j.AdmitJournaled(0, keys, 10*time.Minute, key, []byte(`{"text":"hi"}`))
+				jc, ch = j.AdmitJournaled(ctx, 0, keys, 10*time.Minute, key, []byte(`{"text":"hi"}`))
 				if err := <-jc; err != nil {
 					b.Errorf("journal: %v", err)
 					return
 				}
 				mine = append(mine, time.Since(start)) // the bot acks now
 			} else {
-				ch = be.Admit(0, keys, 10*time.Minute, key, []byte(`{"text":"hi"}`))
+				ch = be.Admit(ctx, 0, keys, 10*time.Minute, key, []byte(`{"text":"hi"}`))
 			}
 			if a := <-ch; a.Err != nil || a.Dup {
 				b.Errorf("admit: %+v", a)

@@ -1,6 +1,7 @@
 package storetest
 
 import (
+	"context"
 	"time"
 
 	"agentbot/storage"
@@ -11,15 +12,15 @@ import (
 
 // Admit admits payload for key at the time of admission (order 0) and
 // waits for the outcome.
-func Admit(st storage.Inbound, keys []string, ttl time.Duration, key string, payload []byte) (dup bool, seq uint64, err error) {
-	a := <-st.Admit(0, keys, ttl, key, payload)
+func Admit(ctx context.Context, st storage.Inbound, keys []string, ttl time.Duration, key string, payload []byte) (dup bool, seq uint64, err error) {
+	a := <-st.Admit(ctx, 0, keys, ttl, key, payload)
 	return a.Dup, a.Seq, a.Err
 }
 
 // Enqueue queues payload for key (an admission without dedupe keys) and
 // returns its seq.
-func Enqueue(st storage.Inbound, key string, payload []byte) (uint64, error) {
-	_, seq, err := Admit(st, nil, 0, key, payload)
+func Enqueue(ctx context.Context, st storage.Inbound, key string, payload []byte) (uint64, error) {
+	_, seq, err := Admit(ctx, st, nil, 0, key, payload)
 	return seq, err
 }
 
@@ -30,8 +31,8 @@ type Leaser interface {
 }
 
 // Lease takes the lease on key for holder and reports whether it got it.
-func Lease(st storage.Leases, key, holder string, ttl time.Duration) (bool, error) {
-	_, ok, err := st.TakeLease(key, holder, ttl)
+func Lease(ctx context.Context, st storage.Leases, key, holder string, ttl time.Duration) (bool, error) {
+	_, ok, err := st.TakeLease(ctx, key, holder, ttl)
 	return ok, err
 }
 
@@ -39,14 +40,14 @@ func Lease(st storage.Leases, key, holder string, ttl time.Duration) (bool, erro
 // CompleteFenced under a lease taken for it (holder "storetest") and
 // released after; an item not queued is an error matching
 // storage.ErrNotFound.
-func Dequeue(st Leaser, key string, seq uint64) error {
-	f, ok, err := st.TakeLease(key, "storetest", time.Minute)
+func Dequeue(ctx context.Context, st Leaser, key string, seq uint64) error {
+	f, ok, err := st.TakeLease(ctx, key, "storetest", time.Minute)
 	if err != nil {
 		return err
 	}
 	if !ok {
 		return storage.ErrFenced
 	}
-	defer st.ReleaseLease(key, f.Holder)
-	return st.CompleteFenced(f, seq, nil)
+	defer st.ReleaseLease(context.WithoutCancel(ctx), key, f.Holder)
+	return st.CompleteFenced(ctx, f, seq, nil)
 }
