@@ -187,16 +187,16 @@ func (b *Bot) replyCounts(it item, reply bool) (counts, handed bool) {
 // them, and each begins before the one before it ends: a thread moving on
 // meanwhile is still seen.
 func (b *Bot) threadLive(key string) (bool, error) {
-	if ok, err := b.cfg.Store.HasSession(context.TODO(), key); err != nil || ok {
+	if ok, err := storage.HasSession(context.TODO(), b.cfg.Store, key); err != nil || ok {
 		return ok, wrapErr("look up thread session", err)
 	}
 	if b.admittingThread(key) {
 		return true, nil
 	}
-	if _, _, ok, err := b.cfg.Store.Next(context.TODO(), key); err != nil || ok {
+	if _, _, ok, err := storage.Next(context.TODO(), b.cfg.Store, key); err != nil || ok {
 		return ok, wrapErr("look up thread queue", err)
 	}
-	ok, err := b.cfg.Store.HasSession(context.TODO(), key)
+	ok, err := storage.HasSession(context.TODO(), b.cfg.Store, key)
 	return ok, wrapErr("look up thread session", err)
 }
 

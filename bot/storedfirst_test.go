@@ -13,6 +13,7 @@ import (
 	"agentbot/engine"
 	"agentbot/engine/fakemodel"
 	"agentbot/engine/transcript"
+	"agentbot/storage"
 )
 
 // TestStoredMessageAnsweredBeforeLateOne: a turn stores its message and
@@ -52,7 +53,7 @@ func TestStoredMessageAnsweredBeforeLateOne(t *testing.T) {
 	key := r.slack.TeamID() + "/" + channel + "/" + thread
 	send(tsEarly, "q-early") // delivered again after the fault: late
 	r.waitFor("the late message queued first", func() bool {
-		_, payload, ok, err := r.st.Next(ctx, key)
+		_, payload, ok, err := storage.Next(ctx, r.st, key)
 		return err == nil && ok && strings.Contains(string(payload), "q-early")
 	})
 	down.Store(false)

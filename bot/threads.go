@@ -124,7 +124,7 @@ func (t *threads) drain(key string) drained {
 		// The lease is released with the queue empty. An item another
 		// replica queued in between found the lease taken: look again, so
 		// it does not wait for the scan.
-		if _, _, ok, err := b.cfg.Store.Next(context.TODO(), key); err != nil || !ok {
+		if _, _, ok, err := storage.Next(context.TODO(), b.cfg.Store, key); err != nil || !ok {
 			return drainEmpty
 		}
 	}
@@ -159,7 +159,7 @@ func (t *threads) drainLeased(f storage.Fence) drained {
 	l := b.holdLease(f)
 	defer l.Release()
 	for l.Context().Err() == nil && !b.stopping.Load() {
-		seq, payload, ok, err := b.cfg.Store.Next(context.TODO(), key)
+		seq, payload, ok, err := storage.Next(context.TODO(), b.cfg.Store, key)
 		if err != nil {
 			b.log.Error("read queue", "err", err)
 			return drainRetry

@@ -35,8 +35,6 @@ type Sessions interface {
 	// FindMeta is FindSession without the transcript (Messages stays
 	// empty): the metadata alone, for callers that need no messages.
 	FindMeta(ctx context.Context, key string) (*transcript.Session, error)
-	// HasSession reports whether key has a session, without loading it.
-	HasSession(ctx context.Context, key string) (bool, error)
 	// NewSession creates an empty session for key with a fresh id; a key
 	// that has one already is an error matching ErrExists.
 	NewSession(ctx context.Context, key string) (*transcript.Session, error)
@@ -101,11 +99,9 @@ type Inbound interface {
 	// later messages of its thread; 0 means the time of admission on the
 	// store's clock. This is the one way into the queue.
 	Admit(ctx context.Context, order int64, keys []string, ttl time.Duration, sessionKey string, payload []byte) <-chan Admission
-	// Pending lists a key's queued items in order: by Order, then Seq.
+	// Pending lists a key's queued items in order: by Order, then Seq
+	// (Next reads the first). Items leave the queue by CompleteFenced.
 	Pending(ctx context.Context, sessionKey string) ([]Queued, error)
-	// Next returns a key's first queued item in that order. Items leave
-	// the queue by CompleteFenced.
-	Next(ctx context.Context, sessionKey string) (seq uint64, payload []byte, ok bool, err error)
 	// PendingKeys lists every key with queued items.
 	PendingKeys(ctx context.Context) ([]string, error)
 }

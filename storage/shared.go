@@ -45,6 +45,26 @@ func LookupIn(ctx context.Context, st interface {
 	return nil, err
 }
 
+// HasSession reports whether key has a session, from its metadata alone.
+func HasSession(ctx context.Context, st interface {
+	FindMeta(ctx context.Context, key string) (*transcript.Session, error)
+}, key string) (bool, error) {
+	rec, err := st.FindMeta(ctx, key)
+	return rec != nil, err
+}
+
+// Next returns the first of a key's queued items (see Inbound.Pending);
+// ok is false when none is queued.
+func Next(ctx context.Context, st interface {
+	Pending(ctx context.Context, sessionKey string) ([]Queued, error)
+}, key string) (seq uint64, payload []byte, ok bool, err error) {
+	items, err := st.Pending(ctx, key)
+	if err != nil || len(items) == 0 {
+		return 0, nil, false, err
+	}
+	return items[0].Seq, items[0].Payload, true, nil
+}
+
 // Found is a store's FindSession made of its Session: (nil, nil) where
 // Session says ErrNotFound, else Session's answer.
 func Found(sess *transcript.Session, err error) (*transcript.Session, error) {

@@ -77,7 +77,7 @@ func TestHeldLeaseRenewsCompletesAndReleases(t *testing.T) {
 	if err := l.Complete(seq, func() (map[string]string, error) { return map[string]string{"posted": "1"}, nil }); err != nil {
 		t.Fatalf("complete: %v", err)
 	}
-	if _, _, ok, _ := st.Next(ctx, key); ok {
+	if _, _, ok, _ := storage.Next(ctx, st, key); ok {
 		t.Fatal("the completed item is still queued")
 	}
 	if rec, _ := st.FindMeta(ctx, key); rec == nil || rec.Meta["posted"] != "1" {
@@ -124,7 +124,7 @@ func TestLostLeaseFencesEveryWrite(t *testing.T) {
 	if err := l.Complete(seq, func() (map[string]string, error) { return nil, nil }); !errors.Is(err, storage.ErrFenced) {
 		t.Fatalf("complete after the loss: %v, want ErrFenced", err)
 	}
-	if _, _, ok, _ := st.Next(ctx, key); !ok {
+	if _, _, ok, _ := storage.Next(ctx, st, key); !ok {
 		t.Fatal("a lost lease's completion dequeued the item")
 	}
 	l.Release()

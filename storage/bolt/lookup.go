@@ -38,19 +38,6 @@ func (s *Store) FindMeta(ctx context.Context, key string) (*transcript.Session, 
 	return sess, nil
 }
 
-// HasSession reports whether key has a session, without loading it.
-func (s *Store) HasSession(ctx context.Context, key string) (bool, error) {
-	if err := storage.CheckKey("session key", key); err != nil {
-		return false, fmt.Errorf("has session: %w", err)
-	}
-	var ok bool
-	err := s.view(ctx, func(tx *bbolt.Tx) error {
-		ok = tx.Bucket(bucketKeys).Get([]byte(key)) != nil
-		return nil
-	})
-	return ok, err
-}
-
 // DetachSession frees its key, so the next NewSession for that key starts
 // afresh, while the session's data and folders stay (ListSessions shows it,
 // Prune and DeleteSession remove it). The bot uses it when a thread

@@ -20,14 +20,14 @@ func TestFindDetachAndNext(t *testing.T) {
 	if s, err := st.FindSession(ctx, "T/C/1"); s != nil || err != nil {
 		t.Fatalf("absent: %v %v", s, err)
 	}
-	if ok, err := st.HasSession(ctx, "T/C/1"); ok || err != nil {
+	if ok, err := storage.HasSession(ctx, st, "T/C/1"); ok || err != nil {
 		t.Fatalf("has absent: %v %v", ok, err)
 	}
 	old, err := st.NewSession(ctx, "T/C/1")
 	if err != nil {
 		t.Fatal(err)
 	}
-	if ok, err := st.HasSession(ctx, "T/C/1"); !ok || err != nil {
+	if ok, err := storage.HasSession(ctx, st, "T/C/1"); !ok || err != nil {
 		t.Fatalf("has: %v %v", ok, err)
 	}
 	if s, err := st.FindSession(ctx, "T/C/1"); err != nil || s.ID != old.ID {
@@ -50,12 +50,12 @@ func TestFindDetachAndNext(t *testing.T) {
 		t.Fatalf("detach unknown: %v", err)
 	}
 
-	if _, _, ok, err := st.Next(ctx, "T/C/1"); ok || err != nil {
+	if _, _, ok, err := storage.Next(ctx, st, "T/C/1"); ok || err != nil {
 		t.Fatalf("empty queue: %v %v", ok, err)
 	}
 	a, _ := storetest.Enqueue(ctx, st, "T/C/1", []byte(`{"n":1}`))
 	storetest.Enqueue(ctx, st, "T/C/1", []byte(`{"n":2}`))
-	seq, p, ok, err := st.Next(ctx, "T/C/1")
+	seq, p, ok, err := storage.Next(ctx, st, "T/C/1")
 	if !ok || err != nil || seq != a || string(p) != `{"n":1}` {
 		t.Fatalf("next = %d %s %v %v", seq, p, ok, err)
 	}

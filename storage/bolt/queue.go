@@ -59,31 +59,6 @@ func (s *Store) Pending(ctx context.Context, sessionKey string) ([]storage.Queue
 	return items, nil
 }
 
-// Next returns the oldest queued item of a session key, reading only that
-// one; ok is false when the queue is empty.
-func (s *Store) Next(ctx context.Context, sessionKey string) (seq uint64, payload []byte, ok bool, err error) {
-	if err := storage.CheckKey("session key", sessionKey); err != nil {
-		return 0, nil, false, fmt.Errorf("next: %w", err)
-	}
-	err = s.view(ctx, func(tx *bbolt.Tx) error {
-		b := tx.Bucket(bucketQueue).Bucket([]byte(sessionKey))
-		if b == nil {
-			return nil
-		}
-		k, v := b.Cursor().First()
-		if k == nil {
-			return nil
-		}
-		q, err := decodeQueued(k, v)
-		seq, payload, ok = q.Seq, q.Payload, err == nil
-		return err
-	})
-	if err != nil {
-		return 0, nil, false, fmt.Errorf("next %q: %w", sessionKey, err)
-	}
-	return seq, payload, ok, nil
-}
-
 // dequeue removes one queued item outside any lease (a migration moving
 // it to another store). An unknown seq is an error matching
 // storage.ErrNotFound.

@@ -113,7 +113,7 @@ func TestQueueBadInput(t *testing.T) {
 	if _, err := s.Pending(ctx, ""); err == nil {
 		t.Error("Pending(\"\"): want error")
 	}
-	if _, _, _, err := s.Next(ctx, ""); err == nil {
+	if _, _, _, err := storage.Next(ctx, s, ""); err == nil {
 		t.Error("Next(\"\"): want error")
 	}
 	if err := storetest.Dequeue(ctx, s, "", 1); err == nil {

@@ -103,16 +103,6 @@ func (s *Store) pending(ctx context.Context, sessionKey, limit string) ([]storag
 	return items, nil
 }
 
-// Next returns the first queued item of a session key in order; ok is
-// false when the queue is empty.
-func (s *Store) Next(ctx context.Context, sessionKey string) (seq uint64, payload []byte, ok bool, err error) {
-	items, err := s.pending(ctx, sessionKey, " LIMIT 1")
-	if err != nil || len(items) == 0 {
-		return 0, nil, false, err
-	}
-	return items[0].Seq, items[0].Payload, true, nil
-}
-
 // PendingKeys returns every session key with queued items, in byte order.
 func (s *Store) PendingKeys(ctx context.Context) ([]string, error) {
 	ctx, cancel := s.ctx(ctx)

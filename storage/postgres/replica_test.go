@@ -115,7 +115,7 @@ func TestReplicaAdmitDedupe(t *testing.T) {
 	if err != nil || len(items) != 20 {
 		t.Fatalf("b sees %d queued (%v), want 20", len(items), err)
 	}
-	seq, _, ok, err := a.Next(ctx, "T/C/1")
+	seq, _, ok, err := storage.Next(ctx, a, "T/C/1")
 	if err != nil || !ok || seq != items[0].Seq {
 		t.Fatalf("a's Next = %d %v %v, want %d", seq, ok, err, items[0].Seq)
 	}

@@ -123,20 +123,6 @@ func (s *Store) Lookup(ctx context.Context, idOrKey string) (*transcript.Session
 	return storage.LookupIn(ctx, s, idOrKey)
 }
 
-// HasSession reports whether key has a session, without loading it.
-func (s *Store) HasSession(ctx context.Context, key string) (bool, error) {
-	if err := storage.CheckKey("session key", key); err != nil {
-		return false, fmt.Errorf("has session: %w", err)
-	}
-	ctx, cancel := s.ctx(ctx)
-	defer cancel()
-	var ok bool
-	if err := s.pool.QueryRow(ctx, `SELECT EXISTS (SELECT 1 FROM sessions WHERE key = $1 AND attached)`, key).Scan(&ok); err != nil {
-		return false, fmt.Errorf("has session %q: %w", key, err)
-	}
-	return ok, nil
-}
-
 // NewSession creates and stores an empty session for key with a fresh id;
 // if key has a session already it returns an error matching
 // storage.ErrExists and changes nothing.

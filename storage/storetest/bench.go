@@ -46,7 +46,7 @@ func BenchInbound(b *testing.B, be storage.Backend, roundTrips func() int64) {
 		if err != nil || dup {
 			b.Fatalf("admit: dup %v, %v", dup, err)
 		}
-		seq, _, ok, err := be.Next(ctx, key)
+		seq, _, ok, err := storage.Next(ctx, be, key)
 		if err != nil || !ok {
 			b.Fatalf("next: %v %v", ok, err)
 		}

@@ -139,7 +139,7 @@ func completeFenced(t *testing.T, b storage.Backend) {
 	if s, _ := b.FindMeta(ctx, "T/C/1"); s.Meta["posted"] != "1" {
 		t.Fatalf("marker after complete: %v", s.Meta)
 	}
-	if seq, _, _, _ := b.Next(ctx, "T/C/1"); seq != seq2 {
+	if seq, _, _, _ := storage.Next(ctx, b, "T/C/1"); seq != seq2 {
 		t.Fatalf("Next after complete = %d, want %d", seq, seq2)
 	}
 	// Twice: not found, and the marker stays as it was.
@@ -187,7 +187,7 @@ func queueOrdersByTs(t *testing.T, b storage.Backend) {
 	if items[0].Order != storage.OrderOf(ts(100)) {
 		t.Errorf("Order = %d, want %d", items[0].Order, storage.OrderOf(ts(100)))
 	}
-	if _, p, _, _ := b.Next(ctx, "k"); string(p) != "100" {
+	if _, p, _, _ := storage.Next(ctx, b, "k"); string(p) != "100" {
 		t.Fatalf("Next = %s, want the earliest message", p)
 	}
 	// Dequeue finds an item wherever it is in the order.

@@ -199,10 +199,10 @@ func newSessionIsEmptyAndFound(t *testing.T, b storage.Backend) {
 		}
 		sameSession(t, got, s)
 	}
-	if ok, err := b.HasSession(ctx, s.Key); err != nil || !ok {
+	if ok, err := storage.HasSession(ctx, b, s.Key); err != nil || !ok {
 		t.Errorf("HasSession(own key) = %v, %v", ok, err)
 	}
-	if ok, err := b.HasSession(ctx, "T1/C1/2.0"); err != nil || ok {
+	if ok, err := storage.HasSession(ctx, b, "T1/C1/2.0"); err != nil || ok {
 		t.Errorf("HasSession(other key) = %v, %v", ok, err)
 	}
 	other := newSession(t, b, "T1/C1/2.0")
@@ -463,7 +463,7 @@ func detachThenNewSession(t *testing.T, b storage.Backend) {
 	old.Messages = []transcript.Message{msg("system", "old")}
 	must(t, b.SaveSession(ctx, old))
 	must(t, b.DetachSession(ctx, old.ID))
-	if ok, err := b.HasSession(ctx, "k"); err != nil || ok {
+	if ok, err := storage.HasSession(ctx, b, "k"); err != nil || ok {
 		t.Fatalf("HasSession after detach = %v, %v", ok, err)
 	}
 	if _, err := b.Session(ctx, "k"); !errors.Is(err, storage.ErrNotFound) {
@@ -514,7 +514,7 @@ func deleteSessionRemovesAll(t *testing.T, b storage.Backend) {
 	if _, err := b.SessionByID(ctx, s.ID); !errors.Is(err, storage.ErrNotFound) {
 		t.Errorf("SessionByID after delete: %v", err)
 	}
-	if ok, _ := b.HasSession(ctx, "k"); ok {
+	if ok, _ := storage.HasSession(ctx, b, "k"); ok {
 		t.Error("key still has a session")
 	}
 	for _, dir := range []string{in, out} {
@@ -862,7 +862,7 @@ func queueFilled(t *testing.T, b storage.Backend) ([]uint64, uint64) {
 		t.Errorf("seq %d after %d: seqs are not global and growing", s2, seqs[2])
 	}
 	pendingItems(t, b, "k1", seqs, payloads, c.Now())
-	seq, payload, ok, err := b.Next(ctx, "k1")
+	seq, payload, ok, err := storage.Next(ctx, b, "k1")
 	if err != nil || !ok || seq != seqs[0] || string(payload) != payloads[0] {
 		t.Fatalf("Next = %d %s %v %v", seq, payload, ok, err)
 	}
@@ -877,7 +877,7 @@ func queueFilled(t *testing.T, b storage.Backend) ([]uint64, uint64) {
 func queueEmpty(t *testing.T, b storage.Backend) {
 	ctx := context.Background()
 	t.Helper()
-	if _, _, ok, err := b.Next(ctx, "k1"); ok || err != nil {
+	if _, _, ok, err := storage.Next(ctx, b, "k1"); ok || err != nil {
 		t.Fatalf("Next on an empty queue = %v, %v", ok, err)
 	}
 	if keys, err := b.PendingKeys(ctx); err != nil || len(keys) != 0 {
@@ -913,7 +913,7 @@ func queueDrained(t *testing.T, b storage.Backend, seqs []uint64, s2 uint64) {
 	if err := Dequeue(ctx, b, "k1", s2); !errors.Is(err, storage.ErrNotFound) {
 		t.Errorf("dequeue of another key's item: %v", err)
 	}
-	if seq, _, _, _ := b.Next(ctx, "k1"); seq != seqs[1] {
+	if seq, _, _, _ := storage.Next(ctx, b, "k1"); seq != seqs[1] {
 		t.Errorf("Next after dequeue = %d, want %d", seq, seqs[1])
 	}
 	must(t, Dequeue(ctx, b, "k0", s2))
@@ -921,11 +921,11 @@ func queueDrained(t *testing.T, b storage.Backend, seqs []uint64, s2 uint64) {
 		t.Fatalf("PendingKeys after emptying k0 = %v, %v", keys, err)
 	}
 	must(t, Dequeue(ctx, b, "k1", seqs[2])) // out of order
-	if seq, _, _, _ := b.Next(ctx, "k1"); seq != seqs[1] {
+	if seq, _, _, _ := storage.Next(ctx, b, "k1"); seq != seqs[1] {
 		t.Errorf("Next = %d, want %d", seq, seqs[1])
 	}
 	must(t, Dequeue(ctx, b, "k1", seqs[1]))
-	if _, _, ok, _ := b.Next(ctx, "k1"); ok {
+	if _, _, ok, _ := storage.Next(ctx, b, "k1"); ok {
 		t.Error("Next on an emptied queue found an item")
 	}
 	next, err := Enqueue(ctx, b, "k1", []byte(`{}`))
