@@ -78,7 +78,7 @@ func TestDailyTokenBudget(t *testing.T) {
 	second, _ := r.mention("another thread, please", "")
 	r.waitText(second, "workspace's daily token budget is used up (520 of 500 tokens)")
 	r.waitText(second, "resets at midnight UTC")
-	if n, _ := r.st.DailyUsage(ctx, r.slack.TeamID(), todayUTC()); n != 520 {
+	if n, _ := r.st.AddDailyUsage(ctx, r.slack.TeamID(), todayUTC(), 0); n != 520 {
 		t.Fatalf("stored daily usage = %d", n)
 	}
 }

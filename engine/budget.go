@@ -54,8 +54,6 @@ func (e *Engine) budget(s *Session, turn Usage) Budget {
 type UsageStore interface {
 	// AddDailyUsage adds tokens to a workspace's day and returns its total.
 	AddDailyUsage(ctx context.Context, team, day string, tokens int) (int, error)
-	// DailyUsage returns a workspace's tokens of a day.
-	DailyUsage(ctx context.Context, team, day string) (int, error)
 }
 
 // Budgets are the optional token caps: per session and per workspace and
@@ -131,7 +129,7 @@ func (b *Budgets) raise(setting, or string) string {
 // Daily returns a workspace's tokens today.
 func (b *Budgets) Daily(team string) (int, error) {
 	if b.Store != nil {
-		return b.Store.DailyUsage(context.TODO(), team, b.day())
+		return b.Store.AddDailyUsage(context.TODO(), team, b.day(), 0)
 	}
 	b.mu.Lock()
 	defer b.mu.Unlock()

@@ -161,9 +161,8 @@ type Channels interface {
 // Usage counts the tokens each workspace used per UTC day.
 type Usage interface {
 	// AddDailyUsage adds tokens to a workspace's UTC day and returns the
-	// day's total; DailyUsage reads it.
+	// day's total; with no tokens (0 or less) it only reads the total.
 	AddDailyUsage(ctx context.Context, team, day string, tokens int) (int, error)
-	DailyUsage(ctx context.Context, team, day string) (int, error)
 }
 
 // Outputs keeps the bytes of every version of the documents sessions

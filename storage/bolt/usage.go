@@ -12,8 +12,11 @@ import (
 var bucketUsage = []byte("usage")
 
 // AddDailyUsage adds tokens to a workspace's day and returns the day's
-// total.
+// total; with no tokens (0 or less) it only reads the total.
 func (s *Store) AddDailyUsage(ctx context.Context, team, day string, tokens int) (int, error) {
+	if tokens <= 0 {
+		return s.dailyUsage(ctx, team, day)
+	}
 	var total uint64
 	err := s.update(ctx, func(tx *bbolt.Tx) error {
 		b, err := tx.CreateBucketIfNotExists(bucketUsage)
@@ -24,9 +27,7 @@ func (s *Store) AddDailyUsage(ctx context.Context, team, day string, tokens int)
 		if v := b.Get(k); len(v) == 8 {
 			total = be64(v)
 		}
-		if tokens > 0 {
-			total += uint64(tokens)
-		}
+		total += uint64(tokens)
 		return b.Put(k, u64Key(total))
 	})
 	if err != nil {
@@ -35,8 +36,8 @@ func (s *Store) AddDailyUsage(ctx context.Context, team, day string, tokens int)
 	return int(total), nil
 }
 
-// DailyUsage returns a workspace's tokens of a day.
-func (s *Store) DailyUsage(ctx context.Context, team, day string) (int, error) {
+// dailyUsage reads a workspace's tokens of a day.
+func (s *Store) dailyUsage(ctx context.Context, team, day string) (int, error) {
 	var total uint64
 	err := s.view(ctx, func(tx *bbolt.Tx) error {
 		if b := tx.Bucket(bucketUsage); b != nil {
@@ -46,5 +47,8 @@ func (s *Store) DailyUsage(ctx context.Context, team, day string) (int, error) {
 		}
 		return nil
 	})
-	return int(total), err
+	if err != nil {
+		return 0, fmt.Errorf("daily usage: %w", err)
+	}
+	return int(total), nil
 }

@@ -29,7 +29,7 @@ func TestDailyUsage(t *testing.T) {
 		team, day string
 		want      int
 	}{{"T1", "2026-11-22", 150}, {"T2", "2026-11-22", 7}, {"T1", "2026-11-23", 1}, {"T3", "2026-11-22", 0}} {
-		if n, err := st.DailyUsage(ctx, c.team, c.day); err != nil || n != c.want {
+		if n, err := st.AddDailyUsage(ctx, c.team, c.day, 0); err != nil || n != c.want {
 			t.Errorf("%s %s = %d, %v; want %d", c.team, c.day, n, err, c.want)
 		}
 	}

@@ -564,13 +564,16 @@ func (s *Store) SetChannelTools(ctx context.Context, team, channel string, serve
 	return nil
 }
 
-// AddDailyUsage adds tokens (negative counts as 0) to a workspace's day
-// and returns the day's total.
+// AddDailyUsage adds tokens to a workspace's day and returns the day's
+// total; with no tokens (0 or less) it only reads the total.
 func (s *Store) AddDailyUsage(ctx context.Context, team, day string, tokens int) (int, error) {
+	if tokens <= 0 {
+		return s.dailyUsage(ctx, team, day)
+	}
 	ctx, cancel := s.ctx(ctx)
 	defer cancel()
 	var total int64
-	err := s.pool.QueryRow(ctx, `INSERT INTO daily_usage (team, day, tokens) VALUES ($1, $2, greatest($3::bigint, 0))
+	err := s.pool.QueryRow(ctx, `INSERT INTO daily_usage (team, day, tokens) VALUES ($1, $2, $3::bigint)
 		ON CONFLICT (team, day) DO UPDATE SET tokens = daily_usage.tokens + excluded.tokens
 		RETURNING tokens`, team, day, int64(tokens)).Scan(&total)
 	if err != nil {
@@ -579,8 +582,8 @@ func (s *Store) AddDailyUsage(ctx context.Context, team, day string, tokens int)
 	return int(total), nil
 }
 
-// DailyUsage returns a workspace's tokens of a day.
-func (s *Store) DailyUsage(ctx context.Context, team, day string) (int, error) {
+// dailyUsage reads a workspace's tokens of a day.
+func (s *Store) dailyUsage(ctx context.Context, team, day string) (int, error) {
 	ctx, cancel := s.ctx(ctx)
 	defer cancel()
 	var total int64

@@ -999,16 +999,16 @@ func dailyUsage(t *testing.T, b storage.Backend) {
 			t.Fatalf("AddDailyUsage(%s, %s, %d) = %d, %v; want %d", team, day, n, got, err, want)
 		}
 	}
-	if n, err := b.DailyUsage(ctx, "T1", "2026-03-01"); err != nil || n != 0 {
-		t.Fatalf("DailyUsage of nothing = %d, %v", n, err)
+	if n, err := b.AddDailyUsage(ctx, "T1", "2026-03-01", 0); err != nil || n != 0 {
+		t.Fatalf("AddDailyUsage of 0 tokens to nothing = %d, %v", n, err)
 	}
 	add("T1", "2026-03-01", 100, 100)
 	add("T1", "2026-03-01", 50, 150)
 	add("T1", "2026-03-02", 7, 7)
 	add("T2", "2026-03-01", 1, 1)
 	add("T1", "2026-03-01", -5, 150) // negative counts as nothing
-	if n, err := b.DailyUsage(ctx, "T1", "2026-03-01"); err != nil || n != 150 {
-		t.Fatalf("DailyUsage = %d, %v; want 150", n, err)
+	if n, err := b.AddDailyUsage(ctx, "T1", "2026-03-01", 0); err != nil || n != 150 {
+		t.Fatalf("AddDailyUsage of 0 tokens = %d, %v; want 150", n, err)
 	}
 }
 
