@@ -6,6 +6,7 @@ import (
 	"testing"
 
 	"agentbot/engine/transcript"
+	"agentbot/storage"
 )
 
 // A thread whose session's agent is no longer installed gets a message
@@ -53,7 +54,7 @@ func TestThreadWithAGoneAgent(t *testing.T) {
 	// session is kept, detached.
 	r.mention("use product-lead", thread)
 	r.waitText(thread, "Maren")
-	now, err := r.st.Session(ctx, r.sessionKey(thread))
+	now, err := storage.Session(ctx, r.st, r.sessionKey(thread))
 	if err != nil || now.ID == rec.ID || now.AgentID != "product-lead" {
 		t.Fatalf("thread session after use: %v, %+v", err, now)
 	}

@@ -16,6 +16,7 @@ import (
 	"agentbot/engine/fakemodel"
 	"agentbot/engine/fixtures"
 	"agentbot/engine/model"
+	"agentbot/storage"
 	"agentbot/storage/bolt"
 )
 
@@ -58,7 +59,7 @@ func TestCrashMidTurnResumes(t *testing.T) {
 		t.Fatalf("reopen after kill: %v", err)
 	}
 	defer st.Close()
-	rec, err := st.Session(ctx, "t/crash")
+	rec, err := storage.Session(ctx, st, "t/crash")
 	if err != nil {
 		t.Fatal(err)
 	}

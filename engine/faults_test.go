@@ -17,6 +17,7 @@ import (
 	"agentbot/engine/fakemodel"
 	"agentbot/engine/fixtures"
 	"agentbot/engine/model"
+	"agentbot/storage"
 )
 
 // Malformed tool arguments and unknown tools become error results the model
@@ -169,7 +170,7 @@ func TestModelErrorStorms(t *testing.T) {
 	if !errors.As(err, &me) || me.Tries != 3 {
 		t.Fatalf("err = %v", err)
 	}
-	stored, _ := h.st.Session(ctx, "t/storm")
+	stored, _ := storage.Session(ctx, h.st, "t/storm")
 	if last := stored.Messages[len(stored.Messages)-1]; last.Content != "second" {
 		t.Fatalf("the user's message was not kept: %+v", last)
 	}
@@ -245,7 +246,7 @@ func TestElisionInOneChunk(t *testing.T) {
 		t.Fatal("the last request has no elided stub")
 	}
 	// The stored transcript keeps everything.
-	stored, _ := h.st.Session(ctx, "t/elide")
+	stored, _ := storage.Session(ctx, h.st, "t/elide")
 	for _, m := range stored.Messages {
 		if strings.Contains(m.Content, `"elided"`) {
 			t.Fatal("elision changed the stored transcript")

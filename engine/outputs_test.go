@@ -65,7 +65,7 @@ func TestOutputsWriteThrough(t *testing.T) {
 		t.Fatalf("latest stored %q", got)
 	}
 	// The session the store holds records what the store has bytes for.
-	rec, err := h.st.Session(ctx, "t/store")
+	rec, err := storage.Session(ctx, h.st, "t/store")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -178,7 +178,7 @@ func failover(t *testing.T, st storage.Backend) {
 	}
 
 	// Replica B takes the thread over with nothing on its disk.
-	rec, err := st.Session(ctx, "t/failover")
+	rec, err := storage.Session(ctx, st, "t/failover")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -214,7 +214,7 @@ func failover(t *testing.T, st storage.Backend) {
 		t.Fatalf("B's local file: %q, %v", data, err)
 	}
 	// A, back on the thread, catches up on B's version.
-	rec, err = st.Session(ctx, "t/failover")
+	rec, err = storage.Session(ctx, st, "t/failover")
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -9,6 +9,7 @@ import (
 	"agentbot/engine"
 	"agentbot/engine/fakemodel"
 	"agentbot/engine/transcript"
+	"agentbot/storage"
 )
 
 // flakyStore fails SaveSession while down is set, as a database that went
@@ -58,7 +59,7 @@ func TestFinalSaveFailureKeepsTheAnswer(t *testing.T) {
 	if err := h.eng.Save(s); err != nil {
 		t.Fatal(err)
 	}
-	got, err := h.st.Session(ctx, "T/C/1")
+	got, err := storage.Session(ctx, h.st, "T/C/1")
 	if err != nil {
 		t.Fatal(err)
 	}

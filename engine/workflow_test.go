@@ -15,6 +15,7 @@ import (
 	"agentbot/engine"
 	"agentbot/engine/fakemodel"
 	"agentbot/engine/fixtures"
+	"agentbot/storage"
 )
 
 // A workflow of our own bundle, from menu pick to a saved output on disk:
@@ -91,7 +92,7 @@ func TestBundleWorkflowFromMenuPickToSavedOutput(t *testing.T) {
 		t.Fatalf("re-save should be v2: %+v", outs)
 	}
 	// Stored: a reopened session has the whole transcript and outputs.
-	stored, err := h.st.Session(ctx, "t/brief")
+	stored, err := storage.Session(ctx, h.st, "t/brief")
 	if err != nil || len(stored.Messages) != len(s.Messages) || len(stored.Outputs) != 2 {
 		t.Fatalf("stored session: %v, %d messages (want %d)", err, len(stored.Messages), len(s.Messages))
 	}

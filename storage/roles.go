@@ -26,11 +26,10 @@ import (
 // Sessions keeps sessions and their transcripts, by key (Slack uses
 // "team/channel/thread") and by id.
 type Sessions interface {
-	// Session returns the session stored under key.
-	Session(ctx context.Context, key string) (*transcript.Session, error)
 	// SessionByID returns the session with the given id.
 	SessionByID(ctx context.Context, id string) (*transcript.Session, error)
-	// FindSession is Session returning (nil, nil) when key has none.
+	// FindSession returns the session stored under key, or (nil, nil)
+	// when key has none (storage.Session makes that ErrNotFound).
 	FindSession(ctx context.Context, key string) (*transcript.Session, error)
 	// FindMeta is FindSession without the transcript (Messages stays
 	// empty): the metadata alone, for callers that need no messages.

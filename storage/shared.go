@@ -3,6 +3,7 @@ package storage
 import (
 	"context"
 	"errors"
+	"fmt"
 	"sync"
 	"time"
 
@@ -31,13 +32,13 @@ func Batch[T any](first T, ch <-chan T, max int) []T {
 // it), in a store; both stores' Lookup is this.
 func LookupIn(ctx context.Context, st interface {
 	SessionByID(ctx context.Context, id string) (*transcript.Session, error)
-	Session(ctx context.Context, key string) (*transcript.Session, error)
+	FindSession(ctx context.Context, key string) (*transcript.Session, error)
 }, idOrKey string) (*transcript.Session, error) {
 	sess, err := st.SessionByID(ctx, idOrKey)
 	if err == nil {
 		return sess, nil
 	}
-	if byKey, kerr := st.Session(ctx, idOrKey); kerr == nil {
+	if byKey, kerr := Session(ctx, st, idOrKey); kerr == nil {
 		return byKey, nil
 	} else if !errors.Is(err, ErrNotFound) {
 		return nil, kerr // not an id: the key's answer
@@ -63,6 +64,18 @@ func Next(ctx context.Context, st interface {
 		return 0, nil, false, err
 	}
 	return items[0].Seq, items[0].Payload, true, nil
+}
+
+// Session returns the session stored under key, or an error matching
+// ErrNotFound when key has none.
+func Session(ctx context.Context, st interface {
+	FindSession(ctx context.Context, key string) (*transcript.Session, error)
+}, key string) (*transcript.Session, error) {
+	sess, err := st.FindSession(ctx, key)
+	if err == nil && sess == nil {
+		err = fmt.Errorf("load session %q: %w", key, ErrNotFound)
+	}
+	return sess, err
 }
 
 // Found is a store's FindSession made of its Session: (nil, nil) where

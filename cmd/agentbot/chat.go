@@ -90,7 +90,7 @@ func findChat(st storage.Backend, name string) (*transcript.Session, string, err
 		return nil, "", nil
 	}
 	key := "chat/" + name
-	rec, err := st.Session(context.TODO(), key)
+	rec, err := storage.Session(context.TODO(), st, key)
 	if errors.Is(err, storage.ErrNotFound) {
 		if byID, idErr := st.SessionByID(context.TODO(), name); idErr == nil {
 			return byID, byID.Key, nil

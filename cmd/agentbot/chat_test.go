@@ -169,7 +169,7 @@ func TestChatSessionResumes(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	stored, err := st.Session(ctx, "chat/demo")
+	stored, err := storage.Session(ctx, st, "chat/demo")
 	st.Close()
 	if err != nil {
 		t.Fatal(err)

@@ -14,6 +14,7 @@ import (
 	"agentbot/bot/fakeslack"
 	"agentbot/engine/fakemodel"
 	"agentbot/engine/transcript"
+	"agentbot/storage"
 	"agentbot/storage/bolt"
 )
 
@@ -35,7 +36,7 @@ func storedAgent(t *testing.T, data, key string) *transcript.Session {
 		t.Fatal(err)
 	}
 	defer st.Close()
-	s, err := st.Session(ctx, key)
+	s, err := storage.Session(ctx, st, key)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -16,6 +16,7 @@ import (
 
 	"agentbot/bot/fakeslack"
 	"agentbot/engine/fakemodel"
+	"agentbot/storage"
 	"agentbot/storage/bolt"
 )
 
@@ -299,7 +300,7 @@ func TestKillMidTurnLosesNoMessage(t *testing.T) {
 	}
 	defer st.Close()
 	key := fake.TeamID() + "/" + channel + "/" + ts1
-	s, err := st.Session(ctx, key)
+	s, err := storage.Session(ctx, st, key)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -7,6 +7,7 @@ import (
 	"testing"
 
 	"agentbot/engine/fakemodel"
+	"agentbot/storage"
 	"agentbot/storage/bolt"
 	"agentbot/storage/pgtest"
 )
@@ -176,7 +177,7 @@ func TestChatStreamErrors(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer st.Close()
-	s, err := st.Session(ctx, "chat/e")
+	s, err := storage.Session(ctx, st, "chat/e")
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -9,6 +9,7 @@ import (
 
 	"agentbot/engine/fakemodel"
 	"agentbot/engine/transcript"
+	"agentbot/storage"
 	"agentbot/storage/bolt"
 	"agentbot/storage/pgtest"
 )
@@ -218,7 +219,7 @@ func TestChatResponsesStreamErrorAfterText(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer st.Close()
-	s, err := st.Session(ctx, "chat/cut")
+	s, err := storage.Session(ctx, st, "chat/cut")
 	if err != nil {
 		t.Fatal(err)
 	}

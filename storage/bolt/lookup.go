@@ -13,7 +13,7 @@ import (
 // FindSession is Session without the sentinel: it returns (nil, nil) when
 // key has no session.
 func (s *Store) FindSession(ctx context.Context, key string) (*transcript.Session, error) {
-	return storage.Found(s.Session(ctx, key))
+	return storage.Found(s.session(ctx, key))
 }
 
 // FindMeta returns the metadata of the session key holds, without its

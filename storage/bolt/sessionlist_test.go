@@ -108,7 +108,7 @@ func TestDeleteSession(t *testing.T) {
 	}
 	_, err = s.SessionByID(ctx, gone.ID)
 	wantErrIs(t, "SessionByID after delete", err, storage.ErrNotFound)
-	_, err = s.Session(ctx, "T/C/1")
+	_, err = storage.Session(ctx, s, "T/C/1")
 	wantErrIs(t, "Session after delete", err, storage.ErrNotFound)
 	wantErrIs(t, "second DeleteSession", s.DeleteSession(ctx, gone.ID), storage.ErrNotFound)
 	if _, err := s.SessionByID(ctx, kept.ID); err != nil {
@@ -180,7 +180,7 @@ func TestPrune(t *testing.T) {
 	if len(list) != 1 || list[0].ID != active.ID {
 		t.Fatalf("after Prune: %+v, want only the active session", list)
 	}
-	_, err = s.Session(ctx, "T/C/old")
+	_, err = storage.Session(ctx, s, "T/C/old")
 	wantErrIs(t, "Session of a pruned key", err, storage.ErrNotFound)
 
 	ids, err = s.Prune(ctx, c.Now().Add(-time.Hour))

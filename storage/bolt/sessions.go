@@ -20,9 +20,9 @@ var (
 	bucketMessages = []byte("messages")
 )
 
-// Session returns the session stored under key (Slack uses
+// session returns the session stored under key (Slack uses
 // "team/channel/thread"), or an error matching storage.ErrNotFound.
-func (s *Store) Session(ctx context.Context, key string) (*transcript.Session, error) {
+func (s *Store) session(ctx context.Context, key string) (*transcript.Session, error) {
 	if err := storage.CheckKey("session key", key); err != nil {
 		return nil, fmt.Errorf("load session: %w", err)
 	}

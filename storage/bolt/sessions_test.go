@@ -46,7 +46,7 @@ func TestSessionRoundTrip(t *testing.T) {
 	}
 
 	s = reopen(t, s, c)
-	byKey, err := s.Session(ctx, sess.Key)
+	byKey, err := storage.Session(ctx, s, sess.Key)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -191,10 +191,10 @@ func TestNewSessionAndLookup(t *testing.T) {
 	}
 	_, err = s.NewSession(ctx, "T/C/1")
 	wantErrIs(t, "NewSession of a taken key", err, storage.ErrExists)
-	if got, err := s.Session(ctx, "T/C/1"); err != nil || got.ID != sess.ID {
+	if got, err := storage.Session(ctx, s, "T/C/1"); err != nil || got.ID != sess.ID {
 		t.Fatalf("Session after storage.ErrExists = %v, %v; want the original", got, err)
 	}
-	_, err = s.Session(ctx, "T/C/2")
+	_, err = storage.Session(ctx, s, "T/C/2")
 	wantErrIs(t, "Session of an unknown key", err, storage.ErrNotFound)
 	_, err = s.SessionByID(ctx, "aaaaaaaa")
 	wantErrIs(t, "SessionByID of an unknown id", err, storage.ErrNotFound)
@@ -202,7 +202,7 @@ func TestNewSessionAndLookup(t *testing.T) {
 		if _, err := s.NewSession(ctx, key); err == nil {
 			t.Errorf("NewSession(%.10q...): want error", key)
 		}
-		if _, err := s.Session(ctx, key); err == nil {
+		if _, err := storage.Session(ctx, s, key); err == nil {
 			t.Errorf("Session(%.10q...): want error", key)
 		}
 	}

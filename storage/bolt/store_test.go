@@ -13,6 +13,7 @@ import (
 	bbolt "go.etcd.io/bbolt"
 
 	"agentbot/engine/transcript"
+	"agentbot/storage"
 	"agentbot/storage/storetest"
 )
 
@@ -64,7 +65,7 @@ func TestCrashKeepsLastSave(t *testing.T) {
 		t.Fatalf("crash child: got %v, want exit status 1", err)
 	}
 	s := openAt(t, dir, nil)
-	got, err := s.Session(ctx, "T1/C1/100.1")
+	got, err := storage.Session(ctx, s, "T1/C1/100.1")
 	if err != nil {
 		t.Fatalf("Session after crash: %v", err)
 	}

@@ -215,11 +215,11 @@ func TestDatabaseRestart(t *testing.T) {
 	if dup, _, err := storetest.Admit(ctx, s, []string{"ev"}, time.Minute, "T/C/1", []byte(`{}`)); err != nil || dup {
 		t.Fatalf("Admit after restart = %v, %v", dup, err)
 	}
-	got, err := s.Session(ctx, "T/C/1")
+	got, err := storage.Session(ctx, s, "T/C/1")
 	if err != nil || len(got.Messages) != 2 {
 		t.Fatalf("after restart: %v, %v", got, err)
 	}
-	if _, err := s.Session(ctx, "T/C/404"); !errors.Is(err, storage.ErrNotFound) {
+	if _, err := storage.Session(ctx, s, "T/C/404"); !errors.Is(err, storage.ErrNotFound) {
 		t.Fatalf("errors still match after restart: %v", err)
 	}
 }

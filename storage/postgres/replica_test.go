@@ -142,7 +142,7 @@ func TestReplicaSessionHandover(t *testing.T) {
 	if err := a.SaveSession(ctx, s); err != nil {
 		t.Fatal(err)
 	}
-	onB, err := b.Session(ctx, "T/C/1")
+	onB, err := storage.Session(ctx, b, "T/C/1")
 	if err != nil || len(onB.Messages) != 2 {
 		t.Fatalf("b loads %v, %v", onB, err)
 	}

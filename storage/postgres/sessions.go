@@ -60,9 +60,9 @@ func (s *Store) count(id string) int {
 	return s.counts[id]
 }
 
-// Session returns the session stored under key, or an error matching
+// session returns the session stored under key, or an error matching
 // storage.ErrNotFound.
-func (s *Store) Session(ctx context.Context, key string) (*transcript.Session, error) {
+func (s *Store) session(ctx context.Context, key string) (*transcript.Session, error) {
 	if err := storage.CheckKey("session key", key); err != nil {
 		return nil, fmt.Errorf("load session: %w", err)
 	}
@@ -92,7 +92,7 @@ func (s *Store) SessionByID(ctx context.Context, id string) (*transcript.Session
 
 // FindSession is Session returning (nil, nil) when key has no session.
 func (s *Store) FindSession(ctx context.Context, key string) (*transcript.Session, error) {
-	return storage.Found(s.Session(ctx, key))
+	return storage.Found(s.session(ctx, key))
 }
 
 // FindMeta returns the metadata of the session key holds, without its

@@ -42,7 +42,7 @@ func cancelledChangesNothing(t *testing.T, b storage.Backend) {
 	_, err = b.SaveDocument(done, "p", storage.DocVersion{Path: "a.md"}, 0, []byte("x"))
 	canceled("SaveDocument", err)
 
-	got, err := b.Session(ctx, "T/C/1")
+	got, err := storage.Session(ctx, b, "T/C/1")
 	must(t, err)
 	if len(got.Messages) != 0 || got.Meta["k"] != "" {
 		t.Errorf("cancelled writes changed the session: %+v", got)

@@ -100,7 +100,7 @@ func fencedWritesRefused(t *testing.T, b storage.Backend) {
 	stale.Messages = append(append([]transcript.Message(nil), s.Messages...), msg(transcript.RoleAssistant, "late"))
 	fenced(t, "SaveSessionFenced", b.SaveSessionFenced(ctx, fa, &stale))
 	fenced(t, "SetMetaFenced", b.SetMetaFenced(ctx, fa, "x", "2"))
-	got, err := b.Session(ctx, "T/C/1")
+	got, err := storage.Session(ctx, b, "T/C/1")
 	must(t, err)
 	if len(got.Messages) != 1 || got.Meta["x"] != "1" {
 		t.Fatalf("stale writes landed: %d messages, meta %v", len(got.Messages), got.Meta)
@@ -108,7 +108,7 @@ func fencedWritesRefused(t *testing.T, b storage.Backend) {
 	// The holder's own writes go through.
 	must(t, b.SaveSessionFenced(ctx, fb, &stale))
 	must(t, b.SetMetaFenced(ctx, fb, "x", "3"))
-	if got, _ = b.Session(ctx, "T/C/1"); len(got.Messages) != 2 || got.Meta["x"] != "3" {
+	if got, _ = storage.Session(ctx, b, "T/C/1"); len(got.Messages) != 2 || got.Meta["x"] != "3" {
 		t.Fatalf("the holder's writes: %d messages, meta %v", len(got.Messages), got.Meta)
 	}
 	// A fence of another key does not cover this session.

@@ -188,7 +188,7 @@ func newSessionIsEmptyAndFound(t *testing.T, b storage.Backend) {
 		t.Errorf("created %v updated %v, want the clock's %v", s.Created, s.Updated, c.Now())
 	}
 	for name, load := range map[string]func() (*transcript.Session, error){
-		"Session":     func() (*transcript.Session, error) { return b.Session(ctx, s.Key) },
+		"Session":     func() (*transcript.Session, error) { return storage.Session(ctx, b, s.Key) },
 		"SessionByID": func() (*transcript.Session, error) { return b.SessionByID(ctx, s.ID) },
 		"FindSession": func() (*transcript.Session, error) { return b.FindSession(ctx, s.Key) },
 		"Lookup":      func() (*transcript.Session, error) { return b.Lookup(ctx, s.ID) },
@@ -218,7 +218,7 @@ func newSessionTwiceIsErrExists(t *testing.T, b storage.Backend) {
 	if !errors.Is(err, storage.ErrExists) {
 		t.Fatalf("second NewSession: %v, want ErrExists", err)
 	}
-	got, err := b.Session(ctx, "k")
+	got, err := storage.Session(ctx, b, "k")
 	must(t, err)
 	if got.ID != s.ID {
 		t.Errorf("key now holds %s, want the first session %s", got.ID, s.ID)
@@ -228,7 +228,7 @@ func newSessionTwiceIsErrExists(t *testing.T, b storage.Backend) {
 func missingIsErrNotFound(t *testing.T, b storage.Backend) {
 	ctx := context.Background()
 	const id = "aaaaaaaaaaaaa"
-	if _, err := b.Session(ctx, "nope"); !errors.Is(err, storage.ErrNotFound) {
+	if _, err := storage.Session(ctx, b, "nope"); !errors.Is(err, storage.ErrNotFound) {
 		t.Errorf("Session: %v", err)
 	}
 	if _, err := b.SessionByID(ctx, id); !errors.Is(err, storage.ErrNotFound) {
@@ -290,7 +290,7 @@ func saveSessionRoundTrips(t *testing.T, b storage.Backend) {
 	if !s.Updated.Equal(c.Now()) {
 		t.Errorf("SaveSession set Updated to %v, want %v", s.Updated, c.Now())
 	}
-	got, err := b.Session(ctx, "T/C/1")
+	got, err := storage.Session(ctx, b, "T/C/1")
 	must(t, err)
 	sameSession(t, got, s)
 	got, err = b.SessionByID(ctx, s.ID)
@@ -313,7 +313,7 @@ func saveSessionAppendsInSteps(t *testing.T, b storage.Backend) {
 	sameSession(t, copy2, s)
 	copy2.Messages = append(copy2.Messages, msg("user", "three"))
 	must(t, b.SaveSession(ctx, copy2))
-	got, err := b.Session(ctx, "k")
+	got, err := storage.Session(ctx, b, "k")
 	must(t, err)
 	var contents []string
 	for _, m := range got.Messages {
@@ -355,7 +355,7 @@ func saveSessionRefusesWrongKey(t *testing.T, b storage.Backend) {
 	if err := b.SaveSession(ctx, &wrong); err == nil {
 		t.Fatal("saving under a key the session does not hold succeeded")
 	}
-	got, err := b.Session(ctx, "k2")
+	got, err := storage.Session(ctx, b, "k2")
 	must(t, err)
 	if got.ID == s.ID {
 		t.Error("k2 now names the first session")
@@ -435,7 +435,7 @@ func setMetaKeepsTranscript(t *testing.T, b storage.Backend) {
 	s.Messages = []transcript.Message{msg("system", "sys"), msg("user", "hi")}
 	must(t, b.SaveSession(ctx, s))
 	must(t, b.SetMeta(ctx, "k", "posted", "42"))
-	got, err := b.Session(ctx, "k")
+	got, err := storage.Session(ctx, b, "k")
 	must(t, err)
 	if got.Meta["posted"] != "42" || got.Meta["a"] != "1" || len(got.Messages) != 2 || got.Messages[1].Content != "hi" {
 		t.Fatalf("after SetMeta: meta %v, %d messages", got.Meta, len(got.Messages))
@@ -443,7 +443,7 @@ func setMetaKeepsTranscript(t *testing.T, b storage.Backend) {
 	got.Messages = append(got.Messages, msg("assistant", "hello"))
 	must(t, b.SaveSession(ctx, got))
 	must(t, b.SetMeta(ctx, "k", "a", ""))
-	got, err = b.Session(ctx, "k")
+	got, err = storage.Session(ctx, b, "k")
 	must(t, err)
 	if _, ok := got.Meta["a"]; ok || got.Meta["posted"] != "42" || len(got.Messages) != 3 {
 		t.Fatalf("after deleting a: meta %v, %d messages", got.Meta, len(got.Messages))
@@ -466,7 +466,7 @@ func detachThenNewSession(t *testing.T, b storage.Backend) {
 	if ok, err := storage.HasSession(ctx, b, "k"); err != nil || ok {
 		t.Fatalf("HasSession after detach = %v, %v", ok, err)
 	}
-	if _, err := b.Session(ctx, "k"); !errors.Is(err, storage.ErrNotFound) {
+	if _, err := storage.Session(ctx, b, "k"); !errors.Is(err, storage.ErrNotFound) {
 		t.Fatalf("Session after detach: %v", err)
 	}
 	kept, err := b.SessionByID(ctx, old.ID)
@@ -478,14 +478,14 @@ func detachThenNewSession(t *testing.T, b storage.Backend) {
 	if fresh.ID == old.ID {
 		t.Fatal("NewSession after detach reused the id")
 	}
-	if got, err := b.Session(ctx, "k"); err != nil || got.ID != fresh.ID {
+	if got, err := storage.Session(ctx, b, "k"); err != nil || got.ID != fresh.ID {
 		t.Fatalf("Session(k) = %v, %v; want the new session", got, err)
 	}
 	if err := b.SaveSession(ctx, kept); err == nil {
 		t.Error("saving the detached session over the key's new session succeeded")
 	}
 	must(t, b.DetachSession(ctx, old.ID)) // again: no change
-	if got, err := b.Session(ctx, "k"); err != nil || got.ID != fresh.ID {
+	if got, err := storage.Session(ctx, b, "k"); err != nil || got.ID != fresh.ID {
 		t.Fatalf("detaching the old session again freed the new one: %v, %v", got, err)
 	}
 	list, err := b.ListSessions(ctx)
