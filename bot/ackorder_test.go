@@ -20,17 +20,17 @@ type failingStore struct {
 	admitted []time.Time
 }
 
-func (f *failingStore) Admit(ctx context.Context, order int64, d []string, ttl time.Duration, key string, payload []byte) <-chan storage.Admission {
+func (f *failingStore) Admit(ctx context.Context, order int64, d []string, ttl time.Duration, key string, payload []byte) (<-chan error, <-chan storage.Admission) {
 	f.mu.Lock()
 	defer f.mu.Unlock()
 	if f.fail {
 		ch := make(chan storage.Admission, 1)
 		ch <- storage.Admission{Err: errors.New("disk full")}
-		return ch
+		return nil, ch
 	}
-	ch := f.Store.Admit(ctx, order, d, ttl, key, payload)
+	_, ch := f.Store.Admit(ctx, order, d, ttl, key, payload) // as a store without a journal
 	f.admitted = append(f.admitted, time.Now())
-	return ch
+	return nil, ch
 }
 
 // A message is acked only once it is persisted; one that cannot be

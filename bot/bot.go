@@ -149,10 +149,7 @@ type Bot struct {
 	admitting   map[string]int
 	// kept counts, per thread key, the runs in a row whose item stayed
 	// queued because the store failed (keptRuns).
-	kept sync.Map
-	// journal is the store's journal (storage.Journaled), or nil: a
-	// message is acked once journaled, before its commit.
-	journal storage.Journaled
+	kept    sync.Map
 	fences  *Fences
 	inbox   *inbox
 	threads *threads
@@ -192,9 +189,6 @@ func New(cfg Config) (*Bot, error) {
 	b := &Bot{cfg: cfg, log: cfg.Logger, obs: cfg.Observer, inbox: newInbox(), unsaved: map[string]bool{}, admitting: map[string]int{}, sem: make(chan struct{}, cfg.MaxConcurrentTurns), sleep: sleepCtx, quit: make(chan struct{})}
 	if b.obs == nil {
 		b.obs = nopObserver{}
-	}
-	if j, ok := cfg.Store.(storage.Journaled); ok {
-		b.journal = j
 	}
 	if b.fences = cfg.Fences; b.fences == nil {
 		b.fences = NewFences(cfg.Store)

@@ -39,15 +39,16 @@ type heldCommits struct {
 	held []func()
 }
 
-func (h *heldCommits) Admit(ctx context.Context, order int64, d []string, ttl time.Duration, key string, payload []byte) <-chan storage.Admission {
+func (h *heldCommits) Admit(ctx context.Context, order int64, d []string, ttl time.Duration, key string, payload []byte) (<-chan error, <-chan storage.Admission) {
 	h.mu.Lock()
 	defer h.mu.Unlock()
 	if !h.hold {
-		return h.Store.Admit(ctx, order, d, ttl, key, payload)
+		_, done := h.Store.Admit(ctx, order, d, ttl, key, payload) // as a store without a journal
+		return nil, done
 	}
 	out := make(chan storage.Admission, 1)
-	h.held = append(h.held, func() { out <- <-h.Store.Admit(ctx, order, d, ttl, key, payload) })
-	return out
+	h.held = append(h.held, func() { _, done := h.Store.Admit(ctx, order, d, ttl, key, payload); out <- <-done })
+	return nil, out
 }
 
 func (h *heldCommits) waiting() int {

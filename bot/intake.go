@@ -268,8 +268,8 @@ func (b *Bot) enqueue(it item, ack func(), dedupe ...string) bool {
 	// Until the commit, the store does not show the item queued: a reply
 	// right behind it asks here (threadLive).
 	b.admittingAdd(key, 1)
-	if b.journal != nil {
-		journaled, done := b.journal.AdmitJournaled(context.TODO(), order, dedupe, b.cfg.DedupeTTL, key, payload)
+	journaled, done := b.cfg.Store.Admit(context.TODO(), order, dedupe, b.cfg.DedupeTTL, key, payload)
+	if journaled != nil {
 		go func() {
 			defer b.acks.Done()
 			defer b.admittingAdd(key, -1)
@@ -278,15 +278,14 @@ func (b *Bot) enqueue(it item, ack func(), dedupe ...string) bool {
 				return
 			}
 			ack()
-			b.admitted(it, <-done, ack)
+			b.admitted(it, <-done, ack, true)
 		}()
 		return true
 	}
-	done := b.cfg.Store.Admit(context.TODO(), order, dedupe, b.cfg.DedupeTTL, key, payload)
 	go func() {
 		defer b.acks.Done()
 		defer b.admittingAdd(key, -1)
-		b.admitted(it, <-done, ack)
+		b.admitted(it, <-done, ack, false)
 	}()
 	return true
 }
@@ -321,9 +320,10 @@ func (b *Bot) notSaved(it item, err error) {
 const unsavedNotice = "⚠️ agentbot couldn't save this message: its database is unreachable right now. Slack will deliver the message again shortly; if it was meant for agentbot and there is no answer in a few minutes, please send it again."
 
 // admitted wakes the thread of a committed item; a duplicate is dropped.
-func (b *Bot) admitted(it item, a storage.Admission, ack func()) {
+// journaled says whether it was journaled (and acked) before its commit.
+func (b *Bot) admitted(it item, a storage.Admission, ack func(), journaled bool) {
 	if a.Err != nil {
-		if b.journal != nil {
+		if journaled {
 			b.log.Error("commit inbound message; it is replayed from the journal at the next start", "err", a.Err)
 		} else {
 			b.notSaved(it, a.Err)

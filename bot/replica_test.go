@@ -257,15 +257,6 @@ func (s *replicaStore) ReleaseLease(ctx context.Context, key, holder string) err
 	return s.Store.ReleaseLease(ctx, key, holder)
 }
 
-func (s *replicaStore) Admit(ctx context.Context, order int64, keys []string, ttl time.Duration, key string, payload []byte) <-chan storage.Admission {
-	if s.dead.Load() {
-		ch := make(chan storage.Admission, 1)
-		ch <- storage.Admission{Err: errDead}
-		return ch
-	}
-	return s.Store.Admit(ctx, order, keys, ttl, key, payload)
-}
-
 // deadSwitch fails every Slack Web API call once dead is set.
 type deadSwitch struct{ dead *atomic.Bool }
 

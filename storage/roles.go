@@ -91,13 +91,22 @@ type Dedupe interface {
 type Inbound interface {
 	// Admit marks the dedupe keys for ttl and, unless one was marked
 	// already, queues payload for the session key, atomically; with no
-	// keys it only queues. Its outcome arrives on the channel once the
-	// admission is durable (see Journaled). order is the item's place in
-	// its thread: Slack's message ts in microseconds (see OrderOf), so a
-	// message admitted late (redelivered after a fault) is queued before
-	// later messages of its thread; 0 means the time of admission on the
-	// store's clock. This is the one way into the queue.
-	Admit(ctx context.Context, order int64, keys []string, ttl time.Duration, sessionKey string, payload []byte) <-chan Admission
+	// keys it only queues. This is the one way into the queue. order is
+	// the item's place in its thread: Slack's message ts in microseconds
+	// (see OrderOf), so a message admitted late (redelivered after a
+	// fault) is queued before later messages of its thread; 0 means the
+	// time of admission on the store's clock.
+	//
+	// done receives the outcome once the admission is committed. A store
+	// that writes each admission to a local journal on disk (fsynced)
+	// before it commits it, and replays the journal at its next start
+	// (bbolt), returns journaled too: it receives nil once the admission
+	// is in the journal, so the caller may ack the message well before
+	// the commit, or the error when it could not be written there (the
+	// admission is then dropped, done carries the error: never ack it).
+	// Any other store returns a nil journaled: done alone says the
+	// admission is durable.
+	Admit(ctx context.Context, order int64, keys []string, ttl time.Duration, sessionKey string, payload []byte) (journaled <-chan error, done <-chan Admission)
 	// Pending lists a key's queued items in order: by Order, then Seq
 	// (Next reads the first). Items leave the queue by CompleteFenced.
 	Pending(ctx context.Context, sessionKey string) ([]Queued, error)
@@ -202,17 +211,4 @@ type Importer interface {
 	// key. It reports false, changing nothing, when a session with s's id
 	// exists already, so a migration can run again.
 	ImportSession(ctx context.Context, s *transcript.Session, attached bool) (bool, error)
-}
-
-// Journaled is implemented by a backend that writes each admission to a
-// local journal on disk (fsynced) before it commits it, and replays the
-// journal at the next start (bbolt): the caller may ack the message as
-// soon as it is journaled, well before the commit. For any other backend
-// the outcome of Admit alone says the admission is durable.
-type Journaled interface {
-	// AdmitJournaled is Admit with one more channel: it receives
-	// nil once the admission is fsynced in the journal, or the error when
-	// it could not be written there (the admission is then dropped, and
-	// its outcome carries the error: never ack it).
-	AdmitJournaled(ctx context.Context, order int64, keys []string, ttl time.Duration, sessionKey string, payload []byte) (journaled <-chan error, done <-chan Admission)
 }

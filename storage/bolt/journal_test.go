@@ -24,7 +24,7 @@ func TestJournalReplay(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if a := <-st.Admit(ctx, 0, []string{"event/E1"}, time.Hour, "T/C/1", []byte(`{"text":"committed"}`)); a.Err != nil || a.Dup {
+	if a := <-storetest.Done(st.Admit(ctx, 0, []string{"event/E1"}, time.Hour, "T/C/1", []byte(`{"text":"committed"}`))); a.Err != nil || a.Dup {
 		t.Fatalf("admit: %+v", a)
 	}
 	st.Close()
@@ -78,7 +78,7 @@ func TestJournalKeepsFailedCommits(t *testing.T) {
 	}
 	var dones []<-chan storage.Admission
 	for i := range 5 {
-		j, d := st.AdmitJournaled(ctx, 0, []string{fmt.Sprint("E", i)}, time.Hour, "T/C/1", []byte(fmt.Sprint(i)))
+		j, d := st.Admit(ctx, 0, []string{fmt.Sprint("E", i)}, time.Hour, "T/C/1", []byte(fmt.Sprint(i)))
 		if err := <-j; err != nil {
 			t.Fatalf("journal %d: %v", i, err)
 		}
@@ -111,7 +111,7 @@ func TestJournalKeepsFailedCommits(t *testing.T) {
 
 	// Fails again, then the process goes away: the next Open replays.
 	failing.Store(true)
-	j, _ := st.AdmitJournaled(ctx, 0, []string{"E9"}, time.Hour, "T/C/2", []byte(`9`))
+	j, _ := st.Admit(ctx, 0, []string{"E9"}, time.Hour, "T/C/2", []byte(`9`))
 	if err := <-j; err != nil {
 		t.Fatal(err)
 	}
@@ -146,7 +146,7 @@ func TestJournalWriteFailureNotJournaled(t *testing.T) {
 	st.jmu.Lock()
 	st.journal = ro
 	st.jmu.Unlock()
-	j, d := st.AdmitJournaled(ctx, 0, []string{"E1"}, time.Hour, "T/C/1", []byte(`1`))
+	j, d := st.Admit(ctx, 0, []string{"E1"}, time.Hour, "T/C/1", []byte(`1`))
 	if err := <-j; err == nil {
 		t.Fatal("a failed journal write was reported journaled")
 	}

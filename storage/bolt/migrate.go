@@ -148,7 +148,8 @@ func (m *migration) queued() error {
 			return fmt.Errorf("migrate: %w", err)
 		}
 		for _, it := range items {
-			if a := <-m.dst.Admit(m.ctx, it.Order, nil, 0, key, it.Payload); a.Err != nil {
+			_, done := m.dst.Admit(m.ctx, it.Order, nil, 0, key, it.Payload)
+			if a := <-done; a.Err != nil {
 				return fmt.Errorf("migrate queued message of %q: %w", key, a.Err)
 			}
 			if err := m.src.dequeue(m.ctx, key, it.Seq); err != nil {

@@ -151,20 +151,14 @@ const maxAdmitBatch = 256
 // for the session key at order (see storage.Inbound). The admission is
 // journaled, then applied in the order of the calls, in the next commit,
 // together with every other admission waiting then (group commit), and its
-// outcome arrives on the returned channel once that commit is durable.
-func (s *Store) Admit(ctx context.Context, order int64, keys []string, ttl time.Duration, sessionKey string, payload []byte) <-chan storage.Admission {
-	_, done := s.AdmitJournaled(ctx, order, keys, ttl, sessionKey, payload)
-	return done
-}
-
-// AdmitJournaled is Admit with the journal's report: journaled
+// outcome arrives on done once that commit is durable. journaled
 // receives nil once the admission is fsynced in the inbound journal (so a
 // crash cannot lose it: the caller may ack the message), or the error when
 // it could not be written there; such an admission is dropped, and done
 // carries the error too. An admission whose commit fails stays journaled
 // and is retried until it commits (or replayed at the next start); its
 // outcome waits for that.
-func (s *Store) AdmitJournaled(ctx context.Context, order int64, keys []string, ttl time.Duration, sessionKey string, payload []byte) (<-chan error, <-chan storage.Admission) {
+func (s *Store) Admit(ctx context.Context, order int64, keys []string, ttl time.Duration, sessionKey string, payload []byte) (<-chan error, <-chan storage.Admission) {
 	journaled, done := make(chan error, 1), make(chan storage.Admission, 1)
 	fail := func(err error) (<-chan error, <-chan storage.Admission) {
 		journaled <- err

@@ -49,8 +49,7 @@ var (
 // Store plays every role of the storage contract, and journals its
 // admissions before it acks them.
 var (
-	_ storage.Backend   = (*Store)(nil)
-	_ storage.Journaled = (*Store)(nil)
+	_ storage.Backend = (*Store)(nil)
 )
 
 // ErrLocked means another process holds the data directory's database.

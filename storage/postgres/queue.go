@@ -133,7 +133,7 @@ type admitReq struct {
 // (dup), queues payload for the session key at order (see
 // storage.Inbound), in one transaction; across replicas one admission of
 // an event wins. Unlike the bbolt store, it journals nothing locally (it
-// is not Journaled): it returns at once, and the outcome arrives once the
+// returns no journaled channel): it returns at once, and the outcome arrives once the
 // admission is committed in the database, so the caller (the bot acks
 // Slack's event then) must wait for it. Admissions waiting together are
 // applied in call order in one pipelined transaction (one round trip); a
@@ -141,24 +141,24 @@ type admitReq struct {
 // do not wait for each other's outcome share commits. An admission whose
 // ctx is done before its batch is sent is refused with ctx's error; once
 // sent, the batch is not cancelled by one caller's ctx.
-func (s *Store) Admit(ctx context.Context, order int64, keys []string, ttl time.Duration, sessionKey string, payload []byte) <-chan storage.Admission {
+func (s *Store) Admit(ctx context.Context, order int64, keys []string, ttl time.Duration, sessionKey string, payload []byte) (<-chan error, <-chan storage.Admission) {
 	done := make(chan storage.Admission, 1)
 	if err := storage.CheckAdmit(keys, ttl, sessionKey, payload); err != nil {
 		done <- storage.Admission{Err: err}
-		return done
+		return nil, done
 	}
 	if err := ctx.Err(); err != nil {
 		done <- storage.Admission{Err: fmt.Errorf("admit %q: %w", sessionKey, err)}
-		return done
+		return nil, done
 	}
 	s.admitMu.Lock()
 	defer s.admitMu.Unlock()
 	if s.admitClosed {
 		done <- storage.Admission{Err: fmt.Errorf("admit %q: the store is closed", sessionKey)}
-		return done
+		return nil, done
 	}
 	s.admits <- &admitReq{ctx: ctx, keys: keys, ttl: ttl, sessionKey: sessionKey, order: order, payload: payload, done: done}
-	return done
+	return nil, done
 }
 
 // committer applies waiting admissions, as many as are waiting, one batch

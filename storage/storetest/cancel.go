@@ -35,7 +35,7 @@ func cancelledChangesNothing(t *testing.T, b storage.Backend) {
 	s.Messages = append(s.Messages, msg("user", "hi"))
 	canceled("SaveSession", b.SaveSession(done, s))
 	canceled("SetMeta", b.SetMeta(done, "T/C/1", "k", "v"))
-	a := <-b.Admit(done, 0, []string{"ev1"}, time.Minute, "T/C/1", []byte(`{}`))
+	a := <-Done(b.Admit(done, 0, []string{"ev1"}, time.Minute, "T/C/1", []byte(`{}`)))
 	canceled("Admit", a.Err)
 	_, _, err = b.TakeLease(done, "T/C/1", "a", time.Minute)
 	canceled("TakeLease", err)

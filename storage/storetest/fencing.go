@@ -164,7 +164,7 @@ func queueOrdersByTs(t *testing.T, b storage.Backend) {
 	ts := func(n int) string { return fmt.Sprintf("1700000000.%06d", n) }
 	var chans []<-chan storage.Admission
 	for _, n := range []int{300, 100, 200} { // 100 redelivered after 300
-		chans = append(chans, b.Admit(ctx, storage.OrderOf(ts(n)), []string{ts(n)}, time.Minute, "k", []byte(fmt.Sprint(n))))
+		chans = append(chans, Done(b.Admit(ctx, storage.OrderOf(ts(n)), []string{ts(n)}, time.Minute, "k", []byte(fmt.Sprint(n)))))
 	}
 	for _, ch := range chans {
 		if a := <-ch; a.Err != nil || a.Dup {

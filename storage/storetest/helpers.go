@@ -13,9 +13,13 @@ import (
 // Admit admits payload for key at the time of admission (order 0) and
 // waits for the outcome.
 func Admit(ctx context.Context, st storage.Inbound, keys []string, ttl time.Duration, key string, payload []byte) (dup bool, seq uint64, err error) {
-	a := <-st.Admit(ctx, 0, keys, ttl, key, payload)
+	a := <-Done(st.Admit(ctx, 0, keys, ttl, key, payload))
 	return a.Dup, a.Seq, a.Err
 }
+
+// Done is the outcome channel of an Admit, for a caller that waits for
+// the commit.
+func Done(_ <-chan error, done <-chan storage.Admission) <-chan storage.Admission { return done }
 
 // Enqueue queues payload for key (an admission without dedupe keys) and
 // returns its seq.

@@ -785,7 +785,7 @@ func admitQueuesInOrder(t *testing.T, b storage.Backend) {
 	ctx := context.Background()
 	var chans []<-chan storage.Admission
 	for i := range 5 {
-		chans = append(chans, b.Admit(ctx, 0, []string{fmt.Sprintf("ev%d", i)}, time.Minute, "k", []byte(fmt.Sprint(i))))
+		chans = append(chans, Done(b.Admit(ctx, 0, []string{fmt.Sprintf("ev%d", i)}, time.Minute, "k", []byte(fmt.Sprint(i)))))
 	}
 	var seqs []uint64
 	for i, ch := range chans {
@@ -817,11 +817,15 @@ func admitQueuesInOrder(t *testing.T, b storage.Backend) {
 func admitRejectsBadInput(t *testing.T, b storage.Backend) {
 	ctx := context.Background()
 	for name, a := range map[string]func() storage.Admission{
-		"not JSON":  func() storage.Admission { return <-b.Admit(ctx, 0, []string{"e1"}, time.Minute, "k", []byte("{")) },
-		"empty key": func() storage.Admission { return <-b.Admit(ctx, 0, []string{"e2"}, time.Minute, "", []byte("{}")) },
-		"no ttl":    func() storage.Admission { return <-b.Admit(ctx, 0, []string{"e3"}, 0, "k", []byte("{}")) },
+		"not JSON": func() storage.Admission {
+			return <-Done(b.Admit(ctx, 0, []string{"e1"}, time.Minute, "k", []byte("{")))
+		},
+		"empty key": func() storage.Admission {
+			return <-Done(b.Admit(ctx, 0, []string{"e2"}, time.Minute, "", []byte("{}")))
+		},
+		"no ttl": func() storage.Admission { return <-Done(b.Admit(ctx, 0, []string{"e3"}, 0, "k", []byte("{}"))) },
 		"empty seen key": func() storage.Admission {
-			return <-b.Admit(ctx, 0, []string{""}, time.Minute, "k", []byte("{}"))
+			return <-Done(b.Admit(ctx, 0, []string{""}, time.Minute, "k", []byte("{}")))
 		},
 	} {
 		if got := a(); got.Err == nil {
