@@ -27,7 +27,6 @@ import (
 // storage.Backend meets it.
 type Store interface {
 	storage.Sessions
-	storage.WorkFolders
 	storage.Outputs
 	storage.Inbound
 	storage.Dedupe
@@ -59,6 +58,9 @@ type Config struct {
 	Socket *socketmode.Client
 	Engine *engine.Engine
 	Store  Store
+	// Folders are the sessions' working folders, under the store's data
+	// folder: shared files are fetched into a session's inputs folder.
+	Folders storage.Folders
 	// Catalog returns the current catalog; it changes on reload.
 	Catalog func() *catalog.Catalog
 	// Reload reloads bundles (for /agent reload); nil disables it.

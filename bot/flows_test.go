@@ -340,7 +340,7 @@ func TestAttachedFileReadable(t *testing.T) {
 	if data, err := r.st.OutputData(ctx, id, transcript.InputPrefix+"notes.md", 0); err != nil || string(data) != "Customer quotes: reorder is painful." {
 		t.Fatalf("stored shared file: %q, %v", data, err)
 	}
-	dir, err := r.st.InputDir(ctx, id)
+	dir, err := r.st.InputDir(id)
 	if err != nil {
 		t.Fatal(err)
 	}

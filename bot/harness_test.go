@@ -20,6 +20,7 @@ import (
 	"agentbot/engine/fakemodel"
 	"agentbot/engine/fixtures"
 	"agentbot/engine/model"
+	"agentbot/storage"
 	"agentbot/storage/bolt"
 )
 
@@ -73,7 +74,7 @@ func (r *rig) start() {
 	}
 	api := r.slack.Client()
 	cfg := bot.Config{
-		API: api, Socket: socketmode.New(api), Engine: engine.New(ecfg), Store: st,
+		API: api, Socket: socketmode.New(api), Engine: engine.New(ecfg), Store: st, Folders: storage.Folders{Dir: st.Dir()},
 		Catalog: func() *catalog.Catalog { return r.cat }, ShutdownGrace: 5 * time.Second,
 		Logger: slog.New(slog.NewTextHandler(os.Stderr, &slog.HandlerOptions{Level: slog.LevelWarn})),
 	}
@@ -139,15 +140,14 @@ type sessionStore interface {
 // (retries without waiting), sessions and documents in st, the document
 // folders of disk, and catalog cat.
 func testEngineConfig(m *fakemodel.Server, st sessionStore, disk *bolt.Store, cat *catalog.Catalog) engine.Config {
-	ctx := context.Background()
 	return engine.Config{
 		Model: model.New(model.Config{APIKey: "k", BaseURL: m.URL(), Model: "m",
 			Sleep: func(ctx context.Context, d time.Duration) error { return ctx.Err() }}),
 		Store:      st,
 		Outputs:    st,
 		Catalog:    func() *catalog.Catalog { return cat },
-		OutputRoot: func(id string) string { d, _ := disk.OutputDir(ctx, id); return d },
-		InputRoot:  func(id string) string { d, _ := disk.InputDir(ctx, id); return d },
+		OutputRoot: func(id string) string { d, _ := disk.OutputDir(id); return d },
+		InputRoot:  func(id string) string { d, _ := disk.InputDir(id); return d },
 	}
 }
 

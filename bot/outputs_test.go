@@ -54,7 +54,7 @@ func TestUploadsComeFromStore(t *testing.T) {
 		t.Fatalf("upload = %q", up.Content)
 	}
 	id := strings.Fields(calls[0])[0]
-	dir, err := r.st.OutputDir(ctx, id)
+	dir, err := r.st.OutputDir(id)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -90,7 +90,7 @@ func (c *cluster) start(id string, grace time.Duration) *replica {
 	}
 	api := c.slack.Client(slack.OptionHTTPClient(&http.Client{Transport: deadSwitch{dead: &r.store.dead}}))
 	b, err := bot.New(bot.Config{
-		API: api, Socket: socketmode.New(api), Engine: engine.New(ecfg), Store: r.store,
+		API: api, Socket: socketmode.New(api), Engine: engine.New(ecfg), Store: r.store, Folders: storage.Folders{Dir: c.st.Dir()},
 		Catalog: func() *catalog.Catalog { return c.cat }, ShutdownGrace: grace, NoStreaming: true,
 		ReplicaID: id, LeaseTTL: replicaTTL, Observer: turnCounter{&r.turns},
 		Logger: slog.New(slog.NewTextHandler(os.Stderr, &slog.HandlerOptions{Level: slog.LevelError})),

@@ -71,7 +71,7 @@ func TestCrashMidTurnResumes(t *testing.T) {
 	if n < 3 || s.Messages[n-1].Role != transcript.RoleTool || s.Messages[n-2].ToolCalls == nil || s.Messages[n-3].Content != "A one-click reorder button" {
 		t.Fatalf("stored transcript does not end with the user message, the tool call and its result: %+v", s.Messages[n-3:])
 	}
-	out, _ := st.OutputDir(ctx, s.ID)
+	out, _ := st.OutputDir(s.ID)
 	if b, err := os.ReadFile(filepath.Join(out, "brief.md")); err != nil || string(b) != "# Brief\n" {
 		t.Fatalf("output after crash: %q %v", b, err)
 	}
@@ -81,7 +81,7 @@ func TestCrashMidTurnResumes(t *testing.T) {
 	fm.Enqueue(fakemodel.Reply{Text: "Picking up: who is it for?"})
 	eng := engine.New(engine.Config{
 		Model: model.New(model.Config{APIKey: "k", BaseURL: fm.URL(), Model: "m"}), Store: st,
-		OutputRoot: func(id string) string { d, _ := st.OutputDir(ctx, id); return d },
+		OutputRoot: func(id string) string { d, _ := st.OutputDir(id); return d },
 		Catalog:    func() *catalog.Catalog { return cat },
 	})
 	ls, err := eng.Resume(rec)
@@ -116,7 +116,7 @@ func crashChild() {
 	a, _ := cat.Find("product-lead")
 	eng := engine.New(engine.Config{
 		Model: model.New(model.Config{APIKey: "k", BaseURL: os.Getenv("AGENTBOT_CRASH_MODEL"), Model: "m", CallTimeout: time.Hour}), Store: st,
-		OutputRoot: func(id string) string { d, _ := st.OutputDir(ctx, id); return d },
+		OutputRoot: func(id string) string { d, _ := st.OutputDir(id); return d },
 	})
 	s, _ := live(st.NewSession(ctx, "t/crash"))
 	if _, err := eng.Activate(s, a); err != nil {

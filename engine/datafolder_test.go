@@ -1,7 +1,6 @@
 package engine_test
 
 import (
-	"context"
 	"fmt"
 	"io/fs"
 	"os"
@@ -31,7 +30,6 @@ const (
 // _bmad-output) lies inside it, with project_knowledge set to knowledge;
 // projects on, the data folder hidden as cmd/agentbot hides it.
 func dataInRoot(t *testing.T, dataRel, knowledge string) (*harness, string, string) {
-	ctx := context.Background()
 	t.Helper()
 	root := fixtures.Copy(t, fixtures.V612)
 	for _, cfg := range []string{"_bmad/config.toml", "_bmad/bmm/config.yaml"} {
@@ -58,8 +56,8 @@ func dataInRoot(t *testing.T, dataRel, knowledge string) (*harness, string, stri
 		Catalog: func() *catalog.Catalog { return h.cat },
 		Model:   model.New(model.Config{APIKey: "k", BaseURL: h.fm.URL(), Model: "m"}),
 		Store:   st, Outputs: st, Hidden: []string{data},
-		OutputRoot: func(id string) string { d, _ := st.OutputDir(ctx, id); return d },
-		InputRoot:  func(id string) string { d, _ := st.InputDir(ctx, id); return d },
+		OutputRoot: func(id string) string { d, _ := st.OutputDir(id); return d },
+		InputRoot:  func(id string) string { d, _ := st.InputDir(id); return d },
 		Projects: &engine.Projects{Store: st, Of: projectOfKey,
 			Root: storage.Folders{Dir: data}.ProjectFolder},
 	}

@@ -57,11 +57,10 @@ func TestBadToolCallsBecomeRecoverableErrors(t *testing.T) {
 // Hostile paths through the tools: refused with short errors that never show
 // host paths; nothing is written outside the session folder.
 func TestToolsRefuseHostilePaths(t *testing.T) {
-	ctx := context.Background()
 	h := newHarness(t, harnessOpts{})
 	s, _ := h.start("t/hostile", "product-lead")
 	other, _ := h.start("t/other", "product-lead")
-	otherOut, _ := h.st.OutputDir(ctx, other.ID)
+	otherOut, _ := h.st.OutputDir(other.ID)
 	if err := os.WriteFile(filepath.Join(otherOut, "secret.md"), []byte("other thread"), 0o600); err != nil {
 		t.Fatal(err)
 	}

@@ -41,7 +41,6 @@ type harnessOpts struct {
 }
 
 func newHarness(t testing.TB, o harnessOpts) *harness {
-	ctx := context.Background()
 	t.Helper()
 	h := &harness{t: t, fm: fakemodel.NewTB(t), dir: t.TempDir()}
 	st, err := bolt.Open(filepath.Join(h.dir, "data"))
@@ -61,8 +60,8 @@ func newHarness(t testing.TB, o harnessOpts) *harness {
 		Model:      model.New(mc),
 		Store:      st,
 		Outputs:    st,
-		OutputRoot: func(id string) string { d, _ := st.OutputDir(ctx, id); return d },
-		InputRoot:  func(id string) string { d, _ := st.InputDir(ctx, id); return d },
+		OutputRoot: func(id string) string { d, _ := st.OutputDir(id); return d },
+		InputRoot:  func(id string) string { d, _ := st.InputDir(id); return d },
 		Now:        func() time.Time { return time.Date(2026, 11, 21, 9, 30, 0, 0, time.UTC) },
 	}
 	if o.mutate != nil {

@@ -64,8 +64,8 @@ func TestConfigHostPathsReachModelAsVirtual(t *testing.T) {
 		Model:      model.New(model.Config{APIKey: "k", BaseURL: fm.URL(), Model: "m"}),
 		Store:      st,
 		Hidden:     []string{data},
-		OutputRoot: func(id string) string { d, _ := st.OutputDir(ctx, id); return d },
-		InputRoot:  func(id string) string { d, _ := st.InputDir(ctx, id); return d },
+		OutputRoot: func(id string) string { d, _ := st.OutputDir(id); return d },
+		InputRoot:  func(id string) string { d, _ := st.InputDir(id); return d },
 	})
 	a, ok := cat.Find("coach")
 	if !ok {

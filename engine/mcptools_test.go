@@ -307,8 +307,8 @@ func TestMCPPauseSurvivesRestart(t *testing.T) {
 		Catalog:       func() *catalog.Catalog { return h.cat },
 		Model:         model.New(model.Config{APIKey: "fake-key", BaseURL: h.fm.URL(), Model: "fake-model"}),
 		Store:         st,
-		OutputRoot:    func(id string) string { d, _ := st.OutputDir(ctx, id); return d },
-		InputRoot:     func(id string) string { d, _ := st.InputDir(ctx, id); return d },
+		OutputRoot:    func(id string) string { d, _ := st.OutputDir(id); return d },
+		InputRoot:     func(id string) string { d, _ := st.InputDir(id); return d },
 		ExternalTools: mgr.SessionTools(func(*engine.Session) []string { return []string{"web"} }),
 	}
 	eng := engine.New(cfg)

@@ -92,7 +92,6 @@ func (f *failingOutputs) PutOutput(ctx context.Context, id string, o transcript.
 // A document the store refuses is a tool error the model reads; the file
 // stays local, the session records no output, and the model goes on.
 func TestOutputsPutFailureIsToolError(t *testing.T) {
-	ctx := context.Background()
 	fo := &failingOutputs{}
 	fo.fail.Store(true)
 	h := newHarness(t, harnessOpts{mutate: func(c *engine.Config) {
@@ -119,7 +118,7 @@ func TestOutputsPutFailureIsToolError(t *testing.T) {
 	if len(s.Outputs) != 0 || len(h.eventsOf(engine.EventOutput)) != 0 {
 		t.Fatalf("a refused document was recorded: %+v", s.Outputs)
 	}
-	dir, _ := h.st.OutputDir(ctx, s.ID)
+	dir, _ := h.st.OutputDir(s.ID)
 	if data, err := os.ReadFile(filepath.Join(dir, "prd.md")); err != nil || string(data) != "# PRD\n" {
 		t.Fatalf("local file: %q, %v", data, err)
 	}
@@ -277,8 +276,8 @@ func TestOutputsLegacyStoredOnOpen(t *testing.T) {
 			Sleep: func(ctx context.Context, d time.Duration) error { return ctx.Err() }}),
 		Store:      st,
 		Outputs:    st,
-		OutputRoot: func(id string) string { d, _ := st.OutputDir(ctx, id); return d },
-		InputRoot:  func(id string) string { d, _ := st.InputDir(ctx, id); return d },
+		OutputRoot: func(id string) string { d, _ := st.OutputDir(id); return d },
+		InputRoot:  func(id string) string { d, _ := st.InputDir(id); return d },
 	})
 	rec, err := st.SessionByID(ctx, id)
 	if err != nil {
@@ -326,7 +325,7 @@ func TestOutputsSyncBadPaths(t *testing.T) {
 	if res := h.turn(s, "hi"); res.Text != "Hello." {
 		t.Fatalf("turn answered %q", res.Text)
 	}
-	dir, _ := h.st.OutputDir(ctx, s.ID)
+	dir, _ := h.st.OutputDir(s.ID)
 	if _, err := os.Stat(filepath.Join(dir, "..", "evil.md")); !errors.Is(err, os.ErrNotExist) {
 		t.Fatalf("a document was written outside the output folder: %v", err)
 	}

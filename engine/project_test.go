@@ -527,8 +527,8 @@ func TestProjectIsolationInsideTheProject(t *testing.T) {
 		Catalog: func() *catalog.Catalog { return cat },
 		Model:   model.New(model.Config{APIKey: "k", BaseURL: fm.URL(), Model: "m"}),
 		Store:   st, Outputs: st, Hidden: []string{data},
-		OutputRoot: func(id string) string { d, _ := st.OutputDir(ctx, id); return d },
-		InputRoot:  func(id string) string { d, _ := st.InputDir(ctx, id); return d },
+		OutputRoot: func(id string) string { d, _ := st.OutputDir(id); return d },
+		InputRoot:  func(id string) string { d, _ := st.InputDir(id); return d },
 		Projects: &engine.Projects{Store: st, Of: projectOfKey,
 			Root: storage.Folders{Dir: data}.ProjectFolder},
 	})

@@ -196,7 +196,7 @@ func TestSkillMemlogRoundTrip(t *testing.T) {
 		fakemodel.Reply{Text: "Logged."},
 	)
 	h.turn(s, "start the log")
-	dir, _ := h.st.OutputDir(ctx, s.ID)
+	dir, _ := h.st.OutputDir(s.ID)
 	got, err := os.ReadFile(filepath.Join(dir, "planning-artifacts/prds/prd-bmadnew-2026-11-21/.memlog.md"))
 	if err != nil {
 		t.Fatal(err)
@@ -246,7 +246,6 @@ func TestSkillMemlogRoundTrip(t *testing.T) {
 // one-passage replacements never resend the whole document, and the
 // document is one version per turn.
 func TestSkillStepFileWrites(t *testing.T) {
-	ctx := context.Background()
 	h, _ := skillHarness(t, nil)
 	s, _ := h.start("k", "pm")
 	doc := "{planning_artifacts}/prd.md"
@@ -259,7 +258,7 @@ func TestSkillStepFileWrites(t *testing.T) {
 		fakemodel.Reply{Text: "Done."},
 	)
 	h.turn(s, "write it")
-	dir, _ := h.st.OutputDir(ctx, s.ID)
+	dir, _ := h.st.OutputDir(s.ID)
 	got, _ := os.ReadFile(filepath.Join(dir, "planning-artifacts/prd.md"))
 	if string(got) != "---\nstatus: final\n---\n# PRD\n"+goals {
 		t.Fatalf("document = %q", got)

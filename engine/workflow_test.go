@@ -70,7 +70,7 @@ func TestBundleWorkflowFromMenuPickToSavedOutput(t *testing.T) {
 		fakemodel.Reply{Text: "Saved the problem statement. Who has this problem most?"},
 	)
 	h.turn(s, "Repeat buyers want to reorder a past cart in one click.")
-	outDir, _ := h.st.OutputDir(ctx, s.ID)
+	outDir, _ := h.st.OutputDir(s.ID)
 	got, err := os.ReadFile(filepath.Join(outDir, "product-brief-reorder.md"))
 	if err != nil || string(got) != doc {
 		t.Fatalf("saved output = %q, %v", got, err)
@@ -100,7 +100,6 @@ func TestBundleWorkflowFromMenuPickToSavedOutput(t *testing.T) {
 
 // A real BMAD workflow from the alpha.5 install: the analyst's *product-brief.
 func TestBMADProductBriefFromMenuPickToSavedOutput(t *testing.T) {
-	ctx := context.Background()
 	root := fixtures.Dir(t, fixtures.Alpha5)
 	h := newHarness(t, harnessOpts{bmad: []string{root}})
 	s, g := h.start("t/bmad", "analyst")
@@ -132,7 +131,7 @@ func TestBMADProductBriefFromMenuPickToSavedOutput(t *testing.T) {
 		fakemodel.Reply{Text: "Saved. Next: who are the users?"},
 	)
 	h.turn(s, "Acme: a tool for tracking office plants.")
-	outDir, _ := h.st.OutputDir(ctx, s.ID)
+	outDir, _ := h.st.OutputDir(s.ID)
 	if _, err := os.Stat(filepath.Join(outDir, "product-brief-acme-2026-11-21.md")); err != nil {
 		t.Fatalf("output not on disk: %v", err)
 	}

@@ -1,6 +1,6 @@
 // Package storage is agentbot's storage contract: the roles a store plays
-// (Sessions, SessionList, Retention, WorkFolders, Dedupe, Inbound, Leases,
-// Channels, Usage, Outputs; Backend is all of them), the types they hand
+// (Sessions, SessionList, Retention, Dedupe, Inbound, Leases, Fenced,
+// Channels, Usage, Outputs, Projects; Backend is all of them), the types they hand
 // over, their errors, and the argument checks and id scheme every store
 // applies, so that all stores accept and produce exactly the same.
 //

@@ -71,14 +71,6 @@ type Retention interface {
 	Prune(ctx context.Context, olderThan time.Time) ([]string, error)
 }
 
-// WorkFolders are a session's local working folders (see Folders).
-type WorkFolders interface {
-	// InputDir holds the files people shared in the session.
-	InputDir(ctx context.Context, id string) (string, error)
-	// OutputDir holds the working copies of the session's documents.
-	OutputDir(ctx context.Context, id string) (string, error)
-}
-
 // Dedupe keeps marks that expire: the keys of events already taken in.
 type Dedupe interface {
 	// Seen marks key for ttl and reports whether a live mark existed.
@@ -189,7 +181,6 @@ type Outputs interface {
 type Backend interface {
 	Sessions
 	Retention
-	WorkFolders
 	Dedupe
 	Inbound
 	Leases

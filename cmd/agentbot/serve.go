@@ -188,7 +188,7 @@ func (s *server) newBot(context.Context) int {
 		MaxConcurrentTurns: cfg.MaxTurns, AllowedUsers: cfg.AllowedUsers, AllowedChannels: cfg.AllowedChannels,
 		MaxUploadBytes: cfg.MaxUploadBytes, NoStreaming: cfg.NoStreaming, Logger: log, Observer: met,
 		ReplicaID: cfg.ReplicaID, LeaseTTL: cfg.LeaseTTL, ApprovalTimeout: cfg.ApprovalTimeout,
-		MCPServers: tools.names(), Fences: fences,
+		MCPServers: tools.names(), Fences: fences, Folders: storage.Folders{Dir: cfg.DataDir},
 	})
 	if err != nil {
 		return s.fail(1, err)

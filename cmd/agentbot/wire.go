@@ -2,7 +2,6 @@ package main
 
 import (
 	"bytes"
-	"context"
 	"errors"
 	"flag"
 	"fmt"
@@ -201,12 +200,11 @@ func newBudgets(cfg *Config, st storage.Usage) *engine.Budgets {
 	return &engine.Budgets{SessionTokens: cfg.SessionTokenBudget, DailyTokens: cfg.DailyTokenBudget, Admins: admins, Store: st}
 }
 
-// engineStore is what the engine keeps in the store: sessions, documents
-// and the sessions' working folders.
+// engineStore is what the engine keeps in the store: sessions and
+// documents.
 type engineStore interface {
 	engine.Store
 	storage.Outputs
-	storage.WorkFolders
 	storage.Projects
 }
 
@@ -218,8 +216,8 @@ func newEngine(cfg *Config, st engineStore, m engine.Model, cat func() *catalog.
 		Catalog:       cat,
 		Store:         st,
 		Outputs:       st,
-		OutputRoot:    func(id string) string { d, _ := st.OutputDir(context.TODO(), id); return d },
-		InputRoot:     func(id string) string { d, _ := st.InputDir(context.TODO(), id); return d },
+		OutputRoot:    func(id string) string { d, _ := storage.Folders{Dir: cfg.DataDir}.Session("outputs", id); return d },
+		InputRoot:     func(id string) string { d, _ := storage.Folders{Dir: cfg.DataDir}.Session("inputs", id); return d },
 		Projects:      newProjects(cfg, st), // projects.go
 		CoreRoot:      cfg.CoreRoot,
 		Hidden:        []string{cfg.DataDir},

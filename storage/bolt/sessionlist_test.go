@@ -15,13 +15,12 @@ import (
 // withFiles creates a file in the session's outputs and inputs folders and
 // returns the two folders.
 func withFiles(t *testing.T, s *Store, id string) []string {
-	ctx := context.Background()
 	t.Helper()
-	out, err := s.OutputDir(ctx, id)
+	out, err := s.OutputDir(id)
 	if err != nil {
 		t.Fatal(err)
 	}
-	in, err := s.InputDir(ctx, id)
+	in, err := s.InputDir(id)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -228,7 +228,7 @@ func TestSessionIDsFilesystemSafe(t *testing.T) {
 			t.Fatalf("id %q: not [a-z2-7]{13} or duplicate", sess.ID)
 		}
 		ids[sess.ID] = true
-		out, err := s.OutputDir(ctx, sess.ID)
+		out, err := s.OutputDir(sess.ID)
 		if err != nil {
 			t.Fatal(err)
 		}

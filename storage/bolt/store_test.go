@@ -161,14 +161,13 @@ func TestOpenCreatesDirAndReopens(t *testing.T) {
 }
 
 func TestSessionDirs(t *testing.T) {
-	ctx := context.Background()
 	dir := t.TempDir()
 	s := openAt(t, dir, nil)
-	out, err := s.OutputDir(ctx, "abc123")
+	out, err := s.OutputDir("abc123")
 	if err != nil {
 		t.Fatal(err)
 	}
-	in, err := s.InputDir(ctx, "abc123")
+	in, err := s.InputDir("abc123")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -181,10 +180,10 @@ func TestSessionDirs(t *testing.T) {
 		}
 	}
 	for _, bad := range []string{"", "..", "../x", "a/b", `a\b`, "A", "a.b", "a\x00b", string(make([]byte, 65))} {
-		if _, err := s.OutputDir(ctx, bad); err == nil {
+		if _, err := s.OutputDir(bad); err == nil {
 			t.Errorf("OutputDir(%q): want error", bad)
 		}
-		if _, err := s.InputDir(ctx, bad); err == nil {
+		if _, err := s.InputDir(bad); err == nil {
 			t.Errorf("InputDir(%q): want error", bad)
 		}
 	}

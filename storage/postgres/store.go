@@ -449,13 +449,13 @@ func (s *Store) Dir() string { return s.dir }
 
 // OutputDir returns the session's output folder, dataDir/outputs/<id>,
 // creating it if needed.
-func (s *Store) OutputDir(ctx context.Context, id string) (string, error) {
+func (s *Store) OutputDir(id string) (string, error) {
 	return s.sessionDir("outputs", id)
 }
 
 // InputDir returns the folder for files users shared in the session,
 // dataDir/inputs/<id>, creating it if needed.
-func (s *Store) InputDir(ctx context.Context, id string) (string, error) {
+func (s *Store) InputDir(id string) (string, error) {
 	return s.sessionDir("inputs", id)
 }
 

@@ -500,9 +500,9 @@ func deleteSessionRemovesAll(t *testing.T, b storage.Backend) {
 	s := newSession(t, b, "k")
 	s.Messages = []transcript.Message{msg("system", "x")}
 	must(t, b.SaveSession(ctx, s))
-	in, err := b.InputDir(ctx, s.ID)
+	in, err := workFolders(t, b).Session("inputs", s.ID)
 	must(t, err)
-	out, err := b.OutputDir(ctx, s.ID)
+	out, err := workFolders(t, b).Session("outputs", s.ID)
 	must(t, err)
 	must(t, os.WriteFile(filepath.Join(out, "prd.md"), []byte("doc"), 0o600))
 	must(t, os.WriteFile(filepath.Join(in, "in.txt"), []byte("in"), 0o600))
@@ -661,7 +661,6 @@ func badInputCalls(b storage.Backend) []badCall {
 	return []badCall{
 		{`NewSession("")`, func() error { return errOf(b.NewSession(ctx, "")) }},
 		{"NewSession(too long)", func() error { return errOf(b.NewSession(ctx, long)) }},
-		{"OutputDir(../x)", func() error { return errOf(b.OutputDir(ctx, "../x")) }},
 		{`Seen("")`, func() error { return errOf(b.Seen(ctx, "", time.Minute)) }},
 		{"Seen with ttl 0", func() error { return errOf(b.Seen(ctx, "k", 0)) }},
 		{"Enqueue(not JSON)", func() error { return errOf(Enqueue(ctx, b, "k", []byte("not json"))) }},
@@ -1204,13 +1203,25 @@ func concurrentAdmissions(t *testing.T, b storage.Backend) {
 	}
 }
 
+// workFolders are the sessions' working folders under b's data folder
+// (storage.Folders): not the contract's, but a store removes a session's
+// with it (DeleteSession, Prune).
+func workFolders(t *testing.T, b storage.Backend) storage.Folders {
+	t.Helper()
+	d, ok := b.(interface{ Dir() string })
+	if !ok {
+		t.Fatalf("%T has no data folder (Dir)", b)
+	}
+	return storage.Folders{Dir: d.Dir()}
+}
+
 func foldersAndPing(t *testing.T, b storage.Backend) {
 	ctx := context.Background()
 	must(t, b.Ping(ctx))
 	s := newSession(t, b, "k")
-	in, err := b.InputDir(ctx, s.ID)
+	in, err := workFolders(t, b).Session("inputs", s.ID)
 	must(t, err)
-	out, err := b.OutputDir(ctx, s.ID)
+	out, err := workFolders(t, b).Session("outputs", s.ID)
 	must(t, err)
 	if in == out || filepath.Base(in) != s.ID || filepath.Base(out) != s.ID ||
 		filepath.Base(filepath.Dir(in)) != "inputs" || filepath.Base(filepath.Dir(out)) != "outputs" {
