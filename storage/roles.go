@@ -53,13 +53,12 @@ type Sessions interface {
 	SessionList
 }
 
-// SessionList is what operators browse: every session, and one by id or
-// key. A running bbolt store answers it through its control socket too.
+// SessionList is what operators browse: every session (storage.Lookup
+// finds one by id or key). A running bbolt store answers it through its
+// control socket too.
 type SessionList interface {
 	// ListSessions lists every session, most recently updated first.
 	ListSessions(ctx context.Context) ([]SessionInfo, error)
-	// Lookup finds a session by id, then by key.
-	Lookup(ctx context.Context, idOrKey string) (*transcript.Session, error)
 }
 
 // Retention removes sessions for good.

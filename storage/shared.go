@@ -28,9 +28,9 @@ func Batch[T any](first T, ch <-chan T, max int) []T {
 	return batch
 }
 
-// LookupIn finds a session by id, or else by key (as sessions list shows
-// it), in a store; both stores' Lookup is this.
-func LookupIn(ctx context.Context, st interface {
+// Lookup finds a session by id, or else by key (as sessions list shows
+// it), in a store.
+func Lookup(ctx context.Context, st interface {
 	SessionByID(ctx context.Context, id string) (*transcript.Session, error)
 	FindSession(ctx context.Context, key string) (*transcript.Session, error)
 }, idOrKey string) (*transcript.Session, error) {

@@ -247,6 +247,13 @@ type sessionReader interface {
 	Lookup(ctx context.Context, idOrKey string) (*transcript.Session, error)
 }
 
+// storeReader is a store as a sessionReader: storage.Lookup finds in it.
+type storeReader struct{ storage.Backend }
+
+func (r storeReader) Lookup(ctx context.Context, idOrKey string) (*transcript.Session, error) {
+	return storage.Lookup(ctx, r.Backend, idOrKey)
+}
+
 // openReader opens the store (PostgreSQL when configured, which every
 // replica shares), or, when a running agentbot holds the bbolt store and
 // remote is allowed, reaches that agentbot's control socket.
@@ -254,7 +261,7 @@ func openReader(ctx context.Context, cfg *Config, remote bool) (sessionReader, f
 	dir := cfg.DataDir
 	st, err := openStore(ctx, cfg)
 	if err == nil {
-		return st, func() { st.Close() }, nil
+		return storeReader{st}, func() { st.Close() }, nil
 	}
 	if !errors.Is(err, bolt.ErrLocked) || !remote {
 		return nil, nil, err

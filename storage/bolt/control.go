@@ -138,7 +138,7 @@ func (s *Store) answer(ctx context.Context, c net.Conn) {
 	case "list":
 		payload, err = s.ListSessions(ctx)
 	case "session":
-		payload, err = s.Lookup(ctx, req.Key)
+		payload, err = storage.Lookup(ctx, s, req.Key)
 	default:
 		err = fmt.Errorf("unknown request %q", req.Op)
 	}
@@ -148,12 +148,6 @@ func (s *Store) answer(ctx context.Context, c net.Conn) {
 	}
 	io.WriteString(c, "ok\n")
 	_ = json.NewEncoder(c).Encode(payload)
-}
-
-// Lookup returns a session by id, or else by key (as sessions list shows
-// it).
-func (s *Store) Lookup(ctx context.Context, idOrKey string) (*transcript.Session, error) {
-	return storage.LookupIn(ctx, s, idOrKey)
 }
 
 // Remote is a running agentbot's store, reached through its control socket.

@@ -118,11 +118,6 @@ func (s *Store) FindMeta(ctx context.Context, key string) (*transcript.Session, 
 	return &sess, nil
 }
 
-// Lookup returns a session by id, or else by key.
-func (s *Store) Lookup(ctx context.Context, idOrKey string) (*transcript.Session, error) {
-	return storage.LookupIn(ctx, s, idOrKey)
-}
-
 // NewSession creates and stores an empty session for key with a fresh id;
 // if key has a session already it returns an error matching
 // storage.ErrExists and changes nothing.

@@ -191,7 +191,7 @@ func newSessionIsEmptyAndFound(t *testing.T, b storage.Backend) {
 		"Session":     func() (*transcript.Session, error) { return storage.Session(ctx, b, s.Key) },
 		"SessionByID": func() (*transcript.Session, error) { return b.SessionByID(ctx, s.ID) },
 		"FindSession": func() (*transcript.Session, error) { return b.FindSession(ctx, s.Key) },
-		"Lookup":      func() (*transcript.Session, error) { return b.Lookup(ctx, s.ID) },
+		"Lookup":      func() (*transcript.Session, error) { return storage.Lookup(ctx, b, s.ID) },
 	} {
 		got, err := load()
 		if err != nil || got == nil {
@@ -237,7 +237,7 @@ func missingIsErrNotFound(t *testing.T, b storage.Backend) {
 	if s, err := b.FindSession(ctx, "nope"); s != nil || err != nil {
 		t.Errorf("FindSession = %v, %v; want nil, nil", s, err)
 	}
-	if _, err := b.Lookup(ctx, id); !errors.Is(err, storage.ErrNotFound) {
+	if _, err := storage.Lookup(ctx, b, id); !errors.Is(err, storage.ErrNotFound) {
 		t.Errorf("Lookup: %v", err)
 	}
 	if err := b.DetachSession(ctx, id); !errors.Is(err, storage.ErrNotFound) {
@@ -597,23 +597,23 @@ func listSessionsOrder(t *testing.T, b storage.Backend) {
 func lookupByIDThenKey(t *testing.T, b storage.Backend) {
 	ctx := context.Background()
 	s := newSession(t, b, "team/chan/1")
-	byID, err := b.Lookup(ctx, s.ID)
+	byID, err := storage.Lookup(ctx, b, s.ID)
 	must(t, err)
-	byKey, err := b.Lookup(ctx, "team/chan/1")
+	byKey, err := storage.Lookup(ctx, b, "team/chan/1")
 	must(t, err)
 	if byID.ID != s.ID || byKey.ID != s.ID {
 		t.Errorf("Lookup found %s and %s, want %s", byID.ID, byKey.ID, s.ID)
 	}
 	// A key that looks like an id: the id wins.
 	other := newSession(t, b, s.ID)
-	if got, err := b.Lookup(ctx, s.ID); err != nil || got.ID != s.ID {
+	if got, err := storage.Lookup(ctx, b, s.ID); err != nil || got.ID != s.ID {
 		t.Errorf("Lookup(id that is also a key) = %v, %v; want the session with that id", got, err)
 	}
 	must(t, b.DeleteSession(ctx, s.ID))
-	if got, err := b.Lookup(ctx, s.ID); err != nil || got.ID != other.ID {
+	if got, err := storage.Lookup(ctx, b, s.ID); err != nil || got.ID != other.ID {
 		t.Errorf("Lookup falls back to the key: %v, %v", got, err)
 	}
-	if _, err := b.Lookup(ctx, "no/such/key"); !errors.Is(err, storage.ErrNotFound) {
+	if _, err := storage.Lookup(ctx, b, "no/such/key"); !errors.Is(err, storage.ErrNotFound) {
 		t.Errorf("Lookup(unknown) = %v", err)
 	}
 }
