@@ -107,7 +107,7 @@ func (b *Bot) recordOutput(ctx context.Context, key string, seq uint64, o render
 		}
 		st, _ := threadstate.Of(rec)
 		st.Output = &to
-		return b.cfg.Store.SetMetaFenced(ctx, l.Fence(), threadstate.MetaKey, st.Encode())
+		return b.cfg.Store.CompleteFenced(ctx, l.Fence(), 0, map[string]string{threadstate.MetaKey: st.Encode()})
 	})
 	if err != nil && !errors.Is(err, storage.ErrNotFound) {
 		b.log.Warn("record the turn's output", "thread", key, "err", err)

@@ -216,13 +216,6 @@ func (s *replicaStore) SaveSessionFenced(ctx context.Context, f storage.Fence, x
 	return s.Store.SaveSessionFenced(ctx, f, x)
 }
 
-func (s *replicaStore) SetMetaFenced(ctx context.Context, f storage.Fence, name, value string) error {
-	if s.dead.Load() {
-		return errDead
-	}
-	return s.Store.SetMetaFenced(ctx, f, name, value)
-}
-
 func (s *replicaStore) TakeLease(ctx context.Context, key, holder string, ttl time.Duration) (storage.Fence, bool, error) {
 	if s.dead.Load() {
 		return storage.Fence{}, false, errDead

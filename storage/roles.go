@@ -133,13 +133,12 @@ type Leases interface {
 type Fenced interface {
 	// SaveSessionFenced is SaveSession under f; s.Key must be f.Key.
 	SaveSessionFenced(ctx context.Context, f Fence, s *transcript.Session) error
-	// SetMetaFenced is SetMeta of f.Key's session under f.
-	SetMetaFenced(ctx context.Context, f Fence, name, value string) error
 	// CompleteFenced finishes queued item seq of f.Key under f, in one
 	// transaction: it sets the meta entries of the key's session (when it
 	// has one; "" deletes an entry), such as the posted marker, and
 	// removes the item. An item not queued is ErrNotFound, and nothing
-	// changes.
+	// changes. Seq 0 names no item: it only sets the meta entries (the
+	// fenced SetMeta).
 	CompleteFenced(ctx context.Context, f Fence, seq uint64, meta map[string]string) error
 }
 

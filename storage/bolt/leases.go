@@ -214,23 +214,6 @@ func (s *Store) SaveSessionFenced(ctx context.Context, f storage.Fence, sess *tr
 	return nil
 }
 
-// SetMetaFenced is SetMeta of f.Key's session under f.
-func (s *Store) SetMetaFenced(ctx context.Context, f storage.Fence, name, value string) error {
-	if err := storage.CheckFence(f); err != nil {
-		return fmt.Errorf("set session meta: %w", err)
-	}
-	err := s.batch(ctx, func(tx *bbolt.Tx) error {
-		if err := s.checkFenceTx(tx, f); err != nil {
-			return err
-		}
-		return setMetaTx(tx, f.Key, map[string]string{name: value})
-	})
-	if err != nil {
-		return fmt.Errorf("set meta %s of session %q: %w", name, f.Key, err)
-	}
-	return nil
-}
-
 // CompleteFenced sets meta on f.Key's session (if any) and dequeues seq,
 // under f, in one transaction.
 func (s *Store) CompleteFenced(ctx context.Context, f storage.Fence, seq uint64, meta map[string]string) error {
@@ -241,8 +224,10 @@ func (s *Store) CompleteFenced(ctx context.Context, f storage.Fence, seq uint64,
 		if err := s.checkFenceTx(tx, f); err != nil {
 			return err
 		}
-		if err := dequeueTx(tx, f.Key, seq); err != nil {
-			return err
+		if seq != 0 {
+			if err := dequeueTx(tx, f.Key, seq); err != nil {
+				return err
+			}
 		}
 		if len(meta) == 0 {
 			return nil

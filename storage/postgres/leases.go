@@ -110,28 +110,9 @@ func (s *Store) ReleaseLease(ctx context.Context, key, holder string) error {
 	return nil
 }
 
-// SetMetaFenced is SetMeta of f.Key's session, in one transaction with the
-// check of f.
-func (s *Store) SetMetaFenced(ctx context.Context, f storage.Fence, name, value string) error {
-	if err := storage.CheckFence(f); err != nil {
-		return fmt.Errorf("set session meta: %w", err)
-	}
-	ctx, cancel := s.ctx(ctx)
-	defer cancel()
-	err := pgx.BeginFunc(ctx, s.pool, func(tx pgx.Tx) error {
-		if err := checkFence(ctx, tx, f); err != nil {
-			return err
-		}
-		return setMetaTx(ctx, tx, f.Key, map[string]string{name: value})
-	})
-	if err != nil {
-		return fmt.Errorf("set meta %s of session %q: %w", name, f.Key, err)
-	}
-	return nil
-}
-
 // CompleteFenced sets meta on f.Key's session (when it has one) and
-// removes queued item seq, in one transaction with the check of f.
+// removes queued item seq (none for seq 0), in one transaction with the
+// check of f.
 func (s *Store) CompleteFenced(ctx context.Context, f storage.Fence, seq uint64, meta map[string]string) error {
 	if err := storage.CheckFence(f); err != nil {
 		return fmt.Errorf("complete: %w", err)
@@ -142,12 +123,14 @@ func (s *Store) CompleteFenced(ctx context.Context, f storage.Fence, seq uint64,
 		if err := checkFence(ctx, tx, f); err != nil {
 			return err
 		}
-		tag, err := tx.Exec(ctx, `DELETE FROM queue WHERE session_key = $1 AND seq = $2`, f.Key, int64(seq))
-		if err != nil {
-			return err
-		}
-		if tag.RowsAffected() == 0 {
-			return storage.ErrNotFound
+		if seq != 0 {
+			tag, err := tx.Exec(ctx, `DELETE FROM queue WHERE session_key = $1 AND seq = $2`, f.Key, int64(seq))
+			if err != nil {
+				return err
+			}
+			if tag.RowsAffected() == 0 {
+				return storage.ErrNotFound
+			}
 		}
 		if err := setMetaTx(ctx, tx, f.Key, meta); err != nil && !errors.Is(err, storage.ErrNotFound) {
 			return err

@@ -257,7 +257,7 @@ func TestReplicaFencedAfterTakeover(t *testing.T) {
 	for name, err := range map[string]error{
 		"renew":    a.RenewLease(ctx, fa, time.Minute),
 		"save":     a.SaveSessionFenced(ctx, fa, s),
-		"meta":     a.SetMetaFenced(ctx, fa, "bot.posted", "1"),
+		"meta":     a.CompleteFenced(ctx, fa, 0, map[string]string{"bot.posted": "1"}),
 		"complete": a.CompleteFenced(ctx, fa, seq, map[string]string{"bot.posted": "1"}),
 		"check":    a.CheckFence(ctx, fa),
 	} {

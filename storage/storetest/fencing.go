@@ -92,14 +92,14 @@ func fencedWritesRefused(t *testing.T, b storage.Backend) {
 	fa := take(t, b, "T/C/1", "a", time.Minute)
 	s.Messages = append(s.Messages, msg(transcript.RoleUser, "one"))
 	must(t, b.SaveSessionFenced(ctx, fa, s))
-	must(t, b.SetMetaFenced(ctx, fa, "x", "1"))
+	must(t, b.CompleteFenced(ctx, fa, 0, map[string]string{"x": "1"}))
 	// Another holder takes the thread over; a's writes change nothing.
 	must(t, b.ReleaseLease(ctx, "T/C/1", "a"))
 	fb := take(t, b, "T/C/1", "b", time.Minute)
 	stale := *s
 	stale.Messages = append(append([]transcript.Message(nil), s.Messages...), msg(transcript.RoleAssistant, "late"))
 	fenced(t, "SaveSessionFenced", b.SaveSessionFenced(ctx, fa, &stale))
-	fenced(t, "SetMetaFenced", b.SetMetaFenced(ctx, fa, "x", "2"))
+	fenced(t, "CompleteFenced of no item (meta)", b.CompleteFenced(ctx, fa, 0, map[string]string{"x": "2"}))
 	got, err := storage.Session(ctx, b, "T/C/1")
 	must(t, err)
 	if len(got.Messages) != 1 || got.Meta["x"] != "1" {
@@ -107,7 +107,7 @@ func fencedWritesRefused(t *testing.T, b storage.Backend) {
 	}
 	// The holder's own writes go through.
 	must(t, b.SaveSessionFenced(ctx, fb, &stale))
-	must(t, b.SetMetaFenced(ctx, fb, "x", "3"))
+	must(t, b.CompleteFenced(ctx, fb, 0, map[string]string{"x": "3"}))
 	if got, _ = storage.Session(ctx, b, "T/C/1"); len(got.Messages) != 2 || got.Meta["x"] != "3" {
 		t.Fatalf("the holder's writes: %d messages, meta %v", len(got.Messages), got.Meta)
 	}
