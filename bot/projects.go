@@ -89,7 +89,7 @@ func (b *Bot) bindProject(cmd slack.SlashCommand, team, name string, create bool
 	if err := storage.CheckUserProjectName(name); err != nil {
 		return "That name won't do: " + err.Error() + "."
 	}
-	_, err := b.cfg.Store.Project(context.TODO(), name)
+	_, err := storage.FindProject(context.TODO(), b.cfg.Store, name)
 	switch {
 	case create && err == nil:
 		return fmt.Sprintf("A project *%s* exists already: `/agent project use %s` binds this channel to it.", name, name)
@@ -198,7 +198,7 @@ func (b *Bot) onBindButton(c click, _ func()) bool {
 	}
 	channels, err := b.channelsInvolved(c.team, channel, project)
 	if err == nil {
-		_, err = b.cfg.Store.Project(context.TODO(), project)
+		_, err = storage.FindProject(context.TODO(), b.cfg.Store, project)
 	}
 	if err != nil {
 		b.ephemeral(c.channel, c.user, "", "⚠️ I couldn't read the project "+project+". Please try again.")

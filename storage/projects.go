@@ -47,13 +47,11 @@ const AnyVersion = transcript.AnyVersion
 // Projects keeps projects, the channels bound to them, and their
 // versioned documents.
 type Projects interface {
-	// Project returns a project's record, or an error matching
-	// ErrNotFound. A project exists once created or written to.
-	Project(ctx context.Context, name string) (Project, error)
 	// CreateProject creates a project; an existing name is an error
 	// matching ErrExists.
 	CreateProject(ctx context.Context, p Project) error
-	// ListProjects lists every project, by name.
+	// ListProjects lists every project, by name (storage.FindProject finds
+	// one). A project exists once created or written to.
 	ListProjects(ctx context.Context) ([]Project, error)
 	// BindChannel binds a channel ("team/channel") to a project, which
 	// must exist; "" unbinds it, so it is its own project again.
@@ -87,6 +85,22 @@ type Projects interface {
 	// cannot be known; versions written from no channel (the terminal's)
 	// add nothing. A project without documents has none.
 	ProjectSources(ctx context.Context, project string) ([]string, error)
+}
+
+// FindProject returns a project's record, or an error matching ErrNotFound.
+func FindProject(ctx context.Context, st interface {
+	ListProjects(ctx context.Context) ([]Project, error)
+}, name string) (Project, error) {
+	list, err := st.ListProjects(ctx)
+	if err != nil {
+		return Project{}, err
+	}
+	for _, p := range list {
+		if p.Name == name {
+			return p, nil
+		}
+	}
+	return Project{}, fmt.Errorf("project %q: %w", name, ErrNotFound)
 }
 
 // UnknownSource is the source of a version written before sources were

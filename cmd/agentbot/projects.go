@@ -108,7 +108,7 @@ func listProjects(w io.Writer, st storage.Projects) error {
 
 // showProject writes a project's record and documents, newest first.
 func showProject(w io.Writer, st storage.Projects, name string) error {
-	p, err := st.Project(context.TODO(), name)
+	p, err := storage.FindProject(context.TODO(), st, name)
 	if err != nil {
 		return err
 	}

@@ -27,25 +27,6 @@ var (
 	keyProjectMeta        = []byte("meta")
 )
 
-// Project returns a project's record.
-func (s *Store) Project(ctx context.Context, name string) (storage.Project, error) {
-	var p storage.Project
-	if err := storage.CheckProjectName(name); err != nil {
-		return p, fmt.Errorf("project: %w", err)
-	}
-	err := s.view(ctx, func(tx *bbolt.Tx) error {
-		b := tx.Bucket(bucketProjects).Bucket([]byte(name))
-		if b == nil {
-			return storage.ErrNotFound
-		}
-		return json.Unmarshal(b.Get(keyProjectMeta), &p)
-	})
-	if err != nil {
-		return p, fmt.Errorf("project %s: %w", name, err)
-	}
-	return p, nil
-}
-
 // CreateProject creates a project; an existing one is storage.ErrExists.
 func (s *Store) CreateProject(ctx context.Context, p storage.Project) error {
 	if err := storage.CheckProjectName(p.Name); err != nil {

@@ -10,24 +10,6 @@ import (
 	"agentbot/storage"
 )
 
-// Project returns a project's record.
-func (s *Store) Project(ctx context.Context, name string) (storage.Project, error) {
-	p := storage.Project{Name: name}
-	if err := storage.CheckProjectName(name); err != nil {
-		return p, fmt.Errorf("project: %w", err)
-	}
-	ctx, cancel := s.ctx(ctx)
-	defer cancel()
-	err := s.pool.QueryRow(ctx, `SELECT owner, created FROM projects WHERE name = $1`, name).Scan(&p.Owner, &p.Created)
-	if errors.Is(err, pgx.ErrNoRows) {
-		err = storage.ErrNotFound
-	}
-	if err != nil {
-		return p, fmt.Errorf("project %s: %w", name, err)
-	}
-	return p, nil
-}
-
 // CreateProject creates a project; an existing one is storage.ErrExists.
 func (s *Store) CreateProject(ctx context.Context, p storage.Project) error {
 	if err := storage.CheckProjectName(p.Name); err != nil {

@@ -25,7 +25,7 @@ const HistoryDir = ".history"
 // .history/<folder>/<name>.v<N><ext>. Files people shared are left out.
 // It returns the number of files written.
 func Export(ctx context.Context, st storage.Projects, name, dir string, all bool) (int, error) {
-	if _, err := st.Project(ctx, name); err != nil {
+	if _, err := storage.FindProject(ctx, st, name); err != nil {
 		return 0, err
 	}
 	docs, err := st.Documents(ctx, name)

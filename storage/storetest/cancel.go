@@ -56,7 +56,7 @@ func cancelledChangesNothing(t *testing.T, b storage.Backend) {
 	if _, ok, err := b.TakeLease(ctx, "T/C/1", "b", time.Minute); err != nil || !ok {
 		t.Errorf("a cancelled TakeLease holds the lease: %v, %v", ok, err)
 	}
-	if _, err := b.Project(ctx, "p"); !errors.Is(err, storage.ErrNotFound) {
+	if _, err := storage.FindProject(ctx, b, "p"); !errors.Is(err, storage.ErrNotFound) {
 		t.Errorf("a cancelled SaveDocument created its project: %v", err)
 	}
 }

@@ -32,7 +32,7 @@ func projectsCreateBind(t *testing.T, b storage.Backend) {
 	if err := b.CreateProject(ctx, storage.Project{Name: "checkout"}); !errors.Is(err, storage.ErrExists) {
 		t.Fatalf("second CreateProject = %v, want ErrExists", err)
 	}
-	if _, err := b.Project(ctx, "nope"); !errors.Is(err, storage.ErrNotFound) {
+	if _, err := storage.FindProject(ctx, b, "nope"); !errors.Is(err, storage.ErrNotFound) {
 		t.Fatalf("Project(missing) = %v, want ErrNotFound", err)
 	}
 	if err := b.BindChannel(ctx, "T1/C9", "nope"); !errors.Is(err, storage.ErrNotFound) {
