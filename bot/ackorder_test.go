@@ -42,7 +42,7 @@ func TestAckAfterPersistence(t *testing.T) {
 		fs = &failingStore{Store: c.Store, fail: true}
 		c.Store = fs
 	}})
-	r.st.SetChannelDefault(ctx, r.slack.TeamID(), channel, "product-lead")
+	storage.SetChannelDefault(ctx, r.st, r.slack.TeamID(), channel, "product-lead")
 	_, env := r.mention("", "")
 	if _, err := r.slack.WaitAck(env, 700*time.Millisecond); err == nil {
 		t.Fatal("a message that could not be persisted was acked")

@@ -16,6 +16,7 @@ import (
 	"agentbot/engine/fakemodel"
 	"agentbot/engine/mcp/mcptest"
 	"agentbot/engine/transcript"
+	"agentbot/storage"
 )
 
 // Approvals end to end: a channel whose tools include the "notes" MCP
@@ -49,10 +50,10 @@ func approvalRigOpts(t testing.TB, o rigOpts, url string) *rig {
 	}
 	r := newRig(t, o)
 	team := r.slack.TeamID()
-	if err := r.st.SetChannelDefault(ctx, team, channel, "product-lead"); err != nil {
+	if err := storage.SetChannelDefault(ctx, r.st, team, channel, "product-lead"); err != nil {
 		t.Fatal(err)
 	}
-	if err := r.st.SetChannelTools(ctx, team, channel, []string{"notes"}); err != nil {
+	if err := storage.SetChannelTools(ctx, r.st, team, channel, []string{"notes"}); err != nil {
 		t.Fatal(err)
 	}
 	return r
@@ -505,7 +506,7 @@ func TestApprovalOnAnotherReplica(t *testing.T) {
 	c := newCluster(t)
 	hs := mcptest.NewHTTPServer(t)
 	c.engine = withNotesServer(t, hs)
-	if err := c.st.SetChannelTools(ctx, c.slack.TeamID(), channel, []string{"notes"}); err != nil {
+	if err := storage.SetChannelTools(ctx, c.st, c.slack.TeamID(), channel, []string{"notes"}); err != nil {
 		t.Fatal(err)
 	}
 	c.model.Handle(func(req fakemodel.Request) fakemodel.Reply {

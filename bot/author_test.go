@@ -8,6 +8,7 @@ import (
 	"agentbot/bot"
 	"agentbot/bot/fakeslack"
 	"agentbot/engine/fakemodel"
+	"agentbot/storage"
 )
 
 // The agent's name shown as the author of its answer: Maren, Product
@@ -23,7 +24,7 @@ func TestAnswerPostedAndStreamedAsItsAgent(t *testing.T) {
 		name := map[bool]string{true: "streamed", false: "posted"}[streaming]
 		t.Run(name, func(t *testing.T) {
 			r := newRig(t, rigOpts{mutate: func(c *bot.Config) { c.NoStreaming = !streaming }})
-			r.st.SetChannelDefault(ctx, r.slack.TeamID(), channel, "product-lead")
+			storage.SetChannelDefault(ctx, r.st, r.slack.TeamID(), channel, "product-lead")
 			r.model.Enqueue(fakemodel.Reply{Text: "What is the feature idea?"})
 			thread, _ := r.mention("what do we build first?", "")
 			r.waitText(thread, "What is the feature idea?")
@@ -61,7 +62,7 @@ func TestAnswerWithoutCustomizeScopeNamesItsAgent(t *testing.T) {
 		mutate: func(c *bot.Config) { c.NoStreaming = true },
 		slack:  []fakeslack.Option{fakeslack.WithScopes("chat:write")},
 	})
-	r.st.SetChannelDefault(ctx, r.slack.TeamID(), channel, "product-lead")
+	storage.SetChannelDefault(ctx, r.st, r.slack.TeamID(), channel, "product-lead")
 	r.model.Enqueue(fakemodel.Reply{Text: "What is the feature idea?"})
 	thread, _ := r.mention("what do we build first?", "")
 	r.waitText(thread, "What is the feature idea?")

@@ -9,6 +9,7 @@ import (
 	"agentbot/bot"
 	"agentbot/engine"
 	"agentbot/engine/fakemodel"
+	"agentbot/storage"
 )
 
 // budgetRig is a rig whose engine and bot share token caps.
@@ -45,7 +46,7 @@ func TestSessionTokenBudget(t *testing.T) {
 	ctx := context.Background()
 	b := &engine.Budgets{SessionTokens: 1000, Admins: []string{"<@UADMIN>"}}
 	r := budgetRig(t, b)
-	r.st.SetChannelDefault(ctx, r.slack.TeamID(), channel, "product-lead")
+	storage.SetChannelDefault(ctx, r.st, r.slack.TeamID(), channel, "product-lead")
 	r.model.Enqueue(
 		fakemodel.Reply{ToolCalls: []fakemodel.ToolCall{call("read_file", map[string]string{"path": "config.yaml"})}, Usage: fakemodel.Usage{Prompt: 900, Completion: 20}},
 		fakemodel.Reply{Text: "Wrapping up here.", Usage: fakemodel.Usage{Prompt: 70, Completion: 10}},
@@ -71,7 +72,7 @@ func TestDailyTokenBudget(t *testing.T) {
 	b := &engine.Budgets{DailyTokens: 500}
 	r := budgetRig(t, b)
 	b.Store = r.st
-	r.st.SetChannelDefault(ctx, r.slack.TeamID(), channel, "product-lead")
+	storage.SetChannelDefault(ctx, r.st, r.slack.TeamID(), channel, "product-lead")
 	r.model.Enqueue(fakemodel.Reply{Text: "First answer.", Usage: fakemodel.Usage{Prompt: 480, Completion: 40}})
 	first, _ := r.mention("first question, please", "")
 	r.waitText(first, "First answer.")

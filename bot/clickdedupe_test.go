@@ -8,6 +8,7 @@ import (
 
 	"agentbot/bot/fakeslack"
 	"agentbot/engine/fakemodel"
+	"agentbot/storage"
 )
 
 // TestMenuClickRedeliveredAnsweredOnce: the same menu click comes in
@@ -17,7 +18,7 @@ import (
 func TestMenuClickRedeliveredAnsweredOnce(t *testing.T) {
 	ctx := context.Background()
 	r := newRig(t, rigOpts{})
-	r.st.SetChannelDefault(ctx, r.slack.TeamID(), channel, "product-lead")
+	storage.SetChannelDefault(ctx, r.st, r.slack.TeamID(), channel, "product-lead")
 	thread, _ := r.mention("", "")
 	greet := r.waitBotMessages(thread, 1)[0]
 	r.model.Enqueue(fakemodel.Reply{Text: "Let's write a brief."}, fakemodel.Reply{Text: "A second answer"})

@@ -83,7 +83,7 @@ func TestReplyBeforeTheThreadsSessionExists(t *testing.T) {
 		var once sync.Once
 		release := func() { once.Do(func() { close(h.release) }) }
 		t.Cleanup(release)
-		r.st.SetChannelDefault(ctx, r.slack.TeamID(), channel, "product-lead")
+		storage.SetChannelDefault(ctx, r.st, r.slack.TeamID(), channel, "product-lead")
 		r.model.Enqueue(fakemodel.Reply{Text: "The second answer."})
 		thread, _ := r.mention("hello", "")
 		select {
@@ -105,7 +105,7 @@ func TestReplyBeforeTheThreadsSessionExists(t *testing.T) {
 			c.Store = h
 		}})
 		t.Cleanup(h.release)
-		r.st.SetChannelDefault(ctx, r.slack.TeamID(), channel, "product-lead")
+		storage.SetChannelDefault(ctx, r.st, r.slack.TeamID(), channel, "product-lead")
 		r.model.Enqueue(fakemodel.Reply{Text: "The second answer."})
 		thread, _ := r.mention("hello", "")
 		_, env := r.reply("what comes next?", thread)

@@ -14,6 +14,7 @@ import (
 	"agentbot/bot/metrics"
 	"agentbot/engine/fakemodel"
 	"agentbot/engine/transcript"
+	"agentbot/storage"
 )
 
 var _ bot.Observer = (*metrics.Metrics)(nil) // it counts feedback clicks
@@ -56,7 +57,7 @@ func feedbackButtons(t testing.TB, blocks json.RawMessage) (actionID string, val
 func TestFeedbackButtonsOnFinalAnswers(t *testing.T) {
 	ctx := context.Background()
 	r := newRig(t, rigOpts{})
-	r.st.SetChannelDefault(ctx, r.slack.TeamID(), channel, "product-lead")
+	storage.SetChannelDefault(ctx, r.st, r.slack.TeamID(), channel, "product-lead")
 	r.model.Enqueue(fakemodel.Reply{Text: "A streamed answer."})
 	thread, _ := r.mention("question one", "")
 	r.waitFor("the answer", func() bool { ss := r.slack.Streams(); return len(ss) == 1 && ss[0].Stopped })
@@ -88,7 +89,7 @@ func TestFeedbackButtonsOnFinalAnswers(t *testing.T) {
 func TestFeedbackButtonsOnPostedAnswer(t *testing.T) {
 	ctx := context.Background()
 	r := newRig(t, rigOpts{mutate: func(c *bot.Config) { c.NoStreaming = true }})
-	r.st.SetChannelDefault(ctx, r.slack.TeamID(), channel, "product-lead")
+	storage.SetChannelDefault(ctx, r.st, r.slack.TeamID(), channel, "product-lead")
 	r.model.Enqueue(fakemodel.Reply{Text: "A posted answer."})
 	thread, _ := r.mention("question", "")
 	r.waitText(thread, "A posted answer.")
@@ -107,7 +108,7 @@ func TestFeedbackStoredAcrossRestartAndCounted(t *testing.T) {
 	ctx := context.Background()
 	m := metrics.New()
 	r := newRig(t, rigOpts{mutate: func(c *bot.Config) { c.Observer = m }})
-	r.st.SetChannelDefault(ctx, r.slack.TeamID(), channel, "product-lead")
+	storage.SetChannelDefault(ctx, r.st, r.slack.TeamID(), channel, "product-lead")
 	r.model.Enqueue(fakemodel.Reply{Text: "What's the feature idea?"})
 	thread, _ := r.mention("*brief", "")
 	r.waitFor("the answer", func() bool { ss := r.slack.Streams(); return len(ss) == 1 && ss[0].Stopped })

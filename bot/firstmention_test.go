@@ -6,6 +6,7 @@ import (
 	"testing"
 
 	"agentbot/engine/fakemodel"
+	"agentbot/storage"
 )
 
 // A mention holding only a greeting gets the agent's greeting and menu,
@@ -15,7 +16,7 @@ func TestFirstMentionGreetingOnly(t *testing.T) {
 	for _, hello := range []string{"hello", "hi!", "good morning", "👋", "Hello there"} {
 		t.Run(hello, func(t *testing.T) {
 			r := newRig(t, rigOpts{})
-			r.st.SetChannelDefault(ctx, r.slack.TeamID(), channel, "product-lead")
+			storage.SetChannelDefault(ctx, r.st, r.slack.TeamID(), channel, "product-lead")
 			thread, _ := r.mention(hello, "")
 			r.waitBotMessages(thread, 1)
 			// Turns of a thread run in order: once *help is answered, the
@@ -39,7 +40,7 @@ func TestFirstMentionMenuItem(t *testing.T) {
 	for _, pick := range []string{"*brief", "2"} {
 		t.Run(pick, func(t *testing.T) {
 			r := newRig(t, rigOpts{})
-			r.st.SetChannelDefault(ctx, r.slack.TeamID(), channel, "product-lead")
+			storage.SetChannelDefault(ctx, r.st, r.slack.TeamID(), channel, "product-lead")
 			r.model.Enqueue(fakemodel.Reply{Text: "Which customers ask for it?"})
 			thread, _ := r.mention(pick, "")
 			r.waitFor("the answer", func() bool {

@@ -15,6 +15,7 @@ import (
 	"agentbot/engine"
 	"agentbot/engine/fakemodel"
 	"agentbot/engine/transcript"
+	"agentbot/storage"
 )
 
 func call(name string, args any) fakemodel.ToolCall {
@@ -110,7 +111,7 @@ func TestMentionPickerGreetingWorkflowStreamAndUpload(t *testing.T) {
 func TestChannelDefaultAndQueuedMessage(t *testing.T) {
 	ctx := context.Background()
 	r := newRig(t, rigOpts{})
-	if err := r.st.SetChannelDefault(ctx, r.slack.TeamID(), channel, "retro-coach"); err != nil {
+	if err := storage.SetChannelDefault(ctx, r.st, r.slack.TeamID(), channel, "retro-coach"); err != nil {
 		t.Fatal(err)
 	}
 	r.model.Enqueue(
@@ -150,7 +151,7 @@ func TestChannelDefaultAndQueuedMessage(t *testing.T) {
 func TestDedupeAcrossRetriesAndRestart(t *testing.T) {
 	ctx := context.Background()
 	r := newRig(t, rigOpts{})
-	r.st.SetChannelDefault(ctx, r.slack.TeamID(), channel, "product-lead")
+	storage.SetChannelDefault(ctx, r.st, r.slack.TeamID(), channel, "product-lead")
 	r.model.Handle(func(req fakemodel.Request) fakemodel.Reply {
 		return fakemodel.Reply{Text: "answer to " + req.LastUserText()}
 	})
@@ -189,7 +190,7 @@ func TestDedupeAcrossRetriesAndRestart(t *testing.T) {
 func TestPostMessageRateLimitRetried(t *testing.T) {
 	ctx := context.Background()
 	r := newRig(t, rigOpts{mutate: func(c *bot.Config) { c.NoStreaming = true }})
-	r.st.SetChannelDefault(ctx, r.slack.TeamID(), channel, "product-lead")
+	storage.SetChannelDefault(ctx, r.st, r.slack.TeamID(), channel, "product-lead")
 	r.slack.RateLimitNext("chat.postMessage", 1, time.Second)
 	thread, _ := r.mention("", "")
 	msgs := r.waitBotMessages(thread, 1)
@@ -208,7 +209,7 @@ func TestPostMessageRateLimitRetried(t *testing.T) {
 func TestStreamExpiryFallsBack(t *testing.T) {
 	ctx := context.Background()
 	r := newRig(t, rigOpts{})
-	r.st.SetChannelDefault(ctx, r.slack.TeamID(), channel, "product-lead")
+	storage.SetChannelDefault(ctx, r.st, r.slack.TeamID(), channel, "product-lead")
 	long := strings.Repeat("The first part of a careful answer. ", 30) + "THE END."
 	r.model.Enqueue(fakemodel.Reply{Text: long, Chunks: 12, ChunkDelay: 60 * time.Millisecond})
 	thread, _ := r.mention("explain", "")
@@ -229,7 +230,7 @@ func TestStreamExpiryFallsBack(t *testing.T) {
 func TestStreamRefusedFallsBack(t *testing.T) {
 	ctx := context.Background()
 	r := newRig(t, rigOpts{})
-	r.st.SetChannelDefault(ctx, r.slack.TeamID(), channel, "product-lead")
+	storage.SetChannelDefault(ctx, r.st, r.slack.TeamID(), channel, "product-lead")
 	r.slack.RefuseStartStream("not_allowed")
 	r.model.Enqueue(
 		fakemodel.Reply{ToolCalls: []fakemodel.ToolCall{call("read_file", map[string]string{"path": "config.yaml"})}},
@@ -260,7 +261,7 @@ func TestStreamRefusedFallsBack(t *testing.T) {
 func TestLongAnswerSplit(t *testing.T) {
 	ctx := context.Background()
 	r := newRig(t, rigOpts{})
-	r.st.SetChannelDefault(ctx, r.slack.TeamID(), channel, "product-lead")
+	storage.SetChannelDefault(ctx, r.st, r.slack.TeamID(), channel, "product-lead")
 	var b strings.Builder
 	for i := 0; b.Len() < 25000; i++ {
 		if i%7 == 3 {
@@ -315,7 +316,7 @@ func TestLongAnswerSplit(t *testing.T) {
 func TestAttachedFileReadable(t *testing.T) {
 	ctx := context.Background()
 	r := newRig(t, rigOpts{})
-	r.st.SetChannelDefault(ctx, r.slack.TeamID(), channel, "product-lead")
+	storage.SetChannelDefault(ctx, r.st, r.slack.TeamID(), channel, "product-lead")
 	f := r.slack.AddFile("notes.md", []byte("Customer quotes: reorder is painful."))
 	r.model.Enqueue(
 		fakemodel.Reply{ToolCalls: []fakemodel.ToolCall{call("read_file", map[string]string{"path": "/inputs/notes.md"})}},
@@ -384,7 +385,7 @@ func TestDeniedUserGetsEphemeralRefusal(t *testing.T) {
 func TestReconnectsAfterDrop(t *testing.T) {
 	ctx := context.Background()
 	r := newRig(t, rigOpts{})
-	r.st.SetChannelDefault(ctx, r.slack.TeamID(), channel, "product-lead")
+	storage.SetChannelDefault(ctx, r.st, r.slack.TeamID(), channel, "product-lead")
 	before := r.slack.TotalConnections()
 	r.slack.DropConnections()
 	r.waitFor("a new connection", func() bool {
@@ -401,7 +402,7 @@ func TestDirectMessage(t *testing.T) {
 	ctx := context.Background()
 	r := newRig(t, rigOpts{})
 	const dm = "D0DIRECT1"
-	r.st.SetChannelDefault(ctx, r.slack.TeamID(), dm, "product-lead")
+	storage.SetChannelDefault(ctx, r.st, r.slack.TeamID(), dm, "product-lead")
 	r.model.Enqueue(
 		fakemodel.Reply{ToolCalls: []fakemodel.ToolCall{call("read_file", map[string]string{"path": "config.yaml"})}},
 		fakemodel.Reply{Text: "Hi from a DM."},
@@ -438,7 +439,7 @@ func TestDirectMessage(t *testing.T) {
 func TestOtherPeopleInTheThreadAreAttributed(t *testing.T) {
 	ctx := context.Background()
 	r := newRig(t, rigOpts{})
-	r.st.SetChannelDefault(ctx, r.slack.TeamID(), channel, "product-lead")
+	storage.SetChannelDefault(ctx, r.st, r.slack.TeamID(), channel, "product-lead")
 	r.slack.AddUser(slack.User{ID: "U0BOBBY", Name: "bobby", Profile: slack.UserProfile{DisplayName: "Bobby"}})
 	r.model.Handle(func(fakemodel.Request) fakemodel.Reply { return fakemodel.Reply{Text: "noted"} })
 	thread, _ := r.mention("we need a brief", "")
@@ -458,7 +459,7 @@ func TestOtherPeopleInTheThreadAreAttributed(t *testing.T) {
 func TestHelpShowsMenuButtons(t *testing.T) {
 	ctx := context.Background()
 	r := newRig(t, rigOpts{})
-	r.st.SetChannelDefault(ctx, r.slack.TeamID(), channel, "product-lead")
+	storage.SetChannelDefault(ctx, r.st, r.slack.TeamID(), channel, "product-lead")
 	thread, _ := r.mention("", "")
 	greet := r.waitBotMessages(thread, 1)[0]
 	r.slack.SendBlockAction(fakeslack.BlockAction{UserID: user, ChannelID: channel, MessageTS: greet.TS, ThreadTS: thread, ActionID: "menu:0", Value: "*help"})
@@ -473,7 +474,7 @@ func TestHelpShowsMenuButtons(t *testing.T) {
 func TestModelFailureReportedAndRecoverable(t *testing.T) {
 	ctx := context.Background()
 	r := newRig(t, rigOpts{})
-	r.st.SetChannelDefault(ctx, r.slack.TeamID(), channel, "product-lead")
+	storage.SetChannelDefault(ctx, r.st, r.slack.TeamID(), channel, "product-lead")
 	r.model.Enqueue(fakemodel.Reply{Status: 400, ErrorBody: `{"error":{"message":"context too long","type":"invalid_request_error"}}`})
 	thread, _ := r.mention("plan the launch", "")
 	r.waitFor("the error", func() bool {
@@ -503,7 +504,7 @@ func TestModelFailureReportedAndRecoverable(t *testing.T) {
 func TestSavesInOneTurnUploadOnce(t *testing.T) {
 	ctx := context.Background()
 	r := newRig(t, rigOpts{})
-	r.st.SetChannelDefault(ctx, r.slack.TeamID(), channel, "product-lead")
+	storage.SetChannelDefault(ctx, r.st, r.slack.TeamID(), channel, "product-lead")
 	r.model.Enqueue(
 		fakemodel.Reply{ToolCalls: []fakemodel.ToolCall{call("save_output", map[string]string{"path": "prd.md", "content": "version one"})}},
 		fakemodel.Reply{ToolCalls: []fakemodel.ToolCall{call("save_output", map[string]string{"path": "prd.md", "content": "version two"})}},
@@ -540,7 +541,7 @@ func TestSavesInOneTurnUploadOnce(t *testing.T) {
 func TestSharedFileOverCap(t *testing.T) {
 	ctx := context.Background()
 	r := newRig(t, rigOpts{mutate: func(c *bot.Config) { c.MaxUploadBytes = 100 }})
-	r.st.SetChannelDefault(ctx, r.slack.TeamID(), channel, "product-lead")
+	storage.SetChannelDefault(ctx, r.st, r.slack.TeamID(), channel, "product-lead")
 	big := r.slack.AddFile("big.log", []byte(strings.Repeat("x", 500)))
 	small := r.slack.AddFile("small.txt", []byte("tiny"))
 	r.model.Enqueue(fakemodel.Reply{Text: "ok"})
@@ -567,7 +568,7 @@ func TestSharedFileOverCap(t *testing.T) {
 func TestTurnTimeoutMessage(t *testing.T) {
 	ctx := context.Background()
 	r := newRig(t, rigOpts{engine: func(c *engine.Config) { c.TurnTimeout = 300 * time.Millisecond }})
-	r.st.SetChannelDefault(ctx, r.slack.TeamID(), channel, "product-lead")
+	storage.SetChannelDefault(ctx, r.st, r.slack.TeamID(), channel, "product-lead")
 	r.model.Enqueue(fakemodel.Reply{Hang: true})
 	thread, _ := r.mention("slow one", "")
 	r.waitFor("the timeout message", func() bool {

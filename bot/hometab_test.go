@@ -7,6 +7,7 @@ import (
 
 	"agentbot/bot/fakeslack"
 	"agentbot/engine/fakemodel"
+	"agentbot/storage"
 )
 
 // lastHome returns the last Home tab published for a user, as JSON text.
@@ -51,7 +52,7 @@ func TestHomeTab(t *testing.T) {
 		t.Fatal("starting a session from the home tab called the model")
 	}
 
-	r.st.SetChannelDefault(ctx, r.slack.TeamID(), channel, "product-lead")
+	storage.SetChannelDefault(ctx, r.st, r.slack.TeamID(), channel, "product-lead")
 	r.model.Enqueue(
 		fakemodel.Reply{ToolCalls: []fakemodel.ToolCall{call("save_output", map[string]string{"path": "prd.md", "content": "# PRD"})}},
 		fakemodel.Reply{Text: "Saved."},

@@ -11,6 +11,7 @@ import (
 	"agentbot/engine"
 	"agentbot/engine/fakemodel"
 	"agentbot/engine/transcript"
+	"agentbot/storage"
 )
 
 // refusingStore is the engine's store, refusing the saves refuse picks.
@@ -64,7 +65,7 @@ func firstMessageKept(t *testing.T, streaming bool) {
 	}
 	r := newRig(t, rigOpts{engine: func(c *engine.Config) { rs.Store = c.Store; c.Store = rs },
 		mutate: func(c *bot.Config) { c.NoStreaming = !streaming }})
-	r.st.SetChannelDefault(ctx, r.slack.TeamID(), channel, "product-lead")
+	storage.SetChannelDefault(ctx, r.st, r.slack.TeamID(), channel, "product-lead")
 	r.model.Handle(func(req fakemodel.Request) fakemodel.Reply {
 		return fakemodel.Reply{Text: "ANSWER[" + req.LastUserText() + "]"}
 	})
@@ -133,11 +134,11 @@ type flakyDefaults struct {
 	fail atomic.Int32
 }
 
-func (f *flakyDefaults) ChannelDefault(ctx context.Context, team, channel string) (string, error) {
+func (f *flakyDefaults) Channel(ctx context.Context, team, channel string) (storage.ChannelSettings, error) {
 	if f.fail.Add(-1) >= 0 {
-		return "", errConnReset
+		return storage.ChannelSettings{}, errConnReset
 	}
-	return f.Store.ChannelDefault(ctx, team, channel)
+	return f.Store.Channel(ctx, team, channel)
 }
 
 // TestChannelDefaultUnreadableKeepsTheMessage: the read of the channel's
@@ -150,7 +151,7 @@ func TestChannelDefaultUnreadableKeepsTheMessage(t *testing.T) {
 	fd := &flakyDefaults{}
 	fd.fail.Store(2)
 	r := newRig(t, rigOpts{mutate: func(c *bot.Config) { fd.Store = c.Store; c.Store = fd }})
-	r.st.SetChannelDefault(ctx, r.slack.TeamID(), channel, "product-lead")
+	storage.SetChannelDefault(ctx, r.st, r.slack.TeamID(), channel, "product-lead")
 	r.model.Handle(func(req fakemodel.Request) fakemodel.Reply {
 		return fakemodel.Reply{Text: "ANSWER[" + req.LastUserText() + "]"}
 	})
@@ -175,7 +176,7 @@ func TestFirstMessageBlipShowsNoNotice(t *testing.T) {
 	rs := &refusingStore{}
 	rs.refuse = func(rec *transcript.Session) bool { return userCount(rec, "q1") > 0 && rs.refused.Load() < 1 }
 	r := newRig(t, rigOpts{engine: func(c *engine.Config) { rs.Store = c.Store; c.Store = rs }})
-	r.st.SetChannelDefault(ctx, r.slack.TeamID(), channel, "product-lead")
+	storage.SetChannelDefault(ctx, r.st, r.slack.TeamID(), channel, "product-lead")
 	r.model.Handle(func(req fakemodel.Request) fakemodel.Reply {
 		return fakemodel.Reply{Text: "ANSWER[" + req.LastUserText() + "]"}
 	})

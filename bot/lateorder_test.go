@@ -10,6 +10,7 @@ import (
 
 	"agentbot/bot/fakeslack"
 	"agentbot/engine/fakemodel"
+	"agentbot/storage"
 )
 
 // TestLateMessageAnsweredInOrderAndNamed: messages queued behind a running
@@ -20,7 +21,7 @@ import (
 func TestLateMessageAnsweredInOrderAndNamed(t *testing.T) {
 	ctx := context.Background()
 	r := newRig(t, rigOpts{})
-	r.st.SetChannelDefault(ctx, r.slack.TeamID(), channel, "product-lead")
+	storage.SetChannelDefault(ctx, r.st, r.slack.TeamID(), channel, "product-lead")
 	r.model.Handle(func(req fakemodel.Request) fakemodel.Reply {
 		return fakemodel.Reply{Text: "ANSWER[" + req.LastUserText() + "]", Delay: 300 * time.Millisecond}
 	})
@@ -63,7 +64,7 @@ func TestLateMessageAnsweredInOrderAndNamed(t *testing.T) {
 func TestLateClickAnsweredInOrder(t *testing.T) {
 	ctx := context.Background()
 	r := newRig(t, rigOpts{})
-	r.st.SetChannelDefault(ctx, r.slack.TeamID(), channel, "product-lead")
+	storage.SetChannelDefault(ctx, r.st, r.slack.TeamID(), channel, "product-lead")
 	r.model.Handle(func(req fakemodel.Request) fakemodel.Reply {
 		first, _, _ := strings.Cut(req.LastUserText(), "\n")
 		return fakemodel.Reply{Text: "ANSWER[" + first + "]", Delay: 300 * time.Millisecond}

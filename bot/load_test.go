@@ -20,6 +20,7 @@ import (
 	"agentbot/bot"
 	"agentbot/bot/fakeslack"
 	"agentbot/engine/fakemodel"
+	"agentbot/storage"
 )
 
 // load describes a load scenario: threads people talk in at once, each with
@@ -52,7 +53,7 @@ func loadRig(tb testing.TB, l load) *rig {
 	r.model.Handle(func(req fakemodel.Request) fakemodel.Reply {
 		return fakemodel.Reply{Text: "answer: " + req.LastUserText(), Delay: l.latency}
 	})
-	if err := r.st.SetChannelDefault(ctx, r.slack.TeamID(), channel, "product-lead"); err != nil {
+	if err := storage.SetChannelDefault(ctx, r.st, r.slack.TeamID(), channel, "product-lead"); err != nil {
 		tb.Fatal(err)
 	}
 	return r

@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"agentbot/bot"
+	"agentbot/storage"
 )
 
 // Every envelope is acked, one whose payload slack-go cannot decode or of
@@ -21,7 +22,7 @@ func TestMalformedEnvelopesAreAcked(t *testing.T) {
 	r := newRig(t, rigOpts{mutate: func(c *bot.Config) {
 		c.Logger = slog.New(slog.NewTextHandler(&logs, &slog.HandlerOptions{Level: slog.LevelWarn}))
 	}})
-	r.st.SetChannelDefault(ctx, r.slack.TeamID(), channel, "product-lead")
+	storage.SetChannelDefault(ctx, r.st, r.slack.TeamID(), channel, "product-lead")
 	for _, typ := range []string{"events_api", "slash_commands", "interactive", "mystery_type"} {
 		env := r.slack.SendMalformed(typ)
 		if _, err := r.slack.WaitAck(env, 3*time.Second); err != nil {

@@ -18,6 +18,7 @@ import (
 
 	"agentbot/bot/fakeslack"
 	"agentbot/engine/fakemodel"
+	"agentbot/storage"
 )
 
 // methodScopes maps every Slack Web API method (and fakeslack pseudo-method)
@@ -321,7 +322,7 @@ func exerciseEverything(t *testing.T, r *rig) map[string]bool {
 	r.slack.SendSlashCommand(slack.SlashCommand{Command: "/agent", Text: "project use launch", UserID: user, ChannelID: "G0PRIV9"})
 	r.waitFor("/agent project use in a private channel", ephemeralWith("asked this channel for the approval"))
 	// A first mention inside a thread people talk in: conversations.replies.
-	if err := r.st.SetChannelDefault(ctx, r.slack.TeamID(), "C0CHAN3", "product-lead"); err != nil {
+	if err := storage.SetChannelDefault(ctx, r.st, r.slack.TeamID(), "C0CHAN3", "product-lead"); err != nil {
 		t.Fatal(err)
 	}
 	root := sendMessage(r, "C0CHAN3", "channel", "a discussion before the bot", "")

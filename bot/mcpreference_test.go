@@ -13,6 +13,7 @@ import (
 	"agentbot/engine/fakemodel"
 	"agentbot/engine/mcp"
 	"agentbot/engine/mcp/mcptest"
+	"agentbot/storage"
 )
 
 // refRig is a rig whose sessions get the tools of the reference server
@@ -28,7 +29,7 @@ func refRig(t *testing.T, name, pkg string, args ...string) *rig {
 	r := newRig(t, rigOpts{engine: func(c *engine.Config) {
 		c.ExternalTools = mgr.SessionTools(func(*engine.Session) []string { return []string{name} })
 	}})
-	if err := r.st.SetChannelDefault(ctx, r.slack.TeamID(), channel, "product-lead"); err != nil {
+	if err := storage.SetChannelDefault(ctx, r.st, r.slack.TeamID(), channel, "product-lead"); err != nil {
 		t.Fatal(err)
 	}
 	return r

@@ -7,6 +7,7 @@ import (
 
 	"agentbot/engine"
 	"agentbot/engine/fakemodel"
+	"agentbot/storage"
 )
 
 // A model error reaches the person in the thread with one prefix and its
@@ -33,7 +34,7 @@ func TestSlackModelErrorHints(t *testing.T) {
 			fm := fakemodel.NewTB(t)
 			tc.setup(fm)
 			r := newRig(t, rigOpts{engine: func(c *engine.Config) { c.Model = modelFor(fm, tc.model, false) }})
-			if err := r.st.SetChannelDefault(ctx, r.slack.TeamID(), channel, "product-lead"); err != nil {
+			if err := storage.SetChannelDefault(ctx, r.st, r.slack.TeamID(), channel, "product-lead"); err != nil {
 				t.Fatal(err)
 			}
 			thread, _ := r.mention("*brief", "")

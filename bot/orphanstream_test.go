@@ -9,6 +9,7 @@ import (
 	"github.com/slack-go/slack"
 
 	"agentbot/engine/fakemodel"
+	"agentbot/storage"
 )
 
 // TestStreamOfACutTurnClosedByTheItemThatGoesFirst: a process died with a
@@ -18,7 +19,7 @@ import (
 func TestStreamOfACutTurnClosedByTheItemThatGoesFirst(t *testing.T) {
 	ctx := context.Background()
 	r := newRig(t, rigOpts{})
-	r.st.SetChannelDefault(ctx, r.slack.TeamID(), channel, "product-lead")
+	storage.SetChannelDefault(ctx, r.st, r.slack.TeamID(), channel, "product-lead")
 	r.model.Enqueue(fakemodel.Reply{Text: "first answer"})
 	thread, _ := r.mention("q0", "")
 	r.waitFor("the first answer", func() bool { return r.model.Calls() == 1 && len(r.botMessages(thread)) >= 2 })

@@ -10,6 +10,7 @@ import (
 
 	"agentbot/engine"
 	"agentbot/engine/fakemodel"
+	"agentbot/storage"
 )
 
 // outputSpy records the documents read from the output store.
@@ -39,7 +40,7 @@ func TestUploadsComeFromStore(t *testing.T) {
 	ctx := context.Background()
 	spy := &outputSpy{}
 	r := newRig(t, rigOpts{engine: func(c *engine.Config) { spy.OutputStore = c.Outputs; c.Outputs = spy }})
-	r.st.SetChannelDefault(ctx, r.slack.TeamID(), channel, "product-lead")
+	storage.SetChannelDefault(ctx, r.st, r.slack.TeamID(), channel, "product-lead")
 	r.model.Enqueue(
 		fakemodel.Reply{ToolCalls: []fakemodel.ToolCall{call("save_output", map[string]string{"path": "prd.md", "content": "# PRD\nalpha\n"})}},
 		fakemodel.Reply{Text: "Saved."},

@@ -14,6 +14,7 @@ import (
 	"agentbot/bot/threadstate"
 	"agentbot/engine/fakemodel"
 	"agentbot/engine/transcript"
+	"agentbot/storage"
 )
 
 // The attack table of privacy (issue 26), end to end through the real
@@ -161,7 +162,7 @@ func TestAttackDocumentsOutliveTheBinding(t *testing.T) {
 	r := projectRig(t)
 	team := r.slack.TeamID()
 	for _, ch := range []string{"G0SEC", "C0PUB"} {
-		if err := r.st.SetChannelDefault(ctx, team, ch, "pm"); err != nil {
+		if err := storage.SetChannelDefault(ctx, r.st, team, ch, "pm"); err != nil {
 			t.Fatal(err)
 		}
 	}
@@ -192,7 +193,7 @@ func TestAttackOrgWideOtherWorkspace(t *testing.T) {
 	r := projectRig(t)
 	team := r.slack.TeamID()
 	const team2, admW2, chW2 = "T0TEAM2", "U0W2ADMIN", "C0W2PUB"
-	if err := r.st.SetChannelDefault(ctx, team, "G0W1", "pm"); err != nil {
+	if err := storage.SetChannelDefault(ctx, r.st, team, "G0W1", "pm"); err != nil {
 		t.Fatal(err)
 	}
 	r.slack.SetMembers("G0W1", alice)
@@ -312,7 +313,7 @@ func TestAttackPickerDoesNotTakeTheThread(t *testing.T) {
 func TestAttackHomeTabFollowsMembership(t *testing.T) {
 	ctx := context.Background()
 	r := projectRig(t)
-	if err := r.st.SetChannelDefault(ctx, r.slack.TeamID(), "G0PRIV", "pm"); err != nil {
+	if err := storage.SetChannelDefault(ctx, r.st, r.slack.TeamID(), "G0PRIV", "pm"); err != nil {
 		t.Fatal(err)
 	}
 	r.slack.SetMembers("G0PRIV", alice)

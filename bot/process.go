@@ -18,6 +18,7 @@ import (
 	"agentbot/engine"
 	"agentbot/engine/catalog"
 	"agentbot/engine/transcript"
+	"agentbot/storage"
 )
 
 // upperFirst capitalizes the first letter of an ASCII sentence.
@@ -183,7 +184,7 @@ func (b *Bot) threadCommand(ctx context.Context, j *job) bool {
 // hello is answered by the greeting).
 func (b *Bot) startDefault(ctx context.Context, j *job) bool {
 	it := j.it
-	agentID, err := b.cfg.Store.ChannelDefault(ctx, it.Team, it.Channel)
+	agentID, err := storage.ChannelDefault(ctx, b.cfg.Store, it.Team, it.Channel)
 	if err != nil && b.keepQueued(ctx) {
 		// Not knowing the default is not knowing there is none: the
 		// message waits for the store, not for the picker.

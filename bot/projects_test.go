@@ -102,7 +102,7 @@ func toolResults(t *testing.T, req fakemodel.Request) []map[string]any {
 func TestProjectChainAcrossThreadsInSlack(t *testing.T) {
 	ctx := context.Background()
 	r := projectRig(t)
-	if err := r.st.SetChannelDefault(ctx, r.slack.TeamID(), channel, "analyst"); err != nil {
+	if err := storage.SetChannelDefault(ctx, r.st, r.slack.TeamID(), channel, "analyst"); err != nil {
 		t.Fatal(err)
 	}
 	r.model.Enqueue(saveCall("{planning_artifacts}/product-brief.md", "# Brief\nBikes checkout.\n"), fakemodel.Reply{Text: "The brief is saved."})
@@ -179,7 +179,7 @@ func TestProjectChainAcrossThreadsInSlack(t *testing.T) {
 func TestProjectChainWithinOneThreadInSlack(t *testing.T) {
 	ctx := context.Background()
 	r := projectRig(t)
-	if err := r.st.SetChannelDefault(ctx, r.slack.TeamID(), channel, "analyst"); err != nil {
+	if err := storage.SetChannelDefault(ctx, r.st, r.slack.TeamID(), channel, "analyst"); err != nil {
 		t.Fatal(err)
 	}
 	r.model.Enqueue(saveCall("{planning_artifacts}/product-brief.md", "# Brief\n"), fakemodel.Reply{Text: "Saved. Who rides these bikes?"})
@@ -225,7 +225,7 @@ func TestProjectPrivacyInSlack(t *testing.T) {
 	r := projectRig(t)
 	team := r.slack.TeamID()
 	for _, ch := range []string{"D0ALICE", "D0BOB", "C0AAA", "C0BBB", "C0CCC", "G0PRIV"} {
-		if err := r.st.SetChannelDefault(ctx, team, ch, "pm"); err != nil {
+		if err := storage.SetChannelDefault(ctx, r.st, team, ch, "pm"); err != nil {
 			t.Fatal(err)
 		}
 	}
@@ -333,7 +333,7 @@ func TestProjectPrivacyInSlack(t *testing.T) {
 func TestMentionMidThreadReadsTheThread(t *testing.T) {
 	ctx := context.Background()
 	r := projectRig(t)
-	if err := r.st.SetChannelDefault(ctx, r.slack.TeamID(), channel, "pm"); err != nil {
+	if err := storage.SetChannelDefault(ctx, r.st, r.slack.TeamID(), channel, "pm"); err != nil {
 		t.Fatal(err)
 	}
 	root := r.slack.NextTS()

@@ -10,6 +10,7 @@ import (
 	"agentbot/engine"
 	"agentbot/engine/fakemodel"
 	"agentbot/engine/model"
+	"agentbot/storage"
 )
 
 // slackModes are the fake's provider modes as users set them up.
@@ -37,7 +38,7 @@ func TestSlackEveryProvider(t *testing.T) {
 			fm.SetProvider(pm.Provider)
 			fm.Enqueue(fakemodel.ScenarioReplies()...)
 			r := newRig(t, rigOpts{engine: func(c *engine.Config) { c.Model = modelFor(fm, pm.Model, pm.Azure) }})
-			if err := r.st.SetChannelDefault(ctx, r.slack.TeamID(), channel, "product-lead"); err != nil {
+			if err := storage.SetChannelDefault(ctx, r.st, r.slack.TeamID(), channel, "product-lead"); err != nil {
 				t.Fatal(err)
 			}
 			thread, _ := r.mention("*brief", "")

@@ -10,6 +10,7 @@ import (
 
 	"agentbot/bot"
 	"agentbot/engine/fakemodel"
+	"agentbot/storage"
 )
 
 // syncBuffer is a log sink tests read while the bot writes.
@@ -38,7 +39,7 @@ func TestRefusedGreetingFallsBackToPlainText(t *testing.T) {
 	r := newRig(t, rigOpts{mutate: func(c *bot.Config) {
 		c.Logger = slog.New(slog.NewTextHandler(&logs, &slog.HandlerOptions{Level: slog.LevelWarn}))
 	}})
-	r.st.SetChannelDefault(ctx, r.slack.TeamID(), channel, "product-lead")
+	storage.SetChannelDefault(ctx, r.st, r.slack.TeamID(), channel, "product-lead")
 	r.slack.FailNext("chat.postMessage", "invalid_blocks")
 	thread, _ := r.mention("hello", "")
 	msgs := r.waitBotMessages(thread, 1)
@@ -56,7 +57,7 @@ func TestRefusedGreetingFallsBackToPlainText(t *testing.T) {
 func TestChannelSessionTitle(t *testing.T) {
 	ctx := context.Background()
 	r := newRig(t, rigOpts{})
-	r.st.SetChannelDefault(ctx, r.slack.TeamID(), channel, "product-lead")
+	storage.SetChannelDefault(ctx, r.st, r.slack.TeamID(), channel, "product-lead")
 	r.model.Enqueue(fakemodel.Reply{Text: "Sure."})
 	thread, _ := r.mention("help me plan the launch", "")
 	r.waitFor("the title", func() bool { return len(r.slack.Titles()) > 0 })

@@ -69,7 +69,7 @@ func newCluster(t *testing.T) *cluster {
 	}
 	c.st = st
 	t.Cleanup(func() { st.Close() })
-	if err := st.SetChannelDefault(ctx, c.slack.TeamID(), channel, "product-lead"); err != nil {
+	if err := storage.SetChannelDefault(ctx, st, c.slack.TeamID(), channel, "product-lead"); err != nil {
 		t.Fatal(err)
 	}
 	// The model answers what it was asked.

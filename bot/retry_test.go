@@ -6,6 +6,7 @@ import (
 	"testing"
 
 	"agentbot/engine/fakemodel"
+	"agentbot/storage"
 )
 
 // A thread whose first turn failed (the model refused the key) keeps its
@@ -15,7 +16,7 @@ import (
 func TestFirstTurnFailedThenRetryWorks(t *testing.T) {
 	ctx := context.Background()
 	r := newRig(t, rigOpts{})
-	r.st.SetChannelDefault(ctx, r.slack.TeamID(), channel, "product-lead")
+	storage.SetChannelDefault(ctx, r.st, r.slack.TeamID(), channel, "product-lead")
 	r.model.Enqueue(fakemodel.Reply{Status: 401, ErrorBody: `{"error":{"message":"Incorrect API key provided","type":"invalid_request_error","code":"invalid_api_key"}}`})
 	thread, _ := r.mention("plan the launch", "")
 	r.waitFor("the error", func() bool {

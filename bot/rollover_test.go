@@ -6,6 +6,7 @@ import (
 	"testing"
 
 	"agentbot/engine/fakemodel"
+	"agentbot/storage"
 )
 
 // A turn longer than a stream lives (Slack closes streams after about five
@@ -16,7 +17,7 @@ import (
 func TestStreamClosedTwiceRollsOver(t *testing.T) {
 	ctx := context.Background()
 	r := newRig(t, rigOpts{})
-	r.st.SetChannelDefault(ctx, r.slack.TeamID(), channel, "product-lead")
+	storage.SetChannelDefault(ctx, r.st, r.slack.TeamID(), channel, "product-lead")
 	var b strings.Builder
 	for i := 0; b.Len() < 4000; i++ {
 		b.WriteString("Part of a long answer, sentence " + string(rune('A'+i%26)) + ". ")
@@ -65,7 +66,7 @@ func TestStreamClosedTwiceRollsOver(t *testing.T) {
 func TestStreamClosedAtTheEnd(t *testing.T) {
 	ctx := context.Background()
 	r := newRig(t, rigOpts{})
-	r.st.SetChannelDefault(ctx, r.slack.TeamID(), channel, "product-lead")
+	storage.SetChannelDefault(ctx, r.st, r.slack.TeamID(), channel, "product-lead")
 	r.slack.ExpireStreamsAfterAppends(1, 1)
 	r.model.Enqueue(fakemodel.Reply{Text: "A short answer.", Chunks: 1})
 	thread, _ := r.mention("quick", "")

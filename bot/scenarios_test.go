@@ -12,6 +12,7 @@ import (
 	"agentbot/bot/fakeslack"
 	"agentbot/engine/fakemodel"
 	"agentbot/engine/fixtures"
+	"agentbot/storage"
 )
 
 // Scenarios at the size real teams reach, with every shared BMAD fixture
@@ -96,7 +97,7 @@ func noViolations(t testing.TB, r *rig) {
 func TestScenarioLongAnswerWithCodeAndAngleBrackets(t *testing.T) {
 	ctx := context.Background()
 	r := newRig(t, rigOpts{bmad: allBMAD(t)})
-	r.st.SetChannelDefault(ctx, r.slack.TeamID(), channel, "product-lead")
+	storage.SetChannelDefault(ctx, r.st, r.slack.TeamID(), channel, "product-lead")
 	var ans strings.Builder
 	for i := 0; ans.Len() < 60_000; i++ {
 		fmt.Fprintf(&ans, "## Part %03d\n\nA map is `Map<String, List<Integer>>`; R&D says a < b && c > d, <!channel> and <@U0NOBODY>.\n\n", i)
@@ -136,7 +137,7 @@ func TestScenarioLongMenuGreeting(t *testing.T) {
 	}
 	bundles := writeBundle(t, "big-menu", []genAgent{{id: "menu-master", name: "Menno", title: "Menu Master", menu: menu}})
 	r := newRig(t, rigOpts{bmad: allBMAD(t), bundles: []string{bundles}})
-	r.st.SetChannelDefault(ctx, r.slack.TeamID(), channel, "menu-master")
+	storage.SetChannelDefault(ctx, r.st, r.slack.TeamID(), channel, "menu-master")
 	thread, _ := r.mention("hello", "")
 	r.waitFor("the greeting with its buttons", func() bool {
 		n := 0
@@ -234,7 +235,7 @@ func TestScenarioHundredAgents(t *testing.T) {
 func TestScenarioSessionWith64Documents(t *testing.T) {
 	ctx := context.Background()
 	r := newRig(t, rigOpts{bmad: allBMAD(t)})
-	r.st.SetChannelDefault(ctx, r.slack.TeamID(), channel, "product-lead")
+	storage.SetChannelDefault(ctx, r.st, r.slack.TeamID(), channel, "product-lead")
 	var saves []fakemodel.ToolCall
 	for i := range 64 {
 		saves = append(saves, call("save_output", map[string]string{
@@ -264,7 +265,7 @@ func TestScenarioSessionWith64Documents(t *testing.T) {
 func TestScenarioOddFileNames(t *testing.T) {
 	ctx := context.Background()
 	r := newRig(t, rigOpts{bmad: allBMAD(t)})
-	r.st.SetChannelDefault(ctx, r.slack.TeamID(), channel, "product-lead")
+	storage.SetChannelDefault(ctx, r.st, r.slack.TeamID(), channel, "product-lead")
 	names := []string{"R&D <draft>.md", "a*b*c.md", "with   spaces.md", "ünïcødé-文件-😀.md", strings.Repeat("n", 197) + ".md"}
 	var saves []fakemodel.ToolCall
 	for _, n := range names {
@@ -319,7 +320,7 @@ func TestScenarioHugeMenuGreeting(t *testing.T) {
 			desc: fmt.Sprintf("Task %03d: %s", i, strings.Repeat("check the plan and the risks; ", 5))})
 	}
 	r := newRig(t, rigOpts{bmad: allBMAD(t), bundles: []string{writeBundle(t, "huge-menu", []genAgent{{id: "huge", name: "Hugo", title: "Huge Menu", menu: menu}})}})
-	r.st.SetChannelDefault(ctx, r.slack.TeamID(), channel, "huge")
+	storage.SetChannelDefault(ctx, r.st, r.slack.TeamID(), channel, "huge")
 	thread, _ := r.mention("hello", "")
 	count := func() int {
 		n := 0

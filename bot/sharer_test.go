@@ -16,7 +16,7 @@ func TestSharedFileVersionIsBySharer(t *testing.T) {
 	ctx := context.Background()
 	const bob = "U0BOB01"
 	r := projectRig(t)
-	if err := r.st.SetChannelDefault(ctx, r.slack.TeamID(), channel, "analyst"); err != nil {
+	if err := storage.SetChannelDefault(ctx, r.st, r.slack.TeamID(), channel, "analyst"); err != nil {
 		t.Fatal(err)
 	}
 	share := func(who, thread, content string) string {

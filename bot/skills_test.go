@@ -10,6 +10,7 @@ import (
 	"agentbot/bot/fakeslack"
 	"agentbot/engine/fakemodel"
 	"agentbot/engine/fixtures"
+	"agentbot/storage"
 )
 
 // A BMAD 6.12 project in Slack: /agent use pm sets the channel default; a
@@ -93,7 +94,7 @@ func TestSlackSkillsAgentCannotStart(t *testing.T) {
 	root := fixtures.Copy(t, fixtures.V612)
 	writeFile(t, root+"/_bmad/custom/bmad-agent-pm.toml", "[agent]\nicon = = \"x\"\n")
 	r := newRig(t, rigOpts{bmad: []string{root}})
-	r.st.SetChannelDefault(ctx, r.slack.TeamID(), channel, "pm")
+	storage.SetChannelDefault(ctx, r.st, r.slack.TeamID(), channel, "pm")
 	thread, _ := r.mention("hello", "")
 	m := r.waitBotMessages(thread, 1)[0]
 	has(t, text(m), "can't start here", "refusal")
@@ -121,7 +122,7 @@ func TestSlackLargeCollection(t *testing.T) {
 	ctx := context.Background()
 	dir := fixtures.SkillCollection(t, 1000)
 	r := newRig(t, rigOpts{skills: dir})
-	r.st.SetChannelDefault(ctx, r.slack.TeamID(), channel, "agentbot")
+	storage.SetChannelDefault(ctx, r.st, r.slack.TeamID(), channel, "agentbot")
 	thread, _ := r.mention("", "")
 	greet := r.waitBotMessages(thread, 1)[0]
 	md := greet.MarkdownText()

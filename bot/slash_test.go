@@ -15,6 +15,7 @@ import (
 	"agentbot/bot/fakeslack"
 	"agentbot/engine/catalog"
 	"agentbot/engine/fakemodel"
+	"agentbot/storage"
 )
 
 // slash runs "/agent text" as who in ch and returns the ephemeral answer
@@ -103,7 +104,7 @@ func TestSlashUseStatusReset(t *testing.T) {
 	ctx := context.Background()
 	r := newRig(t, rigOpts{})
 	has(t, r.slash(user, channel, "use retro-coach"), "is now this channel's default", "/agent use")
-	if def, err := r.st.ChannelDefault(ctx, r.slack.TeamID(), channel); err != nil || def != "retro-coach" {
+	if def, err := storage.ChannelDefault(ctx, r.st, r.slack.TeamID(), channel); err != nil || def != "retro-coach" {
 		t.Fatalf("channel default = %q, %v", def, err)
 	}
 	has(t, r.slash(user, channel, "status"), "*Dario* (`retro-coach`)", "/agent status")
@@ -120,7 +121,7 @@ func TestSlashUseStatusReset(t *testing.T) {
 	}
 
 	has(t, r.slash(user, channel, "reset"), "no default agent now", "/agent reset")
-	if def, _ := r.st.ChannelDefault(ctx, r.slack.TeamID(), channel); def != "" {
+	if def, _ := storage.ChannelDefault(ctx, r.st, r.slack.TeamID(), channel); def != "" {
 		t.Fatalf("channel default after reset = %q", def)
 	}
 	has(t, r.slash(user, channel, "status"), "no default agent", "/agent status after reset")
@@ -147,7 +148,7 @@ func TestSlashUseUnknownListsAgents(t *testing.T) {
 	has(t, got, "`retro-coach`", "/agent use nobody lists agents")
 	hasNot(t, got, "story-writer", "/agent use nobody lists a non-entry point")
 	has(t, r.slash(user, channel, "use"), "Which agent?", "/agent use without an agent")
-	if def, _ := r.st.ChannelDefault(ctx, r.slack.TeamID(), channel); def != "" {
+	if def, _ := storage.ChannelDefault(ctx, r.st, r.slack.TeamID(), channel); def != "" {
 		t.Fatalf("channel default = %q after failed uses", def)
 	}
 }
@@ -203,7 +204,7 @@ func TestSlashReload(t *testing.T) {
 		c.Admins = []string{admin}
 	}})
 	r.slack.AddUser(slack.User{ID: wsAdmin, Name: "boss", IsAdmin: true})
-	r.st.SetChannelDefault(ctx, r.slack.TeamID(), channel, "product-lead")
+	storage.SetChannelDefault(ctx, r.st, r.slack.TeamID(), channel, "product-lead")
 
 	old, _ := r.mention("", "")
 	greet := r.waitBotMessages(old, 1)[0]
@@ -256,7 +257,7 @@ func hasValue(m map[string]string, v string) bool {
 func TestThreadUseSwitchesAgent(t *testing.T) {
 	ctx := context.Background()
 	r := newRig(t, rigOpts{})
-	r.st.SetChannelDefault(ctx, r.slack.TeamID(), channel, "product-lead")
+	storage.SetChannelDefault(ctx, r.st, r.slack.TeamID(), channel, "product-lead")
 	thread, _ := r.mention("", "")
 	has(t, text(r.waitBotMessages(thread, 1)[0]), "Maren", "first greeting")
 	before, err := r.st.FindSession(ctx, r.sessionKey(thread))
@@ -308,7 +309,7 @@ func TestThreadUseSwitchesAgent(t *testing.T) {
 func TestDeniedChannelGetsEphemeralRefusal(t *testing.T) {
 	ctx := context.Background()
 	r := newRig(t, rigOpts{mutate: func(c *bot.Config) { c.AllowedChannels = []string{"C0ELSEWHERE"} }})
-	r.st.SetChannelDefault(ctx, r.slack.TeamID(), channel, "product-lead")
+	storage.SetChannelDefault(ctx, r.st, r.slack.TeamID(), channel, "product-lead")
 	thread, _ := r.mention("hi", "")
 	r.waitFor("the refusal", func() bool {
 		for _, m := range r.ephemerals(user) {
@@ -319,11 +320,11 @@ func TestDeniedChannelGetsEphemeralRefusal(t *testing.T) {
 		return false
 	})
 	has(t, r.slash(user, channel, "list"), "AGENTBOT_ALLOWED_CHANNELS", "/agent in a denied channel")
-	if def, _ := r.st.ChannelDefault(ctx, r.slack.TeamID(), channel); def != "product-lead" {
+	if def, _ := storage.ChannelDefault(ctx, r.st, r.slack.TeamID(), channel); def != "product-lead" {
 		t.Fatalf("channel default changed to %q", def)
 	}
 	has(t, r.slash(user, channel, "use retro-coach"), "AGENTBOT_ALLOWED_CHANNELS", "/agent use in a denied channel")
-	if def, _ := r.st.ChannelDefault(ctx, r.slack.TeamID(), channel); def != "product-lead" {
+	if def, _ := storage.ChannelDefault(ctx, r.st, r.slack.TeamID(), channel); def != "product-lead" {
 		t.Fatalf("a denied /agent use changed the default to %q", def)
 	}
 	// A DM is not a channel: it works.
@@ -339,7 +340,7 @@ func TestDeniedChannelGetsEphemeralRefusal(t *testing.T) {
 func TestIgnoredMessagesAndFileShare(t *testing.T) {
 	ctx := context.Background()
 	r := newRig(t, rigOpts{})
-	r.st.SetChannelDefault(ctx, r.slack.TeamID(), channel, "product-lead")
+	storage.SetChannelDefault(ctx, r.st, r.slack.TeamID(), channel, "product-lead")
 	thread, _ := r.mention("", "")
 	r.waitBotMessages(thread, 1)
 	msg := func(m map[string]any) {

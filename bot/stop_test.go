@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"agentbot/engine/fakemodel"
+	"agentbot/storage"
 )
 
 // stopCase starts a turn that will hang in its second model call (after a
@@ -16,7 +17,7 @@ import (
 func stopCase(t *testing.T, firstReplies []fakemodel.Reply, stop func(r *rig, thread string)) {
 	ctx := context.Background()
 	r := newRig(t, rigOpts{})
-	r.st.SetChannelDefault(ctx, r.slack.TeamID(), channel, "product-lead")
+	storage.SetChannelDefault(ctx, r.st, r.slack.TeamID(), channel, "product-lead")
 	r.model.Enqueue(firstReplies...)
 	thread, _ := r.mention("draft the brief", "")
 	r.waitFor("the model call that will be stopped", func() bool { return r.model.Calls() == len(firstReplies) })

@@ -13,6 +13,7 @@ import (
 	"agentbot/engine"
 	"agentbot/engine/fakemodel"
 	"agentbot/engine/transcript"
+	"agentbot/storage"
 )
 
 // hasStop reports whether a message shows the Stop button.
@@ -107,7 +108,7 @@ func TestStopDuringToolCall(t *testing.T) {
 			}
 		}
 	}})
-	r.st.SetChannelDefault(ctx, r.slack.TeamID(), channel, "product-lead")
+	storage.SetChannelDefault(ctx, r.st, r.slack.TeamID(), channel, "product-lead")
 	lateModel(r)
 	r.model.Enqueue(fakemodel.Reply{Text: "Let me look. ", ToolCalls: []fakemodel.ToolCall{call("read_file", map[string]string{"path": "config.yaml"})}})
 	thread, _ := r.mention("draft the brief", "")
@@ -134,7 +135,7 @@ func TestStopDuringToolCall(t *testing.T) {
 func TestStopButtonBetweenModelCalls(t *testing.T) {
 	ctx := context.Background()
 	r := newRig(t, rigOpts{})
-	r.st.SetChannelDefault(ctx, r.slack.TeamID(), channel, "product-lead")
+	storage.SetChannelDefault(ctx, r.st, r.slack.TeamID(), channel, "product-lead")
 	lateModel(r)
 	r.model.Enqueue(
 		fakemodel.Reply{ToolCalls: []fakemodel.ToolCall{call("read_file", map[string]string{"path": "config.yaml"})}},
@@ -170,7 +171,7 @@ func TestStopButtonBetweenModelCalls(t *testing.T) {
 func TestStopButtonGoesAwayAfterTheTurn(t *testing.T) {
 	ctx := context.Background()
 	r := newRig(t, rigOpts{})
-	r.st.SetChannelDefault(ctx, r.slack.TeamID(), channel, "product-lead")
+	storage.SetChannelDefault(ctx, r.st, r.slack.TeamID(), channel, "product-lead")
 	r.model.Enqueue(fakemodel.Reply{Text: "Quick answer."})
 	thread, _ := r.mention("quick question", "")
 	r.waitText(thread, "Quick answer.")
@@ -214,7 +215,7 @@ func TestStopButtonGoesAwayAfterTheTurn(t *testing.T) {
 func TestStopMessageDeliveredTwice(t *testing.T) {
 	ctx := context.Background()
 	r := newRig(t, rigOpts{})
-	r.st.SetChannelDefault(ctx, r.slack.TeamID(), channel, "product-lead")
+	storage.SetChannelDefault(ctx, r.st, r.slack.TeamID(), channel, "product-lead")
 	lateModel(r)
 	r.model.Enqueue(fakemodel.Reply{Text: "LATE ANSWER", Delay: 5 * time.Second})
 	thread, _ := r.mention("draft the brief", "")

@@ -27,7 +27,7 @@ func TestStoredMessageAnsweredBeforeLateOne(t *testing.T) {
 	var down atomic.Bool
 	ds := &refusingStore{refuse: func(*transcript.Session) bool { return down.Load() }} // keptnotice_test.go
 	r := newRig(t, rigOpts{engine: func(c *engine.Config) { ds.Store = c.Store; c.Store = ds }})
-	r.st.SetChannelDefault(ctx, r.slack.TeamID(), channel, "product-lead")
+	storage.SetChannelDefault(ctx, r.st, r.slack.TeamID(), channel, "product-lead")
 	var mu sync.Mutex
 	tried := map[string]int{}
 	r.model.Handle(func(req fakemodel.Request) fakemodel.Reply {

@@ -6,6 +6,7 @@ import (
 	"testing"
 
 	"agentbot/bot"
+	"agentbot/storage"
 )
 
 const (
@@ -25,7 +26,7 @@ func TestSlashTools(t *testing.T) {
 	}})
 	team := r.slack.TeamID()
 	has(t, r.slash(other, channel, "tools add notes"), "Only workspace admins", "non-admin add")
-	if got, _ := r.st.ChannelTools(ctx, team, channel); len(got) != 0 {
+	if got, _ := storage.ChannelTools(ctx, r.st, team, channel); len(got) != 0 {
 		t.Fatalf("a refused add stored %v", got)
 	}
 	has(t, r.slash(admin, channel, "tools"), "adds no MCP servers", "empty list")
@@ -34,14 +35,14 @@ func TestSlashTools(t *testing.T) {
 	unknown := r.slash(admin, channel, "tools add github")
 	has(t, unknown, "no MCP server `github`", "unknown server")
 	has(t, unknown, "`jira`, `notes`", "known servers listed")
-	if got, _ := r.st.ChannelTools(ctx, team, channel); !slices.Equal(got, []string{"jira", "notes"}) {
+	if got, _ := storage.ChannelTools(ctx, r.st, team, channel); !slices.Equal(got, []string{"jira", "notes"}) {
 		t.Fatalf("channel tools = %v", got)
 	}
 	has(t, r.slash(other, channel, "tools remove notes"), "Only workspace admins", "non-admin remove")
 	has(t, r.slash(admin, channel, "tools remove notes"), "`notes` removed", "remove")
 	has(t, r.slash(admin, channel, "tools remove notes"), "not one of this channel's tools", "remove twice")
 	has(t, r.slash(admin, channel, "tools frobnicate"), "Usage", "bad subcommand")
-	if got, _ := r.st.ChannelTools(ctx, team, channel); !slices.Equal(got, []string{"jira"}) {
+	if got, _ := storage.ChannelTools(ctx, r.st, team, channel); !slices.Equal(got, []string{"jira"}) {
 		t.Fatalf("channel tools = %v", got)
 	}
 	servers, err := bot.ChannelServers(r.st)(r.sessionKey("123.456"))

@@ -142,18 +142,33 @@ type Fenced interface {
 	CompleteFenced(ctx context.Context, f Fence, seq uint64, meta map[string]string) error
 }
 
-// Channels keeps each channel's settings.
+// ChannelSettings are one channel's settings.
+type ChannelSettings struct {
+	// Agent is the agent id new sessions of the channel start with; ""
+	// for none.
+	Agent string
+	// Tools are the MCP servers the channel adds to its agents' tools
+	// (/agent tools add), deduplicated and sorted (CleanChannelTools);
+	// nil when none.
+	Tools []string
+}
+
+// ChannelReader reads channels' settings.
+type ChannelReader interface {
+	// Channel returns a channel's settings; the zero value when none are
+	// set.
+	Channel(ctx context.Context, team, channel string) (ChannelSettings, error)
+}
+
+// Channels keeps each channel's settings (ChannelDefault and its
+// kin read and set one of them).
 type Channels interface {
-	// ChannelDefault is the agent id new sessions of a channel start with.
-	ChannelDefault(ctx context.Context, team, channel string) (string, error)
-	// SetChannelDefault sets it; "" clears it.
-	SetChannelDefault(ctx context.Context, team, channel, agentID string) error
-	// ChannelTools are the MCP servers a channel adds to its agents'
-	// tools (/agent tools add), sorted; nil when none.
-	ChannelTools(ctx context.Context, team, channel string) ([]string, error)
-	// SetChannelTools sets them (deduplicated and sorted, as
-	// CleanChannelTools returns them); an empty list clears them.
-	SetChannelTools(ctx context.Context, team, channel string, servers []string) error
+	ChannelReader
+	// EditChannel sets a channel's settings to what edit makes of them,
+	// atomically: no other edit lands between the read and the write. An
+	// empty Agent or Tools clears it; an error from edit is returned as it
+	// is, and nothing changes.
+	EditChannel(ctx context.Context, team, channel string, edit func(*ChannelSettings) error) error
 }
 
 // Usage counts the tokens each workspace used per UTC day.

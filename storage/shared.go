@@ -78,6 +78,36 @@ func Session(ctx context.Context, st interface {
 	return sess, err
 }
 
+// ChannelDefault is the agent id new sessions of a channel start with
+// ("" for none).
+func ChannelDefault(ctx context.Context, st ChannelReader, team, channel string) (string, error) {
+	c, err := st.Channel(ctx, team, channel)
+	return c.Agent, err
+}
+
+// SetChannelDefault sets a channel's default agent; "" clears it.
+func SetChannelDefault(ctx context.Context, st Channels, team, channel, agentID string) error {
+	return st.EditChannel(ctx, team, channel, func(c *ChannelSettings) error {
+		c.Agent = agentID
+		return nil
+	})
+}
+
+// ChannelTools are the MCP servers a channel adds to its agents' tools,
+// sorted; nil when none.
+func ChannelTools(ctx context.Context, st ChannelReader, team, channel string) ([]string, error) {
+	c, err := st.Channel(ctx, team, channel)
+	return c.Tools, err
+}
+
+// SetChannelTools sets a channel's MCP servers; an empty list clears them.
+func SetChannelTools(ctx context.Context, st Channels, team, channel string, servers []string) error {
+	return st.EditChannel(ctx, team, channel, func(c *ChannelSettings) error {
+		c.Tools = servers
+		return nil
+	})
+}
+
 // Found is a store's FindSession made of its Session: (nil, nil) where
 // Session says ErrNotFound, else Session's answer.
 func Found(sess *transcript.Session, err error) (*transcript.Session, error) {

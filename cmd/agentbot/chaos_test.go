@@ -24,6 +24,7 @@ import (
 
 	"agentbot/bot/fakeslack"
 	"agentbot/engine/fakemodel"
+	"agentbot/storage"
 	"agentbot/storage/bolt"
 	"agentbot/storage/pgtest"
 )
@@ -874,7 +875,7 @@ func bboltChaos(t *testing.T, dir string, pause time.Duration) *chaos {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if err := st.SetChannelDefault(ctx, e.fake.TeamID(), replicaChannel, "product-lead"); err != nil {
+	if err := storage.SetChannelDefault(ctx, st, e.fake.TeamID(), replicaChannel, "product-lead"); err != nil {
 		t.Fatal(err)
 	}
 	st.Close()

@@ -19,6 +19,7 @@ import (
 
 	"agentbot/bot/fakeslack"
 	"agentbot/engine/fakemodel"
+	"agentbot/storage"
 	"agentbot/storage/pgtest"
 	"agentbot/storage/postgres"
 )
@@ -59,7 +60,7 @@ func newReplicaEnv(t testing.TB, url string, extra map[string]string) *replicaEn
 	}
 	e := &replicaEnv{t: t, fake: fakeslack.New(t), fm: fakemodel.NewTB(t), url: url}
 	st := e.store()
-	if err := st.SetChannelDefault(ctx, e.fake.TeamID(), replicaChannel, "product-lead"); err != nil {
+	if err := storage.SetChannelDefault(ctx, st, e.fake.TeamID(), replicaChannel, "product-lead"); err != nil {
 		t.Fatal(err)
 	}
 	st.Close()

@@ -111,7 +111,7 @@ func (m *migration) channelDefaults() error {
 	}
 	for key, agent := range defaults {
 		team, channel, _ := strings.Cut(key, "/")
-		if err := m.dst.SetChannelDefault(m.ctx, team, channel, agent); err != nil {
+		if err := storage.SetChannelDefault(m.ctx, m.dst, team, channel, agent); err != nil {
 			return fmt.Errorf("migrate channel default %s: %w", key, err)
 		}
 		m.rep.Channels++
@@ -127,7 +127,7 @@ func (m *migration) channelTools() error {
 	}
 	for key, servers := range tools {
 		team, channel, _ := strings.Cut(key, "/")
-		if err := m.dst.SetChannelTools(m.ctx, team, channel, servers); err != nil {
+		if err := storage.SetChannelTools(m.ctx, m.dst, team, channel, servers); err != nil {
 			return fmt.Errorf("migrate channel tools %s: %w", key, err)
 		}
 		m.rep.ChannelTools++

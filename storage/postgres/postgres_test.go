@@ -37,10 +37,10 @@ func TestMigrateCopiesChannelTools(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer src.Close()
-	if err := src.SetChannelTools(ctx, "T1", "C1", []string{"notes", "jira"}); err != nil {
+	if err := storage.SetChannelTools(ctx, src, "T1", "C1", []string{"notes", "jira"}); err != nil {
 		t.Fatal(err)
 	}
-	if err := src.SetChannelDefault(ctx, "T1", "C1", "pm"); err != nil {
+	if err := storage.SetChannelDefault(ctx, src, "T1", "C1", "pm"); err != nil {
 		t.Fatal(err)
 	}
 	dst := open(t, pgtest.URL(t))
@@ -51,7 +51,7 @@ func TestMigrateCopiesChannelTools(t *testing.T) {
 	if rep.ChannelTools != 1 || rep.Channels != 1 {
 		t.Fatalf("report = %+v, want 1 channel default and 1 channel tool list", rep)
 	}
-	got, err := dst.ChannelTools(ctx, "T1", "C1")
+	got, err := storage.ChannelTools(ctx, dst, "T1", "C1")
 	if err != nil || len(got) != 2 || got[0] != "jira" || got[1] != "notes" {
 		t.Fatalf("ChannelTools after migrate = %v, %v; want [jira notes]", got, err)
 	}

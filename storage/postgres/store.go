@@ -478,90 +478,84 @@ func isForeignKey(err error) bool {
 	return errors.As(err, &pe) && pe.Code == "23503"
 }
 
-// ChannelDefault returns the agent id new sessions in the channel start
-// with, or "" when none is set.
-func (s *Store) ChannelDefault(ctx context.Context, team, channel string) (string, error) {
+// Channel returns the channel's settings: its default agent and its MCP
+// servers; the zero value when none are set.
+func (s *Store) Channel(ctx context.Context, team, channel string) (storage.ChannelSettings, error) {
 	key, err := storage.ChannelKey(team, channel)
 	if err != nil {
-		return "", fmt.Errorf("channel default: %w", err)
+		return storage.ChannelSettings{}, fmt.Errorf("channel settings: %w", err)
 	}
 	ctx, cancel := s.ctx(ctx)
 	defer cancel()
-	var agentID string
-	err = s.pool.QueryRow(ctx, `SELECT agent_id FROM channel_defaults WHERE team = $1 AND channel = $2`, team, channel).Scan(&agentID)
-	if err != nil && !errors.Is(err, pgx.ErrNoRows) {
-		return "", fmt.Errorf("channel default %s: %w", key, err)
+	c, err := channelSettings(ctx, s.pool, team, channel)
+	if err != nil {
+		return storage.ChannelSettings{}, fmt.Errorf("channel settings %s: %w", key, err)
 	}
-	return agentID, nil
+	return c, nil
 }
 
-// SetChannelDefault sets the channel's default agent; an empty agentID
-// clears it.
-func (s *Store) SetChannelDefault(ctx context.Context, team, channel, agentID string) error {
+// EditChannel sets the channel's settings to what edit makes of them, in
+// one transaction that holds the channel's advisory lock, so concurrent
+// edits of one channel apply one after the other.
+func (s *Store) EditChannel(ctx context.Context, team, channel string, edit func(*storage.ChannelSettings) error) error {
 	key, err := storage.ChannelKey(team, channel)
 	if err != nil {
-		return fmt.Errorf("set channel default: %w", err)
-	}
-	if len(agentID) > storage.MaxKeyLen {
-		return fmt.Errorf("set channel default %s: agent id too long (%d bytes, max %d)", key, len(agentID), storage.MaxKeyLen)
+		return fmt.Errorf("set channel settings: %w", err)
 	}
 	ctx, cancel := s.ctx(ctx)
 	defer cancel()
-	if agentID == "" {
-		_, err = s.pool.Exec(ctx, `DELETE FROM channel_defaults WHERE team = $1 AND channel = $2`, team, channel)
-	} else {
-		_, err = s.pool.Exec(ctx, `INSERT INTO channel_defaults (team, channel, agent_id) VALUES ($1, $2, $3)
-			ON CONFLICT (team, channel) DO UPDATE SET agent_id = excluded.agent_id`, team, channel, agentID)
-	}
+	err = pgx.BeginFunc(ctx, s.pool, func(tx pgx.Tx) error {
+		if _, err := tx.Exec(ctx, `SELECT pg_advisory_xact_lock(hashtextextended($1, 0))`, "agentbot.channel/"+key); err != nil {
+			return err
+		}
+		c, err := channelSettings(ctx, tx, team, channel)
+		if err != nil {
+			return err
+		}
+		if err := edit(&c); err != nil {
+			return err
+		}
+		if c, err = storage.CleanChannel(c); err != nil {
+			return err
+		}
+		if c.Agent == "" {
+			_, err = tx.Exec(ctx, `DELETE FROM channel_defaults WHERE team = $1 AND channel = $2`, team, channel)
+		} else {
+			_, err = tx.Exec(ctx, `INSERT INTO channel_defaults (team, channel, agent_id) VALUES ($1, $2, $3)
+				ON CONFLICT (team, channel) DO UPDATE SET agent_id = excluded.agent_id`, team, channel, c.Agent)
+		}
+		if err != nil {
+			return err
+		}
+		if len(c.Tools) == 0 {
+			_, err = tx.Exec(ctx, `DELETE FROM channel_tools WHERE team = $1 AND channel = $2`, team, channel)
+		} else {
+			_, err = tx.Exec(ctx, `INSERT INTO channel_tools (team, channel, servers) VALUES ($1, $2, $3)
+				ON CONFLICT (team, channel) DO UPDATE SET servers = excluded.servers`, team, channel, c.Tools)
+		}
+		return err
+	})
 	if err != nil {
-		return fmt.Errorf("set channel default %s: %w", key, err)
+		return fmt.Errorf("set channel settings %s: %w", key, err)
 	}
 	return nil
 }
 
-// ChannelTools returns the MCP servers the channel adds to its agents'
-// tools, sorted; nil when none.
-func (s *Store) ChannelTools(ctx context.Context, team, channel string) ([]string, error) {
-	key, err := storage.ChannelKey(team, channel)
-	if err != nil {
-		return nil, fmt.Errorf("channel tools: %w", err)
-	}
-	ctx, cancel := s.ctx(ctx)
-	defer cancel()
-	var servers []string
-	err = s.pool.QueryRow(ctx, `SELECT servers FROM channel_tools WHERE team = $1 AND channel = $2`, team, channel).Scan(&servers)
+// channelSettings reads a channel's settings with q.
+func channelSettings(ctx context.Context, q querier, team, channel string) (storage.ChannelSettings, error) {
+	var c storage.ChannelSettings
+	err := q.QueryRow(ctx, `SELECT agent_id FROM channel_defaults WHERE team = $1 AND channel = $2`, team, channel).Scan(&c.Agent)
 	if err != nil && !errors.Is(err, pgx.ErrNoRows) {
-		return nil, fmt.Errorf("channel tools %s: %w", key, err)
+		return c, err
 	}
-	if len(servers) == 0 {
-		return nil, nil
+	err = q.QueryRow(ctx, `SELECT servers FROM channel_tools WHERE team = $1 AND channel = $2`, team, channel).Scan(&c.Tools)
+	if err != nil && !errors.Is(err, pgx.ErrNoRows) {
+		return c, err
 	}
-	return servers, nil
-}
-
-// SetChannelTools sets the channel's MCP servers (deduplicated and
-// sorted); an empty list clears them.
-func (s *Store) SetChannelTools(ctx context.Context, team, channel string, servers []string) error {
-	key, err := storage.ChannelKey(team, channel)
-	if err != nil {
-		return fmt.Errorf("set channel tools: %w", err)
+	if len(c.Tools) == 0 {
+		c.Tools = nil
 	}
-	servers, err = storage.CleanChannelTools(servers)
-	if err != nil {
-		return fmt.Errorf("set channel tools %s: %w", key, err)
-	}
-	ctx, cancel := s.ctx(ctx)
-	defer cancel()
-	if len(servers) == 0 {
-		_, err = s.pool.Exec(ctx, `DELETE FROM channel_tools WHERE team = $1 AND channel = $2`, team, channel)
-	} else {
-		_, err = s.pool.Exec(ctx, `INSERT INTO channel_tools (team, channel, servers) VALUES ($1, $2, $3)
-			ON CONFLICT (team, channel) DO UPDATE SET servers = excluded.servers`, team, channel, servers)
-	}
-	if err != nil {
-		return fmt.Errorf("set channel tools %s: %w", key, err)
-	}
-	return nil
+	return c, nil
 }
 
 // AddDailyUsage adds tokens to a workspace's day and returns the day's

@@ -664,8 +664,8 @@ func badInputCalls(b storage.Backend) []badCall {
 		{`Seen("")`, func() error { return errOf(b.Seen(ctx, "", time.Minute)) }},
 		{"Seen with ttl 0", func() error { return errOf(b.Seen(ctx, "k", 0)) }},
 		{"Enqueue(not JSON)", func() error { return errOf(Enqueue(ctx, b, "k", []byte("not json"))) }},
-		{"SetChannelDefault with no channel", func() error { return b.SetChannelDefault(ctx, "T", "", "pm") }},
-		{"SetChannelDefault with '/' in the channel", func() error { return b.SetChannelDefault(ctx, "T", "a/b", "pm") }},
+		{"SetChannelDefault with no channel", func() error { return storage.SetChannelDefault(ctx, b, "T", "", "pm") }},
+		{"SetChannelDefault with '/' in the channel", func() error { return storage.SetChannelDefault(ctx, b, "T", "a/b", "pm") }},
 		{"Lease with ttl 0", func() error { return errOf(Lease(ctx, b, "k", "h", 0)) }},
 		{"Lease with no holder", func() error { return errOf(Lease(ctx, b, "k", "", time.Minute)) }},
 		{"ReleaseLease with no key", func() error { return b.ReleaseLease(ctx, "", "h") }},
@@ -942,54 +942,54 @@ func channelDefaults(t *testing.T, b storage.Backend) {
 	ctx := context.Background()
 	get := func(team, ch, want string) {
 		t.Helper()
-		got, err := b.ChannelDefault(ctx, team, ch)
+		got, err := storage.ChannelDefault(ctx, b, team, ch)
 		if err != nil || got != want {
 			t.Fatalf("ChannelDefault(%s, %s) = %q, %v; want %q", team, ch, got, err, want)
 		}
 	}
 	get("T1", "C1", "")
-	must(t, b.SetChannelDefault(ctx, "T1", "C1", "pm"))
+	must(t, storage.SetChannelDefault(ctx, b, "T1", "C1", "pm"))
 	get("T1", "C1", "pm")
 	get("T1", "C2", "")
 	get("T2", "C1", "")
-	must(t, b.SetChannelDefault(ctx, "T1", "C1", "architect"))
+	must(t, storage.SetChannelDefault(ctx, b, "T1", "C1", "architect"))
 	get("T1", "C1", "architect")
-	must(t, b.SetChannelDefault(ctx, "", "C1", "dev")) // no team
+	must(t, storage.SetChannelDefault(ctx, b, "", "C1", "dev")) // no team
 	get("", "C1", "dev")
-	must(t, b.SetChannelDefault(ctx, "T1", "C1", ""))
+	must(t, storage.SetChannelDefault(ctx, b, "T1", "C1", ""))
 	get("T1", "C1", "")
 	get("", "C1", "dev")
-	must(t, b.SetChannelDefault(ctx, "T1", "C1", "")) // clearing twice is fine
+	must(t, storage.SetChannelDefault(ctx, b, "T1", "C1", "")) // clearing twice is fine
 }
 
 func channelTools(t *testing.T, b storage.Backend) {
 	ctx := context.Background()
 	get := func(team, ch string, want ...string) {
 		t.Helper()
-		got, err := b.ChannelTools(ctx, team, ch)
+		got, err := storage.ChannelTools(ctx, b, team, ch)
 		if err != nil || !slices.Equal(got, want) {
 			t.Fatalf("ChannelTools(%s, %s) = %q, %v; want %q", team, ch, got, err, want)
 		}
 	}
 	get("T1", "C1")
-	must(t, b.SetChannelTools(ctx, "T1", "C1", []string{"jira", "github", "jira"}))
+	must(t, storage.SetChannelTools(ctx, b, "T1", "C1", []string{"jira", "github", "jira"}))
 	get("T1", "C1", "github", "jira") // sorted, deduplicated
 	get("T1", "C2")
 	get("T2", "C1")
-	must(t, b.SetChannelTools(ctx, "", "C1", []string{"docs"})) // no team
-	must(t, b.SetChannelTools(ctx, "T1", "C1", []string{"github"}))
+	must(t, storage.SetChannelTools(ctx, b, "", "C1", []string{"docs"})) // no team
+	must(t, storage.SetChannelTools(ctx, b, "T1", "C1", []string{"github"}))
 	get("T1", "C1", "github")
 	get("", "C1", "docs")
-	if err := b.SetChannelTools(ctx, "T1", "C1", []string{""}); err == nil {
+	if err := storage.SetChannelTools(ctx, b, "T1", "C1", []string{""}); err == nil {
 		t.Error("SetChannelTools with an empty server name succeeded")
 	}
-	if err := b.SetChannelTools(ctx, "T1", "a/b", []string{"x"}); err == nil {
+	if err := storage.SetChannelTools(ctx, b, "T1", "a/b", []string{"x"}); err == nil {
 		t.Error("SetChannelTools with '/' in the channel succeeded")
 	}
 	get("T1", "C1", "github") // a refused change changes nothing
-	must(t, b.SetChannelTools(ctx, "T1", "C1", nil))
+	must(t, storage.SetChannelTools(ctx, b, "T1", "C1", nil))
 	get("T1", "C1")
-	must(t, b.SetChannelTools(ctx, "T1", "C1", nil)) // clearing twice is fine
+	must(t, storage.SetChannelTools(ctx, b, "T1", "C1", nil)) // clearing twice is fine
 	get("", "C1", "docs")
 }
 
