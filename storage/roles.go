@@ -15,6 +15,10 @@ import (
 // error that means "no such thing" matches ErrNotFound. A new kind of
 // state is a new role here, added to Backend, to storetest and to both
 // stores; a consumer that needs it adds the role to its composition.
+// The roles hold the primitives only: what can be made of them (Session,
+// Lookup, HasSession, Next, FindProject, ChannelDefault and its kin) is a
+// function here, the same for every store, and a method exists because a
+// caller needs it, never for the contract suite alone.
 //
 // Every method takes the caller's context first: a call whose context is
 // done (a stopped turn, a shutdown) fails with the context's error and
