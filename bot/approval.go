@@ -135,7 +135,7 @@ func (b *intake) onApprovalClick(team, channel, thread, messageTS, user, kind, v
 		b.ephemeral(channel, user, thread, "⚠️ This button doesn't belong to this thread.")
 		return false
 	}
-	rec, err := b.cfg.Store.FindMeta(v.Key) // no transcript on the ack path
+	rec, err := b.cfg.Store.FindMeta(context.TODO(), v.Key) // no transcript on the ack path
 	if err != nil {
 		b.log.Error("load session for an approval", "err", err)
 		b.ephemeral(channel, user, thread, "⚠️ I couldn't open this thread's session. Please click again in a moment.")
@@ -266,14 +266,14 @@ type sweeper struct {
 // for an approval (the store's index of them: no scan of every session).
 func (sw *sweeper) sweep() {
 	b := sw
-	waiting, err := b.cfg.Store.WaitingSessions()
+	waiting, err := b.cfg.Store.WaitingSessions(context.TODO())
 	if err != nil {
 		b.log.Error("sweep pending approvals", "err", err)
 		return
 	}
 	now := time.Now()
 	for _, key := range waiting {
-		rec, err := b.cfg.Store.FindMeta(key)
+		rec, err := b.cfg.Store.FindMeta(context.TODO(), key)
 		if err != nil || rec == nil {
 			continue
 		}

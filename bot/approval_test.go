@@ -1,6 +1,7 @@
 package bot_test
 
 import (
+	"context"
 	"maps"
 	"slices"
 	"sort"
@@ -15,6 +16,7 @@ import (
 	"agentbot/engine/fakemodel"
 	"agentbot/engine/mcp/mcptest"
 	"agentbot/engine/transcript"
+	"agentbot/storage"
 )
 
 // Approvals end to end: a channel whose tools include the "notes" MCP
@@ -37,6 +39,7 @@ func approvalRigURL(t testing.TB, mutate func(*bot.Config), url string) *rig {
 // approvalRigOpts is approvalRigURL with more options: o.engine runs after
 // the notes server is configured.
 func approvalRigOpts(t testing.TB, o rigOpts, url string) *rig {
+	ctx := context.Background()
 	t.Helper()
 	notes, more := withNotesURL(t, url), o.engine
 	o.engine = func(c *engine.Config) {
@@ -47,10 +50,10 @@ func approvalRigOpts(t testing.TB, o rigOpts, url string) *rig {
 	}
 	r := newRig(t, o)
 	team := r.slack.TeamID()
-	if err := r.st.SetChannelDefault(team, channel, "product-lead"); err != nil {
+	if err := storage.SetChannelDefault(ctx, r.st, team, channel, "product-lead"); err != nil {
 		t.Fatal(err)
 	}
-	if err := r.st.SetChannelTools(team, channel, []string{"notes"}); err != nil {
+	if err := storage.SetChannelTools(ctx, r.st, team, channel, []string{"notes"}); err != nil {
 		t.Fatal(err)
 	}
 	return r
@@ -98,8 +101,9 @@ func shown(m fakeslack.Message) string {
 
 // session is the thread's stored session.
 func (r *rig) session(thread string) *transcript.Session {
+	ctx := context.Background()
 	r.t.Helper()
-	s, err := r.st.FindSession(r.sessionKey(thread))
+	s, err := r.st.FindSession(ctx, r.sessionKey(thread))
 	if err != nil || s == nil {
 		r.t.Fatalf("session of %s: %v", thread, err)
 	}
@@ -498,10 +502,11 @@ func TestApprovalMetrics(t *testing.T) {
 // Replicas: the replica that posted an approval stops; the click reaches
 // another, which decides and resumes the turn from the shared store.
 func TestApprovalOnAnotherReplica(t *testing.T) {
+	ctx := context.Background()
 	c := newCluster(t)
 	hs := mcptest.NewHTTPServer(t)
 	c.engine = withNotesServer(t, hs)
-	if err := c.st.SetChannelTools(c.slack.TeamID(), channel, []string{"notes"}); err != nil {
+	if err := storage.SetChannelTools(ctx, c.st, c.slack.TeamID(), channel, []string{"notes"}); err != nil {
 		t.Fatal(err)
 	}
 	c.model.Handle(func(req fakemodel.Request) fakemodel.Reply {
@@ -531,7 +536,7 @@ func TestApprovalOnAnotherReplica(t *testing.T) {
 	if b.turns.Load() != 1 {
 		t.Fatalf("B ran %d turns, want 1 (the resumed one)", b.turns.Load())
 	}
-	s, err := c.st.FindSession(c.slack.TeamID() + "/" + channel + "/" + thread)
+	s, err := c.st.FindSession(ctx, c.slack.TeamID()+"/"+channel+"/"+thread)
 	if err != nil || s == nil || len(s.Audit) != 1 || s.Audit[0].Outcome != transcript.OutcomeOK || s.Audit[0].Approver != user {
 		t.Fatalf("audit after B resumed: %+v, %v", s, err)
 	}

@@ -1,12 +1,14 @@
 package bot_test
 
 import (
+	"context"
 	"strings"
 	"testing"
 
 	"agentbot/bot"
 	"agentbot/bot/fakeslack"
 	"agentbot/engine/fakemodel"
+	"agentbot/storage"
 )
 
 // The agent's name shown as the author of its answer: Maren, Product
@@ -17,11 +19,12 @@ const marenAuthor = "🧭 Maren, Product Lead"
 // author is the agent (chat:write.customize), and the context line under
 // the answer names it too.
 func TestAnswerPostedAndStreamedAsItsAgent(t *testing.T) {
+	ctx := context.Background()
 	for _, streaming := range []bool{true, false} {
 		name := map[bool]string{true: "streamed", false: "posted"}[streaming]
 		t.Run(name, func(t *testing.T) {
 			r := newRig(t, rigOpts{mutate: func(c *bot.Config) { c.NoStreaming = !streaming }})
-			r.st.SetChannelDefault(r.slack.TeamID(), channel, "product-lead")
+			storage.SetChannelDefault(ctx, r.st, r.slack.TeamID(), channel, "product-lead")
 			r.model.Enqueue(fakemodel.Reply{Text: "What is the feature idea?"})
 			thread, _ := r.mention("what do we build first?", "")
 			r.waitText(thread, "What is the feature idea?")
@@ -54,11 +57,12 @@ func TestAnswerPostedAndStreamedAsItsAgent(t *testing.T) {
 // the author: the answer still arrives, and its context line names the
 // agent.
 func TestAnswerWithoutCustomizeScopeNamesItsAgent(t *testing.T) {
+	ctx := context.Background()
 	r := newRig(t, rigOpts{
 		mutate: func(c *bot.Config) { c.NoStreaming = true },
 		slack:  []fakeslack.Option{fakeslack.WithScopes("chat:write")},
 	})
-	r.st.SetChannelDefault(r.slack.TeamID(), channel, "product-lead")
+	storage.SetChannelDefault(ctx, r.st, r.slack.TeamID(), channel, "product-lead")
 	r.model.Enqueue(fakemodel.Reply{Text: "What is the feature idea?"})
 	thread, _ := r.mention("what do we build first?", "")
 	r.waitText(thread, "What is the feature idea?")

@@ -29,7 +29,6 @@ import (
 // storage.Backend meets it.
 type Store interface {
 	storage.Sessions
-	storage.WorkFolders
 	storage.Outputs
 	storage.Inbound
 	storage.Dedupe
@@ -61,6 +60,9 @@ type Config struct {
 	Socket *socketmode.Client
 	Engine *engine.Engine
 	Store  Store
+	// Folders are the sessions' working folders, under the store's data
+	// folder: shared files are fetched into a session's inputs folder.
+	Folders storage.Folders
 	// Catalog returns the current catalog; it changes on reload.
 	Catalog func() *catalog.Catalog
 	// Reload reloads bundles (for /agent reload); nil disables it.
@@ -157,6 +159,9 @@ type Bot struct {
 func New(cfg Config) (*Bot, error) {
 	if cfg.API == nil || cfg.Socket == nil || cfg.Engine == nil || cfg.Store == nil || cfg.Catalog == nil {
 		return nil, errors.New("bot: API, Socket, Engine, Store and Catalog are required")
+	}
+	if cfg.Folders.Dir == "" {
+		return nil, errors.New("bot: Folders is required (the data folder the sessions' working folders are under)")
 	}
 	if cfg.MaxConcurrentTurns <= 0 {
 		cfg.MaxConcurrentTurns = 8

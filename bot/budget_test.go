@@ -1,6 +1,7 @@
 package bot_test
 
 import (
+	"context"
 	"strings"
 	"testing"
 	"time"
@@ -8,6 +9,7 @@ import (
 	"agentbot/bot"
 	"agentbot/engine"
 	"agentbot/engine/fakemodel"
+	"agentbot/storage"
 )
 
 // budgetRig is a rig whose engine and bot share token caps.
@@ -41,9 +43,10 @@ func (r *rig) waitText(thread, want string) {
 // naming the limit and who can raise it, with no model call; the thread's
 // status shows the use.
 func TestSessionTokenBudget(t *testing.T) {
+	ctx := context.Background()
 	b := &engine.Budgets{SessionTokens: 1000, Admins: []string{"<@UADMIN>"}}
 	r := budgetRig(t, b)
-	r.st.SetChannelDefault(r.slack.TeamID(), channel, "product-lead")
+	storage.SetChannelDefault(ctx, r.st, r.slack.TeamID(), channel, "product-lead")
 	r.model.Enqueue(
 		fakemodel.Reply{ToolCalls: []fakemodel.ToolCall{call("read_file", map[string]string{"path": "config.yaml"})}, Usage: fakemodel.Usage{Prompt: 900, Completion: 20}},
 		fakemodel.Reply{Text: "Wrapping up here.", Usage: fakemodel.Usage{Prompt: 70, Completion: 10}},
@@ -65,17 +68,18 @@ func TestSessionTokenBudget(t *testing.T) {
 // A daily cap per workspace: once one thread used it, another thread is
 // refused; the usage survives a restart (it is in the store).
 func TestDailyTokenBudget(t *testing.T) {
+	ctx := context.Background()
 	b := &engine.Budgets{DailyTokens: 500}
 	r := budgetRig(t, b)
 	b.Store = r.st
-	r.st.SetChannelDefault(r.slack.TeamID(), channel, "product-lead")
+	storage.SetChannelDefault(ctx, r.st, r.slack.TeamID(), channel, "product-lead")
 	r.model.Enqueue(fakemodel.Reply{Text: "First answer.", Usage: fakemodel.Usage{Prompt: 480, Completion: 40}})
 	first, _ := r.mention("first question, please", "")
 	r.waitText(first, "First answer.")
 	second, _ := r.mention("another thread, please", "")
 	r.waitText(second, "workspace's daily token budget is used up (520 of 500 tokens)")
 	r.waitText(second, "resets at midnight UTC")
-	if n, _ := r.st.DailyUsage(r.slack.TeamID(), todayUTC()); n != 520 {
+	if n, _ := r.st.AddDailyUsage(ctx, r.slack.TeamID(), todayUTC(), 0); n != 520 {
 		t.Fatalf("stored daily usage = %d", n)
 	}
 }

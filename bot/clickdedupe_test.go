@@ -1,12 +1,14 @@
 package bot_test
 
 import (
+	"context"
 	"strings"
 	"testing"
 	"time"
 
 	"agentbot/bot/fakeslack"
 	"agentbot/engine/fakemodel"
+	"agentbot/storage"
 )
 
 // TestMenuClickRedeliveredAnsweredOnce: the same menu click comes in
@@ -14,8 +16,9 @@ import (
 // or the inbound journal is replayed after a crash): the click carries a
 // dedupe key (its action_ts), so the workflow runs once.
 func TestMenuClickRedeliveredAnsweredOnce(t *testing.T) {
+	ctx := context.Background()
 	r := newRig(t, rigOpts{})
-	r.st.SetChannelDefault(r.slack.TeamID(), channel, "product-lead")
+	storage.SetChannelDefault(ctx, r.st, r.slack.TeamID(), channel, "product-lead")
 	thread, _ := r.mention("", "")
 	greet := r.waitBotMessages(thread, 1)[0]
 	r.model.Enqueue(fakemodel.Reply{Text: "Let's write a brief."}, fakemodel.Reply{Text: "A second answer"})

@@ -1,6 +1,7 @@
 package bot_test
 
 import (
+	"context"
 	"slices"
 	"strings"
 	"sync"
@@ -23,10 +24,10 @@ type heldSessions struct {
 	once    sync.Once
 }
 
-func (h *heldSessions) NewSession(key string) (*transcript.Session, error) {
+func (h *heldSessions) NewSession(ctx context.Context, key string) (*transcript.Session, error) {
 	h.once.Do(func() { close(h.waiting) })
 	<-h.release
-	return h.Store.NewSession(key)
+	return h.Store.NewSession(ctx, key)
 }
 
 // heldCommits holds admissions while hold is set, and commits them in
@@ -38,15 +39,16 @@ type heldCommits struct {
 	held []func()
 }
 
-func (h *heldCommits) AdmitOrdered(order int64, d []string, ttl time.Duration, key string, payload []byte) <-chan storage.Admission {
+func (h *heldCommits) Admit(ctx context.Context, order int64, d []string, ttl time.Duration, key string, payload []byte) (<-chan error, <-chan storage.Admission) {
 	h.mu.Lock()
 	defer h.mu.Unlock()
 	if !h.hold {
-		return h.Store.AdmitOrdered(order, d, ttl, key, payload)
+		_, done := h.Store.Admit(ctx, order, d, ttl, key, payload) // as a store without a journal
+		return nil, done
 	}
 	out := make(chan storage.Admission, 1)
-	h.held = append(h.held, func() { out <- <-h.Store.AdmitOrdered(order, d, ttl, key, payload) })
-	return out
+	h.held = append(h.held, func() { _, done := h.Store.Admit(ctx, order, d, ttl, key, payload); out <- <-done })
+	return nil, out
 }
 
 func (h *heldCommits) waiting() int {
@@ -71,6 +73,7 @@ func (h *heldCommits) release() {
 // and answered after it, never dropped: while the mention's admission is
 // being committed, and while it waits in the queue for its session.
 func TestReplyBeforeTheThreadsSessionExists(t *testing.T) {
+	ctx := context.Background()
 	t.Run("mention queued", func(t *testing.T) {
 		var h *heldSessions
 		r := newRig(t, rigOpts{mutate: func(c *bot.Config) {
@@ -80,7 +83,7 @@ func TestReplyBeforeTheThreadsSessionExists(t *testing.T) {
 		var once sync.Once
 		release := func() { once.Do(func() { close(h.release) }) }
 		t.Cleanup(release)
-		r.st.SetChannelDefault(r.slack.TeamID(), channel, "product-lead")
+		storage.SetChannelDefault(ctx, r.st, r.slack.TeamID(), channel, "product-lead")
 		r.model.Enqueue(fakemodel.Reply{Text: "The second answer."})
 		thread, _ := r.mention("hello", "")
 		select {
@@ -102,7 +105,7 @@ func TestReplyBeforeTheThreadsSessionExists(t *testing.T) {
 			c.Store = h
 		}})
 		t.Cleanup(h.release)
-		r.st.SetChannelDefault(r.slack.TeamID(), channel, "product-lead")
+		storage.SetChannelDefault(ctx, r.st, r.slack.TeamID(), channel, "product-lead")
 		r.model.Enqueue(fakemodel.Reply{Text: "The second answer."})
 		thread, _ := r.mention("hello", "")
 		_, env := r.reply("what comes next?", thread)

@@ -74,7 +74,7 @@ func (b *threadHandlers) onFeedback(_ context.Context, j *job) { b.recordFeedbac
 // recordFeedback stores a queued feedback click with its session and
 // counts it.
 func (b *threadHandlers) recordFeedback(it item) {
-	rec, err := b.cfg.Store.FindSession(it.thread().String())
+	rec, err := b.cfg.Store.FindSession(context.TODO(), it.thread().String())
 	if err != nil || rec == nil {
 		b.log.Warn("feedback for a thread without a session", "err", err)
 		return

@@ -1,6 +1,7 @@
 package bot_test
 
 import (
+	"context"
 	"encoding/json"
 	"strings"
 	"testing"
@@ -13,6 +14,7 @@ import (
 	"agentbot/bot/metrics"
 	"agentbot/engine/fakemodel"
 	"agentbot/engine/transcript"
+	"agentbot/storage"
 )
 
 var _ bot.Observer = (*metrics.Metrics)(nil) // it counts feedback clicks
@@ -53,8 +55,9 @@ func feedbackButtons(t testing.TB, blocks json.RawMessage) (actionID string, val
 // Final answers carry Slack's feedback buttons, streamed or posted; errors
 // and greetings do not.
 func TestFeedbackButtonsOnFinalAnswers(t *testing.T) {
+	ctx := context.Background()
 	r := newRig(t, rigOpts{})
-	r.st.SetChannelDefault(r.slack.TeamID(), channel, "product-lead")
+	storage.SetChannelDefault(ctx, r.st, r.slack.TeamID(), channel, "product-lead")
 	r.model.Enqueue(fakemodel.Reply{Text: "A streamed answer."})
 	thread, _ := r.mention("question one", "")
 	r.waitFor("the answer", func() bool { ss := r.slack.Streams(); return len(ss) == 1 && ss[0].Stopped })
@@ -84,8 +87,9 @@ func TestFeedbackButtonsOnFinalAnswers(t *testing.T) {
 
 // Without streaming the posted answer's last message carries them.
 func TestFeedbackButtonsOnPostedAnswer(t *testing.T) {
+	ctx := context.Background()
 	r := newRig(t, rigOpts{mutate: func(c *bot.Config) { c.NoStreaming = true }})
-	r.st.SetChannelDefault(r.slack.TeamID(), channel, "product-lead")
+	storage.SetChannelDefault(ctx, r.st, r.slack.TeamID(), channel, "product-lead")
 	r.model.Enqueue(fakemodel.Reply{Text: "A posted answer."})
 	thread, _ := r.mention("question", "")
 	r.waitText(thread, "A posted answer.")
@@ -101,9 +105,10 @@ func TestFeedbackButtonsOnPostedAnswer(t *testing.T) {
 // workflow; a second click of the same person on the same answer replaces
 // the first.
 func TestFeedbackStoredAcrossRestartAndCounted(t *testing.T) {
+	ctx := context.Background()
 	m := metrics.New()
 	r := newRig(t, rigOpts{mutate: func(c *bot.Config) { c.Observer = m }})
-	r.st.SetChannelDefault(r.slack.TeamID(), channel, "product-lead")
+	storage.SetChannelDefault(ctx, r.st, r.slack.TeamID(), channel, "product-lead")
 	r.model.Enqueue(fakemodel.Reply{Text: "What's the feature idea?"})
 	thread, _ := r.mention("*brief", "")
 	r.waitFor("the answer", func() bool { ss := r.slack.Streams(); return len(ss) == 1 && ss[0].Stopped })
@@ -119,7 +124,7 @@ func TestFeedbackStoredAcrossRestartAndCounted(t *testing.T) {
 		}
 	}
 	stored := func() []bot.Feedback {
-		s, err := r.st.FindSession(key)
+		s, err := r.st.FindSession(ctx, key)
 		if err != nil || s == nil {
 			t.Fatalf("session: %v", err)
 		}

@@ -29,17 +29,17 @@ func TestPostUnderAStaleFencePostsNothing(t *testing.T) {
 	defer st.Close()
 	log := slog.New(slog.NewTextHandler(io.Discard, nil))
 	b := &core{log: log, sleep: retry.Sleep, cfg: Config{API: slack.New(fakeslack.DefaultBotToken, slack.OptionAPIURL(fake.APIURL()))}}
-	f, ok, err := st.TakeLease(key, "a", time.Minute)
+	f, ok, err := st.TakeLease(context.TODO(), key, "a", time.Minute)
 	if err != nil || !ok {
 		t.Fatalf("take lease: %v %v", ok, err)
 	}
 	l := lease.Hold(context.Background(), f, lease.Config{Store: st, Fences: lease.NewFences(st), TTL: time.Minute, Replica: "a", Log: log})
 	defer l.Release()
 	b.post(l.Context(), "C1", "1700000000.000100", "held")
-	if err := st.ReleaseLease(key, "a"); err != nil { // as if it expired while a was frozen
+	if err := st.ReleaseLease(context.TODO(), key, "a"); err != nil { // as if it expired while a was frozen
 		t.Fatal(err)
 	}
-	if _, ok, err := st.TakeLease(key, "b", time.Minute); err != nil || !ok {
+	if _, ok, err := st.TakeLease(context.TODO(), key, "b", time.Minute); err != nil || !ok {
 		t.Fatalf("b takes the thread over: %v %v", ok, err)
 	}
 	time.Sleep(300 * time.Millisecond) // past the fence check a's last call counted on

@@ -16,7 +16,7 @@ import (
 // inputs folder, under the size cap, and returns a note for the agent naming
 // them.
 func (b *core) fetchFiles(ctx context.Context, s *engine.Session, it item) string {
-	dir, err := b.cfg.Store.InputDir(s.ID)
+	dir, err := b.cfg.Folders.Session("inputs", s.ID)
 	if err != nil {
 		b.log.Error("inputs folder", "err", err)
 		return ""

@@ -1,19 +1,22 @@
 package bot_test
 
 import (
+	"context"
 	"strings"
 	"testing"
 
 	"agentbot/engine/fakemodel"
+	"agentbot/storage"
 )
 
 // A mention holding only a greeting gets the agent's greeting and menu,
 // and no model call.
 func TestFirstMentionGreetingOnly(t *testing.T) {
+	ctx := context.Background()
 	for _, hello := range []string{"hello", "hi!", "good morning", "👋", "Hello there"} {
 		t.Run(hello, func(t *testing.T) {
 			r := newRig(t, rigOpts{})
-			r.st.SetChannelDefault(r.slack.TeamID(), channel, "product-lead")
+			storage.SetChannelDefault(ctx, r.st, r.slack.TeamID(), channel, "product-lead")
 			thread, _ := r.mention(hello, "")
 			r.waitBotMessages(thread, 1)
 			// Turns of a thread run in order: once *help is answered, the
@@ -33,10 +36,11 @@ func TestFirstMentionGreetingOnly(t *testing.T) {
 // A first mention that names a menu item is dispatched at once through the
 // shortcut: one model call, with the workflow preloaded.
 func TestFirstMentionMenuItem(t *testing.T) {
+	ctx := context.Background()
 	for _, pick := range []string{"*brief", "2"} {
 		t.Run(pick, func(t *testing.T) {
 			r := newRig(t, rigOpts{})
-			r.st.SetChannelDefault(r.slack.TeamID(), channel, "product-lead")
+			storage.SetChannelDefault(ctx, r.st, r.slack.TeamID(), channel, "product-lead")
 			r.model.Enqueue(fakemodel.Reply{Text: "Which customers ask for it?"})
 			thread, _ := r.mention(pick, "")
 			r.waitFor("the answer", func() bool {

@@ -1,6 +1,7 @@
 package bot_test
 
 import (
+	"context"
 	"encoding/json"
 	"os"
 	"strings"
@@ -14,6 +15,7 @@ import (
 	"agentbot/engine"
 	"agentbot/engine/fakemodel"
 	"agentbot/engine/transcript"
+	"agentbot/storage"
 )
 
 func call(name string, args any) fakemodel.ToolCall {
@@ -107,8 +109,9 @@ func TestMentionPickerGreetingWorkflowStreamAndUpload(t *testing.T) {
 // A channel default skips the picker; a message arriving mid-turn is queued,
 // persisted and answered after the first, in order.
 func TestChannelDefaultAndQueuedMessage(t *testing.T) {
+	ctx := context.Background()
 	r := newRig(t, rigOpts{})
-	if err := r.st.SetChannelDefault(r.slack.TeamID(), channel, "retro-coach"); err != nil {
+	if err := storage.SetChannelDefault(ctx, r.st, r.slack.TeamID(), channel, "retro-coach"); err != nil {
 		t.Fatal(err)
 	}
 	r.model.Enqueue(
@@ -146,8 +149,9 @@ func TestChannelDefaultAndQueuedMessage(t *testing.T) {
 // A duplicate envelope (Slack's retry) and a retry after a restart are
 // processed once; app_mention and message for one message count once.
 func TestDedupeAcrossRetriesAndRestart(t *testing.T) {
+	ctx := context.Background()
 	r := newRig(t, rigOpts{})
-	r.st.SetChannelDefault(r.slack.TeamID(), channel, "product-lead")
+	storage.SetChannelDefault(ctx, r.st, r.slack.TeamID(), channel, "product-lead")
 	r.model.Handle(func(req fakemodel.Request) fakemodel.Reply {
 		return fakemodel.Reply{Text: "answer to " + req.LastUserText()}
 	})
@@ -184,8 +188,9 @@ func TestDedupeAcrossRetriesAndRestart(t *testing.T) {
 
 // A 429 on chat.postMessage is retried after Retry-After.
 func TestPostMessageRateLimitRetried(t *testing.T) {
+	ctx := context.Background()
 	r := newRig(t, rigOpts{mutate: func(c *bot.Config) { c.NoStreaming = true }})
-	r.st.SetChannelDefault(r.slack.TeamID(), channel, "product-lead")
+	storage.SetChannelDefault(ctx, r.st, r.slack.TeamID(), channel, "product-lead")
 	r.slack.RateLimitNext("chat.postMessage", 1, time.Second)
 	thread, _ := r.mention("", "")
 	msgs := r.waitBotMessages(thread, 1)
@@ -202,8 +207,9 @@ func TestPostMessageRateLimitRetried(t *testing.T) {
 // When the stream expires mid-answer, the bot falls back to chat.update and
 // posts, and no text is lost.
 func TestStreamExpiryFallsBack(t *testing.T) {
+	ctx := context.Background()
 	r := newRig(t, rigOpts{})
-	r.st.SetChannelDefault(r.slack.TeamID(), channel, "product-lead")
+	storage.SetChannelDefault(ctx, r.st, r.slack.TeamID(), channel, "product-lead")
 	long := strings.Repeat("The first part of a careful answer. ", 30) + "THE END."
 	r.model.Enqueue(fakemodel.Reply{Text: long, Chunks: 12, ChunkDelay: 60 * time.Millisecond})
 	thread, _ := r.mention("explain", "")
@@ -222,8 +228,9 @@ func TestStreamExpiryFallsBack(t *testing.T) {
 // A stream refused at start falls back to a status message that becomes the
 // answer.
 func TestStreamRefusedFallsBack(t *testing.T) {
+	ctx := context.Background()
 	r := newRig(t, rigOpts{})
-	r.st.SetChannelDefault(r.slack.TeamID(), channel, "product-lead")
+	storage.SetChannelDefault(ctx, r.st, r.slack.TeamID(), channel, "product-lead")
 	r.slack.RefuseStartStream("not_allowed")
 	r.model.Enqueue(
 		fakemodel.Reply{ToolCalls: []fakemodel.ToolCall{call("read_file", map[string]string{"path": "config.yaml"})}},
@@ -252,8 +259,9 @@ func TestStreamRefusedFallsBack(t *testing.T) {
 // A 25,000-character answer is split into markdown messages of at most
 // 10,000 characters, never inside a code fence.
 func TestLongAnswerSplit(t *testing.T) {
+	ctx := context.Background()
 	r := newRig(t, rigOpts{})
-	r.st.SetChannelDefault(r.slack.TeamID(), channel, "product-lead")
+	storage.SetChannelDefault(ctx, r.st, r.slack.TeamID(), channel, "product-lead")
 	var b strings.Builder
 	for i := 0; b.Len() < 25000; i++ {
 		if i%7 == 3 {
@@ -306,8 +314,9 @@ func TestLongAnswerSplit(t *testing.T) {
 // A file shared in the thread is downloaded into the session's inputs and
 // the agent can read it.
 func TestAttachedFileReadable(t *testing.T) {
+	ctx := context.Background()
 	r := newRig(t, rigOpts{})
-	r.st.SetChannelDefault(r.slack.TeamID(), channel, "product-lead")
+	storage.SetChannelDefault(ctx, r.st, r.slack.TeamID(), channel, "product-lead")
 	f := r.slack.AddFile("notes.md", []byte("Customer quotes: reorder is painful."))
 	r.model.Enqueue(
 		fakemodel.Reply{ToolCalls: []fakemodel.ToolCall{call("read_file", map[string]string{"path": "/inputs/notes.md"})}},
@@ -324,12 +333,12 @@ func TestAttachedFileReadable(t *testing.T) {
 
 	// The file is kept in the store as well: a replica without it on its
 	// disk (here: the inputs folder removed) restores it for the next turn.
-	list, err := r.st.ListSessions()
+	list, err := r.st.ListSessions(ctx)
 	if err != nil || len(list) != 1 {
 		t.Fatalf("sessions: %v, %v", list, err)
 	}
 	id := list[0].ID
-	if data, err := r.st.OutputData(id, transcript.InputPrefix+"notes.md", 0); err != nil || string(data) != "Customer quotes: reorder is painful." {
+	if data, err := r.st.OutputData(ctx, id, transcript.InputPrefix+"notes.md", 0); err != nil || string(data) != "Customer quotes: reorder is painful." {
 		t.Fatalf("stored shared file: %q, %v", data, err)
 	}
 	dir, err := r.st.InputDir(id)
@@ -374,8 +383,9 @@ func TestDeniedUserGetsEphemeralRefusal(t *testing.T) {
 
 // The websocket drops: the bot reconnects by itself and keeps working.
 func TestReconnectsAfterDrop(t *testing.T) {
+	ctx := context.Background()
 	r := newRig(t, rigOpts{})
-	r.st.SetChannelDefault(r.slack.TeamID(), channel, "product-lead")
+	storage.SetChannelDefault(ctx, r.st, r.slack.TeamID(), channel, "product-lead")
 	before := r.slack.TotalConnections()
 	r.slack.DropConnections()
 	r.waitFor("a new connection", func() bool {
@@ -389,9 +399,10 @@ func TestReconnectsAfterDrop(t *testing.T) {
 // (no mention needed), and tool progress also shows as the assistant
 // thread status.
 func TestDirectMessage(t *testing.T) {
+	ctx := context.Background()
 	r := newRig(t, rigOpts{})
 	const dm = "D0DIRECT1"
-	r.st.SetChannelDefault(r.slack.TeamID(), dm, "product-lead")
+	storage.SetChannelDefault(ctx, r.st, r.slack.TeamID(), dm, "product-lead")
 	r.model.Enqueue(
 		fakemodel.Reply{ToolCalls: []fakemodel.ToolCall{call("read_file", map[string]string{"path": "config.yaml"})}},
 		fakemodel.Reply{Text: "Hi from a DM."},
@@ -426,8 +437,9 @@ func TestDirectMessage(t *testing.T) {
 
 // In a thread with several people, the agent is told who else is writing.
 func TestOtherPeopleInTheThreadAreAttributed(t *testing.T) {
+	ctx := context.Background()
 	r := newRig(t, rigOpts{})
-	r.st.SetChannelDefault(r.slack.TeamID(), channel, "product-lead")
+	storage.SetChannelDefault(ctx, r.st, r.slack.TeamID(), channel, "product-lead")
 	r.slack.AddUser(slack.User{ID: "U0BOBBY", Name: "bobby", Profile: slack.UserProfile{DisplayName: "Bobby"}})
 	r.model.Handle(func(fakemodel.Request) fakemodel.Reply { return fakemodel.Reply{Text: "noted"} })
 	thread, _ := r.mention("we need a brief", "")
@@ -445,8 +457,9 @@ func TestOtherPeopleInTheThreadAreAttributed(t *testing.T) {
 // *help (typed or clicked) shows the menu again with its buttons, without a
 // model call.
 func TestHelpShowsMenuButtons(t *testing.T) {
+	ctx := context.Background()
 	r := newRig(t, rigOpts{})
-	r.st.SetChannelDefault(r.slack.TeamID(), channel, "product-lead")
+	storage.SetChannelDefault(ctx, r.st, r.slack.TeamID(), channel, "product-lead")
 	thread, _ := r.mention("", "")
 	greet := r.waitBotMessages(thread, 1)[0]
 	r.slack.SendBlockAction(fakeslack.BlockAction{UserID: user, ChannelID: channel, MessageTS: greet.TS, ThreadTS: thread, ActionID: "menu:0", Value: "*help"})
@@ -459,8 +472,9 @@ func TestHelpShowsMenuButtons(t *testing.T) {
 // A failed model call is reported in the thread; the message stays in the
 // session and "continue" picks it up.
 func TestModelFailureReportedAndRecoverable(t *testing.T) {
+	ctx := context.Background()
 	r := newRig(t, rigOpts{})
-	r.st.SetChannelDefault(r.slack.TeamID(), channel, "product-lead")
+	storage.SetChannelDefault(ctx, r.st, r.slack.TeamID(), channel, "product-lead")
 	r.model.Enqueue(fakemodel.Reply{Status: 400, ErrorBody: `{"error":{"message":"context too long","type":"invalid_request_error"}}`})
 	thread, _ := r.mention("plan the launch", "")
 	r.waitFor("the error", func() bool {
@@ -488,8 +502,9 @@ func TestModelFailureReportedAndRecoverable(t *testing.T) {
 // Saves of one document in one turn upload it once, with its final bytes;
 // a save in a later turn is the next version.
 func TestSavesInOneTurnUploadOnce(t *testing.T) {
+	ctx := context.Background()
 	r := newRig(t, rigOpts{})
-	r.st.SetChannelDefault(r.slack.TeamID(), channel, "product-lead")
+	storage.SetChannelDefault(ctx, r.st, r.slack.TeamID(), channel, "product-lead")
 	r.model.Enqueue(
 		fakemodel.Reply{ToolCalls: []fakemodel.ToolCall{call("save_output", map[string]string{"path": "prd.md", "content": "version one"})}},
 		fakemodel.Reply{ToolCalls: []fakemodel.ToolCall{call("save_output", map[string]string{"path": "prd.md", "content": "version two"})}},
@@ -524,8 +539,9 @@ func TestSavesInOneTurnUploadOnce(t *testing.T) {
 // A shared file over the size cap is not taken; the user and the agent are
 // told, and smaller files still arrive.
 func TestSharedFileOverCap(t *testing.T) {
+	ctx := context.Background()
 	r := newRig(t, rigOpts{mutate: func(c *bot.Config) { c.MaxUploadBytes = 100 }})
-	r.st.SetChannelDefault(r.slack.TeamID(), channel, "product-lead")
+	storage.SetChannelDefault(ctx, r.st, r.slack.TeamID(), channel, "product-lead")
 	big := r.slack.AddFile("big.log", []byte(strings.Repeat("x", 500)))
 	small := r.slack.AddFile("small.txt", []byte("tiny"))
 	r.model.Enqueue(fakemodel.Reply{Text: "ok"})
@@ -550,8 +566,9 @@ func TestSharedFileOverCap(t *testing.T) {
 
 // A turn that runs out of time says so plainly.
 func TestTurnTimeoutMessage(t *testing.T) {
+	ctx := context.Background()
 	r := newRig(t, rigOpts{engine: func(c *engine.Config) { c.TurnTimeout = 300 * time.Millisecond }})
-	r.st.SetChannelDefault(r.slack.TeamID(), channel, "product-lead")
+	storage.SetChannelDefault(ctx, r.st, r.slack.TeamID(), channel, "product-lead")
 	r.model.Enqueue(fakemodel.Reply{Hang: true})
 	thread, _ := r.mention("slow one", "")
 	r.waitFor("the timeout message", func() bool {

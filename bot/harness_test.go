@@ -20,6 +20,7 @@ import (
 	"agentbot/engine/fakemodel"
 	"agentbot/engine/fixtures"
 	"agentbot/engine/model"
+	"agentbot/storage"
 	"agentbot/storage/bolt"
 )
 
@@ -73,7 +74,7 @@ func (r *rig) start() {
 	}
 	api := r.slack.Client()
 	cfg := bot.Config{
-		API: api, Socket: socketmode.New(api), Engine: engine.New(ecfg), Store: st,
+		API: api, Socket: socketmode.New(api), Engine: engine.New(ecfg), Store: st, Folders: storage.Folders{Dir: st.Dir()},
 		Catalog: func() *catalog.Catalog { return r.cat }, ShutdownGrace: 5 * time.Second,
 		Logger: slog.New(slog.NewTextHandler(os.Stderr, &slog.HandlerOptions{Level: slog.LevelWarn})),
 	}

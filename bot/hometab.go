@@ -69,7 +69,7 @@ func homeSession(s *transcript.Session) view.HomeSession {
 // n: those of channels they are a member of now (access.See), so a person
 // removed from a private channel no longer sees its threads or documents.
 func (b *home) recentSessions(ctx context.Context, user string, n int) []*transcript.Session {
-	list, err := b.cfg.Store.ListSessions()
+	list, err := b.cfg.Store.ListSessions(ctx)
 	if err != nil {
 		b.log.Debug("list sessions for the home tab", "err", err)
 		return nil
@@ -79,7 +79,7 @@ func (b *home) recentSessions(ctx context.Context, user string, n int) []*transc
 		if len(out) == n {
 			break
 		}
-		s, err := b.cfg.Store.FindSession(info.Key)
+		s, err := b.cfg.Store.FindSession(ctx, info.Key)
 		if err != nil || s == nil || s.ID != info.ID || ownerOfRecord(s) != user || !b.maySeeSession(ctx, user, s) {
 			continue
 		}

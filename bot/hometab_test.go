@@ -1,11 +1,13 @@
 package bot_test
 
 import (
+	"context"
 	"strings"
 	"testing"
 
 	"agentbot/bot/fakeslack"
 	"agentbot/engine/fakemodel"
+	"agentbot/storage"
 )
 
 // lastHome returns the last Home tab published for a user, as JSON text.
@@ -23,6 +25,7 @@ func lastHome(r *rig, u string) string {
 // DM session with that agent (its greeting, no model call); after a turn
 // that saves a document, the tab lists the session and its document.
 func TestHomeTab(t *testing.T) {
+	ctx := context.Background()
 	r := newRig(t, rigOpts{})
 	r.slack.SendEvent(map[string]any{"type": "app_home_opened", "user": user, "tab": "home"})
 	r.waitFor("the home tab", func() bool { return lastHome(r, user) != "" })
@@ -49,7 +52,7 @@ func TestHomeTab(t *testing.T) {
 		t.Fatal("starting a session from the home tab called the model")
 	}
 
-	r.st.SetChannelDefault(r.slack.TeamID(), channel, "product-lead")
+	storage.SetChannelDefault(ctx, r.st, r.slack.TeamID(), channel, "product-lead")
 	r.model.Enqueue(
 		fakemodel.Reply{ToolCalls: []fakemodel.ToolCall{call("save_output", map[string]string{"path": "prd.md", "content": "# PRD"})}},
 		fakemodel.Reply{Text: "Saved."},

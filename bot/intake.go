@@ -90,7 +90,7 @@ func (b *intake) handle(evt socketmode.Event) {
 func (b *core) seen(dedupe ...string) bool {
 	dup := false
 	for _, k := range dedupe {
-		d, err := b.cfg.Store.Seen(k, b.cfg.DedupeTTL)
+		d, err := b.cfg.Store.Seen(context.TODO(), k, b.cfg.DedupeTTL)
 		if err != nil {
 			b.log.Error("dedupe", "err", err)
 		}
@@ -181,7 +181,7 @@ func (b *intake) replyCounts(it item, reply bool) (counts, handed bool) {
 	if !reply {
 		return false, false // a new thread without a mention has no session
 	}
-	ok, err := b.work.Live(it.thread().String())
+	ok, err := b.work.Live(b.turnCtx, it.thread().String())
 	if err != nil {
 		b.notSaved(it, err)
 		return false, true

@@ -1,6 +1,7 @@
 package bot_test
 
 import (
+	"context"
 	"strings"
 	"sync/atomic"
 	"testing"
@@ -10,6 +11,7 @@ import (
 	"agentbot/engine"
 	"agentbot/engine/fakemodel"
 	"agentbot/engine/transcript"
+	"agentbot/storage"
 )
 
 // refusingStore is the engine's store, refusing the saves refuse picks.
@@ -19,12 +21,12 @@ type refusingStore struct {
 	refused atomic.Int32
 }
 
-func (s *refusingStore) SaveSession(rec *transcript.Session) error {
+func (s *refusingStore) SaveSession(ctx context.Context, rec *transcript.Session) error {
 	if s.refuse(rec) {
 		s.refused.Add(1)
 		return errConnReset
 	}
-	return s.Store.SaveSession(rec)
+	return s.Store.SaveSession(ctx, rec)
 }
 
 // errConnReset is the error a save gets when the database connection is
@@ -54,6 +56,7 @@ func TestFirstMessageKeptWhenItsFirstSaveFails(t *testing.T) {
 // answers streamed or posted: the posted answer takes the notice's place;
 // a streamed one comes below it, and the notice says so.
 func firstMessageKept(t *testing.T, streaming bool) {
+	ctx := context.Background()
 	rs := &refusingStore{}
 	var down atomic.Bool
 	down.Store(true)
@@ -62,7 +65,7 @@ func firstMessageKept(t *testing.T, streaming bool) {
 	}
 	r := newRig(t, rigOpts{engine: func(c *engine.Config) { rs.Store = c.Store; c.Store = rs },
 		mutate: func(c *bot.Config) { c.NoStreaming = !streaming }})
-	r.st.SetChannelDefault(r.slack.TeamID(), channel, "product-lead")
+	storage.SetChannelDefault(ctx, r.st, r.slack.TeamID(), channel, "product-lead")
 	r.model.Handle(func(req fakemodel.Request) fakemodel.Reply {
 		return fakemodel.Reply{Text: "ANSWER[" + req.LastUserText() + "]"}
 	})
@@ -81,7 +84,7 @@ func firstMessageKept(t *testing.T, streaming bool) {
 	if answerIn(r, thread, "q1") > answerIn(r, thread, "q2") {
 		t.Fatalf("q2 answered before q1: %q", texts(r, thread))
 	}
-	s, err := r.st.FindSession(r.slack.TeamID() + "/" + channel + "/" + thread)
+	s, err := r.st.FindSession(ctx, r.slack.TeamID()+"/"+channel+"/"+thread)
 	if err != nil || s == nil {
 		t.Fatalf("session: %v", err)
 	}
@@ -131,11 +134,11 @@ type flakyDefaults struct {
 	fail atomic.Int32
 }
 
-func (f *flakyDefaults) ChannelDefault(team, channel string) (string, error) {
+func (f *flakyDefaults) Channel(ctx context.Context, team, channel string) (storage.ChannelSettings, error) {
 	if f.fail.Add(-1) >= 0 {
-		return "", errConnReset
+		return storage.ChannelSettings{}, errConnReset
 	}
-	return f.Store.ChannelDefault(team, channel)
+	return f.Store.Channel(ctx, team, channel)
 }
 
 // TestChannelDefaultUnreadableKeepsTheMessage: the read of the channel's
@@ -144,10 +147,11 @@ func (f *flakyDefaults) ChannelDefault(team, channel string) (string, error) {
 // answers; before, the failed read counted as "no default", so the
 // message went to the picker, and a channel with a default showed one.
 func TestChannelDefaultUnreadableKeepsTheMessage(t *testing.T) {
+	ctx := context.Background()
 	fd := &flakyDefaults{}
 	fd.fail.Store(2)
 	r := newRig(t, rigOpts{mutate: func(c *bot.Config) { fd.Store = c.Store; c.Store = fd }})
-	r.st.SetChannelDefault(r.slack.TeamID(), channel, "product-lead")
+	storage.SetChannelDefault(ctx, r.st, r.slack.TeamID(), channel, "product-lead")
 	r.model.Handle(func(req fakemodel.Request) fakemodel.Reply {
 		return fakemodel.Reply{Text: "ANSWER[" + req.LastUserText() + "]"}
 	})
@@ -168,10 +172,11 @@ func TestChannelDefaultUnreadableKeepsTheMessage(t *testing.T) {
 // stays queued and is answered once, 200 ms later, and the thread shows
 // no notice about the database, which was back by then.
 func TestFirstMessageBlipShowsNoNotice(t *testing.T) {
+	ctx := context.Background()
 	rs := &refusingStore{}
 	rs.refuse = func(rec *transcript.Session) bool { return userCount(rec, "q1") > 0 && rs.refused.Load() < 1 }
 	r := newRig(t, rigOpts{engine: func(c *engine.Config) { rs.Store = c.Store; c.Store = rs }})
-	r.st.SetChannelDefault(r.slack.TeamID(), channel, "product-lead")
+	storage.SetChannelDefault(ctx, r.st, r.slack.TeamID(), channel, "product-lead")
 	r.model.Handle(func(req fakemodel.Request) fakemodel.Reply {
 		return fakemodel.Reply{Text: "ANSWER[" + req.LastUserText() + "]"}
 	})

@@ -1,6 +1,7 @@
 package bot_test
 
 import (
+	"context"
 	"strings"
 	"testing"
 	"time"
@@ -9,6 +10,7 @@ import (
 
 	"agentbot/bot/fakeslack"
 	"agentbot/engine/fakemodel"
+	"agentbot/storage"
 )
 
 // TestLateMessageAnsweredInOrderAndNamed: messages queued behind a running
@@ -17,8 +19,9 @@ import (
 // answered (Slack delivered it again after a fault) is answered with a
 // note that says which message it answers.
 func TestLateMessageAnsweredInOrderAndNamed(t *testing.T) {
+	ctx := context.Background()
 	r := newRig(t, rigOpts{})
-	r.st.SetChannelDefault(r.slack.TeamID(), channel, "product-lead")
+	storage.SetChannelDefault(ctx, r.st, r.slack.TeamID(), channel, "product-lead")
 	r.model.Handle(func(req fakemodel.Request) fakemodel.Reply {
 		return fakemodel.Reply{Text: "ANSWER[" + req.LastUserText() + "]", Delay: 300 * time.Millisecond}
 	})
@@ -59,8 +62,9 @@ func TestLateMessageAnsweredInOrderAndNamed(t *testing.T) {
 // Slack's clock (the click's action_ts, the message's ts), though the
 // click arrived after the message.
 func TestLateClickAnsweredInOrder(t *testing.T) {
+	ctx := context.Background()
 	r := newRig(t, rigOpts{})
-	r.st.SetChannelDefault(r.slack.TeamID(), channel, "product-lead")
+	storage.SetChannelDefault(ctx, r.st, r.slack.TeamID(), channel, "product-lead")
 	r.model.Handle(func(req fakemodel.Request) fakemodel.Reply {
 		first, _, _ := strings.Cut(req.LastUserText(), "\n")
 		return fakemodel.Reply{Text: "ANSWER[" + first + "]", Delay: 300 * time.Millisecond}
@@ -72,7 +76,7 @@ func TestLateClickAnsweredInOrder(t *testing.T) {
 	r.slack.SendEvent(slackevents.MessageEvent{Type: "message", User: user, Channel: channel, ChannelType: "channel",
 		Text: "q3", TimeStamp: ts3, ThreadTimeStamp: thread})
 	r.waitFor("q3 queued", func() bool {
-		q, err := r.st.Pending(r.slack.TeamID() + "/" + channel + "/" + thread)
+		q, err := r.st.Pending(ctx, r.slack.TeamID()+"/"+channel+"/"+thread)
 		return err == nil && len(q) >= 2
 	})
 	r.slack.SendBlockAction(fakeslack.BlockAction{UserID: user, ChannelID: channel, MessageTS: greet.TS, ThreadTS: thread,

@@ -3,6 +3,7 @@ package bot_test
 import (
 	"bufio"
 	"bytes"
+	"context"
 	"fmt"
 	"math"
 	"net/http"
@@ -19,6 +20,7 @@ import (
 	"agentbot/bot"
 	"agentbot/bot/fakeslack"
 	"agentbot/engine/fakemodel"
+	"agentbot/storage"
 )
 
 // load describes a load scenario: threads people talk in at once, each with
@@ -46,11 +48,12 @@ func loadText(i, n int) string { return fmt.Sprintf("thread %03d message %d", i,
 // loadRig starts a rig for l whose model answers "answer: <last user text>"
 // after l.latency, in a channel whose default agent skips the picker.
 func loadRig(tb testing.TB, l load) *rig {
+	ctx := context.Background()
 	r := newRig(tb, rigOpts{mutate: func(c *bot.Config) { c.MaxConcurrentTurns = l.maxTurns }})
 	r.model.Handle(func(req fakemodel.Request) fakemodel.Reply {
 		return fakemodel.Reply{Text: "answer: " + req.LastUserText(), Delay: l.latency}
 	})
-	if err := r.st.SetChannelDefault(r.slack.TeamID(), channel, "product-lead"); err != nil {
+	if err := storage.SetChannelDefault(ctx, r.st, r.slack.TeamID(), channel, "product-lead"); err != nil {
 		tb.Fatal(err)
 	}
 	return r

@@ -1,12 +1,14 @@
 package bot_test
 
 import (
+	"context"
 	"log/slog"
 	"strings"
 	"testing"
 	"time"
 
 	"agentbot/bot"
+	"agentbot/storage"
 )
 
 // Every envelope is acked, one whose payload slack-go cannot decode or of
@@ -15,11 +17,12 @@ import (
 // (https://docs.slack.dev/apis/events-api/using-socket-mode). The bot
 // warns, naming the envelope's type, and goes on answering.
 func TestMalformedEnvelopesAreAcked(t *testing.T) {
+	ctx := context.Background()
 	var logs syncBuffer
 	r := newRig(t, rigOpts{mutate: func(c *bot.Config) {
 		c.Logger = slog.New(slog.NewTextHandler(&logs, &slog.HandlerOptions{Level: slog.LevelWarn}))
 	}})
-	r.st.SetChannelDefault(r.slack.TeamID(), channel, "product-lead")
+	storage.SetChannelDefault(ctx, r.st, r.slack.TeamID(), channel, "product-lead")
 	for _, typ := range []string{"events_api", "slash_commands", "interactive", "mystery_type"} {
 		env := r.slack.SendMalformed(typ)
 		if _, err := r.slack.WaitAck(env, 3*time.Second); err != nil {

@@ -2,6 +2,7 @@ package bot_test
 
 import (
 	"bytes"
+	"context"
 	"os"
 	"path/filepath"
 	"regexp"
@@ -17,6 +18,7 @@ import (
 
 	"agentbot/bot/fakeslack"
 	"agentbot/engine/fakemodel"
+	"agentbot/storage"
 )
 
 // methodScopes maps every Slack Web API method (and fakeslack pseudo-method)
@@ -286,6 +288,7 @@ func sendMessage(r *rig, ch, chType, text, thread string) string {
 // picker, and a DM turn with assistant status. It reports, per event kind
 // of the manifest, whether the bot answered it.
 func exerciseEverything(t *testing.T, r *rig) map[string]bool {
+	ctx := context.Background()
 	mention := "<@" + r.slack.BotUserID() + "> "
 	ephemeralWith := func(sub string) func() bool {
 		return func() bool {
@@ -319,7 +322,7 @@ func exerciseEverything(t *testing.T, r *rig) map[string]bool {
 	r.slack.SendSlashCommand(slack.SlashCommand{Command: "/agent", Text: "project use launch", UserID: user, ChannelID: "G0PRIV9"})
 	r.waitFor("/agent project use in a private channel", ephemeralWith("asked this channel for the approval"))
 	// A first mention inside a thread people talk in: conversations.replies.
-	if err := r.st.SetChannelDefault(r.slack.TeamID(), "C0CHAN3", "product-lead"); err != nil {
+	if err := storage.SetChannelDefault(ctx, r.st, r.slack.TeamID(), "C0CHAN3", "product-lead"); err != nil {
 		t.Fatal(err)
 	}
 	root := sendMessage(r, "C0CHAN3", "channel", "a discussion before the bot", "")

@@ -1,6 +1,7 @@
 package bot_test
 
 import (
+	"context"
 	"encoding/json"
 	"os"
 	"path/filepath"
@@ -12,11 +13,13 @@ import (
 	"agentbot/engine/fakemodel"
 	"agentbot/engine/mcp"
 	"agentbot/engine/mcp/mcptest"
+	"agentbot/storage"
 )
 
 // refRig is a rig whose sessions get the tools of the reference server
 // pkg (from npm, over stdio, started with args) as the server name.
 func refRig(t *testing.T, name, pkg string, args ...string) *rig {
+	ctx := context.Background()
 	t.Helper()
 	node, script := mcptest.Reference(t, pkg)
 	cfg := &mcp.Config{Servers: []mcp.Server{{Name: name, Transport: mcp.TransportStdio, Command: node,
@@ -26,7 +29,7 @@ func refRig(t *testing.T, name, pkg string, args ...string) *rig {
 	r := newRig(t, rigOpts{engine: func(c *engine.Config) {
 		c.ExternalTools = mgr.SessionTools(func(*engine.Session) []string { return []string{name} })
 	}})
-	if err := r.st.SetChannelDefault(r.slack.TeamID(), channel, "product-lead"); err != nil {
+	if err := storage.SetChannelDefault(ctx, r.st, r.slack.TeamID(), channel, "product-lead"); err != nil {
 		t.Fatal(err)
 	}
 	return r

@@ -1,17 +1,20 @@
 package bot_test
 
 import (
+	"context"
 	"strings"
 	"testing"
 
 	"agentbot/engine"
 	"agentbot/engine/fakemodel"
+	"agentbot/storage"
 )
 
 // A model error reaches the person in the thread with one prefix and its
 // hint: an unknown model names the models the endpoint offers, and a
 // quota error says to check billing, after one try.
 func TestSlackModelErrorHints(t *testing.T) {
+	ctx := context.Background()
 	for _, tc := range []struct {
 		name  string
 		setup func(fm *fakemodel.Server)
@@ -31,7 +34,7 @@ func TestSlackModelErrorHints(t *testing.T) {
 			fm := fakemodel.NewTB(t)
 			tc.setup(fm)
 			r := newRig(t, rigOpts{engine: func(c *engine.Config) { c.Model = modelFor(fm, tc.model, false) }})
-			if err := r.st.SetChannelDefault(r.slack.TeamID(), channel, "product-lead"); err != nil {
+			if err := storage.SetChannelDefault(ctx, r.st, r.slack.TeamID(), channel, "product-lead"); err != nil {
 				t.Fatal(err)
 			}
 			thread, _ := r.mention("*brief", "")

@@ -1,6 +1,7 @@
 package bot_test
 
 import (
+	"context"
 	"encoding/json"
 	"strconv"
 	"strings"
@@ -13,6 +14,7 @@ import (
 // form sessions were stored in before it was one value: one Meta key per
 // field, approvals as JSON inside a string.
 func (r *rig) toOldKeys(thread string) {
+	ctx := context.Background()
 	r.t.Helper()
 	s := r.session(thread)
 	var st struct {
@@ -30,7 +32,7 @@ func (r *rig) toOldKeys(thread string) {
 	s.Meta["bot.seq"] = strconv.FormatUint(st.Seq, 10)
 	s.Meta["bot.posted"] = strconv.FormatUint(st.Posted, 10)
 	s.Meta["bot.approvals"] = string(approvals)
-	if err := r.st.SaveSession(s); err != nil {
+	if err := r.st.SaveSession(ctx, s); err != nil {
 		r.t.Fatal(err)
 	}
 }

@@ -9,6 +9,7 @@ import (
 	"github.com/slack-go/slack"
 
 	"agentbot/engine/fakemodel"
+	"agentbot/storage"
 )
 
 // TestStreamOfACutTurnClosedByTheItemThatGoesFirst: a process died with a
@@ -16,8 +17,9 @@ import (
 // and another item, one that came late, goes first on restart: its turn
 // closes that stream, since its own record replaces the one naming it.
 func TestStreamOfACutTurnClosedByTheItemThatGoesFirst(t *testing.T) {
+	ctx := context.Background()
 	r := newRig(t, rigOpts{})
-	r.st.SetChannelDefault(r.slack.TeamID(), channel, "product-lead")
+	storage.SetChannelDefault(ctx, r.st, r.slack.TeamID(), channel, "product-lead")
 	r.model.Enqueue(fakemodel.Reply{Text: "first answer"})
 	thread, _ := r.mention("q0", "")
 	r.waitFor("the first answer", func() bool { return r.model.Calls() == 1 && len(r.botMessages(thread)) >= 2 })
@@ -32,7 +34,7 @@ func TestStreamOfACutTurnClosedByTheItemThatGoesFirst(t *testing.T) {
 	}
 	r.start()
 	key := r.slack.TeamID() + "/" + channel + "/" + thread
-	s, err := r.st.FindSession(key)
+	s, err := r.st.FindSession(ctx, key)
 	if err != nil || s == nil {
 		t.Fatalf("session %s: %v", key, err)
 	}
@@ -43,7 +45,7 @@ func TestStreamOfACutTurnClosedByTheItemThatGoesFirst(t *testing.T) {
 	st["output"] = map[string]any{"seq": 9999, "stream": open, "open": true}
 	raw, _ := json.Marshal(st)
 	s.SetMeta("bot.thread", string(raw))
-	if err := r.st.SaveSession(s); err != nil {
+	if err := r.st.SaveSession(ctx, s); err != nil {
 		t.Fatal(err)
 	}
 

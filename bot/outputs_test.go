@@ -1,6 +1,7 @@
 package bot_test
 
 import (
+	"context"
 	"fmt"
 	"os"
 	"strings"
@@ -9,6 +10,7 @@ import (
 
 	"agentbot/engine"
 	"agentbot/engine/fakemodel"
+	"agentbot/storage"
 )
 
 // outputSpy records the documents read from the output store.
@@ -18,11 +20,11 @@ type outputSpy struct {
 	calls []string // "session path vN"
 }
 
-func (s *outputSpy) OutputData(id, path string, version int) ([]byte, error) {
+func (s *outputSpy) OutputData(ctx context.Context, id, path string, version int) ([]byte, error) {
 	s.mu.Lock()
 	s.calls = append(s.calls, fmt.Sprintf("%s %s v%d", id, path, version))
 	s.mu.Unlock()
-	return s.OutputStore.OutputData(id, path, version)
+	return s.OutputStore.OutputData(ctx, id, path, version)
 }
 
 func (s *outputSpy) read() []string {
@@ -35,9 +37,10 @@ func (s *outputSpy) read() []string {
 // the local folder gone (a replica that never had it), the next turn still
 // reads and edits the document, and its upload has the right bytes.
 func TestUploadsComeFromStore(t *testing.T) {
+	ctx := context.Background()
 	spy := &outputSpy{}
 	r := newRig(t, rigOpts{engine: func(c *engine.Config) { spy.OutputStore = c.Outputs; c.Outputs = spy }})
-	r.st.SetChannelDefault(r.slack.TeamID(), channel, "product-lead")
+	storage.SetChannelDefault(ctx, r.st, r.slack.TeamID(), channel, "product-lead")
 	r.model.Enqueue(
 		fakemodel.Reply{ToolCalls: []fakemodel.ToolCall{call("save_output", map[string]string{"path": "prd.md", "content": "# PRD\nalpha\n"})}},
 		fakemodel.Reply{Text: "Saved."},

@@ -11,6 +11,7 @@ import (
 	"agentbot/bot/slackmd"
 	"agentbot/bot/view"
 	"agentbot/engine"
+	"agentbot/storage"
 )
 
 // onAppHomeOpened greets a user who opens the agent's DM pane (the
@@ -53,7 +54,7 @@ func (b *home) onAppHomeOpened(team string, e *slackevents.AppHomeOpenedEvent) {
 // suggestedPrompts returns the pane's greeting and prompts for a DM: the
 // menu of its default agent, or else the agents to pick from.
 func (b *home) suggestedPrompts(team, channel string) (string, []slack.AssistantThreadsPrompt) {
-	def, _ := b.cfg.Store.ChannelDefault(team, channel)
+	def, _ := storage.ChannelDefault(context.TODO(), b.cfg.Store, team, channel)
 	if a, ok := b.findAgent(def); ok {
 		return view.AgentPrompts(a)
 	}

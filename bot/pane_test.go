@@ -1,18 +1,21 @@
 package bot_test
 
 import (
+	"context"
 	"strings"
 	"testing"
 
 	"agentbot/engine/fakemodel"
+	"agentbot/storage"
 )
 
 // Opening the agent's DM pane greets once a day and suggests up to four
 // prompts: the default agent's menu, or the agents to pick from.
 func TestAgentPaneGreetsWithSuggestedPrompts(t *testing.T) {
+	ctx := context.Background()
 	r := newRig(t, rigOpts{})
 	const dm = "D0PANE1"
-	r.st.SetChannelDefault(r.slack.TeamID(), dm, "product-lead")
+	storage.SetChannelDefault(ctx, r.st, r.slack.TeamID(), dm, "product-lead")
 	open := func(ch string) {
 		r.slack.SendEvent(map[string]any{"type": "app_home_opened", "user": user, "channel": ch, "tab": "messages"})
 	}
@@ -45,6 +48,7 @@ func TestAgentPaneGreetsWithSuggestedPrompts(t *testing.T) {
 // Without a default agent, the pane suggests the agents; the context the
 // user looks at reaches the agent; a DM session's title names the agent.
 func TestAgentPaneContextAndTitle(t *testing.T) {
+	ctx := context.Background()
 	r := newRig(t, rigOpts{})
 	const dm = "D0PANE3"
 	r.slack.SendEvent(map[string]any{"type": "app_home_opened", "user": user, "channel": dm, "tab": "messages"})
@@ -54,7 +58,7 @@ func TestAgentPaneContextAndTitle(t *testing.T) {
 	}
 	r.slack.SendEvent(map[string]any{"type": "app_context_changed", "user": user, "channel": dm,
 		"context": map[string]any{"entities": []any{map[string]any{"type": "slack#/types/channel_id", "value": "C0LOOKING"}}}})
-	r.st.SetChannelDefault(r.slack.TeamID(), dm, "product-lead")
+	storage.SetChannelDefault(ctx, r.st, r.slack.TeamID(), dm, "product-lead")
 	r.model.Enqueue(fakemodel.Reply{Text: "I see the channel."})
 	ts := sendMessage(r, dm, "im", "what is going on over there?", "")
 	r.waitFor("the answer", func() bool { return r.model.Calls() == 1 })

@@ -1,6 +1,7 @@
 package bot_test
 
 import (
+	"context"
 	"strings"
 	"testing"
 	"time"
@@ -13,6 +14,7 @@ import (
 	"agentbot/bot/threadstate"
 	"agentbot/engine/fakemodel"
 	"agentbot/engine/transcript"
+	"agentbot/storage"
 )
 
 // The attack table of privacy (issue 26), end to end through the real
@@ -68,8 +70,9 @@ func (r *rig) readIn(ch, path string) string {
 
 // binding is the project a channel of the fake's team is bound to.
 func (r *rig) binding(ch string) string {
+	ctx := context.Background()
 	r.t.Helper()
-	p, err := r.st.ChannelBinding(r.slack.TeamID() + "/" + ch)
+	p, err := r.st.ChannelBinding(ctx, r.slack.TeamID()+"/"+ch)
 	if err != nil {
 		r.t.Fatal(err)
 	}
@@ -155,10 +158,11 @@ func TestAttackAllowlistCoversBindAndHome(t *testing.T) {
 // the binding waits for a member's approval, and the document stays out
 // of reach.
 func TestAttackDocumentsOutliveTheBinding(t *testing.T) {
+	ctx := context.Background()
 	r := projectRig(t)
 	team := r.slack.TeamID()
 	for _, ch := range []string{"G0SEC", "C0PUB"} {
-		if err := r.st.SetChannelDefault(team, ch, "pm"); err != nil {
+		if err := storage.SetChannelDefault(ctx, r.st, team, ch, "pm"); err != nil {
 			t.Fatal(err)
 		}
 	}
@@ -185,10 +189,11 @@ func TestAttackDocumentsOutliveTheBinding(t *testing.T) {
 // workspace 2 binds a channel there to a project of workspace 1's private
 // channel. It is workspace 1's documents, so it waits for a member.
 func TestAttackOrgWideOtherWorkspace(t *testing.T) {
+	ctx := context.Background()
 	r := projectRig(t)
 	team := r.slack.TeamID()
 	const team2, admW2, chW2 = "T0TEAM2", "U0W2ADMIN", "C0W2PUB"
-	if err := r.st.SetChannelDefault(team, "G0W1", "pm"); err != nil {
+	if err := storage.SetChannelDefault(ctx, r.st, team, "G0W1", "pm"); err != nil {
 		t.Fatal(err)
 	}
 	r.slack.SetMembers("G0W1", alice)
@@ -205,7 +210,7 @@ func TestAttackOrgWideOtherWorkspace(t *testing.T) {
 	}
 	answer := r.nextEphemeral(admW2, before)
 	hasNot(t, answer, "now shares the project", "workspace 2's admin")
-	p, err := r.st.ChannelBinding(team2 + "/" + chW2)
+	p, err := r.st.ChannelBinding(ctx, team2+"/"+chW2)
 	if err != nil || p != "" {
 		t.Fatalf("workspace 2's channel bound to %q (%v)", p, err)
 	}
@@ -263,6 +268,7 @@ func TestAttackOthersMessageLeavesTheCallWaiting(t *testing.T) {
 // a channel with no default agent, Bob clicks the picker and later types
 // `use` in her thread. Alice stays the owner: Bob may not approve.
 func TestAttackPickerDoesNotTakeTheThread(t *testing.T) {
+	ctx := context.Background()
 	r := newRig(t, rigOpts{})
 	thread, _ := r.mention("hello", "")
 	var picker fakeslack.Message
@@ -281,7 +287,7 @@ func TestAttackPickerDoesNotTakeTheThread(t *testing.T) {
 		t.Fatal(err)
 	}
 	owner := func() string {
-		s, err := r.st.FindSession(r.sessionKey(thread))
+		s, err := r.st.FindSession(ctx, r.sessionKey(thread))
 		if err != nil || s == nil || s.AgentID == "" {
 			return ""
 		}
@@ -294,7 +300,7 @@ func TestAttackPickerDoesNotTakeTheThread(t *testing.T) {
 	}
 	r.replyAs(bob, "use retro-coach", thread)
 	r.waitFor("the switch", func() bool {
-		s, _ := r.st.FindSession(r.sessionKey(thread))
+		s, _ := r.st.FindSession(ctx, r.sessionKey(thread))
 		return s != nil && s.AgentID == "retro-coach"
 	})
 	if o := owner(); o != alice {
@@ -305,8 +311,9 @@ func TestAttackPickerDoesNotTakeTheThread(t *testing.T) {
 // 6. The Home tab follows membership: Alice, removed from a private
 // channel, no longer sees its thread or documents on her Home tab.
 func TestAttackHomeTabFollowsMembership(t *testing.T) {
+	ctx := context.Background()
 	r := projectRig(t)
-	if err := r.st.SetChannelDefault(r.slack.TeamID(), "G0PRIV", "pm"); err != nil {
+	if err := storage.SetChannelDefault(ctx, r.st, r.slack.TeamID(), "G0PRIV", "pm"); err != nil {
 		t.Fatal(err)
 	}
 	r.slack.SetMembers("G0PRIV", alice)

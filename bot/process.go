@@ -18,6 +18,7 @@ import (
 	"agentbot/engine"
 	"agentbot/engine/catalog"
 	"agentbot/engine/transcript"
+	"agentbot/storage"
 )
 
 // threadHandlers handle the queued items of threads, one handler per kind
@@ -193,7 +194,7 @@ func (b *threadHandlers) threadCommand(ctx context.Context, j *job) bool {
 // hello is answered by the greeting).
 func (b *threadHandlers) startDefault(ctx context.Context, j *job) bool {
 	it := j.it
-	agentID, err := b.cfg.Store.ChannelDefault(it.Team, it.Channel)
+	agentID, err := storage.ChannelDefault(ctx, b.cfg.Store, it.Team, it.Channel)
 	if err != nil && threadwork.Keep(ctx) {
 		// Not knowing the default is not knowing there is none: the
 		// message waits for the store, not for the picker.

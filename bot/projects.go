@@ -1,6 +1,7 @@
 package bot
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"slices"
@@ -23,7 +24,7 @@ import (
 
 // projectOf is the project a channel's threads share.
 func (b *core) projectOf(team, channel string) string {
-	p, err := storage.BoundProject(b.cfg.Store, team, channel)
+	p, err := storage.BoundProject(context.TODO(), b.cfg.Store, team, channel)
 	if err != nil {
 		b.log.Error("project: read the channel's binding", "err", err)
 	}
@@ -59,14 +60,14 @@ func (b *slash) slashProject(cmd slack.SlashCommand, team string, args []string)
 // projectText describes a channel's project (view.ProjectText).
 func (b *slash) projectText(team, channel string) string {
 	p := view.Project{Name: b.projectOf(team, channel), Channel: channel}
-	docs, err := b.cfg.Store.Documents(p.Name)
+	docs, err := b.cfg.Store.Documents(context.TODO(), p.Name)
 	if err != nil {
 		b.log.Error("project: list documents", "project", p.Name, "err", err)
 		return "⚠️ I couldn't read this channel's project. Please try again."
 	}
 	p.Docs, p.Own = docs, p.Name == storage.ChannelProject(team, channel)
 	if !p.Own {
-		if chans, err := b.cfg.Store.BoundChannels(p.Name); err == nil {
+		if chans, err := b.cfg.Store.BoundChannels(context.TODO(), p.Name); err == nil {
 			p.Bound = chans
 		}
 	}
@@ -88,7 +89,7 @@ func (b *slash) bindProject(cmd slack.SlashCommand, team, name string, create bo
 	if err := storage.CheckUserProjectName(name); err != nil {
 		return "That name won't do: " + err.Error() + "."
 	}
-	_, err := b.cfg.Store.Project(name)
+	_, err := storage.FindProject(context.TODO(), b.cfg.Store, name)
 	switch {
 	case create && err == nil:
 		return fmt.Sprintf("A project *%s* exists already: `/agent project use %s` binds this channel to it.", name, name)
@@ -102,12 +103,12 @@ func (b *slash) bindProject(cmd slack.SlashCommand, team, name string, create bo
 		return msg
 	}
 	if create {
-		if err := b.cfg.Store.CreateProject(storage.Project{Name: name}); err != nil {
+		if err := b.cfg.Store.CreateProject(context.TODO(), storage.Project{Name: name}); err != nil {
 			b.log.Error("project: create", "err", err)
 			return "⚠️ I couldn't create the project. Please try again."
 		}
 	}
-	if err := b.cfg.Store.BindChannel(team+"/"+cmd.ChannelID, name); err != nil {
+	if err := b.cfg.Store.BindChannel(context.TODO(), team+"/"+cmd.ChannelID, name); err != nil {
 		b.log.Error("project: bind", "err", err)
 		return "⚠️ I couldn't bind this channel. Please try again."
 	}
@@ -155,11 +156,11 @@ const ruleSources = "member of every private channel"
 // known is access.UnknownChannel), so unbinding a private channel never
 // makes its earlier documents public.
 func (b *slash) channelsInvolved(team, channel, project string) ([]access.Channel, error) {
-	bound, err := b.cfg.Store.BoundChannels(project)
+	bound, err := b.cfg.Store.BoundChannels(context.TODO(), project)
 	if err != nil {
 		return nil, err
 	}
-	sources, err := b.cfg.Store.ProjectSources(project)
+	sources, err := b.cfg.Store.ProjectSources(context.TODO(), project)
 	if err != nil {
 		return nil, err
 	}
@@ -197,7 +198,7 @@ func (b *slash) onBindButton(c click) bool {
 	}
 	channels, err := b.channelsInvolved(c.team, channel, project)
 	if err == nil {
-		_, err = b.cfg.Store.Project(project)
+		_, err = storage.FindProject(context.TODO(), b.cfg.Store, project)
 	}
 	if err != nil {
 		b.ephemeral(c.channel, c.user, "", "⚠️ I couldn't read the project "+project+". Please try again.")
@@ -209,7 +210,7 @@ func (b *slash) onBindButton(c click) bool {
 		b.ephemeral(c.channel, c.user, "", ans.Why)
 		return false
 	}
-	if err := b.cfg.Store.BindChannel(c.team+"/"+channel, project); err != nil {
+	if err := b.cfg.Store.BindChannel(context.TODO(), c.team+"/"+channel, project); err != nil {
 		b.log.Error("project: bind", "err", err)
 		b.ephemeral(c.channel, c.user, "", "⚠️ I couldn't bind this channel. Please try again.")
 		return false
@@ -239,7 +240,7 @@ func (b *home) homeProjectBlocks(sessions []*transcript.Session) []slack.Block {
 	}
 	var projects []view.ProjectDocs
 	for _, name := range names {
-		if docs, err := b.cfg.Store.Documents(name); err == nil {
+		if docs, err := b.cfg.Store.Documents(context.TODO(), name); err == nil {
 			projects = append(projects, view.ProjectDocs{Name: name, Docs: docs})
 		}
 	}

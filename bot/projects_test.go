@@ -1,6 +1,7 @@
 package bot_test
 
 import (
+	"context"
 	"encoding/json"
 	"fmt"
 	"strings"
@@ -30,6 +31,7 @@ func projectRig(t *testing.T) *rig {
 // projectRigWith is projectRig with more of the bot's config set by
 // mutate (after user is made an admin).
 func projectRigWith(t *testing.T, mutate func(*bot.Config)) *rig {
+	ctx := context.Background()
 	t.Helper()
 	return newRig(t, rigOpts{
 		bmad: []string{fixtures.Copy(t, fixtures.V612)},
@@ -37,7 +39,7 @@ func projectRigWith(t *testing.T, mutate func(*bot.Config)) *rig {
 			st := c.Store.(*bolt.Store)
 			c.Projects = &engine.Projects{Store: st,
 				Of: func(key string) (string, error) {
-					return storage.ThreadProject(st, key, storage.TerminalProject)
+					return storage.ThreadProject(ctx, st, key, storage.TerminalProject)
 				},
 				Root: storage.Folders{Dir: st.Dir()}.ProjectFolder}
 		},
@@ -98,8 +100,9 @@ func toolResults(t *testing.T, req fakemodel.Request) []map[string]any {
 // document is uploaded to the thread that changed it; /agent project and
 // the Home tab list them newest first with version and author.
 func TestProjectChainAcrossThreadsInSlack(t *testing.T) {
+	ctx := context.Background()
 	r := projectRig(t)
-	if err := r.st.SetChannelDefault(r.slack.TeamID(), channel, "analyst"); err != nil {
+	if err := storage.SetChannelDefault(ctx, r.st, r.slack.TeamID(), channel, "analyst"); err != nil {
 		t.Fatal(err)
 	}
 	r.model.Enqueue(saveCall("{planning_artifacts}/product-brief.md", "# Brief\nBikes checkout.\n"), fakemodel.Reply{Text: "The brief is saved."})
@@ -174,8 +177,9 @@ func TestProjectChainAcrossThreadsInSlack(t *testing.T) {
 // the PM hears who worked here before, what they produced and the
 // question left open.
 func TestProjectChainWithinOneThreadInSlack(t *testing.T) {
+	ctx := context.Background()
 	r := projectRig(t)
-	if err := r.st.SetChannelDefault(r.slack.TeamID(), channel, "analyst"); err != nil {
+	if err := storage.SetChannelDefault(ctx, r.st, r.slack.TeamID(), channel, "analyst"); err != nil {
 		t.Fatal(err)
 	}
 	r.model.Enqueue(saveCall("{planning_artifacts}/product-brief.md", "# Brief\n"), fakemodel.Reply{Text: "Saved. Who rides these bikes?"})
@@ -217,10 +221,11 @@ func TestProjectChainWithinOneThreadInSlack(t *testing.T) {
 // shares one; a private channel is bound only with the approval of one of
 // its members.
 func TestProjectPrivacyInSlack(t *testing.T) {
+	ctx := context.Background()
 	r := projectRig(t)
 	team := r.slack.TeamID()
 	for _, ch := range []string{"D0ALICE", "D0BOB", "C0AAA", "C0BBB", "C0CCC", "G0PRIV"} {
-		if err := r.st.SetChannelDefault(team, ch, "pm"); err != nil {
+		if err := storage.SetChannelDefault(ctx, r.st, team, ch, "pm"); err != nil {
 			t.Fatal(err)
 		}
 	}
@@ -326,8 +331,9 @@ func TestProjectPrivacyInSlack(t *testing.T) {
 // A first mention in a thread people already talk in reads the thread:
 // their messages, with authors, reach the first request, within budget.
 func TestMentionMidThreadReadsTheThread(t *testing.T) {
+	ctx := context.Background()
 	r := projectRig(t)
-	if err := r.st.SetChannelDefault(r.slack.TeamID(), channel, "pm"); err != nil {
+	if err := storage.SetChannelDefault(ctx, r.st, r.slack.TeamID(), channel, "pm"); err != nil {
 		t.Fatal(err)
 	}
 	root := r.slack.NextTS()

@@ -10,6 +10,7 @@ import (
 	"agentbot/engine"
 	"agentbot/engine/fakemodel"
 	"agentbot/engine/model"
+	"agentbot/storage"
 )
 
 // slackModes are the fake's provider modes as users set them up.
@@ -30,13 +31,14 @@ func modelFor(fm *fakemodel.Server, name string, azure bool) *model.Client {
 // a restart and a third turn. Every request passes the provider's checks;
 // the reasoning state survives the restart; none of it reaches Slack.
 func TestSlackEveryProvider(t *testing.T) {
+	ctx := context.Background()
 	for _, pm := range slackModes {
 		t.Run(pm.Name, func(t *testing.T) {
 			fm := fakemodel.NewTB(t)
 			fm.SetProvider(pm.Provider)
 			fm.Enqueue(fakemodel.ScenarioReplies()...)
 			r := newRig(t, rigOpts{engine: func(c *engine.Config) { c.Model = modelFor(fm, pm.Model, pm.Azure) }})
-			if err := r.st.SetChannelDefault(r.slack.TeamID(), channel, "product-lead"); err != nil {
+			if err := storage.SetChannelDefault(ctx, r.st, r.slack.TeamID(), channel, "product-lead"); err != nil {
 				t.Fatal(err)
 			}
 			thread, _ := r.mention("*brief", "")

@@ -2,6 +2,7 @@ package bot_test
 
 import (
 	"bytes"
+	"context"
 	"log/slog"
 	"strings"
 	"sync"
@@ -9,6 +10,7 @@ import (
 
 	"agentbot/bot"
 	"agentbot/engine/fakemodel"
+	"agentbot/storage"
 )
 
 // syncBuffer is a log sink tests read while the bot writes.
@@ -32,11 +34,12 @@ func (s *syncBuffer) String() string {
 // When Slack refuses the greeting's blocks, the refusal is logged at warn
 // with the method, and the thread still gets the greeting as plain text.
 func TestRefusedGreetingFallsBackToPlainText(t *testing.T) {
+	ctx := context.Background()
 	var logs syncBuffer
 	r := newRig(t, rigOpts{mutate: func(c *bot.Config) {
 		c.Logger = slog.New(slog.NewTextHandler(&logs, &slog.HandlerOptions{Level: slog.LevelWarn}))
 	}})
-	r.st.SetChannelDefault(r.slack.TeamID(), channel, "product-lead")
+	storage.SetChannelDefault(ctx, r.st, r.slack.TeamID(), channel, "product-lead")
 	r.slack.FailNext("chat.postMessage", "invalid_blocks")
 	thread, _ := r.mention("hello", "")
 	msgs := r.waitBotMessages(thread, 1)
@@ -52,8 +55,9 @@ func TestRefusedGreetingFallsBackToPlainText(t *testing.T) {
 // A channel thread's agent session is titled through agents.sessions.rename
 // (DMs through assistant.threads.setTitle).
 func TestChannelSessionTitle(t *testing.T) {
+	ctx := context.Background()
 	r := newRig(t, rigOpts{})
-	r.st.SetChannelDefault(r.slack.TeamID(), channel, "product-lead")
+	storage.SetChannelDefault(ctx, r.st, r.slack.TeamID(), channel, "product-lead")
 	r.model.Enqueue(fakemodel.Reply{Text: "Sure."})
 	thread, _ := r.mention("help me plan the launch", "")
 	r.waitFor("the title", func() bool { return len(r.slack.Titles()) > 0 })

@@ -27,6 +27,7 @@ import (
 	"agentbot/engine/transcript"
 	"agentbot/storage"
 	"agentbot/storage/bolt"
+	"agentbot/storage/storetest"
 )
 
 // replicaTTL is the thread lease TTL of the replica tests: a dead replica's
@@ -59,6 +60,7 @@ type replica struct {
 }
 
 func newCluster(t *testing.T) *cluster {
+	ctx := context.Background()
 	c := &cluster{t: t, slack: fakeslack.New(t), model: fakemodel.NewTB(t)}
 	c.cat = catalog.Load(catalog.Options{Bundles: []string{fixtures.Bundles(t)}})
 	st, err := bolt.Open(filepath.Join(t.TempDir(), "data"))
@@ -67,7 +69,7 @@ func newCluster(t *testing.T) *cluster {
 	}
 	c.st = st
 	t.Cleanup(func() { st.Close() })
-	if err := st.SetChannelDefault(c.slack.TeamID(), channel, "product-lead"); err != nil {
+	if err := storage.SetChannelDefault(ctx, st, c.slack.TeamID(), channel, "product-lead"); err != nil {
 		t.Fatal(err)
 	}
 	// The model answers what it was asked.
@@ -88,7 +90,7 @@ func (c *cluster) start(id string, grace time.Duration) *replica {
 	}
 	api := c.slack.Client(slack.OptionHTTPClient(&http.Client{Transport: deadSwitch{dead: &r.store.dead}}))
 	b, err := bot.New(bot.Config{
-		API: api, Socket: socketmode.New(api), Engine: engine.New(ecfg), Store: r.store,
+		API: api, Socket: socketmode.New(api), Engine: engine.New(ecfg), Store: r.store, Folders: storage.Folders{Dir: c.st.Dir()},
 		Catalog: func() *catalog.Catalog { return c.cat }, ShutdownGrace: grace, NoStreaming: true,
 		ReplicaID: id, LeaseTTL: replicaTTL, Observer: turnCounter{&r.turns},
 		Logger: slog.New(slog.NewTextHandler(os.Stderr, &slog.HandlerOptions{Level: slog.LevelError})),
@@ -161,15 +163,16 @@ func (c *cluster) count(thread, sub string) int {
 
 // idle waits until no thread has queued items.
 func (c *cluster) idle() {
+	ctx := context.Background()
 	c.t.Helper()
 	c.waitFor("the queues to empty", func() bool {
-		keys, err := c.st.PendingKeys()
+		keys, err := c.st.PendingKeys(ctx)
 		return err == nil && len(keys) == 0
 	})
 }
 
 // replicaStore is the shared store as one replica sees it: dead after the
-// replica's death; failDequeues makes that many Dequeue calls fail, as a
+// replica's death; failDequeues makes that many CompleteFenced calls fail, as a
 // crash between posting and dequeueing would leave the item.
 type replicaStore struct {
 	*bolt.Store
@@ -181,21 +184,21 @@ type replicaStore struct {
 
 var errDead = errors.New("replica is dead")
 
-func (s *replicaStore) SaveSession(x *transcript.Session) error {
+func (s *replicaStore) SaveSession(ctx context.Context, x *transcript.Session) error {
 	if s.dead.Load() {
 		return errDead
 	}
-	return s.Store.SaveSession(x)
+	return s.Store.SaveSession(ctx, x)
 }
 
-func (s *replicaStore) NewSession(key string) (*transcript.Session, error) {
+func (s *replicaStore) NewSession(ctx context.Context, key string) (*transcript.Session, error) {
 	if s.dead.Load() {
 		return nil, errDead
 	}
-	return s.Store.NewSession(key)
+	return s.Store.NewSession(ctx, key)
 }
 
-func (s *replicaStore) Dequeue(key string, seq uint64) error {
+func (s *replicaStore) CompleteFenced(ctx context.Context, f storage.Fence, seq uint64, meta map[string]string) error {
 	if s.dead.Load() {
 		return errDead
 	}
@@ -203,80 +206,48 @@ func (s *replicaStore) Dequeue(key string, seq uint64) error {
 		s.failed.Add(1)
 		return errors.New("injected dequeue failure")
 	}
-	return s.Store.Dequeue(key, seq)
+	return s.Store.CompleteFenced(ctx, f, seq, meta)
 }
 
-func (s *replicaStore) CompleteFenced(f storage.Fence, seq uint64, meta map[string]string) error {
+func (s *replicaStore) SaveSessionFenced(ctx context.Context, f storage.Fence, x *transcript.Session) error {
 	if s.dead.Load() {
 		return errDead
 	}
-	if s.failDequeues.Add(-1) >= 0 {
-		s.failed.Add(1)
-		return errors.New("injected dequeue failure")
-	}
-	return s.Store.CompleteFenced(f, seq, meta)
+	return s.Store.SaveSessionFenced(ctx, f, x)
 }
 
-func (s *replicaStore) SaveSessionFenced(f storage.Fence, x *transcript.Session) error {
-	if s.dead.Load() {
-		return errDead
-	}
-	return s.Store.SaveSessionFenced(f, x)
-}
-
-func (s *replicaStore) SetMetaFenced(f storage.Fence, name, value string) error {
-	if s.dead.Load() {
-		return errDead
-	}
-	return s.Store.SetMetaFenced(f, name, value)
-}
-
-func (s *replicaStore) Lease(key, holder string, ttl time.Duration) (bool, error) {
-	_, ok, err := s.TakeLease(key, holder, ttl)
-	return ok, err
-}
-
-func (s *replicaStore) TakeLease(key, holder string, ttl time.Duration) (storage.Fence, bool, error) {
+func (s *replicaStore) TakeLease(ctx context.Context, key, holder string, ttl time.Duration) (storage.Fence, bool, error) {
 	if s.dead.Load() {
 		return storage.Fence{}, false, errDead
 	}
 	if s.failLeases.Load() {
 		return storage.Fence{}, false, errors.New("injected lease failure")
 	}
-	return s.Store.TakeLease(key, holder, ttl)
+	return s.Store.TakeLease(ctx, key, holder, ttl)
 }
 
-func (s *replicaStore) RenewLease(f storage.Fence, ttl time.Duration) error {
+func (s *replicaStore) RenewLease(ctx context.Context, f storage.Fence, ttl time.Duration) error {
 	if s.dead.Load() {
 		return errDead
 	}
 	if s.failLeases.Load() {
 		return errors.New("injected lease failure")
 	}
-	return s.Store.RenewLease(f, ttl)
+	return s.Store.RenewLease(ctx, f, ttl)
 }
 
-func (s *replicaStore) CheckFence(f storage.Fence) error {
+func (s *replicaStore) CheckFence(ctx context.Context, f storage.Fence) error {
 	if s.dead.Load() {
 		return errDead
 	}
-	return s.Store.CheckFence(f)
+	return s.Store.CheckFence(ctx, f)
 }
 
-func (s *replicaStore) ReleaseLease(key, holder string) error {
+func (s *replicaStore) ReleaseLease(ctx context.Context, key, holder string) error {
 	if s.dead.Load() {
 		return errDead
 	}
-	return s.Store.ReleaseLease(key, holder)
-}
-
-func (s *replicaStore) AdmitOrdered(order int64, keys []string, ttl time.Duration, key string, payload []byte) <-chan storage.Admission {
-	if s.dead.Load() {
-		ch := make(chan storage.Admission, 1)
-		ch <- storage.Admission{Err: errDead}
-		return ch
-	}
-	return s.Store.AdmitOrdered(order, keys, ttl, key, payload)
+	return s.Store.ReleaseLease(ctx, key, holder)
 }
 
 // deadSwitch fails every Slack Web API call once dead is set.
@@ -352,6 +323,7 @@ func TestReplicaEachThreadAnsweredOnce(t *testing.T) {
 // without releasing its lease: once the lease expires, replica B resumes
 // the turn from the transcript and posts the one answer.
 func TestReplicaTakeoverAfterDeath(t *testing.T) {
+	ctx := context.Background()
 	c := newCluster(t)
 	var first atomic.Bool
 	c.model.Handle(func(req fakemodel.Request) fakemodel.Reply {
@@ -364,7 +336,7 @@ func TestReplicaTakeoverAfterDeath(t *testing.T) {
 	thread, _ := c.mention(a.conn, "draft the brief", "")
 	c.waitFor("A's model call", func() bool { return c.model.Calls() == 1 })
 	key := c.slack.TeamID() + "/" + channel + "/" + thread
-	if ok, err := c.st.Lease(key, "someone-else", time.Minute); err != nil || ok {
+	if ok, err := storetest.Lease(ctx, c.st, key, "someone-else", time.Minute); err != nil || ok {
 		t.Fatalf("the thread's lease is free while A works it (%v, %v)", ok, err)
 	}
 	died := time.Now()
@@ -402,6 +374,7 @@ func TestReplicaTakeoverAfterDeath(t *testing.T) {
 // An event A admitted and answered is redelivered to B: B acks it and
 // queues and posts nothing.
 func TestReplicaRedeliveryPostsNothing(t *testing.T) {
+	ctx := context.Background()
 	c := newCluster(t)
 	a, b := c.start("replica-a", 5*time.Second), c.start("replica-b", 5*time.Second)
 	thread, env := c.mention(a.conn, "what is next", "")
@@ -421,7 +394,7 @@ func TestReplicaRedeliveryPostsNothing(t *testing.T) {
 		}
 	}
 	// Acked means admitted or found a duplicate: nothing may be queued.
-	if keys, err := c.st.PendingKeys(); err != nil || len(keys) != 0 {
+	if keys, err := c.st.PendingKeys(ctx); err != nil || len(keys) != 0 {
 		t.Fatalf("the redelivery was queued: %v %v", keys, err)
 	}
 	time.Sleep(2 * replicaTTL / 3)

@@ -1,18 +1,21 @@
 package bot_test
 
 import (
+	"context"
 	"strings"
 	"testing"
 
 	"agentbot/engine/transcript"
+	"agentbot/storage"
 )
 
 // A thread whose session's agent is no longer installed gets a message
 // that names the agent and says what to do; no model call is made.
 func TestThreadWithAGoneAgent(t *testing.T) {
+	ctx := context.Background()
 	r := newRig(t, rigOpts{})
 	thread := r.slack.NextTS()
-	rec, err := r.st.NewSession(r.sessionKey(thread))
+	rec, err := r.st.NewSession(ctx, r.sessionKey(thread))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -24,7 +27,7 @@ func TestThreadWithAGoneAgent(t *testing.T) {
 		{Role: transcript.RoleUser, Content: "hello"},
 		{Role: transcript.RoleAssistant, Content: "Boo."},
 	}
-	if err := r.st.SaveSession(rec); err != nil {
+	if err := r.st.SaveSession(ctx, rec); err != nil {
 		t.Fatal(err)
 	}
 	r.mention("are you there?", thread)
@@ -42,7 +45,7 @@ func TestThreadWithAGoneAgent(t *testing.T) {
 		t.Fatalf("%d model calls for a thread whose agent is gone", n)
 	}
 	// The session is kept as it was.
-	got, err := r.st.SessionByID(rec.ID)
+	got, err := r.st.SessionByID(ctx, rec.ID)
 	if err != nil || len(got.Messages) != 3 || got.AgentID != "ghost" {
 		t.Fatalf("stored session after the refusal: %v, %+v", err, got)
 	}
@@ -51,11 +54,11 @@ func TestThreadWithAGoneAgent(t *testing.T) {
 	// session is kept, detached.
 	r.mention("use product-lead", thread)
 	r.waitText(thread, "Maren")
-	now, err := r.st.Session(r.sessionKey(thread))
+	now, err := storage.Session(ctx, r.st, r.sessionKey(thread))
 	if err != nil || now.ID == rec.ID || now.AgentID != "product-lead" {
 		t.Fatalf("thread session after use: %v, %+v", err, now)
 	}
-	if old, err := r.st.SessionByID(rec.ID); err != nil || len(old.Messages) != 3 {
+	if old, err := r.st.SessionByID(ctx, rec.ID); err != nil || len(old.Messages) != 3 {
 		t.Fatalf("the old session was not kept: %v", err)
 	}
 }

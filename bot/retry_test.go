@@ -1,10 +1,12 @@
 package bot_test
 
 import (
+	"context"
 	"strings"
 	"testing"
 
 	"agentbot/engine/fakemodel"
+	"agentbot/storage"
 )
 
 // A thread whose first turn failed (the model refused the key) keeps its
@@ -12,8 +14,9 @@ import (
 // closed first, so the model never gets two user messages in a row,
 // though the thread's conversation is opened afresh for each message.
 func TestFirstTurnFailedThenRetryWorks(t *testing.T) {
+	ctx := context.Background()
 	r := newRig(t, rigOpts{})
-	r.st.SetChannelDefault(r.slack.TeamID(), channel, "product-lead")
+	storage.SetChannelDefault(ctx, r.st, r.slack.TeamID(), channel, "product-lead")
 	r.model.Enqueue(fakemodel.Reply{Status: 401, ErrorBody: `{"error":{"message":"Incorrect API key provided","type":"invalid_request_error","code":"invalid_api_key"}}`})
 	thread, _ := r.mention("plan the launch", "")
 	r.waitFor("the error", func() bool {
@@ -44,7 +47,7 @@ func TestFirstTurnFailedThenRetryWorks(t *testing.T) {
 			t.Fatalf("two user messages in a row at %d: %q then %q", i, last.Messages[i-1].Content, last.Messages[i].Content)
 		}
 	}
-	list, err := r.st.ListSessions()
+	list, err := r.st.ListSessions(ctx)
 	if err != nil || len(list) != 1 || list[0].AgentID != "product-lead" {
 		t.Fatalf("sessions after the retry: %+v, %v", list, err)
 	}

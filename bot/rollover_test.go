@@ -1,10 +1,12 @@
 package bot_test
 
 import (
+	"context"
 	"strings"
 	"testing"
 
 	"agentbot/engine/fakemodel"
+	"agentbot/storage"
 )
 
 // A turn longer than a stream lives (Slack closes streams after about five
@@ -13,8 +15,9 @@ import (
 // repeated; the closed ones are settled as plain messages with their text,
 // and no fallback message repeats the answer.
 func TestStreamClosedTwiceRollsOver(t *testing.T) {
+	ctx := context.Background()
 	r := newRig(t, rigOpts{})
-	r.st.SetChannelDefault(r.slack.TeamID(), channel, "product-lead")
+	storage.SetChannelDefault(ctx, r.st, r.slack.TeamID(), channel, "product-lead")
 	var b strings.Builder
 	for i := 0; b.Len() < 4000; i++ {
 		b.WriteString("Part of a long answer, sentence " + string(rune('A'+i%26)) + ". ")
@@ -61,8 +64,9 @@ func TestStreamClosedTwiceRollsOver(t *testing.T) {
 // stopped; the message is settled with the whole answer and the feedback
 // buttons, and nothing is posted again.
 func TestStreamClosedAtTheEnd(t *testing.T) {
+	ctx := context.Background()
 	r := newRig(t, rigOpts{})
-	r.st.SetChannelDefault(r.slack.TeamID(), channel, "product-lead")
+	storage.SetChannelDefault(ctx, r.st, r.slack.TeamID(), channel, "product-lead")
 	r.slack.ExpireStreamsAfterAppends(1, 1)
 	r.model.Enqueue(fakemodel.Reply{Text: "A short answer.", Chunks: 1})
 	thread, _ := r.mention("quick", "")

@@ -1,6 +1,7 @@
 package bot_test
 
 import (
+	"context"
 	"encoding/json"
 	"fmt"
 	"os"
@@ -11,6 +12,7 @@ import (
 	"agentbot/bot/fakeslack"
 	"agentbot/engine/fakemodel"
 	"agentbot/engine/fixtures"
+	"agentbot/storage"
 )
 
 // Scenarios at the size real teams reach, with every shared BMAD fixture
@@ -93,8 +95,9 @@ func noViolations(t testing.TB, r *rig) {
 // split within Slack's limits; no fallback text carries raw markup
 // (<!channel> would notify everyone).
 func TestScenarioLongAnswerWithCodeAndAngleBrackets(t *testing.T) {
+	ctx := context.Background()
 	r := newRig(t, rigOpts{bmad: allBMAD(t)})
-	r.st.SetChannelDefault(r.slack.TeamID(), channel, "product-lead")
+	storage.SetChannelDefault(ctx, r.st, r.slack.TeamID(), channel, "product-lead")
 	var ans strings.Builder
 	for i := 0; ans.Len() < 60_000; i++ {
 		fmt.Fprintf(&ans, "## Part %03d\n\nA map is `Map<String, List<Integer>>`; R&D says a < b && c > d, <!channel> and <@U0NOBODY>.\n\n", i)
@@ -126,6 +129,7 @@ func TestScenarioLongAnswerWithCodeAndAngleBrackets(t *testing.T) {
 // messages within the markdown and total-text limits, every item and
 // button is there.
 func TestScenarioLongMenuGreeting(t *testing.T) {
+	ctx := context.Background()
 	var menu []genItem
 	for i := range 45 {
 		menu = append(menu, genItem{cmd: fmt.Sprintf("*step%02d", i),
@@ -133,7 +137,7 @@ func TestScenarioLongMenuGreeting(t *testing.T) {
 	}
 	bundles := writeBundle(t, "big-menu", []genAgent{{id: "menu-master", name: "Menno", title: "Menu Master", menu: menu}})
 	r := newRig(t, rigOpts{bmad: allBMAD(t), bundles: []string{bundles}})
-	r.st.SetChannelDefault(r.slack.TeamID(), channel, "menu-master")
+	storage.SetChannelDefault(ctx, r.st, r.slack.TeamID(), channel, "menu-master")
 	thread, _ := r.mention("hello", "")
 	r.waitFor("the greeting with its buttons", func() bool {
 		n := 0
@@ -229,8 +233,9 @@ func TestScenarioHundredAgents(t *testing.T) {
 // A session with 64 documents: all are uploaded, and the Home tab lists
 // as many as a section holds and says how many more there are.
 func TestScenarioSessionWith64Documents(t *testing.T) {
+	ctx := context.Background()
 	r := newRig(t, rigOpts{bmad: allBMAD(t)})
-	r.st.SetChannelDefault(r.slack.TeamID(), channel, "product-lead")
+	storage.SetChannelDefault(ctx, r.st, r.slack.TeamID(), channel, "product-lead")
 	var saves []fakemodel.ToolCall
 	for i := range 64 {
 		saves = append(saves, call("save_output", map[string]string{
@@ -258,8 +263,9 @@ func TestScenarioSessionWith64Documents(t *testing.T) {
 // Odd file names (&, <, >, *, spaces, unicode, 200 characters) are
 // uploaded under their names, announced escaped, and listed on the Home tab.
 func TestScenarioOddFileNames(t *testing.T) {
+	ctx := context.Background()
 	r := newRig(t, rigOpts{bmad: allBMAD(t)})
-	r.st.SetChannelDefault(r.slack.TeamID(), channel, "product-lead")
+	storage.SetChannelDefault(ctx, r.st, r.slack.TeamID(), channel, "product-lead")
 	names := []string{"R&D <draft>.md", "a*b*c.md", "with   spaces.md", "ünïcødé-文件-😀.md", strings.Repeat("n", 197) + ".md"}
 	var saves []fakemodel.ToolCall
 	for _, n := range names {
@@ -307,13 +313,14 @@ func TestScenarioOddFileNames(t *testing.T) {
 // A 150-item menu: the text is split over messages, 100 items get buttons
 // in a message of their own, and every item is in the text to type.
 func TestScenarioHugeMenuGreeting(t *testing.T) {
+	ctx := context.Background()
 	var menu []genItem
 	for i := range 150 {
 		menu = append(menu, genItem{cmd: fmt.Sprintf("*task%03d", i),
 			desc: fmt.Sprintf("Task %03d: %s", i, strings.Repeat("check the plan and the risks; ", 5))})
 	}
 	r := newRig(t, rigOpts{bmad: allBMAD(t), bundles: []string{writeBundle(t, "huge-menu", []genAgent{{id: "huge", name: "Hugo", title: "Huge Menu", menu: menu}})}})
-	r.st.SetChannelDefault(r.slack.TeamID(), channel, "huge")
+	storage.SetChannelDefault(ctx, r.st, r.slack.TeamID(), channel, "huge")
 	thread, _ := r.mention("hello", "")
 	count := func() int {
 		n := 0

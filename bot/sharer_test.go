@@ -1,6 +1,7 @@
 package bot_test
 
 import (
+	"context"
 	"testing"
 
 	"agentbot/engine/fakemodel"
@@ -12,9 +13,10 @@ import (
 // document by the person whose message carried it: Alice's version is
 // hers, and Bob's, shared in Alice's thread, is his.
 func TestSharedFileVersionIsBySharer(t *testing.T) {
+	ctx := context.Background()
 	const bob = "U0BOB01"
 	r := projectRig(t)
-	if err := r.st.SetChannelDefault(r.slack.TeamID(), channel, "analyst"); err != nil {
+	if err := storage.SetChannelDefault(ctx, r.st, r.slack.TeamID(), channel, "analyst"); err != nil {
 		t.Fatal(err)
 	}
 	share := func(who, thread, content string) string {
@@ -40,7 +42,7 @@ func TestSharedFileVersionIsBySharer(t *testing.T) {
 	var hist []storage.DocVersion
 	r.waitFor("two versions of "+path, func() bool {
 		var err error
-		hist, err = r.st.DocumentHistory(storage.ChannelProject(r.slack.TeamID(), channel), path)
+		hist, err = r.st.DocumentHistory(ctx, storage.ChannelProject(r.slack.TeamID(), channel), path)
 		return err == nil && len(hist) == 2
 	})
 	if hist[0].Version != 2 || hist[0].Person != bob || hist[1].Version != 1 || hist[1].Person != user {

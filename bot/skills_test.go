@@ -1,6 +1,7 @@
 package bot_test
 
 import (
+	"context"
 	"encoding/json"
 	"os"
 	"strings"
@@ -9,6 +10,7 @@ import (
 	"agentbot/bot/fakeslack"
 	"agentbot/engine/fakemodel"
 	"agentbot/engine/fixtures"
+	"agentbot/storage"
 )
 
 // A BMAD 6.12 project in Slack: /agent use pm sets the channel default; a
@@ -88,10 +90,11 @@ func TestSlackSkillsAgent(t *testing.T) {
 // An agent whose override is invalid says in the thread that it cannot
 // start and why, and calls no model.
 func TestSlackSkillsAgentCannotStart(t *testing.T) {
+	ctx := context.Background()
 	root := fixtures.Copy(t, fixtures.V612)
 	writeFile(t, root+"/_bmad/custom/bmad-agent-pm.toml", "[agent]\nicon = = \"x\"\n")
 	r := newRig(t, rigOpts{bmad: []string{root}})
-	r.st.SetChannelDefault(r.slack.TeamID(), channel, "pm")
+	storage.SetChannelDefault(ctx, r.st, r.slack.TeamID(), channel, "pm")
 	thread, _ := r.mention("hello", "")
 	m := r.waitBotMessages(thread, 1)[0]
 	has(t, text(m), "can't start here", "refusal")
@@ -116,9 +119,10 @@ func writeFile(t *testing.T, path, content string) {
 // accepted by Slack (one markdown block far under its 12,000 characters,
 // 20 buttons and a count), and the first request stays under 40 KB.
 func TestSlackLargeCollection(t *testing.T) {
+	ctx := context.Background()
 	dir := fixtures.SkillCollection(t, 1000)
 	r := newRig(t, rigOpts{skills: dir})
-	r.st.SetChannelDefault(r.slack.TeamID(), channel, "agentbot")
+	storage.SetChannelDefault(ctx, r.st, r.slack.TeamID(), channel, "agentbot")
 	thread, _ := r.mention("", "")
 	greet := r.waitBotMessages(thread, 1)[0]
 	md := greet.MarkdownText()

@@ -1,6 +1,7 @@
 package bot
 
 import (
+	"context"
 	"fmt"
 	"strings"
 
@@ -10,6 +11,7 @@ import (
 	"agentbot/bot/slackmd"
 	"agentbot/bot/view"
 	"agentbot/bot/webapi"
+	"agentbot/storage"
 )
 
 // slash answers /agent (slash.go, tools.go, projects.go) and the
@@ -42,7 +44,7 @@ func (b *slash) onSlash(cmd slack.SlashCommand) {
 	case "status":
 		b.slashStatus(cmd, team)
 	case "reset":
-		if err := b.cfg.Store.SetChannelDefault(team, cmd.ChannelID, ""); err != nil {
+		if err := storage.SetChannelDefault(context.TODO(), b.cfg.Store, team, cmd.ChannelID, ""); err != nil {
 			b.respond(cmd, "⚠️ I couldn't clear the channel default. Please try again.")
 			return
 		}
@@ -69,7 +71,7 @@ func (b *slash) slashUse(cmd slack.SlashCommand, team string, args []string) {
 		b.respond(cmd, fmt.Sprintf("I don't know the agent `%s`. %s", args[0], b.agentList()))
 		return
 	}
-	if err := b.cfg.Store.SetChannelDefault(team, cmd.ChannelID, a.ID); err != nil {
+	if err := storage.SetChannelDefault(context.TODO(), b.cfg.Store, team, cmd.ChannelID, a.ID); err != nil {
 		b.log.Error("set channel default", "err", err)
 		b.respond(cmd, "⚠️ I couldn't save the channel default. Please try again.")
 		return
@@ -80,7 +82,7 @@ func (b *slash) slashUse(cmd slack.SlashCommand, team string, args []string) {
 // slashStatus reports the channel's default agent, what is loaded, and the
 // token budgets (/agent status).
 func (b *slash) slashStatus(cmd slack.SlashCommand, team string) {
-	def, _ := b.cfg.Store.ChannelDefault(team, cmd.ChannelID)
+	def, _ := storage.ChannelDefault(context.TODO(), b.cfg.Store, team, cmd.ChannelID)
 	a, _ := b.findAgent(def)
 	b.respond(cmd, view.Status(def, a, b.cfg.Catalog())+"\n"+view.BudgetStatus(b.cfg.Engine.Budgets(), team))
 }

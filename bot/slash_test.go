@@ -1,6 +1,7 @@
 package bot_test
 
 import (
+	"context"
 	"os"
 	"path/filepath"
 	"strings"
@@ -14,6 +15,7 @@ import (
 	"agentbot/bot/fakeslack"
 	"agentbot/engine/catalog"
 	"agentbot/engine/fakemodel"
+	"agentbot/storage"
 )
 
 // slash runs "/agent text" as who in ch and returns the ephemeral answer
@@ -99,9 +101,10 @@ func TestSlashHelpListStatus(t *testing.T) {
 // /agent use sets the channel default: the next mention greets with that
 // agent, no picker. /agent reset clears it: the next mention gets the picker.
 func TestSlashUseStatusReset(t *testing.T) {
+	ctx := context.Background()
 	r := newRig(t, rigOpts{})
 	has(t, r.slash(user, channel, "use retro-coach"), "is now this channel's default", "/agent use")
-	if def, err := r.st.ChannelDefault(r.slack.TeamID(), channel); err != nil || def != "retro-coach" {
+	if def, err := storage.ChannelDefault(ctx, r.st, r.slack.TeamID(), channel); err != nil || def != "retro-coach" {
 		t.Fatalf("channel default = %q, %v", def, err)
 	}
 	has(t, r.slash(user, channel, "status"), "*Dario* (`retro-coach`)", "/agent status")
@@ -118,7 +121,7 @@ func TestSlashUseStatusReset(t *testing.T) {
 	}
 
 	has(t, r.slash(user, channel, "reset"), "no default agent now", "/agent reset")
-	if def, _ := r.st.ChannelDefault(r.slack.TeamID(), channel); def != "" {
+	if def, _ := storage.ChannelDefault(ctx, r.st, r.slack.TeamID(), channel); def != "" {
 		t.Fatalf("channel default after reset = %q", def)
 	}
 	has(t, r.slash(user, channel, "status"), "no default agent", "/agent status after reset")
@@ -129,7 +132,7 @@ func TestSlashUseStatusReset(t *testing.T) {
 		t.Fatalf("picker buttons = %v", btns)
 	}
 	// The thread started before the reset keeps its agent.
-	if s, err := r.st.FindSession(r.sessionKey(thread)); err != nil || s == nil || s.AgentID != "retro-coach" {
+	if s, err := r.st.FindSession(ctx, r.sessionKey(thread)); err != nil || s == nil || s.AgentID != "retro-coach" {
 		t.Fatalf("earlier thread's session = %+v, %v", s, err)
 	}
 }
@@ -137,6 +140,7 @@ func TestSlashUseStatusReset(t *testing.T) {
 // /agent use with an unknown agent (or none) lists the agents and changes
 // nothing.
 func TestSlashUseUnknownListsAgents(t *testing.T) {
+	ctx := context.Background()
 	r := newRig(t, rigOpts{})
 	got := r.slash(user, channel, "use nobody")
 	has(t, got, "I don't know the agent `nobody`", "/agent use nobody")
@@ -144,7 +148,7 @@ func TestSlashUseUnknownListsAgents(t *testing.T) {
 	has(t, got, "`retro-coach`", "/agent use nobody lists agents")
 	hasNot(t, got, "story-writer", "/agent use nobody lists a non-entry point")
 	has(t, r.slash(user, channel, "use"), "Which agent?", "/agent use without an agent")
-	if def, _ := r.st.ChannelDefault(r.slack.TeamID(), channel); def != "" {
+	if def, _ := storage.ChannelDefault(ctx, r.st, r.slack.TeamID(), channel); def != "" {
 		t.Fatalf("channel default = %q after failed uses", def)
 	}
 }
@@ -177,6 +181,7 @@ func editedBundles(t *testing.T) string {
 // admins). Afterwards a running thread keeps the agent definition it
 // started with, and a new thread gets the new one.
 func TestSlashReload(t *testing.T) {
+	ctx := context.Background()
 	const admin, wsAdmin, other = "U0ADMIN", "U0WSADMIN", "U0OTHER"
 	newDir := editedBundles(t)
 	var (
@@ -199,7 +204,7 @@ func TestSlashReload(t *testing.T) {
 		c.Admins = []string{admin}
 	}})
 	r.slack.AddUser(slack.User{ID: wsAdmin, Name: "boss", IsAdmin: true})
-	r.st.SetChannelDefault(r.slack.TeamID(), channel, "product-lead")
+	storage.SetChannelDefault(ctx, r.st, r.slack.TeamID(), channel, "product-lead")
 
 	old, _ := r.mention("", "")
 	greet := r.waitBotMessages(old, 1)[0]
@@ -250,22 +255,23 @@ func hasValue(m map[string]string, v string) bool {
 // "@agentbot use retro-coach" in a thread switches its agent; the earlier
 // session stays in storage, detached from the thread.
 func TestThreadUseSwitchesAgent(t *testing.T) {
+	ctx := context.Background()
 	r := newRig(t, rigOpts{})
-	r.st.SetChannelDefault(r.slack.TeamID(), channel, "product-lead")
+	storage.SetChannelDefault(ctx, r.st, r.slack.TeamID(), channel, "product-lead")
 	thread, _ := r.mention("", "")
 	has(t, text(r.waitBotMessages(thread, 1)[0]), "Maren", "first greeting")
-	before, err := r.st.FindSession(r.sessionKey(thread))
+	before, err := r.st.FindSession(ctx, r.sessionKey(thread))
 	if err != nil || before == nil {
 		t.Fatalf("session = %v, %v", before, err)
 	}
 
 	r.mention("use retro-coach", thread)
 	has(t, text(r.waitBotMessages(thread, 2)[1]), "Dario", "greeting after the switch")
-	now, err := r.st.FindSession(r.sessionKey(thread))
+	now, err := r.st.FindSession(ctx, r.sessionKey(thread))
 	if err != nil || now == nil || now.AgentID != "retro-coach" || now.ID == before.ID {
 		t.Fatalf("thread's session after the switch = %+v, %v", now, err)
 	}
-	detached, err := r.st.SessionByID(before.ID)
+	detached, err := r.st.SessionByID(ctx, before.ID)
 	if err != nil || detached.AgentID != "product-lead" {
 		t.Fatalf("earlier session = %+v, %v", detached, err)
 	}
@@ -293,7 +299,7 @@ func TestThreadUseSwitchesAgent(t *testing.T) {
 		}
 		return false
 	})
-	if s, _ := r.st.FindSession(r.sessionKey(thread)); s == nil || s.ID != now.ID {
+	if s, _ := r.st.FindSession(ctx, r.sessionKey(thread)); s == nil || s.ID != now.ID {
 		t.Fatalf("session after use nobody = %+v", s)
 	}
 }
@@ -301,8 +307,9 @@ func TestThreadUseSwitchesAgent(t *testing.T) {
 // A channel outside AGENTBOT_ALLOWED_CHANNELS gets an ephemeral refusal
 // naming the setting, for mentions and /agent alike; DMs stay open.
 func TestDeniedChannelGetsEphemeralRefusal(t *testing.T) {
+	ctx := context.Background()
 	r := newRig(t, rigOpts{mutate: func(c *bot.Config) { c.AllowedChannels = []string{"C0ELSEWHERE"} }})
-	r.st.SetChannelDefault(r.slack.TeamID(), channel, "product-lead")
+	storage.SetChannelDefault(ctx, r.st, r.slack.TeamID(), channel, "product-lead")
 	thread, _ := r.mention("hi", "")
 	r.waitFor("the refusal", func() bool {
 		for _, m := range r.ephemerals(user) {
@@ -313,11 +320,11 @@ func TestDeniedChannelGetsEphemeralRefusal(t *testing.T) {
 		return false
 	})
 	has(t, r.slash(user, channel, "list"), "AGENTBOT_ALLOWED_CHANNELS", "/agent in a denied channel")
-	if def, _ := r.st.ChannelDefault(r.slack.TeamID(), channel); def != "product-lead" {
+	if def, _ := storage.ChannelDefault(ctx, r.st, r.slack.TeamID(), channel); def != "product-lead" {
 		t.Fatalf("channel default changed to %q", def)
 	}
 	has(t, r.slash(user, channel, "use retro-coach"), "AGENTBOT_ALLOWED_CHANNELS", "/agent use in a denied channel")
-	if def, _ := r.st.ChannelDefault(r.slack.TeamID(), channel); def != "product-lead" {
+	if def, _ := storage.ChannelDefault(ctx, r.st, r.slack.TeamID(), channel); def != "product-lead" {
 		t.Fatalf("a denied /agent use changed the default to %q", def)
 	}
 	// A DM is not a channel: it works.
@@ -331,8 +338,9 @@ func TestDeniedChannelGetsEphemeralRefusal(t *testing.T) {
 // The bot ignores its own messages, other bots, and edits and deletions;
 // a file_share message carries a user's words and is answered.
 func TestIgnoredMessagesAndFileShare(t *testing.T) {
+	ctx := context.Background()
 	r := newRig(t, rigOpts{})
-	r.st.SetChannelDefault(r.slack.TeamID(), channel, "product-lead")
+	storage.SetChannelDefault(ctx, r.st, r.slack.TeamID(), channel, "product-lead")
 	thread, _ := r.mention("", "")
 	r.waitBotMessages(thread, 1)
 	msg := func(m map[string]any) {

@@ -1,11 +1,13 @@
 package bot_test
 
 import (
+	"context"
 	"strings"
 	"testing"
 	"time"
 
 	"agentbot/engine/fakemodel"
+	"agentbot/storage"
 )
 
 // stopCase starts a turn that will hang in its second model call (after a
@@ -13,8 +15,9 @@ import (
 // checks: the turn ends, its late answer is never posted, the transcript
 // records the stop, and the next message continues from there.
 func stopCase(t *testing.T, firstReplies []fakemodel.Reply, stop func(r *rig, thread string)) {
+	ctx := context.Background()
 	r := newRig(t, rigOpts{})
-	r.st.SetChannelDefault(r.slack.TeamID(), channel, "product-lead")
+	storage.SetChannelDefault(ctx, r.st, r.slack.TeamID(), channel, "product-lead")
 	r.model.Enqueue(firstReplies...)
 	thread, _ := r.mention("draft the brief", "")
 	r.waitFor("the model call that will be stopped", func() bool { return r.model.Calls() == len(firstReplies) })
@@ -31,7 +34,7 @@ func stopCase(t *testing.T, firstReplies []fakemodel.Reply, stop func(r *rig, th
 			t.Fatal("the late answer was streamed")
 		}
 	}
-	sess, err := r.st.FindSession(r.slack.TeamID() + "/" + channel + "/" + thread)
+	sess, err := r.st.FindSession(ctx, r.slack.TeamID()+"/"+channel+"/"+thread)
 	if err != nil || sess == nil {
 		t.Fatal(err)
 	}

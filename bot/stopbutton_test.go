@@ -1,6 +1,7 @@
 package bot_test
 
 import (
+	"context"
 	"strings"
 	"sync"
 	"testing"
@@ -12,6 +13,7 @@ import (
 	"agentbot/engine"
 	"agentbot/engine/fakemodel"
 	"agentbot/engine/transcript"
+	"agentbot/storage"
 )
 
 // hasStop reports whether a message shows the Stop button.
@@ -38,6 +40,7 @@ func lateModel(r *rig) {
 // transcript is valid and records the stop, and the next message continues
 // from there in one model call whose history holds the stop.
 func checkStopped(t *testing.T, r *rig, thread, by string, calls int) {
+	ctx := context.Background()
 	t.Helper()
 	r.waitText(thread, "Stopped by <@"+by+">")
 	time.Sleep(300 * time.Millisecond) // a late answer would arrive now
@@ -61,7 +64,7 @@ func checkStopped(t *testing.T, r *rig, thread, by string, calls int) {
 	if last != "active" {
 		t.Fatalf("the agent session ends %q, want active", last)
 	}
-	sess, err := r.st.FindSession(r.slack.TeamID() + "/" + channel + "/" + thread)
+	sess, err := r.st.FindSession(ctx, r.slack.TeamID()+"/"+channel+"/"+thread)
 	if err != nil || sess == nil {
 		t.Fatal(err)
 	}
@@ -93,6 +96,7 @@ func checkStopped(t *testing.T, r *rig, thread, by string, calls int) {
 // tool is held until the stop has landed, the turn ends without another
 // model call, and the halted stream is not continued in a new one.
 func TestStopDuringToolCall(t *testing.T) {
+	ctx := context.Background()
 	entered, release := make(chan struct{}), make(chan struct{})
 	var once sync.Once
 	r := newRig(t, rigOpts{engine: func(c *engine.Config) {
@@ -104,7 +108,7 @@ func TestStopDuringToolCall(t *testing.T) {
 			}
 		}
 	}})
-	r.st.SetChannelDefault(r.slack.TeamID(), channel, "product-lead")
+	storage.SetChannelDefault(ctx, r.st, r.slack.TeamID(), channel, "product-lead")
 	lateModel(r)
 	r.model.Enqueue(fakemodel.Reply{Text: "Let me look. ", ToolCalls: []fakemodel.ToolCall{call("read_file", map[string]string{"path": "config.yaml"})}})
 	thread, _ := r.mention("draft the brief", "")
@@ -129,8 +133,9 @@ func TestStopDuringToolCall(t *testing.T) {
 // another person in the thread between two model calls (the second is
 // held); the button's message becomes the note.
 func TestStopButtonBetweenModelCalls(t *testing.T) {
+	ctx := context.Background()
 	r := newRig(t, rigOpts{})
-	r.st.SetChannelDefault(r.slack.TeamID(), channel, "product-lead")
+	storage.SetChannelDefault(ctx, r.st, r.slack.TeamID(), channel, "product-lead")
 	lateModel(r)
 	r.model.Enqueue(
 		fakemodel.Reply{ToolCalls: []fakemodel.ToolCall{call("read_file", map[string]string{"path": "config.yaml"})}},
@@ -164,8 +169,9 @@ func TestStopButtonBetweenModelCalls(t *testing.T) {
 // answer without tools shows none, and a turn with tools loses it at the
 // end.
 func TestStopButtonGoesAwayAfterTheTurn(t *testing.T) {
+	ctx := context.Background()
 	r := newRig(t, rigOpts{})
-	r.st.SetChannelDefault(r.slack.TeamID(), channel, "product-lead")
+	storage.SetChannelDefault(ctx, r.st, r.slack.TeamID(), channel, "product-lead")
 	r.model.Enqueue(fakemodel.Reply{Text: "Quick answer."})
 	thread, _ := r.mention("quick question", "")
 	r.waitText(thread, "Quick answer.")
@@ -207,8 +213,9 @@ func TestStopButtonGoesAwayAfterTheTurn(t *testing.T) {
 // (one message, one ts): it stops the turn once, and the copy that comes
 // after the turn ended never reaches the agent as a message.
 func TestStopMessageDeliveredTwice(t *testing.T) {
+	ctx := context.Background()
 	r := newRig(t, rigOpts{})
-	r.st.SetChannelDefault(r.slack.TeamID(), channel, "product-lead")
+	storage.SetChannelDefault(ctx, r.st, r.slack.TeamID(), channel, "product-lead")
 	lateModel(r)
 	r.model.Enqueue(fakemodel.Reply{Text: "LATE ANSWER", Delay: 5 * time.Second})
 	thread, _ := r.mention("draft the brief", "")

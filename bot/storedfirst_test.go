@@ -1,6 +1,7 @@
 package bot_test
 
 import (
+	"context"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -12,6 +13,7 @@ import (
 	"agentbot/engine"
 	"agentbot/engine/fakemodel"
 	"agentbot/engine/transcript"
+	"agentbot/storage"
 )
 
 // TestStoredMessageAnsweredBeforeLateOne: a turn stores its message and
@@ -21,10 +23,11 @@ import (
 // stands in the transcript, and the late one after it, with the note that
 // it came late: each message is in the transcript once, and answered once.
 func TestStoredMessageAnsweredBeforeLateOne(t *testing.T) {
+	ctx := context.Background()
 	var down atomic.Bool
 	ds := &refusingStore{refuse: func(*transcript.Session) bool { return down.Load() }} // keptnotice_test.go
 	r := newRig(t, rigOpts{engine: func(c *engine.Config) { ds.Store = c.Store; c.Store = ds }})
-	r.st.SetChannelDefault(r.slack.TeamID(), channel, "product-lead")
+	storage.SetChannelDefault(ctx, r.st, r.slack.TeamID(), channel, "product-lead")
 	var mu sync.Mutex
 	tried := map[string]int{}
 	r.model.Handle(func(req fakemodel.Request) fakemodel.Reply {
@@ -50,13 +53,13 @@ func TestStoredMessageAnsweredBeforeLateOne(t *testing.T) {
 	key := r.slack.TeamID() + "/" + channel + "/" + thread
 	send(tsEarly, "q-early") // delivered again after the fault: late
 	r.waitFor("the late message queued first", func() bool {
-		_, payload, ok, err := r.st.Next(key)
+		_, payload, ok, err := storage.Next(ctx, r.st, key)
 		return err == nil && ok && strings.Contains(string(payload), "q-early")
 	})
 	down.Store(false)
 	r.waitFor("both answers", func() bool { return answerIn(r, thread, "q-early") >= 0 && answerIn(r, thread, "q-later") >= 0 })
 	time.Sleep(300 * time.Millisecond) // a second answer would come now
-	s, err := r.st.FindSession(key)
+	s, err := r.st.FindSession(ctx, key)
 	if err != nil || s == nil {
 		t.Fatalf("session %s: %v", key, err)
 	}

@@ -1,12 +1,14 @@
 package bot_test
 
 import (
+	"context"
 	"strings"
 	"testing"
 
 	"agentbot/bot"
 	"agentbot/engine"
 	"agentbot/engine/fakemodel"
+	"agentbot/storage"
 )
 
 // A model that reasons shows a short "thinking" status while it does,
@@ -15,6 +17,7 @@ import (
 // DM. The status goes back to working when the answer begins, and the
 // reasoning itself never reaches Slack.
 func TestSlackThinkingStatus(t *testing.T) {
+	ctx := context.Background()
 	for _, tc := range []struct {
 		name        string
 		dm          bool
@@ -35,13 +38,13 @@ func TestSlackThinkingStatus(t *testing.T) {
 			where, thread := channel, ""
 			if tc.dm {
 				where = "D0THINK01"
-				if err := r.st.SetChannelDefault(r.slack.TeamID(), where, "product-lead"); err != nil {
+				if err := storage.SetChannelDefault(ctx, r.st, r.slack.TeamID(), where, "product-lead"); err != nil {
 					t.Fatal(err)
 				}
 				thread = r.slack.NextTS()
 				r.slack.SendEvent(map[string]any{"type": "message", "user": user, "channel": where, "channel_type": "im", "text": "a question", "ts": thread})
 			} else {
-				if err := r.st.SetChannelDefault(r.slack.TeamID(), channel, "product-lead"); err != nil {
+				if err := storage.SetChannelDefault(ctx, r.st, r.slack.TeamID(), channel, "product-lead"); err != nil {
 					t.Fatal(err)
 				}
 				thread, _ = r.mention("a question", "")

@@ -1,6 +1,7 @@
 package bot
 
 import (
+	"context"
 	"fmt"
 	"slices"
 	"strings"
@@ -9,6 +10,7 @@ import (
 
 	"agentbot/bot/keys"
 	"agentbot/bot/view"
+	"agentbot/storage"
 )
 
 // Channel tools: admins give a channel's agents MCP servers with
@@ -21,7 +23,7 @@ func (b *slash) slashTools(cmd slack.SlashCommand, team string, args []string) {
 		b.respond(cmd, why)
 		return
 	}
-	current, err := b.cfg.Store.ChannelTools(team, cmd.ChannelID)
+	current, err := storage.ChannelTools(context.TODO(), b.cfg.Store, team, cmd.ChannelID)
 	if err != nil {
 		b.log.Error("read channel tools", "err", err)
 		b.respond(cmd, "⚠️ I couldn't read this channel's tools. Please try again.")
@@ -45,7 +47,7 @@ func (b *slash) slashTools(cmd slack.SlashCommand, team string, args []string) {
 	if !ok {
 		return
 	}
-	if err := b.cfg.Store.SetChannelTools(team, cmd.ChannelID, next); err != nil {
+	if err := storage.SetChannelTools(context.TODO(), b.cfg.Store, team, cmd.ChannelID, next); err != nil {
 		b.log.Error("set channel tools", "err", err)
 		b.respond(cmd, "⚠️ I couldn't save this channel's tools. Please try again.")
 		return
@@ -55,7 +57,7 @@ func (b *slash) slashTools(cmd slack.SlashCommand, team string, args []string) {
 	if op == "remove" {
 		verb = "removed from"
 	}
-	next, _ = b.cfg.Store.ChannelTools(team, cmd.ChannelID)
+	next, _ = storage.ChannelTools(context.TODO(), b.cfg.Store, team, cmd.ChannelID)
 	b.respond(cmd, fmt.Sprintf("`%s` %s this channel's tools; it applies from the next turn.\n%s", name, verb, b.toolsText(next)))
 }
 
@@ -86,9 +88,7 @@ func (b *slash) knownServers() string { return view.KnownServers(b.cfg.MCPServer
 
 // ChannelToolsReader reads a channel's MCP servers; Store and
 // storage.Backend implement it.
-type ChannelToolsReader interface {
-	ChannelTools(team, channel string) ([]string, error)
-}
+type ChannelToolsReader = storage.ChannelReader
 
 // ChannelServers returns the engine's hook for a session's channel tools:
 // the MCP servers the channel of a session key ("team/channel/thread")
@@ -100,7 +100,7 @@ func ChannelServers(st ChannelToolsReader) func(sessionKey string) ([]string, er
 		if !ok || k.Channel == "" {
 			return nil, nil
 		}
-		servers, err := st.ChannelTools(k.Team, k.Channel)
+		servers, err := storage.ChannelTools(context.TODO(), st, k.Team, k.Channel)
 		if err != nil {
 			return nil, fmt.Errorf("channel tools of %s: %w", sessionKey, err)
 		}

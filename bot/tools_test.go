@@ -1,10 +1,12 @@
 package bot_test
 
 import (
+	"context"
 	"slices"
 	"testing"
 
 	"agentbot/bot"
+	"agentbot/storage"
 )
 
 const (
@@ -16,6 +18,7 @@ const (
 // /agent tools add|remove, by an admin; refused for others; unknown
 // servers get the list of known ones.
 func TestSlashTools(t *testing.T) {
+	ctx := context.Background()
 	const admin = "U0ADMIN1"
 	r := newRig(t, rigOpts{mutate: func(c *bot.Config) {
 		c.Admins = []string{admin}
@@ -23,7 +26,7 @@ func TestSlashTools(t *testing.T) {
 	}})
 	team := r.slack.TeamID()
 	has(t, r.slash(other, channel, "tools add notes"), "Only workspace admins", "non-admin add")
-	if got, _ := r.st.ChannelTools(team, channel); len(got) != 0 {
+	if got, _ := storage.ChannelTools(ctx, r.st, team, channel); len(got) != 0 {
 		t.Fatalf("a refused add stored %v", got)
 	}
 	has(t, r.slash(admin, channel, "tools"), "adds no MCP servers", "empty list")
@@ -32,14 +35,14 @@ func TestSlashTools(t *testing.T) {
 	unknown := r.slash(admin, channel, "tools add github")
 	has(t, unknown, "no MCP server `github`", "unknown server")
 	has(t, unknown, "`jira`, `notes`", "known servers listed")
-	if got, _ := r.st.ChannelTools(team, channel); !slices.Equal(got, []string{"jira", "notes"}) {
+	if got, _ := storage.ChannelTools(ctx, r.st, team, channel); !slices.Equal(got, []string{"jira", "notes"}) {
 		t.Fatalf("channel tools = %v", got)
 	}
 	has(t, r.slash(other, channel, "tools remove notes"), "Only workspace admins", "non-admin remove")
 	has(t, r.slash(admin, channel, "tools remove notes"), "`notes` removed", "remove")
 	has(t, r.slash(admin, channel, "tools remove notes"), "not one of this channel's tools", "remove twice")
 	has(t, r.slash(admin, channel, "tools frobnicate"), "Usage", "bad subcommand")
-	if got, _ := r.st.ChannelTools(team, channel); !slices.Equal(got, []string{"jira"}) {
+	if got, _ := storage.ChannelTools(ctx, r.st, team, channel); !slices.Equal(got, []string{"jira"}) {
 		t.Fatalf("channel tools = %v", got)
 	}
 	servers, err := bot.ChannelServers(r.st)(r.sessionKey("123.456"))

@@ -1,6 +1,7 @@
 package engine
 
 import (
+	"context"
 	"fmt"
 	"strings"
 	"sync"
@@ -33,9 +34,7 @@ func (e *Engine) budget(s *Session, turn Usage) Budget {
 // UsageStore keeps the tokens a workspace used per day.
 type UsageStore interface {
 	// AddDailyUsage adds tokens to a workspace's day and returns its total.
-	AddDailyUsage(team, day string, tokens int) (int, error)
-	// DailyUsage returns a workspace's tokens of a day.
-	DailyUsage(team, day string) (int, error)
+	AddDailyUsage(ctx context.Context, team, day string, tokens int) (int, error)
 }
 
 // Budgets are the optional token caps: per session and per workspace and
@@ -111,7 +110,7 @@ func (b *Budgets) raise(setting, or string) string {
 // Daily returns a workspace's tokens today.
 func (b *Budgets) Daily(team string) (int, error) {
 	if b.Store != nil {
-		return b.Store.DailyUsage(team, b.day())
+		return b.Store.AddDailyUsage(context.TODO(), team, b.day(), 0)
 	}
 	b.mu.Lock()
 	defer b.mu.Unlock()
@@ -126,7 +125,7 @@ func (b *Budgets) Record(key string, u Usage) error {
 	}
 	team := workspaceOf(key)
 	if b.Store != nil {
-		_, err := b.Store.AddDailyUsage(team, b.day(), u.Tokens())
+		_, err := b.Store.AddDailyUsage(context.TODO(), team, b.day(), u.Tokens())
 		return err
 	}
 	b.mu.Lock()

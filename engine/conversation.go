@@ -15,17 +15,17 @@ import (
 type SessionStore interface {
 	Store
 	// FindSession returns the session attached to key, or (nil, nil).
-	FindSession(key string) (*transcript.Session, error)
+	FindSession(ctx context.Context, key string) (*transcript.Session, error)
 	// NewSession creates a session and attaches it to key.
-	NewSession(key string) (*transcript.Session, error)
+	NewSession(ctx context.Context, key string) (*transcript.Session, error)
 	// DetachSession frees the session's key and keeps its data.
-	DetachSession(id string) error
+	DetachSession(ctx context.Context, id string) error
 }
 
 // SessionDeleter removes a session for good, with its key and documents
 // (storage.Retention has it).
 type SessionDeleter interface {
-	DeleteSession(id string) error
+	DeleteSession(ctx context.Context, id string) error
 }
 
 // Conversation is the lifecycle of the session attached to one key, the
@@ -49,9 +49,9 @@ type Conversation struct {
 // or created, and resumed (Resume). When the session's agent is gone the
 // error is an *AgentGoneError and the conversation is still returned.
 func (e *Engine) Open(st SessionStore, key string) (*Conversation, error) {
-	rec, err := st.FindSession(key)
+	rec, err := st.FindSession(context.TODO(), key)
 	if err == nil && rec == nil {
-		rec, err = st.NewSession(key)
+		rec, err = st.NewSession(context.TODO(), key)
 	}
 	if err != nil {
 		return nil, &SaveError{Err: fmt.Errorf("open session %s: %w", key, err)}
@@ -98,10 +98,10 @@ func (c *Conversation) Start(a *catalog.Agent, prepare func(*Session)) (*Greetin
 func (c *Conversation) Switch(a *catalog.Agent, prepare func(*Session)) (*Greeting, error) {
 	if c.Live.AgentDef != nil || len(c.Live.Messages) > 0 {
 		handoff, person := Handoff(&c.Live.Session, c.Live.Person), c.Live.Person
-		if err := c.store.DetachSession(c.Live.ID); err != nil {
+		if err := c.store.DetachSession(context.TODO(), c.Live.ID); err != nil {
 			return nil, fmt.Errorf("switch agent: detach session %s: %w", c.Live.ID, err)
 		}
-		rec, err := c.store.NewSession(c.key)
+		rec, err := c.store.NewSession(context.TODO(), c.key)
 		if err != nil {
 			return nil, fmt.Errorf("switch agent: new session: %w", err)
 		}
@@ -216,7 +216,7 @@ func (c *Conversation) Close(st SessionDeleter) (deleted bool, err error) {
 	if c.Live == nil || c.Live.ID == "" || c.Answered() {
 		return false, nil
 	}
-	if err := st.DeleteSession(c.Live.ID); err != nil {
+	if err := st.DeleteSession(context.TODO(), c.Live.ID); err != nil {
 		return false, fmt.Errorf("drop unanswered session %s: %w", c.Live.ID, err)
 	}
 	return true, nil

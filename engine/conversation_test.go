@@ -39,7 +39,7 @@ func TestConversationAgentGoneSwitches(t *testing.T) {
 	s, _ := h.start("T/C/gone", "product-lead")
 	rec := &s.Session
 	rec.AgentID, rec.Agent = "no-such-agent", nil // as if its bundle was removed
-	if err := h.st.SaveSession(rec); err != nil {
+	if err := h.st.SaveSession(context.TODO(), rec); err != nil {
 		t.Fatal(err)
 	}
 	c, err := h.eng.Open(h.st, "T/C/gone")
@@ -54,7 +54,7 @@ func TestConversationAgentGoneSwitches(t *testing.T) {
 	if c.Live.ID == rec.ID || c.Live.AgentDef.ID != "product-lead" {
 		t.Fatalf("switch kept the old session %s (agent %v)", c.Live.ID, c.Live.AgentID)
 	}
-	old, err := h.st.SessionByID(rec.ID)
+	old, err := h.st.SessionByID(context.TODO(), rec.ID)
 	if err != nil || old.AgentID != "no-such-agent" {
 		t.Fatalf("the old session is lost: %+v, %v", old, err)
 	}
@@ -202,10 +202,10 @@ func TestConversationCloseDropsUnanswered(t *testing.T) {
 	if deleted, err := c.Close(h.st); err != nil || !deleted {
 		t.Fatalf("close an unanswered session: deleted %v, %v", deleted, err)
 	}
-	if _, err := h.st.SessionByID(c.Live.ID); err == nil {
+	if _, err := h.st.SessionByID(context.TODO(), c.Live.ID); err == nil {
 		t.Fatal("the unanswered session is still stored")
 	}
-	if rec, err := h.st.FindSession("chat/demo"); err != nil || rec != nil {
+	if rec, err := h.st.FindSession(context.TODO(), "chat/demo"); err != nil || rec != nil {
 		t.Fatalf("the key still holds a session: %+v, %v", rec, err)
 	}
 
@@ -223,7 +223,7 @@ func TestConversationCloseDropsUnanswered(t *testing.T) {
 	if deleted, err := fresh.Close(h.st); err != nil || deleted {
 		t.Fatalf("close an answered session: deleted %v, %v", deleted, err)
 	}
-	if _, err := h.st.SessionByID(fresh.Live.ID); err != nil {
+	if _, err := h.st.SessionByID(context.TODO(), fresh.Live.ID); err != nil {
 		t.Fatalf("the answered session is gone: %v", err)
 	}
 }

@@ -16,12 +16,14 @@ import (
 	"agentbot/engine/fakemodel"
 	"agentbot/engine/fixtures"
 	"agentbot/engine/model"
+	"agentbot/storage"
 	"agentbot/storage/bolt"
 )
 
 // A process killed in the middle of a turn loses at most the iteration in
 // flight: the next process continues from the stored transcript.
 func TestCrashMidTurnResumes(t *testing.T) {
+	ctx := context.Background()
 	if os.Getenv("AGENTBOT_CRASH_CHILD") == "1" {
 		crashChild()
 		return
@@ -57,7 +59,7 @@ func TestCrashMidTurnResumes(t *testing.T) {
 		t.Fatalf("reopen after kill: %v", err)
 	}
 	defer st.Close()
-	rec, err := st.Session("t/crash")
+	rec, err := storage.Session(ctx, st, "t/crash")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -105,6 +107,7 @@ func TestCrashMidTurnResumes(t *testing.T) {
 }
 
 func crashChild() {
+	ctx := context.Background()
 	st, err := bolt.Open(os.Getenv("AGENTBOT_CRASH_DATA"))
 	if err != nil {
 		panic(err)
@@ -115,11 +118,10 @@ func crashChild() {
 		Model: model.New(model.Config{APIKey: "k", BaseURL: os.Getenv("AGENTBOT_CRASH_MODEL"), Model: "m", CallTimeout: time.Hour}), Store: st,
 		OutputRoot: func(id string) string { d, _ := st.OutputDir(id); return d },
 	})
-	s, _ := live(st.NewSession("t/crash"))
+	s, _ := live(st.NewSession(ctx, "t/crash"))
 	if _, err := eng.Activate(s, a); err != nil {
 		panic(err)
 	}
-	ctx := context.Background()
 	eng.Turn(ctx, s, "*brief", nil)
 	eng.Turn(ctx, s, "A one-click reorder button", nil) // killed during this turn
 	time.Sleep(time.Hour)
@@ -128,6 +130,7 @@ func crashChild() {
 // A tool call left without a result (the process died while tools ran) gets
 // an error result on the next turn, so the transcript is valid again.
 func TestDanglingToolCallRepaired(t *testing.T) {
+	ctx := context.Background()
 	h := newHarness(t, harnessOpts{})
 	s, _ := h.start("t/dangling", "product-lead")
 	s.Messages = append(s.Messages,
@@ -138,7 +141,7 @@ func TestDanglingToolCallRepaired(t *testing.T) {
 		}},
 		transcript.Message{Role: transcript.RoleTool, ToolCallID: "call_a", Content: `{"path":"/outputs/a.md","bytes":1}`},
 	)
-	if err := h.st.SaveSession(&s.Session); err != nil {
+	if err := h.st.SaveSession(ctx, &s.Session); err != nil {
 		t.Fatal(err)
 	}
 	h.fm.Enqueue(fakemodel.Reply{Text: "Where were we?"})

@@ -20,9 +20,9 @@ import (
 type OutputStore interface {
 	// PutOutput stores the bytes of one version of a session's document;
 	// the same path and version again replaces them.
-	PutOutput(sessionID string, o transcript.Output, data []byte) error
+	PutOutput(ctx context.Context, sessionID string, o transcript.Output, data []byte) error
 	// OutputData returns the bytes of a stored version (0: the latest).
-	OutputData(sessionID, path string, version int) ([]byte, error)
+	OutputData(ctx context.Context, sessionID, path string, version int) ([]byte, error)
 }
 
 // Model is what the loop needs of a model client; *model.Client (engine/model) implements it.
@@ -180,7 +180,7 @@ func (e *Engine) save(s *Session) error {
 	if s.AgentDef != nil {
 		s.Session.Agent = Snapshot(s.AgentDef)
 	}
-	if err := e.cfg.Store.SaveSession(&s.Session); err != nil {
+	if err := e.cfg.Store.SaveSession(context.TODO(), &s.Session); err != nil {
 		return &SaveError{Err: err}
 	}
 	return nil

@@ -17,6 +17,7 @@ import (
 	"agentbot/engine/fakemodel"
 	"agentbot/engine/fixtures"
 	"agentbot/engine/model"
+	"agentbot/storage"
 )
 
 // Malformed tool arguments and unknown tools become error results the model
@@ -149,6 +150,7 @@ func TestEmptyModelAnswer(t *testing.T) {
 // 429 and 500 storms: retried with backoff, then a clear error; the user's
 // message stays in the transcript.
 func TestModelErrorStorms(t *testing.T) {
+	ctx := context.Background()
 	var slept []time.Duration
 	h := newHarness(t, harnessOpts{modelCfg: func(c *model.Config) {
 		c.Sleep = func(ctx context.Context, d time.Duration) error { slept = append(slept, d); return ctx.Err() }
@@ -167,7 +169,7 @@ func TestModelErrorStorms(t *testing.T) {
 	if !errors.As(err, &me) || me.Tries != 3 {
 		t.Fatalf("err = %v", err)
 	}
-	stored, _ := h.st.Session("t/storm")
+	stored, _ := storage.Session(ctx, h.st, "t/storm")
 	if last := stored.Messages[len(stored.Messages)-1]; last.Content != "second" {
 		t.Fatalf("the user's message was not kept: %+v", last)
 	}
@@ -196,12 +198,13 @@ func TestTimeouts(t *testing.T) {
 
 // An agent whose critical file is missing refuses to start and names it.
 func TestActivationRefusesMissingCriticalFile(t *testing.T) {
+	ctx := context.Background()
 	dir := t.TempDir()
 	os.WriteFile(filepath.Join(dir, "bundle.yaml"), []byte("type: standalone\nname: lonely\nagent:\n  id: lonely\n  name: Lonely\n  title: Test\n  file: lonely.md\n"), 0o644)
 	os.WriteFile(filepath.Join(dir, "lonely.md"), []byte("```xml\n<agent id=\"lonely\" name=\"Lonely\" title=\"Test\">\n<persona><role>r</role></persona>\n<critical-actions><i>Load into memory {bundle-root}/missing-config.yaml and set variables</i></critical-actions>\n<cmds><c cmd=\"*help\">Help</c></cmds>\n</agent>\n```\n"), 0o644)
 	h := newHarness(t, harnessOpts{})
 	h.cat = catalog.Load(catalog.Options{Bundles: []string{dir}})
-	s, err := live(h.st.NewSession("t/lonely"))
+	s, err := live(h.st.NewSession(ctx, "t/lonely"))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -217,6 +220,7 @@ func TestActivationRefusesMissingCriticalFile(t *testing.T) {
 // Near the context budget, old bulky tool results are elided in one chunk,
 // and requests extend each other again after that.
 func TestElisionInOneChunk(t *testing.T) {
+	ctx := context.Background()
 	h := newHarness(t, harnessOpts{mutate: func(c *engine.Config) { c.ContextBudget = 20000 }})
 	s, _ := h.start("t/elide", "product-lead")
 	read := func(p string) fakemodel.Reply {
@@ -241,7 +245,7 @@ func TestElisionInOneChunk(t *testing.T) {
 		t.Fatal("the last request has no elided stub")
 	}
 	// The stored transcript keeps everything.
-	stored, _ := h.st.Session("t/elide")
+	stored, _ := storage.Session(ctx, h.st, "t/elide")
 	for _, m := range stored.Messages {
 		if strings.Contains(m.Content, `"elided"`) {
 			t.Fatal("elision changed the stored transcript")

@@ -82,8 +82,9 @@ func (h *harness) agent(id string) *catalog.Agent {
 }
 
 func (h *harness) start(key, agentID string) (*engine.Session, *engine.Greeting) {
+	ctx := context.Background()
 	h.t.Helper()
-	s, err := live(h.st.NewSession(key))
+	s, err := live(h.st.NewSession(ctx, key))
 	if err != nil {
 		h.t.Fatal(err)
 	}

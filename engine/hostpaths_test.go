@@ -1,6 +1,7 @@
 package engine_test
 
 import (
+	"context"
 	"os"
 	"path/filepath"
 	"strings"
@@ -48,6 +49,7 @@ func hostBundle(t *testing.T, dir string) (bundle, data string) {
 // path, or as a note when the model cannot read it there; no request holds
 // a host path, and the model can read through the mapped variable.
 func TestConfigHostPathsReachModelAsVirtual(t *testing.T) {
+	ctx := context.Background()
 	dir := t.TempDir()
 	bundle, data := hostBundle(t, dir)
 	st, err := bolt.Open(data)
@@ -69,7 +71,7 @@ func TestConfigHostPathsReachModelAsVirtual(t *testing.T) {
 	if !ok {
 		t.Fatalf("agent missing: %+v", cat.Problems)
 	}
-	s, _ := live(st.NewSession("s1"))
+	s, _ := live(st.NewSession(ctx, "s1"))
 	if _, err := eng.Activate(s, a); err != nil {
 		t.Fatal(err)
 	}

@@ -1,6 +1,7 @@
 package engine_test
 
 import (
+	"context"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -21,6 +22,7 @@ import (
 // .env, and a config value that is a host path reaches the model as its
 // /project path, never as the host path.
 func TestSessionIsolationEndToEnd(t *testing.T) {
+	ctx := context.Background()
 	dir := t.TempDir()
 	bundle := filepath.Join(dir, "team")
 	src := filepath.Join(fixtures.Bundles(t), "product-team")
@@ -48,7 +50,7 @@ func TestSessionIsolationEndToEnd(t *testing.T) {
 	if !ok {
 		t.Fatalf("agent missing: %+v", cat.Problems)
 	}
-	alice, _ := live(st.NewSession("alice"))
+	alice, _ := live(st.NewSession(ctx, "alice"))
 	if _, err := eng.Activate(alice, a); err != nil {
 		t.Fatal(err)
 	}
@@ -56,7 +58,7 @@ func TestSessionIsolationEndToEnd(t *testing.T) {
 	if _, err := eng.Turn(t.Context(), alice, "save it", nil); err != nil {
 		t.Fatal(err)
 	}
-	bob, _ := live(st.NewSession("bob"))
+	bob, _ := live(st.NewSession(ctx, "bob"))
 	if _, err := eng.Activate(bob, a); err != nil {
 		t.Fatal(err)
 	}
@@ -193,6 +195,7 @@ func TestPathTricksAcrossProjects(t *testing.T) {
 // pathTricksAcrossProjects is TestPathTricksAcrossProjects with one
 // project_knowledge setting.
 func pathTricksAcrossProjects(t *testing.T, knowledge string) {
+	ctx := context.Background()
 	h, root, data := dataInRoot(t, "data", knowledge)
 	mkdirs := func(p string) {
 		if err := os.MkdirAll(p, 0o755); err != nil {
@@ -309,7 +312,7 @@ func pathTricksAcrossProjects(t *testing.T, knowledge string) {
 				t.Errorf("%s saved at %q", what, p)
 				continue
 			}
-			if got, err := h.st.DocumentData(storage.ChannelProject("T1", "C1"), doc, 0); err != nil || string(got) != "A-WAS-HERE" {
+			if got, err := h.st.DocumentData(ctx, storage.ChannelProject("T1", "C1"), doc, 0); err != nil || string(got) != "A-WAS-HERE" {
 				t.Errorf("%s saved %q, which is not A's document: %q, %v", what, p, got, err)
 			}
 		}
@@ -321,7 +324,7 @@ func pathTricksAcrossProjects(t *testing.T, knowledge string) {
 		}
 	}
 	for _, p := range []string{dm, c2} {
-		docs, err := h.st.Documents(p)
+		docs, err := h.st.Documents(ctx, p)
 		if err != nil {
 			t.Fatal(err)
 		}

@@ -73,6 +73,7 @@ func auditOf(s *engine.Session, callID string) (transcript.ToolRecord, bool) {
 // A read-only MCP tool runs at once; the model sees its result; the audit
 // keeps a digest and a size, never the arguments or the result.
 func TestMCPAutoToolRunsAndIsAudited(t *testing.T) {
+	ctx := context.Background()
 	srv := mcptest.NewHTTPServer(t)
 	var recs []transcript.ToolRecord
 	h, _ := mcpHarness(t, webConfig(srv.URL, ""))
@@ -124,7 +125,7 @@ func TestMCPAutoToolRunsAndIsAudited(t *testing.T) {
 	if len(recs) != 2 {
 		t.Fatalf("OnToolRecord saw %d records", len(recs))
 	}
-	stored, err := h.st.SessionByID(s.ID)
+	stored, err := h.st.SessionByID(ctx, s.ID)
 	if err != nil || len(stored.Audit) != 2 {
 		t.Fatalf("stored audit = %+v (%v)", stored, err)
 	}
@@ -140,6 +141,7 @@ func TestMCPAutoToolRunsAndIsAudited(t *testing.T) {
 
 // pauseOn runs a turn whose first response calls calls; it must pause.
 func pauseOn(t *testing.T, h *harness, s *engine.Session, calls ...fakemodel.ToolCall) *engine.Result {
+	ctx := context.Background()
 	t.Helper()
 	h.fm.Enqueue(fakemodel.Reply{ToolCalls: calls})
 	res := h.turn(s, "do it")
@@ -152,7 +154,7 @@ func pauseOn(t *testing.T, h *harness, s *engine.Session, calls ...fakemodel.Too
 	if last := s.Messages[len(s.Messages)-1]; last.Role != transcript.RoleAssistant || len(last.ToolCalls) != len(calls) {
 		t.Fatalf("transcript must end with the tool-call message, ends with %+v", last)
 	}
-	stored, err := h.st.SessionByID(s.ID)
+	stored, err := h.st.SessionByID(ctx, s.ID)
 	if err != nil || len(stored.Pending) != len(res.Pending) {
 		t.Fatalf("stored pending = %+v (%v)", stored.Pending, err)
 	}
@@ -288,6 +290,7 @@ func TestMCPParallelCallsOneAsks(t *testing.T) {
 // A pause survives a restart: the session is saved to bbolt, the store
 // reopened, the session resumed, decided and continued.
 func TestMCPPauseSurvivesRestart(t *testing.T) {
+	ctx := context.Background()
 	srv := mcptest.NewHTTPServer(t)
 	h, mgr := mcpHarness(t, webConfig(srv.URL, ""))
 	s, _ := h.start("t/restart", "product-lead")
@@ -309,7 +312,7 @@ func TestMCPPauseSurvivesRestart(t *testing.T) {
 		ExternalTools: mgr.SessionTools(func(*engine.Session) []string { return []string{"web"} }),
 	}
 	eng := engine.New(cfg)
-	rec, err := st.SessionByID(id)
+	rec, err := st.SessionByID(ctx, id)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -331,7 +334,7 @@ func TestMCPPauseSurvivesRestart(t *testing.T) {
 	if r := resultOf(t, h.fm.Requests()[1], "r1"); r["result"] != "saved" {
 		t.Fatalf("r1 = %v", r)
 	}
-	final, _ := st.SessionByID(id)
+	final, _ := st.SessionByID(ctx, id)
 	if len(final.Pending) != 0 || len(final.Audit) != 1 || final.Audit[0].Approver != "U1" {
 		t.Fatalf("stored after resume: pending %+v audit %+v", final.Pending, final.Audit)
 	}

@@ -1,6 +1,7 @@
 package engine
 
 import (
+	"context"
 	"fmt"
 	"log/slog"
 	"os"
@@ -130,7 +131,7 @@ type storedOutputs struct {
 // put stores the bytes of a document version in the output store and
 // marks the version stored.
 func (so *storedOutputs) put(sessionID string, o transcript.Output, data []byte) error {
-	if err := so.st.PutOutput(sessionID, o, data); err != nil {
+	if err := so.st.PutOutput(context.TODO(), sessionID, o, data); err != nil {
 		return err
 	}
 	so.mark.Store(storedKey(sessionID, o), struct{}{})
@@ -146,12 +147,12 @@ func (e *Engine) OutputData(sessionID string, o transcript.Output) ([]byte, erro
 		if e.cfg.Projects == nil || e.cfg.Projects.Store == nil {
 			return nil, fmt.Errorf("%s v%d is a document of project %s, and projects are off", o.Path, o.Version, o.Project)
 		}
-		return e.cfg.Projects.Store.DocumentData(o.Project, o.Path, o.DocVersion)
+		return e.cfg.Projects.Store.DocumentData(context.TODO(), o.Project, o.Path, o.DocVersion)
 	}
 	if e.cfg.Outputs == nil {
 		return nil, fmt.Errorf("%s v%d: no output store", o.Path, o.Version)
 	}
-	return e.cfg.Outputs.OutputData(sessionID, o.Path, o.Version)
+	return e.cfg.Outputs.OutputData(context.TODO(), sessionID, o.Path, o.Version)
 }
 
 // run brings the session's output folder root up to date with the

@@ -25,8 +25,9 @@ import (
 // stored returns the bytes of a stored document version, failing the test
 // when there are none.
 func stored(t *testing.T, st engine.OutputStore, id, path string, version int) string {
+	ctx := context.Background()
 	t.Helper()
-	data, err := st.OutputData(id, path, version)
+	data, err := st.OutputData(ctx, id, path, version)
 	if err != nil {
 		t.Fatalf("OutputData(%s, %s, v%d): %v", id, path, version, err)
 	}
@@ -36,6 +37,7 @@ func stored(t *testing.T, st engine.OutputStore, id, path string, version int) s
 // A saved document goes to the store: written twice in a turn it is one
 // version with the final bytes; the next turn's edit is version 2.
 func TestOutputsWriteThrough(t *testing.T) {
+	ctx := context.Background()
 	h := newHarness(t, harnessOpts{})
 	s, _ := h.start("t/store", "product-lead")
 	h.fm.Enqueue(
@@ -63,7 +65,7 @@ func TestOutputsWriteThrough(t *testing.T) {
 		t.Fatalf("latest stored %q", got)
 	}
 	// The session the store holds records what the store has bytes for.
-	rec, err := h.st.Session("t/store")
+	rec, err := storage.Session(ctx, h.st, "t/store")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -80,11 +82,11 @@ type failingOutputs struct {
 	fail atomic.Bool
 }
 
-func (f *failingOutputs) PutOutput(id string, o transcript.Output, data []byte) error {
+func (f *failingOutputs) PutOutput(ctx context.Context, id string, o transcript.Output, data []byte) error {
 	if f.fail.Load() {
 		return errors.New("database is down")
 	}
-	return f.OutputStore.PutOutput(id, o, data)
+	return f.OutputStore.PutOutput(ctx, id, o, data)
 }
 
 // A document the store refuses is a tool error the model reads; the file
@@ -138,6 +140,7 @@ func TestOutputsPutFailureIsToolError(t *testing.T) {
 // failover runs a turn on engine A, then the next on engine B: same store,
 // an empty data folder. B's model reads and edits the document A saved.
 func failover(t *testing.T, st storage.Backend) {
+	ctx := context.Background()
 	fm := fakemodel.NewTB(t)
 	cat := catalog.Load(catalog.Options{Bundles: []string{fixtures.Bundles(t)}})
 	newEngine := func(dir string) *engine.Engine {
@@ -157,7 +160,7 @@ func failover(t *testing.T, st storage.Backend) {
 	if !ok {
 		t.Fatal("no product-lead agent")
 	}
-	s, err := live(st.NewSession("t/failover"))
+	s, err := live(st.NewSession(ctx, "t/failover"))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -174,7 +177,7 @@ func failover(t *testing.T, st storage.Backend) {
 	}
 
 	// Replica B takes the thread over with nothing on its disk.
-	rec, err := st.Session("t/failover")
+	rec, err := storage.Session(ctx, st, "t/failover")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -210,7 +213,7 @@ func failover(t *testing.T, st storage.Backend) {
 		t.Fatalf("B's local file: %q, %v", data, err)
 	}
 	// A, back on the thread, catches up on B's version.
-	rec, err = st.Session("t/failover")
+	rec, err = storage.Session(ctx, st, "t/failover")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -249,6 +252,7 @@ func TestOutputsFailoverPostgres(t *testing.T) {
 // A session from before documents lived in the store (testdata v1 holds
 // product-brief.md only on disk) gets its document stored when it opens.
 func TestOutputsLegacyStoredOnOpen(t *testing.T) {
+	ctx := context.Background()
 	dir := t.TempDir()
 	fixtures.CopyDir(t, filepath.Join(fixtures.RepoRoot(t), "storage", "bolt", "testdata", "v1"), dir)
 	const id = "lgjnajbfftn7e"
@@ -261,7 +265,7 @@ func TestOutputsLegacyStoredOnOpen(t *testing.T) {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { st.Close() })
-	if _, err := st.OutputData(id, "product-brief.md", 0); !errors.Is(err, storage.ErrNotFound) {
+	if _, err := st.OutputData(ctx, id, "product-brief.md", 0); !errors.Is(err, storage.ErrNotFound) {
 		t.Fatalf("before opening: OutputData = %v, want not found (the test would prove nothing)", err)
 	}
 	fm := fakemodel.NewTB(t)
@@ -275,7 +279,7 @@ func TestOutputsLegacyStoredOnOpen(t *testing.T) {
 		OutputRoot: func(id string) string { d, _ := st.OutputDir(id); return d },
 		InputRoot:  func(id string) string { d, _ := st.InputDir(id); return d },
 	})
-	rec, err := st.SessionByID(id)
+	rec, err := st.SessionByID(ctx, id)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -301,6 +305,7 @@ func TestOutputsLegacyStoredOnOpen(t *testing.T) {
 // recorded path that is not local is skipped, a document found nowhere is
 // logged, and the turn goes on.
 func TestOutputsSyncBadPaths(t *testing.T) {
+	ctx := context.Background()
 	h := newHarness(t, harnessOpts{})
 	s, _ := h.start("t/bad", "product-lead")
 	now := time.Now()
@@ -308,11 +313,11 @@ func TestOutputsSyncBadPaths(t *testing.T) {
 		transcript.Output{Path: "../evil.md", Version: 1, Size: 4, Time: now},
 		transcript.Output{Path: "gone.md", Version: 1, Size: 4, Time: now},
 		transcript.Output{Path: "ok.md", Version: 1, Size: 2, Time: now})
-	if err := h.st.SaveSession(&s.Session); err != nil {
+	if err := h.st.SaveSession(ctx, &s.Session); err != nil {
 		t.Fatal(err)
 	}
 	for path, data := range map[string]string{"../evil.md": "evil", "ok.md": "ok"} {
-		if err := h.st.PutOutput(s.ID, transcript.Output{Path: path, Version: 1}, []byte(data)); err != nil {
+		if err := h.st.PutOutput(ctx, s.ID, transcript.Output{Path: path, Version: 1}, []byte(data)); err != nil {
 			t.Fatal(err)
 		}
 	}

@@ -67,6 +67,7 @@ func (h *harness) lastResults() []map[string]any {
 // architect reads for the architecture; bmad-help then gets all three,
 // with versions, authors and the help tables' outputs matched to them.
 func TestProjectBMADChainAcrossThreads(t *testing.T) {
+	ctx := context.Background()
 	h, root := projectHarness(t, nil)
 	analyst := h.startAs("T1/C1/1.1", "analyst", "U-ana")
 	h.fm.Enqueue(
@@ -102,7 +103,7 @@ func TestProjectBMADChainAcrossThreads(t *testing.T) {
 	read = toolResults(t, reqs[len(reqs)-2])
 	contains(t, fmt.Sprint(read[len(read)-1]["content"]), "From the brief", "the architect reads the PRD")
 
-	docs, err := h.st.Documents(storage.ChannelProject("T1", "C1"))
+	docs, err := h.st.Documents(ctx, storage.ChannelProject("T1", "C1"))
 	if err != nil || len(docs) != 3 {
 		t.Fatalf("project documents = %+v, %v", docs, err)
 	}
@@ -134,6 +135,7 @@ func TestProjectBMADChainAcrossThreads(t *testing.T) {
 // The same chain in one thread, the agent switched between steps: each
 // new agent's session sees the documents the earlier ones wrote.
 func TestProjectChainWithinOneThread(t *testing.T) {
+	ctx := context.Background()
 	h, _ := projectHarness(t, nil)
 	s := h.startAs("T1/C2/9.9", "analyst", "U1")
 	h.fm.Enqueue(
@@ -143,10 +145,10 @@ func TestProjectChainWithinOneThread(t *testing.T) {
 	h.turn(s, "brief")
 	// Switching agents detaches the session; the next one takes the key
 	// with a handoff.
-	if err := h.st.DetachSession(s.ID); err != nil {
+	if err := h.st.DetachSession(ctx, s.ID); err != nil {
 		t.Fatal(err)
 	}
-	rec, err := h.st.NewSession("T1/C2/9.9")
+	rec, err := h.st.NewSession(ctx, "T1/C2/9.9")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -169,7 +171,7 @@ func TestProjectChainWithinOneThread(t *testing.T) {
 		t.Fatalf("the PM reads %q in the same thread", got)
 	}
 	// The earlier session is kept.
-	if old, err := h.st.SessionByID(s.ID); err != nil || len(old.Messages) == 0 {
+	if old, err := h.st.SessionByID(ctx, s.ID); err != nil || len(old.Messages) == 0 {
 		t.Fatalf("the analyst's session: %v", err)
 	}
 }
@@ -194,6 +196,7 @@ func TestHandoffEdges(t *testing.T) {
 // who changed the document, where and when; the model reads it and its
 // retry lands on top.
 func TestProjectStaleSaveRefusedThenRetryLands(t *testing.T) {
+	ctx := context.Background()
 	h, _ := projectHarness(t, nil)
 	a := h.startAs("T1/C1/1.1", "pm", "U-a")
 	h.fm.Enqueue(
@@ -215,11 +218,11 @@ func TestProjectStaleSaveRefusedThenRetryLands(t *testing.T) {
 	for _, want := range []string{"changed since you read it", "U-a with pm", "T1/C1/1.1", "read it first"} {
 		contains(t, msg, want, "the stale save's refusal")
 	}
-	hist, err := h.st.DocumentHistory(storage.ChannelProject("T1", "C1"), "prd.md")
+	hist, err := h.st.DocumentHistory(ctx, storage.ChannelProject("T1", "C1"), "prd.md")
 	if err != nil || len(hist) != 2 || hist[0].Person != "U-b" {
 		t.Fatalf("history = %+v, %v", hist, err)
 	}
-	if data, _ := h.st.DocumentData(storage.ChannelProject("T1", "C1"), "prd.md", 0); string(data) != "A's PRD + B's part" {
+	if data, _ := h.st.DocumentData(ctx, storage.ChannelProject("T1", "C1"), "prd.md", 0); string(data) != "A's PRD + B's part" {
 		t.Fatalf("latest = %q", data)
 	}
 }
@@ -237,6 +240,7 @@ func appendScript(req fakemodel.Request) fakemodel.Reply {
 
 // Threads appending to one document at once lose nothing.
 func TestProjectConcurrentAppendsAllLand(t *testing.T) {
+	ctx := context.Background()
 	h, _ := projectHarness(t, nil)
 	h.fm.Handle(appendScript)
 	const n = 6
@@ -255,7 +259,7 @@ func TestProjectConcurrentAppendsAllLand(t *testing.T) {
 		}()
 	}
 	wg.Wait()
-	data, err := h.st.DocumentData(storage.ChannelProject("T1", "C1"), "log.md", 0)
+	data, err := h.st.DocumentData(ctx, storage.ChannelProject("T1", "C1"), "log.md", 0)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -310,6 +314,7 @@ func TestProjectIsolationAndBinding(t *testing.T) {
 // BMAD root's own _bmad-output is a read-only base layer a save puts a
 // version on top of.
 func TestProjectInputsAndBaseLayer(t *testing.T) {
+	ctx := context.Background()
 	h, root := projectHarness(t, nil)
 	base := filepath.Join(root, "_bmad-output", "planning-artifacts")
 	if err := os.MkdirAll(base, 0o755); err != nil {
@@ -328,7 +333,7 @@ func TestProjectInputsAndBaseLayer(t *testing.T) {
 		t.Fatal(err)
 	}
 	// The shared file records the channel it was shared in.
-	input, err := h.st.DocumentHistory(storage.ChannelProject("T1", "C1"), transcript.InputPrefix+"notes.txt")
+	input, err := h.st.DocumentHistory(ctx, storage.ChannelProject("T1", "C1"), transcript.InputPrefix+"notes.txt")
 	if err != nil || len(input) != 1 || input[0].Source != "T1/C1" {
 		t.Fatalf("the shared file's history = %+v, %v", input, err)
 	}
@@ -350,7 +355,7 @@ func TestProjectInputsAndBaseLayer(t *testing.T) {
 	if secret := fmt.Sprint(first[len(first)-1]); strings.Contains(secret, "hunter2") || first[len(first)-1]["error"] == nil {
 		t.Fatalf("the base layer's .env reached the model: %s", secret)
 	}
-	hist, err := h.st.DocumentHistory(storage.ChannelProject("T1", "C1"), "planning-artifacts/old-prd.md")
+	hist, err := h.st.DocumentHistory(ctx, storage.ChannelProject("T1", "C1"), "planning-artifacts/old-prd.md")
 	if err != nil || len(hist) != 1 || hist[0].Version != 1 {
 		t.Fatalf("a save over the base layer = %+v, %v", hist, err)
 	}
@@ -361,6 +366,7 @@ func TestProjectInputsAndBaseLayer(t *testing.T) {
 
 // memlog in a project keeps one log for every thread, never uploaded.
 func TestProjectMemlogShared(t *testing.T) {
+	ctx := context.Background()
 	h, _ := projectHarness(t, nil)
 	for i, cmd := range []map[string]any{
 		{"command": "init", "workspace": "/outputs/run"},
@@ -374,7 +380,7 @@ func TestProjectMemlogShared(t *testing.T) {
 			t.Fatalf("memlog %v: %v", cmd, res[len(res)-1])
 		}
 	}
-	data, err := h.st.DocumentData(storage.ChannelProject("T1", "C1"), "run/.memlog.md", 0)
+	data, err := h.st.DocumentData(ctx, storage.ChannelProject("T1", "C1"), "run/.memlog.md", 0)
 	if err != nil || !strings.Contains(string(data), "second thread was here") {
 		t.Fatalf("memlog = %q, %v", data, err)
 	}
@@ -387,14 +393,15 @@ func TestProjectMemlogShared(t *testing.T) {
 
 // bmad-help's load stays under 8 KB with 200 documents in the project.
 func TestProjectStateBudget(t *testing.T) {
+	ctx := context.Background()
 	h, _ := projectHarness(t, nil)
 	project := storage.ChannelProject("T1", "C1")
 	for i := range 200 {
-		if _, err := h.st.SaveDocument(project, transcript.DocVersion{Path: fmt.Sprintf("implementation-artifacts/stories/story-%03d.md", i), Person: "U123456789", Agent: "dev"}, 0, []byte("story")); err != nil {
+		if _, err := h.st.SaveDocument(ctx, project, transcript.DocVersion{Path: fmt.Sprintf("implementation-artifacts/stories/story-%03d.md", i), Person: "U123456789", Agent: "dev"}, 0, []byte("story")); err != nil {
 			t.Fatal(err)
 		}
 	}
-	if _, err := h.st.SaveDocument(project, transcript.DocVersion{Path: "planning-artifacts/prd.md", Person: "U1", Agent: "pm"}, 0, []byte("prd")); err != nil {
+	if _, err := h.st.SaveDocument(ctx, project, transcript.DocVersion{Path: "planning-artifacts/prd.md", Person: "U1", Agent: "pm"}, 0, []byte("prd")); err != nil {
 		t.Fatal(err)
 	}
 	s := h.startAs("T1/C1/1.1", "analyst", "U1")
@@ -436,13 +443,14 @@ type engineProjectStore interface {
 	engine.Store
 	engine.OutputStore
 	engine.ProjectStore
-	NewSession(key string) (*transcript.Session, error)
+	NewSession(ctx context.Context, key string) (*transcript.Session, error)
 }
 
 // Two replicas on one PostgreSQL database share a channel's documents:
 // the PM on replica B finds and extends the analyst's brief from replica
 // A; replica A, restarted, reads B's version, not its stale copy.
 func TestProjectReplicasAndRestartPostgres(t *testing.T) {
+	ctx := context.Background()
 	url := pgtest.URL(t)
 	stA, err := postgres.Open(context.Background(), url, t.TempDir())
 	if err != nil {
@@ -461,7 +469,7 @@ func TestProjectReplicasAndRestartPostgres(t *testing.T) {
 	a, b := projectEngine(t, stA, cat, fm, dirA), projectEngine(t, stB, cat, fm, dirB)
 	turn := func(eng *engine.Engine, st engineProjectStore, key, agent string, replies ...fakemodel.Reply) []map[string]any {
 		t.Helper()
-		rec, err := st.NewSession(key)
+		rec, err := st.NewSession(ctx, key)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -503,6 +511,7 @@ func TestProjectReplicasAndRestartPostgres(t *testing.T) {
 // reach a project's document by its working-copy path, its session
 // folder, a relative name or /outputs, and no listing shows it.
 func TestProjectIsolationInsideTheProject(t *testing.T) {
+	ctx := context.Background()
 	dir := t.TempDir()
 	bundle := filepath.Join(dir, "team")
 	fixtures.CopyDir(t, filepath.Join(fixtures.Bundles(t), "product-team"), bundle)
@@ -524,7 +533,7 @@ func TestProjectIsolationInsideTheProject(t *testing.T) {
 			Root: storage.Folders{Dir: data}.ProjectFolder},
 	})
 	a, _ := cat.Find("product-lead")
-	alice, _ := live(st.NewSession("T1/C1/1.1"))
+	alice, _ := live(st.NewSession(ctx, "T1/C1/1.1"))
 	if _, err := eng.Activate(alice, a); err != nil {
 		t.Fatal(err)
 	}
@@ -532,7 +541,7 @@ func TestProjectIsolationInsideTheProject(t *testing.T) {
 	if _, err := eng.Turn(t.Context(), alice, "save it", nil); err != nil {
 		t.Fatal(err)
 	}
-	bob, _ := live(st.NewSession("T1/C2/1.1"))
+	bob, _ := live(st.NewSession(ctx, "T1/C2/1.1"))
 	if _, err := eng.Activate(bob, a); err != nil {
 		t.Fatal(err)
 	}
@@ -574,6 +583,7 @@ func TestProjectIsolationInsideTheProject(t *testing.T) {
 // twice when the model, told the call was interrupted, calls it again; an
 // append the transcript knows of is made again when asked.
 func TestProjectAppendNotRepeatedAfterACrash(t *testing.T) {
+	ctx := context.Background()
 	h, _ := projectHarness(t, nil)
 	s := h.startAs("T1/C1/1.1", "pm", "U1")
 	appendLine := func() {
@@ -585,14 +595,14 @@ func TestProjectAppendNotRepeatedAfterACrash(t *testing.T) {
 	s.Wrote = nil // what a resume from the last saved record knows
 	appendLine()
 	project := storage.ChannelProject("T1", "C1")
-	if data, _ := h.st.DocumentData(project, "log.md", 0); string(data) != "line A\n" {
+	if data, _ := h.st.DocumentData(ctx, project, "log.md", 0); string(data) != "line A\n" {
 		t.Fatalf("after the repeated call the log is %q", data)
 	}
 	appendLine() // now recorded: a real second append
-	if data, _ := h.st.DocumentData(project, "log.md", 0); string(data) != "line A\nline A\n" {
+	if data, _ := h.st.DocumentData(ctx, project, "log.md", 0); string(data) != "line A\nline A\n" {
 		t.Fatalf("a second append was not made: %q", data)
 	}
-	if hist, _ := h.st.DocumentHistory(project, "log.md"); len(hist) != 2 {
+	if hist, _ := h.st.DocumentHistory(ctx, project, "log.md"); len(hist) != 2 {
 		t.Fatalf("%d versions, want 2", len(hist))
 	}
 }
@@ -602,6 +612,7 @@ func TestProjectAppendNotRepeatedAfterACrash(t *testing.T) {
 // and a save there puts a project version on top, which every thread
 // then reads there, while the BMAD root's file stays as it was.
 func TestProjectKnowledgeBaseLayer(t *testing.T) {
+	ctx := context.Background()
 	h, root := projectHarness(t, nil)
 	docs := filepath.Join(root, "docs")
 	if err := os.MkdirAll(docs, 0o755); err != nil {
@@ -624,7 +635,7 @@ func TestProjectKnowledgeBaseLayer(t *testing.T) {
 	if saved[len(saved)-1]["path"] != "/outputs/docs/domain.md" {
 		t.Fatalf("a save into project_knowledge was refused: %v", saved[len(saved)-1])
 	}
-	hist, err := h.st.DocumentHistory(storage.ChannelProject("T1", "C1"), "docs/domain.md")
+	hist, err := h.st.DocumentHistory(ctx, storage.ChannelProject("T1", "C1"), "docs/domain.md")
 	if err != nil || len(hist) != 1 || hist[0].Version != 1 || hist[0].Agent == "" {
 		t.Fatalf("a save over the project_knowledge base layer = %+v, %v", hist, err)
 	}
@@ -647,6 +658,7 @@ func TestProjectKnowledgeBaseLayer(t *testing.T) {
 // read it from there, and a document a session stored before projects
 // stays readable from the session's outputs.
 func TestProjectSaveStoresBytesOnce(t *testing.T) {
+	ctx := context.Background()
 	h, _ := projectHarness(t, nil)
 	s := h.startAs("T1/C1/1.1", "pm", "U1")
 	h.fm.Enqueue(
@@ -665,7 +677,7 @@ func TestProjectSaveStoresBytesOnce(t *testing.T) {
 		if o.Project != project || o.DocVersion != i+1 {
 			t.Errorf("output %+v does not name the project's version %d", o, i+1)
 		}
-		if data, err := h.st.OutputData(s.ID, o.Path, o.Version); !errors.Is(err, storage.ErrNotFound) {
+		if data, err := h.st.OutputData(ctx, s.ID, o.Path, o.Version); !errors.Is(err, storage.ErrNotFound) {
 			t.Errorf("v%d stored again for the session: %q, %v", o.Version, data, err)
 		}
 		if data, err := h.eng.OutputData(s.ID, o); err != nil || string(data) != want {
@@ -674,7 +686,7 @@ func TestProjectSaveStoresBytesOnce(t *testing.T) {
 	}
 	// A document saved before projects: in the session's outputs only.
 	old := transcript.Output{Path: "old.md", Version: 1, Size: 3}
-	if err := h.st.PutOutput(s.ID, old, []byte("old")); err != nil {
+	if err := h.st.PutOutput(ctx, s.ID, old, []byte("old")); err != nil {
 		t.Fatal(err)
 	}
 	if data, err := h.eng.OutputData(s.ID, old); err != nil || string(data) != "old" {
@@ -689,6 +701,7 @@ func TestProjectSaveStoresBytesOnce(t *testing.T) {
 // the store answers, the document lands in the project the channel is
 // bound to, and nowhere else.
 func TestProjectBindingUnreadableFailsAsTheStore(t *testing.T) {
+	ctx := context.Background()
 	h, _ := projectHarness(t, map[string]string{"T1/C3": "shared"})
 	of := h.cfg.Projects.Of
 	var fail sync.Mutex
@@ -722,7 +735,7 @@ func TestProjectBindingUnreadableFailsAsTheStore(t *testing.T) {
 	)
 	h.turn(s, "save")
 	for project, want := range map[string]int{"shared": 1, storage.ProjectOfKey("T1/C3/1.1"): 0} {
-		docs, err := h.st.Documents(project)
+		docs, err := h.st.Documents(ctx, project)
 		if err != nil {
 			t.Fatal(err)
 		}

@@ -9,6 +9,7 @@ import (
 	"agentbot/engine"
 	"agentbot/engine/fakemodel"
 	"agentbot/engine/transcript"
+	"agentbot/storage"
 )
 
 // flakyStore fails SaveSession while down is set, as a database that went
@@ -18,11 +19,11 @@ type flakyStore struct {
 	down atomic.Bool
 }
 
-func (f *flakyStore) SaveSession(s *transcript.Session) error {
+func (f *flakyStore) SaveSession(ctx context.Context, s *transcript.Session) error {
 	if f.down.Load() {
 		return errors.New("connection refused")
 	}
-	return f.Store.SaveSession(s)
+	return f.Store.SaveSession(ctx, s)
 }
 
 // TestFinalSaveFailureKeepsTheAnswer: when the store fails at the turn's
@@ -30,6 +31,7 @@ func (f *flakyStore) SaveSession(s *transcript.Session) error {
 // model error); Save completes it once the store is back, and the
 // transcript then holds the user's message and the answer.
 func TestFinalSaveFailureKeepsTheAnswer(t *testing.T) {
+	ctx := context.Background()
 	var fs *flakyStore
 	h := newHarness(t, harnessOpts{mutate: func(c *engine.Config) {
 		fs = &flakyStore{Store: c.Store}
@@ -57,7 +59,7 @@ func TestFinalSaveFailureKeepsTheAnswer(t *testing.T) {
 	if err := h.eng.Save(s); err != nil {
 		t.Fatal(err)
 	}
-	got, err := h.st.Session("T/C/1")
+	got, err := storage.Session(ctx, h.st, "T/C/1")
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -12,6 +12,7 @@
 package engine
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"strings"
@@ -56,7 +57,7 @@ type Usage = transcript.Usage
 // Store persists sessions. The engine calls SaveSession after every loop
 // iteration; an implementation appends only the messages it has not stored.
 type Store interface {
-	SaveSession(s *transcript.Session) error
+	SaveSession(ctx context.Context, s *transcript.Session) error
 }
 
 // Snapshot returns what a stored session keeps of a: its names and where

@@ -1,6 +1,7 @@
 package engine_test
 
 import (
+	"context"
 	"encoding/json"
 	"os"
 	"path/filepath"
@@ -182,6 +183,7 @@ func TestSkillPromptItem(t *testing.T) {
 
 // memlog keeps memlog.py's exact format: init, then append, then set.
 func TestSkillMemlogRoundTrip(t *testing.T) {
+	ctx := context.Background()
 	h, _ := skillHarness(t, nil)
 	s, _ := h.start("k", "pm")
 	ws := "{planning_artifacts}/prds/prd-bmadnew-2026-11-21"
@@ -219,7 +221,7 @@ func TestSkillMemlogRoundTrip(t *testing.T) {
 	if docs := transcript.Documents(s.Outputs); len(docs) != 0 {
 		t.Fatalf("the memlog is listed as a document: %+v", docs)
 	}
-	if stored, err := h.st.OutputData(s.ID, logPath, 0); err != nil || string(stored) != want {
+	if stored, err := h.st.OutputData(ctx, s.ID, logPath, 0); err != nil || string(stored) != want {
 		t.Fatalf("stored memlog %q, %v; want the final bytes", stored, err)
 	}
 	if err := os.RemoveAll(dir); err != nil {
@@ -235,7 +237,7 @@ func TestSkillMemlogRoundTrip(t *testing.T) {
 	if last := again[len(again)-1]; last["entries"] != float64(3) {
 		t.Fatalf("append after the local folder went away: %v", last)
 	}
-	if stored, _ := h.st.OutputData(s.ID, logPath, 0); !strings.HasSuffix(string(stored), "- after the move\n") {
+	if stored, _ := h.st.OutputData(ctx, s.ID, logPath, 0); !strings.HasSuffix(string(stored), "- after the move\n") {
 		t.Fatalf("the store lacks the new entry:\n%s", stored)
 	}
 }
@@ -329,10 +331,11 @@ func TestSkillLoadMidSession(t *testing.T) {
 // An invalid override stops the agent with its file and line, never the
 // defaults, and no host path.
 func TestSkillInvalidOverrideCannotStart(t *testing.T) {
+	ctx := context.Background()
 	h, root := skillHarness(t, func(root string) {
 		write(t, root, "_bmad/custom/bmad-agent-pm.toml", "[agent]\nicon = \"🚀\"\nicon = \"again\"\n")
 	})
-	s, err := live(h.st.NewSession("k"))
+	s, err := live(h.st.NewSession(ctx, "k"))
 	if err != nil {
 		t.Fatal(err)
 	}

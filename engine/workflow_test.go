@@ -2,6 +2,7 @@ package engine_test
 
 import (
 	"bytes"
+	"context"
 	"encoding/json"
 	"os"
 	"path/filepath"
@@ -14,11 +15,13 @@ import (
 	"agentbot/engine"
 	"agentbot/engine/fakemodel"
 	"agentbot/engine/fixtures"
+	"agentbot/storage"
 )
 
 // A workflow of our own bundle, from menu pick to a saved output on disk:
 // the pick costs exactly one model call before the first question.
 func TestBundleWorkflowFromMenuPickToSavedOutput(t *testing.T) {
+	ctx := context.Background()
 	h := newHarness(t, harnessOpts{})
 	s, g := h.start("t/brief", "product-lead")
 	if h.fm.Calls() != 0 {
@@ -89,7 +92,7 @@ func TestBundleWorkflowFromMenuPickToSavedOutput(t *testing.T) {
 		t.Fatalf("re-save should be v2: %+v", outs)
 	}
 	// Stored: a reopened session has the whole transcript and outputs.
-	stored, err := h.st.Session("t/brief")
+	stored, err := storage.Session(ctx, h.st, "t/brief")
 	if err != nil || len(stored.Messages) != len(s.Messages) || len(stored.Outputs) != 2 {
 		t.Fatalf("stored session: %v, %d messages (want %d)", err, len(stored.Messages), len(s.Messages))
 	}
@@ -224,6 +227,7 @@ func keys(m map[string]any) []string {
 // Every agent of the alpha.5 install starts, without a model call; a file an
 // activation names that the install lacks is noted for the model instead.
 func TestEveryBMADAgentActivates(t *testing.T) {
+	ctx := context.Background()
 	root := fixtures.Dir(t, fixtures.Alpha5)
 	h := newHarness(t, harnessOpts{bmad: []string{root}})
 	n := 0
@@ -232,7 +236,7 @@ func TestEveryBMADAgentActivates(t *testing.T) {
 			continue
 		}
 		n++
-		s, err := live(h.st.NewSession("t/all/" + a.ID))
+		s, err := live(h.st.NewSession(ctx, "t/all/"+a.ID))
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -255,8 +259,9 @@ func TestEveryBMADAgentActivates(t *testing.T) {
 
 // A caller's user_name overrides the config's, in the greeting and prompt.
 func TestCallerVarsOverrideConfig(t *testing.T) {
+	ctx := context.Background()
 	h := newHarness(t, harnessOpts{})
-	s, err := live(h.st.NewSession("t/name"))
+	s, err := live(h.st.NewSession(ctx, "t/name"))
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -85,6 +85,23 @@ func CheckLease(key, holder string) error {
 	return CheckKey("lease holder", holder)
 }
 
+// CleanChannel checks a channel's settings as EditChannel stores them:
+// the agent id's length, and the tools cleaned (CleanChannelTools).
+func CleanChannel(c ChannelSettings) (ChannelSettings, error) {
+	if len(c.Agent) > MaxKeyLen {
+		return c, fmt.Errorf("agent id too long (%d bytes, max %d)", len(c.Agent), MaxKeyLen)
+	}
+	tools, err := CleanChannelTools(c.Tools)
+	if err != nil {
+		return c, err
+	}
+	if len(tools) == 0 {
+		tools = nil
+	}
+	c.Tools = tools
+	return c, nil
+}
+
 // maxChannelTools bounds the servers one channel may add.
 const maxChannelTools = 64
 

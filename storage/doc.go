@@ -1,8 +1,10 @@
 // Package storage is agentbot's storage contract: the roles a store plays
-// (Sessions, SessionList, Retention, WorkFolders, Dedupe, Inbound, Leases,
-// Channels, Usage, Outputs; Backend is all of them), the types they hand
-// over, their errors, and the argument checks and id scheme every store
-// applies, so that all stores accept and produce exactly the same.
+// (Sessions, SessionList, Retention, Dedupe, Inbound, Leases, Fenced,
+// Channels, Usage, Outputs, Projects; Backend is all of them), each method
+// taking the caller's context first, the types they hand over, their
+// errors, the functions made of the roles (Session, Lookup, Next, ...),
+// and the argument checks and id scheme every store applies, so that all
+// stores accept and produce exactly the same.
 //
 // The stores live in their own packages: storage/bolt, the embedded bbolt
 // default that one process holds, and storage/postgres, shared by

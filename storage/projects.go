@@ -1,6 +1,7 @@
 package storage
 
 import (
+	"context"
 	"crypto/sha256"
 	"encoding/hex"
 	"errors"
@@ -46,46 +47,60 @@ const AnyVersion = transcript.AnyVersion
 // Projects keeps projects, the channels bound to them, and their
 // versioned documents.
 type Projects interface {
-	// Project returns a project's record, or an error matching
-	// ErrNotFound. A project exists once created or written to.
-	Project(name string) (Project, error)
 	// CreateProject creates a project; an existing name is an error
 	// matching ErrExists.
-	CreateProject(p Project) error
-	// ListProjects lists every project, by name.
-	ListProjects() ([]Project, error)
+	CreateProject(ctx context.Context, p Project) error
+	// ListProjects lists every project, by name (storage.FindProject finds
+	// one). A project exists once created or written to.
+	ListProjects(ctx context.Context) ([]Project, error)
 	// BindChannel binds a channel ("team/channel") to a project, which
 	// must exist; "" unbinds it, so it is its own project again.
-	BindChannel(channel, project string) error
+	BindChannel(ctx context.Context, channel, project string) error
 	// ChannelBinding is the project a channel is bound to, "" for none.
-	ChannelBinding(channel string) (string, error)
+	ChannelBinding(ctx context.Context, channel string) (string, error)
 	// BoundChannels lists the channels bound to a project, sorted.
-	BoundChannels(project string) ([]string, error)
+	BoundChannels(ctx context.Context, project string) ([]string, error)
 	// SaveDocument stores data as the next version of v.Path, recorded
 	// with v's session, thread, agent and person, and returns the version.
 	// base is the version the writer has seen (0: none, AnyVersion: do not
 	// check); any other latest version refuses it with a *StaleError. The
 	// project is created when missing.
-	SaveDocument(project string, v DocVersion, base int, data []byte) (DocVersion, error)
+	SaveDocument(ctx context.Context, project string, v DocVersion, base int, data []byte) (DocVersion, error)
 	// EditDocument stores edit(latest bytes) as the next version,
 	// atomically: no other version lands between the read and the write
 	// (a missing document reads as nil). An error from edit is returned
 	// as it is, and nothing is stored.
-	EditDocument(project string, v DocVersion, edit func(old []byte) ([]byte, error)) (DocVersion, error)
+	EditDocument(ctx context.Context, project string, v DocVersion, edit func(old []byte) ([]byte, error)) (DocVersion, error)
 	// Documents lists the latest version of each of a project's
 	// documents, most recently changed first.
-	Documents(project string) ([]DocVersion, error)
+	Documents(ctx context.Context, project string) ([]DocVersion, error)
 	// DocumentHistory lists every version of one document, newest first.
-	DocumentHistory(project, path string) ([]DocVersion, error)
+	DocumentHistory(ctx context.Context, project, path string) ([]DocVersion, error)
 	// DocumentData returns the bytes of a version (0: the latest).
-	DocumentData(project, path string, version int) ([]byte, error)
+	DocumentData(ctx context.Context, project, path string, version int) ([]byte, error)
 	// ProjectSources lists, sorted and distinct, the Source of every
 	// version of every document of a project (shared inputs included):
 	// every channel ("team/channel") that ever wrote to it, whatever it is
 	// bound to now. UnknownSource is among them when a version's channel
 	// cannot be known; versions written from no channel (the terminal's)
 	// add nothing. A project without documents has none.
-	ProjectSources(project string) ([]string, error)
+	ProjectSources(ctx context.Context, project string) ([]string, error)
+}
+
+// FindProject returns a project's record, or an error matching ErrNotFound.
+func FindProject(ctx context.Context, st interface {
+	ListProjects(ctx context.Context) ([]Project, error)
+}, name string) (Project, error) {
+	list, err := st.ListProjects(ctx)
+	if err != nil {
+		return Project{}, err
+	}
+	for _, p := range list {
+		if p.Name == name {
+			return p, nil
+		}
+	}
+	return Project{}, fmt.Errorf("project %q: %w", name, ErrNotFound)
 }
 
 // UnknownSource is the source of a version written before sources were
@@ -151,23 +166,23 @@ func ProjectOfKey(key string) string {
 // ThreadProject is the project a session key's thread shares: a Slack
 // thread's channel's (BoundProject); any other key's (the terminal's) is
 // terminal.
-func ThreadProject(st interface {
-	ChannelBinding(channel string) (string, error)
+func ThreadProject(ctx context.Context, st interface {
+	ChannelBinding(ctx context.Context, channel string) (string, error)
 }, key, terminal string) (string, error) {
 	team, channel, ok := SlackChannel(key)
 	if !ok {
 		return terminal, nil
 	}
-	return BoundProject(st, team, channel)
+	return BoundProject(ctx, st, team, channel)
 }
 
 // BoundProject is the project a channel's threads share: the one the
 // channel is bound to, else its own. With an error reading the binding it
 // is the channel's own project, never another channel's.
-func BoundProject(st interface {
-	ChannelBinding(channel string) (string, error)
+func BoundProject(ctx context.Context, st interface {
+	ChannelBinding(ctx context.Context, channel string) (string, error)
 }, team, channel string) (string, error) {
-	bound, err := st.ChannelBinding(team + "/" + channel)
+	bound, err := st.ChannelBinding(ctx, team+"/"+channel)
 	if err != nil || bound == "" {
 		return ChannelProject(team, channel), err
 	}

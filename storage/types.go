@@ -20,10 +20,10 @@ type SessionInfo struct {
 
 // Queued is one persisted inbound message waiting for its turn.
 type Queued struct {
-	// Seq is unique across the store and grows with every Enqueue.
+	// Seq is unique across the store and grows with every admission.
 	Seq uint64
 	// Order places the item in its thread: Slack's message ts in
-	// microseconds, or the time of admission (see Inbound.AdmitOrdered).
+	// microseconds, or the time of admission (see Inbound.Admit).
 	Order    int64
 	Payload  []byte
 	Enqueued time.Time

@@ -1,6 +1,7 @@
 package lease
 
 import (
+	"context"
 	"errors"
 	"sync"
 	"time"
@@ -17,7 +18,7 @@ import (
 type Fences struct {
 	st storage.Fenced
 	sv interface {
-		SaveSession(*transcript.Session) error
+		SaveSession(context.Context, *transcript.Session) error
 	}
 	m sync.Map // thread key → storage.Fence
 	// outputs holds what each save of a thread's session applies first
@@ -29,21 +30,21 @@ type Fences struct {
 // FencedStore is a store that can save under a fence.
 type FencedStore interface {
 	storage.Fenced
-	SaveSession(*transcript.Session) error
+	SaveSession(context.Context, *transcript.Session) error
 }
 
 // NewFences returns the fences of a process over st.
 func NewFences(st FencedStore) *Fences { return &Fences{st: st, sv: st} }
 
 // SaveSession saves s, fenced when this process holds its thread.
-func (f *Fences) SaveSession(s *transcript.Session) error {
+func (f *Fences) SaveSession(ctx context.Context, s *transcript.Session) error {
 	if v, ok := f.outputs.Load(s.Key); ok {
 		v.(func(*transcript.Session))(s)
 	}
 	if v, ok := f.m.Load(s.Key); ok {
-		return f.st.SaveSessionFenced(v.(storage.Fence), s)
+		return f.st.SaveSessionFenced(ctx, v.(storage.Fence), s)
 	}
-	return f.sv.SaveSession(s)
+	return f.sv.SaveSession(ctx, s)
 }
 
 // KeepOutput makes every save of key's session apply put first, until the
@@ -80,7 +81,7 @@ func (l *Held) Guard() error {
 	if time.Since(l.checked) < checkEvery {
 		return nil
 	}
-	err := l.Retry("check the thread's fence", func() error { return l.cfg.Store.CheckFence(l.fence) })
+	err := l.Retry("check the thread's fence", func() error { return l.cfg.Store.CheckFence(context.TODO(), l.fence) })
 	if err == nil {
 		l.checked = time.Now()
 	}
@@ -100,7 +101,7 @@ func (l *Held) Complete(seq uint64, meta func() (map[string]string, error)) erro
 	err := l.Retry("dequeue", func() error {
 		m, err := meta()
 		if err == nil {
-			err = l.cfg.Store.CompleteFenced(l.fence, seq, m)
+			err = l.cfg.Store.CompleteFenced(context.TODO(), l.fence, seq, m)
 		}
 		return err
 	})

@@ -53,9 +53,9 @@ func NewReplicaID() string {
 // the lease, and the fenced writes.
 type Store interface {
 	storage.Fenced
-	RenewLease(f storage.Fence, ttl time.Duration) error
-	CheckFence(f storage.Fence) error
-	ReleaseLease(key, holder string) error
+	RenewLease(ctx context.Context, f storage.Fence, ttl time.Duration) error
+	CheckFence(ctx context.Context, f storage.Fence) error
+	ReleaseLease(ctx context.Context, key, holder string) error
 }
 
 // Config is what Hold needs: the store, the process's fences, the lease
@@ -169,7 +169,7 @@ func renewRetry(ttl time.Duration) time.Duration {
 // another replica may take it over.
 func (l *Held) renewOnce(giveUp time.Time) error {
 	done := make(chan error, 1)
-	go func() { done <- l.cfg.Store.RenewLease(l.fence, l.cfg.TTL) }()
+	go func() { done <- l.cfg.Store.RenewLease(context.TODO(), l.fence, l.cfg.TTL) }()
 	t := time.NewTimer(time.Until(giveUp))
 	defer t.Stop()
 	select {
@@ -203,7 +203,7 @@ func (l *Held) Release() {
 	if l.lost.Load() {
 		return
 	}
-	if err := l.cfg.Store.ReleaseLease(l.key, l.cfg.Replica); err != nil {
+	if err := l.cfg.Store.ReleaseLease(context.TODO(), l.key, l.cfg.Replica); err != nil {
 		l.cfg.Log.Warn("release thread lease", "thread", l.key, "err", err) // it expires
 	}
 }

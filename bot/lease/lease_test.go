@@ -13,19 +13,21 @@ import (
 	"agentbot/engine/transcript"
 	"agentbot/storage"
 	"agentbot/storage/bolt"
+	"agentbot/storage/storetest"
 )
 
 const key = "T1/C1/1700000000.000100"
 
 // hold opens a store, takes key's lease for replica a and holds it.
 func hold(t *testing.T, ttl time.Duration) (*bolt.Store, *Fences, *Held) {
+	ctx := context.Background()
 	t.Helper()
 	st, err := bolt.Open(t.TempDir())
 	if err != nil {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { st.Close() })
-	f, ok, err := st.TakeLease(key, "a", ttl)
+	f, ok, err := st.TakeLease(ctx, key, "a", ttl)
 	if err != nil || !ok {
 		t.Fatalf("take lease: %v %v", ok, err)
 	}
@@ -38,8 +40,9 @@ func hold(t *testing.T, ttl time.Duration) (*bolt.Store, *Fences, *Held) {
 // session stores a session of the thread, as the engine's first save
 // would.
 func session(t *testing.T, st *bolt.Store) *transcript.Session {
+	ctx := context.Background()
 	t.Helper()
-	s, err := st.NewSession(key)
+	s, err := st.NewSession(ctx, key)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -50,6 +53,7 @@ func session(t *testing.T, st *bolt.Store) *transcript.Session {
 // an item completes under it with its meta, and the output a save applies
 // is dropped with it; on release another replica may take the thread.
 func TestHeldLeaseRenewsCompletesAndReleases(t *testing.T) {
+	ctx := context.Background()
 	st, fences, l := hold(t, 300*time.Millisecond)
 	if Of(l.Context()) != l || Of(context.Background()) != nil {
 		t.Fatal("Of does not find the lease in its context only")
@@ -58,33 +62,33 @@ func TestHeldLeaseRenewsCompletesAndReleases(t *testing.T) {
 	if err := l.Guard(); err != nil || l.Context().Err() != nil {
 		t.Fatalf("lease lost while renewed: %v, %v", err, l.Context().Err())
 	}
-	if ok, _ := st.Lease(key, "b", time.Second); ok {
+	if ok, _ := storetest.Lease(ctx, st, key, "b", time.Second); ok {
 		t.Fatal("another replica took a renewed lease")
 	}
 	s := session(t, st)
 	fences.KeepOutput(key, func(s *transcript.Session) { s.SetMeta("out", "shown") })
-	if err := fences.SaveSession(s); err != nil || s.Meta["out"] != "shown" {
+	if err := fences.SaveSession(ctx, s); err != nil || s.Meta["out"] != "shown" {
 		t.Fatalf("fenced save: %v, meta %v", err, s.Meta)
 	}
-	seq, err := st.Enqueue(key, []byte(`{"text":"hi"}`))
+	seq, err := storetest.Enqueue(ctx, st, key, []byte(`{"text":"hi"}`))
 	if err != nil {
 		t.Fatal(err)
 	}
 	if err := l.Complete(seq, func() (map[string]string, error) { return map[string]string{"posted": "1"}, nil }); err != nil {
 		t.Fatalf("complete: %v", err)
 	}
-	if _, _, ok, _ := st.Next(key); ok {
+	if _, _, ok, _ := storage.Next(ctx, st, key); ok {
 		t.Fatal("the completed item is still queued")
 	}
-	if rec, _ := st.FindMeta(key); rec == nil || rec.Meta["posted"] != "1" {
+	if rec, _ := st.FindMeta(ctx, key); rec == nil || rec.Meta["posted"] != "1" {
 		t.Fatalf("the meta of the completion is not stored: %+v", rec)
 	}
 	delete(s.Meta, "out")
-	if err := fences.SaveSession(s); err != nil || s.Meta["out"] != "" {
+	if err := fences.SaveSession(ctx, s); err != nil || s.Meta["out"] != "" {
 		t.Fatalf("the output is applied after its item completed: %v, %v", err, s.Meta)
 	}
 	l.Release()
-	if ok, err := st.Lease(key, "b", time.Second); err != nil || !ok {
+	if ok, err := storetest.Lease(ctx, st, key, "b", time.Second); err != nil || !ok {
 		t.Fatalf("the released lease was not free: %v %v", ok, err)
 	}
 }
@@ -93,11 +97,12 @@ func TestHeldLeaseRenewsCompletesAndReleases(t *testing.T) {
 // context ends, Guard refuses, the fenced save and the completion are
 // refused with ErrFenced, and the release leaves the new holder's lease.
 func TestLostLeaseFencesEveryWrite(t *testing.T) {
+	ctx := context.Background()
 	st, fences, l := hold(t, 300*time.Millisecond)
-	if err := st.ReleaseLease(key, "a"); err != nil { // as if it expired
+	if err := st.ReleaseLease(ctx, key, "a"); err != nil { // as if it expired
 		t.Fatal(err)
 	}
-	if _, ok, err := st.TakeLease(key, "b", time.Minute); err != nil || !ok {
+	if _, ok, err := st.TakeLease(ctx, key, "b", time.Minute); err != nil || !ok {
 		t.Fatalf("b takes the thread over: %v %v", ok, err)
 	}
 	select {
@@ -109,21 +114,21 @@ func TestLostLeaseFencesEveryWrite(t *testing.T) {
 		t.Fatal("Guard passes a lost lease")
 	}
 	s := session(t, st)
-	if err := fences.SaveSession(s); !errors.Is(err, storage.ErrFenced) {
+	if err := fences.SaveSession(ctx, s); !errors.Is(err, storage.ErrFenced) {
 		t.Fatalf("save after the loss: %v, want ErrFenced", err)
 	}
-	seq, err := st.Enqueue(key, []byte(`{"text":"hi"}`))
+	seq, err := storetest.Enqueue(ctx, st, key, []byte(`{"text":"hi"}`))
 	if err != nil {
 		t.Fatal(err)
 	}
 	if err := l.Complete(seq, func() (map[string]string, error) { return nil, nil }); !errors.Is(err, storage.ErrFenced) {
 		t.Fatalf("complete after the loss: %v, want ErrFenced", err)
 	}
-	if _, _, ok, _ := st.Next(key); !ok {
+	if _, _, ok, _ := storage.Next(ctx, st, key); !ok {
 		t.Fatal("a lost lease's completion dequeued the item")
 	}
 	l.Release()
-	if ok, _ := st.Lease(key, "c", time.Second); ok {
+	if ok, _ := storetest.Lease(ctx, st, key, "c", time.Second); ok {
 		t.Fatal("the release of a lost lease freed the new holder's")
 	}
 }
@@ -135,11 +140,11 @@ type flakyChecks struct {
 	fails atomic.Int32
 }
 
-func (f *flakyChecks) CheckFence(fc storage.Fence) error {
+func (f *flakyChecks) CheckFence(ctx context.Context, fc storage.Fence) error {
 	if f.fails.Add(-1) >= 0 {
 		return errors.New("read tcp 127.0.0.1:5432: connection reset by peer")
 	}
-	return f.Store.CheckFence(fc)
+	return f.Store.CheckFence(ctx, fc)
 }
 
 // A fence check the store fails to answer is tried again while the lease
@@ -189,24 +194,25 @@ type flakyRenewals struct {
 	fails atomic.Int32
 }
 
-func (f *flakyRenewals) RenewLease(fc storage.Fence, ttl time.Duration) error {
+func (f *flakyRenewals) RenewLease(ctx context.Context, fc storage.Fence, ttl time.Duration) error {
 	if f.fails.Add(-1) >= 0 {
 		return errors.New("write tcp 127.0.0.1:5432: connection reset by peer")
 	}
-	return f.Store.RenewLease(fc, ttl)
+	return f.Store.RenewLease(ctx, fc, ttl)
 }
 
 // One failed renewal does not cost the thread: it is tried again soon,
 // before the give-up point (half the lease time), instead of at the next
 // period, which comes after it.
 func TestOneFailedRenewalKeepsTheLease(t *testing.T) {
+	ctx := context.Background()
 	st, err := bolt.Open(t.TempDir())
 	if err != nil {
 		t.Fatal(err)
 	}
 	defer st.Close()
 	const ttl = 600 * time.Millisecond
-	f, ok, err := st.TakeLease(key, "a", ttl)
+	f, ok, err := st.TakeLease(ctx, key, "a", ttl)
 	if err != nil || !ok {
 		t.Fatalf("take lease: %v %v", ok, err)
 	}
@@ -222,7 +228,7 @@ func TestOneFailedRenewalKeepsTheLease(t *testing.T) {
 	if err := l.Context().Err(); err != nil {
 		t.Fatalf("one failed renewal lost the lease: %v", err)
 	}
-	if ok, _ := st.Lease(key, "b", time.Second); ok {
+	if ok, _ := storetest.Lease(ctx, st, key, "b", time.Second); ok {
 		t.Fatal("another replica took the lease")
 	}
 }

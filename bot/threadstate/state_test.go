@@ -1,6 +1,7 @@
 package threadstate
 
 import (
+	"context"
 	"path/filepath"
 	"reflect"
 	"strings"
@@ -72,6 +73,7 @@ func TestThreadStateDamaged(t *testing.T) {
 // no thread state: it reads as the zero state, and a state written to it
 // survives a save and a reopen, its transcript untouched.
 func TestThreadStateOnV1Data(t *testing.T) {
+	ctx := context.Background()
 	dir := t.TempDir()
 	fixtures.CopyDir(t, filepath.Join(fixtures.RepoRoot(t), "storage", "bolt", "testdata", "v1"), dir)
 	st, err := bolt.Open(dir)
@@ -79,7 +81,7 @@ func TestThreadStateOnV1Data(t *testing.T) {
 		t.Fatal(err)
 	}
 	const id = "lgjnajbfftn7e" // the session in testdata/v1 (storage/bolt/schema_test.go)
-	rec, err := st.SessionByID(id)
+	rec, err := st.SessionByID(ctx, id)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -90,7 +92,7 @@ func TestThreadStateOnV1Data(t *testing.T) {
 	}
 	want := State{Owner: "U1", Seq: 7, Workflow: "brief"}
 	Put(rec, want)
-	if err := st.SaveSession(rec); err != nil {
+	if err := st.SaveSession(ctx, rec); err != nil {
 		t.Fatal(err)
 	}
 	st.Close()
@@ -99,7 +101,7 @@ func TestThreadStateOnV1Data(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer st.Close()
-	rec, err = st.SessionByID(id)
+	rec, err = st.SessionByID(ctx, id)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -1,6 +1,7 @@
 package threadwork
 
 import (
+	"context"
 	"fmt"
 
 	"agentbot/storage"
@@ -19,8 +20,8 @@ func (w *Work) Admit(key string, order int64, dedupe []string, payload []byte, a
 	// Until the commit, the store does not show the item queued: a reply
 	// right behind it asks here (Live).
 	w.admittingAdd(key, 1)
-	if w.journal != nil {
-		journaled, done := w.journal.AdmitJournaled(order, dedupe, w.cfg.DedupeTTL, key, payload)
+	journaled, done := w.cfg.Store.Admit(w.ctx, order, dedupe, w.cfg.DedupeTTL, key, payload)
+	if journaled != nil {
 		go func() {
 			defer w.acks.Done()
 			defer w.admittingAdd(key, -1)
@@ -29,22 +30,22 @@ func (w *Work) Admit(key string, order int64, dedupe []string, payload []byte, a
 				return
 			}
 			ack()
-			w.admitted(key, <-done, ack, unsaved)
+			w.admitted(key, <-done, ack, unsaved, true)
 		}()
 		return
 	}
-	done := w.cfg.Store.AdmitOrdered(order, dedupe, w.cfg.DedupeTTL, key, payload)
 	go func() {
 		defer w.acks.Done()
 		defer w.admittingAdd(key, -1)
-		w.admitted(key, <-done, ack, unsaved)
+		w.admitted(key, <-done, ack, unsaved, false)
 	}()
 }
 
 // admitted wakes the thread of a committed item; a duplicate is dropped.
-func (w *Work) admitted(key string, a storage.Admission, ack func(), unsaved func(error)) {
+// journaled says whether it was journaled (and acked) before its commit.
+func (w *Work) admitted(key string, a storage.Admission, ack func(), unsaved func(error), journaled bool) {
 	if a.Err != nil {
-		if w.journal != nil {
+		if journaled {
 			w.cfg.Log.Error("commit inbound message; it is replayed from the journal at the next start", "err", a.Err)
 		} else {
 			unsaved(a.Err)
@@ -67,17 +68,17 @@ func (w *Work) admitted(key string, a storage.Admission, ack func(), unsaved fun
 // session, the states are looked at in the order a thread goes through
 // them, and each begins before the one before it ends: a thread moving on
 // meanwhile is still seen.
-func (w *Work) Live(key string) (bool, error) {
-	if ok, err := w.cfg.Store.HasSession(key); err != nil || ok {
+func (w *Work) Live(ctx context.Context, key string) (bool, error) {
+	if ok, err := storage.HasSession(ctx, w.cfg.Store, key); err != nil || ok {
 		return ok, wrapErr("look up thread session", err)
 	}
 	if w.admittingThread(key) {
 		return true, nil
 	}
-	if _, _, ok, err := w.cfg.Store.Next(key); err != nil || ok {
+	if _, _, ok, err := storage.Next(ctx, w.cfg.Store, key); err != nil || ok {
 		return ok, wrapErr("look up thread queue", err)
 	}
-	ok, err := w.cfg.Store.HasSession(key)
+	ok, err := storage.HasSession(ctx, w.cfg.Store, key)
 	return ok, wrapErr("look up thread session", err)
 }
 

@@ -1,6 +1,7 @@
 package threadwork
 
 import (
+	"context"
 	"time"
 
 	"agentbot/bot/lease"
@@ -97,7 +98,7 @@ func (w *Work) retryWait(d time.Duration) bool {
 // waits for the next start (or another replica).
 func (w *Work) drain(key string) drained {
 	for !w.ended() {
-		f, ok, err := w.cfg.Store.TakeLease(key, w.cfg.Replica, w.cfg.LeaseTTL)
+		f, ok, err := w.cfg.Store.TakeLease(context.TODO(), key, w.cfg.Replica, w.cfg.LeaseTTL)
 		if err != nil {
 			w.cfg.Log.Error("take thread lease", "err", err)
 			return drainRetry
@@ -111,7 +112,7 @@ func (w *Work) drain(key string) drained {
 		// The lease is released with the queue empty. An item another
 		// replica queued in between found the lease taken: look again, so
 		// it does not wait for the scan.
-		if _, _, ok, err := w.cfg.Store.Next(key); err != nil || !ok {
+		if _, _, ok, err := storage.Next(w.ctx, w.cfg.Store, key); err != nil || !ok {
 			return drainEmpty
 		}
 	}
@@ -147,7 +148,7 @@ func (w *Work) drainLeased(f storage.Fence) drained {
 		TTL: w.cfg.LeaseTTL, Replica: w.cfg.Replica, Log: w.cfg.Log})
 	defer l.Release()
 	for l.Context().Err() == nil && !w.stopping.Load() {
-		seq, payload, ok, err := w.cfg.Store.Next(key)
+		seq, payload, ok, err := storage.Next(l.Context(), w.cfg.Store, key)
 		if err != nil {
 			w.cfg.Log.Error("read queue", "err", err)
 			return drainRetry
@@ -182,7 +183,7 @@ func (w *Work) postedMeta(l *lease.Held, seq uint64, posted bool) (map[string]st
 	if !posted {
 		return nil, nil
 	}
-	rec, err := w.cfg.Store.FindMeta(l.Fence().Key)
+	rec, err := w.cfg.Store.FindMeta(context.TODO(), l.Fence().Key)
 	if err != nil || rec == nil {
 		return nil, err
 	}

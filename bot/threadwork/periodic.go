@@ -37,7 +37,7 @@ func (w *Work) StartPeriodic(ctx context.Context, every time.Duration, tick func
 // scan wakes a worker for each thread with queued items and no local
 // worker.
 func (w *Work) scan() {
-	keys, err := w.cfg.Store.PendingKeys()
+	keys, err := w.cfg.Store.PendingKeys(context.TODO())
 	if err != nil {
 		w.cfg.Log.Error("scan queued threads", "err", err)
 		return

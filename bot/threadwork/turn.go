@@ -109,14 +109,17 @@ func (w *Work) RecordOutput(ctx context.Context, key string, seq uint64, shown t
 		st.Output = &o
 		threadstate.Put(s, st)
 	})
+	// Stored even when the turn is cancelled (its lease lost, a shutdown):
+	// what it showed is shown, and the fence decides whether it may write.
+	ctx = context.WithoutCancel(ctx)
 	err := l.Retry("record the turn's output", func() error {
-		rec, err := w.cfg.Store.FindMeta(key)
+		rec, err := w.cfg.Store.FindMeta(ctx, key)
 		if err != nil || rec == nil {
 			return err
 		}
 		st, _ := threadstate.Of(rec)
 		st.Output = &to
-		return w.cfg.Store.SetMetaFenced(l.Fence(), threadstate.MetaKey, st.Encode())
+		return w.cfg.Store.CompleteFenced(ctx, l.Fence(), 0, map[string]string{threadstate.MetaKey: st.Encode()})
 	})
 	if err != nil && !errors.Is(err, storage.ErrNotFound) {
 		w.cfg.Log.Warn("record the turn's output", "thread", key, "err", err)

@@ -31,9 +31,8 @@ type Store interface {
 	storage.Inbound
 	storage.Leases
 	storage.Fenced
-	FindMeta(key string) (*transcript.Session, error)
-	HasSession(key string) (bool, error)
-	SetMeta(key, name, value string) error
+	FindMeta(ctx context.Context, key string) (*transcript.Session, error)
+	SetMeta(ctx context.Context, key, name, value string) error
 }
 
 // Handler handles the queued items of threads.
@@ -69,9 +68,6 @@ type Config struct {
 // Work is the durable work of the threads of one replica.
 type Work struct {
 	cfg Config
-	// journal is the store's journal (storage.Journaled), or nil: an item
-	// is acked once journaled, before its commit.
-	journal storage.Journaled
 	// ctx ends the work in hand (Config's parent context).
 	ctx      context.Context
 	stopping atomic.Bool
@@ -94,9 +90,6 @@ type Work struct {
 // outlives the event loop at shutdown, so running turns can finish).
 func New(ctx context.Context, cfg Config) *Work {
 	w := &Work{cfg: cfg, ctx: ctx, quit: make(chan struct{}), active: map[string]*worker{}, admitting: map[string]int{}}
-	if j, ok := cfg.Store.(storage.Journaled); ok {
-		w.journal = j
-	}
 	return w
 }
 
@@ -106,7 +99,7 @@ func (w *Work) SetHandler(h Handler) { w.cfg.Handler = h }
 
 // Resume wakes the threads with items persisted before a restart.
 func (w *Work) Resume() {
-	keys, err := w.cfg.Store.PendingKeys()
+	keys, err := w.cfg.Store.PendingKeys(context.TODO())
 	if err != nil {
 		w.cfg.Log.Error("recover pending messages", "err", err)
 		return

@@ -24,6 +24,7 @@ import (
 
 	"agentbot/bot/fakeslack"
 	"agentbot/engine/fakemodel"
+	"agentbot/storage"
 	"agentbot/storage/bolt"
 	"agentbot/storage/pgtest"
 )
@@ -680,13 +681,14 @@ func TestChaosReplicaDatabaseFlaps(t *testing.T) {
 // checkTranscripts fails unless each thread's transcript holds each of
 // its messages once.
 func (c *chaos) checkTranscripts() {
+	ctx := context.Background()
 	st := c.e.store()
 	defer st.Close()
 	for _, thread := range c.msgs {
 		for _, m := range thread {
 			if got := c.e.userMessages(st, m.thread, m.text); got != 1 {
 				c.t.Errorf("the transcript holds %q %d times, want 1", m.text, got)
-				if s, _ := st.FindSession(c.e.fake.TeamID() + "/" + replicaChannel + "/" + m.thread); s != nil {
+				if s, _ := st.FindSession(ctx, c.e.fake.TeamID()+"/"+replicaChannel+"/"+m.thread); s != nil {
 					for i, msg := range s.Messages {
 						c.t.Logf("  transcript %d %s %q", i, msg.Role, msg.Content[:min(60, len(msg.Content))])
 					}
@@ -865,6 +867,7 @@ func TestChaosReplicaSlack503(t *testing.T) {
 // bboltChaos starts one replica on bbolt in dir, the test channel's
 // default agent set there.
 func bboltChaos(t *testing.T, dir string, pause time.Duration) *chaos {
+	ctx := context.Background()
 	t.Helper()
 	e := newReplicaEnv(t, "", nil)
 	delete(e.vars, "AGENTBOT_DATABASE_URL")
@@ -872,7 +875,7 @@ func bboltChaos(t *testing.T, dir string, pause time.Duration) *chaos {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if err := st.SetChannelDefault(e.fake.TeamID(), replicaChannel, "product-lead"); err != nil {
+	if err := storage.SetChannelDefault(ctx, st, e.fake.TeamID(), replicaChannel, "product-lead"); err != nil {
 		t.Fatal(err)
 	}
 	st.Close()

@@ -1,6 +1,7 @@
 package main
 
 import (
+	"context"
 	"encoding/json"
 	"os"
 	"path/filepath"
@@ -154,6 +155,7 @@ func views(msgs []transcript.Message) []msgView {
 }
 
 func TestChatSessionResumes(t *testing.T) {
+	ctx := context.Background()
 	fm := fakemodel.NewTB(t)
 	fm.Enqueue(fakemodel.Reply{Text: "Who is the reorder button for?"})
 	vars := chatVars(t, fm)
@@ -167,7 +169,7 @@ func TestChatSessionResumes(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	stored, err := st.Session("chat/demo")
+	stored, err := storage.Session(ctx, st, "chat/demo")
 	st.Close()
 	if err != nil {
 		t.Fatal(err)

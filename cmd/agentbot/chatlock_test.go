@@ -57,7 +57,7 @@ func TestSessionsAndBackupWhileChatting(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	list, err := st.ListSessions()
+	list, err := st.ListSessions(ctx)
 	st.Close()
 	if err != nil || len(list) != 1 || list[0].Key != "chat/demo" || list[0].Messages < 5 {
 		t.Fatalf("the backup taken while chatting holds %+v (%v)", list, err)

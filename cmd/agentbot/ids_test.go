@@ -1,6 +1,7 @@
 package main
 
 import (
+	"context"
 	"os"
 	"path/filepath"
 	"strings"
@@ -13,6 +14,7 @@ import (
 	"agentbot/bot/fakeslack"
 	"agentbot/engine/fakemodel"
 	"agentbot/engine/transcript"
+	"agentbot/storage"
 	"agentbot/storage/bolt"
 )
 
@@ -27,13 +29,14 @@ func writeMine(t *testing.T, parent string) string {
 
 // storedAgent reads the session stored under key, with its agent snapshot.
 func storedAgent(t *testing.T, data, key string) *transcript.Session {
+	ctx := context.Background()
 	t.Helper()
 	st, err := bolt.Open(data)
 	if err != nil {
 		t.Fatal(err)
 	}
 	defer st.Close()
-	s, err := st.Session(key)
+	s, err := storage.Session(ctx, st, key)
 	if err != nil {
 		t.Fatal(err)
 	}

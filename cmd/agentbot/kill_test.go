@@ -1,6 +1,7 @@
 package main
 
 import (
+	"context"
 	"errors"
 	"os"
 	"os/exec"
@@ -15,6 +16,7 @@ import (
 
 	"agentbot/bot/fakeslack"
 	"agentbot/engine/fakemodel"
+	"agentbot/storage"
 	"agentbot/storage/bolt"
 )
 
@@ -178,6 +180,7 @@ func indexOf(texts []string, sub string) int {
 // process is killed. The restarted process answers both, in order, each
 // once, and stops cleanly on SIGTERM.
 func TestKillMidTurnLosesNoMessage(t *testing.T) {
+	ctx := context.Background()
 	if testing.Short() {
 		t.Skip("starts agentbot processes")
 	}
@@ -297,7 +300,7 @@ func TestKillMidTurnLosesNoMessage(t *testing.T) {
 	}
 	defer st.Close()
 	key := fake.TeamID() + "/" + channel + "/" + ts1
-	s, err := st.Session(key)
+	s, err := storage.Session(ctx, st, key)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -315,7 +318,7 @@ func TestKillMidTurnLosesNoMessage(t *testing.T) {
 	if briefs != 1 || seconds != 1 || answers != 2 {
 		t.Errorf("transcript has %d *brief, %d second messages and %d answers; want 1, 1, 2", briefs, seconds, answers)
 	}
-	if q, err := st.Pending(key); err != nil || len(q) != 0 {
+	if q, err := st.Pending(ctx, key); err != nil || len(q) != 0 {
 		t.Errorf("queue after the restart: %d items, err %v", len(q), err)
 	}
 }

@@ -134,13 +134,14 @@ func waitForLock(t *testing.T, watch *pgx.Conn, re string, procs ...*replicaProc
 
 // killMidEdit runs one kill of TestReplicaKilledInTheMiddleOfAnEdit.
 func killMidEdit(t *testing.T, at killPoint) {
+	ctx := context.Background()
 	const ttl = time.Second
 	e := newReplicaEnv(t, "", map[string]string{"AGENTBOT_LEASE_TTL": ttl.String()})
 	e.fm.Handle(appendModel(at == killInNextCall))
 	project := storage.ChannelProject(e.fake.TeamID(), replicaChannel)
 	st := e.store()
 	defer st.Close()
-	if _, err := st.SaveDocument(project, storage.DocVersion{Path: killDoc, Person: "U0REPLUSER"}, 0, []byte(killSeed)); err != nil {
+	if _, err := st.SaveDocument(ctx, project, storage.DocVersion{Path: killDoc, Person: "U0REPLUSER"}, 0, []byte(killSeed)); err != nil {
 		t.Fatal(err)
 	}
 	watch := e.storeConn(t)
@@ -166,7 +167,7 @@ func killMidEdit(t *testing.T, at killPoint) {
 		releases[0]()
 		releases = releases[1:]
 		waitForLock(t, watch, `INSERT INTO outputs|FROM sessions WHERE id`, a, b)
-		if hist, err := st.DocumentHistory(project, killDoc); err != nil || len(hist) != 2 {
+		if hist, err := st.DocumentHistory(ctx, project, killDoc); err != nil || len(hist) != 2 {
 			t.Fatalf("before the kill: versions %+v, %v; want the append landed", hist, err)
 		}
 	case killInNextCall:
@@ -188,14 +189,14 @@ func killMidEdit(t *testing.T, at killPoint) {
 	if survivor.exited() {
 		t.Fatalf("the survivor ended\n%s", survivor.logs.String())
 	}
-	data, err := st.DocumentData(project, killDoc, 0)
+	data, err := st.DocumentData(ctx, project, killDoc, 0)
 	if err != nil {
 		t.Fatal(err)
 	}
 	if string(data) != killSeed+killLine {
 		t.Errorf("the document after the kill is %q, want %q (one copy of the line on the seed)", data, killSeed+killLine)
 	}
-	hist, err := st.DocumentHistory(project, killDoc)
+	hist, err := st.DocumentHistory(ctx, project, killDoc)
 	if err != nil {
 		t.Fatal(err)
 	}

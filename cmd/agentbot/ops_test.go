@@ -228,6 +228,7 @@ func mustRead(t *testing.T, p string) []byte {
 // AGENTBOT_SESSION_TTL prunes inactive sessions when serve starts (and
 // hourly); active ones stay.
 func TestServeRetention(t *testing.T) {
+	ctx := context.Background()
 	fs := fakeslack.New(t)
 	fm := fakemodel.NewTB(t)
 	data := t.TempDir()
@@ -236,9 +237,9 @@ func TestServeRetention(t *testing.T) {
 		t.Fatal(err)
 	}
 	st.Now = func() time.Time { return time.Now().Add(-48 * time.Hour) }
-	old, _ := st.NewSession("T/C/old")
+	old, _ := st.NewSession(ctx, "T/C/old")
 	st.Now = time.Now
-	fresh, _ := st.NewSession("T/C/fresh")
+	fresh, _ := st.NewSession(ctx, "T/C/fresh")
 	st.Close()
 	vars := map[string]string{
 		"SLACK_API_URL": fs.APIURL(), "SLACK_BOT_TOKEN": fs.BotToken(), "SLACK_APP_TOKEN": fs.AppToken(),
@@ -253,10 +254,10 @@ func TestServeRetention(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer st.Close()
-	if _, err := st.SessionByID(old.ID); err == nil {
+	if _, err := st.SessionByID(ctx, old.ID); err == nil {
 		t.Fatal("the inactive session was kept")
 	}
-	if _, err := st.SessionByID(fresh.ID); err != nil {
+	if _, err := st.SessionByID(ctx, fresh.ID); err != nil {
 		t.Fatalf("the active session was pruned: %v", err)
 	}
 }

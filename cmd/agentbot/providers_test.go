@@ -1,11 +1,13 @@
 package main
 
 import (
+	"context"
 	"encoding/json"
 	"strings"
 	"testing"
 
 	"agentbot/engine/fakemodel"
+	"agentbot/storage"
 	"agentbot/storage/bolt"
 	"agentbot/storage/pgtest"
 )
@@ -155,6 +157,7 @@ func TestReasoningSurvivesMigrateAndStaysOutOfExport(t *testing.T) {
 // provider's own message (OpenRouter's metadata.raw included), and the
 // partial answer is not stored as the agent's answer.
 func TestChatStreamErrors(t *testing.T) {
+	ctx := context.Background()
 	fm := fakemodel.NewTB(t)
 	fm.SetProvider(fakemodel.OpenRouter)
 	upstream := &fakemodel.StreamError{Code: 502, Message: "Provider returned error", Raw: "upstream connect error", Provider: "Novita"}
@@ -174,7 +177,7 @@ func TestChatStreamErrors(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer st.Close()
-	s, err := st.Session("chat/e")
+	s, err := storage.Session(ctx, st, "chat/e")
 	if err != nil {
 		t.Fatal(err)
 	}

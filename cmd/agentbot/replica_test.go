@@ -19,6 +19,7 @@ import (
 
 	"agentbot/bot/fakeslack"
 	"agentbot/engine/fakemodel"
+	"agentbot/storage"
 	"agentbot/storage/pgtest"
 	"agentbot/storage/postgres"
 )
@@ -49,6 +50,7 @@ type replicaProc struct {
 // pgtest.URL) with product-lead as the test channel's default agent; extra
 // settings go to every replica.
 func newReplicaEnv(t testing.TB, url string, extra map[string]string) *replicaEnv {
+	ctx := context.Background()
 	t.Helper()
 	if testing.Short() {
 		t.Skip("starts agentbot processes")
@@ -58,7 +60,7 @@ func newReplicaEnv(t testing.TB, url string, extra map[string]string) *replicaEn
 	}
 	e := &replicaEnv{t: t, fake: fakeslack.New(t), fm: fakemodel.NewTB(t), url: url}
 	st := e.store()
-	if err := st.SetChannelDefault(e.fake.TeamID(), replicaChannel, "product-lead"); err != nil {
+	if err := storage.SetChannelDefault(ctx, st, e.fake.TeamID(), replicaChannel, "product-lead"); err != nil {
 		t.Fatal(err)
 	}
 	st.Close()
@@ -143,8 +145,9 @@ func (e *replicaEnv) answers(thread, text string) int {
 // userMessages counts the user messages of thread's transcript with
 // content text.
 func (e *replicaEnv) userMessages(st *postgres.Store, thread, text string) int {
+	ctx := context.Background()
 	e.t.Helper()
-	s, err := st.FindSession(e.fake.TeamID() + "/" + replicaChannel + "/" + thread)
+	s, err := st.FindSession(ctx, e.fake.TeamID()+"/"+replicaChannel+"/"+thread)
 	if err != nil {
 		e.t.Fatal(err)
 	}
@@ -261,6 +264,7 @@ func failover(tb testing.TB) (first, answered time.Duration) {
 // failoverBy is failover with the replica frozen (SIGSTOP, woken once the
 // answer is in) instead of killed when freeze is set.
 func failoverBy(tb testing.TB, freeze bool) (first, answered time.Duration) {
+	ctx := context.Background()
 	tb.Helper()
 	const ttl = time.Second
 	e := newReplicaEnv(tb, "", map[string]string{"AGENTBOT_LEASE_TTL": ttl.String()})
@@ -315,7 +319,7 @@ func failoverBy(tb testing.TB, freeze bool) (first, answered time.Duration) {
 	if got := e.userMessages(st, root, text); got != 1 {
 		tb.Errorf("the transcript has the message %d times, want 1", got)
 	}
-	if q, err := st.Pending(e.fake.TeamID() + "/" + replicaChannel + "/" + root); err != nil || len(q) != 0 {
+	if q, err := st.Pending(ctx, e.fake.TeamID()+"/"+replicaChannel+"/"+root); err != nil || len(q) != 0 {
 		tb.Errorf("queue after the failover: %d items, err %v", len(q), err)
 	}
 	if survivor.turns() != 1 {

@@ -1,6 +1,7 @@
 package main
 
 import (
+	"context"
 	"encoding/json"
 	"path/filepath"
 	"strings"
@@ -8,6 +9,7 @@ import (
 
 	"agentbot/engine/fakemodel"
 	"agentbot/engine/transcript"
+	"agentbot/storage"
 	"agentbot/storage/bolt"
 	"agentbot/storage/pgtest"
 )
@@ -66,6 +68,7 @@ func checkReasoningRoundTrip(t *testing.T, fm *fakemodel.Server, stored []transc
 // encrypted reasoning items round-trip byte for byte and never reach the
 // screen.
 func TestChatResponsesEndToEnd(t *testing.T) {
+	ctx := context.Background()
 	fm := fakemodel.NewTB(t)
 	fm.Enqueue(
 		fakemodel.Reply{Text: "Who is the reorder button for?", Chunks: 4},
@@ -95,7 +98,7 @@ func TestChatResponsesEndToEnd(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	stored, err := st.SessionByID(id)
+	stored, err := st.SessionByID(ctx, id)
 	st.Close()
 	if err != nil {
 		t.Fatal(err)
@@ -198,6 +201,7 @@ func TestChatResponsesMigrateExportReplica(t *testing.T) {
 // the cut answer is not stored: the next line continues cleanly, and the
 // reasoning of the failed attempt is not sent back.
 func TestChatResponsesStreamErrorAfterText(t *testing.T) {
+	ctx := context.Background()
 	fm := fakemodel.NewTB(t)
 	fm.Enqueue(fakemodel.Reply{Text: "Who is the reorder button for?"},
 		fakemodel.Reply{Text: "This answer will be cut off here", Chunks: 4},
@@ -215,7 +219,7 @@ func TestChatResponsesStreamErrorAfterText(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer st.Close()
-	s, err := st.Session("chat/cut")
+	s, err := storage.Session(ctx, st, "chat/cut")
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -170,7 +170,7 @@ func (s *server) newBot(context.Context) int {
 		MaxConcurrentTurns: cfg.MaxTurns, AllowedUsers: cfg.AllowedUsers, AllowedChannels: cfg.AllowedChannels,
 		MaxUploadBytes: cfg.MaxUploadBytes, NoStreaming: cfg.NoStreaming, Logger: log, Observer: met,
 		ReplicaID: cfg.ReplicaID, LeaseTTL: cfg.LeaseTTL, ApprovalTimeout: cfg.ApprovalTimeout,
-		MCPServers: tools.Names(), Fences: fences,
+		MCPServers: tools.Names(), Fences: fences, Folders: storage.Folders{Dir: cfg.DataDir},
 	})
 	if err != nil {
 		return s.fail(1, err)
@@ -220,7 +220,7 @@ func (s *server) serveHTTP(context.Context) int {
 		if !s.b.Connected() {
 			return errors.New("socket mode connection is down")
 		}
-		if err := s.st.Ping(); err != nil {
+		if err := s.st.Ping(context.TODO()); err != nil {
 			return fmt.Errorf("%s store: %w", storeOf(s.cfg).Name(), err)
 		}
 		return nil
@@ -271,4 +271,6 @@ type fencedSaves struct {
 	fences *bot.Fences
 }
 
-func (s fencedSaves) SaveSession(x *transcript.Session) error { return s.fences.SaveSession(x) }
+func (s fencedSaves) SaveSession(ctx context.Context, x *transcript.Session) error {
+	return s.fences.SaveSession(ctx, x)
+}

@@ -1,6 +1,7 @@
 package main
 
 import (
+	"context"
 	"os"
 	"path/filepath"
 	"strings"
@@ -14,6 +15,7 @@ import (
 
 // seedStore writes a store with two sessions in data.
 func seedStore(t *testing.T, data string) []string {
+	ctx := context.Background()
 	t.Helper()
 	st, err := bolt.Open(data)
 	if err != nil {
@@ -22,12 +24,12 @@ func seedStore(t *testing.T, data string) []string {
 	defer st.Close()
 	var ids []string
 	for _, k := range []string{"T/C/one", "T/C/two"} {
-		s, err := st.NewSession(k)
+		s, err := st.NewSession(ctx, k)
 		if err != nil {
 			t.Fatal(err)
 		}
 		s.Meta = map[string]string{"pad": strings.Repeat("x", 3000)}
-		if err := st.SaveSession(s); err != nil {
+		if err := st.SaveSession(ctx, s); err != nil {
 			t.Fatal(err)
 		}
 		ids = append(ids, s.ID)
@@ -67,6 +69,7 @@ func TestDamagedStoreEverywhere(t *testing.T) {
 // backup copies the store whether or not serve holds it, and sessions
 // list and show reach a running serve through its control socket.
 func TestBackupAndSessionsWhileServing(t *testing.T) {
+	ctx := context.Background()
 	data := filepath.Join(t.TempDir(), "data")
 	ids := seedStore(t, data)
 	vars := map[string]string{"AGENTBOT_DATA": data}
@@ -106,7 +109,7 @@ func TestBackupAndSessionsWhileServing(t *testing.T) {
 		if err != nil {
 			t.Fatalf("%s: %v", f, err)
 		}
-		list, err := st.ListSessions()
+		list, err := st.ListSessions(ctx)
 		st.Close()
 		if err != nil || len(list) != 2 {
 			t.Fatalf("%s holds %d sessions (%v)", f, len(list), err)
@@ -130,14 +133,15 @@ func copyTo(t *testing.T, backup string) string {
 
 // sessions show lists the feedback stored with a session.
 func TestSessionsShowFeedback(t *testing.T) {
+	ctx := context.Background()
 	data := filepath.Join(t.TempDir(), "data")
 	st, err := bolt.Open(data)
 	if err != nil {
 		t.Fatal(err)
 	}
-	s, _ := st.NewSession("T/C/fb")
+	s, _ := st.NewSession(ctx, "T/C/fb")
 	s.Meta = map[string]string{bot.MetaFeedback: `[{"ts":"1.2","user":"U1","value":"positive","agent":"product-lead","workflow":"brief","time":"2026-11-22T15:55:00Z"},{"ts":"1.3","user":"U2","value":"negative","agent":"product-lead","time":"2026-11-22T15:56:00Z"}]`}
-	if err := st.SaveSession(s); err != nil {
+	if err := st.SaveSession(ctx, s); err != nil {
 		t.Fatal(err)
 	}
 	st.Close()

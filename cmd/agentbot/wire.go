@@ -2,6 +2,7 @@ package main
 
 import (
 	"bytes"
+	"context"
 	"errors"
 	"flag"
 	"fmt"
@@ -155,12 +156,11 @@ func newBudgets(cfg *Config, st storage.Usage) *engine.Budgets {
 	return &engine.Budgets{SessionTokens: cfg.SessionTokenBudget, DailyTokens: cfg.DailyTokenBudget, Admins: admins, Store: st}
 }
 
-// engineStore is what the engine keeps in the store: sessions, documents
-// and the sessions' working folders.
+// engineStore is what the engine keeps in the store: sessions and
+// documents.
 type engineStore interface {
 	engine.Store
 	storage.Outputs
-	storage.WorkFolders
 	storage.Projects
 }
 
@@ -172,8 +172,8 @@ func newEngine(cfg *Config, st engineStore, m engine.Model, cat func() *catalog.
 		Catalog:       cat,
 		Store:         st,
 		Outputs:       st,
-		OutputRoot:    func(id string) string { d, _ := st.OutputDir(id); return d },
-		InputRoot:     func(id string) string { d, _ := st.InputDir(id); return d },
+		OutputRoot:    func(id string) string { d, _ := storage.Folders{Dir: cfg.DataDir}.Session("outputs", id); return d },
+		InputRoot:     func(id string) string { d, _ := storage.Folders{Dir: cfg.DataDir}.Session("inputs", id); return d },
 		Projects:      newProjects(cfg, st),
 		CoreRoot:      cfg.CoreRoot,
 		Hidden:        []string{cfg.DataDir},
@@ -215,7 +215,7 @@ func newProjects(cfg *Config, st storage.Projects) *engine.Projects {
 	return &engine.Projects{
 		Store: st,
 		Of: func(key string) (string, error) {
-			return storage.ThreadProject(st, key, terminal)
+			return storage.ThreadProject(context.TODO(), st, key, terminal)
 		},
 		Root: storage.Folders{Dir: cfg.DataDir}.ProjectFolder,
 	}

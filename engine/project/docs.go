@@ -1,6 +1,7 @@
 package project
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"log/slog"
@@ -87,7 +88,7 @@ func (d *Docs) AppendLanded(p, text string) (Saved, bool) {
 		return Saved{}, false
 	}
 	st := d.Store
-	hist, err := st.DocumentHistory(d.Folder.name, docPath)
+	hist, err := st.DocumentHistory(context.TODO(), d.Folder.name, docPath)
 	if err != nil || len(hist) == 0 || hist[0].Session != d.Session.ID {
 		return Saved{}, false
 	}
@@ -97,7 +98,7 @@ func (d *Docs) AppendLanded(p, text string) (Saved, bool) {
 	if wrote >= hist[0].Version {
 		return Saved{}, false
 	}
-	data, err := st.DocumentData(d.Folder.name, docPath, hist[0].Version)
+	data, err := st.DocumentData(context.TODO(), d.Folder.name, docPath, hist[0].Version)
 	if err != nil || !strings.HasSuffix(string(data), text) {
 		return Saved{}, false
 	}
@@ -131,7 +132,7 @@ func (d *Docs) Save(p string, content []byte) (Saved, error) {
 		return Saved{}, err
 	}
 	st := d.Store
-	v, err := st.SaveDocument(d.Folder.name, d.author(docPath), d.seen(docPath), content)
+	v, err := st.SaveDocument(context.TODO(), d.Folder.name, d.author(docPath), d.seen(docPath), content)
 	var stale *transcript.StaleError
 	if errors.As(err, &stale) {
 		_, _ = d.Folder.freshen(st, docPath) // the model's next read gets the latest
@@ -153,7 +154,7 @@ func (d *Docs) Edit(p string, internal bool, edit func(old []byte) ([]byte, erro
 	}
 	max := d.MaxWrite
 	var data []byte
-	v, err := d.Store.EditDocument(d.Folder.name, d.author(docPath), func(old []byte) ([]byte, error) {
+	v, err := d.Store.EditDocument(context.TODO(), d.Folder.name, d.author(docPath), func(old []byte) ([]byte, error) {
 		out, err := edit(old)
 		if err == nil && int64(len(out)) > max {
 			err = fmt.Errorf("%s: the edited document is too large to save (%d bytes; the limit is %d)", virtual, len(out), max)
@@ -229,7 +230,7 @@ func isOutput(virtual string) bool {
 // every thread.
 func (pf *Folder) Share(st Store, s *transcript.Session, person, docPath string, data []byte) error {
 	v := transcript.DocVersion{Path: docPath, Session: s.ID, Thread: s.Key, Source: transcript.SourceOf(s.Key), Agent: s.AgentID, Person: person}
-	v, err := st.SaveDocument(pf.name, v, transcript.AnyVersion, data)
+	v, err := st.SaveDocument(context.TODO(), pf.name, v, transcript.AnyVersion, data)
 	if err != nil {
 		return fmt.Errorf("share %s in project %s: %w", docPath, pf.name, err)
 	}

@@ -1,6 +1,7 @@
 package project
 
 import (
+	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -21,14 +22,14 @@ import (
 type Store interface {
 	// SaveDocument stores the next version if base is the latest (see
 	// transcript.StaleError), EditDocument edit(latest) atomically.
-	SaveDocument(project string, v transcript.DocVersion, base int, data []byte) (transcript.DocVersion, error)
-	EditDocument(project string, v transcript.DocVersion, edit func(old []byte) ([]byte, error)) (transcript.DocVersion, error)
+	SaveDocument(ctx context.Context, project string, v transcript.DocVersion, base int, data []byte) (transcript.DocVersion, error)
+	EditDocument(ctx context.Context, project string, v transcript.DocVersion, edit func(old []byte) ([]byte, error)) (transcript.DocVersion, error)
 	// Documents lists the latest version of each document, newest first;
 	// DocumentHistory one document's versions, newest first.
-	Documents(project string) ([]transcript.DocVersion, error)
-	DocumentHistory(project, path string) ([]transcript.DocVersion, error)
+	Documents(ctx context.Context, project string) ([]transcript.DocVersion, error)
+	DocumentHistory(ctx context.Context, project, path string) ([]transcript.DocVersion, error)
 	// DocumentData returns a version's bytes (0: the latest).
-	DocumentData(project, path string, version int) ([]byte, error)
+	DocumentData(ctx context.Context, project, path string, version int) ([]byte, error)
 }
 
 // sharedInputPrefix starts the document path of a file people shared in
@@ -96,7 +97,7 @@ func (pf *Folder) persist() error {
 // project document show as they are (version 0), read-only, a save puts
 // a version on top of.
 func (pf *Folder) Sync(st Store, base []BaseLayer) error {
-	docs, err := st.Documents(pf.name)
+	docs, err := st.Documents(context.TODO(), pf.name)
 	if err != nil {
 		return fmt.Errorf("project %s: %w", pf.name, err)
 	}
@@ -115,7 +116,7 @@ func (pf *Folder) Sync(st Store, base []BaseLayer) error {
 		if pf.versions[d.Path] == d.Version {
 			continue
 		}
-		data, err := st.DocumentData(pf.name, d.Path, d.Version)
+		data, err := st.DocumentData(context.TODO(), pf.name, d.Path, d.Version)
 		if err == nil {
 			err = pf.writeLocal(d.Path, d.Version, data)
 		}
@@ -304,7 +305,7 @@ func (pf *Folder) Landed(v transcript.DocVersion, data []byte) error {
 // copy holds an older one, and returns the version the copy holds (0:
 // none, or the base layer's).
 func (pf *Folder) freshen(st Store, docPath string) (int, error) {
-	hist, err := st.DocumentHistory(pf.name, docPath)
+	hist, err := st.DocumentHistory(context.TODO(), pf.name, docPath)
 	if err != nil {
 		return 0, fmt.Errorf("project %s: %w", pf.name, err)
 	}
@@ -314,7 +315,7 @@ func (pf *Folder) freshen(st Store, docPath string) (int, error) {
 	if len(hist) == 0 || pf.versions[docPath] >= hist[0].Version {
 		return pf.versions[docPath], nil
 	}
-	data, err := st.DocumentData(pf.name, docPath, hist[0].Version)
+	data, err := st.DocumentData(context.TODO(), pf.name, docPath, hist[0].Version)
 	if err != nil {
 		return pf.versions[docPath], err
 	}

@@ -1,6 +1,7 @@
 package project
 
 import (
+	"context"
 	"os"
 	"path/filepath"
 	"testing"
@@ -14,6 +15,7 @@ import (
 // data folder (it screened names only) loses those copies at the next
 // sync: the base layer's other files and the project's own versions stay.
 func TestSyncPrunesHiddenBaseCopies(t *testing.T) {
+	ctx := context.Background()
 	out := filepath.Join(t.TempDir(), "_bmad-output")
 	data := filepath.Join(out, "agentbot-data")
 	for name, body := range map[string]string{
@@ -34,7 +36,7 @@ func TestSyncPrunesHiddenBaseCopies(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer st.Close()
-	if _, err := st.SaveDocument("p", transcript.DocVersion{Path: "agentbot-data/notes.md", Session: "s1"}, 0, []byte("a document of the project")); err != nil {
+	if _, err := st.SaveDocument(ctx, "p", transcript.DocVersion{Path: "agentbot-data/notes.md", Session: "s1"}, 0, []byte("a document of the project")); err != nil {
 		t.Fatal(err)
 	}
 	layer := func(hidden ...string) []BaseLayer {

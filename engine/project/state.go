@@ -1,6 +1,7 @@
 package project
 
 import (
+	"context"
 	"fmt"
 	"path"
 	"strings"
@@ -22,7 +23,7 @@ const maxProjectState = 6 << 10
 // documents.
 func (d *Docs) State(sk *catalog.Skill) string {
 	pf := d.Folder
-	docs, err := d.Store.Documents(pf.name)
+	docs, err := d.Store.Documents(context.TODO(), pf.name)
 	if err != nil {
 		d.Logger.Warn("project: list documents for a skill", "project", pf.name, "err", err)
 		return ""

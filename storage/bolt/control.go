@@ -103,7 +103,7 @@ func (s *Store) ServeControl(ctx context.Context) (stop func(), err error) {
 			conns.Add(1)
 			go func() {
 				defer conns.Done()
-				s.answer(c)
+				s.answer(ctx, c)
 			}()
 		}
 	}()
@@ -116,7 +116,7 @@ func (s *Store) ServeControl(ctx context.Context) (stop func(), err error) {
 
 // answer handles one connection: a request line, then "ok\n" and the
 // payload, or "error <reason>\n".
-func (s *Store) answer(c net.Conn) {
+func (s *Store) answer(ctx context.Context, c net.Conn) {
 	defer c.Close()
 	_ = c.SetReadDeadline(time.Now().Add(10 * time.Second))
 	line, err := bufio.NewReader(io.LimitReader(c, 64<<10)).ReadBytes('\n')
@@ -136,9 +136,9 @@ func (s *Store) answer(c net.Conn) {
 		_, _ = s.WriteTo(c)
 		return
 	case "list":
-		payload, err = s.ListSessions()
+		payload, err = s.ListSessions(ctx)
 	case "session":
-		payload, err = s.Lookup(req.Key)
+		payload, err = storage.Lookup(ctx, s, req.Key)
 	default:
 		err = fmt.Errorf("unknown request %q", req.Op)
 	}
@@ -148,12 +148,6 @@ func (s *Store) answer(c net.Conn) {
 	}
 	io.WriteString(c, "ok\n")
 	_ = json.NewEncoder(c).Encode(payload)
-}
-
-// Lookup returns a session by id, or else by key (as sessions list shows
-// it).
-func (s *Store) Lookup(idOrKey string) (*transcript.Session, error) {
-	return storage.LookupIn(s, idOrKey)
 }
 
 // Remote is a running agentbot's store, reached through its control socket.
@@ -173,10 +167,13 @@ func Dial(dir string) (*Remote, error) {
 
 // call sends one request and returns the connection positioned at the
 // payload.
-func (r *Remote) call(req request) (net.Conn, *bufio.Reader, error) {
-	c, err := net.DialTimeout("unix", r.path, 2*time.Second)
+func (r *Remote) call(ctx context.Context, req request) (net.Conn, *bufio.Reader, error) {
+	c, err := (&net.Dialer{Timeout: 2 * time.Second}).DialContext(ctx, "unix", r.path)
 	if err != nil {
 		return nil, nil, err
+	}
+	if d, ok := ctx.Deadline(); ok {
+		_ = c.SetDeadline(d)
 	}
 	b, _ := json.Marshal(req)
 	if _, err := c.Write(append(b, '\n')); err != nil {
@@ -201,7 +198,7 @@ func (r *Remote) call(req request) (net.Conn, *bufio.Reader, error) {
 
 // Backup streams the running store's database to w.
 func (r *Remote) Backup(w io.Writer) (int64, error) {
-	c, br, err := r.call(request{Op: "backup"})
+	c, br, err := r.call(context.Background(), request{Op: "backup"})
 	if err != nil {
 		return 0, err
 	}
@@ -210,22 +207,22 @@ func (r *Remote) Backup(w io.Writer) (int64, error) {
 }
 
 // ListSessions lists the running store's sessions.
-func (r *Remote) ListSessions() ([]storage.SessionInfo, error) {
+func (r *Remote) ListSessions(ctx context.Context) ([]storage.SessionInfo, error) {
 	var out []storage.SessionInfo
-	return out, r.decode(request{Op: "list"}, &out)
+	return out, r.decode(ctx, request{Op: "list"}, &out)
 }
 
 // Lookup returns a session of the running store by id or key.
-func (r *Remote) Lookup(idOrKey string) (*transcript.Session, error) {
+func (r *Remote) Lookup(ctx context.Context, idOrKey string) (*transcript.Session, error) {
 	var s transcript.Session
-	if err := r.decode(request{Op: "session", Key: idOrKey}, &s); err != nil {
+	if err := r.decode(ctx, request{Op: "session", Key: idOrKey}, &s); err != nil {
 		return nil, err
 	}
 	return &s, nil
 }
 
-func (r *Remote) decode(req request, v any) error {
-	c, br, err := r.call(req)
+func (r *Remote) decode(ctx context.Context, req request, v any) error {
+	c, br, err := r.call(ctx, req)
 	if err != nil {
 		return err
 	}

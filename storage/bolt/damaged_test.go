@@ -1,6 +1,7 @@
 package bolt
 
 import (
+	"context"
 	"errors"
 	"math/rand/v2"
 	"os"
@@ -11,6 +12,7 @@ import (
 
 // filledStore writes a store with some sessions and returns its file.
 func filledStore(t *testing.T) (dir, file string) {
+	ctx := context.Background()
 	t.Helper()
 	dir = t.TempDir()
 	st, err := Open(dir)
@@ -18,12 +20,12 @@ func filledStore(t *testing.T) (dir, file string) {
 		t.Fatal(err)
 	}
 	for i := 0; i < 40; i++ {
-		s, err := st.NewSession("team/C1/" + strings.Repeat("1", i+1))
+		s, err := st.NewSession(ctx, "team/C1/"+strings.Repeat("1", i+1))
 		if err != nil {
 			t.Fatal(err)
 		}
 		s.Meta = map[string]string{"pad": strings.Repeat("x", 2000)}
-		if err := st.SaveSession(s); err != nil {
+		if err := st.SaveSession(ctx, s); err != nil {
 			t.Fatal(err)
 		}
 	}
@@ -37,6 +39,7 @@ func filledStore(t *testing.T) (dir, file string) {
 // recover, never a panic or a fault; an empty file is refused, not
 // re-initialised; a healthy file opens.
 func TestOpenDamagedStore(t *testing.T) {
+	ctx := context.Background()
 	damage := map[string]func(t *testing.T, file string){
 		"truncated to 20 KB":     func(t *testing.T, f string) { must(t, os.Truncate(f, 20<<10)) },
 		"truncated mid-page":     func(t *testing.T, f string) { must(t, os.Truncate(f, 70000)) },
@@ -76,7 +79,7 @@ func TestOpenDamagedStore(t *testing.T) {
 	if err != nil {
 		t.Fatalf("healthy store: %v", err)
 	}
-	if list, err := st.ListSessions(); err != nil || len(list) != 40 {
+	if list, err := st.ListSessions(ctx); err != nil || len(list) != 40 {
 		t.Fatalf("sessions: %d, %v", len(list), err)
 	}
 	st.Close()

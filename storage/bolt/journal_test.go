@@ -1,6 +1,7 @@
 package bolt
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"os"
@@ -10,18 +11,20 @@ import (
 	"time"
 
 	"agentbot/storage"
+	"agentbot/storage/storetest"
 )
 
 // A message journaled but never committed (the process died after the
 // ack) is admitted at the next Open, exactly once; the journal is emptied
 // once everything in it is committed; a torn last line is dropped.
 func TestJournalReplay(t *testing.T) {
+	ctx := context.Background()
 	dir := t.TempDir()
 	st, err := Open(dir)
 	if err != nil {
 		t.Fatal(err)
 	}
-	if a := <-st.AdmitAsync([]string{"event/E1"}, time.Hour, "T/C/1", []byte(`{"text":"committed"}`)); a.Err != nil || a.Dup {
+	if a := <-storetest.Done(st.Admit(ctx, 0, []string{"event/E1"}, time.Hour, "T/C/1", []byte(`{"text":"committed"}`))); a.Err != nil || a.Dup {
 		t.Fatalf("admit: %+v", a)
 	}
 	st.Close()
@@ -41,15 +44,15 @@ func TestJournalReplay(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer st.Close()
-	p1, _ := st.Pending("T/C/1")
-	p2, _ := st.Pending("T/C/2")
+	p1, _ := st.Pending(ctx, "T/C/1")
+	p2, _ := st.Pending(ctx, "T/C/2")
 	if len(p1) != 1 || len(p2) != 1 || string(p2[0].Payload) != `{"text":"lost?"}` {
 		t.Fatalf("after replay: %d in T/C/1, %d in T/C/2 (%+v)", len(p1), len(p2), p2)
 	}
 	if fi, _ := os.Stat(filepath.Join(dir, JournalName)); fi.Size() != 0 {
 		t.Fatal("the journal was not emptied after the replay")
 	}
-	if dup, _, _ := st.Admit([]string{"event/E2"}, time.Hour, "T/C/2", []byte(`{}`)); !dup {
+	if dup, _, _ := storetest.Admit(ctx, st, []string{"event/E2"}, time.Hour, "T/C/2", []byte(`{}`)); !dup {
 		t.Fatal("the replayed message's dedupe key was not marked")
 	}
 }
@@ -59,6 +62,7 @@ func TestJournalReplay(t *testing.T) {
 // they commit once the store recovers, in order, and a crash in between
 // replays them.
 func TestJournalKeepsFailedCommits(t *testing.T) {
+	ctx := context.Background()
 	dir := t.TempDir()
 	st, err := Open(dir)
 	if err != nil {
@@ -74,7 +78,7 @@ func TestJournalKeepsFailedCommits(t *testing.T) {
 	}
 	var dones []<-chan storage.Admission
 	for i := range 5 {
-		j, d := st.AdmitJournaled(0, []string{fmt.Sprint("E", i)}, time.Hour, "T/C/1", []byte(fmt.Sprint(i)))
+		j, d := st.Admit(ctx, 0, []string{fmt.Sprint("E", i)}, time.Hour, "T/C/1", []byte(fmt.Sprint(i)))
 		if err := <-j; err != nil {
 			t.Fatalf("journal %d: %v", i, err)
 		}
@@ -97,7 +101,7 @@ func TestJournalKeepsFailedCommits(t *testing.T) {
 			t.Fatalf("admission %d after recovery: %+v", i, a)
 		}
 	}
-	items, _ := st.Pending("T/C/1")
+	items, _ := st.Pending(ctx, "T/C/1")
 	if len(items) != 5 || string(items[0].Payload) != "0" || string(items[4].Payload) != "4" {
 		t.Fatalf("queued %+v", items)
 	}
@@ -107,7 +111,7 @@ func TestJournalKeepsFailedCommits(t *testing.T) {
 
 	// Fails again, then the process goes away: the next Open replays.
 	failing.Store(true)
-	j, _ := st.AdmitJournaled(0, []string{"E9"}, time.Hour, "T/C/2", []byte(`9`))
+	j, _ := st.Admit(ctx, 0, []string{"E9"}, time.Hour, "T/C/2", []byte(`9`))
 	if err := <-j; err != nil {
 		t.Fatal(err)
 	}
@@ -117,7 +121,7 @@ func TestJournalKeepsFailedCommits(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer st.Close()
-	if items, _ := st.Pending("T/C/2"); len(items) != 1 {
+	if items, _ := st.Pending(ctx, "T/C/2"); len(items) != 1 {
 		t.Fatalf("the uncommitted admission was not replayed: %+v", items)
 	}
 }
@@ -127,6 +131,7 @@ func TestJournalKeepsFailedCommits(t *testing.T) {
 // committed; the journal's earlier entries stay whole, and admissions
 // after the fault are journaled again.
 func TestJournalWriteFailureNotJournaled(t *testing.T) {
+	ctx := context.Background()
 	dir := t.TempDir()
 	st, err := Open(dir)
 	if err != nil {
@@ -141,7 +146,7 @@ func TestJournalWriteFailureNotJournaled(t *testing.T) {
 	st.jmu.Lock()
 	st.journal = ro
 	st.jmu.Unlock()
-	j, d := st.AdmitJournaled(0, []string{"E1"}, time.Hour, "T/C/1", []byte(`1`))
+	j, d := st.Admit(ctx, 0, []string{"E1"}, time.Hour, "T/C/1", []byte(`1`))
 	if err := <-j; err == nil {
 		t.Fatal("a failed journal write was reported journaled")
 	}
@@ -152,11 +157,11 @@ func TestJournalWriteFailureNotJournaled(t *testing.T) {
 	st.journal = good
 	st.jmu.Unlock()
 	ro.Close()
-	if items, _ := st.Pending("T/C/1"); len(items) != 0 {
+	if items, _ := st.Pending(ctx, "T/C/1"); len(items) != 0 {
 		t.Fatalf("queued %+v", items)
 	}
 	// Slack redelivers: admitted now, not a dup.
-	if dup, _, err := st.Admit([]string{"E1"}, time.Hour, "T/C/1", []byte(`1`)); err != nil || dup {
+	if dup, _, err := storetest.Admit(ctx, st, []string{"E1"}, time.Hour, "T/C/1", []byte(`1`)); err != nil || dup {
 		t.Fatalf("redelivery: %v %v", dup, err)
 	}
 }

@@ -2,6 +2,7 @@ package bolt
 
 import (
 	"bytes"
+	"context"
 	"errors"
 	"fmt"
 	"time"
@@ -57,25 +58,19 @@ func decodeLease(v []byte) (lease, error) {
 	return lease{time.Unix(0, int64(be64(v[:8]))), be64(v[8:16]), string(bytes.Clone(v[16:]))}, nil
 }
 
-// Lease is TakeLease without the fence.
-func (s *Store) Lease(key, holder string, ttl time.Duration) (bool, error) {
-	_, ok, err := s.TakeLease(key, holder, ttl)
-	return ok, err
-}
-
 // TakeLease takes the lease on key's work for holder until now+ttl, with a
 // new token, when it is free, expired, or holder's own. It reports false,
 // changing nothing, while another holder's lease is live. The expiry is
 // read on the store's clock (Now).
-func (s *Store) TakeLease(key, holder string, ttl time.Duration) (storage.Fence, bool, error) {
+func (s *Store) TakeLease(ctx context.Context, key, holder string, ttl time.Duration) (storage.Fence, bool, error) {
 	if err := storage.CheckTakeLease(key, holder, ttl); err != nil {
 		return storage.Fence{}, false, err
 	}
-	if held, err := s.heldByOther(key, holder); err != nil || held {
+	if held, err := s.heldByOther(ctx, key, holder); err != nil || held {
 		return storage.Fence{}, false, err
 	}
 	var f storage.Fence
-	err := s.db.Batch(func(tx *bbolt.Tx) error { // takes of many threads share a commit
+	err := s.batch(ctx, func(tx *bbolt.Tx) error { // takes of many threads share a commit
 		f = storage.Fence{}
 		now := s.now()
 		b := tx.Bucket(bucketLeases)
@@ -104,9 +99,9 @@ func (s *Store) TakeLease(key, holder string, ttl time.Duration) (storage.Fence,
 // heldByOther reports, in a read transaction, whether another holder's
 // lease on key is live: replicas scanning for work ask often about threads
 // others work, and a refusal needs no write.
-func (s *Store) heldByOther(key, holder string) (bool, error) {
+func (s *Store) heldByOther(ctx context.Context, key, holder string) (bool, error) {
 	var held bool
-	err := s.db.View(func(tx *bbolt.Tx) error {
+	err := s.view(ctx, func(tx *bbolt.Tx) error {
 		v := tx.Bucket(bucketLeases).Get([]byte(key))
 		if v == nil {
 			return nil
@@ -123,11 +118,11 @@ func (s *Store) heldByOther(key, holder string) (bool, error) {
 
 // RenewLease extends f's lease to now+ttl while f is live; otherwise it
 // is storage.ErrFenced and nothing changes.
-func (s *Store) RenewLease(f storage.Fence, ttl time.Duration) error {
+func (s *Store) RenewLease(ctx context.Context, f storage.Fence, ttl time.Duration) error {
 	if err := storage.CheckRenewLease(f, ttl); err != nil {
 		return err
 	}
-	err := s.db.Batch(func(tx *bbolt.Tx) error {
+	err := s.batch(ctx, func(tx *bbolt.Tx) error {
 		if err := s.checkFenceTx(tx, f); err != nil {
 			return err
 		}
@@ -140,11 +135,11 @@ func (s *Store) RenewLease(f storage.Fence, ttl time.Duration) error {
 }
 
 // CheckFence returns nil while f is the live lease on its key.
-func (s *Store) CheckFence(f storage.Fence) error {
+func (s *Store) CheckFence(ctx context.Context, f storage.Fence) error {
 	if err := storage.CheckFence(f); err != nil {
 		return err
 	}
-	err := s.db.View(func(tx *bbolt.Tx) error { return s.checkFenceTx(tx, f) })
+	err := s.view(ctx, func(tx *bbolt.Tx) error { return s.checkFenceTx(tx, f) })
 	if err != nil {
 		return fmt.Errorf("check lease %q for %s: %w", f.Key, f.Holder, err)
 	}
@@ -169,11 +164,11 @@ func (s *Store) checkFenceTx(tx *bbolt.Tx, f storage.Fence) error {
 
 // ReleaseLease gives up holder's lease on key. A lease of another holder,
 // or none, is left as it is.
-func (s *Store) ReleaseLease(key, holder string) error {
+func (s *Store) ReleaseLease(ctx context.Context, key, holder string) error {
 	if err := storage.CheckLease(key, holder); err != nil {
 		return fmt.Errorf("release lease: %w", err)
 	}
-	err := s.db.Batch(func(tx *bbolt.Tx) error {
+	err := s.batch(ctx, func(tx *bbolt.Tx) error {
 		b := tx.Bucket(bucketLeases)
 		v := b.Get([]byte(key))
 		if v == nil {
@@ -192,7 +187,7 @@ func (s *Store) ReleaseLease(key, holder string) error {
 
 // SaveSessionFenced is SaveSession under f, in one transaction with the
 // check of the fence.
-func (s *Store) SaveSessionFenced(f storage.Fence, sess *transcript.Session) error {
+func (s *Store) SaveSessionFenced(ctx context.Context, f storage.Fence, sess *transcript.Session) error {
 	if sess == nil {
 		return errors.New("save session: nil session")
 	}
@@ -206,7 +201,7 @@ func (s *Store) SaveSessionFenced(f storage.Fence, sess *transcript.Session) err
 		return fmt.Errorf("save session %s: key %q is not the fence's %q", sess.ID, sess.Key, f.Key)
 	}
 	updated := s.now()
-	err := s.db.Batch(func(tx *bbolt.Tx) error {
+	err := s.batch(ctx, func(tx *bbolt.Tx) error {
 		if err := s.checkFenceTx(tx, f); err != nil {
 			return err
 		}
@@ -219,35 +214,20 @@ func (s *Store) SaveSessionFenced(f storage.Fence, sess *transcript.Session) err
 	return nil
 }
 
-// SetMetaFenced is SetMeta of f.Key's session under f.
-func (s *Store) SetMetaFenced(f storage.Fence, name, value string) error {
-	if err := storage.CheckFence(f); err != nil {
-		return fmt.Errorf("set session meta: %w", err)
-	}
-	err := s.db.Batch(func(tx *bbolt.Tx) error {
-		if err := s.checkFenceTx(tx, f); err != nil {
-			return err
-		}
-		return setMetaTx(tx, f.Key, map[string]string{name: value})
-	})
-	if err != nil {
-		return fmt.Errorf("set meta %s of session %q: %w", name, f.Key, err)
-	}
-	return nil
-}
-
 // CompleteFenced sets meta on f.Key's session (if any) and dequeues seq,
 // under f, in one transaction.
-func (s *Store) CompleteFenced(f storage.Fence, seq uint64, meta map[string]string) error {
+func (s *Store) CompleteFenced(ctx context.Context, f storage.Fence, seq uint64, meta map[string]string) error {
 	if err := storage.CheckFence(f); err != nil {
 		return fmt.Errorf("complete: %w", err)
 	}
-	err := s.db.Batch(func(tx *bbolt.Tx) error {
+	err := s.batch(ctx, func(tx *bbolt.Tx) error {
 		if err := s.checkFenceTx(tx, f); err != nil {
 			return err
 		}
-		if err := dequeueTx(tx, f.Key, seq); err != nil {
-			return err
+		if seq != 0 {
+			if err := dequeueTx(tx, f.Key, seq); err != nil {
+				return err
+			}
 		}
 		if len(meta) == 0 {
 			return nil

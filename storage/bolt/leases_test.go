@@ -1,15 +1,19 @@
 package bolt
 
 import (
+	"context"
 	"fmt"
 	"sync"
 	"testing"
 	"time"
+
+	"agentbot/storage/storetest"
 )
 
 func mustLease(t *testing.T, s *Store, key, holder string, ttl time.Duration, want bool) {
+	ctx := context.Background()
 	t.Helper()
-	got, err := s.Lease(key, holder, ttl)
+	got, err := storetest.Lease(ctx, s, key, holder, ttl)
 	if err != nil {
 		t.Fatalf("Lease(%s, %s): %v", key, holder, err)
 	}
@@ -37,18 +41,19 @@ func TestLeaseExclusiveAndRenewed(t *testing.T) {
 // Releasing frees the lease at once; a release by someone who does not hold
 // it changes nothing.
 func TestLeaseRelease(t *testing.T) {
+	ctx := context.Background()
 	c := newClock()
 	s := openAt(t, t.TempDir(), c)
 	mustLease(t, s, "T/C/1", "a", time.Minute, true)
-	if err := s.ReleaseLease("T/C/1", "b"); err != nil {
+	if err := s.ReleaseLease(ctx, "T/C/1", "b"); err != nil {
 		t.Fatal(err)
 	}
 	mustLease(t, s, "T/C/1", "b", time.Minute, false)
-	if err := s.ReleaseLease("T/C/1", "a"); err != nil {
+	if err := s.ReleaseLease(ctx, "T/C/1", "a"); err != nil {
 		t.Fatal(err)
 	}
 	mustLease(t, s, "T/C/1", "b", time.Minute, true)
-	if err := s.ReleaseLease("T/C/none", "a"); err != nil {
+	if err := s.ReleaseLease(ctx, "T/C/none", "a"); err != nil {
 		t.Fatalf("releasing a lease nobody holds: %v", err)
 	}
 }
@@ -67,29 +72,31 @@ func TestLeasesClearedOnOpen(t *testing.T) {
 
 // Bad input is a clear error.
 func TestLeaseBadInput(t *testing.T) {
+	ctx := context.Background()
 	s := openAt(t, t.TempDir(), newClock())
 	for _, tc := range []struct {
 		key, holder string
 		ttl         time.Duration
 	}{{"", "a", time.Second}, {"k", "", time.Second}, {"k", "a", 0}} {
-		if _, err := s.Lease(tc.key, tc.holder, tc.ttl); err == nil {
+		if _, err := storetest.Lease(ctx, s, tc.key, tc.holder, tc.ttl); err == nil {
 			t.Errorf("Lease(%q, %q, %s): no error", tc.key, tc.holder, tc.ttl)
 		}
 	}
-	if err := s.ReleaseLease("k", ""); err == nil {
+	if err := s.ReleaseLease(ctx, "k", ""); err == nil {
 		t.Error("ReleaseLease with an empty holder: no error")
 	}
 }
 
 // Of many holders asking at once for a free lease, exactly one gets it.
 func TestLeaseConcurrentTakersGetOne(t *testing.T) {
+	ctx := context.Background()
 	s := openAt(t, t.TempDir(), nil)
 	const n = 16
 	got := make(chan bool, n)
 	var wg sync.WaitGroup
 	for i := range n {
 		wg.Go(func() {
-			ok, err := s.Lease("T/C/1", fmt.Sprintf("r%d", i), time.Minute)
+			ok, err := storetest.Lease(ctx, s, "T/C/1", fmt.Sprintf("r%d", i), time.Minute)
 			if err != nil {
 				t.Error(err)
 			}

@@ -1,6 +1,7 @@
 package bolt
 
 import (
+	"context"
 	"fmt"
 
 	bbolt "go.etcd.io/bbolt"
@@ -11,18 +12,18 @@ import (
 
 // FindSession is Session without the sentinel: it returns (nil, nil) when
 // key has no session.
-func (s *Store) FindSession(key string) (*transcript.Session, error) {
-	return storage.Found(s.Session(key))
+func (s *Store) FindSession(ctx context.Context, key string) (*transcript.Session, error) {
+	return storage.Found(s.session(ctx, key))
 }
 
 // FindMeta returns the metadata of the session key holds, without its
 // transcript, or (nil, nil) when key has none.
-func (s *Store) FindMeta(key string) (*transcript.Session, error) {
+func (s *Store) FindMeta(ctx context.Context, key string) (*transcript.Session, error) {
 	if err := storage.CheckKey("session key", key); err != nil {
 		return nil, fmt.Errorf("load session metadata: %w", err)
 	}
 	var sess *transcript.Session
-	err := s.db.View(func(tx *bbolt.Tx) error {
+	err := s.view(ctx, func(tx *bbolt.Tx) error {
 		id := tx.Bucket(bucketKeys).Get([]byte(key))
 		if id == nil {
 			return nil
@@ -37,28 +38,15 @@ func (s *Store) FindMeta(key string) (*transcript.Session, error) {
 	return sess, nil
 }
 
-// HasSession reports whether key has a session, without loading it.
-func (s *Store) HasSession(key string) (bool, error) {
-	if err := storage.CheckKey("session key", key); err != nil {
-		return false, fmt.Errorf("has session: %w", err)
-	}
-	var ok bool
-	err := s.db.View(func(tx *bbolt.Tx) error {
-		ok = tx.Bucket(bucketKeys).Get([]byte(key)) != nil
-		return nil
-	})
-	return ok, err
-}
-
 // DetachSession frees its key, so the next NewSession for that key starts
 // afresh, while the session's data and folders stay (ListSessions shows it,
 // Prune and DeleteSession remove it). The bot uses it when a thread
 // switches agents, so nothing of the earlier conversation is lost.
-func (s *Store) DetachSession(id string) error {
+func (s *Store) DetachSession(ctx context.Context, id string) error {
 	if err := storage.CheckID(id); err != nil {
 		return fmt.Errorf("detach session: %w", err)
 	}
-	err := s.db.Update(func(tx *bbolt.Tx) error {
+	err := s.update(ctx, func(tx *bbolt.Tx) error {
 		sess, err := metaTx(tx, id)
 		if err != nil {
 			return err

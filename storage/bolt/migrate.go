@@ -1,6 +1,7 @@
 package bolt
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"os"
@@ -34,8 +35,8 @@ type MigrateReport struct {
 // every version of its documents. Documents stored before they lived in the
 // store (files in the data folder's outputs/<id>/) are copied from there.
 // Run it with the bot stopped; running it again copies only what is new.
-func Migrate(dst storage.Importer, src *Store) (MigrateReport, error) {
-	m := &migration{dst: dst, src: src}
+func Migrate(ctx context.Context, dst storage.Importer, src *Store) (MigrateReport, error) {
+	m := &migration{ctx: ctx, dst: dst, src: src}
 	for _, step := range []func() error{m.sessions, m.channelDefaults, m.channelTools, m.projects, m.queued} {
 		if err := step(); err != nil {
 			return m.rep, err
@@ -46,6 +47,7 @@ func Migrate(dst storage.Importer, src *Store) (MigrateReport, error) {
 
 // migration is one run of Migrate: its steps, in order, add to rep.
 type migration struct {
+	ctx context.Context
 	dst storage.Importer
 	src *Store
 	rep MigrateReport
@@ -53,7 +55,7 @@ type migration struct {
 
 // sessions copies every session with its transcript and documents.
 func (m *migration) sessions() error {
-	list, err := m.src.ListSessions()
+	list, err := m.src.ListSessions(m.ctx)
 	if err != nil {
 		return fmt.Errorf("migrate: %w", err)
 	}
@@ -67,15 +69,15 @@ func (m *migration) sessions() error {
 
 // session copies one session, unless dst has it already.
 func (m *migration) session(id string) error {
-	sess, err := m.src.SessionByID(id)
+	sess, err := m.src.SessionByID(m.ctx, id)
 	if err != nil {
 		return err
 	}
-	attached, err := m.src.holdsKey(sess)
+	attached, err := m.src.holdsKey(m.ctx, sess)
 	if err != nil {
 		return err
 	}
-	added, err := m.dst.ImportSession(sess, attached)
+	added, err := m.dst.ImportSession(m.ctx, sess, attached)
 	if err != nil {
 		return err
 	}
@@ -86,12 +88,12 @@ func (m *migration) session(id string) error {
 	m.rep.Sessions++
 	m.rep.Messages += len(sess.Messages)
 	for _, o := range sess.Outputs {
-		data, err := m.src.outputBytes(sess.ID, o)
+		data, err := m.src.outputBytes(m.ctx, sess.ID, o)
 		if errors.Is(err, storage.ErrNotFound) {
 			continue // a version overwritten before documents were stored
 		}
 		if err == nil {
-			err = m.dst.PutOutput(sess.ID, o, data)
+			err = m.dst.PutOutput(m.ctx, sess.ID, o, data)
 		}
 		if err != nil {
 			return fmt.Errorf("document %s v%d: %w", o.Path, o.Version, err)
@@ -103,13 +105,13 @@ func (m *migration) session(id string) error {
 
 // channelDefaults copies every channel's default agent.
 func (m *migration) channelDefaults() error {
-	defaults, err := m.src.channelDefaults()
+	defaults, err := m.src.channelDefaults(m.ctx)
 	if err != nil {
 		return fmt.Errorf("migrate: %w", err)
 	}
 	for key, agent := range defaults {
 		team, channel, _ := strings.Cut(key, "/")
-		if err := m.dst.SetChannelDefault(team, channel, agent); err != nil {
+		if err := storage.SetChannelDefault(m.ctx, m.dst, team, channel, agent); err != nil {
 			return fmt.Errorf("migrate channel default %s: %w", key, err)
 		}
 		m.rep.Channels++
@@ -119,13 +121,13 @@ func (m *migration) channelDefaults() error {
 
 // channelTools copies every channel's list of MCP servers.
 func (m *migration) channelTools() error {
-	tools, err := m.src.channelTools()
+	tools, err := m.src.channelTools(m.ctx)
 	if err != nil {
 		return fmt.Errorf("migrate: %w", err)
 	}
 	for key, servers := range tools {
 		team, channel, _ := strings.Cut(key, "/")
-		if err := m.dst.SetChannelTools(team, channel, servers); err != nil {
+		if err := storage.SetChannelTools(m.ctx, m.dst, team, channel, servers); err != nil {
 			return fmt.Errorf("migrate channel tools %s: %w", key, err)
 		}
 		m.rep.ChannelTools++
@@ -136,20 +138,21 @@ func (m *migration) channelTools() error {
 // queued moves the inbound messages still queued: each is dequeued from
 // src once dst holds it.
 func (m *migration) queued() error {
-	keys, err := m.src.PendingKeys()
+	keys, err := m.src.PendingKeys(m.ctx)
 	if err != nil {
 		return fmt.Errorf("migrate: %w", err)
 	}
 	for _, key := range keys {
-		items, err := m.src.Pending(key)
+		items, err := m.src.Pending(m.ctx, key)
 		if err != nil {
 			return fmt.Errorf("migrate: %w", err)
 		}
 		for _, it := range items {
-			if _, err := m.dst.Enqueue(key, it.Payload); err != nil {
-				return fmt.Errorf("migrate queued message of %q: %w", key, err)
+			_, done := m.dst.Admit(m.ctx, it.Order, nil, 0, key, it.Payload)
+			if a := <-done; a.Err != nil {
+				return fmt.Errorf("migrate queued message of %q: %w", key, a.Err)
 			}
-			if err := m.src.Dequeue(key, it.Seq); err != nil {
+			if err := m.src.dequeue(m.ctx, key, it.Seq); err != nil {
 				return fmt.Errorf("migrate queued message of %q: %w", key, err)
 			}
 			m.rep.Queued++
@@ -160,9 +163,9 @@ func (m *migration) queued() error {
 
 // holdsKey reports whether sess is the session its key names (not
 // detached).
-func (s *Store) holdsKey(sess *transcript.Session) (bool, error) {
+func (s *Store) holdsKey(ctx context.Context, sess *transcript.Session) (bool, error) {
 	var holds bool
-	err := s.db.View(func(tx *bbolt.Tx) error {
+	err := s.view(ctx, func(tx *bbolt.Tx) error {
 		holds = string(tx.Bucket(bucketKeys).Get([]byte(sess.Key))) == sess.ID
 		return nil
 	})
@@ -172,13 +175,13 @@ func (s *Store) holdsKey(sess *transcript.Session) (bool, error) {
 // outputBytes returns a document version from the store, or from the
 // session's outputs folder for the latest version of a document saved
 // before documents lived in the store.
-func (s *Store) outputBytes(id string, o transcript.Output) ([]byte, error) {
-	data, err := s.OutputData(id, o.Path, o.Version)
+func (s *Store) outputBytes(ctx context.Context, id string, o transcript.Output) ([]byte, error) {
+	data, err := s.OutputData(ctx, id, o.Path, o.Version)
 	if !errors.Is(err, storage.ErrNotFound) {
 		return data, err
 	}
 	var latest transcript.Output
-	if sess, err := s.SessionByID(id); err == nil {
+	if sess, err := s.SessionByID(ctx, id); err == nil {
 		for _, l := range transcript.Latest(sess.Outputs) {
 			if l.Path == o.Path {
 				latest = l
@@ -201,9 +204,9 @@ func (s *Store) outputBytes(id string, o transcript.Output) ([]byte, error) {
 }
 
 // channelDefaults returns every channel default, "team/channel" → agent.
-func (s *Store) channelDefaults() (map[string]string, error) {
+func (s *Store) channelDefaults(ctx context.Context) (map[string]string, error) {
 	out := map[string]string{}
-	err := s.db.View(func(tx *bbolt.Tx) error {
+	err := s.view(ctx, func(tx *bbolt.Tx) error {
 		return tx.Bucket(bucketChannels).ForEach(func(k, v []byte) error {
 			out[string(k)] = string(v)
 			return nil

@@ -2,6 +2,7 @@ package bolt
 
 import (
 	"bytes"
+	"context"
 	"fmt"
 
 	bbolt "go.etcd.io/bbolt"
@@ -26,7 +27,7 @@ func outputKey(path string, version uint64) []byte {
 // PutOutput stores the bytes of one version of a session's document;
 // storing the same path and version again replaces it. The session must
 // exist (else storage.ErrNotFound) and o.Version be 1 or more.
-func (s *Store) PutOutput(sessionID string, o transcript.Output, data []byte) error {
+func (s *Store) PutOutput(ctx context.Context, sessionID string, o transcript.Output, data []byte) error {
 	if err := storage.CheckID(sessionID); err != nil {
 		return fmt.Errorf("store document: %w", err)
 	}
@@ -36,7 +37,7 @@ func (s *Store) PutOutput(sessionID string, o transcript.Output, data []byte) er
 	if o.Version < 1 {
 		return fmt.Errorf("store document %s of session %s: version %d (want 1 or more)", o.Path, sessionID, o.Version)
 	}
-	err := s.db.Update(func(tx *bbolt.Tx) error {
+	err := s.update(ctx, func(tx *bbolt.Tx) error {
 		if tx.Bucket(bucketSessions).Bucket([]byte(sessionID)) == nil {
 			return storage.ErrNotFound
 		}
@@ -54,7 +55,7 @@ func (s *Store) PutOutput(sessionID string, o transcript.Output, data []byte) er
 
 // OutputData returns the bytes of a stored version of a session's document
 // (version 0: the latest), or an error matching storage.ErrNotFound.
-func (s *Store) OutputData(sessionID, path string, version int) ([]byte, error) {
+func (s *Store) OutputData(ctx context.Context, sessionID, path string, version int) ([]byte, error) {
 	if err := storage.CheckID(sessionID); err != nil {
 		return nil, fmt.Errorf("load document: %w", err)
 	}
@@ -65,7 +66,7 @@ func (s *Store) OutputData(sessionID, path string, version int) ([]byte, error) 
 		return nil, fmt.Errorf("load document %s of session %s: version %d: %w", path, sessionID, version, storage.ErrNotFound)
 	}
 	var out []byte
-	err := s.db.View(func(tx *bbolt.Tx) error {
+	err := s.view(ctx, func(tx *bbolt.Tx) error {
 		b := tx.Bucket(bucketOutputs).Bucket([]byte(sessionID))
 		if b == nil {
 			return storage.ErrNotFound

@@ -1,6 +1,7 @@
 package bolt
 
 import (
+	"context"
 	"testing"
 	"time"
 
@@ -9,20 +10,21 @@ import (
 )
 
 func TestOutputs(t *testing.T) {
+	ctx := context.Background()
 	c := newClock()
 	s := openAt(t, t.TempDir(), c)
-	sess, err := s.NewSession("T/C/1")
+	sess, err := s.NewSession(ctx, "T/C/1")
 	if err != nil {
 		t.Fatal(err)
 	}
 	put := func(path string, v int, data string) {
 		t.Helper()
-		if err := s.PutOutput(sess.ID, transcript.Output{Path: path, Version: v, Size: int64(len(data)), Time: c.Now()}, []byte(data)); err != nil {
+		if err := s.PutOutput(ctx, sess.ID, transcript.Output{Path: path, Version: v, Size: int64(len(data)), Time: c.Now()}, []byte(data)); err != nil {
 			t.Fatal(err)
 		}
 	}
 	get := func(path string, v int) (string, error) {
-		b, err := s.OutputData(sess.ID, path, v)
+		b, err := s.OutputData(ctx, sess.ID, path, v)
 		return string(b), err
 	}
 	put("prd.md", 1, "one")
@@ -49,13 +51,13 @@ func TestOutputs(t *testing.T) {
 			wantErrIs(t, "OutputData of a missing version", err, storage.ErrNotFound)
 		}
 	}
-	wantErrIs(t, "PutOutput to an unknown session", s.PutOutput("zzzzzzzz", transcript.Output{Path: "a.md", Version: 1}, nil), storage.ErrNotFound)
+	wantErrIs(t, "PutOutput to an unknown session", s.PutOutput(ctx, "zzzzzzzz", transcript.Output{Path: "a.md", Version: 1}, nil), storage.ErrNotFound)
 	for _, o := range []transcript.Output{{Path: "", Version: 1}, {Path: "a\x00b", Version: 1}, {Path: "a.md", Version: 0}} {
-		if err := s.PutOutput(sess.ID, o, []byte("x")); err == nil {
+		if err := s.PutOutput(ctx, sess.ID, o, []byte("x")); err == nil {
 			t.Errorf("PutOutput(%+v): want error", o)
 		}
 	}
-	if _, err := s.OutputData("../x", "a.md", 0); err == nil {
+	if _, err := s.OutputData(ctx, "../x", "a.md", 0); err == nil {
 		t.Error("OutputData with a bad session id: want error")
 	}
 
@@ -64,7 +66,7 @@ func TestOutputs(t *testing.T) {
 	if got, err := get("brief.md", 1); err != nil || got != "brief" {
 		t.Fatalf("after reopen: %q, %v", got, err)
 	}
-	if err := s.DeleteSession(sess.ID); err != nil {
+	if err := s.DeleteSession(ctx, sess.ID); err != nil {
 		t.Fatal(err)
 	}
 	if _, err := get("brief.md", 1); err == nil {
@@ -72,19 +74,19 @@ func TestOutputs(t *testing.T) {
 	}
 
 	// Prune deletes them too.
-	old, err := s.NewSession("T/C/2")
+	old, err := s.NewSession(ctx, "T/C/2")
 	if err != nil {
 		t.Fatal(err)
 	}
-	if err := s.PutOutput(old.ID, transcript.Output{Path: "a.md", Version: 1}, []byte("a")); err != nil {
+	if err := s.PutOutput(ctx, old.ID, transcript.Output{Path: "a.md", Version: 1}, []byte("a")); err != nil {
 		t.Fatal(err)
 	}
 	c.Add(48 * time.Hour)
-	ids, err := s.Prune(c.Now().Add(-time.Hour))
+	ids, err := s.Prune(ctx, c.Now().Add(-time.Hour))
 	if err != nil || len(ids) != 1 || ids[0] != old.ID {
 		t.Fatalf("Prune = %v, %v", ids, err)
 	}
-	if _, err := s.OutputData(old.ID, "a.md", 0); err == nil {
+	if _, err := s.OutputData(ctx, old.ID, "a.md", 0); err == nil {
 		t.Fatal("documents outlived Prune")
 	}
 }

@@ -2,6 +2,7 @@ package bolt
 
 import (
 	"bytes"
+	"context"
 	"encoding/json"
 	"fmt"
 
@@ -26,31 +27,12 @@ var (
 	keyProjectMeta        = []byte("meta")
 )
 
-// Project returns a project's record.
-func (s *Store) Project(name string) (storage.Project, error) {
-	var p storage.Project
-	if err := storage.CheckProjectName(name); err != nil {
-		return p, fmt.Errorf("project: %w", err)
-	}
-	err := s.db.View(func(tx *bbolt.Tx) error {
-		b := tx.Bucket(bucketProjects).Bucket([]byte(name))
-		if b == nil {
-			return storage.ErrNotFound
-		}
-		return json.Unmarshal(b.Get(keyProjectMeta), &p)
-	})
-	if err != nil {
-		return p, fmt.Errorf("project %s: %w", name, err)
-	}
-	return p, nil
-}
-
 // CreateProject creates a project; an existing one is storage.ErrExists.
-func (s *Store) CreateProject(p storage.Project) error {
+func (s *Store) CreateProject(ctx context.Context, p storage.Project) error {
 	if err := storage.CheckProjectName(p.Name); err != nil {
 		return fmt.Errorf("create project: %w", err)
 	}
-	err := s.db.Update(func(tx *bbolt.Tx) error {
+	err := s.update(ctx, func(tx *bbolt.Tx) error {
 		if tx.Bucket(bucketProjects).Bucket([]byte(p.Name)) != nil {
 			return storage.ErrExists
 		}
@@ -90,9 +72,9 @@ func (s *Store) projectBucket(tx *bbolt.Tx, p storage.Project) (*bbolt.Bucket, e
 }
 
 // ListProjects lists every project, by name.
-func (s *Store) ListProjects() ([]storage.Project, error) {
+func (s *Store) ListProjects(ctx context.Context) ([]storage.Project, error) {
 	var out []storage.Project
-	err := s.db.View(func(tx *bbolt.Tx) error {
+	err := s.view(ctx, func(tx *bbolt.Tx) error {
 		return tx.Bucket(bucketProjects).ForEachBucket(func(k []byte) error {
 			var p storage.Project
 			if err := json.Unmarshal(tx.Bucket(bucketProjects).Bucket(k).Get(keyProjectMeta), &p); err != nil {
@@ -109,11 +91,11 @@ func (s *Store) ListProjects() ([]storage.Project, error) {
 }
 
 // BindChannel binds a channel to a project ("" unbinds it).
-func (s *Store) BindChannel(channel, project string) error {
+func (s *Store) BindChannel(ctx context.Context, channel, project string) error {
 	if err := storage.CheckKey("channel", channel); err != nil {
 		return fmt.Errorf("bind channel: %w", err)
 	}
-	err := s.db.Update(func(tx *bbolt.Tx) error {
+	err := s.update(ctx, func(tx *bbolt.Tx) error {
 		b := tx.Bucket(bucketProjectChannels)
 		if project == "" {
 			return b.Delete([]byte(channel))
@@ -130,12 +112,12 @@ func (s *Store) BindChannel(channel, project string) error {
 }
 
 // ChannelBinding is the project a channel is bound to, "" for none.
-func (s *Store) ChannelBinding(channel string) (string, error) {
+func (s *Store) ChannelBinding(ctx context.Context, channel string) (string, error) {
 	if err := storage.CheckKey("channel", channel); err != nil {
 		return "", fmt.Errorf("channel binding: %w", err)
 	}
 	var out string
-	err := s.db.View(func(tx *bbolt.Tx) error {
+	err := s.view(ctx, func(tx *bbolt.Tx) error {
 		out = string(tx.Bucket(bucketProjectChannels).Get([]byte(channel)))
 		return nil
 	})
@@ -143,9 +125,9 @@ func (s *Store) ChannelBinding(channel string) (string, error) {
 }
 
 // BoundChannels lists the channels bound to a project, sorted.
-func (s *Store) BoundChannels(project string) ([]string, error) {
+func (s *Store) BoundChannels(ctx context.Context, project string) ([]string, error) {
 	var out []string
-	err := s.db.View(func(tx *bbolt.Tx) error {
+	err := s.view(ctx, func(tx *bbolt.Tx) error {
 		return tx.Bucket(bucketProjectChannels).ForEach(func(k, v []byte) error {
 			if string(v) == project {
 				out = append(out, string(k))
@@ -161,16 +143,16 @@ func (s *Store) BoundChannels(project string) ([]string, error) {
 
 // SaveDocument stores data as the next version of v.Path, if base is the
 // latest version (or AnyVersion).
-func (s *Store) SaveDocument(project string, v storage.DocVersion, base int, data []byte) (storage.DocVersion, error) {
-	return s.writeDocument(project, v, func(latest storage.DocVersion, _ []byte) ([]byte, int, error) {
+func (s *Store) SaveDocument(ctx context.Context, project string, v storage.DocVersion, base int, data []byte) (storage.DocVersion, error) {
+	return s.writeDocument(ctx, project, v, func(latest storage.DocVersion, _ []byte) ([]byte, int, error) {
 		next, err := storage.NextVersion(latest, base)
 		return data, next, err
 	})
 }
 
 // EditDocument stores edit(latest bytes) as the next version, atomically.
-func (s *Store) EditDocument(project string, v storage.DocVersion, edit func(old []byte) ([]byte, error)) (storage.DocVersion, error) {
-	return s.writeDocument(project, v, func(latest storage.DocVersion, old []byte) ([]byte, int, error) {
+func (s *Store) EditDocument(ctx context.Context, project string, v storage.DocVersion, edit func(old []byte) ([]byte, error)) (storage.DocVersion, error) {
+	return s.writeDocument(ctx, project, v, func(latest storage.DocVersion, old []byte) ([]byte, int, error) {
 		data, err := edit(old)
 		return data, latest.Version + 1, err
 	})
@@ -179,11 +161,11 @@ func (s *Store) EditDocument(project string, v storage.DocVersion, edit func(old
 // writeDocument stores the next version of v.Path in one transaction:
 // decide gets the latest version and its bytes and returns the new bytes
 // and version, or an error that stores nothing.
-func (s *Store) writeDocument(project string, v storage.DocVersion, decide func(storage.DocVersion, []byte) ([]byte, int, error)) (storage.DocVersion, error) {
+func (s *Store) writeDocument(ctx context.Context, project string, v storage.DocVersion, decide func(storage.DocVersion, []byte) ([]byte, int, error)) (storage.DocVersion, error) {
 	if err := storage.CheckDocVersion(project, v); err != nil {
 		return v, fmt.Errorf("save document: %w", err)
 	}
-	err := s.db.Update(func(tx *bbolt.Tx) error {
+	err := s.update(ctx, func(tx *bbolt.Tx) error {
 		b, err := s.projectBucket(tx, storage.Project{Name: project})
 		if err != nil {
 			return err
@@ -251,9 +233,9 @@ func latestDoc(b *bbolt.Bucket, path string, withData bool) (storage.DocVersion,
 
 // Documents lists the latest version of each document, most recently
 // changed first.
-func (s *Store) Documents(project string) ([]storage.DocVersion, error) {
+func (s *Store) Documents(ctx context.Context, project string) ([]storage.DocVersion, error) {
 	var out []storage.DocVersion
-	err := s.db.View(func(tx *bbolt.Tx) error {
+	err := s.view(ctx, func(tx *bbolt.Tx) error {
 		b := tx.Bucket(bucketProjects).Bucket([]byte(project))
 		if b == nil {
 			return nil
@@ -272,9 +254,9 @@ func (s *Store) Documents(project string) ([]storage.DocVersion, error) {
 }
 
 // DocumentHistory lists every version of one document, newest first.
-func (s *Store) DocumentHistory(project, path string) ([]storage.DocVersion, error) {
+func (s *Store) DocumentHistory(ctx context.Context, project, path string) ([]storage.DocVersion, error) {
 	var out []storage.DocVersion
-	err := s.db.View(func(tx *bbolt.Tx) error {
+	err := s.view(ctx, func(tx *bbolt.Tx) error {
 		b := tx.Bucket(bucketProjects).Bucket([]byte(project))
 		if b == nil {
 			return nil
@@ -297,9 +279,9 @@ func (s *Store) DocumentHistory(project, path string) ([]storage.DocVersion, err
 }
 
 // DocumentData returns the bytes of a version (0: the latest).
-func (s *Store) DocumentData(project, path string, version int) ([]byte, error) {
+func (s *Store) DocumentData(ctx context.Context, project, path string, version int) ([]byte, error) {
 	var out []byte
-	err := s.db.View(func(tx *bbolt.Tx) error {
+	err := s.view(ctx, func(tx *bbolt.Tx) error {
 		b := tx.Bucket(bucketProjects).Bucket([]byte(project))
 		if b == nil || version < 0 {
 			return storage.ErrNotFound
@@ -335,12 +317,12 @@ func addSource(b *bbolt.Bucket, source string) error {
 
 // ProjectSources lists every source of a version of the project's
 // documents, sorted, from the set each save adds to.
-func (s *Store) ProjectSources(project string) ([]string, error) {
+func (s *Store) ProjectSources(ctx context.Context, project string) ([]string, error) {
 	if err := storage.CheckProjectSources(project); err != nil {
 		return nil, err
 	}
 	var out []string
-	err := s.db.View(func(tx *bbolt.Tx) error {
+	err := s.view(ctx, func(tx *bbolt.Tx) error {
 		b := tx.Bucket(bucketProjects).Bucket([]byte(project))
 		if b == nil {
 			return nil

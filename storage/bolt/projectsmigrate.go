@@ -128,7 +128,7 @@ func localOutput(dir, id, path string) []byte {
 // its documents, with their numbers, authors and times; versions dst has
 // already are skipped, so Migrate can run again.
 func (m *migration) projects() error {
-	list, err := m.src.ListProjects()
+	list, err := m.src.ListProjects(m.ctx)
 	if err != nil {
 		return fmt.Errorf("migrate: %w", err)
 	}
@@ -142,23 +142,23 @@ func (m *migration) projects() error {
 
 // project copies one project.
 func (m *migration) project(p storage.Project) error {
-	err := m.dst.CreateProject(p)
+	err := m.dst.CreateProject(m.ctx, p)
 	if err != nil && !errors.Is(err, storage.ErrExists) {
 		return err
 	}
 	if err == nil {
 		m.rep.Projects++
 	}
-	channels, err := m.src.BoundChannels(p.Name)
+	channels, err := m.src.BoundChannels(m.ctx, p.Name)
 	if err != nil {
 		return err
 	}
 	for _, ch := range channels {
-		if err := m.dst.BindChannel(ch, p.Name); err != nil {
+		if err := m.dst.BindChannel(m.ctx, ch, p.Name); err != nil {
 			return err
 		}
 	}
-	docs, err := m.src.Documents(p.Name)
+	docs, err := m.src.Documents(m.ctx, p.Name)
 	if err != nil {
 		return err
 	}
@@ -172,11 +172,11 @@ func (m *migration) project(p storage.Project) error {
 
 // document copies the versions of one document that dst lacks.
 func (m *migration) document(project, path string) error {
-	have, err := m.dst.DocumentHistory(project, path)
+	have, err := m.dst.DocumentHistory(m.ctx, project, path)
 	if err != nil {
 		return err
 	}
-	hist, err := m.src.DocumentHistory(project, path)
+	hist, err := m.src.DocumentHistory(m.ctx, project, path)
 	if err != nil {
 		return err
 	}
@@ -185,11 +185,11 @@ func (m *migration) document(project, path string) error {
 		if len(have) > 0 && v.Version <= have[0].Version {
 			continue
 		}
-		data, err := m.src.DocumentData(project, path, v.Version)
+		data, err := m.src.DocumentData(m.ctx, project, path, v.Version)
 		if err != nil {
 			return err
 		}
-		if _, err := m.dst.SaveDocument(project, v, v.Version-1, data); err != nil {
+		if _, err := m.dst.SaveDocument(m.ctx, project, v, v.Version-1, data); err != nil {
 			return fmt.Errorf("version %d: %w", v.Version, err)
 		}
 		m.rep.Documents++

@@ -1,6 +1,7 @@
 package bolt
 
 import (
+	"context"
 	"os"
 	"path/filepath"
 	"testing"
@@ -16,13 +17,14 @@ import (
 // chat`) become versions of the terminal project, credited to their
 // session and agent, with the bytes the session saved.
 func TestMigrateV1DocumentsJoinTheTerminalProject(t *testing.T) {
+	ctx := context.Background()
 	dir := copyV1(t)
 	s := openAt(t, dir, nil)
-	sess, err := s.SessionByID(v1Session)
+	sess, err := s.SessionByID(ctx, v1Session)
 	if err != nil {
 		t.Fatal(err)
 	}
-	docs, err := s.Documents(storage.TerminalProject)
+	docs, err := s.Documents(ctx, storage.TerminalProject)
 	if err != nil || len(docs) != len(transcript.Documents(sess.Outputs)) || len(docs) == 0 {
 		t.Fatalf("terminal project documents = %+v, %v; session documents %+v", docs, err, transcript.Documents(sess.Outputs))
 	}
@@ -34,14 +36,14 @@ func TestMigrateV1DocumentsJoinTheTerminalProject(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		got, err := s.DocumentData(storage.TerminalProject, d.Path, 0)
+		got, err := s.DocumentData(ctx, storage.TerminalProject, d.Path, 0)
 		if err != nil || string(got) != string(want) {
 			t.Fatalf("document %s = %d bytes, %v; the file holds %d", d.Path, len(got), err, len(want))
 		}
 	}
 	// The migration runs once: reopening adds no version.
 	s = reopen(t, s, nil)
-	again, err := s.Documents(storage.TerminalProject)
+	again, err := s.Documents(ctx, storage.TerminalProject)
 	if err != nil || len(again) != len(docs) || again[0].Version != docs[0].Version {
 		t.Fatalf("after a reopen: %+v, %v", again, err)
 	}
@@ -52,6 +54,7 @@ func TestMigrateV1DocumentsJoinTheTerminalProject(t *testing.T) {
 // project, their versions interleaved in time order, each credited to its
 // session, agent and owner; a DM channel's documents are its own project.
 func TestMigrateSchema2KeepsEveryDocument(t *testing.T) {
+	ctx := context.Background()
 	c := newClock()
 	dir := t.TempDir()
 	s := openAt(t, dir, c)
@@ -67,7 +70,7 @@ func TestMigrateSchema2KeepsEveryDocument(t *testing.T) {
 	for _, w := range writes {
 		sess := sessions[w.key]
 		if sess == nil {
-			if sess, err := s.NewSession(w.key); err != nil {
+			if sess, err := s.NewSession(ctx, w.key); err != nil {
 				t.Fatal(err)
 			} else {
 				sessions[w.key] = sess
@@ -79,10 +82,10 @@ func TestMigrateSchema2KeepsEveryDocument(t *testing.T) {
 		c.Add(time.Minute)
 		o := transcript.Output{Path: w.path, Size: int64(len(w.data)), Version: transcript.NextVersion(sess.Outputs, w.path), Time: c.Now()}
 		sess.Outputs = append(sess.Outputs, o)
-		if err := s.SaveSession(sess); err != nil {
+		if err := s.SaveSession(ctx, sess); err != nil {
 			t.Fatal(err)
 		}
-		if err := s.PutOutput(sess.ID, o, []byte(w.data)); err != nil {
+		if err := s.PutOutput(ctx, sess.ID, o, []byte(w.data)); err != nil {
 			t.Fatal(err)
 		}
 	}
@@ -98,24 +101,24 @@ func TestMigrateSchema2KeepsEveryDocument(t *testing.T) {
 		t.Fatal(err)
 	}
 	s = reopen(t, s, c)
-	hist, err := s.DocumentHistory(storage.ChannelProject("T1", "C1"), "brief.md")
+	hist, err := s.DocumentHistory(ctx, storage.ChannelProject("T1", "C1"), "brief.md")
 	if err != nil || len(hist) != 3 {
 		t.Fatalf("brief.md history = %+v, %v", hist, err)
 	}
 	for i, want := range []saved{writes[2], writes[1], writes[0]} {
 		h := hist[i]
-		data, err := s.DocumentData(storage.ChannelProject("T1", "C1"), "brief.md", h.Version)
+		data, err := s.DocumentData(ctx, storage.ChannelProject("T1", "C1"), "brief.md", h.Version)
 		if err != nil || string(data) != want.data || h.Person != want.owner || h.Thread != want.key || h.Agent != "pm" || h.Session != sessions[want.key].ID {
 			t.Fatalf("version %d = %+v %q, %v; want %+v", h.Version, h, data, err, want)
 		}
 	}
-	if data, err := s.DocumentData(storage.ChannelProject("T1", "C1"), "prd.md", 0); err != nil || string(data) != "prd" {
+	if data, err := s.DocumentData(ctx, storage.ChannelProject("T1", "C1"), "prd.md", 0); err != nil || string(data) != "prd" {
 		t.Fatalf("prd.md = %q, %v", data, err)
 	}
-	if data, err := s.DocumentData(storage.ChannelProject("T1", "D7"), "brief.md", 0); err != nil || string(data) != "a DM brief" {
+	if data, err := s.DocumentData(ctx, storage.ChannelProject("T1", "D7"), "brief.md", 0); err != nil || string(data) != "a DM brief" {
 		t.Fatalf("the DM's brief = %q, %v", data, err)
 	}
-	if docs, _ := s.Documents(storage.ChannelProject("T1", "D7")); len(docs) != 1 {
+	if docs, _ := s.Documents(ctx, storage.ChannelProject("T1", "D7")); len(docs) != 1 {
 		t.Fatalf("the DM project holds %+v", docs)
 	}
 }

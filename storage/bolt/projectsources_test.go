@@ -1,6 +1,7 @@
 package bolt
 
 import (
+	"context"
 	"slices"
 	"testing"
 
@@ -14,13 +15,14 @@ import (
 // gives, else their session's key, else UnknownSource; the terminal's add
 // none; the records say it, and later saves add to the set.
 func TestMigrateV4Sources(t *testing.T) {
+	ctx := context.Background()
 	dir := t.TempDir()
 	s := openAt(t, dir, nil)
-	slack, err := s.NewSession("T5/C5/9.9")
+	slack, err := s.NewSession(ctx, "T5/C5/9.9")
 	if err != nil {
 		t.Fatal(err)
 	}
-	terminal, err := s.NewSession("chat/demo")
+	terminal, err := s.NewSession(ctx, "chat/demo")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -75,12 +77,12 @@ func TestMigrateV4Sources(t *testing.T) {
 			"imported": {storage.UnknownSource},
 			"orphan":   {storage.UnknownSource},
 		} {
-			if got, err := s.ProjectSources(project); err != nil || !slices.Equal(got, want) {
+			if got, err := s.ProjectSources(ctx, project); err != nil || !slices.Equal(got, want) {
 				t.Fatalf("round %d: ProjectSources(%s) = %q, %v; want %q", round, project, got, err, want)
 			}
 		}
 	}
-	docs, err := s.Documents("old")
+	docs, err := s.Documents(ctx, "old")
 	if err != nil || len(docs) != 4 {
 		t.Fatalf("Documents = %+v, %v", docs, err)
 	}
@@ -91,10 +93,10 @@ func TestMigrateV4Sources(t *testing.T) {
 	if sources["prd.md"] != "T1/C1" || sources["brief.md"] != "T5/C5" || sources["notes.md"] != "" || sources["term.md"] != "" {
 		t.Fatalf("the migrated records' sources = %v", sources)
 	}
-	if _, err := s.SaveDocument("old", storage.DocVersion{Path: "prd.md", Thread: "T2/C2/1.1", Source: "T2/C2"}, 1, []byte("v2")); err != nil {
+	if _, err := s.SaveDocument(ctx, "old", storage.DocVersion{Path: "prd.md", Thread: "T2/C2/1.1", Source: "T2/C2"}, 1, []byte("v2")); err != nil {
 		t.Fatal(err)
 	}
-	if got, err := s.ProjectSources("old"); err != nil || !slices.Equal(got, []string{"T1/C1", "T2/C2", "T5/C5"}) {
+	if got, err := s.ProjectSources(ctx, "old"); err != nil || !slices.Equal(got, []string{"T1/C1", "T2/C2", "T5/C5"}) {
 		t.Fatalf("ProjectSources after a save = %q, %v", got, err)
 	}
 }

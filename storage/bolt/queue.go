@@ -2,7 +2,7 @@ package bolt
 
 import (
 	"bytes"
-	"encoding/json"
+	"context"
 	"fmt"
 	"time"
 
@@ -35,35 +35,14 @@ func decodeQueued(k, v []byte) (storage.Queued, error) {
 	}, nil
 }
 
-// Enqueue persists payload (JSON the caller defines) at the end of the
-// session key's queue and returns its sequence number.
-func (s *Store) Enqueue(sessionKey string, payload []byte) (uint64, error) {
-	if err := storage.CheckKey("session key", sessionKey); err != nil {
-		return 0, fmt.Errorf("enqueue: %w", err)
-	}
-	if !json.Valid(payload) {
-		return 0, fmt.Errorf("enqueue %q: payload is not valid JSON", sessionKey)
-	}
-	var seq uint64
-	err := s.db.Update(func(tx *bbolt.Tx) error {
-		var err error
-		seq, err = s.enqueueTx(tx, sessionKey, 0, payload)
-		return err
-	})
-	if err != nil {
-		return 0, fmt.Errorf("enqueue %q: %w", sessionKey, err)
-	}
-	return seq, nil
-}
-
 // Pending returns the session key's queued items, oldest first; none is an
 // empty result, not an error.
-func (s *Store) Pending(sessionKey string) ([]storage.Queued, error) {
+func (s *Store) Pending(ctx context.Context, sessionKey string) ([]storage.Queued, error) {
 	if err := storage.CheckKey("session key", sessionKey); err != nil {
 		return nil, fmt.Errorf("pending: %w", err)
 	}
 	var items []storage.Queued
-	err := s.db.View(func(tx *bbolt.Tx) error {
+	err := s.view(ctx, func(tx *bbolt.Tx) error {
 		b := tx.Bucket(bucketQueue).Bucket([]byte(sessionKey))
 		if b == nil {
 			return nil
@@ -80,38 +59,11 @@ func (s *Store) Pending(sessionKey string) ([]storage.Queued, error) {
 	return items, nil
 }
 
-// Next returns the oldest queued item of a session key, reading only that
-// one; ok is false when the queue is empty.
-func (s *Store) Next(sessionKey string) (seq uint64, payload []byte, ok bool, err error) {
-	if err := storage.CheckKey("session key", sessionKey); err != nil {
-		return 0, nil, false, fmt.Errorf("next: %w", err)
-	}
-	err = s.db.View(func(tx *bbolt.Tx) error {
-		b := tx.Bucket(bucketQueue).Bucket([]byte(sessionKey))
-		if b == nil {
-			return nil
-		}
-		k, v := b.Cursor().First()
-		if k == nil {
-			return nil
-		}
-		q, err := decodeQueued(k, v)
-		seq, payload, ok = q.Seq, q.Payload, err == nil
-		return err
-	})
-	if err != nil {
-		return 0, nil, false, fmt.Errorf("next %q: %w", sessionKey, err)
-	}
-	return seq, payload, ok, nil
-}
-
-// Dequeue removes one queued item. An unknown seq is an error matching
+// dequeue removes one queued item outside any lease (a migration moving
+// it to another store). An unknown seq is an error matching
 // storage.ErrNotFound.
-func (s *Store) Dequeue(sessionKey string, seq uint64) error {
-	if err := storage.CheckKey("session key", sessionKey); err != nil {
-		return fmt.Errorf("dequeue: %w", err)
-	}
-	err := s.db.Batch(func(tx *bbolt.Tx) error { // concurrent dequeues share a commit
+func (s *Store) dequeue(ctx context.Context, sessionKey string, seq uint64) error {
+	err := s.update(ctx, func(tx *bbolt.Tx) error {
 		return dequeueTx(tx, sessionKey, seq)
 	})
 	if err != nil {
@@ -147,9 +99,9 @@ func dequeueTx(tx *bbolt.Tx, sessionKey string, seq uint64) error {
 
 // PendingKeys returns every session key with queued items, in byte order,
 // for recovery at start-up.
-func (s *Store) PendingKeys() ([]string, error) {
+func (s *Store) PendingKeys(ctx context.Context) ([]string, error) {
 	var keys []string
-	err := s.db.View(func(tx *bbolt.Tx) error {
+	err := s.view(ctx, func(tx *bbolt.Tx) error {
 		return tx.Bucket(bucketQueue).ForEachBucket(func(k []byte) error {
 			keys = append(keys, string(k))
 			return nil
@@ -194,39 +146,19 @@ type admitReq struct {
 // maxAdmitBatch bounds how many admissions share one commit.
 const maxAdmitBatch = 256
 
-// Admit handles one inbound message durably: it marks every dedupe key for
-// ttl and, unless one of them was marked already (dup), enqueues payload
-// for the session key. It returns once committed. Concurrent admissions
-// share commits (see AdmitAsync). With no keys it is Enqueue.
-func (s *Store) Admit(keys []string, ttl time.Duration, sessionKey string, payload []byte) (dup bool, seq uint64, err error) {
-	a := <-s.AdmitAsync(keys, ttl, sessionKey, payload)
-	return a.Dup, a.Seq, a.Err
-}
-
-// AdmitAsync is Admit without waiting for the outcome (see
-// AdmitJournaled): the admission is journaled, then applied in the order
-// of the calls, in the next commit, together with every other admission
-// waiting then (group commit), and its outcome arrives on the returned
-// channel once that commit is durable.
-func (s *Store) AdmitAsync(keys []string, ttl time.Duration, sessionKey string, payload []byte) <-chan storage.Admission {
-	return s.AdmitOrdered(0, keys, ttl, sessionKey, payload)
-}
-
-// AdmitOrdered is AdmitAsync for an item placed in its thread by order
-// (see storage.Inbound).
-func (s *Store) AdmitOrdered(order int64, keys []string, ttl time.Duration, sessionKey string, payload []byte) <-chan storage.Admission {
-	_, done := s.AdmitJournaled(order, keys, ttl, sessionKey, payload)
-	return done
-}
-
-// AdmitJournaled is AdmitOrdered with the journal's report: journaled
+// Admit handles one inbound message durably: it marks every dedupe key
+// for ttl and, unless one of them was marked already (dup), queues payload
+// for the session key at order (see storage.Inbound). The admission is
+// journaled, then applied in the order of the calls, in the next commit,
+// together with every other admission waiting then (group commit), and its
+// outcome arrives on done once that commit is durable. journaled
 // receives nil once the admission is fsynced in the inbound journal (so a
 // crash cannot lose it: the caller may ack the message), or the error when
 // it could not be written there; such an admission is dropped, and done
 // carries the error too. An admission whose commit fails stays journaled
 // and is retried until it commits (or replayed at the next start); its
 // outcome waits for that.
-func (s *Store) AdmitJournaled(order int64, keys []string, ttl time.Duration, sessionKey string, payload []byte) (<-chan error, <-chan storage.Admission) {
+func (s *Store) Admit(ctx context.Context, order int64, keys []string, ttl time.Duration, sessionKey string, payload []byte) (<-chan error, <-chan storage.Admission) {
 	journaled, done := make(chan error, 1), make(chan storage.Admission, 1)
 	fail := func(err error) (<-chan error, <-chan storage.Admission) {
 		journaled <- err
@@ -235,6 +167,9 @@ func (s *Store) AdmitJournaled(order int64, keys []string, ttl time.Duration, se
 	}
 	if err := storage.CheckAdmit(keys, ttl, sessionKey, payload); err != nil {
 		return fail(err)
+	}
+	if err := ctx.Err(); err != nil { // once journaled, it commits whatever ctx does
+		return fail(fmt.Errorf("admit %q: %w", sessionKey, err))
 	}
 	s.admitMu.Lock()
 	defer s.admitMu.Unlock()

@@ -1,12 +1,14 @@
 package bolt
 
 import (
+	"context"
 	"fmt"
 	"slices"
 	"testing"
 	"time"
 
 	"agentbot/storage"
+	"agentbot/storage/storetest"
 )
 
 // payloads returns the queued payloads as strings.
@@ -19,8 +21,9 @@ func payloads(q []storage.Queued) []string {
 }
 
 func mustPending(t *testing.T, s *Store, key string, want ...string) []storage.Queued {
+	ctx := context.Background()
 	t.Helper()
-	q, err := s.Pending(key)
+	q, err := s.Pending(ctx, key)
 	if err != nil {
 		t.Fatalf("Pending(%s): %v", key, err)
 	}
@@ -31,8 +34,9 @@ func mustPending(t *testing.T, s *Store, key string, want ...string) []storage.Q
 }
 
 func mustKeys(t *testing.T, s *Store, want ...string) {
+	ctx := context.Background()
 	t.Helper()
-	keys, err := s.PendingKeys()
+	keys, err := s.PendingKeys(ctx)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -42,6 +46,7 @@ func mustKeys(t *testing.T, s *Store, want ...string) {
 }
 
 func TestQueue(t *testing.T) {
+	ctx := context.Background()
 	c := newClock()
 	s := openAt(t, t.TempDir(), c)
 	const a, b = "T/C/1", "T/C/2"
@@ -50,7 +55,7 @@ func TestQueue(t *testing.T) {
 
 	var seqs []uint64
 	for i, key := range []string{a, a, b, a} {
-		seq, err := s.Enqueue(key, fmt.Appendf(nil, `{"text":"m%d"}`, i))
+		seq, err := storetest.Enqueue(ctx, s, key, fmt.Appendf(nil, `{"text":"m%d"}`, i))
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -68,24 +73,24 @@ func TestQueue(t *testing.T) {
 	mustPending(t, s, b, `{"text":"m2"}`)
 	mustKeys(t, s, a, b)
 
-	if err := s.Dequeue(a, seqs[1]); err != nil {
+	if err := storetest.Dequeue(ctx, s, a, seqs[1]); err != nil {
 		t.Fatal(err)
 	}
-	wantErrIs(t, "Dequeue twice", s.Dequeue(a, seqs[1]), storage.ErrNotFound)
-	wantErrIs(t, "Dequeue from the wrong key", s.Dequeue(b, seqs[0]), storage.ErrNotFound)
-	wantErrIs(t, "Dequeue from an empty key", s.Dequeue("T/C/none", 1), storage.ErrNotFound)
+	wantErrIs(t, "Dequeue twice", storetest.Dequeue(ctx, s, a, seqs[1]), storage.ErrNotFound)
+	wantErrIs(t, "Dequeue from the wrong key", storetest.Dequeue(ctx, s, b, seqs[0]), storage.ErrNotFound)
+	wantErrIs(t, "Dequeue from an empty key", storetest.Dequeue(ctx, s, "T/C/none", 1), storage.ErrNotFound)
 
 	s = reopen(t, s, c)
 	mustPending(t, s, a, `{"text":"m0"}`, `{"text":"m3"}`)
 	mustKeys(t, s, a, b)
 
-	if err := s.Dequeue(b, seqs[2]); err != nil {
+	if err := storetest.Dequeue(ctx, s, b, seqs[2]); err != nil {
 		t.Fatal(err)
 	}
 	mustKeys(t, s, a)
 	mustPending(t, s, b)
 
-	seq, err := s.Enqueue(b, []byte(`{"text":"m4"}`))
+	seq, err := storetest.Enqueue(ctx, s, b, []byte(`{"text":"m4"}`))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -95,22 +100,23 @@ func TestQueue(t *testing.T) {
 }
 
 func TestQueueBadInput(t *testing.T) {
+	ctx := context.Background()
 	s := openAt(t, t.TempDir(), nil)
 	for _, p := range []string{"", "not json", `{"a":`} {
-		if _, err := s.Enqueue("T/C/1", []byte(p)); err == nil {
+		if _, err := storetest.Enqueue(ctx, s, "T/C/1", []byte(p)); err == nil {
 			t.Errorf("Enqueue(%q): want error", p)
 		}
 	}
-	if _, err := s.Enqueue("", []byte(`{}`)); err == nil {
+	if _, err := storetest.Enqueue(ctx, s, "", []byte(`{}`)); err == nil {
 		t.Error("Enqueue with an empty key: want error")
 	}
-	if _, err := s.Pending(""); err == nil {
+	if _, err := s.Pending(ctx, ""); err == nil {
 		t.Error("Pending(\"\"): want error")
 	}
-	if _, _, _, err := s.Next(""); err == nil {
+	if _, _, _, err := storage.Next(ctx, s, ""); err == nil {
 		t.Error("Next(\"\"): want error")
 	}
-	if err := s.Dequeue("", 1); err == nil {
+	if err := storetest.Dequeue(ctx, s, "", 1); err == nil {
 		t.Error("Dequeue(\"\"): want error")
 	}
 	mustKeys(t, s)

@@ -2,6 +2,7 @@ package bolt
 
 import (
 	"bytes"
+	"context"
 	"encoding/json"
 	"fmt"
 	"os"
@@ -13,6 +14,7 @@ import (
 
 	"agentbot/engine/fixtures"
 	"agentbot/engine/transcript"
+	"agentbot/storage/storetest"
 )
 
 // v1Session is the session in testdata/v1, written by the schema 1 code
@@ -40,6 +42,7 @@ func schemaOf(t *testing.T, s *Store) uint64 {
 }
 
 func TestMigrateV1(t *testing.T) {
+	ctx := context.Background()
 	dir := copyV1(t)
 	old, err := os.ReadFile(filepath.Join(dir, DBName))
 	if err != nil {
@@ -53,7 +56,7 @@ func TestMigrateV1(t *testing.T) {
 		if v := schemaOf(t, s); v != schemaVersion || schemaVersion != 5 {
 			t.Fatalf("round %d: schema version = %d, want 5", round, v)
 		}
-		sess, err := s.SessionByID(v1Session)
+		sess, err := s.SessionByID(ctx, v1Session)
 		if err != nil {
 			t.Fatalf("round %d: %v", round, err)
 		}
@@ -171,6 +174,7 @@ func TestMigrateNewerSchemaRefused(t *testing.T) {
 // alone) are re-keyed by their enqueue time, keep their order, and can be
 // dequeued; the token sequence of the leases survives a restart.
 func TestMigrateV2QueueOrder(t *testing.T) {
+	ctx := context.Background()
 	dir := t.TempDir()
 	s := openAt(t, dir, nil)
 	base := time.Date(2026, 3, 1, 12, 0, 0, 0, time.UTC)
@@ -189,7 +193,7 @@ func TestMigrateV2QueueOrder(t *testing.T) {
 	}); err != nil {
 		t.Fatal(err)
 	}
-	f1, _, err := s.TakeLease("T/C/1", "a", time.Minute)
+	f1, _, err := s.TakeLease(ctx, "T/C/1", "a", time.Minute)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -197,17 +201,17 @@ func TestMigrateV2QueueOrder(t *testing.T) {
 	if v := schemaOf(t, s); v != schemaVersion {
 		t.Fatalf("schema %d after migration", v)
 	}
-	items, err := s.Pending("T/C/1")
+	items, err := s.Pending(ctx, "T/C/1")
 	if err != nil {
 		t.Fatal(err)
 	}
 	if len(items) != 3 || string(items[0].Payload) != `"a"` || items[2].Seq != 12 || items[1].Order != base.Add(time.Second).UnixMicro() {
 		t.Fatalf("migrated queue %+v", items)
 	}
-	if err := s.Dequeue("T/C/1", 11); err != nil {
+	if err := storetest.Dequeue(ctx, s, "T/C/1", 11); err != nil {
 		t.Fatal(err)
 	}
-	f2, _, err := s.TakeLease("T/C/1", "a", time.Minute)
+	f2, _, err := s.TakeLease(ctx, "T/C/1", "a", time.Minute)
 	if err != nil || f2.Token <= f1.Token {
 		t.Fatalf("token %d after restart, before %d: %v", f2.Token, f1.Token, err)
 	}

@@ -1,6 +1,7 @@
 package bolt
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"time"
@@ -13,15 +14,15 @@ import (
 // Seen marks key for ttl and reports whether it was already marked and not
 // yet expired; the check and the mark are one transaction. An existing mark
 // keeps its original expiry. Marks persist across restarts; expired ones are
-// swept at most once a minute by Seen, or by SweepSeen.
-func (s *Store) Seen(key string, ttl time.Duration) (bool, error) {
+// swept at most once a minute by Seen.
+func (s *Store) Seen(ctx context.Context, key string, ttl time.Duration) (bool, error) {
 	if err := storage.CheckSeen(key, ttl); err != nil {
 		return false, err
 	}
 	now := s.now()
 	sweep := s.sweeper.Due(now)
 	var seen bool
-	err := s.db.Update(func(tx *bbolt.Tx) error {
+	err := s.update(ctx, func(tx *bbolt.Tx) error {
 		b := tx.Bucket(bucketSeen)
 		if sweep {
 			if _, err := sweepSeen(b, now); err != nil {
@@ -36,20 +37,6 @@ func (s *Store) Seen(key string, ttl time.Duration) (bool, error) {
 		return false, fmt.Errorf("seen %q: %w", key, err)
 	}
 	return seen, nil
-}
-
-// SweepSeen removes the marks expired at now and returns how many.
-func (s *Store) SweepSeen(now time.Time) (int, error) {
-	var n int
-	err := s.db.Update(func(tx *bbolt.Tx) error {
-		var err error
-		n, err = sweepSeen(tx.Bucket(bucketSeen), now)
-		return err
-	})
-	if err != nil {
-		return 0, fmt.Errorf("sweep seen: %w", err)
-	}
-	return n, nil
 }
 
 // sweepSeen deletes the entries of b that expire at or before now.

@@ -1,6 +1,7 @@
 package bolt
 
 import (
+	"context"
 	"fmt"
 	"testing"
 	"time"
@@ -25,8 +26,9 @@ func seenEntries(t *testing.T, s *Store) int {
 }
 
 func mustSeen(t *testing.T, s *Store, key string, ttl time.Duration, want bool) {
+	ctx := context.Background()
 	t.Helper()
-	got, err := s.Seen(key, ttl)
+	got, err := s.Seen(ctx, key, ttl)
 	if err != nil {
 		t.Fatalf("Seen(%q): %v", key, err)
 	}
@@ -71,12 +73,11 @@ func TestSeenSweeps(t *testing.T) {
 		t.Fatalf("%d marks, want 51", n)
 	}
 
-	n, err := s.SweepSeen(c.Now().Add(2 * time.Minute))
-	if err != nil || n != 50 {
-		t.Fatalf("SweepSeen = %d, %v; want 50", n, err)
-	}
-	if n := seenEntries(t, s); n != 1 {
-		t.Fatalf("%d marks after sweep, want 1", n)
+	// Past the sweep interval and the short marks' expiry, Seen sweeps.
+	c.Add(storage.SweepInterval + time.Minute)
+	mustSeen(t, s, "sweep", time.Minute, false)
+	if n := seenEntries(t, s); n != 2 {
+		t.Fatalf("%d marks after sweep, want 2 (long, sweep)", n)
 	}
 
 	// Seen sweeps by itself once the sweep interval has passed.
@@ -92,12 +93,13 @@ func TestSeenSweeps(t *testing.T) {
 }
 
 func TestSeenBadInput(t *testing.T) {
+	ctx := context.Background()
 	s := openAt(t, t.TempDir(), nil)
-	if _, err := s.Seen("", time.Minute); err == nil {
+	if _, err := s.Seen(ctx, "", time.Minute); err == nil {
 		t.Error("Seen(\"\"): want error")
 	}
 	for _, ttl := range []time.Duration{0, -time.Second} {
-		if _, err := s.Seen("k", ttl); err == nil {
+		if _, err := s.Seen(ctx, "k", ttl); err == nil {
 			t.Errorf("Seen ttl %s: want error", ttl)
 		}
 	}

@@ -1,6 +1,7 @@
 package bolt
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"sort"
@@ -13,9 +14,9 @@ import (
 )
 
 // ListSessions returns every stored session, most recently updated first.
-func (s *Store) ListSessions() ([]storage.SessionInfo, error) {
+func (s *Store) ListSessions(ctx context.Context) ([]storage.SessionInfo, error) {
 	var list []storage.SessionInfo
-	err := s.db.View(func(tx *bbolt.Tx) error {
+	err := s.view(ctx, func(tx *bbolt.Tx) error {
 		return eachSession(tx, func(id string, b *bbolt.Bucket, sess *transcript.Session) error {
 			n := 0
 			if msgs := b.Bucket(bucketMessages); msgs != nil {
@@ -39,11 +40,11 @@ func (s *Store) ListSessions() ([]storage.SessionInfo, error) {
 // DeleteSession removes the session's data and its outputs and inputs
 // folders. An unknown id is an error matching storage.ErrNotFound. Queued
 // inbound messages for its key are kept.
-func (s *Store) DeleteSession(id string) error {
+func (s *Store) DeleteSession(ctx context.Context, id string) error {
 	if err := storage.CheckID(id); err != nil {
 		return fmt.Errorf("delete session: %w", err)
 	}
-	err := s.db.Update(func(tx *bbolt.Tx) error {
+	err := s.update(ctx, func(tx *bbolt.Tx) error {
 		sess, err := metaTx(tx, id)
 		if err != nil {
 			return err
@@ -58,9 +59,9 @@ func (s *Store) DeleteSession(id string) error {
 
 // Prune deletes every session last updated before olderThan, with its
 // folders, and returns their ids.
-func (s *Store) Prune(olderThan time.Time) ([]string, error) {
+func (s *Store) Prune(ctx context.Context, olderThan time.Time) ([]string, error) {
 	var ids []string
-	err := s.db.Update(func(tx *bbolt.Tx) error {
+	err := s.update(ctx, func(tx *bbolt.Tx) error {
 		keys := map[string]string{}
 		err := eachSession(tx, func(id string, _ *bbolt.Bucket, sess *transcript.Session) error {
 			if sess.Updated.Before(olderThan) {

@@ -1,6 +1,7 @@
 package bolt
 
 import (
+	"context"
 	"os"
 	"path/filepath"
 	"slices"
@@ -37,14 +38,15 @@ func exists(path string) bool {
 }
 
 func TestListSessions(t *testing.T) {
+	ctx := context.Background()
 	c := newClock()
 	s := openAt(t, t.TempDir(), c)
-	older, err := s.NewSession("T/C/1")
+	older, err := s.NewSession(ctx, "T/C/1")
 	if err != nil {
 		t.Fatal(err)
 	}
 	c.Add(time.Hour)
-	newer, err := s.NewSession("T/C/2")
+	newer, err := s.NewSession(ctx, "T/C/2")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -53,10 +55,10 @@ func TestListSessions(t *testing.T) {
 	newer.Outputs = []transcript.Output{{Path: "a.md"}, {Path: "b.md"}}
 	newer.Usage = transcript.Usage{Prompt: 10, Completion: 5, Calls: 2}
 	c.Add(time.Hour)
-	if err := s.SaveSession(newer); err != nil {
+	if err := s.SaveSession(ctx, newer); err != nil {
 		t.Fatal(err)
 	}
-	list, err := s.ListSessions()
+	list, err := s.ListSessions(ctx)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -73,23 +75,24 @@ func TestListSessions(t *testing.T) {
 }
 
 func TestDeleteSession(t *testing.T) {
+	ctx := context.Background()
 	s := openAt(t, t.TempDir(), nil)
-	gone, err := s.NewSession("T/C/1")
+	gone, err := s.NewSession(ctx, "T/C/1")
 	if err != nil {
 		t.Fatal(err)
 	}
 	gone.Messages = testMessages()
-	if err := s.SaveSession(gone); err != nil {
+	if err := s.SaveSession(ctx, gone); err != nil {
 		t.Fatal(err)
 	}
-	kept, err := s.NewSession("T/C/2")
+	kept, err := s.NewSession(ctx, "T/C/2")
 	if err != nil {
 		t.Fatal(err)
 	}
 	goneDirs := withFiles(t, s, gone.ID)
 	keptDirs := withFiles(t, s, kept.ID)
 
-	if err := s.DeleteSession(gone.ID); err != nil {
+	if err := s.DeleteSession(ctx, gone.ID); err != nil {
 		t.Fatal(err)
 	}
 	for _, d := range goneDirs {
@@ -102,16 +105,16 @@ func TestDeleteSession(t *testing.T) {
 			t.Errorf("%s of the other session was removed", d)
 		}
 	}
-	_, err = s.SessionByID(gone.ID)
+	_, err = s.SessionByID(ctx, gone.ID)
 	wantErrIs(t, "SessionByID after delete", err, storage.ErrNotFound)
-	_, err = s.Session("T/C/1")
+	_, err = storage.Session(ctx, s, "T/C/1")
 	wantErrIs(t, "Session after delete", err, storage.ErrNotFound)
-	wantErrIs(t, "second DeleteSession", s.DeleteSession(gone.ID), storage.ErrNotFound)
-	if _, err := s.SessionByID(kept.ID); err != nil {
+	wantErrIs(t, "second DeleteSession", s.DeleteSession(ctx, gone.ID), storage.ErrNotFound)
+	if _, err := s.SessionByID(ctx, kept.ID); err != nil {
 		t.Fatalf("other session: %v", err)
 	}
 
-	again, err := s.NewSession("T/C/1")
+	again, err := s.NewSession(ctx, "T/C/1")
 	if err != nil {
 		t.Fatalf("NewSession on a freed key: %v", err)
 	}
@@ -119,36 +122,37 @@ func TestDeleteSession(t *testing.T) {
 		t.Fatal("a new session reused the deleted id")
 	}
 	for _, bad := range []string{"", "../outputs", "a/b"} {
-		if err := s.DeleteSession(bad); err == nil {
+		if err := s.DeleteSession(ctx, bad); err == nil {
 			t.Errorf("DeleteSession(%q): want error", bad)
 		}
 	}
 }
 
 func TestPrune(t *testing.T) {
+	ctx := context.Background()
 	c := newClock()
 	s := openAt(t, t.TempDir(), c)
-	old, err := s.NewSession("T/C/old")
+	old, err := s.NewSession(ctx, "T/C/old")
 	if err != nil {
 		t.Fatal(err)
 	}
-	stale, err := s.NewSession("T/C/stale")
+	stale, err := s.NewSession(ctx, "T/C/stale")
 	if err != nil {
 		t.Fatal(err)
 	}
-	active, err := s.NewSession("T/C/active")
+	active, err := s.NewSession(ctx, "T/C/active")
 	if err != nil {
 		t.Fatal(err)
 	}
 	c.Add(2 * time.Hour)
 	active.Messages = []transcript.Message{{Role: "system", Content: "s"}}
-	if err := s.SaveSession(active); err != nil { // Updated moves on
+	if err := s.SaveSession(ctx, active); err != nil { // Updated moves on
 		t.Fatal(err)
 	}
 	oldDirs := withFiles(t, s, old.ID)
 	activeDirs := withFiles(t, s, active.ID)
 
-	ids, err := s.Prune(c.Now().Add(-time.Hour))
+	ids, err := s.Prune(ctx, c.Now().Add(-time.Hour))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -168,17 +172,17 @@ func TestPrune(t *testing.T) {
 			t.Errorf("%s of the active session was removed", d)
 		}
 	}
-	list, err := s.ListSessions()
+	list, err := s.ListSessions(ctx)
 	if err != nil {
 		t.Fatal(err)
 	}
 	if len(list) != 1 || list[0].ID != active.ID {
 		t.Fatalf("after Prune: %+v, want only the active session", list)
 	}
-	_, err = s.Session("T/C/old")
+	_, err = storage.Session(ctx, s, "T/C/old")
 	wantErrIs(t, "Session of a pruned key", err, storage.ErrNotFound)
 
-	ids, err = s.Prune(c.Now().Add(-time.Hour))
+	ids, err = s.Prune(ctx, c.Now().Add(-time.Hour))
 	if err != nil || len(ids) != 0 {
 		t.Fatalf("second Prune = %v, %v; want nothing", ids, err)
 	}

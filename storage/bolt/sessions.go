@@ -1,6 +1,7 @@
 package bolt
 
 import (
+	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -19,14 +20,14 @@ var (
 	bucketMessages = []byte("messages")
 )
 
-// Session returns the session stored under key (Slack uses
+// session returns the session stored under key (Slack uses
 // "team/channel/thread"), or an error matching storage.ErrNotFound.
-func (s *Store) Session(key string) (*transcript.Session, error) {
+func (s *Store) session(ctx context.Context, key string) (*transcript.Session, error) {
 	if err := storage.CheckKey("session key", key); err != nil {
 		return nil, fmt.Errorf("load session: %w", err)
 	}
 	var sess *transcript.Session
-	err := s.db.View(func(tx *bbolt.Tx) error {
+	err := s.view(ctx, func(tx *bbolt.Tx) error {
 		id := tx.Bucket(bucketKeys).Get([]byte(key))
 		if id == nil {
 			return storage.ErrNotFound
@@ -43,12 +44,12 @@ func (s *Store) Session(key string) (*transcript.Session, error) {
 
 // SessionByID returns the session with the given id, or an error matching
 // storage.ErrNotFound.
-func (s *Store) SessionByID(id string) (*transcript.Session, error) {
+func (s *Store) SessionByID(ctx context.Context, id string) (*transcript.Session, error) {
 	if err := storage.CheckID(id); err != nil {
 		return nil, fmt.Errorf("load session: %w", err)
 	}
 	var sess *transcript.Session
-	err := s.db.View(func(tx *bbolt.Tx) error {
+	err := s.view(ctx, func(tx *bbolt.Tx) error {
 		var err error
 		sess, err = loadSession(tx, id)
 		return err
@@ -62,13 +63,13 @@ func (s *Store) SessionByID(id string) (*transcript.Session, error) {
 // NewSession creates and stores an empty session for key with a fresh ID
 // and Created/Updated set to now. If key already has a session it returns
 // an error matching storage.ErrExists and changes nothing.
-func (s *Store) NewSession(key string) (*transcript.Session, error) {
+func (s *Store) NewSession(ctx context.Context, key string) (*transcript.Session, error) {
 	if err := storage.CheckKey("session key", key); err != nil {
 		return nil, fmt.Errorf("new session: %w", err)
 	}
 	now := s.now()
 	var sess *transcript.Session
-	err := s.db.Update(func(tx *bbolt.Tx) error {
+	err := s.update(ctx, func(tx *bbolt.Tx) error {
 		keys := tx.Bucket(bucketKeys)
 		if id := keys.Get([]byte(key)); id != nil {
 			return fmt.Errorf("%w (id %s)", storage.ErrExists, id)
@@ -102,7 +103,7 @@ func (s *Store) NewSession(key string) (*transcript.Session, error) {
 // O(new messages). It sets sess.Updated to now. The session must have been
 // created by NewSession; a transcript shorter than the stored one is an
 // error (transcripts only grow).
-func (s *Store) SaveSession(sess *transcript.Session) error {
+func (s *Store) SaveSession(ctx context.Context, sess *transcript.Session) error {
 	if sess == nil {
 		return errors.New("save session: nil session")
 	}
@@ -112,7 +113,7 @@ func (s *Store) SaveSession(sess *transcript.Session) error {
 	sess.Updated = s.now()
 	// bbolt's Batch: concurrent saves of different sessions share one
 	// commit. The function is idempotent, as Batch may run it again alone.
-	err := s.db.Batch(func(tx *bbolt.Tx) error { return saveTx(tx, sess) })
+	err := s.batch(ctx, func(tx *bbolt.Tx) error { return saveTx(tx, sess) })
 	if err != nil {
 		return fmt.Errorf("save session %s: %w", sess.ID, err)
 	}

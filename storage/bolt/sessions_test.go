@@ -1,6 +1,7 @@
 package bolt
 
 import (
+	"context"
 	"encoding/json"
 	"fmt"
 	"path/filepath"
@@ -18,9 +19,10 @@ import (
 )
 
 func TestSessionRoundTrip(t *testing.T) {
+	ctx := context.Background()
 	c := newClock()
 	s := openAt(t, t.TempDir(), c)
-	sess, err := s.NewSession("T1/C1/1700000000.000100")
+	sess, err := s.NewSession(ctx, "T1/C1/1700000000.000100")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -36,7 +38,7 @@ func TestSessionRoundTrip(t *testing.T) {
 	sess.Elided = 2
 	sess.Outputs = []transcript.Output{{Path: "prd.md", Size: 1234, Version: 2, Time: c.Now()}}
 	sess.Usage = transcript.Usage{Prompt: 1000, Cached: 800, Completion: 200, Calls: 3}
-	if err := s.SaveSession(sess); err != nil {
+	if err := s.SaveSession(ctx, sess); err != nil {
 		t.Fatal(err)
 	}
 	if !sess.Updated.Equal(c.Now()) {
@@ -44,11 +46,11 @@ func TestSessionRoundTrip(t *testing.T) {
 	}
 
 	s = reopen(t, s, c)
-	byKey, err := s.Session(sess.Key)
+	byKey, err := storage.Session(ctx, s, sess.Key)
 	if err != nil {
 		t.Fatal(err)
 	}
-	byID, err := s.SessionByID(sess.ID)
+	byID, err := s.SessionByID(ctx, sess.ID)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -69,8 +71,9 @@ func TestSessionRoundTrip(t *testing.T) {
 }
 
 func TestSaveSessionAppendsOnly(t *testing.T) {
+	ctx := context.Background()
 	s := openAt(t, t.TempDir(), nil)
-	sess, err := s.NewSession("k")
+	sess, err := s.NewSession(ctx, "k")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -79,7 +82,7 @@ func TestSaveSessionAppendsOnly(t *testing.T) {
 	for i := 1; i <= 100; i++ {
 		sess.Messages = append(sess.Messages, textMessage(i, 2000))
 		before := pageWrites(s)
-		if err := s.SaveSession(sess); err != nil {
+		if err := s.SaveSession(ctx, sess); err != nil {
 			t.Fatalf("save %d: %v", i, err)
 		}
 		maxWrites = max(maxWrites, pageWrites(s)-before)
@@ -103,10 +106,10 @@ func TestSaveSessionAppendsOnly(t *testing.T) {
 	// memory does not reach the store.
 	sess.Messages[1].Content = "changed"
 	sess.Messages = append(sess.Messages, textMessage(101, 10))
-	if err := s.SaveSession(sess); err != nil {
+	if err := s.SaveSession(ctx, sess); err != nil {
 		t.Fatal(err)
 	}
-	got, err := s.SessionByID(sess.ID)
+	got, err := s.SessionByID(ctx, sess.ID)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -127,23 +130,24 @@ func pageWrites(s *Store) int64 {
 }
 
 func TestSaveSessionRejectsShorterTranscript(t *testing.T) {
+	ctx := context.Background()
 	s := openAt(t, t.TempDir(), nil)
-	sess, err := s.NewSession("k")
+	sess, err := s.NewSession(ctx, "k")
 	if err != nil {
 		t.Fatal(err)
 	}
 	sess.Messages = testMessages()
-	if err := s.SaveSession(sess); err != nil {
+	if err := s.SaveSession(ctx, sess); err != nil {
 		t.Fatal(err)
 	}
 	stale := *sess
 	stale.Messages = sess.Messages[:2]
 	stale.AgentID = "analyst"
-	err = s.SaveSession(&stale)
+	err = s.SaveSession(ctx, &stale)
 	if err == nil || !strings.Contains(err.Error(), "only grow") {
 		t.Fatalf("saving a shorter transcript: got %v, want an error", err)
 	}
-	got, err := s.SessionByID(sess.ID)
+	got, err := s.SessionByID(ctx, sess.ID)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -153,67 +157,70 @@ func TestSaveSessionRejectsShorterTranscript(t *testing.T) {
 }
 
 func TestSaveSessionBadInput(t *testing.T) {
+	ctx := context.Background()
 	s := openAt(t, t.TempDir(), nil)
-	sess, err := s.NewSession("k")
+	sess, err := s.NewSession(ctx, "k")
 	if err != nil {
 		t.Fatal(err)
 	}
-	if err := s.SaveSession(nil); err == nil {
+	if err := s.SaveSession(ctx, nil); err == nil {
 		t.Error("SaveSession(nil): want error")
 	}
 	for _, id := range []string{"", "../etc", "a/b", "UP"} {
-		if err := s.SaveSession(&transcript.Session{ID: id, Key: "k"}); err == nil {
+		if err := s.SaveSession(ctx, &transcript.Session{ID: id, Key: "k"}); err == nil {
 			t.Errorf("SaveSession(id %q): want error", id)
 		}
 	}
-	wantErrIs(t, "SaveSession of an unknown id", s.SaveSession(&transcript.Session{ID: "zzzzzzzz", Key: "k"}), storage.ErrNotFound)
+	wantErrIs(t, "SaveSession of an unknown id", s.SaveSession(ctx, &transcript.Session{ID: "zzzzzzzz", Key: "k"}), storage.ErrNotFound)
 	other := *sess
 	other.Key = "another"
-	if err := s.SaveSession(&other); err == nil {
+	if err := s.SaveSession(ctx, &other); err == nil {
 		t.Error("SaveSession with a key that is not the session's: want error")
 	}
-	if got, err := s.SessionByID(sess.ID); err != nil || len(got.Messages) != 0 {
+	if got, err := s.SessionByID(ctx, sess.ID); err != nil || len(got.Messages) != 0 {
 		t.Fatalf("failed saves changed the store: %v, %v", got, err)
 	}
 }
 
 func TestNewSessionAndLookup(t *testing.T) {
+	ctx := context.Background()
 	s := openAt(t, t.TempDir(), nil)
-	sess, err := s.NewSession("T/C/1")
+	sess, err := s.NewSession(ctx, "T/C/1")
 	if err != nil {
 		t.Fatal(err)
 	}
-	_, err = s.NewSession("T/C/1")
+	_, err = s.NewSession(ctx, "T/C/1")
 	wantErrIs(t, "NewSession of a taken key", err, storage.ErrExists)
-	if got, err := s.Session("T/C/1"); err != nil || got.ID != sess.ID {
+	if got, err := storage.Session(ctx, s, "T/C/1"); err != nil || got.ID != sess.ID {
 		t.Fatalf("Session after storage.ErrExists = %v, %v; want the original", got, err)
 	}
-	_, err = s.Session("T/C/2")
+	_, err = storage.Session(ctx, s, "T/C/2")
 	wantErrIs(t, "Session of an unknown key", err, storage.ErrNotFound)
-	_, err = s.SessionByID("aaaaaaaa")
+	_, err = s.SessionByID(ctx, "aaaaaaaa")
 	wantErrIs(t, "SessionByID of an unknown id", err, storage.ErrNotFound)
 	for _, key := range []string{"", strings.Repeat("k", storage.MaxKeyLen+1)} {
-		if _, err := s.NewSession(key); err == nil {
+		if _, err := s.NewSession(ctx, key); err == nil {
 			t.Errorf("NewSession(%.10q...): want error", key)
 		}
-		if _, err := s.Session(key); err == nil {
+		if _, err := storage.Session(ctx, s, key); err == nil {
 			t.Errorf("Session(%.10q...): want error", key)
 		}
 	}
 	for _, id := range []string{"", "..", "a/b", "A"} {
-		if _, err := s.SessionByID(id); err == nil {
+		if _, err := s.SessionByID(ctx, id); err == nil {
 			t.Errorf("SessionByID(%q): want error", id)
 		}
 	}
 }
 
 func TestSessionIDsFilesystemSafe(t *testing.T) {
+	ctx := context.Background()
 	dir := t.TempDir()
 	s := openAt(t, dir, nil)
 	safe := regexp.MustCompile(`^[a-z2-7]{13}$`)
 	ids := map[string]bool{}
 	for i := range 200 {
-		sess, err := s.NewSession(fmt.Sprintf("T/C/%d", i))
+		sess, err := s.NewSession(ctx, fmt.Sprintf("T/C/%d", i))
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -232,24 +239,25 @@ func TestSessionIDsFilesystemSafe(t *testing.T) {
 }
 
 func TestConcurrentUse(t *testing.T) {
+	ctx := context.Background()
 	s := openAt(t, t.TempDir(), nil)
 	var wg sync.WaitGroup
 	errs := make(chan error, 64)
 	var firstSeen sync.Map
 	for g := range 8 {
 		wg.Go(func() {
-			sess, err := s.NewSession(fmt.Sprintf("T/C/%d", g))
+			sess, err := s.NewSession(ctx, fmt.Sprintf("T/C/%d", g))
 			if err != nil {
 				errs <- err
 				return
 			}
 			for i := range 10 {
 				sess.Messages = append(sess.Messages, textMessage(i, 50))
-				if err := s.SaveSession(sess); err != nil {
+				if err := s.SaveSession(ctx, sess); err != nil {
 					errs <- err
 					return
 				}
-				seen, err := s.Seen("event-1", time.Hour)
+				seen, err := s.Seen(ctx, "event-1", time.Hour)
 				if err != nil {
 					errs <- err
 					return
@@ -270,7 +278,7 @@ func TestConcurrentUse(t *testing.T) {
 	if n != 1 {
 		t.Fatalf("Seen reported a new key %d times under concurrency, want 1", n)
 	}
-	list, err := s.ListSessions()
+	list, err := s.ListSessions(ctx)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -287,8 +295,9 @@ func TestConcurrentUse(t *testing.T) {
 // BenchmarkSaveSessionAppend appends 2 messages to a session of 100 (and
 // growing) messages per op.
 func BenchmarkSaveSessionAppend(b *testing.B) {
+	ctx := context.Background()
 	s := openAt(b, b.TempDir(), nil)
-	sess, err := s.NewSession("T/C/1")
+	sess, err := s.NewSession(ctx, "T/C/1")
 	if err != nil {
 		b.Fatal(err)
 	}
@@ -297,13 +306,13 @@ func BenchmarkSaveSessionAppend(b *testing.B) {
 	for i := range 99 {
 		sess.Messages = append(sess.Messages, textMessage(i, 1000))
 	}
-	if err := s.SaveSession(sess); err != nil {
+	if err := s.SaveSession(ctx, sess); err != nil {
 		b.Fatal(err)
 	}
 	b.ReportAllocs()
 	for i := 0; b.Loop(); i++ {
 		sess.Messages = append(sess.Messages, textMessage(i, 1000), textMessage(i, 1000))
-		if err := s.SaveSession(sess); err != nil {
+		if err := s.SaveSession(ctx, sess); err != nil {
 			b.Fatal(err)
 		}
 	}

@@ -1,6 +1,7 @@
 package bolt
 
 import (
+	"context"
 	"fmt"
 
 	bbolt "go.etcd.io/bbolt"
@@ -12,11 +13,11 @@ import (
 // value deletes it), reading and writing only the session's metadata,
 // never its transcript. No such session is an error matching
 // storage.ErrNotFound.
-func (s *Store) SetMeta(key, name, value string) error {
+func (s *Store) SetMeta(ctx context.Context, key, name, value string) error {
 	if err := storage.CheckKey("session key", key); err != nil {
 		return fmt.Errorf("set session meta: %w", err)
 	}
-	err := s.db.Batch(func(tx *bbolt.Tx) error { return setMetaTx(tx, key, map[string]string{name: value}) })
+	err := s.batch(ctx, func(tx *bbolt.Tx) error { return setMetaTx(tx, key, map[string]string{name: value}) })
 	if err != nil {
 		return fmt.Errorf("set meta %s of session %q: %w", name, key, err)
 	}

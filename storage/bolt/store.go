@@ -11,6 +11,7 @@
 package bolt
 
 import (
+	"context"
 	"encoding/binary"
 	"errors"
 	"fmt"
@@ -48,8 +49,7 @@ var (
 // Store plays every role of the storage contract, and journals its
 // admissions before it acks them.
 var (
-	_ storage.Backend   = (*Store)(nil)
-	_ storage.Journaled = (*Store)(nil)
+	_ storage.Backend = (*Store)(nil)
 )
 
 // ErrLocked means another process holds the data directory's database.
@@ -285,8 +285,8 @@ func (s *Store) removeSessionDirs(id string) error { return storage.Folders{Dir:
 func (s *Store) now() time.Time { return s.Now().Round(0) }
 
 // Ping reports whether the database is open and readable.
-func (s *Store) Ping() error {
-	return s.db.View(func(*bbolt.Tx) error { return nil })
+func (s *Store) Ping(ctx context.Context) error {
+	return s.view(ctx, func(*bbolt.Tx) error { return nil })
 }
 
 // SetNow replaces the store's clock (tests move time with it).
@@ -304,3 +304,27 @@ func u64Key(n uint64) []byte {
 
 // be64 decodes an 8-byte big-endian number.
 func be64(b []byte) uint64 { return binary.BigEndian.Uint64(b) }
+
+// update, view and batch run fn in a read-write, read-only or batched
+// transaction, unless ctx is done already: a cancelled turn or a shutdown
+// starts no new transaction (one begun runs to its end; bbolt's are short).
+func (s *Store) update(ctx context.Context, fn func(*bbolt.Tx) error) error {
+	if err := ctx.Err(); err != nil {
+		return err
+	}
+	return s.db.Update(fn)
+}
+
+func (s *Store) view(ctx context.Context, fn func(*bbolt.Tx) error) error {
+	if err := ctx.Err(); err != nil {
+		return err
+	}
+	return s.db.View(fn)
+}
+
+func (s *Store) batch(ctx context.Context, fn func(*bbolt.Tx) error) error {
+	if err := ctx.Err(); err != nil {
+		return err
+	}
+	return s.db.Batch(fn)
+}

@@ -1,8 +1,7 @@
 package bolt
 
 import (
-	"agentbot/engine/transcript"
-
+	"context"
 	"errors"
 	"os"
 	"os/exec"
@@ -12,6 +11,10 @@ import (
 	"time"
 
 	bbolt "go.etcd.io/bbolt"
+
+	"agentbot/engine/transcript"
+	"agentbot/storage"
+	"agentbot/storage/storetest"
 )
 
 // crashEnv names the data directory the crash child writes to.
@@ -27,30 +30,32 @@ func TestMain(m *testing.M) {
 }
 
 func crashChild(dir string) int {
+	ctx := context.Background()
 	s, err := Open(dir)
 	if err != nil {
 		return 3
 	}
-	sess, err := s.NewSession("T1/C1/100.1")
+	sess, err := s.NewSession(ctx, "T1/C1/100.1")
 	if err != nil {
 		return 4
 	}
 	sess.AgentID = "pm"
 	sess.Messages = testMessages()[:3]
-	if err := s.SaveSession(sess); err != nil {
+	if err := s.SaveSession(ctx, sess); err != nil {
 		return 5
 	}
 	sess.Messages = testMessages()
-	if err := s.SaveSession(sess); err != nil {
+	if err := s.SaveSession(ctx, sess); err != nil {
 		return 6
 	}
-	if _, err := s.Enqueue(sess.Key, []byte(`{"text":"next"}`)); err != nil {
+	if _, err := storetest.Enqueue(ctx, s, sess.Key, []byte(`{"text":"next"}`)); err != nil {
 		return 7
 	}
 	return 1 // killed mid-turn: no Close
 }
 
 func TestCrashKeepsLastSave(t *testing.T) {
+	ctx := context.Background()
 	dir := t.TempDir()
 	cmd := exec.Command(os.Args[0], "-test.run=^$")
 	cmd.Env = append(os.Environ(), crashEnv+"="+dir)
@@ -60,14 +65,14 @@ func TestCrashKeepsLastSave(t *testing.T) {
 		t.Fatalf("crash child: got %v, want exit status 1", err)
 	}
 	s := openAt(t, dir, nil)
-	got, err := s.Session("T1/C1/100.1")
+	got, err := storage.Session(ctx, s, "T1/C1/100.1")
 	if err != nil {
 		t.Fatalf("Session after crash: %v", err)
 	}
 	if len(got.Messages) != len(testMessages()) || got.AgentID != "pm" {
 		t.Fatalf("after crash: %d messages, agent %q; want %d, pm", len(got.Messages), got.AgentID, len(testMessages()))
 	}
-	q, err := s.Pending("T1/C1/100.1")
+	q, err := s.Pending(ctx, "T1/C1/100.1")
 	if err != nil || len(q) != 1 || string(q[0].Payload) != `{"text":"next"}` {
 		t.Fatalf("Pending after crash = %v, %v; want the one queued message", q, err)
 	}
@@ -127,25 +132,26 @@ func TestOpenBadDir(t *testing.T) {
 }
 
 func TestOpenCreatesDirAndReopens(t *testing.T) {
+	ctx := context.Background()
 	dir := filepath.Join(t.TempDir(), "nested", "data")
 	s := openAt(t, dir, nil)
 	if _, err := os.Stat(filepath.Join(dir, DBName)); err != nil {
 		t.Fatalf("database file: %v", err)
 	}
-	sess, err := s.NewSession("k")
+	sess, err := s.NewSession(ctx, "k")
 	if err != nil {
 		t.Fatal(err)
 	}
 	sess.Messages = []transcript.Message{{Role: "system", Content: "a"}}
-	if err := s.SaveSession(sess); err != nil {
+	if err := s.SaveSession(ctx, sess); err != nil {
 		t.Fatal(err)
 	}
 	sess.Messages = append(sess.Messages, transcript.Message{Role: "user", Content: "b"})
-	if err := s.SaveSession(sess); err != nil {
+	if err := s.SaveSession(ctx, sess); err != nil {
 		t.Fatal(err)
 	}
 	s = reopen(t, s, nil)
-	got, err := s.SessionByID(sess.ID)
+	got, err := s.SessionByID(ctx, sess.ID)
 	if err != nil {
 		t.Fatal(err)
 	}

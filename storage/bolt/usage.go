@@ -1,6 +1,7 @@
 package bolt
 
 import (
+	"context"
 	"fmt"
 
 	bbolt "go.etcd.io/bbolt"
@@ -11,10 +12,13 @@ import (
 var bucketUsage = []byte("usage")
 
 // AddDailyUsage adds tokens to a workspace's day and returns the day's
-// total.
-func (s *Store) AddDailyUsage(team, day string, tokens int) (int, error) {
+// total; with no tokens (0 or less) it only reads the total.
+func (s *Store) AddDailyUsage(ctx context.Context, team, day string, tokens int) (int, error) {
+	if tokens <= 0 {
+		return s.dailyUsage(ctx, team, day)
+	}
 	var total uint64
-	err := s.db.Update(func(tx *bbolt.Tx) error {
+	err := s.update(ctx, func(tx *bbolt.Tx) error {
 		b, err := tx.CreateBucketIfNotExists(bucketUsage)
 		if err != nil {
 			return err
@@ -23,9 +27,7 @@ func (s *Store) AddDailyUsage(team, day string, tokens int) (int, error) {
 		if v := b.Get(k); len(v) == 8 {
 			total = be64(v)
 		}
-		if tokens > 0 {
-			total += uint64(tokens)
-		}
+		total += uint64(tokens)
 		return b.Put(k, u64Key(total))
 	})
 	if err != nil {
@@ -34,10 +36,10 @@ func (s *Store) AddDailyUsage(team, day string, tokens int) (int, error) {
 	return int(total), nil
 }
 
-// DailyUsage returns a workspace's tokens of a day.
-func (s *Store) DailyUsage(team, day string) (int, error) {
+// dailyUsage reads a workspace's tokens of a day.
+func (s *Store) dailyUsage(ctx context.Context, team, day string) (int, error) {
 	var total uint64
-	err := s.db.View(func(tx *bbolt.Tx) error {
+	err := s.view(ctx, func(tx *bbolt.Tx) error {
 		if b := tx.Bucket(bucketUsage); b != nil {
 			if v := b.Get([]byte(team + "/" + day)); len(v) == 8 {
 				total = be64(v)
@@ -45,5 +47,8 @@ func (s *Store) DailyUsage(team, day string) (int, error) {
 		}
 		return nil
 	})
-	return int(total), err
+	if err != nil {
+		return 0, fmt.Errorf("daily usage: %w", err)
+	}
+	return int(total), nil
 }

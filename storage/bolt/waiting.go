@@ -1,6 +1,7 @@
 package bolt
 
 import (
+	"context"
 	"fmt"
 	"sort"
 
@@ -24,9 +25,9 @@ func indexWaiting(tx *bbolt.Tx, sess *transcript.Session) error {
 
 // WaitingSessions lists the keys of the attached sessions with a tool call
 // waiting for approval, in key order.
-func (s *Store) WaitingSessions() ([]string, error) {
+func (s *Store) WaitingSessions(ctx context.Context) ([]string, error) {
 	var keys []string
-	err := s.db.View(func(tx *bbolt.Tx) error {
+	err := s.view(ctx, func(tx *bbolt.Tx) error {
 		owners := tx.Bucket(bucketKeys)
 		return tx.Bucket(bucketWaiting).ForEach(func(id, key []byte) error {
 			if string(owners.Get(key)) == string(id) {

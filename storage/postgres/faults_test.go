@@ -15,6 +15,7 @@ import (
 	"agentbot/storage"
 	"agentbot/storage/pgtest"
 	"agentbot/storage/postgres"
+	"agentbot/storage/storetest"
 )
 
 const secret = "s3cr3t-Pa55word"
@@ -178,46 +179,47 @@ func TestReplicaOpenTogether(t *testing.T) {
 // fail with an error; once it is back, the same store works again and
 // nothing saved before is lost.
 func TestDatabaseRestart(t *testing.T) {
+	ctx := context.Background()
 	c := pgtest.Cluster(t)
 	s := open(t, c.CreateDB(t))
-	sess, err := s.NewSession("T/C/1")
+	sess, err := s.NewSession(ctx, "T/C/1")
 	if err != nil {
 		t.Fatal(err)
 	}
 	sess.Messages = []transcript.Message{{Role: "system", Content: "sys"}}
-	if err := s.SaveSession(sess); err != nil {
+	if err := s.SaveSession(ctx, sess); err != nil {
 		t.Fatal(err)
 	}
 	c.Stop()
-	if err := s.Ping(); err == nil {
+	if err := s.Ping(ctx); err == nil {
 		t.Fatal("Ping succeeded with the database stopped")
 	}
 	sess.Messages = append(sess.Messages, transcript.Message{Role: "user", Content: "while down"})
-	if err := s.SaveSession(sess); err == nil {
+	if err := s.SaveSession(ctx, sess); err == nil {
 		t.Fatal("SaveSession succeeded with the database stopped")
 	}
-	if dup, _, err := s.Admit([]string{"ev"}, time.Minute, "T/C/1", []byte(`{}`)); err == nil {
+	if dup, _, err := storetest.Admit(ctx, s, []string{"ev"}, time.Minute, "T/C/1", []byte(`{}`)); err == nil {
 		t.Fatalf("Admit succeeded with the database stopped (dup %v)", dup)
 	}
 	c.Start()
 	deadline := time.Now().Add(30 * time.Second)
-	for s.Ping() != nil {
+	for s.Ping(ctx) != nil {
 		if time.Now().After(deadline) {
 			t.Fatal("the store did not come back after the database restarted")
 		}
 		time.Sleep(50 * time.Millisecond)
 	}
-	if err := s.SaveSession(sess); err != nil {
+	if err := s.SaveSession(ctx, sess); err != nil {
 		t.Fatalf("SaveSession after restart: %v", err)
 	}
-	if dup, _, err := s.Admit([]string{"ev"}, time.Minute, "T/C/1", []byte(`{}`)); err != nil || dup {
+	if dup, _, err := storetest.Admit(ctx, s, []string{"ev"}, time.Minute, "T/C/1", []byte(`{}`)); err != nil || dup {
 		t.Fatalf("Admit after restart = %v, %v", dup, err)
 	}
-	got, err := s.Session("T/C/1")
+	got, err := storage.Session(ctx, s, "T/C/1")
 	if err != nil || len(got.Messages) != 2 {
 		t.Fatalf("after restart: %v, %v", got, err)
 	}
-	if _, err := s.Session("T/C/404"); !errors.Is(err, storage.ErrNotFound) {
+	if _, err := storage.Session(ctx, s, "T/C/404"); !errors.Is(err, storage.ErrNotFound) {
 		t.Fatalf("errors still match after restart: %v", err)
 	}
 }

@@ -1,6 +1,7 @@
 package postgres
 
 import (
+	"context"
 	"encoding/json"
 	"fmt"
 
@@ -16,7 +17,7 @@ var _ storage.Importer = (*Store)(nil)
 // It reports false and changes nothing when a session with that id exists
 // already. A session that holds a key another session holds is an error
 // matching storage.ErrExists.
-func (s *Store) ImportSession(sess *transcript.Session, attached bool) (bool, error) {
+func (s *Store) ImportSession(ctx context.Context, sess *transcript.Session, attached bool) (bool, error) {
 	if sess == nil {
 		return false, fmt.Errorf("import session: nil session")
 	}
@@ -36,7 +37,7 @@ func (s *Store) ImportSession(sess *transcript.Session, attached bool) (bool, er
 			return false, fmt.Errorf("import session %s: encode message %d: %w", sess.ID, i, err)
 		}
 	}
-	ctx, cancel := s.ctx()
+	ctx, cancel := s.ctx(ctx)
 	defer cancel()
 	tx, err := s.pool.Begin(ctx)
 	if err != nil {

@@ -30,20 +30,14 @@ const takeSQL = `INSERT INTO leases (key, holder, expires, token)
 // commit between the check and the write it guards.
 const checkFenceSQL = `SELECT 1 FROM leases WHERE key = $1 AND holder = $2 AND token = $3 AND expires > clock_timestamp() FOR SHARE`
 
-// Lease is TakeLease without the fence.
-func (s *Store) Lease(key, holder string, ttl time.Duration) (bool, error) {
-	_, ok, err := s.TakeLease(key, holder, ttl)
-	return ok, err
-}
-
 // TakeLease takes the lease on key for holder for ttl, with a new token,
 // when it is free or expired, or holder's own; it reports false while
 // another holder's lease is live. Expiry is by the database's clock.
-func (s *Store) TakeLease(key, holder string, ttl time.Duration) (storage.Fence, bool, error) {
+func (s *Store) TakeLease(ctx context.Context, key, holder string, ttl time.Duration) (storage.Fence, bool, error) {
 	if err := storage.CheckTakeLease(key, holder, ttl); err != nil {
 		return storage.Fence{}, false, err
 	}
-	ctx, cancel := s.ctx()
+	ctx, cancel := s.ctx(ctx)
 	defer cancel()
 	var token int64
 	err := s.pool.QueryRow(ctx, takeSQL, key, holder, ttl.Microseconds()).Scan(&token)
@@ -59,11 +53,11 @@ func (s *Store) TakeLease(key, holder string, ttl time.Duration) (storage.Fence,
 // RenewLease extends f's lease to ttl from now while f is live; a lease
 // that expired, was released or taken over is storage.ErrFenced, and a
 // renewal never takes it back.
-func (s *Store) RenewLease(f storage.Fence, ttl time.Duration) error {
+func (s *Store) RenewLease(ctx context.Context, f storage.Fence, ttl time.Duration) error {
 	if err := storage.CheckRenewLease(f, ttl); err != nil {
 		return err
 	}
-	ctx, cancel := s.ctx()
+	ctx, cancel := s.ctx(ctx)
 	defer cancel()
 	tag, err := s.pool.Exec(ctx, `UPDATE leases SET expires = clock_timestamp() + $4::bigint * interval '1 microsecond'
 		WHERE key = $1 AND holder = $2 AND token = $3 AND expires > clock_timestamp()`,
@@ -78,11 +72,11 @@ func (s *Store) RenewLease(f storage.Fence, ttl time.Duration) error {
 }
 
 // CheckFence returns nil while f is the live lease on its key.
-func (s *Store) CheckFence(f storage.Fence) error {
+func (s *Store) CheckFence(ctx context.Context, f storage.Fence) error {
 	if err := storage.CheckFence(f); err != nil {
 		return err
 	}
-	ctx, cancel := s.ctx()
+	ctx, cancel := s.ctx(ctx)
 	defer cancel()
 	err := pgx.BeginFunc(ctx, s.pool, func(tx pgx.Tx) error { return checkFence(ctx, tx, f) })
 	if err != nil {
@@ -104,11 +98,11 @@ func checkFence(ctx context.Context, tx pgx.Tx, f storage.Fence) error {
 
 // ReleaseLease gives up holder's lease on key; a lease another holder has
 // is left alone.
-func (s *Store) ReleaseLease(key, holder string) error {
+func (s *Store) ReleaseLease(ctx context.Context, key, holder string) error {
 	if err := storage.CheckLease(key, holder); err != nil {
 		return fmt.Errorf("release lease: %w", err)
 	}
-	ctx, cancel := s.ctx()
+	ctx, cancel := s.ctx(ctx)
 	defer cancel()
 	if _, err := s.pool.Exec(ctx, `DELETE FROM leases WHERE key = $1 AND holder = $2`, key, holder); err != nil {
 		return fmt.Errorf("release lease %q: %w", key, err)
@@ -116,44 +110,27 @@ func (s *Store) ReleaseLease(key, holder string) error {
 	return nil
 }
 
-// SetMetaFenced is SetMeta of f.Key's session, in one transaction with the
-// check of f.
-func (s *Store) SetMetaFenced(f storage.Fence, name, value string) error {
-	if err := storage.CheckFence(f); err != nil {
-		return fmt.Errorf("set session meta: %w", err)
-	}
-	ctx, cancel := s.ctx()
-	defer cancel()
-	err := pgx.BeginFunc(ctx, s.pool, func(tx pgx.Tx) error {
-		if err := checkFence(ctx, tx, f); err != nil {
-			return err
-		}
-		return setMetaTx(ctx, tx, f.Key, map[string]string{name: value})
-	})
-	if err != nil {
-		return fmt.Errorf("set meta %s of session %q: %w", name, f.Key, err)
-	}
-	return nil
-}
-
 // CompleteFenced sets meta on f.Key's session (when it has one) and
-// removes queued item seq, in one transaction with the check of f.
-func (s *Store) CompleteFenced(f storage.Fence, seq uint64, meta map[string]string) error {
+// removes queued item seq (none for seq 0), in one transaction with the
+// check of f.
+func (s *Store) CompleteFenced(ctx context.Context, f storage.Fence, seq uint64, meta map[string]string) error {
 	if err := storage.CheckFence(f); err != nil {
 		return fmt.Errorf("complete: %w", err)
 	}
-	ctx, cancel := s.ctx()
+	ctx, cancel := s.ctx(ctx)
 	defer cancel()
 	err := pgx.BeginFunc(ctx, s.pool, func(tx pgx.Tx) error {
 		if err := checkFence(ctx, tx, f); err != nil {
 			return err
 		}
-		tag, err := tx.Exec(ctx, `DELETE FROM queue WHERE session_key = $1 AND seq = $2`, f.Key, int64(seq))
-		if err != nil {
-			return err
-		}
-		if tag.RowsAffected() == 0 {
-			return storage.ErrNotFound
+		if seq != 0 {
+			tag, err := tx.Exec(ctx, `DELETE FROM queue WHERE session_key = $1 AND seq = $2`, f.Key, int64(seq))
+			if err != nil {
+				return err
+			}
+			if tag.RowsAffected() == 0 {
+				return storage.ErrNotFound
+			}
 		}
 		if err := setMetaTx(ctx, tx, f.Key, meta); err != nil && !errors.Is(err, storage.ErrNotFound) {
 			return err

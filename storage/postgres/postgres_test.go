@@ -31,26 +31,27 @@ func TestContract(t *testing.T) {
 // TestMigrateCopiesChannelTools: bolt.Migrate carries each channel's
 // MCP servers (and default agent) from bbolt to PostgreSQL.
 func TestMigrateCopiesChannelTools(t *testing.T) {
+	ctx := context.Background()
 	src, err := bolt.Open(t.TempDir())
 	if err != nil {
 		t.Fatal(err)
 	}
 	defer src.Close()
-	if err := src.SetChannelTools("T1", "C1", []string{"notes", "jira"}); err != nil {
+	if err := storage.SetChannelTools(ctx, src, "T1", "C1", []string{"notes", "jira"}); err != nil {
 		t.Fatal(err)
 	}
-	if err := src.SetChannelDefault("T1", "C1", "pm"); err != nil {
+	if err := storage.SetChannelDefault(ctx, src, "T1", "C1", "pm"); err != nil {
 		t.Fatal(err)
 	}
 	dst := open(t, pgtest.URL(t))
-	rep, err := bolt.Migrate(dst, src)
+	rep, err := bolt.Migrate(ctx, dst, src)
 	if err != nil {
 		t.Fatal(err)
 	}
 	if rep.ChannelTools != 1 || rep.Channels != 1 {
 		t.Fatalf("report = %+v, want 1 channel default and 1 channel tool list", rep)
 	}
-	got, err := dst.ChannelTools("T1", "C1")
+	got, err := storage.ChannelTools(ctx, dst, "T1", "C1")
 	if err != nil || len(got) != 2 || got[0] != "jira" || got[1] != "notes" {
 		t.Fatalf("ChannelTools after migrate = %v, %v; want [jira notes]", got, err)
 	}

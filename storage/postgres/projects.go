@@ -10,33 +10,15 @@ import (
 	"agentbot/storage"
 )
 
-// Project returns a project's record.
-func (s *Store) Project(name string) (storage.Project, error) {
-	p := storage.Project{Name: name}
-	if err := storage.CheckProjectName(name); err != nil {
-		return p, fmt.Errorf("project: %w", err)
-	}
-	ctx, cancel := s.ctx()
-	defer cancel()
-	err := s.pool.QueryRow(ctx, `SELECT owner, created FROM projects WHERE name = $1`, name).Scan(&p.Owner, &p.Created)
-	if errors.Is(err, pgx.ErrNoRows) {
-		err = storage.ErrNotFound
-	}
-	if err != nil {
-		return p, fmt.Errorf("project %s: %w", name, err)
-	}
-	return p, nil
-}
-
 // CreateProject creates a project; an existing one is storage.ErrExists.
-func (s *Store) CreateProject(p storage.Project) error {
+func (s *Store) CreateProject(ctx context.Context, p storage.Project) error {
 	if err := storage.CheckProjectName(p.Name); err != nil {
 		return fmt.Errorf("create project: %w", err)
 	}
 	if p.Created.IsZero() {
 		p.Created = s.now()
 	}
-	ctx, cancel := s.ctx()
+	ctx, cancel := s.ctx(ctx)
 	defer cancel()
 	tag, err := s.pool.Exec(ctx, `INSERT INTO projects (name, owner, created) VALUES ($1, $2, $3) ON CONFLICT DO NOTHING`,
 		p.Name, p.Owner, p.Created)
@@ -50,8 +32,8 @@ func (s *Store) CreateProject(p storage.Project) error {
 }
 
 // ListProjects lists every project, by name.
-func (s *Store) ListProjects() ([]storage.Project, error) {
-	ctx, cancel := s.ctx()
+func (s *Store) ListProjects(ctx context.Context) ([]storage.Project, error) {
+	ctx, cancel := s.ctx(ctx)
 	defer cancel()
 	rows, _ := s.pool.Query(ctx, `SELECT name, owner, created FROM projects ORDER BY name`)
 	out, err := pgx.CollectRows(rows, func(r pgx.CollectableRow) (storage.Project, error) {
@@ -65,11 +47,11 @@ func (s *Store) ListProjects() ([]storage.Project, error) {
 }
 
 // BindChannel binds a channel to a project ("" unbinds it).
-func (s *Store) BindChannel(channel, project string) error {
+func (s *Store) BindChannel(ctx context.Context, channel, project string) error {
 	if err := storage.CheckKey("channel", channel); err != nil {
 		return fmt.Errorf("bind channel: %w", err)
 	}
-	ctx, cancel := s.ctx()
+	ctx, cancel := s.ctx(ctx)
 	defer cancel()
 	var err error
 	if project == "" {
@@ -88,11 +70,11 @@ func (s *Store) BindChannel(channel, project string) error {
 }
 
 // ChannelBinding is the project a channel is bound to, "" for none.
-func (s *Store) ChannelBinding(channel string) (string, error) {
+func (s *Store) ChannelBinding(ctx context.Context, channel string) (string, error) {
 	if err := storage.CheckKey("channel", channel); err != nil {
 		return "", fmt.Errorf("channel binding: %w", err)
 	}
-	ctx, cancel := s.ctx()
+	ctx, cancel := s.ctx(ctx)
 	defer cancel()
 	var project string
 	err := s.pool.QueryRow(ctx, `SELECT project FROM project_channels WHERE channel = $1`, channel).Scan(&project)
@@ -106,8 +88,8 @@ func (s *Store) ChannelBinding(channel string) (string, error) {
 }
 
 // BoundChannels lists the channels bound to a project, sorted.
-func (s *Store) BoundChannels(project string) ([]string, error) {
-	ctx, cancel := s.ctx()
+func (s *Store) BoundChannels(ctx context.Context, project string) ([]string, error) {
+	ctx, cancel := s.ctx(ctx)
 	defer cancel()
 	rows, _ := s.pool.Query(ctx, `SELECT channel FROM project_channels WHERE project = $1 ORDER BY channel`, project)
 	out, err := pgx.CollectRows(rows, pgx.RowTo[string])
@@ -119,8 +101,8 @@ func (s *Store) BoundChannels(project string) ([]string, error) {
 
 // SaveDocument stores data as the next version of v.Path, if base is the
 // latest version (or AnyVersion).
-func (s *Store) SaveDocument(project string, v storage.DocVersion, base int, data []byte) (storage.DocVersion, error) {
-	return s.writeDocument(project, v, false, func(latest storage.DocVersion, _ []byte) ([]byte, int, error) {
+func (s *Store) SaveDocument(ctx context.Context, project string, v storage.DocVersion, base int, data []byte) (storage.DocVersion, error) {
+	return s.writeDocument(ctx, project, v, false, func(latest storage.DocVersion, _ []byte) ([]byte, int, error) {
 		next, err := storage.NextVersion(latest, base)
 		return data, next, err
 	})
@@ -128,8 +110,8 @@ func (s *Store) SaveDocument(project string, v storage.DocVersion, base int, dat
 
 // EditDocument stores edit(latest bytes) as the next version, atomically:
 // the document's head row stays locked from the read to the write.
-func (s *Store) EditDocument(project string, v storage.DocVersion, edit func(old []byte) ([]byte, error)) (storage.DocVersion, error) {
-	return s.writeDocument(project, v, true, func(latest storage.DocVersion, old []byte) ([]byte, int, error) {
+func (s *Store) EditDocument(ctx context.Context, project string, v storage.DocVersion, edit func(old []byte) ([]byte, error)) (storage.DocVersion, error) {
+	return s.writeDocument(ctx, project, v, true, func(latest storage.DocVersion, old []byte) ([]byte, int, error) {
 		data, err := edit(old)
 		return data, latest.Version + 1, err
 	})
@@ -139,14 +121,14 @@ func (s *Store) EditDocument(project string, v storage.DocVersion, edit func(old
 // locks the document's head row: decide gets the latest version (and its
 // bytes when withData) and returns the new bytes and version, or an error
 // that stores nothing.
-func (s *Store) writeDocument(project string, v storage.DocVersion, withData bool, decide func(storage.DocVersion, []byte) ([]byte, int, error)) (storage.DocVersion, error) {
+func (s *Store) writeDocument(ctx context.Context, project string, v storage.DocVersion, withData bool, decide func(storage.DocVersion, []byte) ([]byte, int, error)) (storage.DocVersion, error) {
 	if err := storage.CheckDocVersion(project, v); err != nil {
 		return v, fmt.Errorf("save document: %w", err)
 	}
 	if v.Time.IsZero() {
 		v.Time = s.now()
 	}
-	ctx, cancel := s.ctx()
+	ctx, cancel := s.ctx(ctx)
 	defer cancel()
 	err := pgx.BeginFunc(ctx, s.pool, func(tx pgx.Tx) error {
 		latest, old, err := lockHead(ctx, tx, project, v, withData)
@@ -215,8 +197,8 @@ func scanDoc(r pgx.CollectableRow) (storage.DocVersion, error) {
 
 // Documents lists the latest version of each document, most recently
 // changed first.
-func (s *Store) Documents(project string) ([]storage.DocVersion, error) {
-	ctx, cancel := s.ctx()
+func (s *Store) Documents(ctx context.Context, project string) ([]storage.DocVersion, error) {
+	ctx, cancel := s.ctx(ctx)
 	defer cancel()
 	rows, _ := s.pool.Query(ctx, `SELECT `+docColumns+` FROM document_heads d
 		WHERE d.project = $1 AND d.version > 0`, project)
@@ -229,8 +211,8 @@ func (s *Store) Documents(project string) ([]storage.DocVersion, error) {
 }
 
 // DocumentHistory lists every version of one document, newest first.
-func (s *Store) DocumentHistory(project, path string) ([]storage.DocVersion, error) {
-	ctx, cancel := s.ctx()
+func (s *Store) DocumentHistory(ctx context.Context, project, path string) ([]storage.DocVersion, error) {
+	ctx, cancel := s.ctx(ctx)
 	defer cancel()
 	rows, _ := s.pool.Query(ctx, `SELECT `+docColumns+` FROM documents d WHERE d.project = $1 AND d.path = $2
 		ORDER BY d.version DESC`, project, path)
@@ -242,11 +224,11 @@ func (s *Store) DocumentHistory(project, path string) ([]storage.DocVersion, err
 }
 
 // DocumentData returns the bytes of a version (0: the latest).
-func (s *Store) DocumentData(project, path string, version int) ([]byte, error) {
+func (s *Store) DocumentData(ctx context.Context, project, path string, version int) ([]byte, error) {
 	if version < 0 {
 		return nil, fmt.Errorf("document %s v%d of project %s: %w", path, version, project, storage.ErrNotFound)
 	}
-	ctx, cancel := s.ctx()
+	ctx, cancel := s.ctx(ctx)
 	defer cancel()
 	var data []byte
 	err := s.pool.QueryRow(ctx, `SELECT data FROM documents WHERE project = $1 AND path = $2 AND version > 0

@@ -18,26 +18,27 @@ import (
 // every document version with its number, author and time; a second run
 // copies nothing again.
 func TestMigrateCopiesProjects(t *testing.T) {
+	ctx := context.Background()
 	src, err := bolt.Open(t.TempDir())
 	if err != nil {
 		t.Fatal(err)
 	}
 	defer src.Close()
-	if err := src.CreateProject(storage.Project{Name: "checkout"}); err != nil {
+	if err := src.CreateProject(ctx, storage.Project{Name: "checkout"}); err != nil {
 		t.Fatal(err)
 	}
-	if err := src.BindChannel("T1/C1", "checkout"); err != nil {
+	if err := src.BindChannel(ctx, "T1/C1", "checkout"); err != nil {
 		t.Fatal(err)
 	}
 	at := time.Date(2026, 3, 1, 9, 0, 0, 0, time.UTC)
 	for i, body := range []string{"one", "two", "three"} {
-		if _, err := src.SaveDocument("checkout", storage.DocVersion{Path: "prd.md", Person: "U1", Agent: "pm", Thread: "T1/C1/1.1", Source: "T1/C1", Time: at.Add(time.Duration(i) * time.Minute)}, i, []byte(body)); err != nil {
+		if _, err := src.SaveDocument(ctx, "checkout", storage.DocVersion{Path: "prd.md", Person: "U1", Agent: "pm", Thread: "T1/C1/1.1", Source: "T1/C1", Time: at.Add(time.Duration(i) * time.Minute)}, i, []byte(body)); err != nil {
 			t.Fatal(err)
 		}
 	}
 	dst := open(t, pgtest.URL(t))
 	for round := range 2 {
-		rep, err := bolt.Migrate(dst, src)
+		rep, err := bolt.Migrate(ctx, dst, src)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -45,14 +46,14 @@ func TestMigrateCopiesProjects(t *testing.T) {
 			t.Fatalf("round %d: report %+v, want %d documents", round, rep, want)
 		}
 	}
-	hist, err := dst.DocumentHistory("checkout", "prd.md")
+	hist, err := dst.DocumentHistory(ctx, "checkout", "prd.md")
 	if err != nil || len(hist) != 3 || hist[0].Version != 3 || hist[0].Person != "U1" || hist[0].Source != "T1/C1" || !hist[0].Time.Equal(at.Add(2*time.Minute)) {
 		t.Fatalf("history in PostgreSQL = %+v, %v", hist, err)
 	}
-	if data, err := dst.DocumentData("checkout", "prd.md", 1); err != nil || string(data) != "one" {
+	if data, err := dst.DocumentData(ctx, "checkout", "prd.md", 1); err != nil || string(data) != "one" {
 		t.Fatalf("v1 = %q, %v", data, err)
 	}
-	if got, err := dst.ChannelBinding("T1/C1"); err != nil || got != "checkout" {
+	if got, err := dst.ChannelBinding(ctx, "T1/C1"); err != nil || got != "checkout" {
 		t.Fatalf("binding = %q, %v", got, err)
 	}
 }
@@ -61,6 +62,7 @@ func TestMigrateCopiesProjects(t *testing.T) {
 // projects versions of their channel's project, in time order, credited to
 // their session, thread, agent and owner; shared files stay the session's.
 func TestMigration0004MovesSessionDocuments(t *testing.T) {
+	ctx := context.Background()
 	url := pgtest.URL(t)
 	s := open(t, url)
 	at := time.Date(2026, 3, 1, 9, 0, 0, 0, time.UTC)
@@ -74,7 +76,7 @@ func TestMigration0004MovesSessionDocuments(t *testing.T) {
 	for i, w := range writes {
 		sess := sessions[w.key]
 		if sess == nil {
-			if sess, err := s.NewSession(w.key); err != nil {
+			if sess, err := s.NewSession(ctx, w.key); err != nil {
 				t.Fatal(err)
 			} else {
 				sessions[w.key] = sess
@@ -85,16 +87,15 @@ func TestMigration0004MovesSessionDocuments(t *testing.T) {
 		}
 		o := transcript.Output{Path: w.path, Size: int64(len(w.data)), Version: transcript.NextVersion(sess.Outputs, w.path), Time: at.Add(time.Duration(i) * time.Minute)}
 		sess.Outputs = append(sess.Outputs, o)
-		if err := s.SaveSession(sess); err != nil {
+		if err := s.SaveSession(ctx, sess); err != nil {
 			t.Fatal(err)
 		}
-		if err := s.PutOutput(sess.ID, o, []byte(w.data)); err != nil {
+		if err := s.PutOutput(ctx, sess.ID, o, []byte(w.data)); err != nil {
 			t.Fatal(err)
 		}
 	}
 	s.Close()
 	// Take the database back to schema 3, as today's code leaves it.
-	ctx := context.Background()
 	conn, err := pgx.Connect(ctx, url)
 	if err != nil {
 		t.Fatal(err)
@@ -109,28 +110,28 @@ func TestMigration0004MovesSessionDocuments(t *testing.T) {
 	}
 	conn.Close(ctx)
 	s = open(t, url)
-	hist, err := s.DocumentHistory(storage.ChannelProject("T1", "C1"), "brief.md")
+	hist, err := s.DocumentHistory(ctx, storage.ChannelProject("T1", "C1"), "brief.md")
 	if err != nil || len(hist) != 2 {
 		t.Fatalf("brief.md history = %+v, %v", hist, err)
 	}
 	if h := hist[0]; h.Version != 2 || h.Thread != "T1/C1/2.2" || h.Source != "T1/C1" || h.Session != sessions["T1/C1/2.2"].ID || h.Agent != "analyst" || h.Person != "U9" || !h.Time.Equal(at.Add(time.Minute)) {
 		t.Fatalf("latest brief = %+v", h)
 	}
-	if data, err := s.DocumentData(storage.ChannelProject("T1", "C1"), "brief.md", 1); err != nil || string(data) != "brief v1" {
+	if data, err := s.DocumentData(ctx, storage.ChannelProject("T1", "C1"), "brief.md", 1); err != nil || string(data) != "brief v1" {
 		t.Fatalf("brief v1 = %q, %v", data, err)
 	}
-	docs, err := s.Documents(storage.ChannelProject("T1", "C1"))
+	docs, err := s.Documents(ctx, storage.ChannelProject("T1", "C1"))
 	if err != nil || len(docs) != 1 {
 		t.Fatalf("the channel's documents = %+v, %v (shared files stay the session's)", docs, err)
 	}
-	if data, err := s.DocumentData(storage.TerminalProject, "prd.md", 0); err != nil || string(data) != "terminal prd" {
+	if data, err := s.DocumentData(ctx, storage.TerminalProject, "prd.md", 0); err != nil || string(data) != "terminal prd" {
 		t.Fatalf("terminal prd = %q, %v", data, err)
 	}
 	// Migration 0006 gives the moved versions their source.
-	if got, err := s.ProjectSources(storage.ChannelProject("T1", "C1")); err != nil || len(got) != 1 || got[0] != "T1/C1" {
+	if got, err := s.ProjectSources(ctx, storage.ChannelProject("T1", "C1")); err != nil || len(got) != 1 || got[0] != "T1/C1" {
 		t.Fatalf("sources of the channel's project = %q, %v", got, err)
 	}
-	if got, err := s.ProjectSources(storage.TerminalProject); err != nil || len(got) != 0 {
+	if got, err := s.ProjectSources(ctx, storage.TerminalProject); err != nil || len(got) != 0 {
 		t.Fatalf("sources of the terminal's project = %q, %v", got, err)
 	}
 }
@@ -146,15 +147,16 @@ func BenchmarkDocumentContention(b *testing.B) {
 // document keeps its latest version whole, its row lock is released, and
 // the next edit, from another replica, lands on top.
 func TestKilledMidEditLandsNothing(t *testing.T) {
+	ctx := context.Background()
 	url := pgtest.URL(t)
 	a, b := open(t, url), open(t, url)
-	if _, err := a.SaveDocument("p", storage.DocVersion{Path: "prd.md"}, 0, []byte("line 1\n")); err != nil {
+	if _, err := a.SaveDocument(ctx, "p", storage.DocVersion{Path: "prd.md"}, 0, []byte("line 1\n")); err != nil {
 		t.Fatal(err)
 	}
 	inside, release := make(chan struct{}), make(chan struct{})
 	done := make(chan error, 1)
 	go func() {
-		_, err := a.EditDocument("p", storage.DocVersion{Path: "prd.md", Person: "U-killed"}, func(old []byte) ([]byte, error) {
+		_, err := a.EditDocument(ctx, "p", storage.DocVersion{Path: "prd.md", Person: "U-killed"}, func(old []byte) ([]byte, error) {
 			close(inside)
 			<-release
 			return append(old, "half-written line\n"...), nil
@@ -162,7 +164,6 @@ func TestKilledMidEditLandsNothing(t *testing.T) {
 		done <- err
 	}()
 	<-inside
-	ctx := context.Background()
 	conn, err := pgx.Connect(ctx, url)
 	if err != nil {
 		t.Fatal(err)
@@ -177,16 +178,16 @@ func TestKilledMidEditLandsNothing(t *testing.T) {
 	if err := <-done; err == nil {
 		t.Fatal("the edit of the killed connection reports success")
 	}
-	if data, err := b.DocumentData("p", "prd.md", 0); err != nil || string(data) != "line 1\n" {
+	if data, err := b.DocumentData(ctx, "p", "prd.md", 0); err != nil || string(data) != "line 1\n" {
 		t.Fatalf("after the kill the document is %q, %v", data, err)
 	}
-	v, err := b.EditDocument("p", storage.DocVersion{Path: "prd.md", Person: "U-other"}, func(old []byte) ([]byte, error) {
+	v, err := b.EditDocument(ctx, "p", storage.DocVersion{Path: "prd.md", Person: "U-other"}, func(old []byte) ([]byte, error) {
 		return append(old, "line 2\n"...), nil
 	})
 	if err != nil || v.Version != 2 {
 		t.Fatalf("the other replica's edit = %+v, %v", v, err)
 	}
-	if data, _ := b.DocumentData("p", "prd.md", 0); string(data) != "line 1\nline 2\n" {
+	if data, _ := b.DocumentData(ctx, "p", "prd.md", 0); string(data) != "line 1\nline 2\n" {
 		t.Fatalf("document = %q", data)
 	}
 }

@@ -1,7 +1,7 @@
 package postgres
 
 import (
-	"encoding/json"
+	"context"
 	"fmt"
 	"slices"
 	"time"
@@ -20,7 +20,7 @@ import (
 const clockSQL = `clk AS (SELECT agentbot_now_ns() + $3::bigint AS t)`
 
 // sweepSQL removes the marks expired at the database's now plus the shift
-// $1: SweepSeen, and Seen and admissions once every storage.SweepInterval.
+// $1: Seen and admissions once every storage.SweepInterval.
 const sweepSQL = `DELETE FROM seen WHERE expires <= agentbot_now_ns() + $1::bigint`
 
 // maxAdmitBatch bounds how many admissions share one round trip.
@@ -52,12 +52,12 @@ const admitSQL = `WITH ` + clockSQL + `, marked AS (` + markSQL + `), ins AS (
 
 // Seen marks key for ttl and reports whether a live mark existed; an
 // existing mark keeps its expiry. Expired marks are swept at most once a
-// minute, or by SweepSeen.
-func (s *Store) Seen(key string, ttl time.Duration) (bool, error) {
+// minute.
+func (s *Store) Seen(ctx context.Context, key string, ttl time.Duration) (bool, error) {
 	if err := storage.CheckSeen(key, ttl); err != nil {
 		return false, err
 	}
-	ctx, cancel := s.ctx()
+	ctx, cancel := s.ctx(ctx)
 	defer cancel()
 	b := &pgx.Batch{}
 	shift := s.shift()
@@ -72,51 +72,17 @@ func (s *Store) Seen(key string, ttl time.Duration) (bool, error) {
 	return marked == 0, nil
 }
 
-// SweepSeen removes the marks expired by the database's clock and returns
-// how many; the caller's now is not used, since a replica's clock may be
-// off.
-func (s *Store) SweepSeen(time.Time) (int, error) {
-	ctx, cancel := s.ctx()
-	defer cancel()
-	tag, err := s.pool.Exec(ctx, sweepSQL, s.shift())
-	if err != nil {
-		return 0, fmt.Errorf("sweep seen: %w", err)
-	}
-	return int(tag.RowsAffected()), nil
-}
-
-// Enqueue persists payload (JSON) at the end of the session key's queue
-// and returns its sequence number, unique and growing across replicas.
-func (s *Store) Enqueue(sessionKey string, payload []byte) (uint64, error) {
-	if err := storage.CheckKey("session key", sessionKey); err != nil {
-		return 0, fmt.Errorf("enqueue: %w", err)
-	}
-	if !json.Valid(payload) {
-		return 0, fmt.Errorf("enqueue %q: payload is not valid JSON", sessionKey)
-	}
-	ctx, cancel := s.ctx()
-	defer cancel()
-	var seq int64
-	err := s.pool.QueryRow(ctx, `INSERT INTO queue (session_key, payload, enqueued, ord)
-		SELECT $1, $2, agentbot_now_ns() + $3::bigint, agentbot_now_ns() / 1000 RETURNING seq`,
-		sessionKey, payload, s.shift()).Scan(&seq)
-	if err != nil {
-		return 0, fmt.Errorf("enqueue %q: %w", sessionKey, err)
-	}
-	return uint64(seq), nil
-}
-
 // Pending returns the session key's queued items in order (by Order, then
 // Seq).
-func (s *Store) Pending(sessionKey string) ([]storage.Queued, error) {
-	return s.pending(sessionKey, "")
+func (s *Store) Pending(ctx context.Context, sessionKey string) ([]storage.Queued, error) {
+	return s.pending(ctx, sessionKey, "")
 }
 
-func (s *Store) pending(sessionKey, limit string) ([]storage.Queued, error) {
+func (s *Store) pending(ctx context.Context, sessionKey, limit string) ([]storage.Queued, error) {
 	if err := storage.CheckKey("session key", sessionKey); err != nil {
 		return nil, fmt.Errorf("pending: %w", err)
 	}
-	ctx, cancel := s.ctx()
+	ctx, cancel := s.ctx(ctx)
 	defer cancel()
 	rows, err := s.pool.Query(ctx, `SELECT seq, payload, enqueued, ord FROM queue WHERE session_key = $1 ORDER BY ord, seq`+limit, sessionKey)
 	if err != nil {
@@ -137,37 +103,9 @@ func (s *Store) pending(sessionKey, limit string) ([]storage.Queued, error) {
 	return items, nil
 }
 
-// Next returns the first queued item of a session key in order; ok is
-// false when the queue is empty.
-func (s *Store) Next(sessionKey string) (seq uint64, payload []byte, ok bool, err error) {
-	items, err := s.pending(sessionKey, " LIMIT 1")
-	if err != nil || len(items) == 0 {
-		return 0, nil, false, err
-	}
-	return items[0].Seq, items[0].Payload, true, nil
-}
-
-// Dequeue removes one queued item; an unknown one is an error matching
-// storage.ErrNotFound.
-func (s *Store) Dequeue(sessionKey string, seq uint64) error {
-	if err := storage.CheckKey("session key", sessionKey); err != nil {
-		return fmt.Errorf("dequeue: %w", err)
-	}
-	ctx, cancel := s.ctx()
-	defer cancel()
-	tag, err := s.pool.Exec(ctx, `DELETE FROM queue WHERE session_key = $1 AND seq = $2`, sessionKey, int64(seq))
-	if err == nil && tag.RowsAffected() == 0 {
-		err = storage.ErrNotFound
-	}
-	if err != nil {
-		return fmt.Errorf("dequeue %q seq %d: %w", sessionKey, seq, err)
-	}
-	return nil
-}
-
 // PendingKeys returns every session key with queued items, in byte order.
-func (s *Store) PendingKeys() ([]string, error) {
-	ctx, cancel := s.ctx()
+func (s *Store) PendingKeys(ctx context.Context) ([]string, error) {
+	ctx, cancel := s.ctx(ctx)
 	defer cancel()
 	rows, err := s.pool.Query(ctx, `SELECT DISTINCT session_key FROM queue ORDER BY session_key`)
 	if err != nil {
@@ -182,6 +120,7 @@ func (s *Store) PendingKeys() ([]string, error) {
 
 // admitReq is one admission waiting for the committer.
 type admitReq struct {
+	ctx        context.Context
 	keys       []string
 	ttl        time.Duration
 	sessionKey string
@@ -191,41 +130,35 @@ type admitReq struct {
 }
 
 // Admit marks every dedupe key for ttl and, unless one was marked already
-// (dup), queues payload for the session key, in one transaction; across
-// replicas one admission of an event wins. With no keys it is Enqueue.
-func (s *Store) Admit(keys []string, ttl time.Duration, sessionKey string, payload []byte) (dup bool, seq uint64, err error) {
-	a := <-s.AdmitAsync(keys, ttl, sessionKey, payload)
-	return a.Dup, a.Seq, a.Err
-}
-
-// AdmitAsync is Admit with its outcome on the returned channel. Unlike
-// the bbolt store, it journals nothing locally (it is not Journaled): it
-// returns at once, and the outcome arrives once the admission is
-// committed in the database, so the caller (the bot acks Slack's event
-// then) must wait for it. Admissions waiting together are applied in call
-// order in one pipelined transaction (one round trip); a mark made by an
-// earlier one counts as seen for a later one. Calls that do not wait for
-// each other's outcome share commits.
-func (s *Store) AdmitAsync(keys []string, ttl time.Duration, sessionKey string, payload []byte) <-chan storage.Admission {
-	return s.AdmitOrdered(0, keys, ttl, sessionKey, payload)
-}
-
-// AdmitOrdered is AdmitAsync for an item placed in its thread by order
-// (see storage.Inbound).
-func (s *Store) AdmitOrdered(order int64, keys []string, ttl time.Duration, sessionKey string, payload []byte) <-chan storage.Admission {
+// (dup), queues payload for the session key at order (see
+// storage.Inbound), in one transaction; across replicas one admission of
+// an event wins. Unlike the bbolt store, it journals nothing locally (it
+// returns no journaled channel): it returns at once, and the outcome arrives once the
+// admission is committed in the database, so the caller (the bot acks
+// Slack's event then) must wait for it. Admissions waiting together are
+// applied in call order in one pipelined transaction (one round trip); a
+// mark made by an earlier one counts as seen for a later one. Calls that
+// do not wait for each other's outcome share commits. An admission whose
+// ctx is done before its batch is sent is refused with ctx's error; once
+// sent, the batch is not cancelled by one caller's ctx.
+func (s *Store) Admit(ctx context.Context, order int64, keys []string, ttl time.Duration, sessionKey string, payload []byte) (<-chan error, <-chan storage.Admission) {
 	done := make(chan storage.Admission, 1)
 	if err := storage.CheckAdmit(keys, ttl, sessionKey, payload); err != nil {
 		done <- storage.Admission{Err: err}
-		return done
+		return nil, done
+	}
+	if err := ctx.Err(); err != nil {
+		done <- storage.Admission{Err: fmt.Errorf("admit %q: %w", sessionKey, err)}
+		return nil, done
 	}
 	s.admitMu.Lock()
 	defer s.admitMu.Unlock()
 	if s.admitClosed {
 		done <- storage.Admission{Err: fmt.Errorf("admit %q: the store is closed", sessionKey)}
-		return done
+		return nil, done
 	}
-	s.admits <- &admitReq{keys: keys, ttl: ttl, sessionKey: sessionKey, order: order, payload: payload, done: done}
-	return done
+	s.admits <- &admitReq{ctx: ctx, keys: keys, ttl: ttl, sessionKey: sessionKey, order: order, payload: payload, done: done}
+	return nil, done
 }
 
 // committer applies waiting admissions, as many as are waiting, one batch
@@ -241,9 +174,19 @@ func (s *Store) committer() {
 // commitAdmissions sends a batch as one pipeline, which PostgreSQL runs as
 // one implicit transaction: all of it commits or none.
 func (s *Store) commitAdmissions(batch []*admitReq) {
+	batch = slices.DeleteFunc(batch, func(r *admitReq) bool {
+		if err := r.ctx.Err(); err != nil {
+			r.done <- storage.Admission{Err: fmt.Errorf("admit %q: %w", r.sessionKey, err)}
+			return true
+		}
+		return false
+	})
+	if len(batch) == 0 {
+		return
+	}
 	out := make([]storage.Admission, len(batch))
 	shift := s.shift()
-	ctx, cancel := s.ctx()
+	ctx, cancel := s.ctx(context.Background()) // the batch's, not one caller's
 	defer cancel()
 	b := &pgx.Batch{}
 	if s.sweeper.Due(time.Now()) {

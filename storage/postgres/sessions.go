@@ -1,6 +1,7 @@
 package postgres
 
 import (
+	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -59,13 +60,13 @@ func (s *Store) count(id string) int {
 	return s.counts[id]
 }
 
-// Session returns the session stored under key, or an error matching
+// session returns the session stored under key, or an error matching
 // storage.ErrNotFound.
-func (s *Store) Session(key string) (*transcript.Session, error) {
+func (s *Store) session(ctx context.Context, key string) (*transcript.Session, error) {
 	if err := storage.CheckKey("session key", key); err != nil {
 		return nil, fmt.Errorf("load session: %w", err)
 	}
-	ctx, cancel := s.ctx()
+	ctx, cancel := s.ctx(ctx)
 	defer cancel()
 	sess, err := s.scanSession(s.pool.QueryRow(ctx, sessionSQL+`WHERE s.key = $1 AND s.attached`, key))
 	if err != nil {
@@ -76,11 +77,11 @@ func (s *Store) Session(key string) (*transcript.Session, error) {
 
 // SessionByID returns the session with the given id, or an error matching
 // storage.ErrNotFound.
-func (s *Store) SessionByID(id string) (*transcript.Session, error) {
+func (s *Store) SessionByID(ctx context.Context, id string) (*transcript.Session, error) {
 	if err := storage.CheckID(id); err != nil {
 		return nil, fmt.Errorf("load session: %w", err)
 	}
-	ctx, cancel := s.ctx()
+	ctx, cancel := s.ctx(ctx)
 	defer cancel()
 	sess, err := s.scanSession(s.pool.QueryRow(ctx, sessionSQL+`WHERE s.id = $1`, id))
 	if err != nil {
@@ -90,17 +91,17 @@ func (s *Store) SessionByID(id string) (*transcript.Session, error) {
 }
 
 // FindSession is Session returning (nil, nil) when key has no session.
-func (s *Store) FindSession(key string) (*transcript.Session, error) {
-	return storage.Found(s.Session(key))
+func (s *Store) FindSession(ctx context.Context, key string) (*transcript.Session, error) {
+	return storage.Found(s.session(ctx, key))
 }
 
 // FindMeta returns the metadata of the session key holds, without its
 // messages (one small row), or (nil, nil) when key has none.
-func (s *Store) FindMeta(key string) (*transcript.Session, error) {
+func (s *Store) FindMeta(ctx context.Context, key string) (*transcript.Session, error) {
 	if err := storage.CheckKey("session key", key); err != nil {
 		return nil, fmt.Errorf("load session metadata: %w", err)
 	}
-	ctx, cancel := s.ctx()
+	ctx, cancel := s.ctx(ctx)
 	defer cancel()
 	var meta []byte
 	err := s.pool.QueryRow(ctx, `SELECT meta FROM sessions WHERE key = $1 AND attached`, key).Scan(&meta)
@@ -117,34 +118,15 @@ func (s *Store) FindMeta(key string) (*transcript.Session, error) {
 	return &sess, nil
 }
 
-// Lookup returns a session by id, or else by key.
-func (s *Store) Lookup(idOrKey string) (*transcript.Session, error) {
-	return storage.LookupIn(s, idOrKey)
-}
-
-// HasSession reports whether key has a session, without loading it.
-func (s *Store) HasSession(key string) (bool, error) {
-	if err := storage.CheckKey("session key", key); err != nil {
-		return false, fmt.Errorf("has session: %w", err)
-	}
-	ctx, cancel := s.ctx()
-	defer cancel()
-	var ok bool
-	if err := s.pool.QueryRow(ctx, `SELECT EXISTS (SELECT 1 FROM sessions WHERE key = $1 AND attached)`, key).Scan(&ok); err != nil {
-		return false, fmt.Errorf("has session %q: %w", key, err)
-	}
-	return ok, nil
-}
-
 // NewSession creates and stores an empty session for key with a fresh id;
 // if key has a session already it returns an error matching
 // storage.ErrExists and changes nothing.
-func (s *Store) NewSession(key string) (*transcript.Session, error) {
+func (s *Store) NewSession(ctx context.Context, key string) (*transcript.Session, error) {
 	if err := storage.CheckKey("session key", key); err != nil {
 		return nil, fmt.Errorf("new session: %w", err)
 	}
 	now := s.now()
-	ctx, cancel := s.ctx()
+	ctx, cancel := s.ctx(ctx)
 	defer cancel()
 	for try := 0; ; try++ {
 		id, err := storage.NewID(func(string) bool { return false })
@@ -203,24 +185,24 @@ SELECT n, key, attached, EXISTS (SELECT 1 FROM fence) FROM cur`
 // store knows the stored count. It sets sess.Updated. The session must
 // hold its key (not detached); a transcript shorter than the stored one is
 // an error, as transcripts only grow.
-func (s *Store) SaveSession(sess *transcript.Session) error {
-	return s.save(sess, nil)
+func (s *Store) SaveSession(ctx context.Context, sess *transcript.Session) error {
+	return s.save(ctx, sess, nil)
 }
 
 // SaveSessionFenced is SaveSession under f, in the same statement as the
 // check of the fence.
-func (s *Store) SaveSessionFenced(f storage.Fence, sess *transcript.Session) error {
+func (s *Store) SaveSessionFenced(ctx context.Context, f storage.Fence, sess *transcript.Session) error {
 	if err := storage.CheckFence(f); err != nil {
 		return fmt.Errorf("save session: %w", err)
 	}
 	if sess != nil && sess.Key != f.Key {
 		return fmt.Errorf("save session %s: key %q is not the fence's %q", sess.ID, sess.Key, f.Key)
 	}
-	return s.save(sess, &f)
+	return s.save(ctx, sess, &f)
 }
 
 // save is SaveSession, under f unless it is nil.
-func (s *Store) save(sess *transcript.Session, f *storage.Fence) error {
+func (s *Store) save(ctx context.Context, sess *transcript.Session, f *storage.Fence) error {
 	if sess == nil {
 		return errors.New("save session: nil session")
 	}
@@ -234,7 +216,7 @@ func (s *Store) save(sess *transcript.Session, f *storage.Fence) error {
 	}
 	total := len(sess.Messages)
 	from := min(s.count(sess.ID), total)
-	ctx, cancel := s.ctx()
+	ctx, cancel := s.ctx(ctx)
 	defer cancel()
 	for range 2 {
 		msgs, err := encodeMessages(sess, from)
@@ -302,11 +284,11 @@ func (r saveResult) check(sess *transcript.Session, err error, fenced bool, from
 
 // DetachSession frees the session's key, so the next NewSession for it
 // starts afresh, and keeps the session's data and folders.
-func (s *Store) DetachSession(id string) error {
+func (s *Store) DetachSession(ctx context.Context, id string) error {
 	if err := storage.CheckID(id); err != nil {
 		return fmt.Errorf("detach session: %w", err)
 	}
-	ctx, cancel := s.ctx()
+	ctx, cancel := s.ctx(ctx)
 	defer cancel()
 	tag, err := s.pool.Exec(ctx, `UPDATE sessions SET attached = false WHERE id = $1`, id)
 	if err == nil && tag.RowsAffected() == 0 {
@@ -320,11 +302,11 @@ func (s *Store) DetachSession(id string) error {
 
 // DeleteSession removes the session with its transcript, its documents
 // and its local folders; queued inbound messages for its key are kept.
-func (s *Store) DeleteSession(id string) error {
+func (s *Store) DeleteSession(ctx context.Context, id string) error {
 	if err := storage.CheckID(id); err != nil {
 		return fmt.Errorf("delete session: %w", err)
 	}
-	ctx, cancel := s.ctx()
+	ctx, cancel := s.ctx(ctx)
 	defer cancel()
 	tag, err := s.pool.Exec(ctx, `DELETE FROM sessions WHERE id = $1`, id)
 	if err == nil && tag.RowsAffected() == 0 {
@@ -339,8 +321,8 @@ func (s *Store) DeleteSession(id string) error {
 
 // Prune deletes every session last updated before olderThan, with its
 // folders, and returns their ids.
-func (s *Store) Prune(olderThan time.Time) ([]string, error) {
-	ctx, cancel := s.ctx()
+func (s *Store) Prune(ctx context.Context, olderThan time.Time) ([]string, error) {
+	ctx, cancel := s.ctx(ctx)
 	defer cancel()
 	rows, err := s.pool.Query(ctx, `DELETE FROM sessions WHERE updated < $1 RETURNING id`, olderThan.UnixNano())
 	if err != nil {
@@ -362,8 +344,8 @@ func (s *Store) Prune(olderThan time.Time) ([]string, error) {
 }
 
 // ListSessions returns every stored session, most recently updated first.
-func (s *Store) ListSessions() ([]storage.SessionInfo, error) {
-	ctx, cancel := s.ctx()
+func (s *Store) ListSessions(ctx context.Context) ([]storage.SessionInfo, error) {
+	ctx, cancel := s.ctx(ctx)
 	defer cancel()
 	rows, err := s.pool.Query(ctx, `SELECT id, meta, messages FROM sessions ORDER BY updated DESC, id`)
 	if err != nil {
@@ -400,7 +382,7 @@ func (s *Store) ListSessions() ([]storage.SessionInfo, error) {
 // PutOutput stores the bytes of one version of a session's document;
 // storing the same path and version again replaces it. An unknown session
 // is an error matching storage.ErrNotFound.
-func (s *Store) PutOutput(sessionID string, o transcript.Output, data []byte) error {
+func (s *Store) PutOutput(ctx context.Context, sessionID string, o transcript.Output, data []byte) error {
 	if err := storage.CheckID(sessionID); err != nil {
 		return fmt.Errorf("put output: %w", err)
 	}
@@ -417,7 +399,7 @@ func (s *Store) PutOutput(sessionID string, o transcript.Output, data []byte) er
 	if t.IsZero() {
 		t = s.now()
 	}
-	ctx, cancel := s.ctx()
+	ctx, cancel := s.ctx(ctx)
 	defer cancel()
 	_, err := s.pool.Exec(ctx, `INSERT INTO outputs (session_id, path, version, size, time, data) VALUES ($1, $2, $3, $4, $5, $6)
 		ON CONFLICT (session_id, path, version) DO UPDATE SET size = excluded.size, time = excluded.time, data = excluded.data`,
@@ -434,7 +416,7 @@ func (s *Store) PutOutput(sessionID string, o transcript.Output, data []byte) er
 // OutputData returns the bytes of a stored version of a session's
 // document; version 0 is the latest. A missing one is an error matching
 // storage.ErrNotFound.
-func (s *Store) OutputData(sessionID, path string, version int) ([]byte, error) {
+func (s *Store) OutputData(ctx context.Context, sessionID, path string, version int) ([]byte, error) {
 	if err := storage.CheckID(sessionID); err != nil {
 		return nil, fmt.Errorf("output: %w", err)
 	}
@@ -444,7 +426,7 @@ func (s *Store) OutputData(sessionID, path string, version int) ([]byte, error) 
 	if version < 0 {
 		return nil, fmt.Errorf("output %s v%d of session %s: %w", path, version, sessionID, storage.ErrNotFound)
 	}
-	ctx, cancel := s.ctx()
+	ctx, cancel := s.ctx(ctx)
 	defer cancel()
 	var data []byte
 	err := s.pool.QueryRow(ctx, `SELECT data FROM outputs WHERE session_id = $1 AND path = $2 AND ($3 = 0 OR version = $3)

@@ -14,11 +14,11 @@ import (
 // value deletes it) in one transaction that reads and writes the session's
 // metadata only, never its messages. No such session is an error matching
 // storage.ErrNotFound.
-func (s *Store) SetMeta(key, name, value string) error {
+func (s *Store) SetMeta(ctx context.Context, key, name, value string) error {
 	if err := storage.CheckKey("session key", key); err != nil {
 		return fmt.Errorf("set session meta: %w", err)
 	}
-	ctx, cancel := s.ctx()
+	ctx, cancel := s.ctx(ctx)
 	defer cancel()
 	err := pgx.BeginFunc(ctx, s.pool, func(tx pgx.Tx) error {
 		return setMetaTx(ctx, tx, key, map[string]string{name: value})

@@ -15,11 +15,11 @@ import (
 // index, and those of versions an older agentbot wrote (source NULL), found
 // as Open's backfill finds them; one snapshot reads both, so a version
 // backfilled meanwhile is counted once, never missed.
-func (s *Store) ProjectSources(project string) ([]string, error) {
+func (s *Store) ProjectSources(ctx context.Context, project string) ([]string, error) {
 	if err := storage.CheckProjectSources(project); err != nil {
 		return nil, err
 	}
-	ctx, cancel := s.ctx()
+	ctx, cancel := s.ctx(ctx)
 	defer cancel()
 	var out []string
 	err := pgx.BeginTxFunc(ctx, s.pool, pgx.TxOptions{IsoLevel: pgx.RepeatableRead, AccessMode: pgx.ReadOnly}, func(tx pgx.Tx) error {

@@ -18,21 +18,21 @@ import (
 // so before any backfill, and the next Open records it in the rows and
 // the document heads.
 func TestProjectSourcesOfOlderVersions(t *testing.T) {
+	ctx := context.Background()
 	url := pgtest.URL(t)
 	s := open(t, url)
-	slack, err := s.NewSession("T5/C5/9.9")
+	slack, err := s.NewSession(ctx, "T5/C5/9.9")
 	if err != nil {
 		t.Fatal(err)
 	}
-	terminal, err := s.NewSession("chat/demo")
+	terminal, err := s.NewSession(ctx, "chat/demo")
 	if err != nil {
 		t.Fatal(err)
 	}
 	// A version of today's code; then an older replica's save on top of it.
-	if _, err := s.SaveDocument("old", storage.DocVersion{Path: "prd.md", Thread: "T2/C2/1.1", Source: "T2/C2"}, 0, []byte("v1")); err != nil {
+	if _, err := s.SaveDocument(ctx, "old", storage.DocVersion{Path: "prd.md", Thread: "T2/C2/1.1", Source: "T2/C2"}, 0, []byte("v1")); err != nil {
 		t.Fatal(err)
 	}
-	ctx := context.Background()
 	conn, err := pgx.Connect(ctx, url)
 	if err != nil {
 		t.Fatal(err)
@@ -73,7 +73,7 @@ func TestProjectSourcesOfOlderVersions(t *testing.T) {
 			"imported": {storage.UnknownSource},
 			"orphan":   {storage.UnknownSource},
 		} {
-			if got, err := s.ProjectSources(project); err != nil || !slices.Equal(got, want) {
+			if got, err := s.ProjectSources(ctx, project); err != nil || !slices.Equal(got, want) {
 				t.Fatalf("%s: ProjectSources(%s) = %q, %v; want %q", when, project, got, err, want)
 			}
 		}
@@ -86,11 +86,11 @@ func TestProjectSourcesOfOlderVersions(t *testing.T) {
 	if err := conn.QueryRow(ctx, `SELECT count(*) FROM documents WHERE source IS NULL`).Scan(&unsourced); err != nil || unsourced != 0 {
 		t.Fatalf("%d versions without a source after Open, %v", unsourced, err)
 	}
-	hist, err := s.DocumentHistory("old", "prd.md")
+	hist, err := s.DocumentHistory(ctx, "old", "prd.md")
 	if err != nil || len(hist) != 2 || hist[0].Source != "T1/C1" || hist[1].Source != "T2/C2" {
 		t.Fatalf("prd.md history = %+v, %v", hist, err)
 	}
-	docs, err := s.Documents("old")
+	docs, err := s.Documents(ctx, "old")
 	if err != nil || len(docs) != 4 {
 		t.Fatalf("Documents = %+v, %v", docs, err)
 	}

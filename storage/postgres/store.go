@@ -413,14 +413,15 @@ func (s *Store) shift() int64 {
 // now reads the clock without its monotonic part.
 func (s *Store) now() time.Time { return s.Now().Round(0) }
 
-// ctx is the context of one operation.
-func (s *Store) ctx() (context.Context, context.CancelFunc) {
-	return context.WithTimeout(context.Background(), opTimeout)
+// ctx is the context of one operation: the caller's, so a cancelled turn
+// or a shutdown ends the query, bounded by opTimeout.
+func (s *Store) ctx(parent context.Context) (context.Context, context.CancelFunc) {
+	return context.WithTimeout(parent, opTimeout)
 }
 
 // Ping reports whether the database answers.
-func (s *Store) Ping() error {
-	ctx, cancel := context.WithTimeout(context.Background(), ConnectTimeout)
+func (s *Store) Ping(ctx context.Context) error {
+	ctx, cancel := context.WithTimeout(ctx, ConnectTimeout)
 	defer cancel()
 	if err := s.pool.Ping(ctx); err != nil {
 		return fmt.Errorf("ping postgres store: %w", err)
@@ -448,11 +449,15 @@ func (s *Store) Dir() string { return s.dir }
 
 // OutputDir returns the session's output folder, dataDir/outputs/<id>,
 // creating it if needed.
-func (s *Store) OutputDir(id string) (string, error) { return s.sessionDir("outputs", id) }
+func (s *Store) OutputDir(id string) (string, error) {
+	return s.sessionDir("outputs", id)
+}
 
 // InputDir returns the folder for files users shared in the session,
 // dataDir/inputs/<id>, creating it if needed.
-func (s *Store) InputDir(id string) (string, error) { return s.sessionDir("inputs", id) }
+func (s *Store) InputDir(id string) (string, error) {
+	return s.sessionDir("inputs", id)
+}
 
 func (s *Store) sessionDir(kind, id string) (string, error) {
 	return storage.Folders{Dir: s.dir}.Session(kind, id)
@@ -473,99 +478,96 @@ func isForeignKey(err error) bool {
 	return errors.As(err, &pe) && pe.Code == "23503"
 }
 
-// ChannelDefault returns the agent id new sessions in the channel start
-// with, or "" when none is set.
-func (s *Store) ChannelDefault(team, channel string) (string, error) {
+// Channel returns the channel's settings: its default agent and its MCP
+// servers; the zero value when none are set.
+func (s *Store) Channel(ctx context.Context, team, channel string) (storage.ChannelSettings, error) {
 	key, err := storage.ChannelKey(team, channel)
 	if err != nil {
-		return "", fmt.Errorf("channel default: %w", err)
+		return storage.ChannelSettings{}, fmt.Errorf("channel settings: %w", err)
 	}
-	ctx, cancel := s.ctx()
+	ctx, cancel := s.ctx(ctx)
 	defer cancel()
-	var agentID string
-	err = s.pool.QueryRow(ctx, `SELECT agent_id FROM channel_defaults WHERE team = $1 AND channel = $2`, team, channel).Scan(&agentID)
-	if err != nil && !errors.Is(err, pgx.ErrNoRows) {
-		return "", fmt.Errorf("channel default %s: %w", key, err)
+	c, err := channelSettings(ctx, s.pool, team, channel)
+	if err != nil {
+		return storage.ChannelSettings{}, fmt.Errorf("channel settings %s: %w", key, err)
 	}
-	return agentID, nil
+	return c, nil
 }
 
-// SetChannelDefault sets the channel's default agent; an empty agentID
-// clears it.
-func (s *Store) SetChannelDefault(team, channel, agentID string) error {
+// EditChannel sets the channel's settings to what edit makes of them, in
+// one transaction that holds the channel's advisory lock, so concurrent
+// edits of one channel apply one after the other.
+func (s *Store) EditChannel(ctx context.Context, team, channel string, edit func(*storage.ChannelSettings) error) error {
 	key, err := storage.ChannelKey(team, channel)
 	if err != nil {
-		return fmt.Errorf("set channel default: %w", err)
+		return fmt.Errorf("set channel settings: %w", err)
 	}
-	if len(agentID) > storage.MaxKeyLen {
-		return fmt.Errorf("set channel default %s: agent id too long (%d bytes, max %d)", key, len(agentID), storage.MaxKeyLen)
-	}
-	ctx, cancel := s.ctx()
+	ctx, cancel := s.ctx(ctx)
 	defer cancel()
-	if agentID == "" {
-		_, err = s.pool.Exec(ctx, `DELETE FROM channel_defaults WHERE team = $1 AND channel = $2`, team, channel)
-	} else {
-		_, err = s.pool.Exec(ctx, `INSERT INTO channel_defaults (team, channel, agent_id) VALUES ($1, $2, $3)
-			ON CONFLICT (team, channel) DO UPDATE SET agent_id = excluded.agent_id`, team, channel, agentID)
-	}
+	err = pgx.BeginFunc(ctx, s.pool, func(tx pgx.Tx) error {
+		if _, err := tx.Exec(ctx, `SELECT pg_advisory_xact_lock(hashtextextended($1, 0))`, "agentbot.channel/"+key); err != nil {
+			return err
+		}
+		c, err := channelSettings(ctx, tx, team, channel)
+		if err != nil {
+			return err
+		}
+		if err := edit(&c); err != nil {
+			return err
+		}
+		if c, err = storage.CleanChannel(c); err != nil {
+			return err
+		}
+		if c.Agent == "" {
+			_, err = tx.Exec(ctx, `DELETE FROM channel_defaults WHERE team = $1 AND channel = $2`, team, channel)
+		} else {
+			_, err = tx.Exec(ctx, `INSERT INTO channel_defaults (team, channel, agent_id) VALUES ($1, $2, $3)
+				ON CONFLICT (team, channel) DO UPDATE SET agent_id = excluded.agent_id`, team, channel, c.Agent)
+		}
+		if err != nil {
+			return err
+		}
+		if len(c.Tools) == 0 {
+			_, err = tx.Exec(ctx, `DELETE FROM channel_tools WHERE team = $1 AND channel = $2`, team, channel)
+		} else {
+			_, err = tx.Exec(ctx, `INSERT INTO channel_tools (team, channel, servers) VALUES ($1, $2, $3)
+				ON CONFLICT (team, channel) DO UPDATE SET servers = excluded.servers`, team, channel, c.Tools)
+		}
+		return err
+	})
 	if err != nil {
-		return fmt.Errorf("set channel default %s: %w", key, err)
+		return fmt.Errorf("set channel settings %s: %w", key, err)
 	}
 	return nil
 }
 
-// ChannelTools returns the MCP servers the channel adds to its agents'
-// tools, sorted; nil when none.
-func (s *Store) ChannelTools(team, channel string) ([]string, error) {
-	key, err := storage.ChannelKey(team, channel)
-	if err != nil {
-		return nil, fmt.Errorf("channel tools: %w", err)
-	}
-	ctx, cancel := s.ctx()
-	defer cancel()
-	var servers []string
-	err = s.pool.QueryRow(ctx, `SELECT servers FROM channel_tools WHERE team = $1 AND channel = $2`, team, channel).Scan(&servers)
+// channelSettings reads a channel's settings with q.
+func channelSettings(ctx context.Context, q querier, team, channel string) (storage.ChannelSettings, error) {
+	var c storage.ChannelSettings
+	err := q.QueryRow(ctx, `SELECT agent_id FROM channel_defaults WHERE team = $1 AND channel = $2`, team, channel).Scan(&c.Agent)
 	if err != nil && !errors.Is(err, pgx.ErrNoRows) {
-		return nil, fmt.Errorf("channel tools %s: %w", key, err)
+		return c, err
 	}
-	if len(servers) == 0 {
-		return nil, nil
+	err = q.QueryRow(ctx, `SELECT servers FROM channel_tools WHERE team = $1 AND channel = $2`, team, channel).Scan(&c.Tools)
+	if err != nil && !errors.Is(err, pgx.ErrNoRows) {
+		return c, err
 	}
-	return servers, nil
+	if len(c.Tools) == 0 {
+		c.Tools = nil
+	}
+	return c, nil
 }
 
-// SetChannelTools sets the channel's MCP servers (deduplicated and
-// sorted); an empty list clears them.
-func (s *Store) SetChannelTools(team, channel string, servers []string) error {
-	key, err := storage.ChannelKey(team, channel)
-	if err != nil {
-		return fmt.Errorf("set channel tools: %w", err)
+// AddDailyUsage adds tokens to a workspace's day and returns the day's
+// total; with no tokens (0 or less) it only reads the total.
+func (s *Store) AddDailyUsage(ctx context.Context, team, day string, tokens int) (int, error) {
+	if tokens <= 0 {
+		return s.dailyUsage(ctx, team, day)
 	}
-	servers, err = storage.CleanChannelTools(servers)
-	if err != nil {
-		return fmt.Errorf("set channel tools %s: %w", key, err)
-	}
-	ctx, cancel := s.ctx()
-	defer cancel()
-	if len(servers) == 0 {
-		_, err = s.pool.Exec(ctx, `DELETE FROM channel_tools WHERE team = $1 AND channel = $2`, team, channel)
-	} else {
-		_, err = s.pool.Exec(ctx, `INSERT INTO channel_tools (team, channel, servers) VALUES ($1, $2, $3)
-			ON CONFLICT (team, channel) DO UPDATE SET servers = excluded.servers`, team, channel, servers)
-	}
-	if err != nil {
-		return fmt.Errorf("set channel tools %s: %w", key, err)
-	}
-	return nil
-}
-
-// AddDailyUsage adds tokens (negative counts as 0) to a workspace's day
-// and returns the day's total.
-func (s *Store) AddDailyUsage(team, day string, tokens int) (int, error) {
-	ctx, cancel := s.ctx()
+	ctx, cancel := s.ctx(ctx)
 	defer cancel()
 	var total int64
-	err := s.pool.QueryRow(ctx, `INSERT INTO daily_usage (team, day, tokens) VALUES ($1, $2, greatest($3::bigint, 0))
+	err := s.pool.QueryRow(ctx, `INSERT INTO daily_usage (team, day, tokens) VALUES ($1, $2, $3::bigint)
 		ON CONFLICT (team, day) DO UPDATE SET tokens = daily_usage.tokens + excluded.tokens
 		RETURNING tokens`, team, day, int64(tokens)).Scan(&total)
 	if err != nil {
@@ -574,9 +576,9 @@ func (s *Store) AddDailyUsage(team, day string, tokens int) (int, error) {
 	return int(total), nil
 }
 
-// DailyUsage returns a workspace's tokens of a day.
-func (s *Store) DailyUsage(team, day string) (int, error) {
-	ctx, cancel := s.ctx()
+// dailyUsage reads a workspace's tokens of a day.
+func (s *Store) dailyUsage(ctx context.Context, team, day string) (int, error) {
+	ctx, cancel := s.ctx(ctx)
 	defer cancel()
 	var total int64
 	err := s.pool.QueryRow(ctx, `SELECT tokens FROM daily_usage WHERE team = $1 AND day = $2`, team, day).Scan(&total)

@@ -5,6 +5,7 @@
 package projectfiles
 
 import (
+	"context"
 	"fmt"
 	"io/fs"
 	"os"
@@ -23,11 +24,11 @@ const HistoryDir = ".history"
 // documents' paths), and with all every version as
 // .history/<folder>/<name>.v<N><ext>. Files people shared are left out.
 // It returns the number of files written.
-func Export(st storage.Projects, name, dir string, all bool) (int, error) {
-	if _, err := st.Project(name); err != nil {
+func Export(ctx context.Context, st storage.Projects, name, dir string, all bool) (int, error) {
+	if _, err := storage.FindProject(ctx, st, name); err != nil {
 		return 0, err
 	}
-	docs, err := st.Documents(name)
+	docs, err := st.Documents(ctx, name)
 	if err != nil {
 		return 0, err
 	}
@@ -44,7 +45,7 @@ func Export(st storage.Projects, name, dir string, all bool) (int, error) {
 		if strings.HasPrefix(d.Path, "/") || !fs.ValidPath(d.Path) {
 			continue // a shared file, or a path no folder can hold
 		}
-		data, err := st.DocumentData(name, d.Path, d.Version)
+		data, err := st.DocumentData(ctx, name, d.Path, d.Version)
 		if err != nil {
 			return n, err
 		}
@@ -53,7 +54,7 @@ func Export(st storage.Projects, name, dir string, all bool) (int, error) {
 		}
 		n++
 		if all {
-			added, err := exportHistory(st, root, name, d.Path)
+			added, err := exportHistory(ctx, st, root, name, d.Path)
 			n += added
 			if err != nil {
 				return n, err
@@ -64,14 +65,14 @@ func Export(st storage.Projects, name, dir string, all bool) (int, error) {
 }
 
 // exportHistory writes every version of one document under .history.
-func exportHistory(st storage.Projects, root *os.Root, project, p string) (int, error) {
-	versions, err := st.DocumentHistory(project, p)
+func exportHistory(ctx context.Context, st storage.Projects, root *os.Root, project, p string) (int, error) {
+	versions, err := st.DocumentHistory(ctx, project, p)
 	if err != nil {
 		return 0, err
 	}
 	n := 0
 	for _, v := range versions {
-		data, err := st.DocumentData(project, p, v.Version)
+		data, err := st.DocumentData(ctx, project, p, v.Version)
 		if err == nil {
 			err = writeExportFile(root, historyName(p, v.Version), data)
 		}

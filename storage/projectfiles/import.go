@@ -2,6 +2,7 @@ package projectfiles
 
 import (
 	"bytes"
+	"context"
 	"errors"
 	"fmt"
 	"io/fs"
@@ -16,7 +17,7 @@ import (
 // a new version when its bytes differ from the latest. An export's
 // .history is skipped, links are not followed, and files over max bytes
 // are refused. It returns the number of versions added.
-func Import(st storage.Projects, name, dir string, max int64) (int, error) {
+func Import(ctx context.Context, st storage.Projects, name, dir string, max int64) (int, error) {
 	if err := storage.CheckProjectName(name); err != nil {
 		return 0, err
 	}
@@ -25,7 +26,7 @@ func Import(st storage.Projects, name, dir string, max int64) (int, error) {
 		return 0, err
 	}
 	defer root.Close()
-	if err := st.CreateProject(storage.Project{Name: name}); err != nil && !errors.Is(err, storage.ErrExists) {
+	if err := st.CreateProject(ctx, storage.Project{Name: name}); err != nil && !errors.Is(err, storage.ErrExists) {
 		return 0, err
 	}
 	n := 0
@@ -39,7 +40,7 @@ func Import(st storage.Projects, name, dir string, max int64) (int, error) {
 		if !d.Type().IsRegular() {
 			return nil
 		}
-		added, err := importFile(st, root, name, p, max)
+		added, err := importFile(ctx, st, root, name, p, max)
 		if added {
 			n++
 		}
@@ -50,7 +51,7 @@ func Import(st storage.Projects, name, dir string, max int64) (int, error) {
 
 // importFile adds one file as a document version unless the latest
 // version holds the same bytes.
-func importFile(st storage.Projects, root *os.Root, project, p string, max int64) (bool, error) {
+func importFile(ctx context.Context, st storage.Projects, root *os.Root, project, p string, max int64) (bool, error) {
 	fi, err := root.Stat(p)
 	if err != nil {
 		return false, err
@@ -62,7 +63,7 @@ func importFile(st storage.Projects, root *os.Root, project, p string, max int64
 	if err != nil {
 		return false, err
 	}
-	old, err := st.DocumentData(project, p, 0)
+	old, err := st.DocumentData(ctx, project, p, 0)
 	if err == nil && bytes.Equal(old, data) {
 		return false, nil
 	}
@@ -70,7 +71,7 @@ func importFile(st storage.Projects, root *os.Root, project, p string, max int64
 		return false, err
 	}
 	v := transcript.DocVersion{Path: p, Agent: "import", Thread: "agentbot projects import"}
-	if _, err := st.SaveDocument(project, v, storage.AnyVersion, data); err != nil {
+	if _, err := st.SaveDocument(ctx, project, v, storage.AnyVersion, data); err != nil {
 		return false, fmt.Errorf("%s: %w", p, err)
 	}
 	return true, nil

@@ -1,6 +1,7 @@
 package storetest
 
 import (
+	"context"
 	"fmt"
 	"slices"
 	"sync"
@@ -12,19 +13,25 @@ import (
 )
 
 // BenchInbound measures the store's cost of one inbound message: Admit
-// (dedupe and enqueue), Next, Dequeue and one SaveSession appending the
+// (dedupe and enqueue), Next, CompleteFenced (under the thread's lease,
+// taken once) and one SaveSession appending the
 // user's message and the answer. It reports p50-ms and p99-ms per
 // message and, when roundTrips (a counter of the backend's round trips)
 // is given, roundtrips/msg.
 func BenchInbound(b *testing.B, be storage.Backend, roundTrips func() int64) {
+	ctx := context.Background()
 	const key = "T1/C1/1700000000.000100"
-	sess, err := be.NewSession(key)
+	sess, err := be.NewSession(ctx, key)
 	if err != nil {
 		b.Fatal(err)
 	}
 	sess.Messages = []transcript.Message{{Role: transcript.RoleSystem, Content: "You are a product manager."}}
-	if err := be.SaveSession(sess); err != nil {
+	if err := be.SaveSession(ctx, sess); err != nil {
 		b.Fatal(err)
+	}
+	f, ok, err := be.TakeLease(ctx, key, "bench", time.Hour)
+	if err != nil || !ok {
+		b.Fatalf("lease: %v %v", ok, err)
 	}
 	payload := []byte(`{"user":"U1","text":"Please draft the next section of the PRD.","ts":"1700000000.000200"}`)
 	lat := make([]time.Duration, 0, b.N)
@@ -35,22 +42,22 @@ func BenchInbound(b *testing.B, be storage.Backend, roundTrips func() int64) {
 	b.ResetTimer()
 	for i := 0; b.Loop(); i++ {
 		start := time.Now()
-		dup, _, err := be.Admit([]string{fmt.Sprintf("Ev%09d", i), fmt.Sprintf("C1/%d", i)}, 10*time.Minute, key, payload)
+		dup, _, err := Admit(ctx, be, []string{fmt.Sprintf("Ev%09d", i), fmt.Sprintf("C1/%d", i)}, 10*time.Minute, key, payload)
 		if err != nil || dup {
 			b.Fatalf("admit: dup %v, %v", dup, err)
 		}
-		seq, _, ok, err := be.Next(key)
+		seq, _, ok, err := storage.Next(ctx, be, key)
 		if err != nil || !ok {
 			b.Fatalf("next: %v %v", ok, err)
 		}
-		if err := be.Dequeue(key, seq); err != nil {
+		if err := be.CompleteFenced(ctx, f, seq, nil); err != nil {
 			b.Fatal(err)
 		}
 		sess.Messages = append(sess.Messages,
 			transcript.Message{Role: transcript.RoleUser, Content: "Please draft the next section of the PRD."},
 			transcript.Message{Role: transcript.RoleAssistant, Content: "Here is the next section: goals, users and scope."})
 		sess.Usage.Calls++
-		if err := be.SaveSession(sess); err != nil {
+		if err := be.SaveSession(ctx, sess); err != nil {
 			b.Fatal(err)
 		}
 		lat = append(lat, time.Since(start))
@@ -65,10 +72,10 @@ func BenchInbound(b *testing.B, be storage.Backend, roundTrips func() int64) {
 // BenchAdmitParallel measures the ack latency of inbound messages under
 // load: many goroutines (parallelism × GOMAXPROCS, 100 per core) each
 // admit events, timed to the point the bot acks: the fsynced journal
-// write for a journaled backend (storage.Journaled), the commit for the
+// write for a journaled backend (Admit returns a journaled channel), the commit for the
 // others. It reports ack-p50-ms and ack-p99-ms.
 func BenchAdmitParallel(b *testing.B, be storage.Backend, parallelism int) {
-	j, journaled := be.(storage.Journaled)
+	ctx := context.Background()
 	var (
 		mu  sync.Mutex
 		lat []time.Duration
@@ -85,23 +92,19 @@ func BenchAdmitParallel(b *testing.B, be storage.Backend, parallelism int) {
 			mu.Unlock()
 			start := time.Now()
 			keys, key := []string{fmt.Sprintf("Ev%09d", i)}, fmt.Sprintf("T1/C1/%d", i%50)
-			var ch <-chan storage.Admission
-			if journaled {
-				var jc <-chan error
-				jc, ch = j.AdmitJournaled(0, keys, 10*time.Minute, key, []byte(`{"text":"hi"}`))
+			jc, ch := be.Admit(ctx, 0, keys, 10*time.Minute, key, []byte(`{"text":"hi"}`))
+			if jc != nil {
 				if err := <-jc; err != nil {
 					b.Errorf("journal: %v", err)
 					return
 				}
 				mine = append(mine, time.Since(start)) // the bot acks now
-			} else {
-				ch = be.AdmitAsync(keys, 10*time.Minute, key, []byte(`{"text":"hi"}`))
 			}
 			if a := <-ch; a.Err != nil || a.Dup {
 				b.Errorf("admit: %+v", a)
 				return
 			}
-			if !journaled {
+			if jc == nil {
 				mine = append(mine, time.Since(start)) // the bot acks once committed
 			}
 		}

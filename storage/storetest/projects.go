@@ -1,6 +1,7 @@
 package storetest
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"strings"
@@ -24,33 +25,34 @@ func init() {
 }
 
 func projectsCreateBind(t *testing.T, b storage.Backend) {
-	if err := b.CreateProject(storage.Project{Name: "checkout"}); err != nil {
+	ctx := context.Background()
+	if err := b.CreateProject(ctx, storage.Project{Name: "checkout"}); err != nil {
 		t.Fatal(err)
 	}
-	if err := b.CreateProject(storage.Project{Name: "checkout"}); !errors.Is(err, storage.ErrExists) {
+	if err := b.CreateProject(ctx, storage.Project{Name: "checkout"}); !errors.Is(err, storage.ErrExists) {
 		t.Fatalf("second CreateProject = %v, want ErrExists", err)
 	}
-	if _, err := b.Project("nope"); !errors.Is(err, storage.ErrNotFound) {
+	if _, err := storage.FindProject(ctx, b, "nope"); !errors.Is(err, storage.ErrNotFound) {
 		t.Fatalf("Project(missing) = %v, want ErrNotFound", err)
 	}
-	if err := b.BindChannel("T1/C9", "nope"); !errors.Is(err, storage.ErrNotFound) {
+	if err := b.BindChannel(ctx, "T1/C9", "nope"); !errors.Is(err, storage.ErrNotFound) {
 		t.Fatalf("BindChannel to a missing project = %v, want ErrNotFound", err)
 	}
 	for _, ch := range []string{"T1/C2", "T1/C1"} {
-		if err := b.BindChannel(ch, "checkout"); err != nil {
+		if err := b.BindChannel(ctx, ch, "checkout"); err != nil {
 			t.Fatal(err)
 		}
 	}
-	if got, err := b.ChannelBinding("T1/C1"); err != nil || got != "checkout" {
+	if got, err := b.ChannelBinding(ctx, "T1/C1"); err != nil || got != "checkout" {
 		t.Fatalf("ChannelBinding = %q, %v", got, err)
 	}
-	if got, err := b.BoundChannels("checkout"); err != nil || strings.Join(got, ",") != "T1/C1,T1/C2" {
+	if got, err := b.BoundChannels(ctx, "checkout"); err != nil || strings.Join(got, ",") != "T1/C1,T1/C2" {
 		t.Fatalf("BoundChannels = %v, %v", got, err)
 	}
-	if err := b.BindChannel("T1/C2", ""); err != nil {
+	if err := b.BindChannel(ctx, "T1/C2", ""); err != nil {
 		t.Fatal(err)
 	}
-	if got, err := b.ChannelBinding("T1/C2"); err != nil || got != "" {
+	if got, err := b.ChannelBinding(ctx, "T1/C2"); err != nil || got != "" {
 		t.Fatalf("ChannelBinding after unbind = %q, %v", got, err)
 	}
 	implicitProject(t, b)
@@ -59,22 +61,24 @@ func projectsCreateBind(t *testing.T, b storage.Backend) {
 // implicitProject: a document written to a project nobody created
 // creates it, and ListProjects lists it by name.
 func implicitProject(t *testing.T, b storage.Backend) {
+	ctx := context.Background()
 	// A document written to a project nobody created creates it.
-	if _, err := b.SaveDocument(storage.ChannelProject("T1", "C3"), storage.DocVersion{Path: "a.md"}, 0, []byte("a")); err != nil {
+	if _, err := b.SaveDocument(ctx, storage.ChannelProject("T1", "C3"), storage.DocVersion{Path: "a.md"}, 0, []byte("a")); err != nil {
 		t.Fatal(err)
 	}
-	list, err := b.ListProjects()
+	list, err := b.ListProjects(ctx)
 	if err != nil || len(list) != 2 || list[0].Name != "channel/T1/C3" || list[1].Name != "checkout" || list[1].Created.IsZero() {
 		t.Fatalf("ListProjects = %+v, %v", list, err)
 	}
 }
 
 func documentVersions(t *testing.T, b storage.Backend) {
+	ctx := context.Background()
 	clock := time.Date(2026, 3, 1, 9, 0, 0, 0, time.UTC)
 	save := func(path, person, data string) storage.DocVersion {
 		t.Helper()
 		clock = clock.Add(time.Minute)
-		v, err := b.SaveDocument("p", storage.DocVersion{Path: path, Person: person, Agent: "pm", Thread: "T1/C1/1.1", Source: "T1/C1", Session: "s1", Time: clock}, storage.AnyVersion, []byte(data))
+		v, err := b.SaveDocument(ctx, "p", storage.DocVersion{Path: path, Person: person, Agent: "pm", Thread: "T1/C1/1.1", Source: "T1/C1", Session: "s1", Time: clock}, storage.AnyVersion, []byte(data))
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -85,7 +89,7 @@ func documentVersions(t *testing.T, b storage.Backend) {
 	if v := save("brief.md", "U3", "brief two!"); v.Version != 2 || v.Size != 10 {
 		t.Fatalf("second save = %+v, want version 2 of 10 bytes", v)
 	}
-	docs, err := b.Documents("p")
+	docs, err := b.Documents(ctx, "p")
 	if err != nil || len(docs) != 2 {
 		t.Fatalf("Documents = %+v, %v", docs, err)
 	}
@@ -101,27 +105,29 @@ func documentVersions(t *testing.T, b storage.Backend) {
 // versionsAndData: a document's history is newest first with its authors,
 // and each version's bytes are kept.
 func versionsAndData(t *testing.T, b storage.Backend) {
-	hist, err := b.DocumentHistory("p", "brief.md")
+	ctx := context.Background()
+	hist, err := b.DocumentHistory(ctx, "p", "brief.md")
 	if err != nil || len(hist) != 2 || hist[0].Version != 2 || hist[1].Version != 1 || hist[1].Person != "U1" || hist[1].Source != "T1/C1" {
 		t.Fatalf("DocumentHistory = %+v, %v", hist, err)
 	}
 	for version, want := range map[int]string{0: "brief two!", 1: "brief one", 2: "brief two!"} {
-		if got, err := b.DocumentData("p", "brief.md", version); err != nil || string(got) != want {
+		if got, err := b.DocumentData(ctx, "p", "brief.md", version); err != nil || string(got) != want {
 			t.Fatalf("DocumentData v%d = %q, %v", version, got, err)
 		}
 	}
-	if _, err := b.DocumentData("p", "brief.md", 3); !errors.Is(err, storage.ErrNotFound) {
+	if _, err := b.DocumentData(ctx, "p", "brief.md", 3); !errors.Is(err, storage.ErrNotFound) {
 		t.Fatalf("DocumentData of a missing version = %v, want ErrNotFound", err)
 	}
 }
 
 func staleSaveRefused(t *testing.T, b storage.Backend) {
+	ctx := context.Background()
 	at := time.Date(2026, 3, 1, 9, 30, 0, 0, time.UTC)
-	if _, err := b.SaveDocument("p", storage.DocVersion{Path: "prd.md", Person: "U1", Agent: "pm", Thread: "T1/C1/1.1", Source: "T1/C1", Time: at}, 0, []byte("one")); err != nil {
+	if _, err := b.SaveDocument(ctx, "p", storage.DocVersion{Path: "prd.md", Person: "U1", Agent: "pm", Thread: "T1/C1/1.1", Source: "T1/C1", Time: at}, 0, []byte("one")); err != nil {
 		t.Fatal(err)
 	}
 	// A second writer that has seen no version must not overwrite it.
-	_, err := b.SaveDocument("p", storage.DocVersion{Path: "prd.md", Person: "U2", Thread: "T1/C2/2.2", Source: "T1/C2"}, 0, []byte("two"))
+	_, err := b.SaveDocument(ctx, "p", storage.DocVersion{Path: "prd.md", Person: "U2", Thread: "T1/C2/2.2", Source: "T1/C2"}, 0, []byte("two"))
 	var stale *storage.StaleError
 	if !errors.As(err, &stale) || !errors.Is(err, storage.ErrStale) {
 		t.Fatalf("stale save = %v, want a StaleError", err)
@@ -132,17 +138,18 @@ func staleSaveRefused(t *testing.T, b storage.Backend) {
 			t.Fatalf("refusal %q does not say %q", msg, want)
 		}
 	}
-	if got, _ := b.DocumentData("p", "prd.md", 0); string(got) != "one" {
+	if got, _ := b.DocumentData(ctx, "p", "prd.md", 0); string(got) != "one" {
 		t.Fatalf("after the refusal the document is %q", got)
 	}
 	// Having read version 1, the retry lands as version 2.
-	v, err := b.SaveDocument("p", storage.DocVersion{Path: "prd.md", Person: "U2"}, stale.Latest.Version, []byte("two"))
+	v, err := b.SaveDocument(ctx, "p", storage.DocVersion{Path: "prd.md", Person: "U2"}, stale.Latest.Version, []byte("two"))
 	if err != nil || v.Version != 2 {
 		t.Fatalf("retry = %+v, %v", v, err)
 	}
 }
 
 func concurrentAppends(t *testing.T, b storage.Backend) {
+	ctx := context.Background()
 	const n = 20
 	var wg sync.WaitGroup
 	errs := make(chan error, n)
@@ -150,7 +157,7 @@ func concurrentAppends(t *testing.T, b storage.Backend) {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
-			_, err := b.EditDocument("p", storage.DocVersion{Path: "log.md", Person: fmt.Sprint("U", i)}, func(old []byte) ([]byte, error) {
+			_, err := b.EditDocument(ctx, "p", storage.DocVersion{Path: "log.md", Person: fmt.Sprint("U", i)}, func(old []byte) ([]byte, error) {
 				return append(old, fmt.Sprintf("line %d\n", i)...), nil
 			})
 			errs <- err
@@ -163,7 +170,7 @@ func concurrentAppends(t *testing.T, b storage.Backend) {
 			t.Fatal(err)
 		}
 	}
-	got, err := b.DocumentData("p", "log.md", 0)
+	got, err := b.DocumentData(ctx, "p", "log.md", 0)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -172,36 +179,38 @@ func concurrentAppends(t *testing.T, b storage.Backend) {
 			t.Fatalf("append %d was lost:\n%s", i, got)
 		}
 	}
-	if hist, _ := b.DocumentHistory("p", "log.md"); len(hist) != n {
+	if hist, _ := b.DocumentHistory(ctx, "p", "log.md"); len(hist) != n {
 		t.Fatalf("%d versions, want %d", len(hist), n)
 	}
 }
 
 func editErrorStoresNothing(t *testing.T, b storage.Backend) {
+	ctx := context.Background()
 	refused := errors.New("old text not found")
-	_, err := b.EditDocument("p", storage.DocVersion{Path: "x.md"}, func([]byte) ([]byte, error) { return nil, refused })
+	_, err := b.EditDocument(ctx, "p", storage.DocVersion{Path: "x.md"}, func([]byte) ([]byte, error) { return nil, refused })
 	if !errors.Is(err, refused) {
 		t.Fatalf("EditDocument = %v, want the edit's error", err)
 	}
-	if docs, err := b.Documents("p"); err != nil || len(docs) != 0 {
+	if docs, err := b.Documents(ctx, "p"); err != nil || len(docs) != 0 {
 		t.Fatalf("Documents after a refused edit = %+v, %v", docs, err)
 	}
-	if _, err := b.SaveDocument("p", storage.DocVersion{Path: "x.md"}, 0, []byte("new")); err != nil {
+	if _, err := b.SaveDocument(ctx, "p", storage.DocVersion{Path: "x.md"}, 0, []byte("new")); err != nil {
 		t.Fatalf("a first save after a refused edit: %v", err)
 	}
 }
 
 func projectsIsolated(t *testing.T, b storage.Backend) {
-	if _, err := b.SaveDocument("a", storage.DocVersion{Path: "secret.md"}, 0, []byte("a's")); err != nil {
+	ctx := context.Background()
+	if _, err := b.SaveDocument(ctx, "a", storage.DocVersion{Path: "secret.md"}, 0, []byte("a's")); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := b.DocumentData("b", "secret.md", 0); !errors.Is(err, storage.ErrNotFound) {
+	if _, err := b.DocumentData(ctx, "b", "secret.md", 0); !errors.Is(err, storage.ErrNotFound) {
 		t.Fatalf("another project's document = %v, want ErrNotFound", err)
 	}
-	if docs, err := b.Documents("b"); err != nil || len(docs) != 0 {
+	if docs, err := b.Documents(ctx, "b"); err != nil || len(docs) != 0 {
 		t.Fatalf("Documents of another project = %+v, %v", docs, err)
 	}
-	if _, err := b.SaveDocument("b", storage.DocVersion{Path: "secret.md"}, 0, []byte("b's")); err != nil {
+	if _, err := b.SaveDocument(ctx, "b", storage.DocVersion{Path: "secret.md"}, 0, []byte("b's")); err != nil {
 		t.Fatalf("the same path in another project is a new document: %v", err)
 	}
 }

@@ -106,7 +106,7 @@ func (o *Migrate) Run(ctx context.Context, args []string) int {
 		fmt.Fprintf(o.Stderr, "agentbot migrate: the %s store cannot import sessions\n", o.Store.Name())
 		return 1
 	}
-	rep, err := bolt.Migrate(imp, src)
+	rep, err := bolt.Migrate(ctx, imp, src)
 	fmt.Fprintf(o.Stdout, "copied %d session(s) with %d message(s) and %d document version(s), %d channel default(s), %d channel MCP server list(s), %d queued message(s), %d project(s) with %d document version(s); %d session(s) were there already\n",
 		rep.Sessions, rep.Messages, rep.Outputs, rep.Channels, rep.ChannelTools, rep.Queued, rep.Projects, rep.Documents, rep.Skipped)
 	if err != nil {

@@ -51,12 +51,12 @@ func (o *Projects) Run(ctx context.Context, args []string) int {
 		err = showProject(o.Stdout, st, args[1])
 	case "export":
 		var n int
-		if n, err = projectfiles.Export(st, args[1], args[2], o.AllVersions); err == nil {
+		if n, err = projectfiles.Export(ctx, st, args[1], args[2], o.AllVersions); err == nil {
 			fmt.Fprintf(o.Stdout, "wrote %d files of project %s to %s\n", n, args[1], args[2])
 		}
 	case "import":
 		var n int
-		if n, err = projectfiles.Import(st, args[1], args[2], o.MaxFileBytes); err == nil {
+		if n, err = projectfiles.Import(ctx, st, args[1], args[2], o.MaxFileBytes); err == nil {
 			fmt.Fprintf(o.Stdout, "imported %d documents into project %s\n", n, args[1])
 		}
 	}
@@ -70,18 +70,18 @@ func (o *Projects) Run(ctx context.Context, args []string) int {
 // listProjects writes every project with its documents' count and last
 // change.
 func listProjects(w io.Writer, st storage.Projects) error {
-	list, err := st.ListProjects()
+	list, err := st.ListProjects(context.TODO())
 	if err != nil {
 		return err
 	}
 	tw := tabwriter.NewWriter(w, 0, 4, 2, ' ', 0)
 	fmt.Fprintln(tw, "PROJECT\tDOCUMENTS\tLAST CHANGE\tCHANNELS")
 	for _, p := range list {
-		docs, err := st.Documents(p.Name)
+		docs, err := st.Documents(context.TODO(), p.Name)
 		if err != nil {
 			return err
 		}
-		channels, err := st.BoundChannels(p.Name)
+		channels, err := st.BoundChannels(context.TODO(), p.Name)
 		if err != nil {
 			return err
 		}
@@ -96,15 +96,15 @@ func listProjects(w io.Writer, st storage.Projects) error {
 
 // showProject writes a project's record and documents, newest first.
 func showProject(w io.Writer, st storage.Projects, name string) error {
-	p, err := st.Project(name)
+	p, err := storage.FindProject(context.TODO(), st, name)
 	if err != nil {
 		return err
 	}
-	channels, err := st.BoundChannels(name)
+	channels, err := st.BoundChannels(context.TODO(), name)
 	if err != nil {
 		return err
 	}
-	docs, err := st.Documents(name)
+	docs, err := st.Documents(context.TODO(), name)
 	if err != nil {
 		return err
 	}

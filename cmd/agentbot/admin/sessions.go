@@ -107,7 +107,7 @@ func (r *sessionsRun) find() (*transcript.Session, int) {
 }
 
 func (r *sessionsRun) list() int {
-	list, err := r.st.ListSessions()
+	list, err := r.st.ListSessions(context.TODO())
 	if err != nil {
 		return r.fail(1, "%v", err)
 	}
@@ -182,7 +182,7 @@ func (r *sessionsRun) delete() int {
 	if s == nil {
 		return code
 	}
-	if err := r.st.(storage.Backend).DeleteSession(s.ID); err != nil {
+	if err := r.st.(storage.Backend).DeleteSession(context.TODO(), s.ID); err != nil {
 		return r.fail(1, "%v", err)
 	}
 	fmt.Fprintf(r.Stdout, "deleted session %s (%s) with its documents\n", s.ID, s.Key)
@@ -197,7 +197,7 @@ func (r *sessionsRun) prune() int {
 	if ttl <= 0 {
 		return r.fail(2, "say how old: --older-than 720h (or set AGENTBOT_SESSION_TTL)")
 	}
-	ids, err := r.st.(storage.Backend).Prune(time.Now().Add(-ttl))
+	ids, err := r.st.(storage.Backend).Prune(context.TODO(), time.Now().Add(-ttl))
 	if err != nil {
 		return r.fail(1, "%v", err)
 	}
@@ -212,9 +212,9 @@ func (r *sessionsRun) prune() int {
 // name chat's banner gives ("demo", "product-lead/20250101-…"), which is
 // the key without "chat/".
 func lookupSession(st sessionReader, name string) (*transcript.Session, error) {
-	s, err := st.Lookup(name)
+	s, err := st.Lookup(context.TODO(), name)
 	if errors.Is(err, storage.ErrNotFound) && !strings.HasPrefix(name, chatKeyPrefix) {
-		if byName, nerr := st.Lookup(chatKeyPrefix + name); nerr == nil {
+		if byName, nerr := st.Lookup(context.TODO(), chatKeyPrefix+name); nerr == nil {
 			return byName, nil
 		}
 	}
@@ -248,8 +248,15 @@ func writeExport(file, md string, force bool) error {
 // sessionReader is what sessions list, show and export read: the store, or
 // a running agentbot's through its control socket.
 type sessionReader interface {
-	ListSessions() ([]storage.SessionInfo, error)
-	Lookup(idOrKey string) (*transcript.Session, error)
+	ListSessions(ctx context.Context) ([]storage.SessionInfo, error)
+	Lookup(ctx context.Context, idOrKey string) (*transcript.Session, error)
+}
+
+// storeReader is a store as a sessionReader: storage.Lookup finds in it.
+type storeReader struct{ storage.Backend }
+
+func (r storeReader) Lookup(ctx context.Context, idOrKey string) (*transcript.Session, error) {
+	return storage.Lookup(ctx, r.Backend, idOrKey)
 }
 
 // openReader opens the store (PostgreSQL when configured, which every
@@ -259,7 +266,7 @@ func openReader(ctx context.Context, store stores.Store, remote bool) (sessionRe
 	dir := store.DataDir
 	st, err := store.Open(ctx)
 	if err == nil {
-		return st, func() { st.Close() }, nil
+		return storeReader{st}, func() { st.Close() }, nil
 	}
 	if !errors.Is(err, bolt.ErrLocked) || !remote {
 		return nil, nil, err
@@ -277,7 +284,7 @@ func Retention(ctx context.Context, st storage.Retention, ttl time.Duration, log
 	t := time.NewTicker(time.Hour)
 	defer t.Stop()
 	for {
-		ids, err := st.Prune(time.Now().Add(-ttl))
+		ids, err := st.Prune(ctx, time.Now().Add(-ttl))
 		if err != nil {
 			log.Error("prune sessions", "err", err)
 		} else if len(ids) > 0 {

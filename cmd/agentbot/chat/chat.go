@@ -53,9 +53,9 @@ func FindSession(st storage.Backend, name string) (*transcript.Session, string, 
 		return nil, "", nil
 	}
 	key := "chat/" + name
-	rec, err := st.Session(key)
+	rec, err := storage.Session(context.TODO(), st, key)
 	if errors.Is(err, storage.ErrNotFound) {
-		if byID, idErr := st.SessionByID(name); idErr == nil {
+		if byID, idErr := st.SessionByID(context.TODO(), name); idErr == nil {
 			return byID, byID.Key, nil
 		}
 		return nil, key, nil
@@ -156,7 +156,7 @@ func (t *Terminal) start(eng *engine.Engine, st storage.Backend, key, agentID st
 	g, err := c.Start(a, nil)
 	if err != nil {
 		fmt.Fprintf(t.errOut, "agentbot chat: %v\n", err)
-		_ = st.DeleteSession(c.Live.ID)
+		_ = st.DeleteSession(context.TODO(), c.Live.ID)
 		return nil, 1
 	}
 	fmt.Fprintf(t.out, "Session %s (resume: agentbot chat --session %s)\n\n", c.Live.ID, strings.TrimPrefix(key, "chat/"))
