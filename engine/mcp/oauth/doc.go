@@ -23,6 +23,9 @@
 //     and exchanges the code with the verifier and the resource.
 //   - Refresh, Revoke (RFC 7009), and ClientCredentials (the MCP
 //     client-credentials extension) for service identities.
+//   - Transport sets the bearer token only on requests to the resource it
+//     was issued for; Classify tells a 401 (authorize again) from a 403
+//     insufficient_scope (step up) and hands back the new challenge.
 //
 // The go-sdk's oauthex and auth packages do discovery and dynamic
 // registration; golang.org/x/oauth2 does PKCE, the authorization URL, the
