@@ -63,6 +63,17 @@ func newStubAS(t *testing.T, edit func(*oauthex.AuthServerMeta)) *stubAS {
 		w.WriteHeader(http.StatusCreated)
 		fmt.Fprintf(w, `{"client_id":"dyn-1","client_secret":"dyn-secret-xyz","token_endpoint_auth_method":%q,"redirect_uris":["https://bot.example/cb"]}`, m.TokenEndpointAuthMethod)
 	})
+	mux.HandleFunc("POST /revoke", func(w http.ResponseWriter, r *http.Request) {
+		r.ParseForm()
+		s.mu.Lock()
+		s.reqs = append(s.reqs, r.PostForm)
+		s.mu.Unlock()
+		if r.PostForm.Get("token_type_hint") == "access_token" {
+			w.Header().Set("Content-Type", "application/json")
+			w.WriteHeader(http.StatusBadRequest)
+			io.WriteString(w, `{"error":"unsupported_token_type"}`)
+		}
+	})
 	mux.HandleFunc("POST /token", func(w http.ResponseWriter, r *http.Request) {
 		r.ParseForm()
 		s.mu.Lock()
@@ -263,6 +274,33 @@ func TestRefreshStub(t *testing.T) {
 	}
 	if _, err := Refresh(context.Background(), nil, Client{ID: "other", Issuer: as.URL}, old); !errors.Is(err, ErrIssuer) {
 		t.Fatalf("another client's token = %v", err)
+	}
+}
+
+// Revoke ends the refresh token, then tries the access token: a server
+// that cannot revoke a (JWT) access token is fine once the refresh token
+// is revoked, not when there is no refresh token; no revocation endpoint
+// is ErrNoRevocation.
+func TestRevokeStub(t *testing.T) {
+	as := newStubAS(t, nil)
+	c := Client{ID: "cid", Secret: "client-secret-123", AuthMethod: AuthClientSecretBasic, Issuer: as.URL, TokenURL: as.meta.TokenEndpoint, RevocationURL: as.meta.RevocationEndpoint}
+	tok := Token{AccessToken: "acc-1", RefreshToken: "ref-1", Issuer: as.URL, ClientID: "cid"}
+	if err := Revoke(context.Background(), nil, c, tok); err != nil {
+		t.Fatal(err)
+	}
+	if len(as.reqs) != 2 || as.reqs[0].Get("token") != "ref-1" || as.reqs[0].Get("token_type_hint") != "refresh_token" ||
+		as.reqs[1].Get("token") != "acc-1" || as.reqs[0].Get("client_secret") != "" {
+		t.Fatalf("revocation requests = %v", as.reqs)
+	}
+	tok.RefreshToken = ""
+	err := Revoke(context.Background(), nil, c, tok)
+	var se *ServerError
+	if !errors.As(err, &se) || se.Code != "unsupported_token_type" || strings.Contains(err.Error(), "acc-1") {
+		t.Fatalf("an access token alone = %v", err)
+	}
+	c.RevocationURL = ""
+	if err := Revoke(context.Background(), nil, c, tok); !errors.Is(err, ErrNoRevocation) {
+		t.Fatalf("no endpoint = %v", err)
 	}
 }
 

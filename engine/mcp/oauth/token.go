@@ -128,9 +128,12 @@ func Refresh(ctx context.Context, client *http.Client, c Client, t Token) (Token
 }
 
 // Revoke revokes t at c's revocation endpoint (RFC 7009): its refresh
-// token first (which ends the grant, and with it the access tokens, at
-// most servers), then its access token. A server without a revocation
-// endpoint gives ErrNoRevocation; the caller forgets the token anyway.
+// token first, which ends the grant (and with it, at most servers, the
+// access tokens), then its access token. A server that cannot revoke an
+// access token (unsupported_token_type, as for self-contained JWTs) is
+// fine once the refresh token is revoked: the access token only lives to
+// its expiry. A server without a revocation endpoint gives
+// ErrNoRevocation. Either way the caller forgets the token.
 func Revoke(ctx context.Context, client *http.Client, c Client, t Token) error {
 	if c.RevocationURL == "" {
 		return fmt.Errorf("%w (%s)", ErrNoRevocation, c.Issuer)
@@ -138,16 +141,22 @@ func Revoke(ctx context.Context, client *http.Client, c Client, t Token) error {
 	if err := sameClient(c, t); err != nil {
 		return err
 	}
-	for _, tok := range []struct{ value, hint string }{{t.RefreshToken, "refresh_token"}, {t.AccessToken, "access_token"}} {
-		if tok.value == "" {
-			continue
-		}
-		form := url.Values{"token": {tok.value}, "token_type_hint": {tok.hint}}
+	if t.RefreshToken != "" {
+		form := url.Values{"token": {t.RefreshToken}, "token_type_hint": {"refresh_token"}}
 		if err := post(ctx, client, c, "revocation", c.RevocationURL, form, nil); err != nil {
 			return err
 		}
 	}
-	return nil
+	if t.AccessToken == "" {
+		return nil
+	}
+	form := url.Values{"token": {t.AccessToken}, "token_type_hint": {"access_token"}}
+	err := post(ctx, client, c, "revocation", c.RevocationURL, form, nil)
+	var se *ServerError
+	if t.RefreshToken != "" && errors.As(err, &se) && se.Code == "unsupported_token_type" {
+		return nil
+	}
+	return err
 }
 
 // ClientCredentials obtains a token for a service identity with the
