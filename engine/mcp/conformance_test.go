@@ -65,7 +65,7 @@ func TestConformance(t *testing.T) {
 		for _, name := range scenarios {
 			t.Run(strings.ReplaceAll(name, "/", ":"), func(t *testing.T) {
 				t.Parallel()
-				ok, report := runScenario(t, suite, client, name)
+				ok, checks, details := runScenario(t, suite, client, name)
 				mu.Lock()
 				passed[name] = ok
 				mu.Unlock()
@@ -74,11 +74,11 @@ func TestConformance(t *testing.T) {
 				case ok && listed:
 					t.Errorf("%s passes now: take it off the README's list of failing scenarios (%q)", name, why)
 				case ok:
-					t.Logf("%s: PASS %s", name, report)
+					t.Logf("%s: PASS %s", name, checks)
 				case listed:
-					t.Logf("%s: FAIL, as the README expects (%s) %s", name, why, report)
+					t.Logf("%s: FAIL %s, as the README expects (%s)", name, checks, why)
 				default:
-					t.Errorf("%s: FAIL %s", name, report)
+					t.Errorf("%s: FAIL %s%s", name, checks, details)
 				}
 			})
 		}
@@ -94,8 +94,9 @@ func TestConformance(t *testing.T) {
 
 // runScenario runs one scenario of the suite against the client and
 // reports whether it passed (no check failed, one at least succeeded, as
-// the suite counts it) and a line on its checks.
-func runScenario(t *testing.T, suite func(context.Context, ...string) *exec.Cmd, client, name string) (bool, string) {
+// the suite counts it), how many checks passed, and the failed checks with
+// the end of the client's log.
+func runScenario(t *testing.T, suite func(context.Context, ...string) *exec.Cmd, client, name string) (bool, string, string) {
 	dir := t.TempDir()
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
 	defer cancel()
@@ -135,14 +136,14 @@ func runScenario(t *testing.T, suite func(context.Context, ...string) *exec.Cmd,
 			why = append(why, fmt.Sprintf("%s: %s", c.ID, c.ErrorMessage))
 		}
 	}
-	report := fmt.Sprintf("(%d of %d checks)", ok, ok+failed)
+	var details string
 	if failed > 0 {
-		report += "\n\t" + strings.Join(why, "\n\t")
+		details = "\n\t" + strings.Join(why, "\n\t")
 		if stderr, err := os.ReadFile(filepath.Join(filepath.Dir(files[0]), "stderr.txt")); err == nil && len(stderr) > 0 {
-			report += "\n\tclient stderr:\n" + lastLines(string(stderr), 15)
+			details += "\n\tclient stderr:\n" + lastLines(string(stderr), 15)
 		}
 	}
-	return failed == 0 && ok > 0, report
+	return failed == 0 && ok > 0, fmt.Sprintf("(%d of %d checks)", ok, ok+failed), details
 }
 
 // lastLines is the last n lines of s, indented.

@@ -44,6 +44,11 @@ type Options struct {
 	// has not answered by then is served from its last known list, or left
 	// out of the turn with a Problem, while it keeps connecting.
 	ListBudget time.Duration
+	// Elicit asks the person a tool call acts for what a server requests
+	// in the middle of the call (elicitation/create, form mode). With it,
+	// the client declares elicitation, and a call's timeout does not run
+	// while the person is asked; without it, elicitation is not declared.
+	Elicit ElicitFunc
 }
 
 // DefaultListBudget is Options.ListBudget's default.
@@ -277,6 +282,10 @@ type conn struct {
 	known      []Tool
 	knownProbs []Problem
 	knownAt    time.Time
+	// asking counts the server's requests for input being answered;
+	// askedAt is when the last one was answered (UnixNano).
+	asking  atomic.Int32
+	askedAt atomic.Int64
 	// taskOnly holds the names of the tools that must be called as MCP
 	// tasks (see noteTaskTools); progress the progress handlers of the
 	// calls under way, by progress token.
@@ -422,6 +431,11 @@ func (c *conn) ok() {
 func (c *conn) connect(ctx context.Context) (*session, error) {
 	client := sdk.NewClient(&sdk.Implementation{Name: "agentbot", Version: "1"}, &sdk.ClientOptions{
 		Logger: discardLogger,
+		// Only what agentbot supports: no roots, no sampling; elicitation
+		// (form mode) when there is an Elicit hook, which the SDK adds to
+		// these from the handler.
+		Capabilities:       &sdk.ClientCapabilities{},
+		ElicitationHandler: c.elicitHandler(),
 		ToolListChangedHandler: func(context.Context, *sdk.ToolListChangedRequest) {
 			c.stale.Store(true)
 		},
@@ -447,12 +461,15 @@ func (c *conn) connect(ctx context.Context) (*session, error) {
 	case TransportHTTP:
 		rt := newHeaderRT(c.srv)
 		rt.sniff = c.noteTaskTools
+		// The standalone SSE stream (a GET) carries what the server sends
+		// outside the answer to a request: its requests for input, and the
+		// notice that its tool list changed. A stream that breaks is
+		// reconnected by the SDK with Last-Event-ID, after the server's
+		// retry delay, up to its default number of tries.
 		t = &sdk.StreamableClientTransport{
-			Endpoint:             c.srv.URL,
-			HTTPClient:           &http.Client{Transport: rt},
-			MaxRetries:           -1,
-			DisableStandaloneSSE: true,
-			MaxEventSize:         c.m.opts.MaxFrameBytes,
+			Endpoint:     c.srv.URL,
+			HTTPClient:   &http.Client{Transport: rt},
+			MaxEventSize: c.m.opts.MaxFrameBytes,
 		}
 	default:
 		return nil, fmt.Errorf("unknown transport %q", c.srv.Transport)
@@ -697,8 +714,20 @@ func (c *conn) call(ctx context.Context, remote string, args map[string]any, pro
 func (c *conn) callOn(ctx context.Context, s *session, remote string, args map[string]any, progress func(string)) (*sdk.CallToolResult, error) {
 	cctx, cancel := context.WithCancelCause(ctx)
 	defer cancel(nil)
-	idle := time.AfterFunc(c.srv.Timeout, func() { cancel(errIdle) })
-	defer idle.Stop()
+	// While the person is asked for input the server requested, the call
+	// is waiting for them, not for the server: it gets its timeout again
+	// from their answer.
+	var idle atomic.Pointer[time.Timer] // set before it can fire but a nanosecond timeout
+	idle.Store(time.AfterFunc(c.srv.Timeout, func() {
+		if wait, d := c.waitsForPerson(); wait {
+			if t := idle.Load(); t != nil {
+				t.Reset(d)
+				return
+			}
+		}
+		cancel(errIdle)
+	}))
+	defer idle.Load().Stop()
 	most := time.AfterFunc(c.srv.MaxTimeout, func() { cancel(errTooLong) })
 	defer most.Stop()
 	token := fmt.Sprintf("agentbot-%d", callSeq.Add(1))
@@ -712,7 +741,7 @@ func (c *conn) callOn(ctx context.Context, s *session, remote string, args map[s
 		if done {
 			return
 		}
-		idle.Reset(c.srv.Timeout)
+		idle.Load().Reset(c.srv.Timeout)
 		if progress != nil {
 			progress(progressText(remote, p))
 		}

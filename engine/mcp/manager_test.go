@@ -557,26 +557,32 @@ func TestHeadersNotSentOnRedirectElsewhere(t *testing.T) {
 	}
 }
 
+// A server's notice that its tool list changed comes over stdio, and over
+// HTTP on the standalone SSE stream; the next listing has the new tool.
 func TestToolListChangedRefreshesTools(t *testing.T) {
-	m, _ := setup(t, "servers:\n"+stdioEntry(t, "s", ""), Options{})
-	ts := tools(t, m, "s")
-	if _, ok := ts["s__extra"]; ok {
-		t.Fatal("extra listed before grow")
-	}
-	if r := call(t, get(t, ts, "s__grow"), `{}`); r.Text != "grown" {
-		t.Fatalf("grow = %+v", r)
-	}
-	deadline := time.Now().Add(5 * time.Second)
-	for time.Now().Before(deadline) {
-		if tl, ok := tools(t, m, "s")["s__extra"]; ok {
-			if r := call(t, tl, `{}`); r.Text != "extra" {
-				t.Errorf("extra = %+v", r)
-			}
-			return
+	hs := mcptest.NewHTTPServer(t)
+	m, _ := setup(t, "servers:\n"+stdioEntry(t, "s", "")+httpEntry(hs.URL, "h", ""), Options{})
+	for _, srv := range []string{"s", "h"} {
+		ts := tools(t, m, srv)
+		if _, ok := ts[srv+"__extra"]; ok {
+			t.Fatalf("%s: extra listed before grow", srv)
 		}
-		time.Sleep(20 * time.Millisecond)
+		if r := call(t, get(t, ts, srv+"__grow"), `{}`); r.Text != "grown" {
+			t.Fatalf("%s: grow = %+v", srv, r)
+		}
+		listed := false
+		for deadline := time.Now().Add(5 * time.Second); time.Now().Before(deadline) && !listed; time.Sleep(20 * time.Millisecond) {
+			if tl, ok := tools(t, m, srv)[srv+"__extra"]; ok {
+				listed = true
+				if r := call(t, tl, `{}`); r.Text != "extra" {
+					t.Errorf("%s: extra = %+v", srv, r)
+				}
+			}
+		}
+		if !listed {
+			t.Errorf("%s__extra never listed after the server's list-changed notification", srv)
+		}
 	}
-	t.Error("s__extra never listed after the server's list-changed notification")
 }
 
 func TestBackoffGrowsWithJitter(t *testing.T) {

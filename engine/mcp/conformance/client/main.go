@@ -67,7 +67,7 @@ func run(log *slog.Logger, url, scenario string) error {
 	cfg := &mcp.Config{Servers: []mcp.Server{{
 		Name: server, Transport: mcp.TransportHTTP, URL: url, Timeout: 10 * time.Second,
 	}}}
-	m := mcp.NewManager(cfg, mcp.Options{Logger: log})
+	m := mcp.NewManager(cfg, mcp.Options{Logger: log, Elicit: acceptDefaults})
 	defer m.Close()
 	tools, probs := m.ToolsWait(ctx, []string{server})
 	for _, p := range probs {
@@ -103,4 +103,11 @@ func run(log *slog.Logger, url, scenario string) error {
 		return nil
 	}
 	return fmt.Errorf("the server lists no tool %q (it lists %s)", want.tool, strings.Join(names, ", "))
+}
+
+// acceptDefaults answers a server's request for input as a person who
+// accepts the form as it comes: each field with its default
+// (elicitation-sep1034-client-defaults).
+func acceptDefaults(_ context.Context, e mcp.Elicitation) (mcp.ElicitAnswer, error) {
+	return mcp.ElicitAnswer{Action: mcp.ElicitAccept, Content: mcp.SchemaDefaults(e.Schema)}, nil
 }
