@@ -35,6 +35,10 @@
 // a server that is slow, hanging or down is served from its last known
 // tool list, with a Problem giving its age, or is left out with a Problem
 // marked Unavailable, which SessionTools tells the user once per session.
+// A server starting cold (it has never listed its tools in this process
+// and has not failed) is waited for up to its timeout instead, so the
+// first turn of a fresh process gets the tools of a stdio server that
+// takes a second or two to start.
 // A server that crashes, hangs past its timeout or cannot be reached gives
 // the model an error Result, and its session is reconnected: at once the
 // first time, then after a jittered exponential backoff. A call that

@@ -39,10 +39,14 @@ type Options struct {
 	// MaxFrameBytes is the largest message read from a server (default
 	// DefaultMaxFrameBytes).
 	MaxFrameBytes int
-	// ListBudget is the longest a turn waits for a server's tool list
-	// (default 150ms). Servers connect and list in the background; one that
-	// has not answered by then is served from its last known list, or left
-	// out of the turn with a Problem, while it keeps connecting.
+	// ListBudget is the longest a turn waits for the tool list of a server
+	// that has a known list or is known to be failing (default 150ms).
+	// Servers connect and list in the background; one that has not
+	// answered by then is served from its last known list, or left out of
+	// the turn with a Problem, while it keeps connecting. A server that has
+	// never listed its tools in this process and has not failed (a cold
+	// start: a stdio server takes a second or two to start) is waited for
+	// up to its timeout instead.
 	ListBudget time.Duration
 	// Elicit asks the person a tool call acts for what a server requests
 	// in the middle of the call (elicitation/create, form mode). With it,
@@ -176,7 +180,8 @@ func (m *Manager) closeSession(s *session) {
 }
 
 // Tools lists the filtered tools of the named servers, in server order,
-// waiting at most Options.ListBudget for them (all servers at once). A
+// waiting at most Options.ListBudget for them (all servers at once), or
+// a server's timeout for one starting cold (see Options.ListBudget). A
 // server that is unknown, unreachable, broken or still connecting gives a
 // Problem (Unavailable) and no tools, or its last known tools with a
 // Problem saying how old they are; the others are listed all the same.
@@ -491,7 +496,8 @@ func (c *conn) connect(ctx context.Context) (*session, error) {
 
 // list returns the server's filtered tools, from cache when the session is
 // unchanged, else from a background listing it waits for at most budget
-// from the listing's start (<= 0: until it ends). When the listing takes longer the last known
+// from the listing's start (<= 0: until it ends), or the server's timeout
+// when it starts cold. When the listing takes longer the last known
 // tools are served, with a Problem giving their age; without any, the
 // error says the server is still connecting. The Problems are for tools
 // left out.
@@ -506,6 +512,11 @@ func (c *conn) list(ctx context.Context, budget time.Duration) ([]Tool, []Proble
 		return c.tools, c.probs, nil
 	}
 	f := c.startList()
+	if budget > 0 && c.cold() {
+		// The budget on top lets a connect that fails at its timeout
+		// report why.
+		budget += c.srv.Timeout
+	}
 	c.mu.Unlock()
 	var timer <-chan time.Time
 	if budget > 0 {
@@ -531,6 +542,15 @@ func (c *conn) list(ctx context.Context, budget time.Duration) ([]Tool, []Proble
 	default:
 		return c.lastKnown(ctx, nil)
 	}
+}
+
+// cold reports whether the server has never listed its tools in this
+// process and has not failed: a turn waits for it up to its timeout, not
+// the budget, so the first turn of a fresh process gets its tools. One
+// that has failed once is known to be failing, and costs a turn only the
+// budget. c.mu held.
+func (c *conn) cold() bool {
+	return c.known == nil && c.failures == 0 && c.lastErr == ""
 }
 
 // lastKnown is what list serves when the server has not given its tools
