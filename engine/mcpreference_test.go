@@ -96,12 +96,13 @@ func TestMCPManyToolsChosenPerTurn(t *testing.T) {
 // the call's status (Slack's task card and the terminal show
 // EventToolStart's Status); an image from server-everything and audio
 // from the test server are saved as documents and shared; a server that
-// does not answer costs the turn only the listing budget and the user is
-// told once that its tools are unavailable.
+// does not answer costs the first turn its timeout (it starts cold), then
+// only the listing budget, and the user is told once that its tools are
+// unavailable.
 func TestMCPProgressMediaAndUnavailableServer(t *testing.T) {
 	web := mcptest.NewHTTPServer(t)
 	y := "servers:\n" + refServer(t, "ev", "server-everything", "stdio") + webConfig(web.URL, "    policy: {audio: auto}\n")[len("servers:\n"):] +
-		"  - name: hung\n    transport: stdio\n    command: sleep\n    args: [\"3600\"]\n    timeout: 30s\n"
+		"  - name: hung\n    transport: stdio\n    command: sleep\n    args: [\"3600\"]\n    timeout: 1s\n"
 	cfg, probs, err := mcp.ParseConfig([]byte(y), func(string) string { return "" })
 	if err != nil || len(probs) > 0 {
 		t.Fatal(err, probs)

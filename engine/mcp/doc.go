@@ -35,6 +35,10 @@
 // a server that is slow, hanging or down is served from its last known
 // tool list, with a Problem giving its age, or is left out with a Problem
 // marked Unavailable, which SessionTools tells the user once per session.
+// A server starting cold (it has never listed its tools in this process
+// and has not failed) is waited for up to its timeout instead, so the
+// first turn of a fresh process gets the tools of a stdio server that
+// takes a second or two to start.
 // A server that crashes, hangs past its timeout or cannot be reached gives
 // the model an error Result, and its session is reconnected: at once the
 // first time, then after a jittered exponential backoff. A call that
@@ -60,7 +64,21 @@
 // with a note. The server's secret values are scrubbed from results,
 // errors and logs.
 //
-// Over HTTP the standalone SSE stream is not opened, so a change of a
-// server's tool list is seen on the next reconnect; over stdio it is seen at
-// once (notifications/tools/list_changed).
+// A change of a server's tool list (notifications/tools/list_changed) is
+// seen at once: over HTTP it comes on the standalone SSE stream, which the
+// client opens after initializing. A stream that breaks, standalone or the
+// answer to a call, is reconnected by the go-sdk with Last-Event-ID after
+// the server's retry delay.
+//
+// The client declares only what agentbot supports: elicitation in form
+// mode when Options.Elicit is set, and neither roots nor sampling. A
+// server's request for input in the middle of a call (elicitation/create)
+// goes to Options.Elicit with the server's message and requested schema
+// (SchemaDefaults gives the values a form starts with); the answer is
+// accept with values, decline or cancel. The call's timeout does not run
+// while the person is asked.
+//
+// The official MCP conformance suite's client scenarios run against
+// engine/mcp/conformance/client, a Manager, in TestConformance; the
+// README lists those left failing.
 package mcp

@@ -39,11 +39,20 @@ type Options struct {
 	// MaxFrameBytes is the largest message read from a server (default
 	// DefaultMaxFrameBytes).
 	MaxFrameBytes int
-	// ListBudget is the longest a turn waits for a server's tool list
-	// (default 150ms). Servers connect and list in the background; one that
-	// has not answered by then is served from its last known list, or left
-	// out of the turn with a Problem, while it keeps connecting.
+	// ListBudget is the longest a turn waits for the tool list of a server
+	// that has a known list or is known to be failing (default 150ms).
+	// Servers connect and list in the background; one that has not
+	// answered by then is served from its last known list, or left out of
+	// the turn with a Problem, while it keeps connecting. A server that has
+	// never listed its tools in this process and has not failed (a cold
+	// start: a stdio server takes a second or two to start) is waited for
+	// up to its timeout instead.
 	ListBudget time.Duration
+	// Elicit asks the person a tool call acts for what a server requests
+	// in the middle of the call (elicitation/create, form mode). With it,
+	// the client declares elicitation, and a call's timeout does not run
+	// while the person is asked; without it, elicitation is not declared.
+	Elicit ElicitFunc
 }
 
 // DefaultListBudget is Options.ListBudget's default.
@@ -171,7 +180,8 @@ func (m *Manager) closeSession(s *session) {
 }
 
 // Tools lists the filtered tools of the named servers, in server order,
-// waiting at most Options.ListBudget for them (all servers at once). A
+// waiting at most Options.ListBudget for them (all servers at once), or
+// a server's timeout for one starting cold (see Options.ListBudget). A
 // server that is unknown, unreachable, broken or still connecting gives a
 // Problem (Unavailable) and no tools, or its last known tools with a
 // Problem saying how old they are; the others are listed all the same.
@@ -277,6 +287,10 @@ type conn struct {
 	known      []Tool
 	knownProbs []Problem
 	knownAt    time.Time
+	// asking counts the server's requests for input being answered;
+	// askedAt is when the last one was answered (UnixNano).
+	asking  atomic.Int32
+	askedAt atomic.Int64
 	// taskOnly holds the names of the tools that must be called as MCP
 	// tasks (see noteTaskTools); progress the progress handlers of the
 	// calls under way, by progress token.
@@ -422,6 +436,11 @@ func (c *conn) ok() {
 func (c *conn) connect(ctx context.Context) (*session, error) {
 	client := sdk.NewClient(&sdk.Implementation{Name: "agentbot", Version: "1"}, &sdk.ClientOptions{
 		Logger: discardLogger,
+		// Only what agentbot supports: no roots, no sampling; elicitation
+		// (form mode) when there is an Elicit hook, which the SDK adds to
+		// these from the handler.
+		Capabilities:       &sdk.ClientCapabilities{},
+		ElicitationHandler: c.elicitHandler(),
 		ToolListChangedHandler: func(context.Context, *sdk.ToolListChangedRequest) {
 			c.stale.Store(true)
 		},
@@ -447,12 +466,15 @@ func (c *conn) connect(ctx context.Context) (*session, error) {
 	case TransportHTTP:
 		rt := newHeaderRT(c.srv)
 		rt.sniff = c.noteTaskTools
+		// The standalone SSE stream (a GET) carries what the server sends
+		// outside the answer to a request: its requests for input, and the
+		// notice that its tool list changed. A stream that breaks is
+		// reconnected by the SDK with Last-Event-ID, after the server's
+		// retry delay, up to its default number of tries.
 		t = &sdk.StreamableClientTransport{
-			Endpoint:             c.srv.URL,
-			HTTPClient:           &http.Client{Transport: rt},
-			MaxRetries:           -1,
-			DisableStandaloneSSE: true,
-			MaxEventSize:         c.m.opts.MaxFrameBytes,
+			Endpoint:     c.srv.URL,
+			HTTPClient:   &http.Client{Transport: rt},
+			MaxEventSize: c.m.opts.MaxFrameBytes,
 		}
 	default:
 		return nil, fmt.Errorf("unknown transport %q", c.srv.Transport)
@@ -474,7 +496,8 @@ func (c *conn) connect(ctx context.Context) (*session, error) {
 
 // list returns the server's filtered tools, from cache when the session is
 // unchanged, else from a background listing it waits for at most budget
-// from the listing's start (<= 0: until it ends). When the listing takes longer the last known
+// from the listing's start (<= 0: until it ends), or the server's timeout
+// when it starts cold. When the listing takes longer the last known
 // tools are served, with a Problem giving their age; without any, the
 // error says the server is still connecting. The Problems are for tools
 // left out.
@@ -489,6 +512,11 @@ func (c *conn) list(ctx context.Context, budget time.Duration) ([]Tool, []Proble
 		return c.tools, c.probs, nil
 	}
 	f := c.startList()
+	if budget > 0 && c.cold() {
+		// The budget on top lets a connect that fails at its timeout
+		// report why.
+		budget += c.srv.Timeout
+	}
 	c.mu.Unlock()
 	var timer <-chan time.Time
 	if budget > 0 {
@@ -514,6 +542,15 @@ func (c *conn) list(ctx context.Context, budget time.Duration) ([]Tool, []Proble
 	default:
 		return c.lastKnown(ctx, nil)
 	}
+}
+
+// cold reports whether the server has never listed its tools in this
+// process and has not failed: a turn waits for it up to its timeout, not
+// the budget, so the first turn of a fresh process gets its tools. One
+// that has failed once is known to be failing, and costs a turn only the
+// budget. c.mu held.
+func (c *conn) cold() bool {
+	return c.known == nil && c.failures == 0 && c.lastErr == ""
 }
 
 // lastKnown is what list serves when the server has not given its tools
@@ -697,8 +734,20 @@ func (c *conn) call(ctx context.Context, remote string, args map[string]any, pro
 func (c *conn) callOn(ctx context.Context, s *session, remote string, args map[string]any, progress func(string)) (*sdk.CallToolResult, error) {
 	cctx, cancel := context.WithCancelCause(ctx)
 	defer cancel(nil)
-	idle := time.AfterFunc(c.srv.Timeout, func() { cancel(errIdle) })
-	defer idle.Stop()
+	// While the person is asked for input the server requested, the call
+	// is waiting for them, not for the server: it gets its timeout again
+	// from their answer.
+	var idle atomic.Pointer[time.Timer] // set before it can fire but a nanosecond timeout
+	idle.Store(time.AfterFunc(c.srv.Timeout, func() {
+		if wait, d := c.waitsForPerson(); wait {
+			if t := idle.Load(); t != nil {
+				t.Reset(d)
+				return
+			}
+		}
+		cancel(errIdle)
+	}))
+	defer idle.Load().Stop()
 	most := time.AfterFunc(c.srv.MaxTimeout, func() { cancel(errTooLong) })
 	defer most.Stop()
 	token := fmt.Sprintf("agentbot-%d", callSeq.Add(1))
@@ -712,7 +761,7 @@ func (c *conn) callOn(ctx context.Context, s *session, remote string, args map[s
 		if done {
 			return
 		}
-		idle.Reset(c.srv.Timeout)
+		idle.Load().Reset(c.srv.Timeout)
 		if progress != nil {
 			progress(progressText(remote, p))
 		}

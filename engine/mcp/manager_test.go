@@ -557,26 +557,32 @@ func TestHeadersNotSentOnRedirectElsewhere(t *testing.T) {
 	}
 }
 
+// A server's notice that its tool list changed comes over stdio, and over
+// HTTP on the standalone SSE stream; the next listing has the new tool.
 func TestToolListChangedRefreshesTools(t *testing.T) {
-	m, _ := setup(t, "servers:\n"+stdioEntry(t, "s", ""), Options{})
-	ts := tools(t, m, "s")
-	if _, ok := ts["s__extra"]; ok {
-		t.Fatal("extra listed before grow")
-	}
-	if r := call(t, get(t, ts, "s__grow"), `{}`); r.Text != "grown" {
-		t.Fatalf("grow = %+v", r)
-	}
-	deadline := time.Now().Add(5 * time.Second)
-	for time.Now().Before(deadline) {
-		if tl, ok := tools(t, m, "s")["s__extra"]; ok {
-			if r := call(t, tl, `{}`); r.Text != "extra" {
-				t.Errorf("extra = %+v", r)
-			}
-			return
+	hs := mcptest.NewHTTPServer(t)
+	m, _ := setup(t, "servers:\n"+stdioEntry(t, "s", "")+httpEntry(hs.URL, "h", ""), Options{})
+	for _, srv := range []string{"s", "h"} {
+		ts := tools(t, m, srv)
+		if _, ok := ts[srv+"__extra"]; ok {
+			t.Fatalf("%s: extra listed before grow", srv)
 		}
-		time.Sleep(20 * time.Millisecond)
+		if r := call(t, get(t, ts, srv+"__grow"), `{}`); r.Text != "grown" {
+			t.Fatalf("%s: grow = %+v", srv, r)
+		}
+		listed := false
+		for deadline := time.Now().Add(5 * time.Second); time.Now().Before(deadline) && !listed; time.Sleep(20 * time.Millisecond) {
+			if tl, ok := tools(t, m, srv)[srv+"__extra"]; ok {
+				listed = true
+				if r := call(t, tl, `{}`); r.Text != "extra" {
+					t.Errorf("%s: extra = %+v", srv, r)
+				}
+			}
+		}
+		if !listed {
+			t.Errorf("%s__extra never listed after the server's list-changed notification", srv)
+		}
 	}
-	t.Error("s__extra never listed after the server's list-changed notification")
 }
 
 func TestBackoffGrowsWithJitter(t *testing.T) {
@@ -650,5 +656,51 @@ func TestProgressExtendsTheTimeoutUpToMax(t *testing.T) {
 	r = call(t, get(t, ts, "short__steps"), `{}`)
 	if !r.IsError || !strings.Contains(r.Text, "not done within max_timeout 500ms") || !strings.Contains(r.Text, "keeps its state") {
 		t.Fatalf("over max_timeout = %+v", r)
+	}
+}
+
+// A server starting cold (never listed, never failed) is waited for up to
+// its timeout, not the budget; then its list is served from cache. One
+// that fails from the start is known to be failing once its first try
+// failed: it then costs a turn only the budget.
+func TestColdStartWaitsUpToTheTimeout(t *testing.T) {
+	srv := mcptest.BuildStdio(t)
+	y := "servers:\n" +
+		"  - name: slow\n    transport: stdio\n    command: sh\n    args: [-c, \"sleep 0.6; exec " + srv + "\"]\n    timeout: 10s\n" +
+		"  - name: hung\n    transport: stdio\n    command: sleep\n    args: [\"3600\"]\n    timeout: 700ms\n"
+	m, _ := setup(t, y, Options{ListBudget: 100 * time.Millisecond, TerminateWait: 200 * time.Millisecond})
+	start := time.Now()
+	list, probs := m.Tools(context.Background(), []string{"slow"})
+	if took := time.Since(start); took < 500*time.Millisecond || len(list) == 0 {
+		t.Fatalf("cold start: %s, %d tools, problems %v", took, len(list), probs)
+	}
+	start = time.Now()
+	if list, _ := m.Tools(context.Background(), []string{"slow"}); len(list) == 0 || time.Since(start) > 100*time.Millisecond {
+		t.Fatalf("cached: %d tools in %s", len(list), time.Since(start))
+	}
+	// The hung server is waited for once; its failure is recorded when
+	// the SDK has closed the process (stdin closed, TerminateWait, a
+	// signal), and until then its listing is not waited for again.
+	start = time.Now()
+	_, probs = m.Tools(context.Background(), []string{"hung"})
+	if took := time.Since(start); took < 600*time.Millisecond || len(probs) == 0 || !probs[0].Unavailable {
+		t.Fatalf("cold hung server: %s, problems %v", took, probs)
+	}
+	for i := range 3 {
+		start = time.Now()
+		_, probs = m.Tools(context.Background(), []string{"hung"})
+		if took := time.Since(start); took > 400*time.Millisecond || len(probs) == 0 || !probs[0].Unavailable {
+			t.Fatalf("hung server known to hang: %s, problems %v", took, probs)
+		}
+		if i == 0 {
+			time.Sleep(time.Second) // its failure recorded, it is known to be failing
+		}
+	}
+	c := m.conns["hung"]
+	c.mu.Lock()
+	cold := c.cold()
+	c.mu.Unlock()
+	if cold {
+		t.Error("the hung server is still taken for one starting cold")
 	}
 }

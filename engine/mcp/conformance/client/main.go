@@ -1,0 +1,113 @@
+// Command client is the MCP client that the official conformance suite
+// (@modelcontextprotocol/conformance, pinned in engine/mcp/testdata/npm)
+// tests: it runs each client scenario through agentbot's own MCP code, a
+// mcp.Manager with one streamable HTTP server, listing its tools and
+// calling them as a turn does.
+//
+// The suite runs it as `client <server-url>`, with the scenario's name in
+// MCP_CONFORMANCE_SCENARIO and, for some scenarios, a JSON object of
+// extra data in MCP_CONFORMANCE_CONTEXT. It exits with status 1 when the
+// scenario could not be run through; the suite's own checks decide
+// whether it passed. engine/mcp's TestConformance builds and runs it.
+package main
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"log/slog"
+	"os"
+	"strings"
+	"time"
+
+	"agentbot/engine/mcp"
+)
+
+// server is the name the scenario's server gets in the config.
+const server = "conformance"
+
+// call is the tool a scenario expects to be called, and its arguments.
+type call struct {
+	tool string
+	args string
+}
+
+// calls are the tools each scenario's server expects a call of (the
+// scenarios' descriptions in the suite, and the go-sdk's conformance
+// client); a scenario not listed only connects and lists the tools.
+var calls = map[string]call{
+	"tools_call":                          {"add_numbers", `{"a":5,"b":3}`},
+	"elicitation-sep1034-client-defaults": {"test_client_elicitation_defaults", `{}`},
+	"sse-retry":                           {"test_reconnection", `{}`},
+}
+
+func main() {
+	log := slog.New(slog.NewTextHandler(os.Stderr, &slog.HandlerOptions{Level: slog.LevelDebug}))
+	if len(os.Args) != 2 {
+		fmt.Fprintln(os.Stderr, "usage: client <server-url> (scenario in MCP_CONFORMANCE_SCENARIO)")
+		os.Exit(2)
+	}
+	scenario := os.Getenv("MCP_CONFORMANCE_SCENARIO")
+	if err := run(log, os.Args[1], scenario); err != nil {
+		log.Error("scenario failed", "scenario", scenario, "error", err)
+		os.Exit(1)
+	}
+	log.Info("scenario done", "scenario", scenario)
+}
+
+// run connects to url as a Manager would, lists the tools and makes the
+// scenario's call.
+func run(log *slog.Logger, url, scenario string) error {
+	if scenario == "" {
+		return errors.New("MCP_CONFORMANCE_SCENARIO is not set")
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 25*time.Second)
+	defer cancel()
+	cfg := &mcp.Config{Servers: []mcp.Server{{
+		Name: server, Transport: mcp.TransportHTTP, URL: url, Timeout: 10 * time.Second,
+	}}}
+	m := mcp.NewManager(cfg, mcp.Options{Logger: log, Elicit: acceptDefaults})
+	defer m.Close()
+	tools, probs := m.ToolsWait(ctx, []string{server})
+	for _, p := range probs {
+		if p.Unavailable {
+			return fmt.Errorf("list tools: %s", p.Reason)
+		}
+		log.Warn("tool left out", "problem", p.Reason)
+	}
+	names := make([]string, len(tools))
+	for i, t := range tools {
+		names[i] = t.Remote()
+	}
+	log.Info("tools listed", "tools", strings.Join(names, ","))
+	want, ok := calls[scenario]
+	if !ok && strings.HasPrefix(scenario, "auth/") {
+		want, ok = call{"test-tool", `{}`}, true
+	}
+	if !ok {
+		return nil
+	}
+	for _, t := range tools {
+		if t.Remote() != want.tool {
+			continue
+		}
+		r, err := t.Call(ctx, json.RawMessage(want.args))
+		if err != nil {
+			return fmt.Errorf("call %s: %w", want.tool, err)
+		}
+		if r.IsError {
+			return fmt.Errorf("call %s: error result: %s", want.tool, r.Text)
+		}
+		log.Info("tool called", "tool", want.tool, "result", r.Text)
+		return nil
+	}
+	return fmt.Errorf("the server lists no tool %q (it lists %s)", want.tool, strings.Join(names, ", "))
+}
+
+// acceptDefaults answers a server's request for input as a person who
+// accepts the form as it comes: each field with its default
+// (elicitation-sep1034-client-defaults).
+func acceptDefaults(_ context.Context, e mcp.Elicitation) (mcp.ElicitAnswer, error) {
+	return mcp.ElicitAnswer{Action: mcp.ElicitAccept, Content: mcp.SchemaDefaults(e.Schema)}, nil
+}

@@ -1,0 +1,128 @@
+package mcp
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"time"
+
+	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
+)
+
+// Elicitation is a server asking, in the middle of one of its tool calls,
+// for input from the person the call acts for: elicitation/create in
+// form mode (https://modelcontextprotocol.io/specification/2025-11-25/client/elicitation).
+type Elicitation struct {
+	// Server is the configured name of the server asking.
+	Server string
+	// Message is what the server asks, in its own words (secrets of the
+	// server's config scrubbed).
+	Message string
+	// Schema is the requested schema: a JSON object schema whose
+	// properties are strings, numbers, integers, booleans or enums, each
+	// perhaps with a default (see SchemaDefaults).
+	Schema json.RawMessage
+}
+
+// The actions of an ElicitAnswer.
+const (
+	ElicitAccept  = "accept"  // the person answered: Content holds the values
+	ElicitDecline = "decline" // the person said no
+	ElicitCancel  = "cancel"  // the person dismissed the question without choosing
+)
+
+// ElicitAnswer is the answer to an Elicitation.
+type ElicitAnswer struct {
+	// Action is ElicitAccept, ElicitDecline or ElicitCancel.
+	Action string
+	// Content holds the values by property name, with ElicitAccept.
+	Content map[string]any
+}
+
+// ElicitFunc asks the person for what e requests and returns their answer,
+// or an error when nobody can be asked (the server gets it as an error).
+// ctx ends when the server withdraws the request or the session closes.
+type ElicitFunc func(ctx context.Context, e Elicitation) (ElicitAnswer, error)
+
+// SchemaDefaults returns the default value of each property of a requested
+// schema that has one: the values a form starts with, and what an
+// unattended client accepts. Properties without a default are left out.
+func SchemaDefaults(schema json.RawMessage) map[string]any {
+	var s struct {
+		Properties map[string]struct {
+			Default any `json:"default"`
+		} `json:"properties"`
+	}
+	out := map[string]any{}
+	if json.Unmarshal(schema, &s) != nil {
+		return out
+	}
+	for name, p := range s.Properties {
+		if p.Default != nil {
+			out[name] = p.Default
+		}
+	}
+	return out
+}
+
+// elicitHandler is the go-sdk's elicitation handler for this server: it
+// passes form requests to Options.Elicit, and keeps the server's calls
+// under way from timing out while the person is asked. nil when there is
+// no Elicit hook: then the client does not declare elicitation.
+func (c *conn) elicitHandler() func(context.Context, *sdk.ElicitRequest) (*sdk.ElicitResult, error) {
+	ask := c.m.opts.Elicit
+	if ask == nil {
+		return nil
+	}
+	return func(ctx context.Context, req *sdk.ElicitRequest) (*sdk.ElicitResult, error) {
+		p := req.Params
+		if p.Mode != "" && p.Mode != "form" {
+			// URL mode is not declared; a server that asks anyway is told no.
+			return &sdk.ElicitResult{Action: ElicitDecline}, nil
+		}
+		schema, err := json.Marshal(p.RequestedSchema)
+		if err != nil {
+			return nil, fmt.Errorf("elicitation from %s: requested schema: %w", c.srv.Name, err)
+		}
+		c.asking.Add(1)
+		defer func() {
+			c.askedAt.Store(time.Now().UnixNano())
+			c.asking.Add(-1)
+		}()
+		c.m.log.Info("mcp server asks for input", "server", c.srv.Name, "message", clean(c.redact(p.Message), 200))
+		a, err := ask(ctx, Elicitation{Server: c.srv.Name, Message: clean(c.redact(p.Message), maxErrBytes), Schema: schema})
+		if err != nil {
+			c.m.log.Warn("mcp server's request for input unanswered", "server", c.srv.Name, "error", c.redact(err.Error()))
+			return nil, fmt.Errorf("elicitation from %s: %w", c.srv.Name, err)
+		}
+		switch a.Action {
+		case ElicitAccept, ElicitDecline, ElicitCancel:
+		default:
+			return nil, fmt.Errorf("elicitation from %s: unknown action %q", c.srv.Name, a.Action)
+		}
+		c.m.log.Info("mcp server's request for input answered", "server", c.srv.Name, "action", a.Action)
+		res := &sdk.ElicitResult{Action: a.Action}
+		if a.Action == ElicitAccept {
+			res.Content = a.Content
+			if res.Content == nil {
+				res.Content = map[string]any{}
+			}
+		}
+		return res, nil
+	}
+}
+
+// waitsForPerson reports whether the server's calls are to be given more
+// time: a request for input is open, or one was answered within the last
+// timeout (the call has its timeout again from the answer).
+func (c *conn) waitsForPerson() (bool, time.Duration) {
+	if c.asking.Load() > 0 {
+		return true, c.srv.Timeout
+	}
+	if at := c.askedAt.Load(); at != 0 {
+		if left := c.srv.Timeout - time.Since(time.Unix(0, at)); left > 0 {
+			return true, left
+		}
+	}
+	return false, 0
+}
