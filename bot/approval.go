@@ -178,7 +178,7 @@ func (b *threadHandlers) onDecision(ctx context.Context, j *job) {
 		return
 	}
 	b.setState(s, func(st *threadstate.State) { st.Seq = j.seq }) // a crash from here replays as a resume
-	if err := c.Decide(it.CallID, it.Text, it.User); err != nil {
+	if err := c.Decide(ctx, it.CallID, it.Text, it.User); err != nil {
 		if errors.Is(err, engine.ErrNoPending) {
 			return
 		}

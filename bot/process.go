@@ -77,7 +77,7 @@ func (q queued) Handle(ctx context.Context, _ string, seq uint64, payload []byte
 // old one is kept, detached) and anything else is told how to go on; then,
 // as on a failure, it returns nil.
 func (b *threadHandlers) open(ctx context.Context, it item) *engine.Conversation {
-	c, err := b.cfg.Engine.Open(b.cfg.Store, it.thread().String())
+	c, err := b.cfg.Engine.Open(ctx, b.cfg.Store, it.thread().String())
 	var gone *engine.AgentGoneError
 	switch {
 	case errors.As(err, &gone):
@@ -260,7 +260,7 @@ func (b *threadHandlers) turnInput(ctx context.Context, j *job) (string, bool) {
 // activate starts a session with an agent and posts its greeting.
 func (b *threadHandlers) activate(ctx context.Context, c *engine.Conversation, a *catalog.Agent, it item) bool {
 	name := b.userName(ctx, it.User)
-	g, err := c.Start(a, func(s *engine.Session) {
+	g, err := c.Start(ctx, a, func(s *engine.Session) {
 		if name != "" {
 			s.Vars = map[string]string{"user_name": name}
 		}
@@ -363,7 +363,7 @@ func (b *threadHandlers) switchAgent(ctx context.Context, c *engine.Conversation
 	}
 	c.Live.Person = it.User // who asks for the switch: the handoff names them
 	owner := b.ownerOf(c, it)
-	if _, err := c.Switch(nil, nil); err != nil {
+	if _, err := c.Switch(ctx, nil, nil); err != nil {
 		b.log.Error("switch agent", "err", err)
 		b.post(ctx, it.Channel, it.ThreadTS, "⚠️ I couldn't switch agents. Please try again.")
 		return

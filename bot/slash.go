@@ -84,7 +84,7 @@ func (b *slash) slashUse(cmd slack.SlashCommand, team string, args []string) {
 func (b *slash) slashStatus(cmd slack.SlashCommand, team string) {
 	def, _ := storage.ChannelDefault(context.TODO(), b.cfg.Store, team, cmd.ChannelID)
 	a, _ := b.findAgent(def)
-	b.respond(cmd, view.Status(def, a, b.cfg.Catalog())+"\n"+view.BudgetStatus(b.cfg.Engine.Budgets(), team))
+	b.respond(cmd, view.Status(def, a, b.cfg.Catalog())+"\n"+view.BudgetStatus(b.turnCtx, b.cfg.Engine.Budgets(), team))
 }
 
 // reload reloads bundles for an admin.
