@@ -140,7 +140,7 @@ func (b *threadHandlers) answerStored(ctx context.Context, j *job, st threadstat
 	}
 	if !j.c.Failed() {
 		b.setState(s, func(ts *threadstate.State) { threadwork.NoteEarly(ts, st.Seq) })
-		b.saveSession(s, "note the message answered ahead of its turn")
+		b.saveSession(ctx, s, "note the message answered ahead of its turn")
 	}
 	return true
 }
@@ -214,7 +214,7 @@ func (b *threadHandlers) startDefault(ctx context.Context, j *job) bool {
 					st.Owner = it.User // who started the thread owns it, whoever picks the agent
 				}
 			})
-			b.saveSession(j.c.Live, "keep the message waiting for the picker")
+			b.saveSession(ctx, j.c.Live, "keep the message waiting for the picker")
 		}
 		b.postPicker(ctx, it)
 		return false
@@ -285,14 +285,14 @@ func (b *threadHandlers) activate(ctx context.Context, c *engine.Conversation, a
 	}
 	b.setTitle(ctx, it, c.Live)
 	b.postGreeting(ctx, it.Channel, it.ThreadTS, a, g)
-	b.greeted(c.Live)
+	b.greeted(ctx, c.Live)
 	return true
 }
 
 // greeted notes that the greeting the activation owed is posted.
-func (b *threadHandlers) greeted(s *engine.Session) {
+func (b *threadHandlers) greeted(ctx context.Context, s *engine.Session) {
 	b.setState(s, func(st *threadstate.State) { st.Greet = "" })
-	b.saveSession(s, "note the greeting posted")
+	b.saveSession(ctx, s, "note the greeting posted")
 }
 
 // greetOwed posts the greeting an activation owes the thread (its run
@@ -310,7 +310,7 @@ func (b *threadHandlers) greetOwed(ctx context.Context, c *engine.Conversation, 
 	if !slices.ContainsFunc(msgs, b.isGreeting) {
 		b.postGreeting(ctx, it.Channel, it.ThreadTS, c.Live.AgentDef, b.cfg.Engine.Greet(c.Live))
 	}
-	b.greeted(c.Live)
+	b.greeted(ctx, c.Live)
 }
 
 // isGreeting reports whether m is an agent's greeting the bot posted.
@@ -343,7 +343,7 @@ func (b *threadHandlers) onPick(ctx context.Context, j *job) {
 	}
 	if greeting.Only(pending, a.Name) {
 		b.setState(c.Live, func(st *threadstate.State) { st.Pending = "" })
-		b.saveSession(c.Live, "drop the message the greeting answered")
+		b.saveSession(ctx, c.Live, "drop the message the greeting answered")
 		return
 	}
 	b.setState(c.Live, func(st *threadstate.State) { st.Pending, st.Seq = "", j.seq })
@@ -372,7 +372,7 @@ func (b *threadHandlers) switchAgent(ctx context.Context, c *engine.Conversation
 	// hands the thread to the person who switched.
 	b.setState(c.Live, func(st *threadstate.State) { st.Owner = owner })
 	if a == nil {
-		b.saveSession(c.Live, "keep the thread's owner")
+		b.saveSession(ctx, c.Live, "keep the thread's owner")
 		b.postPicker(ctx, it)
 		return
 	}
