@@ -72,14 +72,14 @@ func (b *core) approvalMessage(s *transcript.Session, a *transcript.Approval, li
 // saveApprovalMessages sets the posted messages of s's approvals, keeping
 // only the calls still in s.Pending, and stores them with the session's
 // metadata only: the engine saved the transcript already.
-func (b *turns) saveApprovalMessages(s *engine.Session, m map[string]string) {
+func (b *turns) saveApprovalMessages(ctx context.Context, s *engine.Session, m map[string]string) {
 	for id := range m {
 		if findApproval(&s.Session, id) == nil {
 			delete(m, id)
 		}
 	}
 	b.setState(s, func(st *threadstate.State) { st.Approvals = m })
-	if err := b.work.StoreMeta(&s.Session); err != nil {
+	if err := b.work.StoreMeta(ctx, &s.Session); err != nil {
 		b.log.Error("save approval messages", "session", s.ID, "err", err)
 	}
 }
@@ -118,7 +118,7 @@ func (b *turns) postApprovals(ctx context.Context, s *engine.Session, it item, p
 	if !changed {
 		return
 	}
-	b.saveApprovalMessages(s, posted)
+	b.saveApprovalMessages(ctx, s, posted)
 }
 
 // onApprovalClick handles a click of Approve or Deny: someone who may not
@@ -135,7 +135,7 @@ func (b *intake) onApprovalClick(team, channel, thread, messageTS, user, kind, v
 		b.ephemeral(channel, user, thread, "⚠️ This button doesn't belong to this thread.")
 		return false
 	}
-	rec, err := b.cfg.Store.FindMeta(context.TODO(), v.Key) // no transcript on the ack path
+	rec, err := b.cfg.Store.FindMeta(b.turnCtx, v.Key) // no transcript on the ack path
 	if err != nil {
 		b.log.Error("load session for an approval", "err", err)
 		b.ephemeral(channel, user, thread, "⚠️ I couldn't open this thread's session. Please click again in a moment.")
@@ -178,7 +178,7 @@ func (b *threadHandlers) onDecision(ctx context.Context, j *job) {
 		return
 	}
 	b.setState(s, func(st *threadstate.State) { st.Seq = j.seq }) // a crash from here replays as a resume
-	if err := c.Decide(it.CallID, it.Text, it.User); err != nil {
+	if err := c.Decide(ctx, it.CallID, it.Text, it.User); err != nil {
 		if errors.Is(err, engine.ErrNoPending) {
 			return
 		}
@@ -245,7 +245,7 @@ func (b *turns) closeSuperseded(ctx context.Context, t *threadTurn) {
 			b.log.Warn("update approval message", "err", err)
 		}
 	}
-	b.saveApprovalMessages(s, b.state(s).Approvals)
+	b.saveApprovalMessages(ctx, s, b.state(s).Approvals)
 }
 
 // approvalSweepEvery is how often pending calls are checked for expiry
@@ -266,14 +266,14 @@ type sweeper struct {
 // for an approval (the store's index of them: no scan of every session).
 func (sw *sweeper) sweep() {
 	b := sw
-	waiting, err := b.cfg.Store.WaitingSessions(context.TODO())
+	waiting, err := b.cfg.Store.WaitingSessions(b.turnCtx)
 	if err != nil {
 		b.log.Error("sweep pending approvals", "err", err)
 		return
 	}
 	now := time.Now()
 	for _, key := range waiting {
-		rec, err := b.cfg.Store.FindMeta(context.TODO(), key)
+		rec, err := b.cfg.Store.FindMeta(b.turnCtx, key)
 		if err != nil || rec == nil {
 			continue
 		}

@@ -58,4 +58,6 @@ func (b *core) setState(s *engine.Session, change func(*threadstate.State)) {
 
 // saveSession stores s (its transcript and state); a failure is logged,
 // saying what was not kept, and reported.
-func (b *core) saveSession(s *engine.Session, what string) bool { return b.work.Save(&s.Session, what) }
+func (b *core) saveSession(ctx context.Context, s *engine.Session, what string) bool {
+	return b.work.Save(ctx, &s.Session, what)
+}

@@ -37,7 +37,7 @@ func (b *threadHandlers) deferWhileWaiting(ctx context.Context, j *job) bool {
 	b.setState(c.Live, func(st *threadstate.State) {
 		st.Deferred = append(st.Deferred, threadstate.Input{Seq: j.seq, Item: data})
 	})
-	if !b.saveSession(c.Live, "keep a message for after the approval") {
+	if !b.saveSession(ctx, c.Live, "keep a message for after the approval") {
 		return false
 	}
 	var tools []string
@@ -81,7 +81,7 @@ func (b *threadHandlers) answerDeferred(ctx context.Context, c *engine.Conversat
 				st.Deferred = st.Deferred[1:]
 			}
 		})
-		if !b.saveSession(c.Live, "note a deferred message answered") {
+		if !b.saveSession(ctx, c.Live, "note a deferred message answered") {
 			return
 		}
 	}

@@ -69,12 +69,12 @@ func (b *intake) onFeedbackClick(team, channel, thread, messageTS, user, value s
 }
 
 // onFeedback handles a queued feedback click.
-func (b *threadHandlers) onFeedback(_ context.Context, j *job) { b.recordFeedback(j.it) }
+func (b *threadHandlers) onFeedback(ctx context.Context, j *job) { b.recordFeedback(ctx, j.it) }
 
 // recordFeedback stores a queued feedback click with its session and
 // counts it.
-func (b *threadHandlers) recordFeedback(it item) {
-	rec, err := b.cfg.Store.FindSession(context.TODO(), it.thread().String())
+func (b *threadHandlers) recordFeedback(ctx context.Context, it item) {
+	rec, err := b.cfg.Store.FindSession(ctx, it.thread().String())
 	if err != nil || rec == nil {
 		b.log.Warn("feedback for a thread without a session", "err", err)
 		return
@@ -96,7 +96,7 @@ func (b *threadHandlers) recordFeedback(it item) {
 		list = list[len(list)-maxFeedback:]
 	}
 	b.setState(s, func(st *threadstate.State) { st.Feedback = list })
-	if !b.saveSession(s, "record feedback") {
+	if !b.saveSession(ctx, s, "record feedback") {
 		return
 	}
 	b.obs.Feedback(f.Agent, f.Workflow, f.Value)

@@ -36,7 +36,7 @@ func (b *core) fetchFiles(ctx context.Context, s *engine.Session, it item) strin
 		}
 		// Kept in the store too, so a replica taking the thread over has
 		// it; in a project, its version is by who shared it.
-		if err := b.cfg.Engine.KeepInput(s, it.User, name, data); err != nil {
+		if err := b.cfg.Engine.KeepInput(ctx, s, it.User, name, data); err != nil {
 			b.log.Error("store shared file", "file", name, "err", err)
 		}
 		got = append(got, fmt.Sprintf("%s/%s (%s)", sandbox.InputDir, name, sandbox.SizeText(int64(len(data)))))

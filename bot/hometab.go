@@ -43,7 +43,7 @@ func (b *home) refreshHome(ctx context.Context, user string) {
 	for i, s := range sessions {
 		rows[i] = homeSession(s)
 	}
-	blocks := view.Home(b.cfg.Catalog().EntryPoints(), rows, b.homeProjectBlocks(sessions))
+	blocks := view.Home(b.cfg.Catalog().EntryPoints(), rows, b.homeProjectBlocks(ctx, sessions))
 	_, err := b.cfg.API.PublishViewContext(ctx, slack.PublishViewContextRequest{UserID: user,
 		View: slack.HomeTabViewRequest{Type: slack.VTHomeTab, Blocks: slack.Blocks{BlockSet: blocks}}})
 	if err != nil && !b.web().Refused("views.publish", err) {

@@ -90,7 +90,7 @@ func (b *intake) handle(evt socketmode.Event) {
 func (b *core) seen(dedupe ...string) bool {
 	dup := false
 	for _, k := range dedupe {
-		d, err := b.cfg.Store.Seen(context.TODO(), k, b.cfg.DedupeTTL)
+		d, err := b.cfg.Store.Seen(b.turnCtx, k, b.cfg.DedupeTTL)
 		if err != nil {
 			b.log.Error("dedupe", "err", err)
 		}

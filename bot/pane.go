@@ -33,7 +33,7 @@ func (b *home) onAppHomeOpened(team string, e *slackevents.AppHomeOpenedEvent) {
 		return
 	}
 	ctx := b.turnCtx
-	title, prompts := b.suggestedPrompts(team, e.Channel)
+	title, prompts := b.suggestedPrompts(ctx, team, e.Channel)
 	if _, err := b.postMsg(ctx, e.Channel, "", slack.MsgOptionText(slackmd.EscapeText(title), false)); err != nil {
 		b.log.Debug("agent pane greeting", "err", err)
 		return
@@ -53,8 +53,8 @@ func (b *home) onAppHomeOpened(team string, e *slackevents.AppHomeOpenedEvent) {
 
 // suggestedPrompts returns the pane's greeting and prompts for a DM: the
 // menu of its default agent, or else the agents to pick from.
-func (b *home) suggestedPrompts(team, channel string) (string, []slack.AssistantThreadsPrompt) {
-	def, _ := storage.ChannelDefault(context.TODO(), b.cfg.Store, team, channel)
+func (b *home) suggestedPrompts(ctx context.Context, team, channel string) (string, []slack.AssistantThreadsPrompt) {
+	def, _ := storage.ChannelDefault(ctx, b.cfg.Store, team, channel)
 	if a, ok := b.findAgent(def); ok {
 		return view.AgentPrompts(a)
 	}

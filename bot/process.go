@@ -77,7 +77,7 @@ func (q queued) Handle(ctx context.Context, _ string, seq uint64, payload []byte
 // old one is kept, detached) and anything else is told how to go on; then,
 // as on a failure, it returns nil.
 func (b *threadHandlers) open(ctx context.Context, it item) *engine.Conversation {
-	c, err := b.cfg.Engine.Open(b.cfg.Store, it.thread().String())
+	c, err := b.cfg.Engine.Open(ctx, b.cfg.Store, it.thread().String())
 	var gone *engine.AgentGoneError
 	switch {
 	case errors.As(err, &gone):
@@ -140,7 +140,7 @@ func (b *threadHandlers) answerStored(ctx context.Context, j *job, st threadstat
 	}
 	if !j.c.Failed() {
 		b.setState(s, func(ts *threadstate.State) { threadwork.NoteEarly(ts, st.Seq) })
-		b.saveSession(s, "note the message answered ahead of its turn")
+		b.saveSession(ctx, s, "note the message answered ahead of its turn")
 	}
 	return true
 }
@@ -214,7 +214,7 @@ func (b *threadHandlers) startDefault(ctx context.Context, j *job) bool {
 					st.Owner = it.User // who started the thread owns it, whoever picks the agent
 				}
 			})
-			b.saveSession(j.c.Live, "keep the message waiting for the picker")
+			b.saveSession(ctx, j.c.Live, "keep the message waiting for the picker")
 		}
 		b.postPicker(ctx, it)
 		return false
@@ -260,7 +260,7 @@ func (b *threadHandlers) turnInput(ctx context.Context, j *job) (string, bool) {
 // activate starts a session with an agent and posts its greeting.
 func (b *threadHandlers) activate(ctx context.Context, c *engine.Conversation, a *catalog.Agent, it item) bool {
 	name := b.userName(ctx, it.User)
-	g, err := c.Start(a, func(s *engine.Session) {
+	g, err := c.Start(ctx, a, func(s *engine.Session) {
 		if name != "" {
 			s.Vars = map[string]string{"user_name": name}
 		}
@@ -285,14 +285,14 @@ func (b *threadHandlers) activate(ctx context.Context, c *engine.Conversation, a
 	}
 	b.setTitle(ctx, it, c.Live)
 	b.postGreeting(ctx, it.Channel, it.ThreadTS, a, g)
-	b.greeted(c.Live)
+	b.greeted(ctx, c.Live)
 	return true
 }
 
 // greeted notes that the greeting the activation owed is posted.
-func (b *threadHandlers) greeted(s *engine.Session) {
+func (b *threadHandlers) greeted(ctx context.Context, s *engine.Session) {
 	b.setState(s, func(st *threadstate.State) { st.Greet = "" })
-	b.saveSession(s, "note the greeting posted")
+	b.saveSession(ctx, s, "note the greeting posted")
 }
 
 // greetOwed posts the greeting an activation owes the thread (its run
@@ -310,7 +310,7 @@ func (b *threadHandlers) greetOwed(ctx context.Context, c *engine.Conversation, 
 	if !slices.ContainsFunc(msgs, b.isGreeting) {
 		b.postGreeting(ctx, it.Channel, it.ThreadTS, c.Live.AgentDef, b.cfg.Engine.Greet(c.Live))
 	}
-	b.greeted(c.Live)
+	b.greeted(ctx, c.Live)
 }
 
 // isGreeting reports whether m is an agent's greeting the bot posted.
@@ -343,7 +343,7 @@ func (b *threadHandlers) onPick(ctx context.Context, j *job) {
 	}
 	if greeting.Only(pending, a.Name) {
 		b.setState(c.Live, func(st *threadstate.State) { st.Pending = "" })
-		b.saveSession(c.Live, "drop the message the greeting answered")
+		b.saveSession(ctx, c.Live, "drop the message the greeting answered")
 		return
 	}
 	b.setState(c.Live, func(st *threadstate.State) { st.Pending, st.Seq = "", j.seq })
@@ -363,7 +363,7 @@ func (b *threadHandlers) switchAgent(ctx context.Context, c *engine.Conversation
 	}
 	c.Live.Person = it.User // who asks for the switch: the handoff names them
 	owner := b.ownerOf(c, it)
-	if _, err := c.Switch(nil, nil); err != nil {
+	if _, err := c.Switch(ctx, nil, nil); err != nil {
 		b.log.Error("switch agent", "err", err)
 		b.post(ctx, it.Channel, it.ThreadTS, "⚠️ I couldn't switch agents. Please try again.")
 		return
@@ -372,7 +372,7 @@ func (b *threadHandlers) switchAgent(ctx context.Context, c *engine.Conversation
 	// hands the thread to the person who switched.
 	b.setState(c.Live, func(st *threadstate.State) { st.Owner = owner })
 	if a == nil {
-		b.saveSession(c.Live, "keep the thread's owner")
+		b.saveSession(ctx, c.Live, "keep the thread's owner")
 		b.postPicker(ctx, it)
 		return
 	}

@@ -23,8 +23,8 @@ import (
 // the channel to it.
 
 // projectOf is the project a channel's threads share.
-func (b *core) projectOf(team, channel string) string {
-	p, err := storage.BoundProject(context.TODO(), b.cfg.Store, team, channel)
+func (b *core) projectOf(ctx context.Context, team, channel string) string {
+	p, err := storage.BoundProject(ctx, b.cfg.Store, team, channel)
 	if err != nil {
 		b.log.Error("project: read the channel's binding", "err", err)
 	}
@@ -59,15 +59,15 @@ func (b *slash) slashProject(cmd slack.SlashCommand, team string, args []string)
 
 // projectText describes a channel's project (view.ProjectText).
 func (b *slash) projectText(team, channel string) string {
-	p := view.Project{Name: b.projectOf(team, channel), Channel: channel}
-	docs, err := b.cfg.Store.Documents(context.TODO(), p.Name)
+	p := view.Project{Name: b.projectOf(b.turnCtx, team, channel), Channel: channel}
+	docs, err := b.cfg.Store.Documents(b.turnCtx, p.Name)
 	if err != nil {
 		b.log.Error("project: list documents", "project", p.Name, "err", err)
 		return "⚠️ I couldn't read this channel's project. Please try again."
 	}
 	p.Docs, p.Own = docs, p.Name == storage.ChannelProject(team, channel)
 	if !p.Own {
-		if chans, err := b.cfg.Store.BoundChannels(context.TODO(), p.Name); err == nil {
+		if chans, err := b.cfg.Store.BoundChannels(b.turnCtx, p.Name); err == nil {
 			p.Bound = chans
 		}
 	}
@@ -89,7 +89,7 @@ func (b *slash) bindProject(cmd slack.SlashCommand, team, name string, create bo
 	if err := storage.CheckUserProjectName(name); err != nil {
 		return "That name won't do: " + err.Error() + "."
 	}
-	_, err := storage.FindProject(context.TODO(), b.cfg.Store, name)
+	_, err := storage.FindProject(b.turnCtx, b.cfg.Store, name)
 	switch {
 	case create && err == nil:
 		return fmt.Sprintf("A project *%s* exists already: `/agent project use %s` binds this channel to it.", name, name)
@@ -103,12 +103,12 @@ func (b *slash) bindProject(cmd slack.SlashCommand, team, name string, create bo
 		return msg
 	}
 	if create {
-		if err := b.cfg.Store.CreateProject(context.TODO(), storage.Project{Name: name}); err != nil {
+		if err := b.cfg.Store.CreateProject(b.turnCtx, storage.Project{Name: name}); err != nil {
 			b.log.Error("project: create", "err", err)
 			return "⚠️ I couldn't create the project. Please try again."
 		}
 	}
-	if err := b.cfg.Store.BindChannel(context.TODO(), team+"/"+cmd.ChannelID, name); err != nil {
+	if err := b.cfg.Store.BindChannel(b.turnCtx, team+"/"+cmd.ChannelID, name); err != nil {
 		b.log.Error("project: bind", "err", err)
 		return "⚠️ I couldn't bind this channel. Please try again."
 	}
@@ -156,11 +156,11 @@ const ruleSources = "member of every private channel"
 // known is access.UnknownChannel), so unbinding a private channel never
 // makes its earlier documents public.
 func (b *slash) channelsInvolved(team, channel, project string) ([]access.Channel, error) {
-	bound, err := b.cfg.Store.BoundChannels(context.TODO(), project)
+	bound, err := b.cfg.Store.BoundChannels(b.turnCtx, project)
 	if err != nil {
 		return nil, err
 	}
-	sources, err := b.cfg.Store.ProjectSources(context.TODO(), project)
+	sources, err := b.cfg.Store.ProjectSources(b.turnCtx, project)
 	if err != nil {
 		return nil, err
 	}
@@ -198,7 +198,7 @@ func (b *slash) onBindButton(c click) bool {
 	}
 	channels, err := b.channelsInvolved(c.team, channel, project)
 	if err == nil {
-		_, err = storage.FindProject(context.TODO(), b.cfg.Store, project)
+		_, err = storage.FindProject(b.turnCtx, b.cfg.Store, project)
 	}
 	if err != nil {
 		b.ephemeral(c.channel, c.user, "", "⚠️ I couldn't read the project "+project+". Please try again.")
@@ -210,7 +210,7 @@ func (b *slash) onBindButton(c click) bool {
 		b.ephemeral(c.channel, c.user, "", ans.Why)
 		return false
 	}
-	if err := b.cfg.Store.BindChannel(context.TODO(), c.team+"/"+channel, project); err != nil {
+	if err := b.cfg.Store.BindChannel(b.turnCtx, c.team+"/"+channel, project); err != nil {
 		b.log.Error("project: bind", "err", err)
 		b.ephemeral(c.channel, c.user, "", "⚠️ I couldn't bind this channel. Please try again.")
 		return false
@@ -227,20 +227,20 @@ const homeProjects = 3
 
 // homeProjectBlocks lists, for the Home tab, the documents of the projects
 // of a user's recent sessions (at most homeProjects; view.ProjectBlocks).
-func (b *home) homeProjectBlocks(sessions []*transcript.Session) []slack.Block {
+func (b *home) homeProjectBlocks(ctx context.Context, sessions []*transcript.Session) []slack.Block {
 	var names []string
 	for _, s := range sessions {
 		team, channel, ok := storage.SlackChannel(s.Key)
 		if !ok {
 			continue
 		}
-		if p := b.projectOf(team, channel); !slices.Contains(names, p) && len(names) < homeProjects {
+		if p := b.projectOf(ctx, team, channel); !slices.Contains(names, p) && len(names) < homeProjects {
 			names = append(names, p)
 		}
 	}
 	var projects []view.ProjectDocs
 	for _, name := range names {
-		if docs, err := b.cfg.Store.Documents(context.TODO(), name); err == nil {
+		if docs, err := b.cfg.Store.Documents(ctx, name); err == nil {
 			projects = append(projects, view.ProjectDocs{Name: name, Docs: docs})
 		}
 	}

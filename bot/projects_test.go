@@ -31,14 +31,13 @@ func projectRig(t *testing.T) *rig {
 // projectRigWith is projectRig with more of the bot's config set by
 // mutate (after user is made an admin).
 func projectRigWith(t *testing.T, mutate func(*bot.Config)) *rig {
-	ctx := context.Background()
 	t.Helper()
 	return newRig(t, rigOpts{
 		bmad: []string{fixtures.Copy(t, fixtures.V612)},
 		engine: func(c *engine.Config) {
 			st := c.Store.(*bolt.Store)
 			c.Projects = &engine.Projects{Store: st,
-				Of: func(key string) (string, error) {
+				Of: func(ctx context.Context, key string) (string, error) {
 					return storage.ThreadProject(ctx, st, key, storage.TerminalProject)
 				},
 				Root: storage.Folders{Dir: st.Dir()}.ProjectFolder}

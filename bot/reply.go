@@ -48,7 +48,7 @@ func (b *turns) newReply(ctx context.Context, it item, s *engine.Session) *reply
 		Upload: func(ev engine.Event) {
 			// From the store (the project's documents, or the session's
 			// outputs before projects), as any replica would serve it.
-			data, err := b.cfg.Engine.OutputData(sessionID, *ev.Output)
+			data, err := b.cfg.Engine.OutputData(ctx, sessionID, *ev.Output)
 			b.upload(ctx, it, savedDoc{ev: ev, data: data, err: err})
 		},
 		Log: b.log,

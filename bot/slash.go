@@ -1,7 +1,6 @@
 package bot
 
 import (
-	"context"
 	"fmt"
 	"strings"
 
@@ -44,7 +43,7 @@ func (b *slash) onSlash(cmd slack.SlashCommand) {
 	case "status":
 		b.slashStatus(cmd, team)
 	case "reset":
-		if err := storage.SetChannelDefault(context.TODO(), b.cfg.Store, team, cmd.ChannelID, ""); err != nil {
+		if err := storage.SetChannelDefault(b.turnCtx, b.cfg.Store, team, cmd.ChannelID, ""); err != nil {
 			b.respond(cmd, "⚠️ I couldn't clear the channel default. Please try again.")
 			return
 		}
@@ -71,7 +70,7 @@ func (b *slash) slashUse(cmd slack.SlashCommand, team string, args []string) {
 		b.respond(cmd, fmt.Sprintf("I don't know the agent `%s`. %s", args[0], b.agentList()))
 		return
 	}
-	if err := storage.SetChannelDefault(context.TODO(), b.cfg.Store, team, cmd.ChannelID, a.ID); err != nil {
+	if err := storage.SetChannelDefault(b.turnCtx, b.cfg.Store, team, cmd.ChannelID, a.ID); err != nil {
 		b.log.Error("set channel default", "err", err)
 		b.respond(cmd, "⚠️ I couldn't save the channel default. Please try again.")
 		return
@@ -82,9 +81,9 @@ func (b *slash) slashUse(cmd slack.SlashCommand, team string, args []string) {
 // slashStatus reports the channel's default agent, what is loaded, and the
 // token budgets (/agent status).
 func (b *slash) slashStatus(cmd slack.SlashCommand, team string) {
-	def, _ := storage.ChannelDefault(context.TODO(), b.cfg.Store, team, cmd.ChannelID)
+	def, _ := storage.ChannelDefault(b.turnCtx, b.cfg.Store, team, cmd.ChannelID)
 	a, _ := b.findAgent(def)
-	b.respond(cmd, view.Status(def, a, b.cfg.Catalog())+"\n"+view.BudgetStatus(b.cfg.Engine.Budgets(), team))
+	b.respond(cmd, view.Status(def, a, b.cfg.Catalog())+"\n"+view.BudgetStatus(b.turnCtx, b.cfg.Engine.Budgets(), team))
 }
 
 // reload reloads bundles for an admin.

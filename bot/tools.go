@@ -23,7 +23,7 @@ func (b *slash) slashTools(cmd slack.SlashCommand, team string, args []string) {
 		b.respond(cmd, why)
 		return
 	}
-	current, err := storage.ChannelTools(context.TODO(), b.cfg.Store, team, cmd.ChannelID)
+	current, err := storage.ChannelTools(b.turnCtx, b.cfg.Store, team, cmd.ChannelID)
 	if err != nil {
 		b.log.Error("read channel tools", "err", err)
 		b.respond(cmd, "⚠️ I couldn't read this channel's tools. Please try again.")
@@ -47,7 +47,7 @@ func (b *slash) slashTools(cmd slack.SlashCommand, team string, args []string) {
 	if !ok {
 		return
 	}
-	if err := storage.SetChannelTools(context.TODO(), b.cfg.Store, team, cmd.ChannelID, next); err != nil {
+	if err := storage.SetChannelTools(b.turnCtx, b.cfg.Store, team, cmd.ChannelID, next); err != nil {
 		b.log.Error("set channel tools", "err", err)
 		b.respond(cmd, "⚠️ I couldn't save this channel's tools. Please try again.")
 		return
@@ -57,7 +57,7 @@ func (b *slash) slashTools(cmd slack.SlashCommand, team string, args []string) {
 	if op == "remove" {
 		verb = "removed from"
 	}
-	next, _ = storage.ChannelTools(context.TODO(), b.cfg.Store, team, cmd.ChannelID)
+	next, _ = storage.ChannelTools(b.turnCtx, b.cfg.Store, team, cmd.ChannelID)
 	b.respond(cmd, fmt.Sprintf("`%s` %s this channel's tools; it applies from the next turn.\n%s", name, verb, b.toolsText(next)))
 }
 
@@ -100,6 +100,7 @@ func ChannelServers(st ChannelToolsReader) func(sessionKey string) ([]string, er
 		if !ok || k.Channel == "" {
 			return nil, nil
 		}
+		// TODO stays: engine/mcp's SessionTools asks for the servers without a context.
 		servers, err := storage.ChannelTools(context.TODO(), st, k.Team, k.Channel)
 		if err != nil {
 			return nil, fmt.Errorf("channel tools of %s: %w", sessionKey, err)

@@ -120,7 +120,7 @@ func (b *turns) recordStop(ctx context.Context, t *threadTurn) {
 	if by == "" || ctx.Err() != nil {
 		return
 	}
-	if err := t.c.Interrupt(stopNote); err != nil {
+	if err := t.c.Interrupt(ctx, stopNote); err != nil {
 		b.log.Error("record stop", "err", err)
 	}
 	t.r.stoppedBy = by
@@ -194,7 +194,7 @@ func (b *turns) storeFailed(ctx context.Context, s *engine.Session, res *engine.
 	if res != nil {
 		text = res.Text
 	}
-	return b.work.StoreFailed(ctx, &s.Session, text, err, func() error { return b.cfg.Engine.Save(s) })
+	return b.work.StoreFailed(ctx, &s.Session, text, err, func() error { return b.cfg.Engine.Save(ctx, s) })
 }
 
 // noteWorkflow remembers the menu item input picks, if any.

@@ -68,7 +68,7 @@ func pick(t *testing.T, a *catalog.Agent, it catalog.MenuItem, coreFS fs.FS) (*e
 		OutputRoot: func(string) string { return out },
 		CoreFS:     coreFS,
 	})
-	if _, err := eng.Activate(s, a); err != nil {
+	if _, err := eng.Activate(context.Background(), s, a); err != nil {
 		t.Fatalf("activate %s: %v", a.ID, err)
 	}
 	turn := func(input string, replies ...fakemodel.Reply) results {

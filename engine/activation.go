@@ -1,6 +1,7 @@
 package engine
 
 import (
+	"context"
 	"fmt"
 	"path"
 	"path/filepath"
@@ -32,20 +33,20 @@ var criticalPath = regexp.MustCompile(`\{[A-Za-z0-9_.-]+\}(?:/[A-Za-z0-9_.@+-]+)
 // the system prompt and greeting into the transcript. It makes no model
 // call. A missing config file the activation loads stops activation with an
 // error naming it.
-func (e *Engine) Activate(s *Session, a *catalog.Agent) (*Greeting, error) {
+func (e *Engine) Activate(ctx context.Context, s *Session, a *catalog.Agent) (*Greeting, error) {
 	if a == nil {
 		return nil, fmt.Errorf("activate session %s: no agent", s.ID)
 	}
 	e.bindAgent(s, a)
 	preset := s.Vars // the caller's own values, such as the user's name
 	if a.Format == catalog.FormatSkill {
-		return e.activateSkill(s, a, preset)
+		return e.activateSkill(ctx, s, a, preset)
 	}
 	v := pathVars(a)
 	v["date"] = s.Date
 	s.Vars = v
 
-	sb, err := e.openSandbox(s)
+	sb, err := e.openSandbox(ctx, s)
 	if err != nil {
 		return nil, fmt.Errorf("activate %s: %w", a.ID, err)
 	}
@@ -69,7 +70,7 @@ func (e *Engine) Activate(s *Session, a *catalog.Agent) (*Greeting, error) {
 		transcript.Message{Role: transcript.RoleUser, Content: prompt.SessionFacts(v, missing)},
 		transcript.Message{Role: transcript.RoleAssistant, Content: g.Text},
 	)
-	if err := e.save(s); err != nil {
+	if err := e.save(ctx, s); err != nil {
 		return nil, fmt.Errorf("activate %s: save session: %w", a.ID, err)
 	}
 	return g, nil

@@ -1,6 +1,7 @@
 package engine
 
 import (
+	"context"
 	"fmt"
 	"path"
 	"path/filepath"
@@ -17,7 +18,7 @@ import (
 // customization and config are resolved in Go, the persona and facts go
 // into the byte-stable system prompt, and the greeting and menu are the
 // agent's own. An agent whose customization is invalid does not start.
-func (e *Engine) activateSkill(s *Session, a *catalog.Agent, preset map[string]string) (*Greeting, error) {
+func (e *Engine) activateSkill(ctx context.Context, s *Session, a *catalog.Agent, preset map[string]string) (*Greeting, error) {
 	if a.Problem != "" {
 		return nil, fmt.Errorf("agent %s cannot start: %s", a.ID, a.Problem)
 	}
@@ -29,7 +30,7 @@ func (e *Engine) activateSkill(s *Session, a *catalog.Agent, preset map[string]s
 	if root := v["skill-root"]; root != "" {
 		s.Skill = &transcript.ActiveSkill{Name: a.SkillName, Root: root, Vars: map[string]string{"skill-root": root, "skill-name": a.SkillName}}
 	}
-	sb, err := e.openSandbox(s)
+	sb, err := e.openSandbox(ctx, s)
 	if err != nil {
 		return nil, fmt.Errorf("activate %s: %w", a.ID, err)
 	}
@@ -41,7 +42,7 @@ func (e *Engine) activateSkill(s *Session, a *catalog.Agent, preset map[string]s
 		transcript.Message{Role: transcript.RoleUser, Content: prompt.SkillSessionFacts(a, v)},
 		transcript.Message{Role: transcript.RoleAssistant, Content: g.Text},
 	)
-	if err := e.save(s); err != nil {
+	if err := e.save(ctx, s); err != nil {
 		return nil, fmt.Errorf("activate %s: save session: %w", a.ID, err)
 	}
 	return g, nil

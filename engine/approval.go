@@ -34,7 +34,7 @@ const (
 // nothing and returns nil. Decisions come only through Decide: nothing a
 // tool or the model writes can approve a call. Like a turn, Decide must not
 // run concurrently with another turn or Decide of the same session.
-func (e *Engine) Decide(s *Session, callID, decision, by string) error {
+func (e *Engine) Decide(ctx context.Context, s *Session, callID, decision, by string) error {
 	switch decision {
 	case transcript.DecisionApproved, transcript.DecisionDenied, transcript.DecisionExpired:
 	default:
@@ -55,7 +55,7 @@ func (e *Engine) Decide(s *Session, callID, decision, by string) error {
 			by = ""
 		}
 		p.Decision, p.By, p.Decided = decision, by, e.cfg.Now()
-		if err := e.save(s); err != nil {
+		if err := e.save(ctx, s); err != nil {
 			return fmt.Errorf("decide %s: save: %w", callID, err)
 		}
 		return nil
@@ -99,7 +99,9 @@ func (e *Engine) pause(ctx context.Context, s *Session, tr *toolEnv, res *Result
 		pending = append(pending, transcript.Approval{CallID: tc.ID, Tool: tc.Function.Name, Server: t.Server, Args: tc.Function.Arguments, Asked: now})
 	}
 	s.Held, s.Pending = held, pending
-	if err := e.save(s); err != nil {
+	// The other calls ran: their results and the wait are kept even when
+	// the turn was cancelled meanwhile, so a resume does not run them again.
+	if err := e.save(context.WithoutCancel(ctx), s); err != nil {
 		return res, fmt.Errorf("turn %s: save: %w", s.ID, err)
 	}
 	res.Pending = append([]transcript.Approval(nil), pending...)

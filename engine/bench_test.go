@@ -36,7 +36,7 @@ func benchSession(b *testing.B, eng *engine.Engine) *engine.Session {
 	cat := catalog.Load(catalog.Options{Bundles: []string{fixtures.Bundles(b)}})
 	a, _ := cat.Find("product-lead")
 	s := &engine.Session{Session: transcript.Session{ID: "bench", Key: "bench"}}
-	if _, err := eng.Activate(s, a); err != nil {
+	if _, err := eng.Activate(context.Background(), s, a); err != nil {
 		b.Fatal(err)
 	}
 	for len(s.Messages) < 100 {

@@ -24,11 +24,11 @@ func Thousands(n int) string { return budget.Thousands(n) }
 const budgetNote = "(Runtime: the token budget is nearly used up. Answer now without tools: say what is done, what is saved, and what the next step is.)"
 
 // budget returns the tightest cap on s, given the turn's usage so far.
-func (e *Engine) budget(s *Session, turn Usage) Budget {
+func (e *Engine) budget(ctx context.Context, s *Session, turn Usage) Budget {
 	if e.cfg.Budget == nil {
 		return Budget{}
 	}
-	return e.cfg.Budget(s, turn)
+	return e.cfg.Budget(ctx, s, turn)
 }
 
 // UsageStore keeps the tokens a workspace used per day.
@@ -75,7 +75,7 @@ func workspaceOf(key string) string {
 
 // Budget is the tightest cap on s, given the turn's usage so far; New
 // makes it Config.Budget when Config.Budgets is set.
-func (b *Budgets) Budget(s *Session, turn Usage) Budget {
+func (b *Budgets) Budget(ctx context.Context, s *Session, turn Usage) Budget {
 	if b == nil {
 		return Budget{}
 	}
@@ -85,7 +85,7 @@ func (b *Budgets) Budget(s *Session, turn Usage) Budget {
 			Raise: b.raise("AGENTBOT_SESSION_TOKEN_BUDGET", "or start a new thread")})
 	}
 	if b.DailyTokens > 0 {
-		used, _ := b.Daily(workspaceOf(s.Key))
+		used, _ := b.Daily(ctx, workspaceOf(s.Key))
 		caps = append(caps, Budget{Used: used + turn.Tokens(), Limit: b.DailyTokens, Name: "workspace's daily token budget",
 			Raise: b.raise("AGENTBOT_DAILY_TOKEN_BUDGET", "or wait until it resets at midnight UTC")})
 	}
@@ -108,9 +108,9 @@ func (b *Budgets) raise(setting, or string) string {
 }
 
 // Daily returns a workspace's tokens today.
-func (b *Budgets) Daily(team string) (int, error) {
+func (b *Budgets) Daily(ctx context.Context, team string) (int, error) {
 	if b.Store != nil {
-		return b.Store.AddDailyUsage(context.TODO(), team, b.day(), 0)
+		return b.Store.AddDailyUsage(ctx, team, b.day(), 0)
 	}
 	b.mu.Lock()
 	defer b.mu.Unlock()
@@ -119,13 +119,13 @@ func (b *Budgets) Daily(team string) (int, error) {
 
 // Record adds a finished turn's usage to the day of the workspace of the
 // session key.
-func (b *Budgets) Record(key string, u Usage) error {
+func (b *Budgets) Record(ctx context.Context, key string, u Usage) error {
 	if b == nil || u.Tokens() == 0 {
 		return nil
 	}
 	team := workspaceOf(key)
 	if b.Store != nil {
-		_, err := b.Store.AddDailyUsage(context.TODO(), team, b.day(), u.Tokens())
+		_, err := b.Store.AddDailyUsage(ctx, team, b.day(), u.Tokens())
 		return err
 	}
 	b.mu.Lock()

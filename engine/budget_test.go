@@ -1,6 +1,7 @@
 package engine_test
 
 import (
+	"context"
 	"errors"
 	"strings"
 	"testing"
@@ -14,7 +15,7 @@ import (
 // without more tools and says so; at it, a new turn is refused before any
 // model call, with an error naming the cap and who can raise it.
 func TestTokenBudget(t *testing.T) {
-	budget := func(s *engine.Session, turn engine.Usage) engine.Budget {
+	budget := func(_ context.Context, s *engine.Session, turn engine.Usage) engine.Budget {
 		return engine.Budget{Used: s.Usage.Tokens(), Limit: 1000, Name: "session's token budget", Raise: "an admin can raise AGENTBOT_SESSION_TOKEN_BUDGET"}
 	}
 	h := newHarness(t, harnessOpts{mutate: func(c *engine.Config) { c.Budget = budget }})
@@ -58,28 +59,28 @@ func TestBudgetsCapsAndUsage(t *testing.T) {
 	s := &engine.Session{}
 	s.Key = "T1/C1/1.2"
 	s.Usage = engine.Usage{Prompt: 600, Completion: 100}
-	if got := b.Budget(s, engine.Usage{}); got.Name != "session's token budget" || got.Used != 700 || got.Limit != 1000 {
+	if got := b.Budget(context.Background(), s, engine.Usage{}); got.Name != "session's token budget" || got.Used != 700 || got.Limit != 1000 {
 		t.Fatalf("with room in both caps, the tighter is the session's: %+v", got)
 	}
-	if err := b.Record("T1/C9/3.4", engine.Usage{Prompt: 4600}); err != nil {
+	if err := b.Record(context.Background(), "T1/C9/3.4", engine.Usage{Prompt: 4600}); err != nil {
 		t.Fatal(err)
 	}
-	got := b.Budget(s, engine.Usage{Prompt: 200})
+	got := b.Budget(context.Background(), s, engine.Usage{Prompt: 200})
 	if got.Name != "workspace's daily token budget" || got.Used != 4800 || !strings.Contains(got.Raise, "an admin (<@U1>) can raise AGENTBOT_DAILY_TOKEN_BUDGET") {
 		t.Fatalf("the daily cap is tighter now: %+v", got)
 	}
-	if used, _ := b.Daily("T2"); used != 0 {
+	if used, _ := b.Daily(context.Background(), "T2"); used != 0 {
 		t.Fatalf("another workspace's usage = %d, want 0", used)
 	}
 	day = day.Add(2 * time.Hour) // past midnight UTC
-	if used, _ := b.Daily("T1"); used != 0 {
+	if used, _ := b.Daily(context.Background(), "T1"); used != 0 {
 		t.Fatalf("the next day's usage = %d, want 0", used)
 	}
 	if st := b.Status(s); st != "700 of 1,000 tokens used (70%)" {
 		t.Fatalf("Status = %q", st)
 	}
 	var none *engine.Budgets
-	if got := none.Budget(s, engine.Usage{}); got.Limit != 0 || none.Record("T1/C1/1", engine.Usage{Prompt: 5}) != nil {
+	if got := none.Budget(context.Background(), s, engine.Usage{}); got.Limit != 0 || none.Record(context.Background(), "T1/C1/1", engine.Usage{Prompt: 5}) != nil {
 		t.Fatalf("a nil Budgets caps: %+v", got)
 	}
 	msg := (&engine.BudgetError{Budget: engine.Budget{Name: "session's token budget", Used: 1200, Limit: 1000, Raise: "an admin can raise it"}}).Message()

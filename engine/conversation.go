@@ -48,10 +48,10 @@ type Conversation struct {
 // Open returns the conversation of key: the session attached to it, found
 // or created, and resumed (Resume). When the session's agent is gone the
 // error is an *AgentGoneError and the conversation is still returned.
-func (e *Engine) Open(st SessionStore, key string) (*Conversation, error) {
-	rec, err := st.FindSession(context.TODO(), key)
+func (e *Engine) Open(ctx context.Context, st SessionStore, key string) (*Conversation, error) {
+	rec, err := st.FindSession(ctx, key)
 	if err == nil && rec == nil {
-		rec, err = st.NewSession(context.TODO(), key)
+		rec, err = st.NewSession(ctx, key)
 	}
 	if err != nil {
 		return nil, &SaveError{Err: fmt.Errorf("open session %s: %w", key, err)}
@@ -83,11 +83,11 @@ func (e *Engine) Continue(st SessionStore, rec *transcript.Session) (*Conversati
 // Start activates the conversation's session with agent a (Activate);
 // prepare, when set, first sets what the front end knows of the session
 // (such as Vars["user_name"] or its owner).
-func (c *Conversation) Start(a *catalog.Agent, prepare func(*Session)) (*Greeting, error) {
+func (c *Conversation) Start(ctx context.Context, a *catalog.Agent, prepare func(*Session)) (*Greeting, error) {
 	if prepare != nil {
 		prepare(c.Live)
 	}
-	return c.e.Activate(c.Live, a)
+	return c.e.Activate(ctx, c.Live, a)
 }
 
 // Switch moves the key to a fresh session and starts agent a in it (Start);
@@ -95,13 +95,13 @@ func (c *Conversation) Start(a *catalog.Agent, prepare func(*Session)) (*Greetin
 // of its work (Handoff). A session never used stays
 // attached and is reused. With a nil agent the fresh session waits for one
 // (and the greeting is nil).
-func (c *Conversation) Switch(a *catalog.Agent, prepare func(*Session)) (*Greeting, error) {
+func (c *Conversation) Switch(ctx context.Context, a *catalog.Agent, prepare func(*Session)) (*Greeting, error) {
 	if c.Live.AgentDef != nil || len(c.Live.Messages) > 0 {
 		handoff, person := Handoff(&c.Live.Session, c.Live.Person), c.Live.Person
-		if err := c.store.DetachSession(context.TODO(), c.Live.ID); err != nil {
+		if err := c.store.DetachSession(ctx, c.Live.ID); err != nil {
 			return nil, fmt.Errorf("switch agent: detach session %s: %w", c.Live.ID, err)
 		}
-		rec, err := c.store.NewSession(context.TODO(), c.key)
+		rec, err := c.store.NewSession(ctx, c.key)
 		if err != nil {
 			return nil, fmt.Errorf("switch agent: new session: %w", err)
 		}
@@ -111,7 +111,7 @@ func (c *Conversation) Switch(a *catalog.Agent, prepare func(*Session)) (*Greeti
 	if a == nil {
 		return nil, nil
 	}
-	return c.Start(a, prepare)
+	return c.Start(ctx, a, prepare)
 }
 
 // Handoff summarizes a thread's earlier session for the agent taking the
@@ -145,7 +145,7 @@ func (c *Conversation) Run(ctx context.Context, input string, emit func(Event), 
 // run is Run without the bookkeeping of its outcome.
 func (c *Conversation) run(ctx context.Context, input string, emit func(Event), decide Decider) (*Result, error) {
 	if input != "" && (c.failed && Unfinished(c.Live) || awaitsAnswer(c.Live)) {
-		if err := c.Interrupt(failedNote); err != nil {
+		if err := c.Interrupt(ctx, failedNote); err != nil {
 			return nil, fmt.Errorf("close the failed turn: %w", err)
 		}
 	}
@@ -156,7 +156,7 @@ func (c *Conversation) run(ctx context.Context, input string, emit func(Event), 
 			if !ok {
 				return res, nil
 			}
-			if err := c.Decide(p.CallID, d, by); err != nil {
+			if err := c.Decide(ctx, p.CallID, d, by); err != nil {
 				return res, err
 			}
 		}
@@ -177,7 +177,8 @@ func awaitsAnswer(s *Session) bool {
 func (c *Conversation) turn(ctx context.Context, input string, emit func(Event)) (*Result, error) {
 	res, err := c.e.Turn(ctx, c.Live, input, emit)
 	if res != nil {
-		if rerr := c.e.cfg.Budgets.Record(c.key, res.Usage); rerr != nil {
+		// The tokens were spent even when the turn was cancelled: count them.
+		if rerr := c.e.cfg.Budgets.Record(context.WithoutCancel(ctx), c.key, res.Usage); rerr != nil {
 			c.e.cfg.Logger.Error("record token usage", "session", c.Live.ID, "err", rerr)
 		}
 	}
@@ -186,14 +187,14 @@ func (c *Conversation) turn(ctx context.Context, input string, emit func(Event))
 
 // Decide records a decision on a pending call (see Engine.Decide); the
 // next Run with no input resumes the turn.
-func (c *Conversation) Decide(callID, decision, by string) error {
-	return c.e.Decide(c.Live, callID, decision, by)
+func (c *Conversation) Decide(ctx context.Context, callID, decision, by string) error {
+	return c.e.Decide(ctx, c.Live, callID, decision, by)
 }
 
 // Interrupt ends the turn in progress with note as the agent's last word
 // (see Engine.Interrupt).
-func (c *Conversation) Interrupt(note string) error {
-	return c.e.Interrupt(c.Live, note)
+func (c *Conversation) Interrupt(ctx context.Context, note string) error {
+	return c.e.Interrupt(ctx, c.Live, note)
 }
 
 // Failed reports whether the last Run ended in an error.
@@ -212,11 +213,11 @@ func (c *Conversation) Answered() bool {
 // its key, so the session list shows no empty tries and the next
 // conversation under the key starts afresh. It reports whether it deleted
 // the session. A Slack thread is never closed: it stays open to a retry.
-func (c *Conversation) Close(st SessionDeleter) (deleted bool, err error) {
+func (c *Conversation) Close(ctx context.Context, st SessionDeleter) (deleted bool, err error) {
 	if c.Live == nil || c.Live.ID == "" || c.Answered() {
 		return false, nil
 	}
-	if err := st.DeleteSession(context.TODO(), c.Live.ID); err != nil {
+	if err := st.DeleteSession(ctx, c.Live.ID); err != nil {
 		return false, fmt.Errorf("drop unanswered session %s: %w", c.Live.ID, err)
 	}
 	return true, nil

@@ -15,14 +15,14 @@ import (
 // same session with its agent.
 func TestConversationOpenFindsOrCreates(t *testing.T) {
 	h := newHarness(t, harnessOpts{})
-	c, err := h.eng.Open(h.st, "T/C/1")
+	c, err := h.eng.Open(context.Background(), h.st, "T/C/1")
 	if err != nil || c.Live.AgentDef != nil || c.Live.Key != "T/C/1" {
 		t.Fatalf("open a new key: %+v, %v", c, err)
 	}
-	if _, err := c.Start(h.agent("product-lead"), func(s *engine.Session) { s.Vars = map[string]string{"user_name": "Ana"} }); err != nil {
+	if _, err := c.Start(context.Background(), h.agent("product-lead"), func(s *engine.Session) { s.Vars = map[string]string{"user_name": "Ana"} }); err != nil {
 		t.Fatal(err)
 	}
-	again, err := h.eng.Open(h.st, "T/C/1")
+	again, err := h.eng.Open(context.Background(), h.st, "T/C/1")
 	if err != nil || again.Live.ID != c.Live.ID || again.Live.AgentDef == nil || again.Live.AgentDef.ID != "product-lead" {
 		t.Fatalf("reopen: %+v, %v", again, err)
 	}
@@ -42,12 +42,12 @@ func TestConversationAgentGoneSwitches(t *testing.T) {
 	if err := h.st.SaveSession(context.TODO(), rec); err != nil {
 		t.Fatal(err)
 	}
-	c, err := h.eng.Open(h.st, "T/C/gone")
+	c, err := h.eng.Open(context.Background(), h.st, "T/C/gone")
 	var gone *engine.AgentGoneError
 	if !errors.As(err, &gone) || c == nil || c.Live.ID != rec.ID {
 		t.Fatalf("open: %+v, %v", c, err)
 	}
-	g, err := c.Switch(h.agent("product-lead"), nil)
+	g, err := c.Switch(context.Background(), h.agent("product-lead"), nil)
 	if err != nil || g == nil || g.Text == "" {
 		t.Fatalf("switch: %+v, %v", g, err)
 	}
@@ -58,14 +58,14 @@ func TestConversationAgentGoneSwitches(t *testing.T) {
 	if err != nil || old.AgentID != "no-such-agent" {
 		t.Fatalf("the old session is lost: %+v, %v", old, err)
 	}
-	now, err := h.eng.Open(h.st, "T/C/gone")
+	now, err := h.eng.Open(context.Background(), h.st, "T/C/gone")
 	if err != nil || now.Live.ID != c.Live.ID {
 		t.Fatalf("the key does not hold the new session: %+v, %v", now, err)
 	}
 	// A session never used is reused, not detached.
-	fresh, _ := h.eng.Open(h.st, "T/C/fresh")
+	fresh, _ := h.eng.Open(context.Background(), h.st, "T/C/fresh")
 	id := fresh.Live.ID
-	if _, err := fresh.Switch(nil, nil); err != nil || fresh.Live.ID != id {
+	if _, err := fresh.Switch(context.Background(), nil, nil); err != nil || fresh.Live.ID != id {
 		t.Fatalf("switching an unused session: %s → %s (%v)", id, fresh.Live.ID, err)
 	}
 }
@@ -75,11 +75,11 @@ func TestConversationAgentGoneSwitches(t *testing.T) {
 func TestConversationRunDecides(t *testing.T) {
 	srv := mcptest.NewHTTPServer(t)
 	h, _ := mcpHarness(t, webConfig(srv.URL, ""))
-	c, err := h.eng.Open(h.st, "T/C/ask")
+	c, err := h.eng.Open(context.Background(), h.st, "T/C/ask")
 	if err != nil {
 		t.Fatal(err)
 	}
-	if _, err := c.Start(h.agent("product-lead"), nil); err != nil {
+	if _, err := c.Start(context.Background(), h.agent("product-lead"), nil); err != nil {
 		t.Fatal(err)
 	}
 	h.fm.Enqueue(fakemodel.Reply{ToolCalls: []fakemodel.ToolCall{{ID: "w1", Name: "web__write_note", Arguments: `{"text":"hello"}`}}})
@@ -98,7 +98,7 @@ func TestConversationRunDecides(t *testing.T) {
 	)
 	// The first call is decided by a person (a click), then the run goes
 	// on: the model asks for a second call, which the decider approves.
-	if err := c.Decide("w1", transcript.DecisionApproved, "U1"); err != nil {
+	if err := c.Decide(context.Background(), "w1", transcript.DecisionApproved, "U1"); err != nil {
 		t.Fatal(err)
 	}
 	res, err = c.Run(context.Background(), "", h.emit, decide)
@@ -120,11 +120,11 @@ func TestConversationRunDecides(t *testing.T) {
 func TestConversationClosesFailedTurnAndRecordsUsage(t *testing.T) {
 	budgets := &engine.Budgets{DailyTokens: 100000}
 	h := newHarness(t, harnessOpts{mutate: func(c *engine.Config) { c.Budgets = budgets }})
-	c, err := h.eng.Open(h.st, "team1/C/fail")
+	c, err := h.eng.Open(context.Background(), h.st, "team1/C/fail")
 	if err != nil {
 		t.Fatal(err)
 	}
-	if _, err := c.Start(h.agent("product-lead"), nil); err != nil {
+	if _, err := c.Start(context.Background(), h.agent("product-lead"), nil); err != nil {
 		t.Fatal(err)
 	}
 	h.fm.Enqueue(fakemodel.Reply{Status: 400}, fakemodel.Reply{Text: "fine now", Usage: fakemodel.Usage{Prompt: 30, Completion: 12}})
@@ -140,7 +140,7 @@ func TestConversationClosesFailedTurnAndRecordsUsage(t *testing.T) {
 			t.Fatalf("two user messages in a row at %d: %+v", i, c.Live.Messages)
 		}
 	}
-	if used, _ := budgets.Daily("team1"); used != 42 {
+	if used, _ := budgets.Daily(context.Background(), "team1"); used != 42 {
 		t.Fatalf("daily usage of team1 = %d, want 42", used)
 	}
 }
@@ -151,18 +151,18 @@ func TestConversationClosesFailedTurnAndRecordsUsage(t *testing.T) {
 // note, never two user messages in a row.
 func TestConversationRetryInFreshConversation(t *testing.T) {
 	h := newHarness(t, harnessOpts{})
-	c, err := h.eng.Open(h.st, "T/C/retry")
+	c, err := h.eng.Open(context.Background(), h.st, "T/C/retry")
 	if err != nil {
 		t.Fatal(err)
 	}
-	if _, err := c.Start(h.agent("product-lead"), nil); err != nil {
+	if _, err := c.Start(context.Background(), h.agent("product-lead"), nil); err != nil {
 		t.Fatal(err)
 	}
 	h.fm.Enqueue(fakemodel.Reply{Status: 400}, fakemodel.Reply{Text: "here now"})
 	if _, err := c.Run(context.Background(), "first try", h.emit, nil); err == nil {
 		t.Fatal("a refused model call did not fail the turn")
 	}
-	again, err := h.eng.Open(h.st, "T/C/retry")
+	again, err := h.eng.Open(context.Background(), h.st, "T/C/retry")
 	if err != nil || again.Live.ID != c.Live.ID {
 		t.Fatalf("reopen: %+v, %v", again, err)
 	}
@@ -185,11 +185,11 @@ func TestConversationRetryInFreshConversation(t *testing.T) {
 // afresh; a session with an answer is kept.
 func TestConversationCloseDropsUnanswered(t *testing.T) {
 	h := newHarness(t, harnessOpts{})
-	c, err := h.eng.Open(h.st, "chat/demo")
+	c, err := h.eng.Open(context.Background(), h.st, "chat/demo")
 	if err != nil {
 		t.Fatal(err)
 	}
-	if _, err := c.Start(h.agent("product-lead"), nil); err != nil {
+	if _, err := c.Start(context.Background(), h.agent("product-lead"), nil); err != nil {
 		t.Fatal(err)
 	}
 	h.fm.Enqueue(fakemodel.Reply{Status: 401})
@@ -199,7 +199,7 @@ func TestConversationCloseDropsUnanswered(t *testing.T) {
 	if c.Answered() {
 		t.Fatal("a session whose only call failed reports an answer")
 	}
-	if deleted, err := c.Close(h.st); err != nil || !deleted {
+	if deleted, err := c.Close(context.Background(), h.st); err != nil || !deleted {
 		t.Fatalf("close an unanswered session: deleted %v, %v", deleted, err)
 	}
 	if _, err := h.st.SessionByID(context.TODO(), c.Live.ID); err == nil {
@@ -209,18 +209,18 @@ func TestConversationCloseDropsUnanswered(t *testing.T) {
 		t.Fatalf("the key still holds a session: %+v, %v", rec, err)
 	}
 
-	fresh, err := h.eng.Open(h.st, "chat/demo")
+	fresh, err := h.eng.Open(context.Background(), h.st, "chat/demo")
 	if err != nil || fresh.Live.ID == c.Live.ID || fresh.Live.AgentDef != nil {
 		t.Fatalf("reopen after close: %+v, %v", fresh, err)
 	}
-	if _, err := fresh.Start(h.agent("product-lead"), nil); err != nil {
+	if _, err := fresh.Start(context.Background(), h.agent("product-lead"), nil); err != nil {
 		t.Fatal(err)
 	}
 	h.fm.Enqueue(fakemodel.Reply{Text: "hi"})
 	if _, err := fresh.Run(context.Background(), "hello", h.emit, nil); err != nil {
 		t.Fatal(err)
 	}
-	if deleted, err := fresh.Close(h.st); err != nil || deleted {
+	if deleted, err := fresh.Close(context.Background(), h.st); err != nil || deleted {
 		t.Fatalf("close an answered session: deleted %v, %v", deleted, err)
 	}
 	if _, err := h.st.SessionByID(context.TODO(), fresh.Live.ID); err != nil {

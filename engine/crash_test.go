@@ -119,7 +119,7 @@ func crashChild() {
 		OutputRoot: func(id string) string { d, _ := st.OutputDir(id); return d },
 	})
 	s, _ := live(st.NewSession(ctx, "t/crash"))
-	if _, err := eng.Activate(s, a); err != nil {
+	if _, err := eng.Activate(context.Background(), s, a); err != nil {
 		panic(err)
 	}
 	eng.Turn(ctx, s, "*brief", nil)

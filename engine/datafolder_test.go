@@ -1,6 +1,7 @@
 package engine_test
 
 import (
+	"context"
 	"fmt"
 	"io/fs"
 	"os"
@@ -73,7 +74,7 @@ func seedOtherProjects(h *harness) (alice, carol *engine.Session) {
 	h.fm.Enqueue(fakemodel.Reply{ToolCalls: []fakemodel.ToolCall{call("save_output", map[string]string{"path": "plan.md", "content": dmPlan})}},
 		fakemodel.Reply{Text: "saved"})
 	h.turn(alice, "save my plan")
-	if err := h.eng.KeepInput(alice, "U-alice", "salary.csv", []byte(dmShared)); err != nil {
+	if err := h.eng.KeepInput(context.Background(), alice, "U-alice", "salary.csv", []byte(dmShared)); err != nil {
 		h.t.Fatal(err)
 	}
 	carol = h.startAs("T1/C2/1.1", "pm", "U-carol")

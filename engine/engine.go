@@ -2,6 +2,7 @@ package engine
 
 import (
 	"context"
+	"fmt"
 	"io/fs"
 	"log/slog"
 	"sync"
@@ -84,7 +85,7 @@ type Config struct {
 	// Budget, when set, returns the tightest token cap on a session, given
 	// the usage of the turn so far: a turn at the cap is refused with a
 	// *BudgetError, and a turn near it finishes without more tools.
-	Budget func(s *Session, turn Usage) Budget
+	Budget func(ctx context.Context, s *Session, turn Usage) Budget
 	// Budgets, when set, are the token caps: Budget defaults to
 	// Budgets.Budget, and a conversation's turns add their usage to them.
 	Budgets *Budgets
@@ -170,9 +171,9 @@ func (e *SaveError) Unwrap() error { return e.Err }
 // Save stores the session as it is in memory, as a turn does after every
 // iteration: after a turn failed with a SaveError, it completes the turn
 // once the store is back.
-func (e *Engine) Save(s *Session) error { return e.save(s) }
+func (e *Engine) Save(ctx context.Context, s *Session) error { return e.save(ctx, s) }
 
-func (e *Engine) save(s *Session) error {
+func (e *Engine) save(ctx context.Context, s *Session) error {
 	s.Updated = e.cfg.Now()
 	if e.cfg.Store == nil {
 		return nil
@@ -180,7 +181,12 @@ func (e *Engine) save(s *Session) error {
 	if s.AgentDef != nil {
 		s.Session.Agent = Snapshot(s.AgentDef)
 	}
-	if err := e.cfg.Store.SaveSession(context.TODO(), &s.Session); err != nil {
+	if err := e.cfg.Store.SaveSession(ctx, &s.Session); err != nil {
+		if cerr := ctx.Err(); cerr != nil {
+			// Cancelled (a stop, a shutdown, the turn's time up), not a
+			// store failure: the caller ends as cancelled.
+			return fmt.Errorf("store the session: %w", cerr)
+		}
 		return &SaveError{Err: err}
 	}
 	return nil

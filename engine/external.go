@@ -130,7 +130,7 @@ func (env *toolEnv) runExternal(ctx context.Context, t ExternalTool, tc transcri
 		return errResult("tool %s failed: %v", t.Name, err)
 	}
 	text := strings.ToValidUTF8(reply.Text, "\uFFFD")
-	if saved := env.saveFiles(t, reply.Files); saved != "" {
+	if saved := env.saveFiles(ctx, t, reply.Files); saved != "" {
 		text = strings.TrimRight(text+"\n"+saved, "\n")
 	}
 	cut := false
@@ -148,7 +148,7 @@ func (env *toolEnv) runExternal(ctx context.Context, t ExternalTool, tc transcri
 
 // saveFiles saves the files a call returned under /outputs and says, one
 // line each, where each went (or why not), for the model.
-func (env *toolEnv) saveFiles(t ExternalTool, files []ExternalFile) string {
+func (env *toolEnv) saveFiles(ctx context.Context, t ExternalTool, files []ExternalFile) string {
 	if len(files) == 0 {
 		return ""
 	}
@@ -163,7 +163,7 @@ func (env *toolEnv) saveFiles(t ExternalTool, files []ExternalFile) string {
 		}
 		virtual, err := env.sb.WriteFile(p, f.Data)
 		if err == nil && env.out != nil {
-			_, err = env.out.save(virtual, f.Data, nil, "")
+			_, err = env.out.save(ctx, virtual, f.Data, nil, "")
 		}
 		if err != nil {
 			fmt.Fprintf(&b, "[%s, %s: not saved: %v]\n", f.MIMEType, sandbox.SizeText(int64(len(f.Data))), err)

@@ -208,7 +208,7 @@ func TestActivationRefusesMissingCriticalFile(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	_, err = h.eng.Activate(s, h.agent("lonely"))
+	_, err = h.eng.Activate(context.Background(), s, h.agent("lonely"))
 	if err == nil || !strings.Contains(err.Error(), "/project/missing-config.yaml") || !strings.Contains(err.Error(), "cannot start") {
 		t.Fatalf("err = %v", err)
 	}

@@ -88,7 +88,7 @@ func (h *harness) start(key, agentID string) (*engine.Session, *engine.Greeting)
 	if err != nil {
 		h.t.Fatal(err)
 	}
-	g, err := h.eng.Activate(s, h.agent(agentID))
+	g, err := h.eng.Activate(context.Background(), s, h.agent(agentID))
 	if err != nil {
 		h.t.Fatalf("activate %s: %v", agentID, err)
 	}

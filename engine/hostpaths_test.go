@@ -72,7 +72,7 @@ func TestConfigHostPathsReachModelAsVirtual(t *testing.T) {
 		t.Fatalf("agent missing: %+v", cat.Problems)
 	}
 	s, _ := live(st.NewSession(ctx, "s1"))
-	if _, err := eng.Activate(s, a); err != nil {
+	if _, err := eng.Activate(context.Background(), s, a); err != nil {
 		t.Fatal(err)
 	}
 	sp := s.Messages[0].Content

@@ -51,7 +51,7 @@ func TestSessionIsolationEndToEnd(t *testing.T) {
 		t.Fatalf("agent missing: %+v", cat.Problems)
 	}
 	alice, _ := live(st.NewSession(ctx, "alice"))
-	if _, err := eng.Activate(alice, a); err != nil {
+	if _, err := eng.Activate(context.Background(), alice, a); err != nil {
 		t.Fatal(err)
 	}
 	fm.Enqueue(fakemodel.Reply{ToolCalls: []fakemodel.ToolCall{call("save_output", map[string]string{"path": "secret-plan.md", "content": "alice's plan"})}}, fakemodel.Reply{Text: "saved"})
@@ -59,7 +59,7 @@ func TestSessionIsolationEndToEnd(t *testing.T) {
 		t.Fatal(err)
 	}
 	bob, _ := live(st.NewSession(ctx, "bob"))
-	if _, err := eng.Activate(bob, a); err != nil {
+	if _, err := eng.Activate(context.Background(), bob, a); err != nil {
 		t.Fatal(err)
 	}
 	aliceDoc := "/project/data/outputs/" + alice.ID + "/secret-plan.md"
@@ -203,7 +203,7 @@ func pathTricksAcrossProjects(t *testing.T, knowledge string) {
 		}
 	}
 	alice, carol := seedOtherProjects(h)
-	if err := h.eng.KeepInput(carol, "U-carol", "budget.csv", []byte("C2-BUDGET-5521")); err != nil {
+	if err := h.eng.KeepInput(context.Background(), carol, "U-carol", "budget.csv", []byte("C2-BUDGET-5521")); err != nil {
 		t.Fatal(err)
 	}
 	folders := storage.Folders{Dir: data}

@@ -63,7 +63,7 @@ func (e *Engine) Turn(ctx context.Context, s *Session, input string, emit func(E
 	ctx, cancel := context.WithTimeout(ctx, e.cfg.TurnTimeout)
 	defer cancel()
 
-	sb, err := e.openSandbox(s)
+	sb, err := e.openSandbox(ctx, s)
 	if err != nil {
 		return nil, fmt.Errorf("turn %s: %w", s.ID, err)
 	}
@@ -82,13 +82,15 @@ func (e *Engine) Turn(ctx context.Context, s *Session, input string, emit func(E
 			return res, nil
 		}
 		res.Tools += e.endApprovalWait(ctx, s, tr, emit, input != "")
-		if err := e.save(s); err != nil {
+		// The approved calls ran: their results are kept even when the
+		// turn was cancelled meanwhile, so a resume does not run them again.
+		if err := e.save(context.WithoutCancel(ctx), s); err != nil {
 			return nil, fmt.Errorf("turn %s: save: %w", s.ID, err)
 		}
 	}
 	repairDangling(s)
 	repairCalls(s)
-	if b := e.budget(s, Usage{}); b.Over() {
+	if b := e.budget(ctx, s, Usage{}); b.Over() {
 		res.Duration = time.Since(start)
 		return res, &BudgetError{Budget: b}
 	}
@@ -107,10 +109,10 @@ func (e *Engine) Turn(ctx context.Context, s *Session, input string, emit func(E
 	userMsg, answered := l.menuPick(ctx, input)
 	if answered {
 		res.Duration = time.Since(start)
-		return res, e.save(s)
+		return res, e.save(ctx, s)
 	}
 	s.Messages = append(s.Messages, transcript.Message{Role: transcript.RoleUser, Content: userMsg})
-	if err := e.save(s); err != nil {
+	if err := e.save(ctx, s); err != nil {
 		return nil, fmt.Errorf("turn %s: save: %w", s.ID, err)
 	}
 	return l.run(ctx)
@@ -124,8 +126,8 @@ func (e *Engine) newToolEnv(s *Session, sb *sandbox.Sandbox, emit func(Event)) *
 	if pf := s.project; pf != nil {
 		tr.docs = &project.Docs{Folder: pf, Store: e.cfg.Projects.Store, Sandbox: sb, Session: &s.Session, Person: s.Person,
 			Mu: &tr.mu, MaxWrite: e.cfg.MaxWrite, Logger: e.cfg.Logger,
-			Record: func(virtual string, data []byte, v *transcript.DocVersion, internal bool) error {
-				return tr.out.record(savedFile{virtual, data, internal, v, pf.Name()})
+			Record: func(ctx context.Context, virtual string, data []byte, v *transcript.DocVersion, internal bool) error {
+				return tr.out.record(ctx, savedFile{virtual, data, internal, v, pf.Name()})
 			}}
 	}
 	return tr
@@ -196,10 +198,10 @@ func firstTurn(s *Session) bool {
 func (l *turnLoop) run(ctx context.Context) (*Result, error) {
 	e, s, res, start, emit := l.e, l.s, l.res, l.start, l.emit
 	for iter := 0; ; iter++ {
-		final := l.lastCall(iter)
+		final := l.lastCall(ctx, iter)
 		resp, reqTokens, err := l.call(ctx, final)
 		if err != nil {
-			_ = e.save(s)
+			_ = e.save(ctx, s)
 			res.Duration = time.Since(start)
 			return res, fmt.Errorf("turn %s: step %d: %w", s.ID, iter+1, err) // err says "model call"
 		}
@@ -248,7 +250,7 @@ type turnLoop struct {
 // lastCall reports whether call iter is the turn's last, made without
 // tools: the iteration limit is reached, or a token cap is near. It adds
 // the runtime's note the first time.
-func (l *turnLoop) lastCall(iter int) bool {
+func (l *turnLoop) lastCall(ctx context.Context, iter int) bool {
 	e, s := l.e, l.s
 	if iter >= e.cfg.MaxIterations {
 		l.res.LimitReached = true
@@ -256,7 +258,7 @@ func (l *turnLoop) lastCall(iter int) bool {
 		s.Messages = append(s.Messages, transcript.Message{Role: transcript.RoleUser, Content: limitNote})
 		return true
 	}
-	b := e.budget(s, l.res.Usage)
+	b := e.budget(ctx, s, l.res.Usage)
 	if iter == 0 || !b.Near() {
 		return false
 	}
@@ -313,11 +315,11 @@ func (l *turnLoop) step(ctx context.Context, msg transcript.Message, sent []tran
 	if len(msg.ToolCalls) == 0 {
 		res.Text = msg.Content
 		res.Duration = time.Since(l.start)
-		return true, e.save(s)
+		return true, e.save(ctx, s)
 	}
 	// Keep the model's reply even if the process dies while tools run;
 	// the next turn gives unfinished calls an error result.
-	if err := e.save(s); err != nil {
+	if err := e.save(ctx, s); err != nil {
 		return true, fmt.Errorf("turn %s: save: %w", s.ID, err)
 	}
 	if asks := l.tr.ext.asks(sent); len(asks) > 0 {
@@ -326,7 +328,9 @@ func (l *turnLoop) step(ctx context.Context, msg transcript.Message, sent []tran
 	}
 	s.Messages = append(s.Messages, e.runTools(ctx, l.tr, sent, l.emit, nil)...)
 	res.Tools += len(msg.ToolCalls)
-	if err := e.save(s); err != nil {
+	// The tools ran: their results are kept even when the turn was
+	// cancelled meanwhile, so a resume does not run them again.
+	if err := e.save(context.WithoutCancel(ctx), s); err != nil {
 		return true, fmt.Errorf("turn %s: save: %w", s.ID, err)
 	}
 	if ctx.Err() != nil {
@@ -536,7 +540,7 @@ func answered(msgs []transcript.Message) map[string]bool {
 // get one saying so, and note (such as "(The user stopped this turn.)") is
 // recorded as the agent's last word, so the transcript is valid and the
 // next message continues from what was said so far. It saves the session.
-func (e *Engine) Interrupt(s *Session, note string) error {
+func (e *Engine) Interrupt(ctx context.Context, s *Session, note string) error {
 	if s == nil || len(s.Messages) == 0 {
 		return nil
 	}
@@ -569,5 +573,5 @@ func (e *Engine) Interrupt(s *Session, note string) error {
 	}
 	s.Pending, s.Held = nil, nil
 	s.Messages = append(s.Messages, transcript.Message{Role: transcript.RoleAssistant, Content: note})
-	return e.save(s)
+	return e.save(ctx, s)
 }

@@ -183,16 +183,16 @@ func TestMCPAskApproved(t *testing.T) {
 	if len(again.Pending) != 1 || h.fm.Calls() != 1 {
 		t.Fatalf("undecided resume = %+v", again)
 	}
-	if err := h.eng.Decide(s, "nope", transcript.DecisionApproved, "U1"); !errors.Is(err, engine.ErrNoPending) {
+	if err := h.eng.Decide(context.Background(), s, "nope", transcript.DecisionApproved, "U1"); !errors.Is(err, engine.ErrNoPending) {
 		t.Fatalf("Decide unknown id: %v", err)
 	}
-	if err := h.eng.Decide(s, "w1", "maybe", "U1"); err == nil {
+	if err := h.eng.Decide(context.Background(), s, "w1", "maybe", "U1"); err == nil {
 		t.Fatal("Decide with an unknown decision: want error")
 	}
-	if err := h.eng.Decide(s, "w1", transcript.DecisionApproved, "U1"); err != nil {
+	if err := h.eng.Decide(context.Background(), s, "w1", transcript.DecisionApproved, "U1"); err != nil {
 		t.Fatal(err)
 	}
-	if err := h.eng.Decide(s, "w1", transcript.DecisionDenied, "U9"); err != nil || s.Pending[0].Decision != transcript.DecisionApproved || s.Pending[0].By != "U1" {
+	if err := h.eng.Decide(context.Background(), s, "w1", transcript.DecisionDenied, "U9"); err != nil || s.Pending[0].Decision != transcript.DecisionApproved || s.Pending[0].By != "U1" {
 		t.Fatalf("a second decision changed the first: %+v (%v)", s.Pending[0], err)
 	}
 	h.fm.Enqueue(fakemodel.Reply{Text: "noted"})
@@ -217,14 +217,14 @@ func TestMCPAskDeniedAndExpired(t *testing.T) {
 	pauseOn(t, h, s,
 		fakemodel.ToolCall{ID: "d1", Name: "web__write_note", Arguments: `{"text":"a"}`},
 		fakemodel.ToolCall{ID: "d2", Name: "web__write_note", Arguments: `{"text":"b"}`})
-	if err := h.eng.Decide(s, "d1", transcript.DecisionDenied, "U2"); err != nil {
+	if err := h.eng.Decide(context.Background(), s, "d1", transcript.DecisionDenied, "U2"); err != nil {
 		t.Fatal(err)
 	}
 	// Still one undecided: no resume yet.
 	if r := h.turn(s, ""); len(r.Pending) != 1 || r.Pending[0].CallID != "d2" {
 		t.Fatalf("half-decided resume = %+v", r)
 	}
-	if err := h.eng.Decide(s, "d2", transcript.DecisionExpired, "someone"); err != nil {
+	if err := h.eng.Decide(context.Background(), s, "d2", transcript.DecisionExpired, "someone"); err != nil {
 		t.Fatal(err)
 	}
 	h.fm.Enqueue(fakemodel.Reply{Text: "ok, not saved"})
@@ -259,7 +259,7 @@ func TestMCPParallelCallsOneAsks(t *testing.T) {
 	if len(res.Pending) != 1 || res.Pending[0].CallID != "p2" || len(s.Held) != 2 || res.Tools != 2 {
 		t.Fatalf("pending %+v held %+v tools %d", res.Pending, s.Held, res.Tools)
 	}
-	if err := h.eng.Decide(s, "p2", transcript.DecisionApproved, "U1"); err != nil {
+	if err := h.eng.Decide(context.Background(), s, "p2", transcript.DecisionApproved, "U1"); err != nil {
 		t.Fatal(err)
 	}
 	h.fm.Enqueue(fakemodel.Reply{Text: "all three"})
@@ -323,7 +323,7 @@ func TestMCPPauseSurvivesRestart(t *testing.T) {
 	if len(s2.Pending) != 1 || s2.Pending[0].CallID != "r1" {
 		t.Fatalf("pending after restart = %+v", s2.Pending)
 	}
-	if err := eng.Decide(s2, "r1", transcript.DecisionApproved, "U1"); err != nil {
+	if err := eng.Decide(context.Background(), s2, "r1", transcript.DecisionApproved, "U1"); err != nil {
 		t.Fatal(err)
 	}
 	h.fm.Enqueue(fakemodel.Reply{Text: "saved after restart"})
@@ -359,7 +359,7 @@ func TestMCPNewMessageDeniesPending(t *testing.T) {
 	if rec, _ := auditOf(s, "m1"); rec.Outcome != transcript.OutcomeDenied {
 		t.Fatalf("audit = %+v", rec)
 	}
-	if err := h.eng.Decide(s, "m1", transcript.DecisionApproved, "U1"); !errors.Is(err, engine.ErrNoPending) {
+	if err := h.eng.Decide(context.Background(), s, "m1", transcript.DecisionApproved, "U1"); !errors.Is(err, engine.ErrNoPending) {
 		t.Fatalf("a late click: %v", err)
 	}
 }
@@ -442,7 +442,7 @@ func TestInterruptWhilePending(t *testing.T) {
 	pauseOn(t, h, s,
 		fakemodel.ToolCall{ID: "s1", Name: "web__echo", Arguments: `{"text":"kept"}`},
 		fakemodel.ToolCall{ID: "s2", Name: "web__write_note", Arguments: `{"text":"x"}`})
-	if err := h.eng.Interrupt(s, "(stopped)"); err != nil {
+	if err := h.eng.Interrupt(context.Background(), s, "(stopped)"); err != nil {
 		t.Fatal(err)
 	}
 	if len(s.Pending) != 0 || len(s.Held) != 0 || engine.Unfinished(s) {
@@ -481,7 +481,7 @@ func BenchmarkApprovalClickToTool(b *testing.B) {
 		b.StartTimer()
 		click := time.Now()
 		var started time.Time
-		if err := h.eng.Decide(s, id, transcript.DecisionApproved, "U1"); err != nil {
+		if err := h.eng.Decide(context.Background(), s, id, transcript.DecisionApproved, "U1"); err != nil {
 			b.Fatal(err)
 		}
 		_, err = h.eng.Turn(context.Background(), s, "", func(ev engine.Event) {

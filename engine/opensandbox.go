@@ -1,6 +1,7 @@
 package engine
 
 import (
+	"context"
 	"path"
 	"path/filepath"
 	"strings"
@@ -11,7 +12,7 @@ import (
 )
 
 // openSandbox opens the sandbox of a session's agent.
-func (e *Engine) openSandbox(s *Session) (*sandbox.Sandbox, error) {
+func (e *Engine) openSandbox(ctx context.Context, s *Session) (*sandbox.Sandbox, error) {
 	a := s.AgentDef
 	cfg := sandbox.Config{
 		CoreFS:   e.cfg.CoreFS,
@@ -32,7 +33,7 @@ func (e *Engine) openSandbox(s *Session) (*sandbox.Sandbox, error) {
 	if e.cfg.InputRoot != nil {
 		cfg.InputRoot = e.cfg.InputRoot(s.ID)
 	}
-	pf, err := e.projectOf(s)
+	pf, err := e.projectOf(ctx, s)
 	if err != nil {
 		return nil, err
 	}
@@ -40,7 +41,7 @@ func (e *Engine) openSandbox(s *Session) (*sandbox.Sandbox, error) {
 	if pf != nil {
 		// The project's documents and shared files (engine/project).
 		cfg.OutputRoot, cfg.InputRoot = pf.Docs(), pf.Inputs()
-		if err := pf.Sync(e.cfg.Projects.Store, project.BaseLayers(a, append(append([]string(nil), e.cfg.Hidden...), pf.Root()), e.cfg.Deny)); err != nil {
+		if err := pf.Sync(ctx, e.cfg.Projects.Store, project.BaseLayers(a, append(append([]string(nil), e.cfg.Hidden...), pf.Root()), e.cfg.Deny)); err != nil {
 			e.cfg.Logger.Error("project: bring the documents up to date", "project", pf.Name(), "session", s.ID, "err", err)
 		}
 		if k := project.KnowledgeFolder(a); k != "" {
@@ -56,7 +57,7 @@ func (e *Engine) openSandbox(s *Session) (*sandbox.Sandbox, error) {
 		return nil, err
 	}
 	if pf == nil {
-		newOutputSync(e, s).run(cfg.OutputRoot, cfg.InputRoot)
+		newOutputSync(e, s).run(ctx, cfg.OutputRoot, cfg.InputRoot)
 	}
 	if s.Skill != nil {
 		sb.SetBase(s.Skill.Root, s.Skill.Vars)

@@ -39,26 +39,26 @@ type outputs struct {
 // fails when the output store refuses the bytes. doc, when set, is the
 // project document version the bytes are: they are not stored again for
 // the session.
-func (o *outputs) save(virtual string, data []byte, doc *transcript.DocVersion, project string) (*Output, error) {
+func (o *outputs) save(ctx context.Context, virtual string, data []byte, doc *transcript.DocVersion, project string) (*Output, error) {
 	o.mu.Lock()
 	defer o.mu.Unlock()
-	return o.add(savedFile{virtual, data, false, doc, project})
+	return o.add(ctx, savedFile{virtual, data, false, doc, project})
 }
 
 // keep records a working file of the runtime's (a memlog) the same way,
 // as an internal output: stored, never shown or uploaded.
-func (o *outputs) keep(virtual string, data []byte, doc *transcript.DocVersion, project string) error {
+func (o *outputs) keep(ctx context.Context, virtual string, data []byte, doc *transcript.DocVersion, project string) error {
 	o.mu.Lock()
 	defer o.mu.Unlock()
-	_, err := o.add(savedFile{virtual, data, true, doc, project})
+	_, err := o.add(ctx, savedFile{virtual, data, true, doc, project})
 	return err
 }
 
 // record records a file as save (shown) or keep (internal) does.
-func (o *outputs) record(f savedFile) error {
+func (o *outputs) record(ctx context.Context, f savedFile) error {
 	o.mu.Lock()
 	defer o.mu.Unlock()
-	_, err := o.add(f)
+	_, err := o.add(ctx, f)
 	return err
 }
 
@@ -68,7 +68,7 @@ func (o *outputs) record(f savedFile) error {
 // output store the bytes are stored first: a document the store refused is
 // an error for the tool and stays out of the session (its local file
 // stays), so a recorded output always has its bytes in the store.
-func (o *outputs) add(f savedFile) (*Output, error) {
+func (o *outputs) add(ctx context.Context, f savedFile) (*Output, error) {
 	e, s, sb, thisTurn, emit := o.e, o.s, o.sb, o.thisTurn, o.emit
 	virtual, data, internal := f.virtual, f.data, f.internal
 	rel := outputRel(virtual)
@@ -85,7 +85,7 @@ func (o *outputs) add(f savedFile) (*Output, error) {
 		out.Project, out.DocVersion = f.project, f.doc.Version
 	} else if e.cfg.Outputs != nil {
 		out.Project, out.DocVersion = "", 0
-		if err := e.stored.put(s.ID, out, data); err != nil {
+		if err := e.stored.put(ctx, s.ID, out, data); err != nil {
 			e.cfg.Logger.Error("store document", "session", s.ID, "path", rel, "version", out.Version, "err", err)
 			return nil, fmt.Errorf("%s was written but could not be stored, so the user would not get it (%v); save it again", virtual, err)
 		}
@@ -130,8 +130,8 @@ type storedOutputs struct {
 
 // put stores the bytes of a document version in the output store and
 // marks the version stored.
-func (so *storedOutputs) put(sessionID string, o transcript.Output, data []byte) error {
-	if err := so.st.PutOutput(context.TODO(), sessionID, o, data); err != nil {
+func (so *storedOutputs) put(ctx context.Context, sessionID string, o transcript.Output, data []byte) error {
+	if err := so.st.PutOutput(ctx, sessionID, o, data); err != nil {
 		return err
 	}
 	so.mark.Store(storedKey(sessionID, o), struct{}{})
@@ -142,17 +142,17 @@ func (so *storedOutputs) put(sessionID string, o transcript.Output, data []byte)
 // its project when the version is a project document's (stored once,
 // there), else from the output store, where documents saved before
 // projects stay readable.
-func (e *Engine) OutputData(sessionID string, o transcript.Output) ([]byte, error) {
+func (e *Engine) OutputData(ctx context.Context, sessionID string, o transcript.Output) ([]byte, error) {
 	if o.Project != "" {
 		if e.cfg.Projects == nil || e.cfg.Projects.Store == nil {
 			return nil, fmt.Errorf("%s v%d is a document of project %s, and projects are off", o.Path, o.Version, o.Project)
 		}
-		return e.cfg.Projects.Store.DocumentData(context.TODO(), o.Project, o.Path, o.DocVersion)
+		return e.cfg.Projects.Store.DocumentData(ctx, o.Project, o.Path, o.DocVersion)
 	}
 	if e.cfg.Outputs == nil {
 		return nil, fmt.Errorf("%s v%d: no output store", o.Path, o.Version)
 	}
-	return e.cfg.Outputs.OutputData(context.TODO(), sessionID, o.Path, o.Version)
+	return e.cfg.Outputs.OutputData(ctx, sessionID, o.Path, o.Version)
 }
 
 // run brings the session's output folder root up to date with the
@@ -162,7 +162,7 @@ func (e *Engine) OutputData(sessionID string, o transcript.Output) ([]byte, erro
 // document found only locally (saved before documents were stored) is
 // stored from its file. Problems are logged; the turn goes on with what
 // there is.
-func (sy *outputSync) run(root, inputRoot string) {
+func (sy *outputSync) run(ctx context.Context, root, inputRoot string) {
 	if sy.e.cfg.Outputs == nil || root == "" || len(sy.outputs) == 0 {
 		return
 	}
@@ -177,7 +177,7 @@ func (sy *outputSync) run(root, inputRoot string) {
 			continue
 		}
 		if r := sy.open(dir); r != nil {
-			sy.one(r, name, o)
+			sy.one(ctx, r, name, o)
 		}
 	}
 }
@@ -222,14 +222,14 @@ func (sy *outputSync) close() {
 
 // one brings the document o, at name inside r, up to date with the store,
 // or stores it from its file when only the file has it.
-func (sy *outputSync) one(r *os.Root, name string, o transcript.Output) {
+func (sy *outputSync) one(ctx context.Context, r *os.Root, name string, o transcript.Output) {
 	key := storedKey(sy.session, o)
 	fi, err := r.Stat(name)
 	local := err == nil && fi.Mode().IsRegular() && fi.Size() == o.Size
 	if _, ok := sy.e.stored.mark.Load(key); ok && local {
 		return
 	}
-	data, err := sy.e.OutputData(sy.session, o)
+	data, err := sy.e.OutputData(ctx, sy.session, o)
 	switch {
 	case err == nil:
 		if !local || int64(len(data)) != fi.Size() {
@@ -243,7 +243,7 @@ func (sy *outputSync) one(r *os.Root, name string, o transcript.Output) {
 		// Saved before documents lived in the store: store the file.
 		data, rerr := r.ReadFile(name)
 		if rerr == nil {
-			rerr = sy.e.stored.put(sy.session, o, data)
+			rerr = sy.e.stored.put(ctx, sy.session, o, data)
 		}
 		if rerr != nil {
 			sy.log.Error("store local document", "path", o.Path, "version", o.Version, "err", rerr)

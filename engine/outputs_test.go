@@ -164,7 +164,7 @@ func failover(t *testing.T, st storage.Backend) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if _, err := engA.Activate(s, agent); err != nil {
+	if _, err := engA.Activate(context.Background(), s, agent); err != nil {
 		t.Fatal(err)
 	}
 	doc := "# X\nalpha\n"

@@ -33,7 +33,7 @@ func projectHarness(t *testing.T, binding map[string]string) (*harness, string) 
 	h := newHarness(t, harnessOpts{bmad: []string{root}})
 	h.cfg.Projects = &engine.Projects{
 		Store: h.st,
-		Of: func(key string) (string, error) {
+		Of: func(_ context.Context, key string) (string, error) {
 			parts := strings.Split(key, "/")
 			if p := binding[parts[0]+"/"+parts[1]]; p != "" {
 				return p, nil
@@ -154,7 +154,7 @@ func TestProjectChainWithinOneThread(t *testing.T) {
 	}
 	pm := &engine.Session{Session: *rec, Person: "U1"}
 	pm.Handoff = engine.Handoff(&s.Session, "<@U1>")
-	if _, err := h.eng.Activate(pm, h.agent("pm")); err != nil {
+	if _, err := h.eng.Activate(context.Background(), pm, h.agent("pm")); err != nil {
 		t.Fatal(err)
 	}
 	prompt := systemPrompt(pm)
@@ -329,7 +329,7 @@ func TestProjectInputsAndBaseLayer(t *testing.T) {
 		t.Fatal(err)
 	}
 	a := h.startAs("T1/C1/1.1", "pm", "U1")
-	if err := h.eng.KeepInput(a, "U1", "notes.txt", []byte("meeting notes")); err != nil {
+	if err := h.eng.KeepInput(context.Background(), a, "U1", "notes.txt", []byte("meeting notes")); err != nil {
 		t.Fatal(err)
 	}
 	// The shared file records the channel it was shared in.
@@ -420,7 +420,9 @@ func TestProjectStateBudget(t *testing.T) {
 }
 
 // projectOfKey is the project of a thread key: its channel's.
-func projectOfKey(key string) (string, error) { return storage.ProjectOfKey(key), nil }
+func projectOfKey(_ context.Context, key string) (string, error) {
+	return storage.ProjectOfKey(key), nil
+}
 
 // projectEngine is one replica: an engine on st whose working copies of
 // projects are under dir.
@@ -475,7 +477,7 @@ func TestProjectReplicasAndRestartPostgres(t *testing.T) {
 		}
 		s := &engine.Session{Session: *rec}
 		ag, _ := cat.Find(agent)
-		if _, err := eng.Activate(s, ag); err != nil {
+		if _, err := eng.Activate(context.Background(), s, ag); err != nil {
 			t.Fatal(err)
 		}
 		fm.Enqueue(replies...)
@@ -534,7 +536,7 @@ func TestProjectIsolationInsideTheProject(t *testing.T) {
 	})
 	a, _ := cat.Find("product-lead")
 	alice, _ := live(st.NewSession(ctx, "T1/C1/1.1"))
-	if _, err := eng.Activate(alice, a); err != nil {
+	if _, err := eng.Activate(context.Background(), alice, a); err != nil {
 		t.Fatal(err)
 	}
 	fm.Enqueue(fakemodel.Reply{ToolCalls: []fakemodel.ToolCall{call("save_output", map[string]string{"path": "secret-plan.md", "content": "alice's plan"})}}, fakemodel.Reply{Text: "saved"})
@@ -542,7 +544,7 @@ func TestProjectIsolationInsideTheProject(t *testing.T) {
 		t.Fatal(err)
 	}
 	bob, _ := live(st.NewSession(ctx, "T1/C2/1.1"))
-	if _, err := eng.Activate(bob, a); err != nil {
+	if _, err := eng.Activate(context.Background(), bob, a); err != nil {
 		t.Fatal(err)
 	}
 	working, _ := filepath.Rel(bundle, storage.Folders{Dir: data}.ProjectFolder(storage.ChannelProject("T1", "C1")))
@@ -680,7 +682,7 @@ func TestProjectSaveStoresBytesOnce(t *testing.T) {
 		if data, err := h.st.OutputData(ctx, s.ID, o.Path, o.Version); !errors.Is(err, storage.ErrNotFound) {
 			t.Errorf("v%d stored again for the session: %q, %v", o.Version, data, err)
 		}
-		if data, err := h.eng.OutputData(s.ID, o); err != nil || string(data) != want {
+		if data, err := h.eng.OutputData(context.Background(), s.ID, o); err != nil || string(data) != want {
 			t.Errorf("OutputData(v%d) = %q, %v; want %q", o.Version, data, err, want)
 		}
 	}
@@ -689,7 +691,7 @@ func TestProjectSaveStoresBytesOnce(t *testing.T) {
 	if err := h.st.PutOutput(ctx, s.ID, old, []byte("old")); err != nil {
 		t.Fatal(err)
 	}
-	if data, err := h.eng.OutputData(s.ID, old); err != nil || string(data) != "old" {
+	if data, err := h.eng.OutputData(context.Background(), s.ID, old); err != nil || string(data) != "old" {
 		t.Errorf("an output saved before projects = %q, %v", data, err)
 	}
 }
@@ -706,13 +708,13 @@ func TestProjectBindingUnreadableFailsAsTheStore(t *testing.T) {
 	of := h.cfg.Projects.Of
 	var fail sync.Mutex
 	failing := false
-	h.cfg.Projects.Of = func(key string) (string, error) {
+	h.cfg.Projects.Of = func(ctx context.Context, key string) (string, error) {
 		fail.Lock()
 		defer fail.Unlock()
 		if failing {
 			return "", errors.New("read tcp 127.0.0.1:5432: connection reset by peer")
 		}
-		return of(key)
+		return of(ctx, key)
 	}
 	s := h.startAs("T1/C3/1.1", "pm", "U1")
 	fail.Lock()

@@ -1,6 +1,7 @@
 package engine
 
 import (
+	"context"
 	"fmt"
 	"path"
 	"path/filepath"
@@ -20,7 +21,7 @@ type Projects struct {
 	// own /outputs, as without projects). An error (the store did not
 	// answer) fails the turn as the store's (SaveError), never a guess: a
 	// document must not land in another project.
-	Of func(sessionKey string) (string, error)
+	Of func(ctx context.Context, sessionKey string) (string, error)
 	// Root is the host folder where this process keeps its working copy
 	// of a project's documents (and the files people shared in it).
 	Root func(project string) string
@@ -30,12 +31,12 @@ type Projects struct {
 // when the session keeps its own /outputs; the error is the store's
 // (SaveError). A turn asks once, when it opens its sandbox
 // (Session.project); its tools use that answer.
-func (e *Engine) projectOf(s *Session) (*project.Folder, error) {
+func (e *Engine) projectOf(ctx context.Context, s *Session) (*project.Folder, error) {
 	p := e.cfg.Projects
 	if p == nil || p.Store == nil || p.Of == nil || p.Root == nil {
 		return nil, nil
 	}
-	name, err := p.Of(s.Key)
+	name, err := p.Of(ctx, s.Key)
 	if err != nil {
 		return nil, &SaveError{Err: fmt.Errorf("project of session %s: %w", s.ID, err)}
 	}
@@ -57,8 +58,8 @@ func (e *Engine) projectOf(s *Session) (*project.Folder, error) {
 // shared it, not whoever last wrote in the session) is the author of its
 // version. A file shared again under the same name is a new version.
 // Without an output store it does nothing; the caller saves the session.
-func (e *Engine) KeepInput(s *Session, person, name string, data []byte) error {
-	pf, err := e.projectOf(s)
+func (e *Engine) KeepInput(ctx context.Context, s *Session, person, name string, data []byte) error {
+	pf, err := e.projectOf(ctx, s)
 	if err != nil {
 		return fmt.Errorf("keep shared file %s: %w", name, err)
 	}
@@ -70,10 +71,10 @@ func (e *Engine) KeepInput(s *Session, person, name string, data []byte) error {
 	}
 	p := transcript.InputPrefix + path.Clean(name)
 	if pf != nil {
-		return pf.Share(e.cfg.Projects.Store, &s.Session, person, p, data)
+		return pf.Share(ctx, e.cfg.Projects.Store, &s.Session, person, p, data)
 	}
 	o := Output{Path: p, Size: int64(len(data)), Version: transcript.NextVersion(s.Outputs, p), Time: e.cfg.Now(), Internal: true}
-	if err := e.stored.put(s.ID, o, data); err != nil {
+	if err := e.stored.put(ctx, s.ID, o, data); err != nil {
 		return fmt.Errorf("keep shared file %s: %w", name, err)
 	}
 	s.Outputs = append(s.Outputs, o)

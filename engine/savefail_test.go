@@ -52,11 +52,11 @@ func TestFinalSaveFailureKeepsTheAnswer(t *testing.T) {
 	if res == nil || res.Text != "The answer" {
 		t.Fatalf("result %+v, want the answer", res)
 	}
-	if err := h.eng.Save(s); err == nil {
+	if err := h.eng.Save(context.Background(), s); err == nil {
 		t.Fatal("Save succeeded while the store is down")
 	}
 	fs.down.Store(false)
-	if err := h.eng.Save(s); err != nil {
+	if err := h.eng.Save(context.Background(), s); err != nil {
 		t.Fatal(err)
 	}
 	got, err := storage.Session(ctx, h.st, "T/C/1")

@@ -339,7 +339,7 @@ func TestSkillInvalidOverrideCannotStart(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	_, err = h.eng.Activate(s, h.agent("pm"))
+	_, err = h.eng.Activate(context.Background(), s, h.agent("pm"))
 	if err == nil || !strings.Contains(err.Error(), "cannot start") || !strings.Contains(err.Error(), "_bmad/custom/bmad-agent-pm.toml:3") || strings.Contains(err.Error(), root) {
 		t.Fatalf("activate: %v", err)
 	}

@@ -30,44 +30,44 @@ var editOutputTool = define(Tool{
 	}),
 }, `{"path": "prd.md", "append": "\n## Goals\n..."}`,
 	func(a editArgs) string { return "editing " + baseName(a.Path) },
-	func(_ context.Context, env *toolEnv, a editArgs) (ToolResult, error) {
+	func(ctx context.Context, env *toolEnv, a editArgs) (ToolResult, error) {
 		if a.Path == "" {
 			return nil, errors.New(`edit_output needs a path, e.g. {"path": "prd.md", "append": "..."}`)
 		}
 		switch {
 		case a.Append != nil && a.OldText == nil:
-			return env.appendOutput(a.Path, *a.Append)
+			return env.appendOutput(ctx, a.Path, *a.Append)
 		case a.OldText != nil && a.Append == nil:
 			newText := ""
 			if a.NewText != nil {
 				newText = *a.NewText
 			}
-			return env.replaceOutput(a.Path, *a.OldText, newText)
+			return env.replaceOutput(ctx, a.Path, *a.OldText, newText)
 		}
 		return nil, errors.New("edit_output takes either append, or old_text with new_text")
 	})
 
 // appendOutput adds text at the end of a document, creating it if missing.
-func (env *toolEnv) appendOutput(p, text string) (ToolResult, error) {
+func (env *toolEnv) appendOutput(ctx context.Context, p, text string) (ToolResult, error) {
 	if text == "" {
 		return nil, errors.New("nothing to append; send the text")
 	}
 	if d := env.docs; d != nil {
-		if v, ok := d.AppendLanded(p, text); ok {
+		if v, ok := d.AppendLanded(ctx, p, text); ok {
 			return projectSaved(v, nil)
 		}
 	}
-	return env.editDocument(p, func(old []byte) ([]byte, error) {
+	return env.editDocument(ctx, p, func(old []byte) ([]byte, error) {
 		return append(old, text...), nil
 	})
 }
 
 // replaceOutput replaces the one occurrence of oldText in a document.
-func (env *toolEnv) replaceOutput(p, oldText, newText string) (ToolResult, error) {
+func (env *toolEnv) replaceOutput(ctx context.Context, p, oldText, newText string) (ToolResult, error) {
 	if oldText == "" {
 		return nil, errors.New("old_text is empty; give the passage to replace, or use append")
 	}
-	return env.editDocument(p, func(old []byte) ([]byte, error) {
+	return env.editDocument(ctx, p, func(old []byte) ([]byte, error) {
 		if len(old) == 0 {
 			return nil, fmt.Errorf("%s does not exist yet; save it first with save_output or append", p)
 		}
@@ -85,9 +85,9 @@ func (env *toolEnv) replaceOutput(p, oldText, newText string) (ToolResult, error
 // editDocument applies edit to the latest text of a document and saves
 // the result: in a project atomically in the store, so edits of other
 // threads are never lost; else under the session's edit lock.
-func (env *toolEnv) editDocument(p string, edit func(old []byte) ([]byte, error)) (ToolResult, error) {
+func (env *toolEnv) editDocument(ctx context.Context, p string, edit func(old []byte) ([]byte, error)) (ToolResult, error) {
 	if d := env.docs; d != nil {
-		return projectSaved(d.Edit(p, false, edit))
+		return projectSaved(d.Edit(ctx, p, false, edit))
 	}
 	env.editMu.Lock()
 	defer env.editMu.Unlock()
@@ -99,7 +99,7 @@ func (env *toolEnv) editDocument(p string, edit func(old []byte) ([]byte, error)
 	if err != nil {
 		return nil, err
 	}
-	return env.write(p, data)
+	return env.write(ctx, p, data)
 }
 
 // readOutput reads a document under /outputs; a missing one is empty.

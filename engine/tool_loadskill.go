@@ -46,12 +46,12 @@ var loadSkillTool = define(Tool{
 	}),
 }, `{"name": "bmad-help"}`,
 	func(a loadSkillArgs) string { return "loading skill " + a.Name },
-	func(_ context.Context, env *toolEnv, a loadSkillArgs) (ToolResult, error) {
+	func(ctx context.Context, env *toolEnv, a loadSkillArgs) (ToolResult, error) {
 		if a.Name == "" {
 			return nil, errors.New(`load_skill needs the skill's name, e.g. {"name": "bmad-help"}`)
 		}
 		l := &skillLoad{cat: env.e.catalog(), s: env.s, sb: env.sb, mu: &env.mu, docs: env.docs, servers: servers(env.ext.list)}
-		return l.loadSkill(a.Name)
+		return l.loadSkill(ctx, a.Name)
 	})
 
 // SkillResult is load_skill's answer: everything a skill needs to run, as
@@ -180,7 +180,7 @@ type skillLoad struct {
 // loadSkill resolves a skill for the model: its customization merged, its
 // placeholders resolved in Go, its config, its file list and the files its
 // activation names. It makes the skill the session's active one.
-func (l *skillLoad) loadSkill(name string) (ToolResult, error) {
+func (l *skillLoad) loadSkill(ctx context.Context, name string) (ToolResult, error) {
 	sk, aliasOf, err := l.findSkill(name)
 	if err != nil {
 		return nil, err
@@ -225,7 +225,7 @@ func (l *skillLoad) loadSkill(name string) (ToolResult, error) {
 	}
 	res.MCP = sk.MCPNeeds(l.servers)
 	if d := l.docs; d != nil {
-		res.Project = d.State(sk)
+		res.Project = d.State(ctx, sk)
 	}
 	res.Note = "Loaded by the runtime: customization and config are resolved below, so skip those steps. Keep your persona."
 	return res, nil

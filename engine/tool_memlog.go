@@ -49,12 +49,12 @@ var memlogTool = define(Tool{
 	}),
 }, `{"command": "append", "workspace": "{planning_artifacts}/prds/prd-x", "type": "decision", "text": "..."}`,
 	func(a memlogArgs) string { return "memlog " + a.Command },
-	func(_ context.Context, env *toolEnv, a memlogArgs) (ToolResult, error) {
-		return env.memlog(a)
+	func(ctx context.Context, env *toolEnv, a memlogArgs) (ToolResult, error) {
+		return env.memlog(ctx, a)
 	})
 
 // memlog runs one memlog command on the log under /outputs.
-func (env *toolEnv) memlog(a memlogArgs) (ToolResult, error) {
+func (env *toolEnv) memlog(ctx context.Context, a memlogArgs) (ToolResult, error) {
 	file := a.Path
 	switch {
 	case a.Path != "" && a.Workspace != "":
@@ -67,7 +67,7 @@ func (env *toolEnv) memlog(a memlogArgs) (ToolResult, error) {
 	now := env.e.cfg.Now()
 	transform := func(old []byte) ([]byte, error) { return memlogEdit(a, file, old, now) }
 	if d := env.docs; d != nil {
-		res, err := d.Edit(file, true, transform)
+		res, err := d.Edit(ctx, file, true, transform)
 		if err != nil {
 			return nil, err
 		}
@@ -92,7 +92,7 @@ func (env *toolEnv) memlog(a memlogArgs) (ToolResult, error) {
 		return nil, err
 	}
 	if env.out != nil {
-		if err := env.out.keep(virtual, data, nil, ""); err != nil {
+		if err := env.out.keep(ctx, virtual, data, nil, ""); err != nil {
 			return nil, err
 		}
 	}

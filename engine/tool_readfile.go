@@ -31,11 +31,11 @@ var readFileTool = define(Tool{
 	}),
 }, `{"path": "/project/config.yaml"}`,
 	func(a readArgs) string { return "reading " + baseName(a.Path) },
-	func(_ context.Context, env *toolEnv, a readArgs) (ToolResult, error) {
+	func(ctx context.Context, env *toolEnv, a readArgs) (ToolResult, error) {
 		if a.Path == "" {
 			return nil, errors.New(`read_file needs a path, e.g. {"path": "/project/config.yaml"}`)
 		}
-		data, virtual, err := env.readFile(a.Path)
+		data, virtual, err := env.readFile(ctx, a.Path)
 		if err != nil {
 			return nil, err
 		}
@@ -50,9 +50,9 @@ const ToolReadFile = "read_file"
 
 // readFile reads a file for the model; a project's document is brought up
 // to date first and recorded as seen.
-func (env *toolEnv) readFile(p string) ([]byte, string, error) {
+func (env *toolEnv) readFile(ctx context.Context, p string) ([]byte, string, error) {
 	if d := env.docs; d != nil {
-		return d.Read(p)
+		return d.Read(ctx, p)
 	}
 	return env.sb.ReadFile(p)
 }

@@ -37,18 +37,18 @@ var saveOutputTool = define(Tool{
 	}),
 }, `{"path": "prd.md", "content": "# PRD..."}`,
 	func(a saveArgs) string { return "saving " + baseName(a.Path) },
-	func(_ context.Context, env *toolEnv, a saveArgs) (ToolResult, error) {
+	func(ctx context.Context, env *toolEnv, a saveArgs) (ToolResult, error) {
 		if a.Path == "" || a.Content == nil {
 			return nil, errors.New(`save_output needs a path and the content, e.g. {"path": "prd.md", "content": "# PRD..."}`)
 		}
-		return env.write(a.Path, []byte(*a.Content))
+		return env.write(ctx, a.Path, []byte(*a.Content))
 	})
 
 // ToolSaveOutput is the name of the tool that saves documents.
 const ToolSaveOutput = "save_output"
 
 // write saves a whole document under /outputs and records it.
-func (env *toolEnv) write(p string, content []byte) (SaveResult, error) {
+func (env *toolEnv) write(ctx context.Context, p string, content []byte) (SaveResult, error) {
 	if strings.Contains(p, "{{") {
 		return SaveResult{}, fmt.Errorf("the file name %s still has a {{placeholder}}; fill it in (e.g. prd-checkout.md) and save again", p)
 	}
@@ -56,13 +56,13 @@ func (env *toolEnv) write(p string, content []byte) (SaveResult, error) {
 		return SaveResult{}, fmt.Errorf("refusing to save an empty document to %s; send the full content", p)
 	}
 	if d := env.docs; d != nil {
-		return projectSaved(d.Save(p, content))
+		return projectSaved(d.Save(ctx, p, content))
 	}
 	virtual, err := env.sb.WriteFile(p, content)
 	if err != nil {
 		return SaveResult{}, err
 	}
-	out, err := env.out.save(virtual, content, nil, "")
+	out, err := env.out.save(ctx, virtual, content, nil, "")
 	if err != nil {
 		return SaveResult{}, err
 	}

@@ -240,7 +240,7 @@ func TestEveryBMADAgentActivates(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		g, err := h.eng.Activate(s, a)
+		g, err := h.eng.Activate(context.Background(), s, a)
 		if err != nil {
 			t.Errorf("%s: %v", a.ID, err)
 			continue
@@ -266,7 +266,7 @@ func TestCallerVarsOverrideConfig(t *testing.T) {
 		t.Fatal(err)
 	}
 	s.Vars = map[string]string{"user_name": "Ana", "output_folder": "/etc"}
-	g, err := h.eng.Activate(s, h.agent("product-lead"))
+	g, err := h.eng.Activate(context.Background(), s, h.agent("product-lead"))
 	if err != nil {
 		t.Fatal(err)
 	}

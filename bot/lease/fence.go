@@ -81,7 +81,7 @@ func (l *Held) Guard() error {
 	if time.Since(l.checked) < checkEvery {
 		return nil
 	}
-	err := l.Retry("check the thread's fence", func() error { return l.cfg.Store.CheckFence(context.TODO(), l.fence) })
+	err := l.Retry("check the thread's fence", func() error { return l.cfg.Store.CheckFence(l.ctx, l.fence) })
 	if err == nil {
 		l.checked = time.Now()
 	}
@@ -97,11 +97,14 @@ var errGone = errors.New("the thread lease is gone")
 // every write through Retry, it is tried again after a passing fault,
 // meta asked again, while the lease holds, so the item is not replayed and
 // answered twice.
-func (l *Held) Complete(seq uint64, meta func() (map[string]string, error)) error {
+func (l *Held) Complete(seq uint64, meta func(ctx context.Context) (map[string]string, error)) error {
+	// Written even when the lease's context ends meanwhile (a shutdown):
+	// the item was handled, and the fence decides whether it may write.
+	ctx := context.WithoutCancel(l.ctx)
 	err := l.Retry("dequeue", func() error {
-		m, err := meta()
+		m, err := meta(ctx)
 		if err == nil {
-			err = l.cfg.Store.CompleteFenced(context.TODO(), l.fence, seq, m)
+			err = l.cfg.Store.CompleteFenced(ctx, l.fence, seq, m)
 		}
 		return err
 	})

@@ -168,8 +168,10 @@ func renewRetry(ttl time.Duration) time.Duration {
 // giveUp: a store that stalls never holds the thread past the point where
 // another replica may take it over.
 func (l *Held) renewOnce(giveUp time.Time) error {
+	ctx, cancel := context.WithDeadline(l.ctx, giveUp)
+	defer cancel()
 	done := make(chan error, 1)
-	go func() { done <- l.cfg.Store.RenewLease(context.TODO(), l.fence, l.cfg.TTL) }()
+	go func() { done <- l.cfg.Store.RenewLease(ctx, l.fence, l.cfg.TTL) }()
 	t := time.NewTimer(time.Until(giveUp))
 	defer t.Stop()
 	select {
@@ -203,7 +205,9 @@ func (l *Held) Release() {
 	if l.lost.Load() {
 		return
 	}
-	if err := l.cfg.Store.ReleaseLease(context.TODO(), l.key, l.cfg.Replica); err != nil {
+	// Given up although its context just ended: another replica need not
+	// wait for it to expire.
+	if err := l.cfg.Store.ReleaseLease(context.WithoutCancel(l.ctx), l.key, l.cfg.Replica); err != nil {
 		l.cfg.Log.Warn("release thread lease", "thread", l.key, "err", err) // it expires
 	}
 }

@@ -74,7 +74,7 @@ func TestHeldLeaseRenewsCompletesAndReleases(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if err := l.Complete(seq, func() (map[string]string, error) { return map[string]string{"posted": "1"}, nil }); err != nil {
+	if err := l.Complete(seq, func(context.Context) (map[string]string, error) { return map[string]string{"posted": "1"}, nil }); err != nil {
 		t.Fatalf("complete: %v", err)
 	}
 	if _, _, ok, _ := storage.Next(ctx, st, key); ok {
@@ -121,7 +121,7 @@ func TestLostLeaseFencesEveryWrite(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if err := l.Complete(seq, func() (map[string]string, error) { return nil, nil }); !errors.Is(err, storage.ErrFenced) {
+	if err := l.Complete(seq, func(context.Context) (map[string]string, error) { return nil, nil }); !errors.Is(err, storage.ErrFenced) {
 		t.Fatalf("complete after the loss: %v, want ErrFenced", err)
 	}
 	if _, _, ok, _ := storage.Next(ctx, st, key); !ok {

@@ -1,6 +1,7 @@
 package metrics
 
 import (
+	"context"
 	"errors"
 	"net/http"
 	"time"
@@ -19,15 +20,16 @@ var errHealthTimeout = errors.New("health check timed out")
 //
 // /healthz answers 200 "ok" when health returns nil (a nil health counts as
 // healthy) and 503 with the error's text otherwise, or when health takes
-// longer than HealthTimeout. /metrics serves the private registry in the
+// longer than HealthTimeout; health runs under the request's context,
+// bounded by it. /metrics serves the private registry in the
 // Prometheus text format (or a format the scraper negotiates). Other paths
 // are 404, other methods 405.
-func (m *Metrics) Handler(health func() error) http.Handler {
+func (m *Metrics) Handler(health func(ctx context.Context) error) http.Handler {
 	mux := http.NewServeMux()
 	mux.HandleFunc("GET /healthz", func(w http.ResponseWriter, r *http.Request) {
 		w.Header().Set("Content-Type", "text/plain; charset=utf-8")
 		w.Header().Set("Cache-Control", "no-store")
-		if err := checkHealth(health, HealthTimeout); err != nil {
+		if err := checkHealth(r.Context(), health, HealthTimeout); err != nil {
 			w.WriteHeader(http.StatusServiceUnavailable)
 			_, _ = w.Write([]byte(err.Error() + "\n"))
 			return
@@ -43,13 +45,15 @@ func (m *Metrics) Handler(health func() error) http.Handler {
 	return mux
 }
 
-// checkHealth runs health, giving up after timeout.
-func checkHealth(health func() error, timeout time.Duration) error {
+// checkHealth runs health under ctx, giving up after timeout.
+func checkHealth(ctx context.Context, health func(ctx context.Context) error, timeout time.Duration) error {
 	if health == nil {
 		return nil
 	}
+	ctx, cancel := context.WithTimeout(ctx, timeout)
+	defer cancel()
 	done := make(chan error, 1) // buffered: a late health call never blocks
-	go func() { done <- health() }()
+	go func() { done <- health(ctx) }()
 	t := time.NewTimer(timeout)
 	defer t.Stop()
 	select {

@@ -1,6 +1,7 @@
 package metrics
 
 import (
+	"context"
 	"errors"
 	"io"
 	"net/http"
@@ -28,7 +29,7 @@ func get(t *testing.T, url string) (int, string) {
 
 func TestHealthz(t *testing.T) {
 	var healthErr error
-	srv := httptest.NewServer(New().Handler(func() error { return healthErr }))
+	srv := httptest.NewServer(New().Handler(func(context.Context) error { return healthErr }))
 	defer srv.Close()
 
 	code, body := get(t, srv.URL+"/healthz")
@@ -66,7 +67,7 @@ func TestHealthzNilHealthIsHealthy(t *testing.T) {
 func TestCheckHealthGivesUpOnAHang(t *testing.T) {
 	release := make(chan struct{})
 	defer close(release)
-	err := checkHealth(func() error { <-release; return nil }, 20*time.Millisecond)
+	err := checkHealth(context.Background(), func(context.Context) error { <-release; return nil }, 20*time.Millisecond)
 	if !errors.Is(err, errHealthTimeout) {
 		t.Errorf("hanging health: %v, want %v", err, errHealthTimeout)
 	}

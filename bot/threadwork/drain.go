@@ -98,7 +98,7 @@ func (w *Work) retryWait(d time.Duration) bool {
 // waits for the next start (or another replica).
 func (w *Work) drain(key string) drained {
 	for !w.ended() {
-		f, ok, err := w.cfg.Store.TakeLease(context.TODO(), key, w.cfg.Replica, w.cfg.LeaseTTL)
+		f, ok, err := w.cfg.Store.TakeLease(w.ctx, key, w.cfg.Replica, w.cfg.LeaseTTL)
 		if err != nil {
 			w.cfg.Log.Error("take thread lease", "err", err)
 			return drainRetry
@@ -167,7 +167,7 @@ func (w *Work) drainLeased(f storage.Fence) drained {
 		}
 		// The posted marker and the dequeue are one fenced write: a
 		// replica that lost the thread changes neither.
-		if err := l.Complete(seq, func() (map[string]string, error) { return w.postedMeta(l, seq, posted) }); err != nil {
+		if err := l.Complete(seq, func(ctx context.Context) (map[string]string, error) { return w.postedMeta(ctx, l, seq, posted) }); err != nil {
 			w.cfg.Log.Error("dequeue", "err", err)
 			return drainRetry
 		}
@@ -179,11 +179,11 @@ func (w *Work) drainLeased(f storage.Fence) drained {
 // state with Posted set (read from the store: under the lease only this
 // replica writes it), and the output record cleared. None when nothing
 // was posted, or the thread has no session.
-func (w *Work) postedMeta(l *lease.Held, seq uint64, posted bool) (map[string]string, error) {
+func (w *Work) postedMeta(ctx context.Context, l *lease.Held, seq uint64, posted bool) (map[string]string, error) {
 	if !posted {
 		return nil, nil
 	}
-	rec, err := w.cfg.Store.FindMeta(context.TODO(), l.Fence().Key)
+	rec, err := w.cfg.Store.FindMeta(ctx, l.Fence().Key)
 	if err != nil || rec == nil {
 		return nil, err
 	}

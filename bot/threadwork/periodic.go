@@ -23,7 +23,7 @@ func (w *Work) StartPeriodic(ctx context.Context, every time.Duration, tick func
 			}
 			tick()
 			if n > 0 && n%scanEvery == 0 {
-				w.scan()
+				w.scan(ctx)
 			}
 			select {
 			case <-ctx.Done():
@@ -36,8 +36,8 @@ func (w *Work) StartPeriodic(ctx context.Context, every time.Duration, tick func
 
 // scan wakes a worker for each thread with queued items and no local
 // worker.
-func (w *Work) scan() {
-	keys, err := w.cfg.Store.PendingKeys(context.TODO())
+func (w *Work) scan(ctx context.Context) {
+	keys, err := w.cfg.Store.PendingKeys(ctx)
 	if err != nil {
 		w.cfg.Log.Error("scan queued threads", "err", err)
 		return

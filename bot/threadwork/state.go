@@ -31,8 +31,8 @@ func (w *Work) SetState(s *transcript.Session, change func(*threadstate.State)) 
 
 // Save stores s (its transcript and state) under the thread's fence; a
 // failure is logged, saying what was not kept, and reported.
-func (w *Work) Save(s *transcript.Session, what string) bool {
-	if err := w.cfg.Fences.SaveSession(context.TODO(), s); err != nil {
+func (w *Work) Save(ctx context.Context, s *transcript.Session, what string) bool {
+	if err := w.cfg.Fences.SaveSession(ctx, s); err != nil {
 		w.cfg.Log.Error("save session: "+what, "session", s.ID, "err", err)
 		return false
 	}
@@ -41,8 +41,8 @@ func (w *Work) Save(s *transcript.Session, what string) bool {
 
 // StoreMeta stores the thread state of s with the session's metadata
 // only: the engine saved the transcript already.
-func (w *Work) StoreMeta(s *transcript.Session) error {
-	return w.cfg.Store.SetMeta(context.TODO(), s.Key, threadstate.MetaKey, s.Meta[threadstate.MetaKey])
+func (w *Work) StoreMeta(ctx context.Context, s *transcript.Session) error {
+	return w.cfg.Store.SetMeta(ctx, s.Key, threadstate.MetaKey, s.Meta[threadstate.MetaKey])
 }
 
 // Replay is what becomes of a queued item of a thread's conversation

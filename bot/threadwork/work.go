@@ -99,7 +99,7 @@ func (w *Work) SetHandler(h Handler) { w.cfg.Handler = h }
 
 // Resume wakes the threads with items persisted before a restart.
 func (w *Work) Resume() {
-	keys, err := w.cfg.Store.PendingKeys(context.TODO())
+	keys, err := w.cfg.Store.PendingKeys(w.ctx)
 	if err != nil {
 		w.cfg.Log.Error("recover pending messages", "err", err)
 		return

@@ -1,6 +1,7 @@
 package view
 
 import (
+	"context"
 	"fmt"
 	"slices"
 	"strings"
@@ -38,13 +39,13 @@ func Status(def string, a *catalog.Agent, cat *catalog.Catalog) string {
 
 // BudgetStatus reports the caps for /agent status: the workspace's use
 // today and the session cap.
-func BudgetStatus(b *engine.Budgets, team string) string {
+func BudgetStatus(ctx context.Context, b *engine.Budgets, team string) string {
 	if b == nil || (b.SessionTokens == 0 && b.DailyTokens == 0) {
 		return "No token budgets are set."
 	}
 	var parts []string
 	if b.DailyTokens > 0 {
-		used, _ := b.Daily(team)
+		used, _ := b.Daily(ctx, team)
 		parts = append(parts, fmt.Sprintf("this workspace used %s of its %s tokens today (UTC)", engine.Thousands(used), engine.Thousands(b.DailyTokens)))
 	}
 	if b.SessionTokens > 0 {

@@ -42,7 +42,7 @@ func runChat(ctx context.Context, e *env) int {
 	}
 	defer st.Close()
 	defer stores.ServeControl(ctx, st, log)() // sessions and backup reach this chat's store
-	rec, key, err := chat.FindSession(st, name)
+	rec, key, err := chat.FindSession(ctx, st, name)
 	if err != nil {
 		fmt.Fprintf(e.stderr, "agentbot chat: %v\n", err)
 		return 1

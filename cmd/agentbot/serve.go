@@ -216,11 +216,11 @@ func (s *server) serveHTTP(context.Context) int {
 	if s.cfg.HTTPAddr == "" {
 		return 0
 	}
-	health := func() error {
+	health := func(ctx context.Context) error {
 		if !s.b.Connected() {
 			return errors.New("socket mode connection is down")
 		}
-		if err := s.st.Ping(context.TODO()); err != nil {
+		if err := s.st.Ping(ctx); err != nil {
 			return fmt.Errorf("%s store: %w", storeOf(s.cfg).Name(), err)
 		}
 		return nil

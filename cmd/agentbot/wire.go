@@ -214,8 +214,8 @@ func newProjects(cfg *Config, st storage.Projects) *engine.Projects {
 	}
 	return &engine.Projects{
 		Store: st,
-		Of: func(key string) (string, error) {
-			return storage.ThreadProject(context.TODO(), st, key, terminal)
+		Of: func(ctx context.Context, key string) (string, error) {
+			return storage.ThreadProject(ctx, st, key, terminal)
 		},
 		Root: storage.Folders{Dir: cfg.DataDir}.ProjectFolder,
 	}

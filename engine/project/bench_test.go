@@ -29,12 +29,12 @@ func benchProjectList(b *testing.B, st storage.Backend) {
 	const n = 1000
 	storetest.SeedDocuments(b, st, "big", n)
 	pf := &Folder{name: "big", root: b.TempDir()}
-	if err := pf.Sync(st, nil); err != nil { // the first fetch
+	if err := pf.Sync(context.Background(), st, nil); err != nil { // the first fetch
 		b.Fatal(err)
 	}
 	b.ResetTimer()
 	for b.Loop() {
-		if err := pf.Sync(st, nil); err != nil {
+		if err := pf.Sync(context.Background(), st, nil); err != nil {
 			b.Fatal(err)
 		}
 		sb, err := sandbox.Open(sandbox.Config{OutputRoot: pf.Docs(), InputRoot: pf.Inputs()})

@@ -32,7 +32,7 @@ type Docs struct {
 	Logger   *slog.Logger
 	// Record records a version the session wrote as its output; an
 	// internal one (a memlog) is kept, never shown or uploaded.
-	Record func(virtual string, data []byte, v *transcript.DocVersion, internal bool) error
+	Record func(ctx context.Context, virtual string, data []byte, v *transcript.DocVersion, internal bool) error
 }
 
 // Saved is a version a save or an edit made: its virtual path, size and
@@ -82,13 +82,13 @@ func (d *Docs) markWrote(docPath string, v int) {
 // this session's own, one its transcript never recorded (the process
 // stopped after the store took it), and it ends with text. Then the
 // append is not made again, and that version is its result.
-func (d *Docs) AppendLanded(p, text string) (Saved, bool) {
+func (d *Docs) AppendLanded(ctx context.Context, p, text string) (Saved, bool) {
 	virtual, docPath, err := d.path(p, 0)
 	if err != nil {
 		return Saved{}, false
 	}
 	st := d.Store
-	hist, err := st.DocumentHistory(context.TODO(), d.Folder.name, docPath)
+	hist, err := st.DocumentHistory(ctx, d.Folder.name, docPath)
 	if err != nil || len(hist) == 0 || hist[0].Session != d.Session.ID {
 		return Saved{}, false
 	}
@@ -98,11 +98,11 @@ func (d *Docs) AppendLanded(p, text string) (Saved, bool) {
 	if wrote >= hist[0].Version {
 		return Saved{}, false
 	}
-	data, err := st.DocumentData(context.TODO(), d.Folder.name, docPath, hist[0].Version)
+	data, err := st.DocumentData(ctx, d.Folder.name, docPath, hist[0].Version)
 	if err != nil || !strings.HasSuffix(string(data), text) {
 		return Saved{}, false
 	}
-	res, err := d.landed(virtual, hist[0], data, d.seen(docPath) == hist[0].Version-1, false)
+	res, err := d.landed(ctx, virtual, hist[0], data, d.seen(docPath) == hist[0].Version-1, false)
 	return res, err == nil
 }
 
@@ -126,35 +126,35 @@ func (d *Docs) path(p string, size int) (virtual, docPath string, err error) {
 
 // Save saves a whole document as the project's next version,
 // refused when another thread saved a version this session has not seen.
-func (d *Docs) Save(p string, content []byte) (Saved, error) {
+func (d *Docs) Save(ctx context.Context, p string, content []byte) (Saved, error) {
 	virtual, docPath, err := d.path(p, len(content))
 	if err != nil {
 		return Saved{}, err
 	}
 	st := d.Store
-	v, err := st.SaveDocument(context.TODO(), d.Folder.name, d.author(docPath), d.seen(docPath), content)
+	v, err := st.SaveDocument(ctx, d.Folder.name, d.author(docPath), d.seen(docPath), content)
 	var stale *transcript.StaleError
 	if errors.As(err, &stale) {
-		_, _ = d.Folder.freshen(st, docPath) // the model's next read gets the latest
+		_, _ = d.Folder.freshen(ctx, st, docPath) // the model's next read gets the latest
 		return Saved{}, stale
 	}
 	if err != nil {
 		return Saved{}, fmt.Errorf("%s could not be saved (%v); save it again", virtual, err)
 	}
-	return d.landed(virtual, v, content, true, false)
+	return d.landed(ctx, virtual, v, content, true, false)
 }
 
 // Edit changes the latest version of a document atomically: edit
 // gets its bytes (nil when missing) and returns the new ones. An internal
 // file (a memlog) is kept, not shown or uploaded.
-func (d *Docs) Edit(p string, internal bool, edit func(old []byte) ([]byte, error)) (Saved, error) {
+func (d *Docs) Edit(ctx context.Context, p string, internal bool, edit func(old []byte) ([]byte, error)) (Saved, error) {
 	virtual, docPath, err := d.path(p, 0)
 	if err != nil {
 		return Saved{}, err
 	}
 	max := d.MaxWrite
 	var data []byte
-	v, err := d.Store.EditDocument(context.TODO(), d.Folder.name, d.author(docPath), func(old []byte) ([]byte, error) {
+	v, err := d.Store.EditDocument(ctx, d.Folder.name, d.author(docPath), func(old []byte) ([]byte, error) {
 		out, err := edit(old)
 		if err == nil && int64(len(out)) > max {
 			err = fmt.Errorf("%s: the edited document is too large to save (%d bytes; the limit is %d)", virtual, len(out), max)
@@ -174,7 +174,7 @@ func (d *Docs) Edit(p string, internal bool, edit func(old []byte) ([]byte, erro
 	}
 	// Edits build on the latest version: the session has seen it only if
 	// it had seen the one before.
-	return d.landed(virtual, v, data, d.seen(docPath) == v.Version-1, internal)
+	return d.landed(ctx, virtual, v, data, d.seen(docPath) == v.Version-1, internal)
 }
 
 // editError carries an edit's own refusal (old_text not found …) out of
@@ -190,7 +190,7 @@ func (e *editError) Unwrap() error { return e.err }
 // landed writes a stored version to the working copy, records it in the
 // session and reports it like any saved document (an internal file is
 // only kept).
-func (d *Docs) landed(virtual string, v transcript.DocVersion, data []byte, seen, internal bool) (Saved, error) {
+func (d *Docs) landed(ctx context.Context, virtual string, v transcript.DocVersion, data []byte, seen, internal bool) (Saved, error) {
 	if err := d.Folder.Landed(v, data); err != nil {
 		d.Logger.Error("project: write the working copy", "project", d.Folder.name, "path", v.Path, "err", err)
 	}
@@ -198,7 +198,7 @@ func (d *Docs) landed(virtual string, v transcript.DocVersion, data []byte, seen
 		d.markSeen(v.Path, v.Version)
 	}
 	d.markWrote(v.Path, v.Version)
-	if err := d.Record(virtual, data, &v, internal); err != nil {
+	if err := d.Record(ctx, virtual, data, &v, internal); err != nil {
 		return Saved{}, err
 	}
 	return Saved{Path: virtual, Bytes: len(data), Version: v.Version}, nil
@@ -206,9 +206,9 @@ func (d *Docs) landed(virtual string, v transcript.DocVersion, data []byte, seen
 
 // Read brings a document under /outputs up to date before a read,
 // and after it records the version read as seen. p is the path as given.
-func (d *Docs) Read(p string) (data []byte, virtual string, err error) {
+func (d *Docs) Read(ctx context.Context, p string) (data []byte, virtual string, err error) {
 	if v, rerr := d.Sandbox.Resolve(p, false); rerr == nil && isOutput(v) {
-		if _, ferr := d.Folder.freshen(d.Store, outputRel(v)); ferr != nil {
+		if _, ferr := d.Folder.freshen(ctx, d.Store, outputRel(v)); ferr != nil {
 			d.Logger.Warn("project: refresh a document before a read", "project", d.Folder.name, "err", ferr)
 		}
 	}
@@ -228,9 +228,9 @@ func isOutput(virtual string) bool {
 // Share makes a file person shared in a thread a file of the project
 // (the next version of its name, by person), readable under /inputs in
 // every thread.
-func (pf *Folder) Share(st Store, s *transcript.Session, person, docPath string, data []byte) error {
+func (pf *Folder) Share(ctx context.Context, st Store, s *transcript.Session, person, docPath string, data []byte) error {
 	v := transcript.DocVersion{Path: docPath, Session: s.ID, Thread: s.Key, Source: transcript.SourceOf(s.Key), Agent: s.AgentID, Person: person}
-	v, err := st.SaveDocument(context.TODO(), pf.name, v, transcript.AnyVersion, data)
+	v, err := st.SaveDocument(ctx, pf.name, v, transcript.AnyVersion, data)
 	if err != nil {
 		return fmt.Errorf("share %s in project %s: %w", docPath, pf.name, err)
 	}

@@ -96,8 +96,8 @@ func (pf *Folder) persist() error {
 // are folders of the BMAD root (baseLayers): their files that are no
 // project document show as they are (version 0), read-only, a save puts
 // a version on top of.
-func (pf *Folder) Sync(st Store, base []BaseLayer) error {
-	docs, err := st.Documents(context.TODO(), pf.name)
+func (pf *Folder) Sync(ctx context.Context, st Store, base []BaseLayer) error {
+	docs, err := st.Documents(ctx, pf.name)
 	if err != nil {
 		return fmt.Errorf("project %s: %w", pf.name, err)
 	}
@@ -116,7 +116,7 @@ func (pf *Folder) Sync(st Store, base []BaseLayer) error {
 		if pf.versions[d.Path] == d.Version {
 			continue
 		}
-		data, err := st.DocumentData(context.TODO(), pf.name, d.Path, d.Version)
+		data, err := st.DocumentData(ctx, pf.name, d.Path, d.Version)
 		if err == nil {
 			err = pf.writeLocal(d.Path, d.Version, data)
 		}
@@ -304,8 +304,8 @@ func (pf *Folder) Landed(v transcript.DocVersion, data []byte) error {
 // freshen fetches the latest version of one document when the working
 // copy holds an older one, and returns the version the copy holds (0:
 // none, or the base layer's).
-func (pf *Folder) freshen(st Store, docPath string) (int, error) {
-	hist, err := st.DocumentHistory(context.TODO(), pf.name, docPath)
+func (pf *Folder) freshen(ctx context.Context, st Store, docPath string) (int, error) {
+	hist, err := st.DocumentHistory(ctx, pf.name, docPath)
 	if err != nil {
 		return 0, fmt.Errorf("project %s: %w", pf.name, err)
 	}
@@ -315,7 +315,7 @@ func (pf *Folder) freshen(st Store, docPath string) (int, error) {
 	if len(hist) == 0 || pf.versions[docPath] >= hist[0].Version {
 		return pf.versions[docPath], nil
 	}
-	data, err := st.DocumentData(context.TODO(), pf.name, docPath, hist[0].Version)
+	data, err := st.DocumentData(ctx, pf.name, docPath, hist[0].Version)
 	if err != nil {
 		return pf.versions[docPath], err
 	}

@@ -47,7 +47,7 @@ func TestSyncPrunesHiddenBaseCopies(t *testing.T) {
 		return []BaseLayer{{dir: out, screen: sc}}
 	}
 	pf := &Folder{name: "p", root: t.TempDir()}
-	if err := pf.Sync(st, layer()); err != nil { // as an older agentbot did
+	if err := pf.Sync(context.Background(), st, layer()); err != nil { // as an older agentbot did
 		t.Fatal(err)
 	}
 	copied := filepath.Join(pf.Docs(), "agentbot-data", "agentbot.db")
@@ -55,7 +55,7 @@ func TestSyncPrunesHiddenBaseCopies(t *testing.T) {
 		t.Fatalf("the unscreened layer did not copy the data folder (the test sets it up wrong): %v", err)
 	}
 	pf = &Folder{name: "p", root: pf.root} // a restart
-	if err := pf.Sync(st, layer(data)); err != nil {
+	if err := pf.Sync(context.Background(), st, layer(data)); err != nil {
 		t.Fatal(err)
 	}
 	for _, gone := range []string{copied, filepath.Join(pf.Docs(), "agentbot-data", "projects")} {

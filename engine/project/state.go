@@ -21,9 +21,9 @@ const maxProjectState = 6 << 10
 // documents, newest first, with version, author and date, each matched
 // to the help tables' outputs patterns; "" when it has no
 // documents.
-func (d *Docs) State(sk *catalog.Skill) string {
+func (d *Docs) State(ctx context.Context, sk *catalog.Skill) string {
 	pf := d.Folder
-	docs, err := d.Store.Documents(context.TODO(), pf.name)
+	docs, err := d.Store.Documents(ctx, pf.name)
 	if err != nil {
 		d.Logger.Warn("project: list documents for a skill", "project", pf.name, "err", err)
 		return ""

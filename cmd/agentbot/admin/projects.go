@@ -46,9 +46,9 @@ func (o *Projects) Run(ctx context.Context, args []string) int {
 	defer st.Close()
 	switch args[0] {
 	case "list":
-		err = listProjects(o.Stdout, st)
+		err = listProjects(ctx, o.Stdout, st)
 	case "show":
-		err = showProject(o.Stdout, st, args[1])
+		err = showProject(ctx, o.Stdout, st, args[1])
 	case "export":
 		var n int
 		if n, err = projectfiles.Export(ctx, st, args[1], args[2], o.AllVersions); err == nil {
@@ -69,19 +69,19 @@ func (o *Projects) Run(ctx context.Context, args []string) int {
 
 // listProjects writes every project with its documents' count and last
 // change.
-func listProjects(w io.Writer, st storage.Projects) error {
-	list, err := st.ListProjects(context.TODO())
+func listProjects(ctx context.Context, w io.Writer, st storage.Projects) error {
+	list, err := st.ListProjects(ctx)
 	if err != nil {
 		return err
 	}
 	tw := tabwriter.NewWriter(w, 0, 4, 2, ' ', 0)
 	fmt.Fprintln(tw, "PROJECT\tDOCUMENTS\tLAST CHANGE\tCHANNELS")
 	for _, p := range list {
-		docs, err := st.Documents(context.TODO(), p.Name)
+		docs, err := st.Documents(ctx, p.Name)
 		if err != nil {
 			return err
 		}
-		channels, err := st.BoundChannels(context.TODO(), p.Name)
+		channels, err := st.BoundChannels(ctx, p.Name)
 		if err != nil {
 			return err
 		}
@@ -95,16 +95,16 @@ func listProjects(w io.Writer, st storage.Projects) error {
 }
 
 // showProject writes a project's record and documents, newest first.
-func showProject(w io.Writer, st storage.Projects, name string) error {
-	p, err := storage.FindProject(context.TODO(), st, name)
+func showProject(ctx context.Context, w io.Writer, st storage.Projects, name string) error {
+	p, err := storage.FindProject(ctx, st, name)
 	if err != nil {
 		return err
 	}
-	channels, err := st.BoundChannels(context.TODO(), name)
+	channels, err := st.BoundChannels(ctx, name)
 	if err != nil {
 		return err
 	}
-	docs, err := st.Documents(context.TODO(), name)
+	docs, err := st.Documents(ctx, name)
 	if err != nil {
 		return err
 	}

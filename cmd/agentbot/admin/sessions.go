@@ -45,7 +45,7 @@ func (o *Sessions) Run(ctx context.Context, args []string) int {
 		fmt.Fprintln(o.Stderr, "usage: agentbot sessions "+SessionsSynopsis)
 		return 2
 	}
-	r := &sessionsRun{Sessions: o, verb: args[0], args: args[1:]}
+	r := &sessionsRun{Sessions: o, ctx: ctx, verb: args[0], args: args[1:]}
 	v, ok := sessionVerbs[r.verb]
 	if !ok {
 		fmt.Fprintf(o.Stderr, "agentbot sessions: unknown subcommand %q\nusage: agentbot sessions %s\n", r.verb, SessionsSynopsis)
@@ -69,6 +69,7 @@ func (o *Sessions) Run(ctx context.Context, args []string) int {
 // arguments, and the store it reads.
 type sessionsRun struct {
 	*Sessions
+	ctx  context.Context
 	st   sessionReader
 	verb string
 	args []string
@@ -99,7 +100,7 @@ func (r *sessionsRun) find() (*transcript.Session, int) {
 	if len(r.args) < 1 {
 		return nil, r.fail(2, "which session? give its ID (agentbot sessions list)")
 	}
-	s, err := lookupSession(r.st, r.args[0])
+	s, err := lookupSession(r.ctx, r.st, r.args[0])
 	if err != nil {
 		return nil, r.fail(1, "%v", err)
 	}
@@ -107,7 +108,7 @@ func (r *sessionsRun) find() (*transcript.Session, int) {
 }
 
 func (r *sessionsRun) list() int {
-	list, err := r.st.ListSessions(context.TODO())
+	list, err := r.st.ListSessions(r.ctx)
 	if err != nil {
 		return r.fail(1, "%v", err)
 	}
@@ -182,7 +183,7 @@ func (r *sessionsRun) delete() int {
 	if s == nil {
 		return code
 	}
-	if err := r.st.(storage.Backend).DeleteSession(context.TODO(), s.ID); err != nil {
+	if err := r.st.(storage.Backend).DeleteSession(r.ctx, s.ID); err != nil {
 		return r.fail(1, "%v", err)
 	}
 	fmt.Fprintf(r.Stdout, "deleted session %s (%s) with its documents\n", s.ID, s.Key)
@@ -197,7 +198,7 @@ func (r *sessionsRun) prune() int {
 	if ttl <= 0 {
 		return r.fail(2, "say how old: --older-than 720h (or set AGENTBOT_SESSION_TTL)")
 	}
-	ids, err := r.st.(storage.Backend).Prune(context.TODO(), time.Now().Add(-ttl))
+	ids, err := r.st.(storage.Backend).Prune(r.ctx, time.Now().Add(-ttl))
 	if err != nil {
 		return r.fail(1, "%v", err)
 	}
@@ -211,10 +212,10 @@ func (r *sessionsRun) prune() int {
 // lookupSession finds a session by its id, its key ("chat/demo"), or the
 // name chat's banner gives ("demo", "product-lead/20250101-…"), which is
 // the key without "chat/".
-func lookupSession(st sessionReader, name string) (*transcript.Session, error) {
-	s, err := st.Lookup(context.TODO(), name)
+func lookupSession(ctx context.Context, st sessionReader, name string) (*transcript.Session, error) {
+	s, err := st.Lookup(ctx, name)
 	if errors.Is(err, storage.ErrNotFound) && !strings.HasPrefix(name, chatKeyPrefix) {
-		if byName, nerr := st.Lookup(context.TODO(), chatKeyPrefix+name); nerr == nil {
+		if byName, nerr := st.Lookup(ctx, chatKeyPrefix+name); nerr == nil {
 			return byName, nil
 		}
 	}

@@ -35,27 +35,28 @@ func (t *Terminal) Run(ctx context.Context, eng *engine.Engine, st storage.Backe
 		c, code = t.resume(ctx, eng, st, rec, name, agentID, cat)
 	}
 	if c == nil && code == 0 { // nothing to resume
-		c, code = t.start(eng, st, key, agentID, cat)
+		c, code = t.start(ctx, eng, st, key, agentID, cat)
 	}
 	if c == nil {
 		return code
 	}
 	code = t.talk(ctx, c)
-	t.close(c, st)
+	// An unanswered session is dropped even after an interrupt (^C).
+	t.close(context.WithoutCancel(ctx), c, st)
 	return code
 }
 
 // FindSession finds the session --session names, by its key ("chat/NAME") or
 // by its id (agentbot sessions list); with none it returns the key a new
 // session takes ("" for an unnamed one).
-func FindSession(st storage.Backend, name string) (*transcript.Session, string, error) {
+func FindSession(ctx context.Context, st storage.Backend, name string) (*transcript.Session, string, error) {
 	if name == "" {
 		return nil, "", nil
 	}
 	key := "chat/" + name
-	rec, err := storage.Session(context.TODO(), st, key)
+	rec, err := storage.Session(ctx, st, key)
 	if errors.Is(err, storage.ErrNotFound) {
-		if byID, idErr := st.SessionByID(context.TODO(), name); idErr == nil {
+		if byID, idErr := st.SessionByID(ctx, name); idErr == nil {
 			return byID, byID.Key, nil
 		}
 		return nil, key, nil
@@ -132,7 +133,7 @@ func (t *Terminal) resume(ctx context.Context, eng *engine.Engine, st storage.Ba
 
 // start opens a new session under key (a fresh name when "") with agent
 // agentID and prints its greeting.
-func (t *Terminal) start(eng *engine.Engine, st storage.Backend, key, agentID string, cat *catalog.Catalog) (*engine.Conversation, int) {
+func (t *Terminal) start(ctx context.Context, eng *engine.Engine, st storage.Backend, key, agentID string, cat *catalog.Catalog) (*engine.Conversation, int) {
 	if agentID == "" {
 		fmt.Fprintln(t.errOut, "agentbot chat: --agent is required for a new session (agentbot agents lists the ids)")
 		return nil, 2
@@ -148,15 +149,16 @@ func (t *Terminal) start(eng *engine.Engine, st storage.Backend, key, agentID st
 	if key == "" {
 		key = "chat/" + a.ID + "/" + eng.NewSessionName()
 	}
-	c, err := eng.Open(st, key)
+	c, err := eng.Open(ctx, st, key)
 	if err != nil {
 		fmt.Fprintf(t.errOut, "agentbot chat: %v\n", err)
 		return nil, 1
 	}
-	g, err := c.Start(a, nil)
+	g, err := c.Start(ctx, a, nil)
 	if err != nil {
 		fmt.Fprintf(t.errOut, "agentbot chat: %v\n", err)
-		_ = st.DeleteSession(context.TODO(), c.Live.ID)
+		// The session just made is dropped even when the start was interrupted.
+		_ = st.DeleteSession(context.WithoutCancel(ctx), c.Live.ID)
 		return nil, 1
 	}
 	fmt.Fprintf(t.out, "Session %s (resume: agentbot chat --session %s)\n\n", c.Live.ID, strings.TrimPrefix(key, "chat/"))
@@ -199,8 +201,8 @@ func (t *Terminal) talk(ctx context.Context, c *engine.Conversation) int {
 
 // close ends the conversation: a session that never got an answer is not
 // kept (engine.Conversation.Close), and the user is told so.
-func (t *Terminal) close(c *engine.Conversation, st engine.SessionDeleter) {
-	deleted, err := c.Close(st)
+func (t *Terminal) close(ctx context.Context, c *engine.Conversation, st engine.SessionDeleter) {
+	deleted, err := c.Close(ctx, st)
 	switch {
 	case err != nil:
 		fmt.Fprintf(t.errOut, "agentbot chat: %v\n", err)
