@@ -15,12 +15,14 @@ import (
 	"agentbot/engine/mcp/mcptest"
 )
 
-// A server that never answers costs a turn only the listing budget, and
-// the user is told once per session that its tools are unavailable; the
-// other server's tools are offered all the same.
+// A server that never answers costs the first turn one cold wait (up to
+// its connect timeout: it never listed its tools in this process), every
+// later turn only the listing budget, and the user is told once per
+// session that its tools are unavailable; the other server's tools are
+// offered all the same.
 func TestUnavailableServerToldOnce(t *testing.T) {
 	web := mcptest.NewHTTPServer(t)
-	y := webConfig(web.URL, "") + "  - name: hung\n    transport: stdio\n    command: sleep\n    args: [\"3600\"]\n    timeout: 30s\n"
+	y := webConfig(web.URL, "") + "  - name: hung\n    transport: stdio\n    command: sleep\n    args: [\"3600\"]\n    timeout: 1s\n"
 	cfg, probs, err := mcp.ParseConfig([]byte(y), func(string) string { return "" })
 	if err != nil || len(probs) > 0 {
 		t.Fatal(err, probs)
