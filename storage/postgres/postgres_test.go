@@ -4,6 +4,8 @@ import (
 	"context"
 	"testing"
 
+	"github.com/jackc/pgx/v5"
+
 	"agentbot/storage"
 	"agentbot/storage/bolt"
 	"agentbot/storage/pgtest"
@@ -55,4 +57,41 @@ func TestMigrateCopiesChannelTools(t *testing.T) {
 	if err != nil || len(got) != 2 || got[0] != "jira" || got[1] != "notes" {
 		t.Fatalf("ChannelTools after migrate = %v, %v; want [jira notes]", got, err)
 	}
+}
+
+// TestNoPlaintextAtRest: the rows of credentials and flows hold no token,
+// client secret, PKCE verifier or state in clear, read as their raw bytes
+// (storetest.NoPlaintextAtRest).
+func TestNoPlaintextAtRest(t *testing.T) {
+	url := pgtest.URL(t)
+	s := open(t, url)
+	storetest.NoPlaintextAtRest(t, s, func(t *testing.T) []byte {
+		ctx := context.Background()
+		conn, err := pgx.Connect(ctx, url)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer conn.Close(ctx)
+		var out []byte
+		for _, q := range []string{
+			`SELECT convert_to(team || ' ' || user_id || ' ' || server || ' ' || account || ' ' || array_to_string(scopes, ' '), 'UTF8') || sealed FROM credentials`,
+			`SELECT convert_to(state, 'UTF8') || sealed FROM oauth_flows`,
+		} {
+			rows, err := conn.Query(ctx, q)
+			if err != nil {
+				t.Fatal(err)
+			}
+			for rows.Next() {
+				var b []byte
+				if err := rows.Scan(&b); err != nil {
+					t.Fatal(err)
+				}
+				out = append(out, b...)
+			}
+			if err := rows.Err(); err != nil {
+				t.Fatal(err)
+			}
+		}
+		return out
+	})
 }
