@@ -206,6 +206,7 @@ type Backend interface {
 	Usage
 	Outputs
 	Projects
+	Credentials
 	// Ping checks that the store answers.
 	Ping(ctx context.Context) error
 	Close() error

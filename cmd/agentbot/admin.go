@@ -89,6 +89,18 @@ func runMigrate(ctx context.Context, e *env) int {
 	return o.Run(ctx, args)
 }
 
+// runRotateKey re-seals the stored credentials under the current key
+// (admin.RotateKey).
+func runRotateKey(ctx context.Context, e *env) int {
+	o := &admin.RotateKey{Stdout: e.stdout, Stderr: e.stderr, Getenv: envOf(e.getenv)}
+	cfg, args, code := parse("rotate-key", e, func(*flagSet) {})
+	if cfg == nil {
+		return code
+	}
+	o.Store = storeOf(cfg)
+	return o.Run(ctx, args)
+}
+
 // runHealth asks a running serve's /healthz (admin.Health). Docker
 // reserves exit code 2, so every failure, a bad flag too, exits 1.
 func runHealth(ctx context.Context, e *env) int {

@@ -95,7 +95,7 @@ func TestTopLevelHelp(t *testing.T) {
 		r := runCmd(t, nil, "", args...)
 		r.wantCode(t, 0)
 		for _, c := range commands() {
-			contains(t, "help", r.stdout, "\n  "+c.name+strings.Repeat(" ", 10-len(c.name))+c.summary+"\n")
+			contains(t, "help", r.stdout, "\n  "+c.name+strings.Repeat(" ", 11-len(c.name))+c.summary+"\n")
 		}
 	}
 	r := runCmd(t, nil, "")

@@ -1,6 +1,8 @@
 package bolt_test
 
 import (
+	"os"
+	"path/filepath"
 	"testing"
 
 	"agentbot/storage"
@@ -52,4 +54,22 @@ func BenchmarkDocumentContention(b *testing.B) {
 	}
 	defer s.Close()
 	storetest.BenchDocumentContention(b, s, 50)
+}
+
+// TestNoPlaintextAtRest: the bbolt file holds no token, client secret,
+// PKCE verifier or state in clear (storetest.NoPlaintextAtRest).
+func TestNoPlaintextAtRest(t *testing.T) {
+	dir := t.TempDir()
+	s, err := bolt.Open(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.Close()
+	storetest.NoPlaintextAtRest(t, s, func(t *testing.T) []byte {
+		data, err := os.ReadFile(filepath.Join(dir, bolt.DBName))
+		if err != nil {
+			t.Fatal(err)
+		}
+		return data
+	})
 }

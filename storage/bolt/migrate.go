@@ -7,6 +7,7 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+	"time"
 
 	bbolt "go.etcd.io/bbolt"
 
@@ -27,17 +28,21 @@ type MigrateReport struct {
 	// Projects were copied with their channel bindings and Documents
 	// (document versions).
 	Projects, Documents int
+	// Credentials were copied still sealed; Flows (pending authorization
+	// flows) were moved, still sealed.
+	Credentials, Flows int
 }
 
 // Migrate copies everything src holds into dst: every session (detached
 // ones too) with its transcript and documents, channel defaults and the
 // inbound messages still queued, and every project with its channels and
-// every version of its documents. Documents stored before they lived in the
+// every version of its documents, and the credentials and pending
+// authorization flows, still sealed (the key is not needed). Documents stored before they lived in the
 // store (files in the data folder's outputs/<id>/) are copied from there.
 // Run it with the bot stopped; running it again copies only what is new.
 func Migrate(ctx context.Context, dst storage.Importer, src *Store) (MigrateReport, error) {
 	m := &migration{ctx: ctx, dst: dst, src: src}
-	for _, step := range []func() error{m.sessions, m.channelDefaults, m.channelTools, m.projects, m.queued} {
+	for _, step := range []func() error{m.sessions, m.channelDefaults, m.channelTools, m.projects, m.queued, m.credentials, m.flows} {
 		if err := step(); err != nil {
 			return m.rep, err
 		}
@@ -157,6 +162,60 @@ func (m *migration) queued() error {
 			}
 			m.rep.Queued++
 		}
+	}
+	return nil
+}
+
+// credentials copies every credential as it is stored: sealed, with its
+// description and its Updated time.
+func (m *migration) credentials() error {
+	list, err := m.src.ListCredentials(m.ctx, storage.CredentialFilter{})
+	if err != nil {
+		return fmt.Errorf("migrate: %w", err)
+	}
+	for _, info := range list {
+		c, err := m.src.Credential(m.ctx, info.Team, info.User, info.Server)
+		if err == nil {
+			err = m.dst.PutCredential(m.ctx, c)
+		}
+		if err != nil {
+			return fmt.Errorf("migrate credential %s/%s/%s: %w", info.Team, info.User, info.Server, err)
+		}
+		m.rep.Credentials++
+	}
+	return nil
+}
+
+// flows moves the pending authorization flows that have not expired, still
+// sealed: each is taken from src once dst holds it, so a flow is not live
+// in both.
+func (m *migration) flows() error {
+	type flow struct {
+		state   string
+		expires time.Time
+		sealed  []byte
+	}
+	var live []flow
+	now := m.src.now().UnixNano()
+	err := m.src.view(m.ctx, func(tx *bbolt.Tx) error {
+		return tx.Bucket(bucketFlows).ForEach(func(k, v []byte) error {
+			if len(v) > 8 && int64(be64(v[:8])) > now {
+				live = append(live, flow{string(k), time.Unix(0, int64(be64(v[:8]))), append([]byte(nil), v[8:]...)})
+			}
+			return nil
+		})
+	})
+	if err != nil {
+		return fmt.Errorf("migrate: flows: %w", err)
+	}
+	for _, f := range live {
+		if err := m.dst.PutFlow(m.ctx, f.state, f.sealed, f.expires); err != nil {
+			return fmt.Errorf("migrate: flow: %w", err)
+		}
+		if _, err := m.src.TakeFlow(m.ctx, f.state); err != nil && !errors.Is(err, storage.ErrNotFound) {
+			return fmt.Errorf("migrate: flow: %w", err)
+		}
+		m.rep.Flows++
 	}
 	return nil
 }

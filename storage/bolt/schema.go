@@ -24,11 +24,15 @@ import (
 //     alone, so a thread's messages are answered in Slack's order.
 //  5. every document version records its Source, and each project keeps
 //     the set of them (projectsources.go).
+//  6. credentials and flows hold sealed OAuth credentials and pending
+//     authorization flows (credentials.go); an older agentbot, which
+//     would not migrate them, refuses the file.
 const (
 	schemaV1 = 1
 	schemaV2 = 2
 	schemaV3 = 3
 	schemaV4 = 4
+	schemaV5 = 5
 )
 
 // migrateQueueOrder re-keys every queued item by order then seq; an item

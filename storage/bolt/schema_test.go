@@ -14,6 +14,7 @@ import (
 
 	"agentbot/engine/fixtures"
 	"agentbot/engine/transcript"
+	"agentbot/storage"
 	"agentbot/storage/storetest"
 )
 
@@ -53,8 +54,8 @@ func TestMigrateV1(t *testing.T) {
 	}
 	for round := 1; round <= 2; round++ {
 		s := openAt(t, dir, nil)
-		if v := schemaOf(t, s); v != schemaVersion || schemaVersion != 5 {
-			t.Fatalf("round %d: schema version = %d, want 5", round, v)
+		if v := schemaOf(t, s); v != schemaVersion || schemaVersion != 6 {
+			t.Fatalf("round %d: schema version = %d, want 6", round, v)
 		}
 		sess, err := s.SessionByID(ctx, v1Session)
 		if err != nil {
@@ -214,5 +215,35 @@ func TestMigrateV2QueueOrder(t *testing.T) {
 	f2, _, err := s.TakeLease(ctx, "T/C/1", "a", time.Minute)
 	if err != nil || f2.Token <= f1.Token {
 		t.Fatalf("token %d after restart, before %d: %v", f2.Token, f1.Token, err)
+	}
+}
+
+// TestMigrateV5Credentials: a version 5 store (without the credentials
+// and flows buckets) opens as version 6 with them, and keeps a credential.
+func TestMigrateV5Credentials(t *testing.T) {
+	ctx := context.Background()
+	dir := t.TempDir()
+	s := openAt(t, dir, nil)
+	if err := s.db.Update(func(tx *bbolt.Tx) error {
+		for _, b := range [][]byte{bucketCredentials, bucketFlows} {
+			if err := tx.DeleteBucket(b); err != nil {
+				return err
+			}
+		}
+		return tx.Bucket(bucketMeta).Put([]byte("version"), u64Key(schemaV5))
+	}); err != nil {
+		t.Fatal(err)
+	}
+	s = reopen(t, s, nil)
+	if v := schemaOf(t, s); v != schemaVersion {
+		t.Fatalf("schema %d after migration", v)
+	}
+	c := storage.Credential{CredentialInfo: storage.CredentialInfo{Team: "T", User: "U", Server: "github"}, Sealed: []byte{1, 2, 3}}
+	if err := s.PutCredential(ctx, c); err != nil {
+		t.Fatal(err)
+	}
+	s = reopen(t, s, nil)
+	if got, err := s.Credential(ctx, "T", "U", "github"); err != nil || !bytes.Equal(got.Sealed, c.Sealed) {
+		t.Fatalf("credential after reopen: %+v, %v", got, err)
 	}
 }

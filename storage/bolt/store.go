@@ -34,7 +34,7 @@ const DBName = "agentbot.db"
 const lockTimeout = time.Second
 
 // schemaVersion is the layout this package writes; Open refuses newer ones.
-const schemaVersion = 5
+const schemaVersion = 6
 
 // Root bucket names.
 var (
@@ -192,10 +192,8 @@ func prepareDB(db *bbolt.DB, dir, path string) (*bbolt.DB, error) {
 // migrates an older one (dir is the data directory, for documents kept
 // only as files); migrated reports a migration.
 func initBuckets(tx *bbolt.Tx, dir string) (migrated bool, err error) {
-	for _, name := range [][]byte{bucketMeta, bucketSessions, bucketKeys, bucketSeen, bucketChannels, bucketQueue, bucketOutputs, bucketLeases, bucketChannelTools, bucketWaiting, bucketProjects, bucketProjectChannels} {
-		if _, err := tx.CreateBucketIfNotExists(name); err != nil {
-			return false, fmt.Errorf("create bucket %s: %w", name, err)
-		}
+	if err := createBuckets(tx, bucketMeta, bucketSessions, bucketKeys, bucketSeen, bucketChannels, bucketQueue, bucketOutputs, bucketLeases, bucketChannelTools, bucketWaiting, bucketProjects, bucketProjectChannels, bucketCredentials, bucketFlows); err != nil {
+		return false, err
 	}
 	if err := clearLeases(tx); err != nil { // leases.go
 		return false, err
@@ -230,6 +228,16 @@ func initBuckets(tx *bbolt.Tx, dir string) (migrated bool, err error) {
 	return true, meta.Put([]byte("version"), u64Key(schemaVersion))
 }
 
+// createBuckets creates the root buckets names that do not exist yet.
+func createBuckets(tx *bbolt.Tx, names ...[]byte) error {
+	for _, name := range names {
+		if _, err := tx.CreateBucketIfNotExists(name); err != nil {
+			return fmt.Errorf("create bucket %s: %w", name, err)
+		}
+	}
+	return nil
+}
+
 // migrations are the steps from an older schema, in order: each runs on a
 // store whose version is at most from.
 var migrations = []struct {
@@ -240,6 +248,7 @@ var migrations = []struct {
 	{schemaV2, migrateProjects}, // projectsmigrate.go
 	{schemaV3, func(tx *bbolt.Tx, _ string) error { return migrateQueueOrder(tx) }},
 	{schemaV4, func(tx *bbolt.Tx, _ string) error { return migrateSources(tx) }}, // projectsources.go
+	{schemaV5, func(tx *bbolt.Tx, _ string) error { return createBuckets(tx, bucketCredentials, bucketFlows) }},
 }
 
 // Close closes the database and releases the data directory.

@@ -102,7 +102,7 @@ func TestMigration0004MovesSessionDocuments(t *testing.T) {
 	}
 	// 0005 (fencing and order) is undone too: the migrations after 3 run
 	// again, in order, as on a database today's code left at 3.
-	if _, err := conn.Exec(ctx, `DROP TABLE document_heads, documents, project_channels, projects;
+	if _, err := conn.Exec(ctx, `DROP TABLE credentials, oauth_flows, document_heads, documents, project_channels, projects;
 		DROP FUNCTION agentbot_now_ns(); DROP INDEX queue_key; ALTER TABLE queue DROP COLUMN ord;
 		CREATE INDEX queue_key ON queue (session_key, seq); ALTER TABLE leases DROP COLUMN token; DROP SEQUENCE lease_tokens;
 		DELETE FROM schema_migrations WHERE version >= 4`); err != nil {

@@ -107,8 +107,8 @@ func (o *Migrate) Run(ctx context.Context, args []string) int {
 		return 1
 	}
 	rep, err := bolt.Migrate(ctx, imp, src)
-	fmt.Fprintf(o.Stdout, "copied %d session(s) with %d message(s) and %d document version(s), %d channel default(s), %d channel MCP server list(s), %d queued message(s), %d project(s) with %d document version(s); %d session(s) were there already\n",
-		rep.Sessions, rep.Messages, rep.Outputs, rep.Channels, rep.ChannelTools, rep.Queued, rep.Projects, rep.Documents, rep.Skipped)
+	fmt.Fprintf(o.Stdout, "copied %d session(s) with %d message(s) and %d document version(s), %d channel default(s), %d channel MCP server list(s), %d queued message(s), %d project(s) with %d document version(s), %d credential(s) and %d pending authorization(s), still encrypted; %d session(s) were there already\n",
+		rep.Sessions, rep.Messages, rep.Outputs, rep.Channels, rep.ChannelTools, rep.Queued, rep.Projects, rep.Documents, rep.Credentials, rep.Flows, rep.Skipped)
 	if err != nil {
 		fmt.Fprintf(o.Stderr, "agentbot migrate: %v (what was copied stays; run it again to go on)\n", err)
 		return 1
