@@ -34,6 +34,20 @@ const (
 	TransportHTTP  = "http"
 )
 
+// Identities an HTTP server's calls act as (the config's identity key).
+const (
+	// IdentityUser: each person authorizes their own account (OAuth); a
+	// call acts as the person whose message started the turn. The default
+	// for an HTTP server without headers.
+	IdentityUser = "user"
+	// IdentityService: one identity for everyone, obtained by an
+	// Authorizer (client credentials, or authorized once by an admin).
+	IdentityService = "service"
+	// IdentityStatic: the configured headers (a token from the
+	// environment), as is; the default for an HTTP server with headers.
+	IdentityStatic = "static"
+)
+
 // Approval policies of a tool: the engine's, which applies them.
 const (
 	PolicyAuto = engine.PolicyAuto // the tool runs without asking
@@ -94,6 +108,12 @@ type Server struct {
 	// http (streamable HTTP)
 	URL     string
 	Headers map[string]Secret
+	// Identity is who the server's calls act as: IdentityUser,
+	// IdentityService or IdentityStatic; empty (a Server built in code)
+	// is IdentityOf's default.
+	Identity string
+	// OAuth are the server's OAuth settings for identity user or service.
+	OAuth OAuthSettings
 	// Timeout bounds connecting, listing, and each call between two signs
 	// of life: a call's progress notification gives it Timeout again, up
 	// to MaxTimeout in all.
@@ -106,9 +126,44 @@ type Server struct {
 	Policy []PolicyRule
 }
 
+// OAuthSettings are an HTTP server's OAuth settings (the config's oauth
+// key), for identity user or service. All are optional: without a client
+// id the client registers itself (client ID metadata document, or
+// dynamic registration).
+type OAuthSettings struct {
+	// ClientID is a client id registered with the server's authorization
+	// server beforehand.
+	ClientID string
+	// ClientSecret is that client's secret, read from the environment;
+	// empty for a public client. With identity service and an
+	// authorization server that offers the client credentials grant, the
+	// service identity is obtained with it.
+	ClientSecret Secret
+	// Scopes replace the scopes the server asks for, when set.
+	Scopes []string
+}
+
+// IdentityOf is who s's calls act as: its Identity when set, else
+// IdentityStatic for a server with headers and IdentityUser for another
+// HTTP server; empty for a stdio server.
+func IdentityOf(s *Server) string {
+	switch {
+	case s.Transport != TransportHTTP:
+		return ""
+	case s.Identity != "":
+		return s.Identity
+	case len(s.Headers) > 0:
+		return IdentityStatic
+	}
+	return IdentityUser
+}
+
 // secrets lists the resolved secret values of s, to scrub them from errors.
 func (s *Server) secrets() []string {
 	var out []string
+	if len(s.OAuth.ClientSecret) >= 4 {
+		out = append(out, string(s.OAuth.ClientSecret))
+	}
 	for _, m := range []map[string]Secret{s.Env, s.Headers} {
 		for _, v := range m {
 			if len(v) >= 4 { // shorter values would scrub ordinary text
@@ -177,7 +232,10 @@ var refRE = regexp.MustCompile(`\$\{([A-Za-z_][A-Za-z0-9_]*)\}`)
 var knownKeys = map[string]bool{
 	"name": true, "transport": true, "command": true, "args": true, "env": true,
 	"url": true, "headers": true, "timeout": true, "max_timeout": true, "include": true, "exclude": true, "policy": true,
+	"identity": true, "oauth": true,
 }
+
+var knownOAuthKeys = map[string]bool{"client_id": true, "client_secret": true, "scopes": true}
 
 type fileConfig struct {
 	Servers        []yaml.Node `yaml:"servers"`
@@ -197,6 +255,8 @@ type rawServer struct {
 	Include    []string             `yaml:"include"`
 	Exclude    []string             `yaml:"exclude"`
 	Policy     yaml.Node            `yaml:"policy"`
+	Identity   string               `yaml:"identity"`
+	OAuth      yaml.Node            `yaml:"oauth"`
 }
 
 // LoadConfig reads the MCP config file at path. Secrets are looked up with
@@ -314,7 +374,93 @@ func parseServer(node *yaml.Node, idx int, getenv func(string) string) (Server, 
 	reasons = append(reasons, r...)
 	s.Policy, r = parsePolicy(&raw.Policy)
 	reasons = append(reasons, r...)
+	r = parseIdentity(&raw, &s, getenv)
+	reasons = append(reasons, r...)
 	return s, label, reasons
+}
+
+// parseIdentity checks an entry's identity and oauth keys and sets
+// s.Identity (defaulted as IdentityOf says) and s.OAuth.
+func parseIdentity(raw *rawServer, s *Server, getenv func(string) string) []string {
+	var reasons []string
+	hasOAuth := raw.OAuth.Kind != 0
+	if raw.Transport != TransportHTTP {
+		if raw.Identity != "" || hasOAuth {
+			reasons = append(reasons, "identity and oauth belong to the http transport, not "+raw.Transport)
+		}
+		return reasons
+	}
+	s.Identity = raw.Identity
+	switch raw.Identity {
+	case "":
+		s.Identity = IdentityOf(&Server{Transport: TransportHTTP, Headers: s.Headers})
+		if hasOAuth && s.Identity == IdentityStatic {
+			reasons = append(reasons, "oauth is set but identity defaults to static because headers are set; write identity: user or service")
+		}
+	case IdentityStatic:
+		if len(raw.Headers) == 0 {
+			reasons = append(reasons, "identity static needs headers (such as Authorization: \"Bearer ${TOKEN}\")")
+		}
+		if hasOAuth {
+			reasons = append(reasons, "oauth belongs to identity user or service, not static")
+		}
+	case IdentityUser, IdentityService:
+		for k := range raw.Headers {
+			if strings.EqualFold(k, "Authorization") {
+				reasons = append(reasons, fmt.Sprintf("identity %s gets its Authorization header by OAuth; remove the header, or write identity: static", raw.Identity))
+			}
+		}
+	default:
+		reasons = append(reasons, fmt.Sprintf("unknown identity %q (user, service or static)", raw.Identity))
+	}
+	if !hasOAuth {
+		return reasons
+	}
+	o := &raw.OAuth
+	if o.Kind != yaml.MappingNode {
+		return append(reasons, "oauth must be a mapping (client_id, client_secret, scopes)")
+	}
+	for i := 0; i+1 < len(o.Content); i += 2 {
+		if k := o.Content[i].Value; !knownOAuthKeys[k] {
+			reasons = append(reasons, fmt.Sprintf("oauth: unknown key %q (line %d); want client_id, client_secret, scopes", k, o.Content[i].Line))
+		}
+	}
+	var ro struct {
+		ClientID string
+		Scopes   []string
+	}
+	var secretNode *yaml.Node
+	for i := 0; i+1 < len(o.Content); i += 2 {
+		switch o.Content[i].Value {
+		case "client_id":
+			if o.Content[i+1].Kind != yaml.ScalarNode {
+				reasons = append(reasons, "oauth: client_id must be a string")
+			} else {
+				ro.ClientID = o.Content[i+1].Value
+			}
+		case "client_secret":
+			secretNode = o.Content[i+1]
+		case "scopes":
+			if err := o.Content[i+1].Decode(&ro.Scopes); err != nil {
+				reasons = append(reasons, "oauth: scopes must be a list of strings")
+			}
+		}
+	}
+	s.OAuth.ClientID, s.OAuth.Scopes = ro.ClientID, ro.Scopes
+	for _, sc := range ro.Scopes {
+		if sc == "" || strings.ContainsAny(sc, " \t\"\\") {
+			reasons = append(reasons, fmt.Sprintf("oauth: scope %q is not a single scope token", sc))
+		}
+	}
+	if secretNode != nil {
+		if ro.ClientID == "" {
+			reasons = append(reasons, "oauth: client_secret needs a client_id")
+		}
+		sec, r := resolveRefs("oauth", map[string]yaml.Node{"client_secret": *secretNode}, getenv)
+		reasons = append(reasons, r...)
+		s.OAuth.ClientSecret = sec["client_secret"]
+	}
+	return reasons
 }
 
 // checkTransport checks the transport of a server entry and the keys

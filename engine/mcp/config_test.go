@@ -272,3 +272,123 @@ func TestSecretHiddenFromSlogAndJSON(t *testing.T) {
 		t.Errorf("secret shown: %s", out)
 	}
 }
+
+func TestConfigIdentity(t *testing.T) {
+	y := `
+servers:
+  - name: open
+    transport: http
+    url: https://a.example.com/mcp
+  - name: hdr
+    transport: http
+    url: https://b.example.com/mcp
+    headers:
+      Authorization: "Bearer ${TOK}"
+  - name: gh
+    transport: http
+    url: https://c.example.com/mcp
+    identity: service
+    oauth:
+      client_id: agentbot
+      client_secret: {env: GH_SECRET}
+      scopes: [repo, read:org]
+  - name: lin
+    transport: http
+    url: https://d.example.com/mcp
+    identity: user
+  - name: bad-identity
+    transport: http
+    url: https://e.example.com/mcp
+    identity: everyone
+  - name: static-no-header
+    transport: http
+    url: https://f.example.com/mcp
+    identity: static
+  - name: user-with-header
+    transport: http
+    url: https://g.example.com/mcp
+    identity: user
+    headers:
+      Authorization: "Bearer ${TOK}"
+  - name: secret-no-id
+    transport: http
+    url: https://h.example.com/mcp
+    identity: service
+    oauth:
+      client_secret: {env: GH_SECRET}
+  - name: literal-secret
+    transport: http
+    url: https://i.example.com/mcp
+    identity: service
+    oauth:
+      client_id: x
+      client_secret: hunter22
+  - name: unset-secret
+    transport: http
+    url: https://j.example.com/mcp
+    identity: service
+    oauth:
+      client_id: x
+      client_secret: {env: NOPE}
+  - name: oauth-typo
+    transport: http
+    url: https://k.example.com/mcp
+    oauth:
+      clientid: x
+  - name: stdio-identity
+    transport: stdio
+    command: /bin/x
+    identity: user
+`
+	cfg, probs := parse(t, y, map[string]string{"TOK": "tok-value", "GH_SECRET": "gh-secret-value"})
+	want := map[string]string{"open": IdentityUser, "hdr": IdentityStatic, "gh": IdentityService, "lin": IdentityUser}
+	if len(cfg.Servers) != len(want) {
+		t.Fatalf("servers = %d, want %d; problems %v", len(cfg.Servers), len(want), probs)
+	}
+	for _, s := range cfg.Servers {
+		if s.Identity != want[s.Name] || IdentityOf(&s) != want[s.Name] {
+			t.Errorf("%s: identity %q, want %q", s.Name, s.Identity, want[s.Name])
+		}
+	}
+	gh, _ := cfg.Server("gh")
+	if gh.OAuth.ClientID != "agentbot" || gh.OAuth.ClientSecret.Reveal() != "gh-secret-value" || strings.Join(gh.OAuth.Scopes, " ") != "repo read:org" {
+		t.Errorf("gh oauth = %+v", gh.OAuth)
+	}
+	if !slicesContains(gh.secrets(), "gh-secret-value") {
+		t.Error("the client secret is not among the values scrubbed from errors")
+	}
+	for server, sub := range map[string]string{
+		"bad-identity":     `unknown identity "everyone"`,
+		"static-no-header": "identity static needs headers",
+		"user-with-header": "gets its Authorization header by OAuth",
+		"secret-no-id":     "client_secret needs a client_id",
+		"literal-secret":   "a literal value is refused",
+		"unset-secret":     "NOPE is not set",
+		"oauth-typo":       `unknown key "clientid"`,
+		"stdio-identity":   "belong to the http transport",
+	} {
+		if !hasProblem(probs, server, sub) {
+			t.Errorf("no problem %q for %s in %v", sub, server, probs)
+		}
+	}
+	for _, p := range probs {
+		if strings.Contains(p.Reason, "hunter22") || strings.Contains(p.Reason, "gh-secret-value") {
+			t.Errorf("a problem shows a secret: %s", p)
+		}
+	}
+	if got := IdentityOf(&Server{Transport: TransportStdio}); got != "" {
+		t.Errorf("stdio identity = %q", got)
+	}
+	if got := IdentityOf(&Server{Transport: TransportHTTP}); got != IdentityUser {
+		t.Errorf("code-built http identity = %q, want user", got)
+	}
+}
+
+func slicesContains(xs []string, x string) bool {
+	for _, v := range xs {
+		if v == x {
+			return true
+		}
+	}
+	return false
+}

@@ -20,7 +20,29 @@
 //	    transport: http                # streamable HTTP
 //	    url: https://mcp.example.com/mcp
 //	    headers:
-//	      Authorization: "Bearer ${GITHUB_TOKEN}"
+//	      Authorization: "Bearer ${GITHUB_TOKEN}"   # identity static (the default with headers)
+//	  - name: linear
+//	    transport: http
+//	    url: https://mcp.linear.app/mcp
+//	    identity: service              # user (default without headers), service or static
+//	    oauth:                         # all optional
+//	      client_id: agentbot          # pre-registered at the authorization server
+//	      client_secret: {env: LINEAR_CLIENT_SECRET}
+//	      scopes: [read, write]        # instead of the ones the server asks for
+//
+// An HTTP server's identity says who its calls act as. static: the
+// configured headers, as they are. service: one identity for everyone,
+// whose OAuth tokens (MCP authorization, package oauth) come from
+// Options.Authorizer: a request is sent without a token until the server
+// challenges it (401), then the Authorizer authorizes and the request is
+// sent again with the token, which oauth.Transport puts only on requests
+// to the server's resource; a 403 insufficient_scope is stepped up, at
+// most twice per request. With a client secret and an authorization
+// server that offers the client credentials grant, OAuthAuthorizer gets a
+// service token with it. user: each person authorizes their own account;
+// per-person sessions are not built yet, so an identity user server that
+// asks for authorization is unavailable, saying so (logged once), and one
+// that asks for none works as before.
 //
 // Secrets are only ever written as references to environment variables; a
 // literal header or env value is refused. A server with any problem (missing

@@ -53,6 +53,13 @@ type Options struct {
 	// the client declares elicitation, and a call's timeout does not run
 	// while the person is asked; without it, elicitation is not declared.
 	Elicit ElicitFunc
+	// Authorizer gives the HTTP servers with identity service their OAuth
+	// tokens. Without it, such a server that asks for authorization is
+	// unavailable, saying so. Identity user servers do not use it yet:
+	// per-person sessions are not built, so one that asks for
+	// authorization is unavailable ("needs per-person authorization, not
+	// yet wired").
+	Authorizer Authorizer
 }
 
 // DefaultListBudget is Options.ListBudget's default.
@@ -279,6 +286,11 @@ type conn struct {
 	failures int         // consecutive failures
 	nextTry  time.Time   // no connect before this
 	lastErr  string
+	// authErr is the last authorization error of a request (read after a
+	// failed connect); authLogged the last one logged, so each is logged
+	// once.
+	authErr    atomic.Pointer[error]
+	authLogged string
 	// connecting and listing are the background connect and listing under
 	// way, nil when none is.
 	connecting, listing *flight
@@ -380,6 +392,7 @@ func (c *conn) runConnect(f *flight) {
 	defer c.m.flights.Done()
 	ctx, cancel := context.WithTimeout(c.m.bg, c.srv.Timeout)
 	defer cancel()
+	c.authErr.Store(nil)
 	s, err := c.connect(ctx)
 	c.mu.Lock()
 	defer c.mu.Unlock()
@@ -389,10 +402,16 @@ func (c *conn) runConnect(f *flight) {
 	case err != nil && c.m.bg.Err() != nil:
 		f.err = ErrClosed
 	case err != nil:
-		if ctx.Err() != nil {
+		if ae := c.authErr.Swap(nil); ae != nil {
+			err = *ae // the SDK's error may not wrap it
+		} else if ctx.Err() != nil {
 			err = fmt.Errorf("no answer within %s", c.srv.Timeout)
 		}
-		c.fail(err.Error())
+		if errors.Is(err, ErrAuthorizationNeeded) {
+			c.failAuth(err.Error())
+		} else {
+			c.fail(err.Error())
+		}
 		f.err = c.errorf("connect: %s", err)
 	case c.m.isClosed(): // Close ran while we connected
 		c.m.closeSession(s)
@@ -414,6 +433,37 @@ func (c *conn) fail(why string) {
 	}
 	c.nextTry = time.Now().Add(delay)
 	c.m.log.Warn("mcp server failed", "server", c.srv.Name, "failures", c.failures, "retry_in", delay, "error", c.lastErr)
+}
+
+// failAuth is fail for a server that needs authorization: the reason is
+// logged once, not at every try. c.mu held.
+func (c *conn) failAuth(why string) {
+	why = c.redact(why)
+	if c.authLogged != why {
+		c.authLogged = why
+		c.m.log.Warn("mcp server needs authorization", "server", c.srv.Name, "identity", IdentityOf(c.srv), "reason", why)
+	}
+	c.failures++
+	c.lastErr = why
+	c.nextTry = time.Now().Add(retry.Policy{Base: c.m.opts.BackoffBase, Max: c.m.opts.BackoffMax}.Backoff(c.failures))
+}
+
+// httpTransport is the transport of the server's HTTP requests, by its
+// identity (see newAuthRT).
+func (c *conn) httpTransport() http.RoundTripper {
+	who := Identity{Kind: IdentityOf(c.srv)}
+	var a Authorizer
+	var noAuth error
+	switch who.Kind {
+	case IdentityUser:
+		noAuth = errUserNotWired
+	case IdentityService:
+		a = c.m.opts.Authorizer
+		noAuth = fmt.Errorf("%w: identity service needs an authorizer, and none is configured", ErrAuthorizationNeeded)
+	}
+	return newAuthRT(c.srv, who, a, noAuth, c.noteTaskTools, func(err error) {
+		c.authErr.Store(&err)
+	})
 }
 
 // drop closes the current session so the next use reconnects. c.mu held.
@@ -464,8 +514,7 @@ func (c *conn) connect(ctx context.Context) (*session, error) {
 		s.cmd = cmd
 		t = &stdioTransport{cmd: cmd, terminate: c.m.opts.TerminateWait, maxFrame: c.m.opts.MaxFrameBytes, sniff: c.noteTaskTools}
 	case TransportHTTP:
-		rt := newHeaderRT(c.srv)
-		rt.sniff = c.noteTaskTools
+		rt := c.httpTransport()
 		// The standalone SSE stream (a GET) carries what the server sends
 		// outside the answer to a request: its requests for input, and the
 		// notice that its tool list changed. A stream that breaks is

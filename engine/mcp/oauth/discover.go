@@ -2,7 +2,9 @@ package oauth
 
 import (
 	"context"
+	"encoding/json"
 	"fmt"
+	"io"
 	"net/http"
 	"net/url"
 	"slices"
@@ -83,6 +85,12 @@ func Discover(ctx context.Context, client *http.Client, resourceURL string, wwwA
 
 	issuer := prm.AuthorizationServers[0]
 	asm, err := auth.GetAuthServerMetadata(ctx, issuer, client)
+	if err != nil && d.ResourceMetadataURL == "" {
+		// The 2025-03-26 specification has no issuer to check: the
+		// metadata at the MCP server's own origin is its authorization
+		// server's, whatever issuer it names.
+		asm, err = legacyAuthServerMetadata(ctx, client, issuer)
+	}
 	if err != nil {
 		return Discovery{}, fmt.Errorf("oauth: discovery: authorization server metadata of %s: %w", issuer, err)
 	}
@@ -148,4 +156,37 @@ func resourceMetadataURLs(fromHeader, resourceURL string) []metadataURL {
 	root.Path, root.RawPath, root.RawQuery, root.Fragment = "", "", "", ""
 	out = append(out, metadataURL{at.String(), root.String()})
 	return out
+}
+
+// legacyAuthServerMetadata reads the RFC 8414 metadata at origin's
+// well-known URI without the issuer check, for a 2025-03-26 server (no
+// protected resource metadata), whose origin is its authorization server.
+// Its endpoints must be absolute http(s) URLs.
+func legacyAuthServerMetadata(ctx context.Context, client *http.Client, origin string) (*oauthex.AuthServerMeta, error) {
+	u := strings.TrimSuffix(origin, "/") + "/.well-known/oauth-authorization-server"
+	req, err := http.NewRequestWithContext(ctx, http.MethodGet, u, nil)
+	if err != nil {
+		return nil, fmt.Errorf("oauth: discovery: %q is not a URL", origin)
+	}
+	resp, err := client.Do(req)
+	if err != nil {
+		return nil, err
+	}
+	defer resp.Body.Close()
+	if resp.StatusCode != http.StatusOK {
+		return nil, fmt.Errorf("oauth: discovery: %s answered %s", u, resp.Status)
+	}
+	var m oauthex.AuthServerMeta
+	if err := json.NewDecoder(io.LimitReader(resp.Body, 1<<20)).Decode(&m); err != nil {
+		return nil, fmt.Errorf("oauth: discovery: %s is not JSON metadata", u)
+	}
+	for _, e := range []string{m.AuthorizationEndpoint, m.TokenEndpoint, m.RegistrationEndpoint, m.RevocationEndpoint} {
+		if e == "" {
+			continue
+		}
+		if eu, err := url.Parse(e); err != nil || (eu.Scheme != "https" && eu.Scheme != "http") || eu.Host == "" {
+			return nil, fmt.Errorf("oauth: discovery: %s names an endpoint that is not an http(s) URL", u)
+		}
+	}
+	return &m, nil
 }

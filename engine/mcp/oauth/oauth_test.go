@@ -377,3 +377,29 @@ func TestFinishRefusesStub(t *testing.T) {
 		t.Fatalf("the token endpoint was called %d times", len(as.reqs))
 	}
 }
+
+// A 2025-03-26 server (no protected resource metadata) whose root
+// metadata names an issuer under a path is its own authorization server:
+// its metadata is taken without the RFC 8414 issuer check, which applies
+// where protected resource metadata names the issuer.
+func TestDiscoverLegacyIssuerUnderPath(t *testing.T) {
+	var srv *httptest.Server
+	srv = httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if r.URL.Path != "/.well-known/oauth-authorization-server" {
+			http.NotFound(w, r)
+			return
+		}
+		_ = json.NewEncoder(w).Encode(map[string]any{
+			"issuer": srv.URL + "/oauth", "authorization_endpoint": srv.URL + "/oauth/authorize",
+			"token_endpoint": srv.URL + "/oauth/token", "code_challenge_methods_supported": []string{"S256"},
+		})
+	}))
+	defer srv.Close()
+	d, err := Discover(context.Background(), nil, srv.URL+"/mcp", nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if d.AuthServer.Issuer != srv.URL+"/oauth" || d.AuthServer.TokenEndpoint != srv.URL+"/oauth/token" || d.Resource != srv.URL+"/mcp" || d.ResourceMetadataURL != "" {
+		t.Fatalf("discovery = %+v", d)
+	}
+}

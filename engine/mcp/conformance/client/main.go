@@ -6,7 +6,13 @@
 //
 // The suite runs it as `client <server-url>`, with the scenario's name in
 // MCP_CONFORMANCE_SCENARIO and, for some scenarios, a JSON object of
-// extra data in MCP_CONFORMANCE_CONTEXT. It exits with status 1 when the
+// extra data in MCP_CONFORMANCE_CONTEXT. The auth scenarios run as a
+// server with identity service, authorized by an mcp.OAuthAuthorizer
+// whose Browse follows the authorization URL with an http.Client and
+// reads the code from the redirect (the suite's authorization server
+// redirects at once); the pre-registered client id and secret the suite
+// passes in the context become the server's oauth settings, with which
+// the client credentials scenarios get their token. It exits with status 1 when the
 // scenario could not be run through; the suite's own checks decide
 // whether it passed. engine/mcp's TestConformance builds and runs it.
 package main
@@ -17,6 +23,8 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"net/http"
+	"net/url"
 	"os"
 	"strings"
 	"time"
@@ -26,6 +34,14 @@ import (
 
 // server is the name the scenario's server gets in the config.
 const server = "conformance"
+
+// The redirect URI of the authorization code flows, and the client ID
+// metadata document URL the suite expects (auth/basic-cimd); the suite's
+// authorization server does not fetch it.
+const (
+	redirectURL         = "http://localhost:3000/callback"
+	metadataDocumentURL = "https://conformance-test.local/client-metadata.json"
+)
 
 // call is the tool a scenario expects to be called, and its arguments.
 type call struct {
@@ -64,10 +80,24 @@ func run(log *slog.Logger, url, scenario string) error {
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), 25*time.Second)
 	defer cancel()
-	cfg := &mcp.Config{Servers: []mcp.Server{{
-		Name: server, Transport: mcp.TransportHTTP, URL: url, Timeout: 10 * time.Second,
-	}}}
-	m := mcp.NewManager(cfg, mcp.Options{Logger: log, Elicit: acceptDefaults})
+	srv := mcp.Server{Name: server, Transport: mcp.TransportHTTP, URL: url, Timeout: 10 * time.Second, Identity: mcp.IdentityService}
+	var sc struct {
+		ClientID     string `json:"client_id"`
+		ClientSecret string `json:"client_secret"`
+	}
+	if c := os.Getenv("MCP_CONFORMANCE_CONTEXT"); c != "" {
+		if err := json.Unmarshal([]byte(c), &sc); err != nil {
+			return fmt.Errorf("MCP_CONFORMANCE_CONTEXT: %w", err)
+		}
+	}
+	srv.OAuth.ClientID, srv.OAuth.ClientSecret = sc.ClientID, mcp.Secret(sc.ClientSecret)
+	cfg := &mcp.Config{Servers: []mcp.Server{srv}}
+	m := mcp.NewManager(cfg, mcp.Options{Logger: log, Elicit: acceptDefaults, Authorizer: &mcp.OAuthAuthorizer{
+		RedirectURL:         redirectURL,
+		MetadataDocumentURL: metadataDocumentURL,
+		ClientName:          "agentbot conformance client",
+		Browse:              followRedirect,
+	}})
 	defer m.Close()
 	tools, probs := m.ToolsWait(ctx, []string{server})
 	for _, p := range probs {
@@ -110,4 +140,26 @@ func run(log *slog.Logger, url, scenario string) error {
 // (elicitation-sep1034-client-defaults).
 func acceptDefaults(_ context.Context, e mcp.Elicitation) (mcp.ElicitAnswer, error) {
 	return mcp.ElicitAnswer{Action: mcp.ElicitAccept, Content: mcp.SchemaDefaults(e.Schema)}, nil
+}
+
+// followRedirect is a headless person at the authorization URL: the
+// suite's authorization server redirects to the redirect URI at once, and
+// the redirect's query (code, state, iss) is returned without following
+// it. Neither the URL nor the code is logged.
+func followRedirect(ctx context.Context, authURL string) (url.Values, error) {
+	hc := &http.Client{CheckRedirect: func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse }}
+	req, err := http.NewRequestWithContext(ctx, http.MethodGet, authURL, nil)
+	if err != nil {
+		return nil, errors.New("bad authorization URL")
+	}
+	resp, err := hc.Do(req)
+	if err != nil {
+		return nil, fmt.Errorf("authorization request: %w", errors.Unwrap(err))
+	}
+	resp.Body.Close()
+	loc, err := url.Parse(resp.Header.Get("Location"))
+	if err != nil || resp.StatusCode/100 != 3 || !strings.HasPrefix(loc.String(), redirectURL) {
+		return nil, fmt.Errorf("the authorization server answered %s without a redirect to %s", resp.Status, redirectURL)
+	}
+	return loc.Query(), nil
 }
