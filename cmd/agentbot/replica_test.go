@@ -116,7 +116,35 @@ func (e *replicaEnv) start(name string) *replicaProc {
 	if err != nil || p.exited() {
 		e.t.Fatalf("%s did not connect (err %v)\n%s", name, err, p.logs.String())
 	}
+	p.conn = e.settledConn(before, p.conn)
 	return p
+}
+
+// settledConn is the replica's websocket once its connections have
+// settled: the socketmode client may replace its first websocket right
+// away (a reconnect while it starts), and events sent to a replaced id
+// wait forever. It takes the newest id not in before that is still
+// connected after two looks 200 ms apart, or conn when none settles.
+func (e *replicaEnv) settledConn(before []int, conn int) int {
+	newest := func() int {
+		id := 0
+		for _, c := range e.fake.ConnIDs() {
+			if !slices.Contains(before, c) {
+				id = max(id, c)
+			}
+		}
+		return id
+	}
+	last := newest()
+	for range 25 {
+		time.Sleep(200 * time.Millisecond)
+		now := newest()
+		if now == last && now != 0 {
+			return now
+		}
+		last = now
+	}
+	return conn
 }
 
 // turns counts the turns the replica logged as finished.
