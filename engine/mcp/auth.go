@@ -116,9 +116,8 @@ type tokenKey struct{}
 
 // RoundTrip sends req, and again after the Authorizer answered a
 // challenge, within the retry limits.
-
 func (rt *authRT) RoundTrip(req *http.Request) (*http.Response, error) {
-	reauth, stepUps := 0, 0
+	var tries retries
 	for {
 		var carried oauth.Token
 		r := req.WithContext(context.WithValue(req.Context(), tokenKey{}, &carried))
@@ -127,42 +126,63 @@ func (rt *authRT) RoundTrip(req *http.Request) (*http.Response, error) {
 			return nil, err
 		}
 		ch := oauth.Classify(resp)
-		switch {
-		case ch.Kind == oauth.NoChallenge:
+		if !rt.answerable(req, ch, &tries) {
 			return rt.sniffed(resp), nil
-		case ch.Kind == oauth.NeedsAuthorization && reauth >= maxReauthorize,
-			ch.Kind == oauth.InsufficientScope && stepUps >= maxStepUps:
-			return rt.sniffed(resp), nil // the caller sees the refusal
-		case req.Body != nil && req.Body != http.NoBody && req.GetBody == nil:
-			return rt.sniffed(resp), nil // cannot be sent again
-		}
-		if !(oauth.Token{Resource: rt.srv.URL}).Covers(req.URL) {
-			return rt.sniffed(resp), nil // not our server's challenge
-		}
-		if ch.Kind == oauth.NeedsAuthorization {
-			reauth++
-		} else {
-			stepUps++
 		}
 		_, _ = io.Copy(io.Discard, io.LimitReader(resp.Body, 64<<10))
 		resp.Body.Close()
-		if rt.auth == nil {
-			rt.authErr(rt.noAuth)
-			return nil, rt.noAuth
-		}
-		if _, err := rt.auth.Authorize(req.Context(), rt.srv, rt.who, carried, ch); err != nil {
-			rt.authErr(err)
-			return nil, fmt.Errorf("authorize at %s (%s): %w", rt.srv.Name, ch.Kind, err)
-		}
-		if req.GetBody != nil {
-			body, err := req.GetBody()
-			if err != nil {
-				return nil, err
-			}
-			req = req.Clone(req.Context())
-			req.Body = body
+		if req, err = rt.reauthorize(req, carried, ch); err != nil {
+			return nil, err
 		}
 	}
+}
+
+// retries counts a request's answered challenges, by kind.
+type retries struct{ reauth, stepUps int }
+
+// answerable reports whether challenge ch to req is one to answer (and
+// counts it): a 401 or 403 insufficient_scope of this server, within the
+// limits, to a request that can be sent again.
+func (rt *authRT) answerable(req *http.Request, ch oauth.Challenge, n *retries) bool {
+	switch {
+	case ch.Kind == oauth.NoChallenge,
+		ch.Kind == oauth.NeedsAuthorization && n.reauth >= maxReauthorize,
+		ch.Kind == oauth.InsufficientScope && n.stepUps >= maxStepUps:
+		return false // the caller sees the answer, or the refusal
+	case req.Body != nil && req.Body != http.NoBody && req.GetBody == nil:
+		return false // cannot be sent again
+	case !(oauth.Token{Resource: rt.srv.URL}).Covers(req.URL):
+		return false // not our server's challenge
+	}
+	if ch.Kind == oauth.NeedsAuthorization {
+		n.reauth++
+	} else {
+		n.stepUps++
+	}
+	return true
+}
+
+// reauthorize asks the Authorizer to answer ch (the request carried
+// carried) and returns req ready to be sent again.
+func (rt *authRT) reauthorize(req *http.Request, carried oauth.Token, ch oauth.Challenge) (*http.Request, error) {
+	if rt.auth == nil {
+		rt.authErr(rt.noAuth)
+		return nil, rt.noAuth
+	}
+	if _, err := rt.auth.Authorize(req.Context(), rt.srv, rt.who, carried, ch); err != nil {
+		rt.authErr(err)
+		return nil, fmt.Errorf("authorize at %s (%s): %w", rt.srv.Name, ch.Kind, err)
+	}
+	if req.GetBody == nil {
+		return req, nil
+	}
+	body, err := req.GetBody()
+	if err != nil {
+		return nil, err
+	}
+	req = req.Clone(req.Context())
+	req.Body = body
+	return req, nil
 }
 
 // send is one try of req through oauth.Transport, noting in the

@@ -235,8 +235,6 @@ var knownKeys = map[string]bool{
 	"identity": true, "oauth": true,
 }
 
-var knownOAuthKeys = map[string]bool{"client_id": true, "client_secret": true, "scopes": true}
-
 type fileConfig struct {
 	Servers        []yaml.Node `yaml:"servers"`
 	MaxResultBytes int         `yaml:"max_result_bytes"`
@@ -382,14 +380,24 @@ func parseServer(node *yaml.Node, idx int, getenv func(string) string) (Server, 
 // parseIdentity checks an entry's identity and oauth keys and sets
 // s.Identity (defaulted as IdentityOf says) and s.OAuth.
 func parseIdentity(raw *rawServer, s *Server, getenv func(string) string) []string {
-	var reasons []string
 	hasOAuth := raw.OAuth.Kind != 0
 	if raw.Transport != TransportHTTP {
 		if raw.Identity != "" || hasOAuth {
-			reasons = append(reasons, "identity and oauth belong to the http transport, not "+raw.Transport)
+			return []string{"identity and oauth belong to the http transport, not " + raw.Transport}
 		}
+		return nil
+	}
+	reasons := checkIdentity(raw, s, hasOAuth)
+	if !hasOAuth {
 		return reasons
 	}
+	return append(reasons, parseOAuth(&raw.OAuth, s, getenv)...)
+}
+
+// checkIdentity sets s.Identity from an HTTP entry's identity key (or its
+// default) and says what does not go with it.
+func checkIdentity(raw *rawServer, s *Server, hasOAuth bool) []string {
+	var reasons []string
 	s.Identity = raw.Identity
 	switch raw.Identity {
 	case "":
@@ -413,52 +421,55 @@ func parseIdentity(raw *rawServer, s *Server, getenv func(string) string) []stri
 	default:
 		reasons = append(reasons, fmt.Sprintf("unknown identity %q (user, service or static)", raw.Identity))
 	}
-	if !hasOAuth {
-		return reasons
-	}
-	o := &raw.OAuth
+	return reasons
+}
+
+// parseOAuth reads an entry's oauth mapping (client_id, client_secret by
+// env reference, scopes) into s.OAuth and says what is wrong with it.
+func parseOAuth(o *yaml.Node, s *Server, getenv func(string) string) []string {
 	if o.Kind != yaml.MappingNode {
-		return append(reasons, "oauth must be a mapping (client_id, client_secret, scopes)")
+		return []string{"oauth must be a mapping (client_id, client_secret, scopes)"}
 	}
-	for i := 0; i+1 < len(o.Content); i += 2 {
-		if k := o.Content[i].Value; !knownOAuthKeys[k] {
-			reasons = append(reasons, fmt.Sprintf("oauth: unknown key %q (line %d); want client_id, client_secret, scopes", k, o.Content[i].Line))
-		}
-	}
-	var ro struct {
-		ClientID string
-		Scopes   []string
-	}
+	var reasons []string
 	var secretNode *yaml.Node
 	for i := 0; i+1 < len(o.Content); i += 2 {
-		switch o.Content[i].Value {
+		key, val := o.Content[i], o.Content[i+1]
+		switch key.Value {
 		case "client_id":
-			if o.Content[i+1].Kind != yaml.ScalarNode {
+			if val.Kind != yaml.ScalarNode {
 				reasons = append(reasons, "oauth: client_id must be a string")
 			} else {
-				ro.ClientID = o.Content[i+1].Value
+				s.OAuth.ClientID = val.Value
 			}
 		case "client_secret":
-			secretNode = o.Content[i+1]
+			secretNode = val
 		case "scopes":
-			if err := o.Content[i+1].Decode(&ro.Scopes); err != nil {
+			if err := val.Decode(&s.OAuth.Scopes); err != nil {
 				reasons = append(reasons, "oauth: scopes must be a list of strings")
 			}
+		default:
+			reasons = append(reasons, fmt.Sprintf("oauth: unknown key %q (line %d); want client_id, client_secret, scopes", key.Value, key.Line))
 		}
 	}
-	s.OAuth.ClientID, s.OAuth.Scopes = ro.ClientID, ro.Scopes
-	for _, sc := range ro.Scopes {
-		if sc == "" || strings.ContainsAny(sc, " \t\"\\") {
-			reasons = append(reasons, fmt.Sprintf("oauth: scope %q is not a single scope token", sc))
-		}
-	}
+	reasons = append(reasons, checkScopes(s.OAuth.Scopes)...)
 	if secretNode != nil {
-		if ro.ClientID == "" {
+		if s.OAuth.ClientID == "" {
 			reasons = append(reasons, "oauth: client_secret needs a client_id")
 		}
 		sec, r := resolveRefs("oauth", map[string]yaml.Node{"client_secret": *secretNode}, getenv)
 		reasons = append(reasons, r...)
 		s.OAuth.ClientSecret = sec["client_secret"]
+	}
+	return reasons
+}
+
+// checkScopes says which configured scopes are not single scope tokens.
+func checkScopes(scopes []string) []string {
+	var reasons []string
+	for _, sc := range scopes {
+		if sc == "" || strings.ContainsAny(sc, " \t\"\\") {
+			reasons = append(reasons, fmt.Sprintf("oauth: scope %q is not a single scope token", sc))
+		}
 	}
 	return reasons
 }

@@ -123,25 +123,9 @@ func (a *OAuthAuthorizer) Authorize(ctx context.Context, s *Server, who Identity
 	if g.tok.AccessToken != "" && g.tok.AccessToken != sent.AccessToken {
 		return g.tok, nil
 	}
-	var scopes []string
-	switch ch.Kind {
-	case oauth.InsufficientScope:
-		scopes = oauth.StepUpScopes(g.tok.Scopes, ch)
-		if g.tok.AccessToken != "" && !hasNew(scopes, g.tok.Scopes) {
-			return oauth.Token{}, fmt.Errorf("the server refuses the scopes it asked for (%v); not asking again", ch.Scopes)
-		}
-	case oauth.NeedsAuthorization:
-		if g.tok.RefreshToken != "" && g.creds == nil {
-			if t, err := oauth.Refresh(ctx, a.client(), g.client, g.tok); err == nil {
-				g.tok = t
-				return t, nil
-			}
-		}
-		if len(s.OAuth.Scopes) > 0 {
-			scopes = slices.Clone(s.OAuth.Scopes)
-		}
-	default:
-		return oauth.Token{}, errors.New("no challenge to answer")
+	scopes, t, err := a.answer(ctx, s, g, ch)
+	if err != nil || t.AccessToken != "" {
+		return t, err
 	}
 	g.tok = oauth.Token{}
 	d, err := oauth.Discover(ctx, a.client(), s.URL, ch.WWWAuthenticate)
@@ -154,14 +138,52 @@ func (a *OAuthAuthorizer) Authorize(ctx context.Context, s *Server, who Identity
 	g.d = d
 	if who.Kind == IdentityService && s.OAuth.ClientID != "" && s.OAuth.ClientSecret != "" &&
 		slices.Contains(d.AuthServer.GrantTypesSupported, "client_credentials") {
-		cr := &oauth.Credentials{ClientID: s.OAuth.ClientID, ClientSecret: s.OAuth.ClientSecret.Reveal()}
-		t, err := oauth.ClientCredentials(ctx, a.client(), d, *cr)
-		if err != nil {
-			return oauth.Token{}, err
-		}
-		g.tok, g.creds = t, cr
-		return t, nil
+		return a.serviceToken(ctx, s, g, d)
 	}
+	return a.codeFlow(ctx, s, who, g, d)
+}
+
+// answer reads a challenge: the scopes to authorize for (a step-up's
+// union, or the configured ones), or, for a 401 to a token that has a
+// refresh token, the refreshed token itself. A step-up that would ask
+// for no scope beyond those granted is refused: the server would refuse
+// again.
+func (a *OAuthAuthorizer) answer(ctx context.Context, s *Server, g *grant, ch oauth.Challenge) ([]string, oauth.Token, error) {
+	switch ch.Kind {
+	case oauth.InsufficientScope:
+		scopes := oauth.StepUpScopes(g.tok.Scopes, ch)
+		if g.tok.AccessToken != "" && !hasNew(scopes, g.tok.Scopes) {
+			return nil, oauth.Token{}, fmt.Errorf("the server refuses the scopes it asked for (%v); not asking again", ch.Scopes)
+		}
+		return scopes, oauth.Token{}, nil
+	case oauth.NeedsAuthorization:
+		if g.tok.RefreshToken != "" && g.creds == nil {
+			if t, err := oauth.Refresh(ctx, a.client(), g.client, g.tok); err == nil {
+				g.tok = t
+				return nil, t, nil
+			}
+		}
+		if len(s.OAuth.Scopes) > 0 {
+			return slices.Clone(s.OAuth.Scopes), oauth.Token{}, nil
+		}
+		return nil, oauth.Token{}, nil
+	}
+	return nil, oauth.Token{}, errors.New("no challenge to answer")
+}
+
+// serviceToken gets a service identity's token with client credentials.
+func (a *OAuthAuthorizer) serviceToken(ctx context.Context, s *Server, g *grant, d oauth.Discovery) (oauth.Token, error) {
+	cr := &oauth.Credentials{ClientID: s.OAuth.ClientID, ClientSecret: s.OAuth.ClientSecret.Reveal()}
+	t, err := oauth.ClientCredentials(ctx, a.client(), d, *cr)
+	if err != nil {
+		return oauth.Token{}, err
+	}
+	g.tok, g.creds = t, cr
+	return t, nil
+}
+
+// codeFlow runs the authorization code flow at d for who, through Browse.
+func (a *OAuthAuthorizer) codeFlow(ctx context.Context, s *Server, who Identity, g *grant, d oauth.Discovery) (oauth.Token, error) {
 	c, err := a.register(ctx, s, g, d)
 	if err != nil {
 		return oauth.Token{}, err

@@ -223,37 +223,63 @@ func Load(getenv func(string) string) (*Keyring, error) {
 	if getenv == nil {
 		getenv = os.Getenv
 	}
+	texts, from, err := keyTexts(getenv)
+	if err != nil {
+		return nil, err
+	}
+	keys, err := parseKeys(texts, from)
+	if err != nil {
+		return nil, err
+	}
+	older, err := parseKeys(strings.FieldsFunc(getenv(EnvPreviousKeys), func(r rune) bool { return r == ',' || r == ' ' || r == '\n' || r == '\t' }), EnvPreviousKeys)
+	if err != nil {
+		return nil, err
+	}
+	keys = append(keys, older...)
+	return NewKeyring(keys[0], keys[1:]...)
+}
+
+// keyTexts reads the current key's text (and the key file's older ones)
+// and names where they came from.
+func keyTexts(getenv func(string) string) ([]string, string, error) {
 	inline, file := strings.TrimSpace(getenv(EnvKey)), strings.TrimSpace(getenv(EnvKeyFile))
-	var texts []string
-	var from string
 	switch {
 	case inline != "" && file != "":
-		return nil, fmt.Errorf("set %s or %s, not both", EnvKey, EnvKeyFile)
+		return nil, "", fmt.Errorf("set %s or %s, not both", EnvKey, EnvKeyFile)
 	case inline != "":
-		texts, from = []string{inline}, EnvKey
+		return []string{inline}, EnvKey, nil
 	case file != "":
-		data, err := os.ReadFile(file)
-		if err != nil {
-			return nil, fmt.Errorf("%s: %w", EnvKeyFile, err)
-		}
-		sc := bufio.NewScanner(bytes.NewReader(data))
-		for sc.Scan() {
-			line := strings.TrimSpace(sc.Text())
-			if line != "" && !strings.HasPrefix(line, "#") {
-				texts = append(texts, line)
-			}
-		}
-		if len(texts) == 0 {
-			return nil, fmt.Errorf("%s: %s holds no key", EnvKeyFile, file)
-		}
-		from = EnvKeyFile + " " + file
-	default:
-		if strings.TrimSpace(getenv(EnvPreviousKeys)) != "" {
-			return nil, fmt.Errorf("%s is set but no current key: %w", EnvPreviousKeys, ErrNoKey)
-		}
-		return nil, ErrNoKey
+		texts, err := keyFileLines(file)
+		return texts, EnvKeyFile + " " + file, err
+	case strings.TrimSpace(getenv(EnvPreviousKeys)) != "":
+		return nil, "", fmt.Errorf("%s is set but no current key: %w", EnvPreviousKeys, ErrNoKey)
 	}
-	var keys []Key
+	return nil, "", ErrNoKey
+}
+
+// keyFileLines are the keys of a key file: its lines that are neither
+// empty nor comments.
+func keyFileLines(file string) ([]string, error) {
+	data, err := os.ReadFile(file)
+	if err != nil {
+		return nil, fmt.Errorf("%s: %w", EnvKeyFile, err)
+	}
+	var texts []string
+	sc := bufio.NewScanner(bytes.NewReader(data))
+	for sc.Scan() {
+		if line := strings.TrimSpace(sc.Text()); line != "" && !strings.HasPrefix(line, "#") {
+			texts = append(texts, line)
+		}
+	}
+	if len(texts) == 0 {
+		return nil, fmt.Errorf("%s: %s holds no key", EnvKeyFile, file)
+	}
+	return texts, nil
+}
+
+// parseKeys parses key texts from one setting (from, for errors).
+func parseKeys(texts []string, from string) ([]Key, error) {
+	keys := make([]Key, 0, len(texts))
 	for i, t := range texts {
 		k, err := ParseKey(t)
 		if err != nil {
@@ -261,12 +287,5 @@ func Load(getenv func(string) string) (*Keyring, error) {
 		}
 		keys = append(keys, k)
 	}
-	for i, t := range strings.FieldsFunc(getenv(EnvPreviousKeys), func(r rune) bool { return r == ',' || r == ' ' || r == '\n' || r == '\t' }) {
-		k, err := ParseKey(t)
-		if err != nil {
-			return nil, fmt.Errorf("%s (key %d): %w", EnvPreviousKeys, i+1, err)
-		}
-		keys = append(keys, k)
-	}
-	return NewKeyring(keys[0], keys[1:]...)
+	return keys, nil
 }

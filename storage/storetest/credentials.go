@@ -57,6 +57,16 @@ func credentialsPutGetListDelete(t *testing.T, b storage.Backend) {
 	} {
 		must(t, b.PutCredential(ctx, c))
 	}
+	checkCredentialReads(ctx, t, b, full)
+	checkCredentialReplaced(ctx, t, b)
+	checkCredentialLists(ctx, t, b)
+	checkCredentialDeleted(ctx, t, b)
+}
+
+// checkCredentialReads: the full record reads back whole, and one put
+// without times or scopes reads with the store's Updated.
+func checkCredentialReads(ctx context.Context, t *testing.T, b storage.Backend, full storage.Credential) {
+	expiry, updated := full.Expiry, full.Updated
 	got, err := b.Credential(ctx, "T1", "U1", "github")
 	must(t, err)
 	if got.Account != "octocat" || !slices.Equal(got.Scopes, full.Scopes) || !got.Expiry.Equal(expiry) ||
@@ -70,16 +80,25 @@ func credentialsPutGetListDelete(t *testing.T, b storage.Backend) {
 		t.Fatalf("a credential put without times or scopes reads %+v: want Updated set by the store, no expiry, nil scopes", got)
 	}
 
+}
+
+// checkCredentialReplaced: a put replaces the whole record.
+func checkCredentialReplaced(ctx context.Context, t *testing.T, b storage.Backend) {
 	// A put replaces the whole record.
 	repl := cred("T1", "U1", "github", "sealed-1b")
 	repl.Scopes = []string{"repo"}
 	must(t, b.PutCredential(ctx, repl))
-	got, err = b.Credential(ctx, "T1", "U1", "github")
+	got, err := b.Credential(ctx, "T1", "U1", "github")
 	must(t, err)
 	if string(got.Sealed) != "sealed-1b" || got.Account != "" || !got.Expiry.IsZero() || !slices.Equal(got.Scopes, []string{"repo"}) {
 		t.Fatalf("after a replacing put: %+v", got)
 	}
 
+}
+
+// checkCredentialLists: the listing filters by team, user and server, in
+// key order, without the secret.
+func checkCredentialLists(ctx context.Context, t *testing.T, b storage.Backend) {
 	for _, tc := range []struct {
 		f    storage.CredentialFilter
 		want []string
@@ -103,6 +122,10 @@ func credentialsPutGetListDelete(t *testing.T, b storage.Backend) {
 		t.Fatalf("listed %+v", list)
 	}
 
+}
+
+// checkCredentialDeleted: a delete forgets one credential, and only it.
+func checkCredentialDeleted(ctx context.Context, t *testing.T, b storage.Backend) {
 	must(t, b.DeleteCredential(ctx, "T1", "U1", "github"))
 	if _, err := b.Credential(ctx, "T1", "U1", "github"); !errors.Is(err, storage.ErrNotFound) {
 		t.Fatalf("Credential after delete: %v, want ErrNotFound", err)

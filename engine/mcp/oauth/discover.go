@@ -59,43 +59,60 @@ func Discover(ctx context.Context, client *http.Client, resourceURL string, wwwA
 	}
 
 	var d Discovery
-	var prm *oauthex.ProtectedResourceMetadata
-	for _, c := range resourceMetadataURLs(challengeParam(challenges, "resource_metadata"), resourceURL) {
+	prm, metaURL, err := resourceMetadata(ctx, client, ru, resourceURL, challengeParam(challenges, "resource_metadata"))
+	if err != nil {
+		return Discovery{}, err
+	}
+	d.Resource, d.ResourceMetadataURL = prm.Resource, metaURL
+	asm, err := authServerMetadata(ctx, client, prm.AuthorizationServers[0], metaURL == "")
+	if err != nil {
+		return Discovery{}, err
+	}
+	d.AuthServer = *asm
+	d.Scopes = strings.Fields(challengeParam(challenges, "scope"))
+	if len(d.Scopes) == 0 {
+		d.Scopes = slices.Clone(prm.ScopesSupported)
+	}
+	return d, nil
+}
+
+// resourceMetadata finds the protected resource metadata of resourceURL
+// (ru parsed) and where it was found: at the challenge's URL or the
+// well-known URIs, else, as the 2025-03-26 specification has it, the MCP
+// server's origin as its authorization server (and no URL).
+func resourceMetadata(ctx context.Context, client *http.Client, ru *url.URL, resourceURL, fromHeader string) (*oauthex.ProtectedResourceMetadata, string, error) {
+	for _, c := range resourceMetadataURLs(fromHeader, resourceURL) {
 		m, err := oauthex.GetProtectedResourceMetadata(ctx, c.url, c.resource, client)
 		if err != nil {
 			continue // not there, or refused: the next place
 		}
 		if len(m.AuthorizationServers) == 0 {
-			return Discovery{}, fmt.Errorf("oauth: discovery: the protected resource metadata at %s names no authorization server", c.url)
+			return nil, "", fmt.Errorf("oauth: discovery: the protected resource metadata at %s names no authorization server", c.url)
 		}
-		prm, d.ResourceMetadataURL = m, c.url
-		break
+		return m, c.url, nil
 	}
-	if prm == nil {
-		if err := ctx.Err(); err != nil {
-			return Discovery{}, fmt.Errorf("oauth: discovery for %s: %w", resourceURL, err)
-		}
-		// The 2025-03-26 specification: the MCP server's origin is the
-		// authorization server.
-		origin := *ru
-		origin.Path, origin.RawPath, origin.RawQuery, origin.Fragment = "", "", "", ""
-		prm = &oauthex.ProtectedResourceMetadata{Resource: resourceURL, AuthorizationServers: []string{origin.String()}}
+	if err := ctx.Err(); err != nil {
+		return nil, "", fmt.Errorf("oauth: discovery for %s: %w", resourceURL, err)
 	}
-	d.Resource = prm.Resource
+	origin := *ru
+	origin.Path, origin.RawPath, origin.RawQuery, origin.Fragment = "", "", "", ""
+	return &oauthex.ProtectedResourceMetadata{Resource: resourceURL, AuthorizationServers: []string{origin.String()}}, "", nil
+}
 
-	issuer := prm.AuthorizationServers[0]
+// authServerMetadata reads the authorization server metadata of issuer
+// (RFC 8414, the OpenID Connect fallback; for a legacy server, one found
+// with no resource metadata, the metadata at its origin whatever issuer it
+// names, else the 2025-03-26 default endpoints), and checks it offers PKCE
+// with S256 and names its endpoints.
+func authServerMetadata(ctx context.Context, client *http.Client, issuer string, legacy bool) (*oauthex.AuthServerMeta, error) {
 	asm, err := auth.GetAuthServerMetadata(ctx, issuer, client)
-	if err != nil && d.ResourceMetadataURL == "" {
-		// The 2025-03-26 specification has no issuer to check: the
-		// metadata at the MCP server's own origin is its authorization
-		// server's, whatever issuer it names.
+	if err != nil && legacy {
 		asm, err = legacyAuthServerMetadata(ctx, client, issuer)
 	}
 	if err != nil {
-		return Discovery{}, fmt.Errorf("oauth: discovery: authorization server metadata of %s: %w", issuer, err)
+		return nil, fmt.Errorf("oauth: discovery: authorization server metadata of %s: %w", issuer, err)
 	}
 	if asm == nil {
-		// The 2025-03-26 specification's default endpoints.
 		base := strings.TrimSuffix(issuer, "/")
 		asm = &oauthex.AuthServerMeta{
 			Issuer:                        issuer,
@@ -106,18 +123,12 @@ func Discover(ctx context.Context, client *http.Client, resourceURL string, wwwA
 		}
 	}
 	if !slices.Contains(asm.CodeChallengeMethodsSupported, "S256") {
-		return Discovery{}, fmt.Errorf("oauth: discovery: authorization server %s does not offer PKCE with S256", asm.Issuer)
+		return nil, fmt.Errorf("oauth: discovery: authorization server %s does not offer PKCE with S256", asm.Issuer)
 	}
 	if asm.AuthorizationEndpoint == "" || asm.TokenEndpoint == "" {
-		return Discovery{}, fmt.Errorf("oauth: discovery: authorization server %s names no authorization or token endpoint", asm.Issuer)
+		return nil, fmt.Errorf("oauth: discovery: authorization server %s names no authorization or token endpoint", asm.Issuer)
 	}
-	d.AuthServer = *asm
-
-	d.Scopes = strings.Fields(challengeParam(challenges, "scope"))
-	if len(d.Scopes) == 0 {
-		d.Scopes = slices.Clone(prm.ScopesSupported)
-	}
-	return d, nil
+	return asm, nil
 }
 
 // challengeParam is a Bearer challenge's parameter (resource_metadata is
