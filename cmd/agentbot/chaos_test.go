@@ -556,32 +556,52 @@ func pgChaos(t *testing.T, url string, ttl, pause time.Duration, extraA map[stri
 // TestChaosReplicaSIGSTOP: a replica frozen (SIGSTOP) mid-turn for three
 // lease times, then woken (SIGCONT), while the other takes its threads
 // over: the frozen one posts nothing after it wakes, and renewing never
-// takes a released lease back.
+// takes a released lease back. The one frozen is A, or B when A holds no
+// thread: under load a replica may get no event of its own (Slack's
+// redelivery hands them to the other), and freezing the one at work tests
+// the same.
 func TestChaosReplicaSIGSTOP(t *testing.T) {
 	c, a, b := pgChaos(t, "", 2*time.Second, 800*time.Millisecond, nil)
-	stopped := false
+	var frozen *replicaProc
 	var mu sync.Mutex
 	c.live = func() []int {
 		mu.Lock()
 		defer mu.Unlock()
-		if stopped {
+		switch frozen {
+		case a:
 			return []int{b.conn}
+		case b:
+			return []int{a.conn}
 		}
 		return []int{a.conn, b.conn}
 	}
 	c.redeliver()
 	c.send(8, 3, []int{a.conn, b.conn})
-	// Freeze A while it works a thread (it holds a live lease), so the
-	// freeze cuts that thread's work short and B must take it over.
-	waitUntil(t, "turns under way on replica A", waitLong, func() bool { return c.e.fm.Calls() >= 4 && c.leases.holds("replica-a") })
+	// Freeze a replica while it works a thread (it holds a live lease), so
+	// the freeze cuts that thread's work short and the other must take it
+	// over.
+	var victim *replicaProc
+	waitUntil(t, "turns under way on a replica", waitLong, func() bool {
+		if c.e.fm.Calls() < 4 {
+			return false
+		}
+		switch {
+		case c.leases.holds("replica-a"):
+			victim = a
+		case c.leases.holds("replica-b"):
+			victim = b
+		}
+		return victim != nil
+	})
+	t.Logf("freezing %s", victim.name)
 	mu.Lock()
-	stopped = true
+	frozen = victim
 	mu.Unlock()
-	a.signal(t, syscall.SIGSTOP)
+	victim.signal(t, syscall.SIGSTOP)
 	time.Sleep(6 * time.Second)
-	a.signal(t, syscall.SIGCONT)
+	victim.signal(t, syscall.SIGCONT)
 	mu.Lock()
-	stopped = false
+	frozen = nil
 	mu.Unlock()
 	c.check(c.finish(45*time.Second), 24)
 }
