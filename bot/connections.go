@@ -1,0 +1,104 @@
+package bot
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"time"
+
+	"github.com/slack-go/slack"
+
+	"agentbot/bot/view"
+	"agentbot/storage"
+)
+
+// Connections are the MCP connections stored for people and service
+// identities (storage/credentials' Vault, through a thin adapter that
+// cmd/agentbot wires): /agent connections lists them, /agent disconnect
+// ends one. Nothing of it carries a secret.
+type Connections interface {
+	// List lists the connections f selects, without secrets.
+	List(ctx context.Context, f storage.CredentialFilter) ([]storage.CredentialInfo, error)
+	// Revoke revokes the connection of (team, user, server) at its
+	// authorization server where it offers revocation; it does not
+	// forget it (Delete does). Its error holds no secret.
+	Revoke(ctx context.Context, team, user, server string) error
+	// Delete forgets the connection of (team, user, server); none is not
+	// an error.
+	Delete(ctx context.Context, team, user, server string) error
+}
+
+// revokeTimeout bounds /agent disconnect's revocation at the server.
+const revokeTimeout = 15 * time.Second
+
+// connectionsOff is the answer to /agent connections and disconnect
+// without Config.Connections.
+const connectionsOff = "Connections to MCP servers are not enabled here."
+
+// slashConnections lists the person's own connections and, for an admin,
+// the service identities of their team (/agent connections).
+func (b *slash) slashConnections(cmd slack.SlashCommand, team string) {
+	conns := b.cfg.Connections
+	if conns == nil {
+		b.respond(cmd, connectionsOff)
+		return
+	}
+	mine, err := conns.List(b.turnCtx, storage.CredentialFilter{Team: team, User: cmd.UserID})
+	if err != nil {
+		b.log.Error("list connections", "err", err)
+		b.respond(cmd, "⚠️ I couldn't read your connections. Please try again.")
+		return
+	}
+	var service []storage.CredentialInfo
+	admin := b.notAdmin(cmd, team) == ""
+	if admin {
+		all, err := conns.List(b.turnCtx, storage.CredentialFilter{User: storage.ServiceUser})
+		if err != nil {
+			b.log.Error("list service identities", "err", err)
+		}
+		for _, c := range all {
+			if c.Team == team || c.Team == "" { // never another team's
+				service = append(service, c)
+			}
+		}
+	}
+	b.respond(cmd, view.Connections(mine, service, admin, time.Now()))
+}
+
+// slashDisconnect revokes and forgets the person's own connection to a
+// server (/agent disconnect SERVER): only ever the caller's, whatever
+// they type.
+func (b *slash) slashDisconnect(cmd slack.SlashCommand, team string, args []string) {
+	conns := b.cfg.Connections
+	if conns == nil {
+		b.respond(cmd, connectionsOff)
+		return
+	}
+	if len(args) == 0 {
+		b.respond(cmd, "Which server? `/agent disconnect <server>` — `/agent connections` lists yours.")
+		return
+	}
+	server, user := args[0], cmd.UserID
+	have, err := conns.List(b.turnCtx, storage.CredentialFilter{Team: team, User: user, Server: server})
+	if err != nil {
+		b.log.Error("list connections", "err", err)
+		b.respond(cmd, "⚠️ I couldn't read your connections. Please try again.")
+		return
+	}
+	if len(have) == 0 {
+		b.respond(cmd, fmt.Sprintf("You have no connection to `%s`. `/agent connections` lists yours.", server))
+		return
+	}
+	ctx, cancel := context.WithTimeout(b.turnCtx, revokeTimeout)
+	rerr := conns.Revoke(ctx, team, user, server)
+	cancel()
+	if rerr != nil {
+		b.log.Warn("revoke connection", "team", team, "user", user, "server", server, "err", rerr)
+	}
+	if err := conns.Delete(b.turnCtx, team, user, server); err != nil {
+		b.log.Error("delete connection", "team", team, "user", user, "server", server, "err", err)
+		b.respond(cmd, fmt.Sprintf("⚠️ I couldn't forget your connection to `%s`. Please try again.", server))
+		return
+	}
+	b.respond(cmd, view.Disconnected(server, rerr == nil, errors.Is(rerr, context.DeadlineExceeded)))
+}
