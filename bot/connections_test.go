@@ -2,7 +2,10 @@ package bot_test
 
 import (
 	"context"
+	"crypto/rand"
 	"errors"
+	"net/http"
+	"net/http/httptest"
 	"slices"
 	"sync"
 	"testing"
@@ -11,7 +14,11 @@ import (
 	"github.com/slack-go/slack"
 
 	"agentbot/bot"
+	"agentbot/cmd/agentbot/admin"
+	"agentbot/engine/mcp/oauth"
 	"agentbot/storage"
+	"agentbot/storage/credentials"
+	"agentbot/storage/secretbox"
 )
 
 // fakeConnections is bot.Connections in memory: it records what was
@@ -51,6 +58,13 @@ func (f *fakeConnections) Delete(_ context.Context, team, user, server string) e
 	return nil
 }
 
+// revokedKeys are the keys Revoke was called with.
+func (f *fakeConnections) revokedKeys() []string {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	return slices.Clone(f.revoked)
+}
+
 func (f *fakeConnections) has(team, user, server string) bool {
 	l, _ := f.List(context.Background(), storage.CredentialFilter{Team: team, User: user, Server: server})
 	return len(l) > 0
@@ -68,6 +82,7 @@ func TestSlashConnections(t *testing.T) {
 		c.Admins = []string{admin}
 	}})
 	team := r.slack.TeamID()
+	conns.mu.Lock()
 	conns.list = []storage.CredentialInfo{
 		{Team: team, User: alice, Server: "github", Account: "alice-gh", Scopes: []string{"repo", "read:org"}, Expiry: exp},
 		{Team: team, User: alice, Server: "linear", Account: "alice@example.com"},
@@ -76,6 +91,7 @@ func TestSlashConnections(t *testing.T) {
 		{Team: "T0OTHER", User: storage.ServiceUser, Server: "notion"},
 		{Team: "T0OTHER", User: alice, Server: "jira"},
 	}
+	conns.mu.Unlock()
 
 	got := r.slash(alice, channel, "connections")
 	for _, s := range []string{"`github` as alice-gh", "repo, read:org", "expires " + exp.UTC().Format("2006-01-02 15:04 UTC"), "`linear` as alice@example.com", "/agent disconnect"} {
@@ -94,23 +110,25 @@ func TestSlashConnections(t *testing.T) {
 	// Bob cannot end Alice's linear connection: /agent disconnect only
 	// ever ends the caller's own.
 	has(t, r.slash(bob, channel, "disconnect linear"), "You have no connection to `linear`", "Bob disconnecting Alice's server")
-	if !conns.has(team, alice, "linear") || len(conns.revoked) != 0 {
-		t.Fatalf("Bob's disconnect touched Alice's: revoked %v", conns.revoked)
+	if !conns.has(team, alice, "linear") || len(conns.revokedKeys()) != 0 {
+		t.Fatalf("Bob's disconnect touched Alice's: revoked %v", conns.revokedKeys())
 	}
 	got = r.slash(bob, channel, "disconnect github")
 	has(t, got, "Disconnected from `github`", "Bob's disconnect")
 	has(t, got, "The server revoked it too", "Bob's disconnect")
-	if !slices.Equal(conns.revoked, []string{team + "/" + bob + "/github"}) || conns.has(team, bob, "github") || !conns.has(team, alice, "github") {
-		t.Fatalf("after Bob's disconnect: revoked %v, list %v", conns.revoked, conns.list)
+	if !slices.Equal(conns.revokedKeys(), []string{team + "/" + bob + "/github"}) || conns.has(team, bob, "github") || !conns.has(team, alice, "github") {
+		t.Fatalf("after Bob's disconnect: revoked %v", conns.revokedKeys())
 	}
 
 	// A revocation that fails still forgets the connection, and says so.
+	conns.mu.Lock()
 	conns.fail = errors.New("oauth: revocation failed")
+	conns.mu.Unlock()
 	got = r.slash(alice, channel, "disconnect github")
 	has(t, got, "Disconnected from `github`", "Alice's disconnect")
 	has(t, got, "did not revoke it", "Alice's disconnect with a failing revocation")
-	if conns.has(team, alice, "github") || len(conns.revoked) != 2 {
-		t.Fatalf("after Alice's disconnect: revoked %v, list %v", conns.revoked, conns.list)
+	if conns.has(team, alice, "github") || len(conns.revokedKeys()) != 2 {
+		t.Fatalf("after Alice's disconnect: revoked %v", conns.revokedKeys())
 	}
 	has(t, r.slash(alice, channel, "disconnect"), "Which server?", "/agent disconnect without a server")
 	if n := r.publicPosts(); n != 0 {
@@ -126,4 +144,73 @@ func TestSlashConnectionsDisabled(t *testing.T) {
 	has(t, r.slash(user, channel, "disconnect github"), "not enabled here", "/agent disconnect without Connections")
 	r.slack.AddUser(slack.User{ID: "U0WSADMIN", IsAdmin: true})
 	has(t, r.slash("U0WSADMIN", channel, "connections"), "not enabled here", "an admin's /agent connections without Connections")
+}
+
+// /agent disconnect through the real Vault over the rig's bbolt store
+// (admin.VaultConnections, as serve wires it): the person's token is
+// revoked at the authorization server with the stored client and
+// deleted; another person's stays, and no answer shows a token.
+func TestSlashDisconnectVault(t *testing.T) {
+	const alice, bob = "U0ALICE", "U0BOB"
+	ctx := context.Background()
+	var mu sync.Mutex
+	var revoked []string
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		r.ParseForm()
+		mu.Lock()
+		revoked = append(revoked, r.PostForm.Get("token"))
+		mu.Unlock()
+	}))
+	defer srv.Close()
+	raw := make([]byte, secretbox.KeySize)
+	rand.Read(raw)
+	key, err := secretbox.NewKey(raw)
+	if err != nil {
+		t.Fatal(err)
+	}
+	kr, err := secretbox.NewKeyring(key)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var vault *credentials.Vault
+	r := newRig(t, rigOpts{mutate: func(c *bot.Config) {
+		v, err := credentials.New(c.Store.(storage.Credentials), kr, nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		vault = v
+		c.Connections = admin.VaultConnections{Vault: v, HTTP: srv.Client()}
+	}})
+	team := r.slack.TeamID()
+	for _, who := range []string{alice, bob} {
+		tok := oauth.Token{AccessToken: "access-of-" + who, RefreshToken: "refresh-of-" + who, Scopes: []string{"repo"}}
+		if err := vault.PutToken(ctx, team, who, "github", who+"-gh", tok); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := vault.PutClient(ctx, "github", oauth.Client{ID: "agentbot", AuthMethod: oauth.AuthNone, RevocationURL: srv.URL + "/revoke"}); err != nil {
+		t.Fatal(err)
+	}
+
+	got := r.slash(alice, channel, "connections")
+	has(t, got, "`github` as U0ALICE-gh", "Alice's /agent connections")
+	hasNot(t, got, "U0BOB-gh", "Alice's /agent connections")
+	got = r.slash(alice, channel, "disconnect github")
+	has(t, got, "The server revoked it too", "Alice's disconnect")
+	mu.Lock()
+	if !slices.Equal(revoked, []string{"refresh-of-" + alice, "access-of-" + alice}) {
+		t.Fatalf("revoked %q, want Alice's refresh then access token", revoked)
+	}
+	mu.Unlock()
+	if _, err := vault.Token(ctx, team, alice, "github"); !errors.Is(err, storage.ErrNotFound) {
+		t.Fatalf("Alice's token after disconnect: %v", err)
+	}
+	if tok, err := vault.Token(ctx, team, bob, "github"); err != nil || tok.AccessToken != "access-of-"+bob {
+		t.Fatalf("Bob's token after Alice's disconnect: %v", err)
+	}
+	for _, m := range r.slack.Messages() {
+		for _, s := range []string{"access-of-", "refresh-of-"} {
+			hasNot(t, m.Text, s, "a message")
+		}
+	}
 }
