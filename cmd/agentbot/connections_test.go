@@ -84,7 +84,8 @@ func seedConnections(t *testing.T, data string, key secretbox.Key, rev string) {
 }
 
 // agentbot connections list shows every connection without a secret and
-// without the key, filtered by --team, --user and --server; revoke
+// without the key, filtered by --team, --user and --server, also through
+// a running agentbot's control socket; revoke
 // revokes at the authorization server with the stored client and deletes,
 // deletes also when the server offers no revocation or refuses it, and
 // needs the key and the store to itself.
@@ -130,9 +131,26 @@ func TestConnectionsListRevoke(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
+	// Held by a process without a control socket, list cannot read it;
+	// with one, list asks it. revoke needs the store to itself.
+	r = runCmd(t, vars, "", "connections", "list")
+	r.wantCode(t, 1)
+	contains(t, "list while held silently", r.stderr, "agentbot connections list:")
+	stop, err := st.ServeControl(context.Background())
+	if err != nil {
+		t.Fatal(err)
+	}
+	r = runCmd(t, vars, "", "connections", "list", "--user", "U1")
+	r.wantCode(t, 0)
+	contains(t, "list through the control socket", r.stdout, "octocat")
+	lacks(t, "list --user U1 through the control socket", r.stdout, "hubot")
+	for _, s := range secrets {
+		lacks(t, "list through the control socket", r.stdout+r.stderr, s)
+	}
 	r = runCmd(t, vars, "", "connections", "revoke", "T1", "U1", "github")
 	r.wantCode(t, 1)
 	contains(t, "revoke while held", r.stderr, "stop it to revoke connections")
+	stop()
 	st.Close()
 	if len(rv.got()) != 0 {
 		t.Fatalf("revoked %q while the store was held", rv.got())

@@ -43,8 +43,9 @@ type Connections struct {
 const RevokeTimeout = 15 * time.Second
 
 // Run lists or revokes connections, as args (the subcommand and its
-// arguments) say, and returns the exit code. Both open the store
-// themselves: a running agentbot's bbolt store must be stopped first.
+// arguments) say, and returns the exit code. list reads a running
+// agentbot's bbolt store through its control socket; revoke opens the
+// store itself, so a running agentbot's bbolt store must be stopped first.
 func (o *Connections) Run(ctx context.Context, args []string) int {
 	if len(args) == 0 {
 		fmt.Fprintln(o.Stderr, "usage: agentbot connections "+ConnectionsSynopsis)
@@ -72,8 +73,8 @@ func (o *Connections) Run(ctx context.Context, args []string) int {
 	return 2
 }
 
-// open opens the store for verb, or prints why not and returns the exit
-// code.
+// open opens the store for revoke, or prints why not and returns the
+// exit code.
 func (o *Connections) open(ctx context.Context, verb string) (storage.Backend, int) {
 	st, err := o.Store.Open(ctx)
 	if errors.Is(err, bolt.ErrLocked) {
@@ -88,14 +89,30 @@ func (o *Connections) open(ctx context.Context, verb string) (storage.Backend, i
 }
 
 // list prints the connections the filters select, never a secret: a
-// CredentialInfo holds none, and no key is needed. agentbot's registered
+// CredentialInfo holds none, and no key is needed. It reads the store,
+// or a running agentbot's through its control socket. agentbot's registered
 // clients show only when --user names storage.ClientUser.
 func (o *Connections) list(ctx context.Context) int {
-	st, code := o.open(ctx, "list")
-	if st == nil {
-		return code
+	var st interface {
+		ListCredentials(context.Context, storage.CredentialFilter) ([]storage.CredentialInfo, error)
 	}
-	defer st.Close()
+	local, err := o.Store.Open(ctx)
+	switch {
+	case err == nil:
+		defer local.Close()
+		st = local
+	case errors.Is(err, bolt.ErrLocked):
+		// A running agentbot holds the bbolt store: ask it.
+		remote, derr := bolt.Dial(o.Store.DataDir)
+		if derr != nil {
+			fmt.Fprintf(o.Stderr, "agentbot connections list: %v\n", stores.HeldSilently(err, derr))
+			return 1
+		}
+		st = remote
+	default:
+		fmt.Fprintf(o.Stderr, "agentbot connections list: %v\n", err)
+		return stores.ExitCode(err)
+	}
 	list, err := st.ListCredentials(ctx, storage.CredentialFilter{Team: o.Team, User: o.User, Server: o.Server})
 	if err != nil {
 		fmt.Fprintf(o.Stderr, "agentbot connections list: %v\n", err)
