@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"slices"
 	"time"
 
 	"github.com/slack-go/slack"
@@ -67,7 +68,8 @@ func (b *slash) slashConnections(cmd slack.SlashCommand, team string) {
 
 // slashDisconnect revokes and forgets the person's own connection to a
 // server (/agent disconnect SERVER): only ever the caller's, whatever
-// they type.
+// they type. With --service an admin ends the server's service identity
+// instead (their team's, else the one for every team).
 func (b *slash) slashDisconnect(cmd slack.SlashCommand, team string, args []string) {
 	conns := b.cfg.Connections
 	if conns == nil {
@@ -79,16 +81,35 @@ func (b *slash) slashDisconnect(cmd slack.SlashCommand, team string, args []stri
 		return
 	}
 	server, user := args[0], cmd.UserID
-	have, err := conns.List(b.turnCtx, storage.CredentialFilter{Team: team, User: user, Server: server})
+	service := slices.Contains(args[1:], "--service")
+	if service {
+		if why := b.notAdmin(cmd, team); why != "" {
+			b.respond(cmd, why)
+			return
+		}
+		user = storage.ServiceUser
+	}
+	have, err := conns.List(b.turnCtx, storage.CredentialFilter{User: user, Server: server})
 	if err != nil {
 		b.log.Error("list connections", "err", err)
 		b.respond(cmd, "⚠️ I couldn't read your connections. Please try again.")
 		return
 	}
-	if len(have) == 0 {
-		b.respond(cmd, fmt.Sprintf("You have no connection to `%s`. `/agent connections` lists yours.", server))
+	// The person's own in this team; a service identity of this team,
+	// else one for every team ("").
+	i := slices.IndexFunc(have, func(c storage.CredentialInfo) bool { return c.Team == team })
+	if i < 0 && service {
+		i = slices.IndexFunc(have, func(c storage.CredentialInfo) bool { return c.Team == "" })
+	}
+	if i < 0 {
+		if service {
+			b.respond(cmd, fmt.Sprintf("No service identity is stored for `%s`.", server))
+		} else {
+			b.respond(cmd, fmt.Sprintf("You have no connection to `%s`. `/agent connections` lists yours.", server))
+		}
 		return
 	}
+	team = have[i].Team
 	ctx, cancel := context.WithTimeout(b.turnCtx, revokeTimeout)
 	rerr := conns.Revoke(ctx, team, user, server)
 	cancel()
@@ -100,5 +121,5 @@ func (b *slash) slashDisconnect(cmd slack.SlashCommand, team string, args []stri
 		b.respond(cmd, fmt.Sprintf("⚠️ I couldn't forget your connection to `%s`. Please try again.", server))
 		return
 	}
-	b.respond(cmd, view.Disconnected(server, rerr == nil, errors.Is(rerr, context.DeadlineExceeded)))
+	b.respond(cmd, view.Disconnected(server, service, rerr == nil, errors.Is(rerr, context.DeadlineExceeded)))
 }

@@ -72,7 +72,8 @@ func (f *fakeConnections) has(team, user, server string) bool {
 
 // /agent connections shows a person their own connections only, and an
 // admin the service identities too (never another team's); /agent
-// disconnect revokes and forgets only the caller's own connection.
+// disconnect revokes and forgets only the caller's own connection, and
+// with --service, for an admin only, their team's service identity.
 func TestSlashConnections(t *testing.T) {
 	const alice, bob, admin = "U0ALICE", "U0BOB", "U0ADMIN"
 	exp := time.Now().Add(time.Hour)
@@ -131,6 +132,17 @@ func TestSlashConnections(t *testing.T) {
 		t.Fatalf("after Alice's disconnect: revoked %v", conns.revokedKeys())
 	}
 	has(t, r.slash(alice, channel, "disconnect"), "Which server?", "/agent disconnect without a server")
+
+	// --service: admins only, their team's service identity only.
+	has(t, r.slash(alice, channel, "disconnect sentry --service"), "Only workspace admins or the people in AGENTBOT_ADMINS", "a person ending a service identity")
+	has(t, r.slash(admin, channel, "disconnect notion --service"), "No service identity is stored for `notion`", "an admin ending another team's service identity")
+	if len(conns.revokedKeys()) != 2 || !conns.has("T0OTHER", storage.ServiceUser, "notion") {
+		t.Fatalf("a refused --service disconnect revoked: %v", conns.revokedKeys())
+	}
+	has(t, r.slash(admin, channel, "disconnect sentry --service"), "Ended the service identity at `sentry`", "an admin ending a service identity")
+	if k := conns.revokedKeys(); len(k) != 3 || k[2] != team+"/"+storage.ServiceUser+"/sentry" || conns.has(team, storage.ServiceUser, "sentry") {
+		t.Fatalf("after ending the service identity: revoked %v", k)
+	}
 	if n := r.publicPosts(); n != 0 {
 		t.Fatalf("/agent connections posted %d public messages", n)
 	}

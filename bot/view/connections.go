@@ -56,17 +56,21 @@ func connectionLine(c storage.CredentialInfo, now time.Time) string {
 }
 
 // Disconnected is /agent disconnect's answer once the connection to server
-// is forgotten: revoked says whether the server confirmed the revocation,
-// timedOut whether it did not answer in time.
-func Disconnected(server string, revoked, timedOut bool) string {
+// (the service identity's, for service) is forgotten: revoked says whether
+// the server confirmed the revocation, timedOut whether it did not answer
+// in time.
+func Disconnected(server string, service, revoked, timedOut bool) string {
 	msg := fmt.Sprintf("Disconnected from `%s`: I no longer hold a token for you there.", server)
+	if service {
+		msg = fmt.Sprintf("Ended the service identity at `%s`: I no longer hold its token.", server)
+	}
 	switch {
 	case revoked:
 		msg += " The server revoked it too."
 	case timedOut:
-		msg += " The server did not answer my revocation in time; you can also end agentbot's access in your account's settings there."
+		msg += " The server did not answer my revocation in time; you can also end agentbot's access in the account's settings there."
 	default:
-		msg += " The server did not revoke it (it may not offer revocation); you can also end agentbot's access in your account's settings there."
+		msg += " The server did not revoke it (it may not offer revocation); you can also end agentbot's access in the account's settings there."
 	}
 	return msg
 }
