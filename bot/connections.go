@@ -50,20 +50,23 @@ func (b *slash) slashConnections(cmd slack.SlashCommand, team string) {
 		b.respond(cmd, "⚠️ I couldn't read your connections. Please try again.")
 		return
 	}
+	// The team's service identities (and those for every team), shown
+	// to admins only; whether the person is one is asked only when there
+	// are some.
+	all, err := conns.List(b.turnCtx, storage.CredentialFilter{User: storage.ServiceUser})
+	if err != nil {
+		b.log.Error("list service identities", "err", err)
+	}
 	var service []storage.CredentialInfo
-	admin := b.notAdmin(cmd, team) == ""
-	if admin {
-		all, err := conns.List(b.turnCtx, storage.CredentialFilter{User: storage.ServiceUser})
-		if err != nil {
-			b.log.Error("list service identities", "err", err)
-		}
-		for _, c := range all {
-			if c.Team == team || c.Team == "" { // never another team's
-				service = append(service, c)
-			}
+	for _, c := range all {
+		if c.Team == team || c.Team == "" { // never another team's
+			service = append(service, c)
 		}
 	}
-	b.respond(cmd, view.Connections(mine, service, admin, time.Now()))
+	if len(service) > 0 && b.notAdmin(cmd, team) != "" {
+		service = nil
+	}
+	b.respond(cmd, view.Connections(mine, service, time.Now()))
 }
 
 // slashDisconnect revokes and forgets the person's own connection to a

@@ -9,9 +9,10 @@ import (
 )
 
 // Connections is /agent connections' answer: the person's own connections
-// (mine) and, for an admin, the service identities everyone acting through
-// a server acts as. It shows no secret: a CredentialInfo holds none.
-func Connections(mine, service []storage.CredentialInfo, admin bool, now time.Time) string {
+// (mine) and the service identities everyone acting through a server acts
+// as (service: the caller passes them to admins only). It shows no secret:
+// a CredentialInfo holds none.
+func Connections(mine, service []storage.CredentialInfo, now time.Time) string {
 	var b strings.Builder
 	if len(mine) == 0 {
 		b.WriteString("You have no connections to MCP servers.")
@@ -22,15 +23,12 @@ func Connections(mine, service []storage.CredentialInfo, admin bool, now time.Ti
 		}
 		b.WriteString("\nEnd one with `/agent disconnect <server>`.")
 	}
-	if admin {
-		if len(service) == 0 {
-			b.WriteString("\nNo service identities are stored.")
-		} else {
-			b.WriteString("\n*Service identities* (everyone using these servers acts as them)")
-			for _, c := range service {
-				b.WriteString("\n• " + connectionLine(c, now))
-			}
+	if len(service) > 0 {
+		b.WriteString("\n*Service identities* (everyone using these servers acts as them)")
+		for _, c := range service {
+			b.WriteString("\n• " + connectionLine(c, now))
 		}
+		b.WriteString("\nEnd one with `/agent disconnect <server> --service`.")
 	}
 	return b.String()
 }
