@@ -76,6 +76,10 @@ type Config struct {
 	// MCPServers are the servers of the MCP configuration, which
 	// /agent tools add may give a channel.
 	MCPServers []string
+	// Connections are the stored MCP connections /agent connections lists
+	// and /agent disconnect ends; nil: those commands say they are not
+	// enabled here.
+	Connections Connections
 	// MaxConcurrentTurns bounds turns running at once over all threads
 	// (default 8).
 	MaxConcurrentTurns int

@@ -54,6 +54,10 @@ func (b *slash) onSlash(cmd slack.SlashCommand) {
 		b.slashTools(cmd, team, f[1:])
 	case "project":
 		b.slashProject(cmd, team, f[1:])
+	case "connections":
+		b.slashConnections(cmd, team)
+	case "disconnect":
+		b.slashDisconnect(cmd, team, f[1:])
 	default:
 		b.respond(cmd, fmt.Sprintf("I don't know `/agent %s`.\n%s", sub, view.SlashHelp))
 	}

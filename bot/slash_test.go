@@ -73,7 +73,7 @@ func (r *rig) sessionKey(thread string) string {
 func TestSlashHelpListStatus(t *testing.T) {
 	r := newRig(t, rigOpts{})
 	help := r.slash(user, channel, "help")
-	for _, sub := range []string{"/agent list", "/agent use <agent>", "/agent status", "/agent reset", "/agent reload", "@agentbot use <agent>"} {
+	for _, sub := range []string{"/agent list", "/agent use <agent>", "/agent status", "/agent reset", "/agent reload", "/agent connections", "/agent disconnect <server>", "@agentbot use <agent>"} {
 		has(t, help, sub, "/agent help")
 	}
 	if bare := r.slash(user, channel, ""); bare != help {

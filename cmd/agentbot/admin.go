@@ -101,6 +101,22 @@ func runRotateKey(ctx context.Context, e *env) int {
 	return o.Run(ctx, args)
 }
 
+// runConnections lists or revokes stored MCP connections
+// (admin.Connections).
+func runConnections(ctx context.Context, e *env) int {
+	o := &admin.Connections{Stdout: e.stdout, Stderr: e.stderr, Getenv: envOf(e.getenv)}
+	cfg, args, code := parse("connections", e, func(fs *flagSet) {
+		fs.StringVar(&o.Team, "team", "", "list: only this team's connections")
+		fs.StringVar(&o.User, "user", "", "list: only this Slack user's ((service): service identities)")
+		fs.StringVar(&o.Server, "server", "", "list: only connections to this MCP server")
+	})
+	if cfg == nil {
+		return code
+	}
+	o.Store = storeOf(cfg)
+	return o.Run(ctx, args)
+}
+
 // runHealth asks a running serve's /healthz (admin.Health). Docker
 // reserves exit code 2, so every failure, a bad flag too, exits 1.
 func runHealth(ctx context.Context, e *env) int {

@@ -46,6 +46,7 @@ func TestSubcommandHelp(t *testing.T) {
 	own := map[string][]string{ // flags a command registers itself
 		"chat": {"agent", "session", "project"}, "projects": {"all-versions"}, "agents": {"json", "all"}, "sessions": {"o", "force", "older-than"},
 		"check": {"check-timeout", "no-slack"}, "backup": {"force"}, "migrate": {"from"}, "health": {"url", "timeout"},
+		"connections": {"team", "user", "server"},
 	}
 	for _, c := range commands() {
 		t.Run(c.name, func(t *testing.T) {
@@ -95,7 +96,7 @@ func TestTopLevelHelp(t *testing.T) {
 		r := runCmd(t, nil, "", args...)
 		r.wantCode(t, 0)
 		for _, c := range commands() {
-			contains(t, "help", r.stdout, "\n  "+c.name+strings.Repeat(" ", 11-len(c.name))+c.summary+"\n")
+			contains(t, "help", r.stdout, "\n  "+c.name+strings.Repeat(" ", 12-len(c.name))+c.summary+"\n")
 		}
 	}
 	r := runCmd(t, nil, "")

@@ -8,6 +8,7 @@
 //	agentbot backup FILE           copy the database, also while serve or chat runs
 //	agentbot migrate [--from DIR]  copy a bbolt store into PostgreSQL
 //	agentbot rotate-key            re-encrypt stored credentials under the current key
+//	agentbot connections list|revoke  the stored MCP connections
 //	agentbot health                ask a running serve's /healthz
 //	agentbot version               print the version and build
 package main
@@ -68,6 +69,8 @@ func commands() []command {
 			groups: []string{"store"}, run: runMigrate},
 		{name: "rotate-key", summary: "re-encrypt stored credentials under AGENTBOT_SECRET_KEY (older keys: AGENTBOT_SECRET_KEY_PREVIOUS)",
 			groups: []string{"store"}, run: runRotateKey},
+		{name: "connections", summary: "list or revoke the MCP connections people and service identities hold", usage: admin.ConnectionsSynopsis,
+			groups: []string{"store"}, run: runConnections},
 		{name: "health", summary: "ask a running serve's /healthz: exit 0 healthy, 1 not (for HEALTHCHECK)", usage: "[--url URL] [--timeout DURATION]",
 			groups: []string{"http"}, run: runHealth},
 		{name: "version", summary: "print the version, commit and Go version", run: runVersion},
@@ -134,7 +137,7 @@ func usage(w io.Writer) {
 	fmt.Fprintln(w, "usage: agentbot <command> [flags]")
 	fmt.Fprintln(w)
 	for _, c := range commands() {
-		fmt.Fprintf(w, "  %-10s %s\n", c.name, c.summary)
+		fmt.Fprintf(w, "  %-11s %s\n", c.name, c.summary)
 	}
 	fmt.Fprintln(w, "\nEvery setting is a flag and an environment variable: agentbot <command> -h lists the command's.")
 }

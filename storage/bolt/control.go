@@ -48,7 +48,7 @@ func socketPath(dir string) string {
 
 // request is one control request.
 type request struct {
-	Op  string `json:"op"` // "backup", "list" or "session"
+	Op  string `json:"op"` // "backup", "list", "session" or "credentials"
 	Key string `json:"key,omitempty"`
 }
 
@@ -66,7 +66,8 @@ func (s *Store) WriteTo(w io.Writer) (int64, error) {
 
 // ServeControl answers other agentbot commands on the control socket until
 // ctx ends or stop is called: a backup streams the database; list and
-// session answer as ListSessions and SessionByID/Session do. Only the
+// session answer as ListSessions and SessionByID/Session do, credentials
+// as ListCredentials (descriptions only: never a sealed byte). Only the
 // owner of the data folder can connect (the socket is 0600).
 func (s *Store) ServeControl(ctx context.Context) (stop func(), err error) {
 	path := socketPath(s.dir)
@@ -139,6 +140,8 @@ func (s *Store) answer(ctx context.Context, c net.Conn) {
 		payload, err = s.ListSessions(ctx)
 	case "session":
 		payload, err = storage.Lookup(ctx, s, req.Key)
+	case "credentials":
+		payload, err = s.ListCredentials(ctx, storage.CredentialFilter{})
 	default:
 		err = fmt.Errorf("unknown request %q", req.Op)
 	}
@@ -219,6 +222,22 @@ func (r *Remote) Lookup(ctx context.Context, idOrKey string) (*transcript.Sessio
 		return nil, err
 	}
 	return &s, nil
+}
+
+// ListCredentials lists the running store's credentials f selects,
+// without their sealed bytes.
+func (r *Remote) ListCredentials(ctx context.Context, f storage.CredentialFilter) ([]storage.CredentialInfo, error) {
+	var all []storage.CredentialInfo
+	if err := r.decode(ctx, request{Op: "credentials"}, &all); err != nil {
+		return nil, err
+	}
+	out := all[:0]
+	for _, c := range all {
+		if f.Match(c) {
+			out = append(out, c)
+		}
+	}
+	return out, nil
 }
 
 func (r *Remote) decode(ctx context.Context, req request, v any) error {

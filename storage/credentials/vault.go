@@ -20,6 +20,7 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"net/http"
 
 	"agentbot/engine/mcp/oauth"
 	"agentbot/storage"
@@ -277,4 +278,34 @@ func (vt *Vault) Rotate(ctx context.Context) (RotateReport, error) {
 		return rep, fmt.Errorf("%d credential(s) could not be opened to re-seal", len(rep.Failed))
 	}
 	return rep, nil
+}
+
+// ErrNoClient: no registered client is stored for the server, so a token
+// cannot be revoked there (Revoke).
+var ErrNoClient = errors.New("credentials: no client is stored for the server to revoke with")
+
+// Revoke revokes the token of (team, user, server) at its authorization
+// server (oauth.Revoke, RFC 7009) with the client stored for server, over
+// hc (nil: http.DefaultClient). It does not forget the token: Delete
+// does, whatever Revoke said. No token is an error matching
+// storage.ErrNotFound; no stored client is ErrNoClient; a server without
+// a revocation endpoint is oauth.ErrNoRevocation. Its errors hold no
+// secret.
+func (vt *Vault) Revoke(ctx context.Context, hc *http.Client, team, user, server string) error {
+	t, err := vt.Token(ctx, team, user, server)
+	if err != nil {
+		return err
+	}
+	c, err := vt.Client(ctx, server)
+	if errors.Is(err, storage.ErrNotFound) {
+		return fmt.Errorf("%w (%s)", ErrNoClient, server)
+	}
+	if err != nil {
+		return err
+	}
+	if err := oauth.Revoke(ctx, hc, c, t); err != nil {
+		return err
+	}
+	vt.log.DebugContext(ctx, "credential revoked", "team", team, "user", user, "server", server)
+	return nil
 }

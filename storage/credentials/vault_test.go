@@ -7,10 +7,13 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"net/http"
+	"net/http/httptest"
 	"os"
 	"path/filepath"
 	"slices"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -304,5 +307,40 @@ func TestDebugLogHoldsNoSecret(t *testing.T) {
 		if bytes.Contains(db, []byte(s)) {
 			t.Errorf("the store file holds %q", s)
 		}
+	}
+}
+
+// Revoke revokes the stored token at the revocation endpoint with the
+// stored client; without a client it says so, without a token it is not
+// found; the token stays until Delete.
+func TestRevoke(t *testing.T) {
+	ctx := context.Background()
+	st, _ := openStore(t)
+	var mu sync.Mutex
+	var got []string
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		r.ParseForm()
+		mu.Lock()
+		got = append(got, r.PostForm.Get("token"))
+		mu.Unlock()
+	}))
+	defer srv.Close()
+	v := vault(t, st, keyring(t, newKey(t)), nil)
+	must(t, v.PutToken(ctx, "T1", "U1", "github", "octocat", token()))
+	if err := v.Revoke(ctx, srv.Client(), "T1", "U1", "github"); !errors.Is(err, credentials.ErrNoClient) {
+		t.Fatalf("Revoke without a client: %v, want ErrNoClient", err)
+	}
+	c := client()
+	c.RevocationURL = srv.URL + "/revoke"
+	must(t, v.PutClient(ctx, "github", c))
+	must(t, v.Revoke(ctx, srv.Client(), "T1", "U1", "github"))
+	if !slices.Equal(got, []string{refresh, access}) {
+		t.Fatalf("revoked %q, want the refresh then the access token", got)
+	}
+	if _, err := v.Token(ctx, "T1", "U1", "github"); err != nil {
+		t.Fatalf("Revoke forgot the token: %v", err)
+	}
+	if err := v.Revoke(ctx, srv.Client(), "T1", "U2", "github"); !errors.Is(err, storage.ErrNotFound) {
+		t.Fatalf("Revoke of no token: %v, want ErrNotFound", err)
 	}
 }

@@ -55,8 +55,9 @@ func (s Store) Open(ctx context.Context) (storage.Backend, error) {
 }
 
 // ServeControl answers other agentbot commands (sessions list, show and
-// export, backup) on the data folder's control socket while this process
-// holds its bbolt store, as serve and chat do; the returned func stops it.
+// export, connections list, backup) on the data folder's control socket
+// while this process holds its bbolt store, as serve and chat do; the
+// returned func stops it.
 // A PostgreSQL store needs none: every process opens it.
 func ServeControl(ctx context.Context, st storage.Backend, log *slog.Logger) (stop func()) {
 	local, ok := st.(*bolt.Store)
