@@ -3,8 +3,6 @@ package connect
 import (
 	"bytes"
 	"context"
-	"crypto/sha256"
-	"encoding/base64"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -18,9 +16,8 @@ import (
 	"testing"
 	"time"
 
-	"github.com/modelcontextprotocol/go-sdk/oauthex"
-
 	"agentbot/engine/mcp"
+	"agentbot/engine/mcp/connect/connecttest"
 	"agentbot/engine/mcp/oauth"
 )
 
@@ -111,153 +108,6 @@ func (m *memStore) token(team, user, server string) (oauth.Token, bool) {
 	return t, ok
 }
 
-// provider is a stub authorization server with a protected resource: its
-// authorization endpoint approves at once (redirecting with a code), its
-// token endpoint checks PKCE and the resource, issues rotating refresh
-// tokens, and offers client credentials for one confidential client.
-type provider struct {
-	*httptest.Server
-	resource string
-	cimd     bool // client_id_metadata_document_supported
-
-	mu      sync.Mutex
-	n       int
-	codes   map[string]codeGrant
-	refresh map[string]bool // live refresh tokens
-	forms   []url.Values
-	regs    int
-}
-
-type codeGrant struct{ challenge, resource, clientID, redirect, scope string }
-
-const (
-	svcID     = "svc-client"
-	svcSecret = "svc-secret-value"
-)
-
-func newProvider(t *testing.T, cimd bool) *provider {
-	p := &provider{cimd: cimd, codes: map[string]codeGrant{}, refresh: map[string]bool{}}
-	mux := http.NewServeMux()
-	p.Server = httptest.NewServer(mux)
-	t.Cleanup(p.Close)
-	p.resource = p.URL + "/mcp"
-	mux.HandleFunc("GET /.well-known/oauth-protected-resource/mcp", func(w http.ResponseWriter, r *http.Request) {
-		w.Header().Set("Content-Type", "application/json")
-		json.NewEncoder(w).Encode(oauthex.ProtectedResourceMetadata{Resource: p.resource,
-			AuthorizationServers: []string{p.URL}, ScopesSupported: []string{"read"}})
-	})
-	mux.HandleFunc("GET /.well-known/oauth-authorization-server", func(w http.ResponseWriter, r *http.Request) {
-		w.Header().Set("Content-Type", "application/json")
-		json.NewEncoder(w).Encode(oauthex.AuthServerMeta{
-			Issuer:                                     p.URL,
-			AuthorizationEndpoint:                      p.URL + "/authorize",
-			TokenEndpoint:                              p.URL + "/token",
-			RegistrationEndpoint:                       p.URL + "/register",
-			CodeChallengeMethodsSupported:              []string{"S256"},
-			ResponseTypesSupported:                     []string{"code"},
-			GrantTypesSupported:                        []string{"authorization_code", "refresh_token", "client_credentials"},
-			ScopesSupported:                            []string{"read", "offline_access"},
-			ClientIDMetadataDocumentSupported:          p.cimd,
-			AuthorizationResponseIssParameterSupported: true,
-		})
-	})
-	mux.HandleFunc("POST /register", func(w http.ResponseWriter, r *http.Request) {
-		p.mu.Lock()
-		p.regs++
-		p.mu.Unlock()
-		w.Header().Set("Content-Type", "application/json")
-		w.WriteHeader(http.StatusCreated)
-		io.WriteString(w, `{"client_id":"dyn-1","client_secret":"dyn-secret-value","token_endpoint_auth_method":"client_secret_basic"}`)
-	})
-	mux.HandleFunc("GET /authorize", func(w http.ResponseWriter, r *http.Request) {
-		q := r.URL.Query()
-		if q.Get("code_challenge_method") != "S256" || q.Get("resource") != p.resource {
-			http.Error(w, "bad request", http.StatusBadRequest)
-			return
-		}
-		p.mu.Lock()
-		p.n++
-		code := fmt.Sprintf("code-%d", p.n)
-		p.codes[code] = codeGrant{q.Get("code_challenge"), q.Get("resource"), q.Get("client_id"), q.Get("redirect_uri"), q.Get("scope")}
-		p.mu.Unlock()
-		back, _ := url.Parse(q.Get("redirect_uri"))
-		bq := url.Values{"code": {code}, "state": {q.Get("state")}, "iss": {p.URL}}
-		back.RawQuery = bq.Encode()
-		http.Redirect(w, r, back.String(), http.StatusFound)
-	})
-	mux.HandleFunc("POST /token", func(w http.ResponseWriter, r *http.Request) {
-		r.ParseForm()
-		f := r.PostForm
-		p.mu.Lock()
-		defer p.mu.Unlock()
-		p.forms = append(p.forms, f)
-		w.Header().Set("Content-Type", "application/json")
-		fail := func(code string) {
-			w.WriteHeader(http.StatusBadRequest)
-			fmt.Fprintf(w, `{"error":%q}`, code)
-		}
-		if f.Get("resource") != p.resource {
-			fail("invalid_target")
-			return
-		}
-		switch f.Get("grant_type") {
-		case "authorization_code":
-			g, ok := p.codes[f.Get("code")]
-			delete(p.codes, f.Get("code"))
-			sum := sha256.Sum256([]byte(f.Get("code_verifier")))
-			if !ok || base64.RawURLEncoding.EncodeToString(sum[:]) != g.challenge || f.Get("redirect_uri") != g.redirect {
-				fail("invalid_grant")
-				return
-			}
-		case "refresh_token":
-			if !p.refresh[f.Get("refresh_token")] {
-				fail("invalid_grant")
-				return
-			}
-			delete(p.refresh, f.Get("refresh_token")) // rotated
-		case "client_credentials":
-			id, secret, ok := r.BasicAuth()
-			if !ok {
-				id, secret = f.Get("client_id"), f.Get("client_secret")
-			}
-			if id != svcID || secret != svcSecret {
-				w.WriteHeader(http.StatusUnauthorized)
-				io.WriteString(w, `{"error":"invalid_client"}`)
-				return
-			}
-			p.n++
-			fmt.Fprintf(w, `{"access_token":"svc-access-%d","token_type":"Bearer","expires_in":3600}`, p.n)
-			return
-		default:
-			fail("unsupported_grant_type")
-			return
-		}
-		p.n++
-		rt := fmt.Sprintf("refresh-%d", p.n)
-		p.refresh[rt] = true
-		fmt.Fprintf(w, `{"access_token":"access-%d","token_type":"Bearer","refresh_token":%q,"expires_in":3600,"scope":"read offline_access"}`, p.n, rt)
-	})
-	return p
-}
-
-// revokeAll makes every refresh token invalid (the person revoked the
-// grant at the server).
-func (p *provider) revokeAll() {
-	p.mu.Lock()
-	defer p.mu.Unlock()
-	clear(p.refresh)
-}
-
-func (p *provider) grantTypes() []string {
-	p.mu.Lock()
-	defer p.mu.Unlock()
-	var out []string
-	for _, f := range p.forms {
-		out = append(out, f.Get("grant_type"))
-	}
-	return out
-}
-
 // lockedBuffer collects a test's log.
 type lockedBuffer struct {
 	mu sync.Mutex
@@ -301,27 +151,6 @@ func newReplica(t *testing.T, st Store, public string, log *lockedBuffer) *repli
 	return r
 }
 
-var noRedirects = &http.Client{CheckRedirect: func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse }}
-
-// authorize opens authURL as the person's browser would, and returns the
-// redirect back to agentbot.
-func authorize(t *testing.T, authURL string) *url.URL {
-	t.Helper()
-	resp, err := noRedirects.Get(authURL)
-	if err != nil {
-		t.Fatal(err)
-	}
-	resp.Body.Close()
-	if resp.StatusCode != http.StatusFound {
-		t.Fatalf("authorization endpoint: %s", resp.Status)
-	}
-	back, err := url.Parse(resp.Header.Get("Location"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	return back
-}
-
 // callback delivers the redirect's query to replica r's public side.
 func callback(t *testing.T, r *replica, back *url.URL) (int, string) {
 	t.Helper()
@@ -334,8 +163,8 @@ func callback(t *testing.T, r *replica, back *url.URL) (int, string) {
 	return resp.StatusCode, string(body)
 }
 
-func server(p *provider) *mcp.Server {
-	return &mcp.Server{Name: "tracker", Transport: mcp.TransportHTTP, URL: p.resource, Identity: mcp.IdentityUser}
+func server(p *connecttest.Provider) *mcp.Server {
+	return &mcp.Server{Name: "tracker", Transport: mcp.TransportHTTP, URL: p.Resource, Identity: mcp.IdentityUser}
 }
 
 var ann = mcp.Identity{Kind: mcp.IdentityUser, Team: "T1", User: "UANN"}
@@ -356,7 +185,7 @@ func noSecret(t *testing.T, where, s string, secrets ...string) {
 // state serves once; another person has nothing.
 func TestConnectRefreshRevoke(t *testing.T) {
 	ctx := context.Background()
-	p := newProvider(t, false)
+	p := connecttest.New(t, false)
 	st := newMemStore()
 	var log lockedBuffer
 	r := newReplica(t, st, "", &log)
@@ -378,7 +207,7 @@ func TestConnectRefreshRevoke(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	back := authorize(t, authURL)
+	back := connecttest.Authorize(t, authURL)
 	if got := back.Scheme + "://" + back.Host + back.Path; got != r.PublicURL+CallbackPath {
 		t.Fatalf("redirect to %s", got)
 	}
@@ -391,7 +220,7 @@ func TestConnectRefreshRevoke(t *testing.T) {
 		t.Fatalf("OnConnected(%s)", got)
 	}
 	stored, ok := st.token("T1", "UANN", "tracker")
-	if !ok || stored.AccessToken == "" || stored.RefreshToken == "" || stored.Resource != p.resource {
+	if !ok || stored.AccessToken == "" || stored.RefreshToken == "" || stored.Resource != p.Resource {
 		t.Fatalf("stored token = %v", stored)
 	}
 	if c, _ := st.Client(ctx, "tracker"); c.Registration != oauth.RegistrationDynamic {
@@ -442,7 +271,7 @@ func TestConnectRefreshRevoke(t *testing.T) {
 
 	// Revoked at the server: the refresh is refused once, the token is
 	// deleted, and the person is asked to connect again.
-	p.revokeAll()
+	p.RevokeAll()
 	t2.Expiry = time.Now().Add(-time.Minute)
 	st.PutToken(ctx, "T1", "UANN", "tracker", "", t2)
 	_, err = r.Token(ctx, s, ann)
@@ -452,8 +281,8 @@ func TestConnectRefreshRevoke(t *testing.T) {
 	if _, ok := st.token("T1", "UANN", "tracker"); ok {
 		t.Fatal("a refused token was kept")
 	}
-	before := len(p.grantTypes())
-	if tok, err := r.Token(ctx, s, ann); err != nil || tok.AccessToken != "" || len(p.grantTypes()) != before {
+	before := len(p.GrantTypes())
+	if tok, err := r.Token(ctx, s, ann); err != nil || tok.AccessToken != "" || len(p.GrantTypes()) != before {
 		t.Fatalf("Token after the token was deleted = %v, %v (no further refresh)", tok, err)
 	}
 	if _, err := r.Authorize(ctx, s, ann, oauth.Token{}, ch); !errors.As(err, &nc) {
@@ -461,7 +290,7 @@ func TestConnectRefreshRevoke(t *testing.T) {
 	}
 
 	noSecret(t, "the log", log.String(), stored.AccessToken, stored.RefreshToken, tok.AccessToken, tok.RefreshToken,
-		back.Query().Get("code"), back.Query().Get("state"), "dyn-secret-value")
+		back.Query().Get("code"), back.Query().Get("state"), connecttest.DynamicClientSecret)
 }
 
 // A flow begun on one replica is finished by another over the same
@@ -469,7 +298,7 @@ func TestConnectRefreshRevoke(t *testing.T) {
 // supports it, and served.
 func TestConnectAnotherReplica(t *testing.T) {
 	ctx := context.Background()
-	p := newProvider(t, true)
+	p := connecttest.New(t, true)
 	st := newMemStore()
 	var log lockedBuffer
 	a := newReplica(t, st, "", &log)
@@ -483,7 +312,7 @@ func TestConnectAnotherReplica(t *testing.T) {
 	if u, _ := url.Parse(authURL); u.Query().Get("client_id") != a.PublicURL+ClientPath {
 		t.Fatalf("client_id = %q, want the metadata document", u.Query().Get("client_id"))
 	}
-	back := authorize(t, authURL)
+	back := connecttest.Authorize(t, authURL)
 	if code, page := callback(t, b, back); code != http.StatusOK {
 		t.Fatalf("callback on the other replica = %d %s", code, page)
 	}
@@ -491,8 +320,8 @@ func TestConnectAnotherReplica(t *testing.T) {
 	if err != nil || tok.AccessToken == "" {
 		t.Fatalf("Token on the first replica = %v, %v", tok, err)
 	}
-	if p.regs != 0 {
-		t.Fatalf("%d dynamic registrations, want none", p.regs)
+	if p.Registrations() != 0 {
+		t.Fatalf("%d dynamic registrations, want none", p.Registrations())
 	}
 
 	resp, err := http.Get(b.pub.URL + ClientPath)
@@ -511,7 +340,7 @@ func TestConnectAnotherReplica(t *testing.T) {
 // page that says so.
 func TestConnectDeclinedAndExpired(t *testing.T) {
 	ctx := context.Background()
-	p := newProvider(t, false)
+	p := connecttest.New(t, false)
 	st := newMemStore()
 	var log lockedBuffer
 	r := newReplica(t, st, "", &log)
@@ -521,7 +350,7 @@ func TestConnectDeclinedAndExpired(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	back := authorize(t, authURL)
+	back := connecttest.Authorize(t, authURL)
 	q := url.Values{"state": {back.Query().Get("state")}, "error": {"access_denied"}, "iss": {p.URL}}
 	back.RawQuery = q.Encode()
 	if code, page := callback(t, r, back); code != http.StatusBadRequest || !strings.Contains(page, "not granted") {
@@ -533,7 +362,7 @@ func TestConnectDeclinedAndExpired(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	back = authorize(t, authURL)
+	back = connecttest.Authorize(t, authURL)
 	time.Sleep(5 * time.Millisecond)
 	if code, page := callback(t, r, back); code != http.StatusBadRequest || !strings.Contains(page, "expired") {
 		t.Fatalf("expired = %d %s", code, page)
@@ -548,13 +377,13 @@ func TestConnectDeclinedAndExpired(t *testing.T) {
 // expires; without a secret an admin must connect it.
 func TestServiceClientCredentials(t *testing.T) {
 	ctx := context.Background()
-	p := newProvider(t, false)
+	p := connecttest.New(t, false)
 	st := newMemStore()
 	var log lockedBuffer
 	r := newReplica(t, st, "", &log)
 	s := server(p)
 	s.Identity = mcp.IdentityService
-	s.OAuth = mcp.OAuthSettings{ClientID: svcID, ClientSecret: svcSecret}
+	s.OAuth = mcp.OAuthSettings{ClientID: connecttest.ServiceClientID, ClientSecret: connecttest.ServiceClientSecret}
 	svc := mcp.Identity{Kind: mcp.IdentityService}
 
 	tok, err := r.Authorize(ctx, s, svc, oauth.Token{}, oauth.Challenge{Kind: oauth.NeedsAuthorization, Status: 401})
@@ -578,5 +407,5 @@ func TestServiceClientCredentials(t *testing.T) {
 	if _, err := r.Authorize(ctx, s, svc, oauth.Token{}, oauth.Challenge{Kind: oauth.NeedsAuthorization, Status: 401}); !errors.As(err, &nc) || nc.Who != svc {
 		t.Fatalf("service without a secret = %v", err)
 	}
-	noSecret(t, "the log", log.String(), svcSecret, tok.AccessToken, again.AccessToken)
+	noSecret(t, "the log", log.String(), connecttest.ServiceClientSecret, tok.AccessToken, again.AccessToken)
 }
