@@ -11,6 +11,7 @@ import (
 	"net/http"
 	"net/http/httptest"
 	"net/url"
+	"slices"
 	"strings"
 	"sync"
 	"testing"
@@ -408,4 +409,99 @@ func TestServiceClientCredentials(t *testing.T) {
 		t.Fatalf("service without a secret = %v", err)
 	}
 	noSecret(t, "the log", log.String(), connecttest.ServiceClientSecret, tok.AccessToken, again.AccessToken)
+}
+
+// connected runs a whole flow for who on r, and returns the stored token.
+func connected(t *testing.T, r *replica, st *memStore, s *mcp.Server, who mcp.Identity) oauth.Token {
+	t.Helper()
+	authURL, err := r.ConnectURL(context.Background(), s, who)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if code, page := callback(t, r, connecttest.Authorize(t, authURL)); code != http.StatusOK {
+		t.Fatalf("callback = %d %s", code, page)
+	}
+	tok, ok := st.token(who.Team, who.User, s.Name)
+	if !ok {
+		t.Fatal("no token stored")
+	}
+	return tok
+}
+
+// Requests that find the token expired at once refresh it once: the
+// others wait and take the new one (the server rotates refresh tokens, so
+// a second refresh would be refused).
+func TestConcurrentRefreshOnce(t *testing.T) {
+	ctx := context.Background()
+	p := connecttest.New(t, false)
+	st := newMemStore()
+	var log lockedBuffer
+	r := newReplica(t, st, "", &log)
+	s := server(p)
+	tok := connected(t, r, st, s, ann)
+	tok.Expiry = time.Now().Add(-time.Minute)
+	st.PutToken(ctx, "T1", "UANN", "tracker", "", tok)
+
+	var wg sync.WaitGroup
+	got := make([]string, 8)
+	for i := range got {
+		wg.Go(func() {
+			t, err := r.Token(ctx, s, ann)
+			if err == nil {
+				got[i] = t.AccessToken
+			}
+		})
+	}
+	wg.Wait()
+	for _, g := range got {
+		if g == "" || g != got[0] || g == tok.AccessToken {
+			t.Fatalf("tokens = %q", got)
+		}
+	}
+	refreshes := 0
+	for _, g := range p.GrantTypes() {
+		if g == "refresh_token" {
+			refreshes++
+		}
+	}
+	if refreshes != 1 {
+		t.Fatalf("%d refreshes, want 1", refreshes)
+	}
+}
+
+// A 403 insufficient_scope asks the person to connect again for the union
+// of the granted and the challenged scopes, which the connect link asks
+// for; the same challenge after those were granted is not asked again.
+func TestStepUp(t *testing.T) {
+	ctx := context.Background()
+	p := connecttest.New(t, false)
+	st := newMemStore()
+	var log lockedBuffer
+	r := newReplica(t, st, "", &log)
+	s := server(p)
+	tok := connected(t, r, st, s, ann)
+
+	ch := oauth.Challenge{Kind: oauth.InsufficientScope, Status: 403, Scopes: []string{"write"},
+		WWWAuthenticate: []string{`Bearer error="insufficient_scope", scope="write"`}}
+	_, err := r.Authorize(ctx, s, ann, tok, ch)
+	var nc *NeedsConnection
+	if !errors.As(err, &nc) || !strings.Contains(nc.Reason, "write") {
+		t.Fatalf("step-up = %v", err)
+	}
+	authURL, err := r.ConnectURL(ctx, s, ann)
+	if err != nil {
+		t.Fatal(err)
+	}
+	u, _ := url.Parse(authURL)
+	if scope := strings.Fields(u.Query().Get("scope")); !slices.Contains(scope, "write") || !slices.Contains(scope, "read") {
+		t.Fatalf("step-up asks for %q", u.Query().Get("scope"))
+	}
+
+	// Granted (the stub grants read offline_access; pretend it granted
+	// write too): the same challenge is refused, not asked again.
+	tok.Scopes = []string{"offline_access", "read", "write"}
+	st.PutToken(ctx, "T1", "UANN", "tracker", "", tok)
+	if _, err := r.Authorize(ctx, s, ann, tok, ch); err == nil || errors.As(err, &nc) {
+		t.Fatalf("a step-up for granted scopes = %v, want a refusal without asking", err)
+	}
 }
