@@ -16,13 +16,16 @@ import (
 const testSecretKey = "AAECAwQFBgcICQoLDA0ODxAREhMUFRYXGBkaGxwdHh8="
 
 // publicVars are serve's settings with an MCP config whose one HTTP
-// server has the identity given.
+// server has the identity given ("": none written, user by default).
 func publicVars(t *testing.T, identity string) map[string]string {
 	t.Helper()
 	fs := fakeslack.New(t)
 	fm := fakemodel.NewTB(t)
 	dir := t.TempDir()
-	server := "servers:\n  - name: tracker\n    transport: http\n    url: https://tracker.example/mcp\n    identity: " + identity + "\n"
+	server := "servers:\n  - name: tracker\n    transport: http\n    url: https://tracker.example/mcp\n"
+	if identity != "" {
+		server += "    identity: " + identity + "\n"
+	}
 	if identity == "static" {
 		server += "    headers:\n      Authorization: {env: TRACKER_TOKEN}\n"
 	}
@@ -129,4 +132,26 @@ func TestServePublicSide(t *testing.T) {
 	defer stop()
 	opsWait(t, "serve to start", func() bool { return strings.Contains(logs.String(), "agentbot starting") })
 	lacks(t, "log", logs.String(), "public side")
+}
+
+// A server without headers or identity is user by default: without a key
+// and a public URL serve still starts (it works while the server asks for
+// no OAuth), and warns; an explicit identity user with a bad key is
+// refused.
+func TestServeImpliedUserServer(t *testing.T) {
+	vars := publicVars(t, "")
+	logs, stop := serveInProcess(t, vars)
+	defer stop()
+	opsWait(t, "serve to start", func() bool { return strings.Contains(logs.String(), "agentbot starting") })
+	contains(t, "log", logs.String(), "identity user by default")
+	contains(t, "log", logs.String(), "servers=tracker")
+	stop()
+
+	vars = publicVars(t, "")
+	vars["AGENTBOT_SECRET_KEY"] = "not-a-key"
+	vars["AGENTBOT_PUBLIC_URL"] = "https://bot.example"
+	r := runCmd(t, vars, "", "serve")
+	r.wantCode(t, 2)
+	contains(t, "stderr", r.stderr, "the secret key")
+	lacks(t, "stderr", r.stderr, "not-a-key")
 }

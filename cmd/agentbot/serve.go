@@ -166,23 +166,38 @@ func (s *server) loadTools(context.Context) int {
 // connectMCP makes the store-backed authorizer of the HTTP servers with
 // identity user or service: their tokens are sealed under the secret key
 // (AGENTBOT_SECRET_KEY or _FILE) and people connect through the public
-// side (AGENTBOT_PUBLIC_URL). A config with such servers and without a
-// key or a public URL is refused; one with only static (and stdio)
-// servers needs neither.
+// side (AGENTBOT_PUBLIC_URL). A config that writes identity user or
+// service (or oauth settings) without a key or a public URL is refused;
+// one with only static (and stdio) servers needs neither, and a server
+// that is user only by default (no headers, no identity written) is left
+// without authorization, with a warning: it works while it asks for none.
 func (s *server) connectMCP(mc *mcp.Config) int {
-	var oauthServers []string
+	var oauthServers, implied []string
 	if mc != nil {
 		for i := range mc.Servers {
-			if id := mcp.IdentityOf(&mc.Servers[i]); id == mcp.IdentityUser || id == mcp.IdentityService {
-				oauthServers = append(oauthServers, mc.Servers[i].Name)
+			srv := &mc.Servers[i]
+			switch id := mcp.IdentityOf(srv); {
+			case id != mcp.IdentityUser && id != mcp.IdentityService:
+			case srv.IdentityImplied && srv.OAuth.ClientID == "" && len(srv.OAuth.Scopes) == 0:
+				implied = append(implied, srv.Name)
+			default:
+				oauthServers = append(oauthServers, srv.Name)
 			}
 		}
 	}
+	kr, err := secretbox.Load(s.e.getenv)
 	if len(oauthServers) == 0 {
-		return 0
+		if len(implied) == 0 {
+			return 0
+		}
+		if errors.Is(err, secretbox.ErrNoKey) || err == nil && s.cfg.PublicURL == "" {
+			s.log.Warn("mcp servers without headers are identity user by default; one that asks for OAuth stays unavailable until AGENTBOT_SECRET_KEY and AGENTBOT_PUBLIC_URL are set",
+				"servers", strings.Join(implied, ","))
+			return 0
+		}
+		oauthServers = implied
 	}
 	which := fmt.Sprintf("the MCP servers %s have identity user or service (OAuth)", strings.Join(oauthServers, ", "))
-	kr, err := secretbox.Load(s.e.getenv)
 	if errors.Is(err, secretbox.ErrNoKey) {
 		return s.fail(2, fmt.Errorf("%s: their tokens are stored encrypted, and there is %w; or give those servers identity: static", which, err))
 	}
