@@ -78,6 +78,12 @@ type Config struct {
 	LogLevel   string
 	HTTPAddr   string
 	SessionTTL time.Duration
+
+	// PublicURL is the address people and MCP authorization servers reach
+	// agentbot at (empty: no public side); Listen is the address its
+	// public side listens on.
+	PublicURL string
+	Listen    string
 }
 
 // setting declares one flag and its environment variable.
@@ -189,6 +195,8 @@ var settings = []setting{
 	{"log-format", "AGENTBOT_LOG_FORMAT", "text or json", str(func(c *Config) *string { return &c.LogFormat }), "text"},
 	{"log-level", "AGENTBOT_LOG_LEVEL", "debug, info, warn or error", str(func(c *Config) *string { return &c.LogLevel }), "info"},
 	{"http-addr", "AGENTBOT_HTTP_ADDR", "address of /healthz and /metrics (empty: off)", str(func(c *Config) *string { return &c.HTTPAddr }), ""},
+	{"public-url", "AGENTBOT_PUBLIC_URL", "address people and MCP authorization servers reach agentbot at, for OAuth redirects and its client ID metadata document (empty: no public side; needed by MCP servers with identity user or service)", str(func(c *Config) *string { return &c.PublicURL }), ""},
+	{"listen", "AGENTBOT_LISTEN", "address the public side listens on when a public URL is set (not the health and metrics address)", str(func(c *Config) *string { return &c.Listen }), ":8080"},
 	{"session-ttl", "AGENTBOT_SESSION_TTL", "remove sessions inactive this long (0: keep forever)", dur(func(c *Config) *time.Duration { return &c.SessionTTL }), "0"},
 }
 
@@ -206,6 +214,7 @@ var groups = map[string][]string{
 	"slack":     {"slack-app-token", "slack-bot-token", "slack-api-url", "max-concurrent-turns", "allowed-users", "allowed-channels", "admins", "approval-timeout", "no-streaming", "max-upload-bytes"},
 	"logs":      {"log-format", "log-level"},
 	"http":      {"http-addr"},
+	"web":       {"public-url", "listen"},
 	"retention": {"session-ttl"},
 }
 

@@ -46,7 +46,7 @@ type command struct {
 }
 
 // everyGroup is every setting group, for serve, which uses them all.
-var everyGroup = []string{"agents", "store", "replicas", "model", "turns", "slack", "logs", "http", "retention"}
+var everyGroup = []string{"agents", "store", "replicas", "model", "turns", "slack", "logs", "http", "web", "retention"}
 
 func commands() []command {
 	return []command{

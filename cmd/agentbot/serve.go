@@ -26,9 +26,16 @@ import (
 	"agentbot/cmd/agentbot/mcptools"
 	"agentbot/cmd/agentbot/stores"
 	"agentbot/engine/catalog"
+	"agentbot/engine/mcp"
+	"agentbot/engine/mcp/connect"
 	"agentbot/engine/transcript"
 	"agentbot/storage"
+	"agentbot/storage/credentials"
+	"agentbot/storage/secretbox"
 )
+
+// The credentials Vault is the store of MCP authorization.
+var _ connect.Store = (*credentials.Vault)(nil)
 
 // runServe runs the Slack bot until SIGINT or SIGTERM: its settings
 // checked, then each step of its wiring in order, then the bot.
@@ -44,12 +51,13 @@ func runServe(ctx context.Context, e *env) int {
 	defer s.close()
 	datadir.WarnLegacy(s.log, cfg.DataDir, cfg.LegacyData, envOf(e.getenv))
 	for _, step := range []func(context.Context) int{
-		s.openStore,  // the store, and the control socket other commands reach it by
-		s.loadAgents, // the catalog, reloadable
-		s.loadTools,  // the MCP servers
-		s.newBot,     // the model, the engine and the Slack bot
-		s.background, // SIGHUP reloads, retention
-		s.serveHTTP,  // /healthz and /metrics
+		s.openStore,   // the store, and the control socket other commands reach it by
+		s.loadAgents,  // the catalog, reloadable
+		s.loadTools,   // the MCP servers
+		s.newBot,      // the model, the engine and the Slack bot
+		s.background,  // SIGHUP reloads, retention
+		s.serveHTTP,   // /healthz and /metrics
+		s.servePublic, // the public side: OAuth redirects, the client ID metadata document
 	} {
 		if code := step(ctx); code != 0 {
 			return code
@@ -81,9 +89,12 @@ type server struct {
 	st    storage.Backend
 	cats  *catalogs.Reloadable
 	tools *mcptools.Tools
-	met   *metrics.Metrics
-	b     *bot.Bot
-	undo  []func()
+	// conn authorizes the MCP servers with identity user or service (nil:
+	// there are none).
+	conn *connect.Connector
+	met  *metrics.Metrics
+	b    *bot.Bot
+	undo []func()
 }
 
 // fail prints err as serve's and returns code.
@@ -130,16 +141,80 @@ func (s *server) loadAgents(context.Context) int {
 	return 0
 }
 
-// loadTools starts the MCP servers.
+// loadTools starts the MCP servers, those with identity user or service
+// authorized through the credentials in the store (connectMCP).
 func (s *server) loadTools(context.Context) int {
-	tools, err := mcptools.Load(s.cfg.MCPConfig, s.e.getenv, s.log)
+	mc, err := mcptools.Read(s.cfg.MCPConfig, s.e.getenv, s.log)
 	if err != nil {
 		return s.fail(2, err)
 	}
+	opts := mcp.Options{Logger: s.log}
+	if code := s.connectMCP(mc); code != 0 {
+		return code
+	}
+	if s.conn != nil {
+		opts.Authorizer = s.conn
+	}
+	tools := mcptools.New(mc, opts)
 	s.tools = tools
 	s.undo = append(s.undo, func() { tools.Close() }) // stops the stdio servers
 	tools.WarnAgents(s.cats.Get(), s.log)
 	tools.UseChannels(s.st, s.log)
+	return 0
+}
+
+// connectMCP makes the store-backed authorizer of the HTTP servers with
+// identity user or service: their tokens are sealed under the secret key
+// (AGENTBOT_SECRET_KEY or _FILE) and people connect through the public
+// side (AGENTBOT_PUBLIC_URL). A config that writes identity user or
+// service (or oauth settings) without a key or a public URL is refused;
+// one with only static (and stdio) servers needs neither, and a server
+// that is user only by default (no headers, no identity written) is left
+// without authorization, with a warning: it works while it asks for none.
+func (s *server) connectMCP(mc *mcp.Config) int {
+	var oauthServers, implied []string
+	if mc != nil {
+		for i := range mc.Servers {
+			srv := &mc.Servers[i]
+			switch id := mcp.IdentityOf(srv); {
+			case id != mcp.IdentityUser && id != mcp.IdentityService:
+			case srv.IdentityImplied && srv.OAuth.ClientID == "" && len(srv.OAuth.Scopes) == 0:
+				implied = append(implied, srv.Name)
+			default:
+				oauthServers = append(oauthServers, srv.Name)
+			}
+		}
+	}
+	kr, err := secretbox.Load(s.e.getenv)
+	if len(oauthServers) == 0 {
+		if len(implied) == 0 {
+			return 0
+		}
+		if errors.Is(err, secretbox.ErrNoKey) || err == nil && s.cfg.PublicURL == "" {
+			s.log.Warn("mcp servers without headers are identity user by default; one that asks for OAuth stays unavailable until AGENTBOT_SECRET_KEY and AGENTBOT_PUBLIC_URL are set",
+				"servers", strings.Join(implied, ","))
+			return 0
+		}
+		oauthServers = implied
+	}
+	which := fmt.Sprintf("the MCP servers %s have identity user or service (OAuth)", strings.Join(oauthServers, ", "))
+	if errors.Is(err, secretbox.ErrNoKey) {
+		return s.fail(2, fmt.Errorf("%s: their tokens are stored encrypted, and there is %w; or give those servers identity: static", which, err))
+	}
+	if err != nil {
+		return s.fail(2, fmt.Errorf("%s: the secret key: %w", which, err))
+	}
+	if s.cfg.PublicURL == "" {
+		return s.fail(2, fmt.Errorf("%s: people connect through agentbot's public side, and AGENTBOT_PUBLIC_URL (--public-url) is not set: set it to the https address that reaches AGENTBOT_LISTEN (%s); or give those servers identity: static", which, s.cfg.Listen))
+	}
+	vault, err := credentials.New(s.st, kr, s.log)
+	if err != nil {
+		return s.fail(1, err)
+	}
+	s.conn = &connect.Connector{
+		Store: vault, NotFound: storage.ErrNotFound, ServiceUser: storage.ServiceUser,
+		PublicURL: s.cfg.PublicURL, ClientName: "agentbot", Log: s.log,
+	}
 	return 0
 }
 
@@ -225,7 +300,7 @@ func (s *server) serveHTTP(context.Context) int {
 		}
 		return nil
 	}
-	srv, addr, served, err := listenHTTP(s.cfg.HTTPAddr, s.met.Handler(health))
+	srv, addr, served, err := listenHTTP("AGENTBOT_HTTP_ADDR", s.cfg.HTTPAddr, s.met.Handler(health))
 	if err != nil {
 		return s.fail(1, err)
 	}
@@ -241,6 +316,33 @@ func (s *server) serveHTTP(context.Context) int {
 	return 0
 }
 
+// servePublic serves the public side on AGENTBOT_LISTEN when
+// AGENTBOT_PUBLIC_URL is set: the OAuth redirect and the client ID
+// metadata document of MCP authorization (connect.Connector.Handler).
+func (s *server) servePublic(context.Context) int {
+	if s.cfg.PublicURL == "" {
+		return 0
+	}
+	mux := http.NewServeMux()
+	if s.conn != nil {
+		mux.Handle("/oauth/", s.conn.Handler())
+	}
+	srv, addr, served, err := listenHTTP("AGENTBOT_LISTEN", s.cfg.Listen, mux)
+	if err != nil {
+		return s.fail(1, err)
+	}
+	s.undo = append(s.undo, func() {
+		sctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+		defer cancel()
+		if err := srv.Shutdown(sctx); err != nil {
+			srv.Close()
+		}
+		<-served
+	})
+	s.log.Info("serving the public side", "addr", addr, "public_url", s.cfg.PublicURL)
+	return 0
+}
+
 // run runs the bot until ctx ends.
 func (s *server) run(ctx context.Context) int {
 	s.log.Info("agentbot starting", "agents", len(s.cats.Get().Agents), "store", storeOf(s.cfg).Name(), "data", s.cfg.DataDir, "model", s.cfg.Model, "replica", s.b.ReplicaID())
@@ -253,10 +355,10 @@ func (s *server) run(ctx context.Context) int {
 
 // listenHTTP serves h on addr in the background and returns the bound
 // address (addr may use port 0); served is closed when Serve returns.
-func listenHTTP(addr string, h http.Handler) (srv *http.Server, bound string, served <-chan struct{}, err error) {
+func listenHTTP(setting, addr string, h http.Handler) (srv *http.Server, bound string, served <-chan struct{}, err error) {
 	ln, err := net.Listen("tcp", addr)
 	if err != nil {
-		return nil, "", nil, fmt.Errorf("listen on AGENTBOT_HTTP_ADDR %s: %w", addr, err)
+		return nil, "", nil, fmt.Errorf("listen on %s %s: %w", setting, addr, err)
 	}
 	srv = &http.Server{Handler: h, ReadHeaderTimeout: 10 * time.Second}
 	done := make(chan struct{})

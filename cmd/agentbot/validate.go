@@ -2,6 +2,7 @@ package main
 
 import (
 	"fmt"
+	"net"
 	"net/url"
 	"slices"
 	"strconv"
@@ -82,6 +83,34 @@ var checks = []rangeCheck{
 		f, err := strconv.ParseFloat(t, 64)
 		return strconv.Quote(c.Temperature), "empty (the provider's default) or a number from 0 to 2", err != nil || f < 0 || f > 2
 	}},
+	{"public-url", "AGENTBOT_PUBLIC_URL", func(c *Config) (string, string, bool) {
+		return strconv.Quote(c.PublicURL), "empty or an https URL without query, such as https://agentbot.example.com (http only on a loopback host)", !publicURLOK(c.PublicURL)
+	}},
+	{"listen", "AGENTBOT_LISTEN", func(c *Config) (string, string, bool) {
+		_, port, err := net.SplitHostPort(c.Listen)
+		return strconv.Quote(c.Listen), "host:port, such as :8080 or 127.0.0.1:8080", err != nil || port == ""
+	}},
+}
+
+// publicURLOK reports whether a public URL is empty, or an https URL with
+// a host and no query, fragment or user (http is allowed on a loopback
+// host, for a test).
+func publicURLOK(v string) bool {
+	if v == "" {
+		return true
+	}
+	u, err := url.Parse(v)
+	if err != nil || u.Host == "" || u.RawQuery != "" || u.Fragment != "" || u.User != nil {
+		return false
+	}
+	switch h := u.Hostname(); {
+	case u.Scheme == "https":
+		return true
+	case u.Scheme == "http":
+		ip := net.ParseIP(h)
+		return h == "localhost" || ip != nil && ip.IsLoopback()
+	}
+	return false
 }
 
 // baseURLOK reports whether a base URL is empty (OpenAI's) or an http or

@@ -112,6 +112,9 @@ type Server struct {
 	// IdentityService or IdentityStatic; empty (a Server built in code)
 	// is IdentityOf's default.
 	Identity string
+	// IdentityImplied: the config wrote no identity, and Identity is
+	// IdentityOf's default.
+	IdentityImplied bool
 	// OAuth are the server's OAuth settings for identity user or service.
 	OAuth OAuthSettings
 	// Timeout bounds connecting, listing, and each call between two signs
@@ -402,6 +405,7 @@ func checkIdentity(raw *rawServer, s *Server, hasOAuth bool) []string {
 	switch raw.Identity {
 	case "":
 		s.Identity = IdentityOf(&Server{Transport: TransportHTTP, Headers: s.Headers})
+		s.IdentityImplied = true
 		if hasOAuth && s.Identity == IdentityStatic {
 			reasons = append(reasons, "oauth is set but identity defaults to static because headers are set; write identity: user or service")
 		}

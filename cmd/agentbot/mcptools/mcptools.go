@@ -31,6 +31,16 @@ type Tools struct {
 // logged as warnings and those servers left out; a file that cannot be
 // read or is not valid YAML is an error.
 func Load(path string, getenv func(string) string, log *slog.Logger) (*Tools, error) {
+	mc, err := Read(path, getenv, log)
+	if err != nil {
+		return nil, err
+	}
+	return New(mc, mcp.Options{Logger: log}), nil
+}
+
+// Read reads the MCP config file path as Load does, without starting a
+// Manager: nil without a config.
+func Read(path string, getenv func(string) string, log *slog.Logger) (*mcp.Config, error) {
 	if path == "" {
 		return nil, nil
 	}
@@ -41,7 +51,15 @@ func Load(path string, getenv func(string) string, log *slog.Logger) (*Tools, er
 	for _, p := range probs {
 		log.Warn("mcp config problem; the server is left out", "server", p.Server, "reason", p.Reason)
 	}
-	return &Tools{cfg: mc, mgr: mcp.NewManager(mc, mcp.Options{Logger: log})}, nil
+	return mc, nil
+}
+
+// New starts the Manager of mc with o (nil mc: nil Tools).
+func New(mc *mcp.Config, o mcp.Options) *Tools {
+	if mc == nil {
+		return nil
+	}
+	return &Tools{cfg: mc, mgr: mcp.NewManager(mc, o)}
 }
 
 // WarnAgents logs each agent's MCP servers that the config does not offer.

@@ -1,0 +1,507 @@
+package connect
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"log/slog"
+	"net/http"
+	"net/http/httptest"
+	"net/url"
+	"slices"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"agentbot/engine/mcp"
+	"agentbot/engine/mcp/connect/connecttest"
+	"agentbot/engine/mcp/oauth"
+)
+
+var errNotFound = errors.New("not found")
+
+// memStore is a Store in memory, shared by the Connectors of a test as
+// replicas share a database.
+type memStore struct {
+	mu      sync.Mutex
+	tokens  map[string]oauth.Token
+	clients map[string]oauth.Client
+	flows   map[string]oauth.Flow
+}
+
+func newMemStore() *memStore {
+	return &memStore{tokens: map[string]oauth.Token{}, clients: map[string]oauth.Client{}, flows: map[string]oauth.Flow{}}
+}
+
+func tkey(team, user, server string) string { return team + "/" + user + "/" + server }
+
+func (m *memStore) PutToken(_ context.Context, team, user, server, _ string, t oauth.Token) error {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	m.tokens[tkey(team, user, server)] = t
+	return nil
+}
+
+func (m *memStore) Token(_ context.Context, team, user, server string) (oauth.Token, error) {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	t, ok := m.tokens[tkey(team, user, server)]
+	if !ok {
+		return oauth.Token{}, fmt.Errorf("credential %s: %w", tkey(team, user, server), errNotFound)
+	}
+	return t, nil
+}
+
+func (m *memStore) PutClient(_ context.Context, server string, c oauth.Client) error {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	m.clients[server] = c
+	return nil
+}
+
+func (m *memStore) Client(_ context.Context, server string) (oauth.Client, error) {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	c, ok := m.clients[server]
+	if !ok {
+		return oauth.Client{}, errNotFound
+	}
+	return c, nil
+}
+
+func (m *memStore) PutFlow(_ context.Context, f oauth.Flow) error {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	m.flows[f.State] = f
+	return nil
+}
+
+func (m *memStore) TakeFlow(_ context.Context, state string) (oauth.Flow, error) {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	f, ok := m.flows[state]
+	if !ok || !time.Now().Before(f.Expires) {
+		return oauth.Flow{}, errNotFound
+	}
+	delete(m.flows, state)
+	return f, nil
+}
+
+func (m *memStore) Delete(_ context.Context, team, user, server string) error {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	k := tkey(team, user, server)
+	if _, ok := m.tokens[k]; !ok {
+		return errNotFound
+	}
+	delete(m.tokens, k)
+	return nil
+}
+
+func (m *memStore) token(team, user, server string) (oauth.Token, bool) {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	t, ok := m.tokens[tkey(team, user, server)]
+	return t, ok
+}
+
+// lockedBuffer collects a test's log.
+type lockedBuffer struct {
+	mu sync.Mutex
+	b  bytes.Buffer
+}
+
+func (l *lockedBuffer) Write(p []byte) (int, error) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.b.Write(p)
+}
+
+func (l *lockedBuffer) String() string {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.b.String()
+}
+
+// replica is a Connector with its public side served.
+type replica struct {
+	*Connector
+	pub       *httptest.Server
+	connected chan string
+}
+
+func newReplica(t *testing.T, st Store, public string, log *lockedBuffer) *replica {
+	r := &replica{connected: make(chan string, 4)}
+	r.Connector = &Connector{Store: st, NotFound: errNotFound, ServiceUser: "(service)", ClientName: "agentbot test",
+		OnConnected: func(team, user, server string) { r.connected <- team + "/" + user + "/" + server },
+		Log:         slog.New(slog.NewTextHandler(log, &slog.HandlerOptions{Level: slog.LevelDebug}))}
+	r.pub = httptest.NewUnstartedServer(r.Handler())
+	// Replicas share one public URL (behind a load balancer); each
+	// serves its own listener here, and a test picks which one a
+	// redirect reaches.
+	r.PublicURL = public
+	r.pub.Start()
+	t.Cleanup(r.pub.Close)
+	if r.PublicURL == "" {
+		r.PublicURL = r.pub.URL
+	}
+	return r
+}
+
+// callback delivers the redirect's query to replica r's public side.
+func callback(t *testing.T, r *replica, back *url.URL) (int, string) {
+	t.Helper()
+	resp, err := http.Get(r.pub.URL + CallbackPath + "?" + back.RawQuery)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	body, _ := io.ReadAll(resp.Body)
+	return resp.StatusCode, string(body)
+}
+
+func server(p *connecttest.Provider) *mcp.Server {
+	return &mcp.Server{Name: "tracker", Transport: mcp.TransportHTTP, URL: p.Resource, Identity: mcp.IdentityUser}
+}
+
+var ann = mcp.Identity{Kind: mcp.IdentityUser, Team: "T1", User: "UANN"}
+
+// noSecret fails when s holds any of the secrets.
+func noSecret(t *testing.T, where, s string, secrets ...string) {
+	t.Helper()
+	for _, sec := range secrets {
+		if sec != "" && strings.Contains(s, sec) {
+			t.Errorf("%s shows a secret (%q):\n%s", where, sec, s)
+		}
+	}
+}
+
+// A person connects: asked, ConnectURL, the authorization, the callback;
+// the token is stored for them, Token returns it, it is refreshed when it
+// expires, and a revoked grant deletes it and asks again; the flow's
+// state serves once; another person has nothing.
+func TestConnectRefreshRevoke(t *testing.T) {
+	ctx := context.Background()
+	p := connecttest.New(t, false)
+	st := newMemStore()
+	var log lockedBuffer
+	r := newReplica(t, st, "", &log)
+	s := server(p)
+
+	// Nothing yet: no token, and a 401 asks the person to connect.
+	if tok, err := r.Token(ctx, s, ann); err != nil || tok.AccessToken != "" {
+		t.Fatalf("Token before connecting = %v, %v", tok, err)
+	}
+	ch := oauth.Challenge{Kind: oauth.NeedsAuthorization, Status: 401,
+		WWWAuthenticate: []string{`Bearer resource_metadata="` + p.URL + `/.well-known/oauth-protected-resource/mcp"`}}
+	_, err := r.Authorize(ctx, s, ann, oauth.Token{}, ch)
+	var nc *NeedsConnection
+	if !errors.As(err, &nc) || !errors.Is(err, mcp.ErrAuthorizationNeeded) || nc.Server != "tracker" || nc.Who != ann {
+		t.Fatalf("Authorize without a token = %v", err)
+	}
+
+	authURL, err := r.ConnectURL(ctx, s, ann)
+	if err != nil {
+		t.Fatal(err)
+	}
+	back := connecttest.Authorize(t, authURL)
+	if got := back.Scheme + "://" + back.Host + back.Path; got != r.PublicURL+CallbackPath {
+		t.Fatalf("redirect to %s", got)
+	}
+	code, page := callback(t, r, back)
+	if code != http.StatusOK || !strings.Contains(page, "Connected") {
+		t.Fatalf("callback = %d %s", code, page)
+	}
+	noSecret(t, "the page", page, back.Query().Get("code"), back.Query().Get("state"))
+	if got := <-r.connected; got != "T1/UANN/tracker" {
+		t.Fatalf("OnConnected(%s)", got)
+	}
+	stored, ok := st.token("T1", "UANN", "tracker")
+	if !ok || stored.AccessToken == "" || stored.RefreshToken == "" || stored.Resource != p.Resource {
+		t.Fatalf("stored token = %v", stored)
+	}
+	if c, _ := st.Client(ctx, "tracker"); c.Registration != oauth.RegistrationDynamic {
+		t.Fatalf("client = %v (no metadata document support: dynamic registration)", c)
+	}
+
+	// A replay of the same redirect is refused and changes nothing.
+	if code, page := callback(t, r, back); code != http.StatusBadRequest || !strings.Contains(page, "expired or was already used") {
+		t.Fatalf("replayed callback = %d %s", code, page)
+	}
+	// A forged state likewise.
+	forged := *back
+	fq := forged.Query()
+	fq.Set("state", "forged-state")
+	forged.RawQuery = fq.Encode()
+	if code, _ := callback(t, r, &forged); code != http.StatusBadRequest {
+		t.Fatalf("forged state = %d", code)
+	}
+	if got, _ := st.token("T1", "UANN", "tracker"); got.AccessToken != stored.AccessToken {
+		t.Fatal("a refused callback changed the token")
+	}
+
+	tok, err := r.Token(ctx, s, ann)
+	if err != nil || tok.AccessToken != stored.AccessToken {
+		t.Fatalf("Token = %v, %v", tok, err)
+	}
+	bob := mcp.Identity{Kind: mcp.IdentityUser, Team: "T1", User: "UBOB"}
+	if tok, err := r.Token(ctx, s, bob); err != nil || tok.AccessToken != "" {
+		t.Fatalf("another person's Token = %v, %v", tok, err)
+	}
+
+	// Expiry: refreshed, and the new token stored.
+	stored.Expiry = time.Now().Add(-time.Minute)
+	st.PutToken(ctx, "T1", "UANN", "tracker", "", stored)
+	tok, err = r.Token(ctx, s, ann)
+	if err != nil || tok.AccessToken == "" || tok.AccessToken == stored.AccessToken || tok.Expired(time.Now()) {
+		t.Fatalf("Token after expiry = %v, %v", tok, err)
+	}
+	if now, _ := st.token("T1", "UANN", "tracker"); now.AccessToken != tok.AccessToken || now.RefreshToken == stored.RefreshToken {
+		t.Fatalf("the refreshed token was not stored: %v", now)
+	}
+
+	// A 401 to the current token: a refresh answers it.
+	t2, err := r.Authorize(ctx, s, ann, tok, ch)
+	if err != nil || t2.AccessToken == "" || t2.AccessToken == tok.AccessToken {
+		t.Fatalf("Authorize by refresh = %v, %v", t2, err)
+	}
+
+	// Revoked at the server: the refresh is refused once, the token is
+	// deleted, and the person is asked to connect again.
+	p.RevokeAll()
+	t2.Expiry = time.Now().Add(-time.Minute)
+	st.PutToken(ctx, "T1", "UANN", "tracker", "", t2)
+	_, err = r.Token(ctx, s, ann)
+	if !errors.As(err, &nc) || nc.Who != ann {
+		t.Fatalf("Token after revocation = %v", err)
+	}
+	if _, ok := st.token("T1", "UANN", "tracker"); ok {
+		t.Fatal("a refused token was kept")
+	}
+	before := len(p.GrantTypes())
+	if tok, err := r.Token(ctx, s, ann); err != nil || tok.AccessToken != "" || len(p.GrantTypes()) != before {
+		t.Fatalf("Token after the token was deleted = %v, %v (no further refresh)", tok, err)
+	}
+	if _, err := r.Authorize(ctx, s, ann, oauth.Token{}, ch); !errors.As(err, &nc) {
+		t.Fatalf("Authorize after revocation = %v", err)
+	}
+
+	noSecret(t, "the log", log.String(), stored.AccessToken, stored.RefreshToken, tok.AccessToken, tok.RefreshToken,
+		back.Query().Get("code"), back.Query().Get("state"), connecttest.DynamicClientSecret)
+}
+
+// A flow begun on one replica is finished by another over the same
+// store; the client ID metadata document is used where the server
+// supports it, and served.
+func TestConnectAnotherReplica(t *testing.T) {
+	ctx := context.Background()
+	p := connecttest.New(t, true)
+	st := newMemStore()
+	var log lockedBuffer
+	a := newReplica(t, st, "", &log)
+	b := newReplica(t, st, a.PublicURL, &log)
+	s := server(p)
+
+	authURL, err := a.ConnectURL(ctx, s, ann)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if u, _ := url.Parse(authURL); u.Query().Get("client_id") != a.PublicURL+ClientPath {
+		t.Fatalf("client_id = %q, want the metadata document", u.Query().Get("client_id"))
+	}
+	back := connecttest.Authorize(t, authURL)
+	if code, page := callback(t, b, back); code != http.StatusOK {
+		t.Fatalf("callback on the other replica = %d %s", code, page)
+	}
+	tok, err := a.Token(ctx, s, ann)
+	if err != nil || tok.AccessToken == "" {
+		t.Fatalf("Token on the first replica = %v, %v", tok, err)
+	}
+	if p.Registrations() != 0 {
+		t.Fatalf("%d dynamic registrations, want none", p.Registrations())
+	}
+
+	resp, err := http.Get(b.pub.URL + ClientPath)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	var doc map[string]any
+	if err := json.NewDecoder(resp.Body).Decode(&doc); err != nil || doc["client_id"] != a.PublicURL+ClientPath ||
+		fmt.Sprint(doc["redirect_uris"]) != "["+a.PublicURL+CallbackPath+"]" {
+		t.Fatalf("client document = %v, %v", doc, err)
+	}
+}
+
+// An error redirect (declined) and an expired flow are refused with a
+// page that says so.
+func TestConnectDeclinedAndExpired(t *testing.T) {
+	ctx := context.Background()
+	p := connecttest.New(t, false)
+	st := newMemStore()
+	var log lockedBuffer
+	r := newReplica(t, st, "", &log)
+	s := server(p)
+
+	authURL, err := r.ConnectURL(ctx, s, ann)
+	if err != nil {
+		t.Fatal(err)
+	}
+	back := connecttest.Authorize(t, authURL)
+	q := url.Values{"state": {back.Query().Get("state")}, "error": {"access_denied"}, "iss": {p.URL}}
+	back.RawQuery = q.Encode()
+	if code, page := callback(t, r, back); code != http.StatusBadRequest || !strings.Contains(page, "not granted") {
+		t.Fatalf("declined = %d %s", code, page)
+	}
+
+	r.FlowTTL = time.Millisecond
+	authURL, err = r.ConnectURL(ctx, s, ann)
+	if err != nil {
+		t.Fatal(err)
+	}
+	back = connecttest.Authorize(t, authURL)
+	time.Sleep(5 * time.Millisecond)
+	if code, page := callback(t, r, back); code != http.StatusBadRequest || !strings.Contains(page, "expired") {
+		t.Fatalf("expired = %d %s", code, page)
+	}
+	if _, ok := st.token("T1", "UANN", "tracker"); ok {
+		t.Fatal("a refused flow stored a token")
+	}
+}
+
+// A service identity with a client secret is obtained with client
+// credentials, stored under the service user, and obtained again when it
+// expires; without a secret an admin must connect it.
+func TestServiceClientCredentials(t *testing.T) {
+	ctx := context.Background()
+	p := connecttest.New(t, false)
+	st := newMemStore()
+	var log lockedBuffer
+	r := newReplica(t, st, "", &log)
+	s := server(p)
+	s.Identity = mcp.IdentityService
+	s.OAuth = mcp.OAuthSettings{ClientID: connecttest.ServiceClientID, ClientSecret: connecttest.ServiceClientSecret}
+	svc := mcp.Identity{Kind: mcp.IdentityService}
+
+	tok, err := r.Authorize(ctx, s, svc, oauth.Token{}, oauth.Challenge{Kind: oauth.NeedsAuthorization, Status: 401})
+	if err != nil || !strings.HasPrefix(tok.AccessToken, "svc-access-") {
+		t.Fatalf("Authorize = %v, %v", tok, err)
+	}
+	stored, ok := st.token("", "(service)", "tracker")
+	if !ok || stored.AccessToken != tok.AccessToken {
+		t.Fatalf("stored = %v", stored)
+	}
+	stored.Expiry = time.Now().Add(-time.Minute)
+	st.PutToken(ctx, "", "(service)", "tracker", "", stored)
+	again, err := r.Token(ctx, s, svc)
+	if err != nil || again.AccessToken == "" || again.AccessToken == tok.AccessToken {
+		t.Fatalf("Token after expiry = %v, %v", again, err)
+	}
+
+	s.OAuth = mcp.OAuthSettings{}
+	st.Delete(ctx, "", "(service)", "tracker")
+	var nc *NeedsConnection
+	if _, err := r.Authorize(ctx, s, svc, oauth.Token{}, oauth.Challenge{Kind: oauth.NeedsAuthorization, Status: 401}); !errors.As(err, &nc) || nc.Who != svc {
+		t.Fatalf("service without a secret = %v", err)
+	}
+	noSecret(t, "the log", log.String(), connecttest.ServiceClientSecret, tok.AccessToken, again.AccessToken)
+}
+
+// connected runs a whole flow for who on r, and returns the stored token.
+func connected(t *testing.T, r *replica, st *memStore, s *mcp.Server, who mcp.Identity) oauth.Token {
+	t.Helper()
+	authURL, err := r.ConnectURL(context.Background(), s, who)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if code, page := callback(t, r, connecttest.Authorize(t, authURL)); code != http.StatusOK {
+		t.Fatalf("callback = %d %s", code, page)
+	}
+	tok, ok := st.token(who.Team, who.User, s.Name)
+	if !ok {
+		t.Fatal("no token stored")
+	}
+	return tok
+}
+
+// Requests that find the token expired at once refresh it once: the
+// others wait and take the new one (the server rotates refresh tokens, so
+// a second refresh would be refused).
+func TestConcurrentRefreshOnce(t *testing.T) {
+	ctx := context.Background()
+	p := connecttest.New(t, false)
+	st := newMemStore()
+	var log lockedBuffer
+	r := newReplica(t, st, "", &log)
+	s := server(p)
+	tok := connected(t, r, st, s, ann)
+	tok.Expiry = time.Now().Add(-time.Minute)
+	st.PutToken(ctx, "T1", "UANN", "tracker", "", tok)
+
+	var wg sync.WaitGroup
+	got := make([]string, 8)
+	for i := range got {
+		wg.Go(func() {
+			t, err := r.Token(ctx, s, ann)
+			if err == nil {
+				got[i] = t.AccessToken
+			}
+		})
+	}
+	wg.Wait()
+	for _, g := range got {
+		if g == "" || g != got[0] || g == tok.AccessToken {
+			t.Fatalf("tokens = %q", got)
+		}
+	}
+	refreshes := 0
+	for _, g := range p.GrantTypes() {
+		if g == "refresh_token" {
+			refreshes++
+		}
+	}
+	if refreshes != 1 {
+		t.Fatalf("%d refreshes, want 1", refreshes)
+	}
+}
+
+// A 403 insufficient_scope asks the person to connect again for the union
+// of the granted and the challenged scopes, which the connect link asks
+// for; the same challenge after those were granted is not asked again.
+func TestStepUp(t *testing.T) {
+	ctx := context.Background()
+	p := connecttest.New(t, false)
+	st := newMemStore()
+	var log lockedBuffer
+	r := newReplica(t, st, "", &log)
+	s := server(p)
+	tok := connected(t, r, st, s, ann)
+
+	ch := oauth.Challenge{Kind: oauth.InsufficientScope, Status: 403, Scopes: []string{"write"},
+		WWWAuthenticate: []string{`Bearer error="insufficient_scope", scope="write"`}}
+	_, err := r.Authorize(ctx, s, ann, tok, ch)
+	var nc *NeedsConnection
+	if !errors.As(err, &nc) || !strings.Contains(nc.Reason, "write") {
+		t.Fatalf("step-up = %v", err)
+	}
+	authURL, err := r.ConnectURL(ctx, s, ann)
+	if err != nil {
+		t.Fatal(err)
+	}
+	u, _ := url.Parse(authURL)
+	if scope := strings.Fields(u.Query().Get("scope")); !slices.Contains(scope, "write") || !slices.Contains(scope, "read") {
+		t.Fatalf("step-up asks for %q", u.Query().Get("scope"))
+	}
+
+	// Granted (the stub grants read offline_access; pretend it granted
+	// write too): the same challenge is refused, not asked again.
+	tok.Scopes = []string{"offline_access", "read", "write"}
+	st.PutToken(ctx, "T1", "UANN", "tracker", "", tok)
+	if _, err := r.Authorize(ctx, s, ann, tok, ch); err == nil || errors.As(err, &nc) {
+		t.Fatalf("a step-up for granted scopes = %v, want a refusal without asking", err)
+	}
+}
