@@ -92,9 +92,11 @@ type server struct {
 	// conn authorizes the MCP servers with identity user or service (nil:
 	// there are none).
 	conn *connect.Connector
-	met  *metrics.Metrics
-	b    *bot.Bot
-	undo []func()
+	// vault keeps the OAuth credentials sealed (nil: no OAuth server).
+	vault *credentials.Vault
+	met   *metrics.Metrics
+	b     *bot.Bot
+	undo  []func()
 }
 
 // fail prints err as serve's and returns code.
@@ -172,19 +174,7 @@ func (s *server) loadTools(context.Context) int {
 // that is user only by default (no headers, no identity written) is left
 // without authorization, with a warning: it works while it asks for none.
 func (s *server) connectMCP(mc *mcp.Config) int {
-	var oauthServers, implied []string
-	if mc != nil {
-		for i := range mc.Servers {
-			srv := &mc.Servers[i]
-			switch id := mcp.IdentityOf(srv); {
-			case id != mcp.IdentityUser && id != mcp.IdentityService:
-			case srv.IdentityImplied && srv.OAuth.ClientID == "" && len(srv.OAuth.Scopes) == 0:
-				implied = append(implied, srv.Name)
-			default:
-				oauthServers = append(oauthServers, srv.Name)
-			}
-		}
-	}
+	oauthServers, implied := oauthServersOf(mc)
 	kr, err := secretbox.Load(s.e.getenv)
 	if len(oauthServers) == 0 {
 		if len(implied) == 0 {
@@ -197,25 +187,54 @@ func (s *server) connectMCP(mc *mcp.Config) int {
 		}
 		oauthServers = implied
 	}
-	which := fmt.Sprintf("the MCP servers %s have identity user or service (OAuth)", strings.Join(oauthServers, ", "))
-	if errors.Is(err, secretbox.ErrNoKey) {
-		return s.fail(2, fmt.Errorf("%s: their tokens are stored encrypted, and there is %w; or give those servers identity: static", which, err))
-	}
-	if err != nil {
-		return s.fail(2, fmt.Errorf("%s: the secret key: %w", which, err))
-	}
-	if s.cfg.PublicURL == "" {
-		return s.fail(2, fmt.Errorf("%s: people connect through agentbot's public side, and AGENTBOT_PUBLIC_URL (--public-url) is not set: set it to the https address that reaches AGENTBOT_LISTEN (%s); or give those servers identity: static", which, s.cfg.Listen))
+	if err := s.connectSettings(oauthServers, err); err != nil {
+		return s.fail(2, err)
 	}
 	vault, err := credentials.New(s.st, kr, s.log)
 	if err != nil {
 		return s.fail(1, err)
 	}
+	s.vault = vault
 	s.conn = &connect.Connector{
 		Store: vault, NotFound: storage.ErrNotFound, ServiceUser: storage.ServiceUser,
 		PublicURL: s.cfg.PublicURL, ClientName: "agentbot", Log: s.log,
 	}
 	return 0
+}
+
+// oauthServersOf names the HTTP servers of mc whose identity is user or
+// service (OAuth), and apart those that are user only by default (no
+// headers, no identity and no oauth settings written).
+func oauthServersOf(mc *mcp.Config) (oauthServers, implied []string) {
+	if mc == nil {
+		return nil, nil
+	}
+	for i := range mc.Servers {
+		srv := &mc.Servers[i]
+		switch id := mcp.IdentityOf(srv); {
+		case id != mcp.IdentityUser && id != mcp.IdentityService:
+		case srv.IdentityImplied && srv.OAuth.ClientID == "" && len(srv.OAuth.Scopes) == 0:
+			implied = append(implied, srv.Name)
+		default:
+			oauthServers = append(oauthServers, srv.Name)
+		}
+	}
+	return oauthServers, implied
+}
+
+// connectSettings refuses OAuth servers without what they need: the secret
+// key (keyErr is secretbox.Load's) and the public URL.
+func (s *server) connectSettings(oauthServers []string, keyErr error) error {
+	which := fmt.Sprintf("the MCP servers %s have identity user or service (OAuth)", strings.Join(oauthServers, ", "))
+	switch {
+	case errors.Is(keyErr, secretbox.ErrNoKey):
+		return fmt.Errorf("%s: their tokens are stored encrypted, and there is %w; or give those servers identity: static", which, keyErr)
+	case keyErr != nil:
+		return fmt.Errorf("%s: the secret key: %w", which, keyErr)
+	case s.cfg.PublicURL == "":
+		return fmt.Errorf("%s: people connect through agentbot's public side, and AGENTBOT_PUBLIC_URL (--public-url) is not set: set it to the https address that reaches AGENTBOT_LISTEN (%s); or give those servers identity: static", which, s.cfg.Listen)
+	}
+	return nil
 }
 
 // newBot wires the model, the engine and the Slack bot.
@@ -246,12 +265,22 @@ func (s *server) newBot(context.Context) int {
 		MaxUploadBytes: cfg.MaxUploadBytes, NoStreaming: cfg.NoStreaming, Logger: log, Observer: met,
 		ReplicaID: cfg.ReplicaID, LeaseTTL: cfg.LeaseTTL, ApprovalTimeout: cfg.ApprovalTimeout,
 		MCPServers: tools.Names(), Fences: fences, Folders: storage.Folders{Dir: cfg.DataDir},
+		Connections: s.connections(),
 	})
 	if err != nil {
 		return s.fail(1, err)
 	}
 	s.b = b
 	return 0
+}
+
+// connections is what /agent connections and disconnect act on: the
+// vault's, or none without OAuth servers.
+func (s *server) connections() bot.Connections {
+	if s.vault == nil {
+		return nil
+	}
+	return admin.VaultConnections{Vault: s.vault}
 }
 
 // background starts serve's goroutines: SIGHUP reloads bundles without a

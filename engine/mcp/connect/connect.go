@@ -294,21 +294,9 @@ func (c *Connector) Authorize(ctx context.Context, s *mcp.Server, who mcp.Identi
 	if cur.AccessToken != "" && cur.AccessToken != sent.AccessToken && !cur.Expired(time.Now()) {
 		return cur, nil
 	}
-	reason := "not connected yet"
-	if ch.Kind == oauth.InsufficientScope {
-		scopes := oauth.StepUpScopes(cur.Scopes, ch)
-		if cur.AccessToken != "" && !hasNew(scopes, cur.Scopes) {
-			return oauth.Token{}, fmt.Errorf("%s refuses the scopes it asked for (%v); not asking again", s.Name, ch.Scopes)
-		}
-		reason = fmt.Sprintf("the server asks for more scopes (%s)", strings.Join(scopes, " "))
-	} else if cur.AccessToken != "" {
-		if cur.RefreshToken != "" {
-			t, err := c.renew(ctx, s, who, cur)
-			if err != nil || t.AccessToken != "" {
-				return t, err
-			}
-		}
-		reason = "the server refused the connection"
+	t, reason, err := c.retry(ctx, s, who, cur, ch)
+	if err != nil || t.AccessToken != "" {
+		return t, err
 	}
 	c.remember(s.Name, who, ch)
 	if c.clientCredentials(s, who) {
@@ -319,6 +307,29 @@ func (c *Connector) Authorize(ctx context.Context, s *mcp.Server, who mcp.Identi
 		}
 	}
 	return oauth.Token{}, &NeedsConnection{Server: s.Name, Who: who, Reason: reason}
+}
+
+// retry answers a challenge with what needs no person: for a 401 to a
+// refreshable token, the refreshed token; a step-up for scopes already
+// granted is an error (the server would refuse again). Otherwise it says
+// why a person must connect.
+func (c *Connector) retry(ctx context.Context, s *mcp.Server, who mcp.Identity, cur oauth.Token, ch oauth.Challenge) (oauth.Token, string, error) {
+	switch {
+	case ch.Kind == oauth.InsufficientScope:
+		scopes := oauth.StepUpScopes(cur.Scopes, ch)
+		if cur.AccessToken != "" && !hasNew(scopes, cur.Scopes) {
+			return oauth.Token{}, "", fmt.Errorf("%s refuses the scopes it asked for (%v); not asking again", s.Name, ch.Scopes)
+		}
+		return oauth.Token{}, fmt.Sprintf("the server asks for more scopes (%s)", strings.Join(scopes, " ")), nil
+	case cur.AccessToken == "":
+		return oauth.Token{}, "not connected yet", nil
+	case cur.RefreshToken != "":
+		t, err := c.renew(ctx, s, who, cur)
+		if err != nil || t.AccessToken != "" {
+			return t, "", err
+		}
+	}
+	return oauth.Token{}, "the server refused the connection", nil
 }
 
 // remember keeps the last challenge of s and who in this process, for
