@@ -5,14 +5,12 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
-	"net"
 	"net/http"
 	"os"
 	"os/signal"
 	"strings"
 	"sync"
 	"syscall"
-	"time"
 
 	"github.com/slack-go/slack"
 	"github.com/slack-go/slack/socketmode"
@@ -23,6 +21,7 @@ import (
 	"agentbot/cmd/agentbot/catalogs"
 	"agentbot/cmd/agentbot/check"
 	"agentbot/cmd/agentbot/datadir"
+	"agentbot/cmd/agentbot/httpserve"
 	"agentbot/cmd/agentbot/mcptools"
 	"agentbot/cmd/agentbot/stores"
 	"agentbot/engine/catalog"
@@ -31,7 +30,6 @@ import (
 	"agentbot/engine/transcript"
 	"agentbot/storage"
 	"agentbot/storage/credentials"
-	"agentbot/storage/secretbox"
 )
 
 // The credentials Vault is the store of MCP authorization.
@@ -166,75 +164,20 @@ func (s *server) loadTools(context.Context) int {
 }
 
 // connectMCP makes the store-backed authorizer of the HTTP servers with
-// identity user or service: their tokens are sealed under the secret key
-// (AGENTBOT_SECRET_KEY or _FILE) and people connect through the public
-// side (AGENTBOT_PUBLIC_URL). A config that writes identity user or
-// service (or oauth settings) without a key or a public URL is refused;
-// one with only static (and stdio) servers needs neither, and a server
-// that is user only by default (no headers, no identity written) is left
-// without authorization, with a warning: it works while it asks for none.
+// identity user or service (mcptools.Authorization); a config it refuses
+// stops serve with exit code 2.
 func (s *server) connectMCP(mc *mcp.Config) int {
-	oauthServers, implied := oauthServersOf(mc)
-	kr, err := secretbox.Load(s.e.getenv)
-	if len(oauthServers) == 0 {
-		if len(implied) == 0 {
-			return 0
-		}
-		if errors.Is(err, secretbox.ErrNoKey) || err == nil && s.cfg.PublicURL == "" {
-			s.log.Warn("mcp servers without headers are identity user by default; one that asks for OAuth stays unavailable until AGENTBOT_SECRET_KEY and AGENTBOT_PUBLIC_URL are set",
-				"servers", strings.Join(implied, ","))
-			return 0
-		}
-		oauthServers = implied
-	}
-	if err := s.connectSettings(oauthServers, err); err != nil {
+	a, err := mcptools.Authorization(mc, mcptools.AuthSettings{PublicURL: s.cfg.PublicURL, Listen: s.cfg.Listen},
+		s.st, s.e.getenv, s.log)
+	var refused *mcptools.RefusedError
+	switch {
+	case errors.As(err, &refused):
 		return s.fail(2, err)
-	}
-	vault, err := credentials.New(s.st, kr, s.log)
-	if err != nil {
+	case err != nil:
 		return s.fail(1, err)
 	}
-	s.vault = vault
-	s.conn = &connect.Connector{
-		Store: vault, NotFound: storage.ErrNotFound, ServiceUser: storage.ServiceUser,
-		PublicURL: s.cfg.PublicURL, ClientName: "agentbot", Log: s.log,
-	}
+	s.conn, s.vault = a.Connector, a.Vault
 	return 0
-}
-
-// oauthServersOf names the HTTP servers of mc whose identity is user or
-// service (OAuth), and apart those that are user only by default (no
-// headers, no identity and no oauth settings written).
-func oauthServersOf(mc *mcp.Config) (oauthServers, implied []string) {
-	if mc == nil {
-		return nil, nil
-	}
-	for i := range mc.Servers {
-		srv := &mc.Servers[i]
-		switch id := mcp.IdentityOf(srv); {
-		case id != mcp.IdentityUser && id != mcp.IdentityService:
-		case srv.IdentityImplied && srv.OAuth.ClientID == "" && len(srv.OAuth.Scopes) == 0:
-			implied = append(implied, srv.Name)
-		default:
-			oauthServers = append(oauthServers, srv.Name)
-		}
-	}
-	return oauthServers, implied
-}
-
-// connectSettings refuses OAuth servers without what they need: the secret
-// key (keyErr is secretbox.Load's) and the public URL.
-func (s *server) connectSettings(oauthServers []string, keyErr error) error {
-	which := fmt.Sprintf("the MCP servers %s have identity user or service (OAuth)", strings.Join(oauthServers, ", "))
-	switch {
-	case errors.Is(keyErr, secretbox.ErrNoKey):
-		return fmt.Errorf("%s: their tokens are stored encrypted, and there is %w; or give those servers identity: static", which, keyErr)
-	case keyErr != nil:
-		return fmt.Errorf("%s: the secret key: %w", which, keyErr)
-	case s.cfg.PublicURL == "":
-		return fmt.Errorf("%s: people connect through agentbot's public side, and AGENTBOT_PUBLIC_URL (--public-url) is not set: set it to the https address that reaches AGENTBOT_LISTEN (%s); or give those servers identity: static", which, s.cfg.Listen)
-	}
-	return nil
 }
 
 // newBot wires the model, the engine and the Slack bot.
@@ -329,19 +272,12 @@ func (s *server) serveHTTP(context.Context) int {
 		}
 		return nil
 	}
-	srv, addr, served, err := listenHTTP("AGENTBOT_HTTP_ADDR", s.cfg.HTTPAddr, s.met.Handler(health))
+	srv, err := httpserve.Listen("AGENTBOT_HTTP_ADDR", s.cfg.HTTPAddr, s.met.Handler(health))
 	if err != nil {
 		return s.fail(1, err)
 	}
-	s.undo = append(s.undo, func() {
-		sctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
-		defer cancel()
-		if err := srv.Shutdown(sctx); err != nil {
-			srv.Close()
-		}
-		<-served
-	})
-	s.log.Info("serving /healthz and /metrics", "addr", addr)
+	s.undo = append(s.undo, srv.Stop)
+	s.log.Info("serving /healthz and /metrics", "addr", srv.Addr)
 	return 0
 }
 
@@ -356,19 +292,12 @@ func (s *server) servePublic(context.Context) int {
 	if s.conn != nil {
 		mux.Handle("/oauth/", s.conn.Handler())
 	}
-	srv, addr, served, err := listenHTTP("AGENTBOT_LISTEN", s.cfg.Listen, mux)
+	srv, err := httpserve.Listen("AGENTBOT_LISTEN", s.cfg.Listen, mux)
 	if err != nil {
 		return s.fail(1, err)
 	}
-	s.undo = append(s.undo, func() {
-		sctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
-		defer cancel()
-		if err := srv.Shutdown(sctx); err != nil {
-			srv.Close()
-		}
-		<-served
-	})
-	s.log.Info("serving the public side", "addr", addr, "public_url", s.cfg.PublicURL)
+	s.undo = append(s.undo, srv.Stop)
+	s.log.Info("serving the public side", "addr", srv.Addr, "public_url", s.cfg.PublicURL)
 	return 0
 }
 
@@ -380,19 +309,6 @@ func (s *server) run(ctx context.Context) int {
 	}
 	s.log.Info("agentbot stopped")
 	return 0
-}
-
-// listenHTTP serves h on addr in the background and returns the bound
-// address (addr may use port 0); served is closed when Serve returns.
-func listenHTTP(setting, addr string, h http.Handler) (srv *http.Server, bound string, served <-chan struct{}, err error) {
-	ln, err := net.Listen("tcp", addr)
-	if err != nil {
-		return nil, "", nil, fmt.Errorf("listen on %s %s: %w", setting, addr, err)
-	}
-	srv = &http.Server{Handler: h, ReadHeaderTimeout: 10 * time.Second}
-	done := make(chan struct{})
-	go func() { defer close(done); _ = srv.Serve(ln) }()
-	return srv, ln.Addr().String(), done, nil
 }
 
 // fencedSaves is the engine's store in serve: its session saves go

@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"agentbot/bot/fakeslack"
+	"agentbot/cmd/agentbot/flagargs"
 	"agentbot/storage/bolt"
 )
 
@@ -106,14 +107,14 @@ func TestParseInterspersed(t *testing.T) {
 	} {
 		fs := flag.NewFlagSet("t", flag.ContinueOnError)
 		o := fs.String("o", "", "")
-		pos, err := parseInterspersed(fs, tc.args)
+		pos, err := flagargs.Parse(fs, tc.args)
 		if err != nil || !slices.Equal(pos, tc.pos) || *o != tc.o {
 			t.Errorf("%q: pos %q o %q err %v; want %q o %q", tc.args, pos, *o, err, tc.pos, tc.o)
 		}
 	}
 	fs := flag.NewFlagSet("t", flag.ContinueOnError)
 	fs.SetOutput(new(strings.Builder))
-	if _, err := parseInterspersed(fs, []string{"list", "--nope"}); err == nil {
+	if _, err := flagargs.Parse(fs, []string{"list", "--nope"}); err == nil {
 		t.Error("an unknown flag after an argument is not an error")
 	}
 }

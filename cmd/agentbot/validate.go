@@ -3,12 +3,12 @@ package main
 import (
 	"fmt"
 	"net"
-	"net/url"
 	"slices"
 	"strconv"
 	"strings"
 	"time"
 
+	"agentbot/cmd/agentbot/check"
 	"agentbot/engine/model"
 )
 
@@ -67,7 +67,7 @@ var checks = []rangeCheck{
 	oneOf("log-level", "AGENTBOT_LOG_LEVEL", func(c *Config) string { return c.LogLevel }, "debug", "info", "warn", "error"),
 	oneOf("log-format", "AGENTBOT_LOG_FORMAT", func(c *Config) string { return c.LogFormat }, "text", "json"),
 	{"base-url", "OPENAI_BASE_URL", func(c *Config) (string, string, bool) {
-		return strconv.Quote(c.BaseURL), "a URL starting with http:// or https://, such as https://api.openai.com/v1 or http://localhost:11434/v1", !baseURLOK(c.BaseURL)
+		return strconv.Quote(c.BaseURL), "a URL starting with http:// or https://, such as https://api.openai.com/v1 or http://localhost:11434/v1", !check.BaseURLOK(c.BaseURL)
 	}},
 	oneOf("api-type", "OPENAI_API_TYPE", func(c *Config) string { return c.APIType }, "openai", "azure", "azure_ad"),
 	oneOf("api", "AGENTBOT_API", func(c *Config) string { return c.API }, model.APIAuto, model.APIChat, model.APIResponses),
@@ -84,44 +84,12 @@ var checks = []rangeCheck{
 		return strconv.Quote(c.Temperature), "empty (the provider's default) or a number from 0 to 2", err != nil || f < 0 || f > 2
 	}},
 	{"public-url", "AGENTBOT_PUBLIC_URL", func(c *Config) (string, string, bool) {
-		return strconv.Quote(c.PublicURL), "empty or an https URL without query, such as https://agentbot.example.com (http only on a loopback host)", !publicURLOK(c.PublicURL)
+		return strconv.Quote(c.PublicURL), "empty or an https URL without query, such as https://agentbot.example.com (http only on a loopback host)", !check.PublicURLOK(c.PublicURL)
 	}},
 	{"listen", "AGENTBOT_LISTEN", func(c *Config) (string, string, bool) {
 		_, port, err := net.SplitHostPort(c.Listen)
 		return strconv.Quote(c.Listen), "host:port, such as :8080 or 127.0.0.1:8080", err != nil || port == ""
 	}},
-}
-
-// publicURLOK reports whether a public URL is empty, or an https URL with
-// a host and no query, fragment or user (http is allowed on a loopback
-// host, for a test).
-func publicURLOK(v string) bool {
-	if v == "" {
-		return true
-	}
-	u, err := url.Parse(v)
-	if err != nil || u.Host == "" || u.RawQuery != "" || u.Fragment != "" || u.User != nil {
-		return false
-	}
-	switch h := u.Hostname(); {
-	case u.Scheme == "https":
-		return true
-	case u.Scheme == "http":
-		ip := net.ParseIP(h)
-		return h == "localhost" || ip != nil && ip.IsLoopback()
-	}
-	return false
-}
-
-// baseURLOK reports whether a base URL is empty (OpenAI's) or an http or
-// https URL with a host: "localhost:11434/v1" without its scheme is not.
-func baseURLOK(v string) bool {
-	v = strings.TrimSpace(v)
-	if v == "" {
-		return true
-	}
-	u, err := url.Parse(v)
-	return err == nil && (u.Scheme == "http" || u.Scheme == "https") && u.Host != ""
 }
 
 // validate checks the range of every setting in use (all when use is

@@ -14,6 +14,7 @@ import (
 	"time"
 
 	"agentbot/cmd/agentbot/catalogs"
+	"agentbot/cmd/agentbot/flagargs"
 	"agentbot/cmd/agentbot/mcptools"
 	"agentbot/cmd/agentbot/stores"
 	"agentbot/engine"
@@ -37,7 +38,7 @@ func parse(name string, e *env, extra func(*flagSet)) (*Config, []string, int) {
 	if extra != nil {
 		extra(&flagSet{fs})
 	}
-	args, err := parseInterspersed(fs, e.args)
+	args, err := flagargs.Parse(fs, e.args)
 	if errors.Is(err, flag.ErrHelp) {
 		usage.Reset()
 		printHelp(e.stdout, cmd, fs)
@@ -71,28 +72,6 @@ func printHelp(w io.Writer, cmd command, fs *flag.FlagSet) {
 	fmt.Fprintln(w, "\nFlags (a flag wins over the environment variable in [$...]):")
 	fs.SetOutput(w)
 	fs.PrintDefaults()
-}
-
-// parseInterspersed parses flags wherever they stand among the arguments,
-// so "sessions prune --older-than 1h" and "sessions export ID -o FILE" work
-// as the usage line shows. It returns the other arguments in order; those
-// after "--" are taken as they are.
-func parseInterspersed(fs *flag.FlagSet, args []string) ([]string, error) {
-	var pos []string
-	for {
-		if err := fs.Parse(args); err != nil {
-			return nil, err
-		}
-		rest := fs.Args()
-		if len(rest) == 0 {
-			return pos, nil
-		}
-		if n := len(args) - len(rest); n > 0 && args[n-1] == "--" {
-			return append(pos, rest...), nil
-		}
-		pos = append(pos, rest[0])
-		args = rest[1:]
-	}
 }
 
 // loadCatalog loads every agent the configuration names (catalogs.Load).
