@@ -180,3 +180,21 @@ func CheckFence(f Fence) error {
 	}
 	return nil
 }
+
+// UnixNano is t in Unix nanoseconds, 0 for the zero time: how both stores
+// keep the times of a credential.
+func UnixNano(t time.Time) int64 {
+	if t.IsZero() {
+		return 0
+	}
+	return t.UnixNano()
+}
+
+// FromUnixNano is the time of n Unix nanoseconds in UTC, the zero time
+// for 0 (UnixNano's inverse).
+func FromUnixNano(n int64) time.Time {
+	if n == 0 {
+		return time.Time{}
+	}
+	return time.Unix(0, n).UTC()
+}

@@ -31,23 +31,6 @@ type credRecord struct {
 	Sealed  []byte   `json:"sealed"`
 }
 
-// unixNano is t in Unix nanoseconds, 0 for the zero time.
-func unixNano(t time.Time) int64 {
-	if t.IsZero() {
-		return 0
-	}
-	return t.UnixNano()
-}
-
-// fromUnixNano is the time of n Unix nanoseconds in UTC, the zero time
-// for 0.
-func fromUnixNano(n int64) time.Time {
-	if n == 0 {
-		return time.Time{}
-	}
-	return time.Unix(0, n).UTC()
-}
-
 // PutCredential stores c, replacing what (c.Team, c.User, c.Server) held;
 // a zero c.Updated is the store's now.
 func (s *Store) PutCredential(ctx context.Context, c storage.Credential) error {
@@ -58,7 +41,7 @@ func (s *Store) PutCredential(ctx context.Context, c storage.Credential) error {
 	if c.Updated.IsZero() {
 		c.Updated = s.now()
 	}
-	data, err := json.Marshal(credRecord{Account: c.Account, Scopes: c.Scopes, Expiry: unixNano(c.Expiry), Updated: unixNano(c.Updated), Sealed: c.Sealed})
+	data, err := json.Marshal(credRecord{Account: c.Account, Scopes: c.Scopes, Expiry: storage.UnixNano(c.Expiry), Updated: storage.UnixNano(c.Updated), Sealed: c.Sealed})
 	if err == nil {
 		err = s.update(ctx, func(tx *bbolt.Tx) error { return tx.Bucket(bucketCredentials).Put([]byte(key), data) })
 	}
@@ -102,7 +85,7 @@ func decodeCredential(key string, v []byte) (storage.Credential, error) {
 	}
 	return storage.Credential{
 		CredentialInfo: storage.CredentialInfo{Team: string(parts[0]), User: string(parts[1]), Server: string(parts[2]),
-			Account: r.Account, Scopes: r.Scopes, Expiry: fromUnixNano(r.Expiry), Updated: fromUnixNano(r.Updated)},
+			Account: r.Account, Scopes: r.Scopes, Expiry: storage.FromUnixNano(r.Expiry), Updated: storage.FromUnixNano(r.Updated)},
 		Sealed: r.Sealed,
 	}, nil
 }

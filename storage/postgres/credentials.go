@@ -11,23 +11,6 @@ import (
 	"agentbot/storage"
 )
 
-// unixNano is t in Unix nanoseconds, 0 for the zero time.
-func unixNano(t time.Time) int64 {
-	if t.IsZero() {
-		return 0
-	}
-	return t.UnixNano()
-}
-
-// fromUnixNano is the time of n Unix nanoseconds in UTC, the zero time
-// for 0.
-func fromUnixNano(n int64) time.Time {
-	if n == 0 {
-		return time.Time{}
-	}
-	return time.Unix(0, n).UTC()
-}
-
 // PutCredential stores c, replacing what (c.Team, c.User, c.Server) held;
 // a zero c.Updated is the store's now.
 func (s *Store) PutCredential(ctx context.Context, c storage.Credential) error {
@@ -48,7 +31,7 @@ func (s *Store) PutCredential(ctx context.Context, c storage.Credential) error {
 		VALUES ($1, $2, $3, $4, $5, $6, $7, $8)
 		ON CONFLICT (team, user_id, server) DO UPDATE SET account = excluded.account, scopes = excluded.scopes,
 			expiry = excluded.expiry, updated = excluded.updated, sealed = excluded.sealed`,
-		c.Team, c.User, c.Server, c.Account, scopes, unixNano(c.Expiry), unixNano(c.Updated), c.Sealed)
+		c.Team, c.User, c.Server, c.Account, scopes, storage.UnixNano(c.Expiry), storage.UnixNano(c.Updated), c.Sealed)
 	if err != nil {
 		return fmt.Errorf("put credential %s: %w", key, err)
 	}
@@ -73,7 +56,7 @@ func scanCredential(row pgx.Row, sealed *[]byte) (storage.CredentialInfo, error)
 	if len(c.Scopes) == 0 {
 		c.Scopes = nil
 	}
-	c.Expiry, c.Updated = fromUnixNano(expiry), fromUnixNano(updated)
+	c.Expiry, c.Updated = storage.FromUnixNano(expiry), storage.FromUnixNano(updated)
 	return c, nil
 }
 
