@@ -164,6 +164,18 @@ func callback(t *testing.T, r *replica, back *url.URL) (int, string) {
 	return resp.StatusCode, string(body)
 }
 
+// newWorld is what most tests start from: a provider (without client ID
+// metadata documents), a store, the log, one replica over them, and the
+// provider's protected server.
+func newWorld(t *testing.T) (*connecttest.Provider, *memStore, *lockedBuffer, *replica, *mcp.Server) {
+	t.Helper()
+	p := connecttest.New(t, false)
+	st := newMemStore()
+	log := &lockedBuffer{}
+	return p, st, log, newReplica(t, st, "", log), server(p)
+}
+
+// server is the provider's protected MCP server, identity user.
 func server(p *connecttest.Provider) *mcp.Server {
 	return &mcp.Server{Name: "tracker", Transport: mcp.TransportHTTP, URL: p.Resource, Identity: mcp.IdentityUser}
 }
@@ -186,11 +198,7 @@ func noSecret(t *testing.T, where, s string, secrets ...string) {
 // state serves once; another person has nothing.
 func TestConnectRefreshRevoke(t *testing.T) {
 	ctx := context.Background()
-	p := connecttest.New(t, false)
-	st := newMemStore()
-	var log lockedBuffer
-	r := newReplica(t, st, "", &log)
-	s := server(p)
+	p, st, log, r, s := newWorld(t)
 
 	// Nothing yet: no token, and a 401 asks the person to connect.
 	if tok, err := r.Token(ctx, s, ann); err != nil || tok.AccessToken != "" {
@@ -341,11 +349,7 @@ func TestConnectAnotherReplica(t *testing.T) {
 // page that says so.
 func TestConnectDeclinedAndExpired(t *testing.T) {
 	ctx := context.Background()
-	p := connecttest.New(t, false)
-	st := newMemStore()
-	var log lockedBuffer
-	r := newReplica(t, st, "", &log)
-	s := server(p)
+	p, st, _, r, s := newWorld(t)
 
 	authURL, err := r.ConnectURL(ctx, s, ann)
 	if err != nil {
@@ -378,11 +382,7 @@ func TestConnectDeclinedAndExpired(t *testing.T) {
 // expires; without a secret an admin must connect it.
 func TestServiceClientCredentials(t *testing.T) {
 	ctx := context.Background()
-	p := connecttest.New(t, false)
-	st := newMemStore()
-	var log lockedBuffer
-	r := newReplica(t, st, "", &log)
-	s := server(p)
+	_, st, log, r, s := newWorld(t)
 	s.Identity = mcp.IdentityService
 	s.OAuth = mcp.OAuthSettings{ClientID: connecttest.ServiceClientID, ClientSecret: connecttest.ServiceClientSecret}
 	svc := mcp.Identity{Kind: mcp.IdentityService}
@@ -433,11 +433,7 @@ func connected(t *testing.T, r *replica, st *memStore, s *mcp.Server, who mcp.Id
 // a second refresh would be refused).
 func TestConcurrentRefreshOnce(t *testing.T) {
 	ctx := context.Background()
-	p := connecttest.New(t, false)
-	st := newMemStore()
-	var log lockedBuffer
-	r := newReplica(t, st, "", &log)
-	s := server(p)
+	p, st, _, r, s := newWorld(t)
 	tok := connected(t, r, st, s, ann)
 	tok.Expiry = time.Now().Add(-time.Minute)
 	st.PutToken(ctx, "T1", "UANN", "tracker", "", tok)
@@ -474,11 +470,7 @@ func TestConcurrentRefreshOnce(t *testing.T) {
 // for; the same challenge after those were granted is not asked again.
 func TestStepUp(t *testing.T) {
 	ctx := context.Background()
-	p := connecttest.New(t, false)
-	st := newMemStore()
-	var log lockedBuffer
-	r := newReplica(t, st, "", &log)
-	s := server(p)
+	_, st, _, r, s := newWorld(t)
 	tok := connected(t, r, st, s, ann)
 
 	ch := oauth.Challenge{Kind: oauth.InsufficientScope, Status: 403, Scopes: []string{"write"},
