@@ -112,6 +112,11 @@ type Config struct {
 	// 15 s; renewed every LeaseTTL/3): after a replica dies, its threads
 	// are taken over this long after its last renewal.
 	LeaseTTL time.Duration
+	// SoleReplica says no other replica works this store's threads: a
+	// bbolt store, which one process holds. Its thread leases then never
+	// lapse, so a process short of CPU keeps its threads (a renewal that
+	// comes late gives nothing up); several replicas need it false.
+	SoleReplica bool
 	// Fences fences the engine's transcript saves (the engine's Store
 	// should be it); nil: the bot keeps its own (see Fences).
 	Fences *Fences
@@ -198,7 +203,7 @@ func New(cfg Config) (*Bot, error) {
 	c.turnCtx, b.cancelTurns = context.WithCancel(context.Background())
 	c.slackACL = access.NewSlack(c.web(), cfg.MembershipTTL)
 	c.work = threadwork.New(c.turnCtx, threadwork.Config{Store: cfg.Store, Fences: fences,
-		Replica: cfg.ReplicaID, LeaseTTL: cfg.LeaseTTL, DedupeTTL: cfg.DedupeTTL, Observer: c.obs, Log: c.log})
+		Replica: cfg.ReplicaID, LeaseTTL: cfg.LeaseTTL, Sole: cfg.SoleReplica, DedupeTTL: cfg.DedupeTTL, Observer: c.obs, Log: c.log})
 	hm := &home{core: c}
 	tu := &turns{core: c, home: hm, sem: make(chan struct{}, cfg.MaxConcurrentTurns)}
 	c.work.SetHandler(queued{&threadHandlers{core: c, turns: tu}})

@@ -46,6 +46,9 @@ type rigOpts struct {
 	mutate  func(*bot.Config)
 	engine  func(*engine.Config)
 	slack   []fakeslack.Option // how the fake Slack is set up
+	// store, when set, is the store the bot sees in place of the bbolt
+	// one (the engine still saves into the bbolt one).
+	store func(*bolt.Store) bot.Store
 }
 
 // repoRoot is the folder holding go.mod (see fixtures.RepoRoot).
@@ -73,9 +76,14 @@ func (r *rig) start() {
 		r.opts.engine(&ecfg)
 	}
 	api := r.slack.Client()
+	var bst bot.Store = st
+	if r.opts.store != nil {
+		bst = r.opts.store(st)
+	}
+	// One bot on its own bbolt store, as serve on bbolt: the sole replica.
 	cfg := bot.Config{
-		API: api, Socket: socketmode.New(api), Engine: engine.New(ecfg), Store: st, Folders: storage.Folders{Dir: st.Dir()},
-		Catalog: func() *catalog.Catalog { return r.cat }, ShutdownGrace: 5 * time.Second,
+		API: api, Socket: socketmode.New(api), Engine: engine.New(ecfg), Store: bst, Folders: storage.Folders{Dir: st.Dir()},
+		Catalog: func() *catalog.Catalog { return r.cat }, ShutdownGrace: 5 * time.Second, SoleReplica: true,
 		Logger: slog.New(slog.NewTextHandler(os.Stderr, &slog.HandlerOptions{Level: slog.LevelWarn})),
 	}
 	if r.opts.mutate != nil {

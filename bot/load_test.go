@@ -42,6 +42,11 @@ type loadRun struct {
 	threads []string
 }
 
+// loadStall is how long a load run waits for the next answer before it
+// counts the missing ones as lost: far longer than any answer takes,
+// even on a machine short of CPU.
+const loadStall = 90 * time.Second
+
 // loadText is the n-th message (1-based) of thread i.
 func loadText(i, n int) string { return fmt.Sprintf("thread %03d message %d", i, n) }
 
@@ -73,34 +78,41 @@ func runLoad(tb testing.TB, r *rig, l load) loadRun {
 	)
 	stopWatch := make(chan struct{})
 	watchDone := make(chan struct{})
-	go func() { // one watcher for all threads keeps the fake's lock quiet
+	total := 0 // answers so far
+	// One watcher for all threads keeps the fake's lock quiet.
+	go func() {
 		defer close(watchDone)
 		tick := time.NewTicker(10 * time.Millisecond)
 		defer tick.Stop()
+		last, lastAt := -1, time.Now()
 		for {
 			select {
 			case <-stopWatch:
 				return
 			case <-tick.C:
 			}
-			counts := map[string]int{}
+			counts, n := map[string]int{}, 0
 			for _, s := range r.slack.Streams() {
 				if s.Stopped {
 					counts[s.ThreadTS]++
+					n++
 				}
 			}
+			if n != last {
+				last, lastAt = n, time.Now()
+			}
 			mu.Lock()
-			answered = counts
+			answered, total = counts, n
+			// Correctness, not speed: the run fails only when answers
+			// stop coming while some are missing (a message lost), however
+			// slow the machine (see BenchmarkLoad200Threads for time).
+			if time.Since(lastAt) > loadStall {
+				failed = true
+			}
 			cond.Broadcast()
 			mu.Unlock()
 		}
 	}()
-	timeout := time.AfterFunc(time.Duration(l.turns)*(l.latency+20*time.Second)+time.Minute, func() {
-		mu.Lock()
-		failed = true
-		cond.Broadcast()
-		mu.Unlock()
-	})
 
 	run := loadRun{threads: make([]string, l.threads)}
 	start := time.Now()
@@ -133,11 +145,11 @@ func runLoad(tb testing.TB, r *rig, l load) loadRun {
 	}
 	wg.Wait()
 	run.wall = time.Since(start)
-	timeout.Stop()
 	close(stopWatch)
 	<-watchDone
 	if failed {
-		tb.Fatalf("load: not every message was answered in time (%d threads × %d turns)", l.threads, l.turns)
+		tb.Fatalf("load: no answer came for %s with %d of %d messages answered (%d threads × %d turns): messages were lost",
+			loadStall, total, l.threads*l.turns, l.threads, l.turns)
 	}
 	for _, env := range envs {
 		d, err := r.slack.WaitAck(env, 3*time.Second)
@@ -194,7 +206,9 @@ func checkAnsweredOnce(t testing.TB, r *rig, l load, run loadRun) {
 
 // Under load (many threads at once, each a short conversation), every
 // message is answered exactly once and in order, and the bot leaves no
-// goroutine behind when it stops.
+// goroutine behind when it stops. It checks correctness only, so it
+// passes on a machine short of CPU (a 0.3-CPU quota, a second go test
+// running): how long the run takes is BenchmarkLoad200Threads's.
 func TestLoadEveryMessageAnsweredOnce(t *testing.T) {
 	if testing.Short() {
 		t.Skip("load test")

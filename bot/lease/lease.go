@@ -38,6 +38,13 @@ import (
 // DefaultTTL is the lease time a bot uses when it is given none.
 const DefaultTTL = 15 * time.Second
 
+// SoleTTL is the lease time of a replica that is the only one working its
+// store's threads (bbolt, whose database one process holds): no replica
+// can take a thread over from it, so its leases do not expire while it
+// runs (a restart clears them) and a process short of CPU, whose renewal
+// comes late, never gives a thread up to nobody.
+const SoleTTL = 10 * 365 * 24 * time.Hour
+
 // NewReplicaID is hostname-pid-random: unique per bot, readable in logs.
 func NewReplicaID() string {
 	host, err := os.Hostname()
@@ -120,6 +127,11 @@ func (l *Held) Keep() { l.keep.Store(true) }
 
 // Kept reports whether Keep was called.
 func (l *Held) Kept() bool { return l.keep.Load() }
+
+// Lost reports whether the lease was lost (given up for a renewal that
+// did not come in time, or fenced), rather than ended by its parent
+// context or released.
+func (l *Held) Lost() bool { return l.lost.Load() }
 
 // renew renews the lease every TTL/3. When another replica holds it (or
 // it expired: a renewal never takes a lease back), or renewals failed for

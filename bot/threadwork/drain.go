@@ -98,7 +98,7 @@ func (w *Work) retryWait(d time.Duration) bool {
 // waits for the next start (or another replica).
 func (w *Work) drain(key string) drained {
 	for !w.ended() {
-		f, ok, err := w.cfg.Store.TakeLease(w.ctx, key, w.cfg.Replica, w.cfg.LeaseTTL)
+		f, ok, err := w.cfg.Store.TakeLease(w.ctx, key, w.cfg.Replica, w.leaseTTL())
 		if err != nil {
 			w.cfg.Log.Error("take thread lease", "err", err)
 			return drainRetry
@@ -106,7 +106,17 @@ func (w *Work) drain(key string) drained {
 		if !ok {
 			return drainLeft // another replica works this thread
 		}
-		if d := w.drainLeased(f); d != drainEmpty {
+		switch d := w.drainLeased(f); d {
+		case drainLost:
+			// The lease was lost and the item in hand left queued: take
+			// the thread back at once if nobody holds it (this replica
+			// gave it up for a renewal that came late, or it lapsed and
+			// no replica took it); TakeLease refuses while another
+			// replica's lease is live.
+			w.cfg.Log.Info("thread lease lost; taking the thread back unless another replica holds it", "thread", key)
+			continue
+		case drainEmpty:
+		default:
 			return d
 		}
 		// The lease is released with the queue empty. An item another
@@ -131,6 +141,9 @@ const (
 	// drainRetry: the store failed under an item, which stays queued, to
 	// be tried again soon.
 	drainRetry
+	// drainLost: the lease was lost (not at shutdown): the thread is
+	// taken back unless another replica holds it.
+	drainLost
 )
 
 // retryFirst is the first wait before a thread whose store failed is
@@ -145,8 +158,14 @@ func (w *Work) ScanInterval() time.Duration { return max(w.cfg.LeaseTTL/3, retry
 func (w *Work) drainLeased(f storage.Fence) drained {
 	key := f.Key
 	l := lease.Hold(w.ctx, f, lease.Config{Store: w.cfg.Store, Fences: w.cfg.Fences,
-		TTL: w.cfg.LeaseTTL, Replica: w.cfg.Replica, Log: w.cfg.Log})
+		TTL: w.leaseTTL(), Replica: w.cfg.Replica, Log: w.cfg.Log})
 	defer l.Release()
+	left := func() drained {
+		if l.Lost() && !w.ended() {
+			return drainLost
+		}
+		return drainLeft
+	}
 	for l.Context().Err() == nil && !w.stopping.Load() {
 		seq, payload, ok, err := storage.Next(l.Context(), w.cfg.Store, key)
 		if err != nil {
@@ -159,8 +178,9 @@ func (w *Work) drainLeased(f storage.Fence) drained {
 		posted := w.cfg.Handler.Handle(l.Context(), key, seq, payload)
 		if l.Context().Err() != nil {
 			// Cancelled at shutdown, or the lease was lost: keep the item
-			// for the restart or the replica that holds the thread now.
-			return drainLeft
+			// for the restart, the replica that holds the thread now, or
+			// this one when it takes the thread back.
+			return left()
 		}
 		if l.Kept() {
 			return drainRetry // it could not be stored: it stays queued
@@ -172,7 +192,7 @@ func (w *Work) drainLeased(f storage.Fence) drained {
 			return drainRetry
 		}
 	}
-	return drainLeft
+	return left()
 }
 
 // postedMeta is the session meta that marks item seq posted: the thread

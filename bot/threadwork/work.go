@@ -59,6 +59,11 @@ type Config struct {
 	Fences   *lease.Fences
 	Replica  string
 	LeaseTTL time.Duration
+	// Sole says this replica is the only one working the store's threads
+	// (bbolt: one process holds the database). Its leases are then taken
+	// for lease.SoleTTL: they never lapse under a slow clock. LeaseTTL
+	// still paces the queue scan.
+	Sole bool
 	// DedupeTTL is how long admission's dedupe keys are remembered.
 	DedupeTTL time.Duration
 	Observer  Observer
@@ -127,6 +132,14 @@ func (w *Work) Wait() { w.wg.Wait() }
 // WaitAdmissions blocks until every admission under way is acked or
 // refused.
 func (w *Work) WaitAdmissions() { w.acks.Wait() }
+
+// leaseTTL is the time a lease is taken and renewed for (Config.Sole).
+func (w *Work) leaseTTL() time.Duration {
+	if w.cfg.Sole {
+		return lease.SoleTTL
+	}
+	return w.cfg.LeaseTTL
+}
 
 // ended reports whether no new item may start.
 func (w *Work) ended() bool { return w.ctx.Err() != nil || w.stopping.Load() }

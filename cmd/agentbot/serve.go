@@ -206,7 +206,7 @@ func (s *server) newBot(context.Context) int {
 		Catalog: cats.Get, Reload: cats.Reload, Admins: cfg.Admins,
 		MaxConcurrentTurns: cfg.MaxTurns, AllowedUsers: cfg.AllowedUsers, AllowedChannels: cfg.AllowedChannels,
 		MaxUploadBytes: cfg.MaxUploadBytes, NoStreaming: cfg.NoStreaming, Logger: log, Observer: met,
-		ReplicaID: cfg.ReplicaID, LeaseTTL: cfg.LeaseTTL, ApprovalTimeout: cfg.ApprovalTimeout,
+		ReplicaID: cfg.ReplicaID, LeaseTTL: cfg.LeaseTTL, SoleReplica: storeOf(cfg).Sole(), ApprovalTimeout: cfg.ApprovalTimeout,
 		MCPServers: tools.Names(), Fences: fences, Folders: storage.Folders{Dir: cfg.DataDir},
 		Connections: s.connections(),
 	})

@@ -109,6 +109,11 @@ func ExitCode(err error) int {
 	return 1
 }
 
+// Sole reports whether the process that opens the store is its only
+// user: bbolt, whose database one process holds. serve is then the sole
+// replica (bot.Config.SoleReplica): its thread leases never lapse.
+func (s Store) Sole() bool { return s.DatabaseURL == "" }
+
 // Name says which store it is, for logs: postgresql or bbolt.
 func (s Store) Name() string {
 	if s.DatabaseURL != "" {
