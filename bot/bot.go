@@ -241,34 +241,41 @@ func (b *Bot) Run(ctx context.Context) error {
 	sw := &sweeper{core: b.c, queued: map[string]bool{}}
 	b.c.work.StartPeriodic(sockCtx, b.c.approvalSweepEvery(), sw.sweep)
 
-loop:
-	for {
-		select {
-		case <-ctx.Done():
-			break loop
-		case err := <-sockDone:
-			if ctx.Err() == nil {
-				b.connected.Store(false)
-				stopSock()
-				<-intakeDone
-				b.c.work.WaitAdmissions()
-				b.shutdown()
-				return fmt.Errorf("socket mode: %w", err)
-			}
-			break loop
-		case evt, ok := <-b.c.cfg.Socket.Events:
-			if !ok {
-				break loop
-			}
-			b.onSocketEvent(evt)
-		}
-	}
+	err = b.serveSocket(ctx, sockDone)
 	b.connected.Store(false)
 	stopSock()
 	<-intakeDone
 	b.c.work.WaitAdmissions()
 	b.shutdown()
-	return nil
+	return err
+}
+
+// serveSocket hands the Socket Mode events to the intake until ctx ends
+// (nil), or the connection ends for good: Slack refused it (a wrong
+// app-level token: at once for invalid_auth, after maxRefusedConnects
+// refusals in a row otherwise) or it failed, which is returned with what
+// to do.
+func (b *Bot) serveSocket(ctx context.Context, sockDone <-chan error) error {
+	w := &connectWatch{log: b.c.log}
+	for {
+		select {
+		case <-ctx.Done():
+			return nil
+		case err := <-sockDone:
+			if ctx.Err() != nil {
+				return nil
+			}
+			return socketError(err)
+		case evt, ok := <-b.c.cfg.Socket.Events:
+			if !ok {
+				return nil
+			}
+			if err := w.watch(evt); err != nil {
+				return err
+			}
+			b.onSocketEvent(evt)
+		}
+	}
 }
 
 // shutdown waits for running turns, up to the grace period, then cancels

@@ -20,8 +20,12 @@ func (s *Server) authTest(*apiRequest) (result, string) {
 	}, ""
 }
 
-// appsConnectionsOpen hands out a single-use websocket URL on this server.
+// appsConnectionsOpen hands out a single-use websocket URL on this server,
+// unless RefuseSocketMode made it refuse.
 func (s *Server) appsConnectionsOpen(*apiRequest) (result, string) {
+	if s.socketRefusal != "" {
+		return nil, s.socketRefusal
+	}
 	ticket := randomHex(8)
 	s.tickets[ticket] = true
 	q := url.Values{"ticket": {ticket}, "app_id": {s.cfg.appID}}
@@ -169,4 +173,18 @@ func (s *Server) agentSessionSetStatus(r *apiRequest) (result, string) {
 	s.sessions = append(s.sessions, AgentSessionStatus{Channel: ch, ThreadTS: thread, Status: st,
 		Title: r.get("title"), InitiatorUserID: r.get("initiator_user_id"), Time: r.now})
 	return result{"status": st, "agent_status": st}, ""
+}
+
+// RefuseSocketMode makes every apps.connections.open answer
+// {"ok":false,"error":code} from now on ("": accept again), as Slack does
+// for an app-level token it will not open a connection with. Slack's page
+// of the method lists the errors it answers, not_allowed_token_type among
+// them ("The token type used in this request is not allowed"), and says
+// the method takes an app-level token with the connections:write scope
+// (https://docs.slack.dev/reference/methods/apps.connections.open); a
+// token of another type is refused so, never retried into a connection.
+func (s *Server) RefuseSocketMode(code string) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.socketRefusal = code
 }

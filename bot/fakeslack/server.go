@@ -140,6 +140,10 @@ type Server struct {
 	acks       []Ack
 	responses  map[string]responseTarget // response_url id -> where it answers
 
+	// socketRefusal is the error apps.connections.open answers with
+	// (RefuseSocketMode); "" when it opens connections.
+	socketRefusal string
+
 	// The next expireTimes streams expire once they have had expireAfter
 	// appends (ExpireStreamsAfterAppends).
 	expireAfter, expireTimes int

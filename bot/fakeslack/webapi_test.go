@@ -531,3 +531,20 @@ func TestStoppedSince(t *testing.T) {
 		t.Fatalf("past the end: %+v, %d", got, n)
 	}
 }
+
+// RefuseSocketMode makes apps.connections.open refuse the app-level
+// token with Slack's error, every time, until it is cleared.
+func TestRefuseSocketMode(t *testing.T) {
+	fake := New(t)
+	api := slack.New(fake.BotToken(), slack.OptionAppLevelToken(fake.AppToken()), slack.OptionAPIURL(fake.APIURL()))
+	fake.RefuseSocketMode("not_allowed_token_type")
+	for range 2 {
+		if _, _, err := api.StartSocketModeContext(t.Context()); slackErr(err) != "not_allowed_token_type" {
+			t.Fatalf("apps.connections.open while refused: %v", err)
+		}
+	}
+	fake.RefuseSocketMode("")
+	if _, url, err := api.StartSocketModeContext(t.Context()); err != nil || url == "" {
+		t.Fatalf("apps.connections.open once accepted again: %q, %v", url, err)
+	}
+}
