@@ -60,6 +60,9 @@ func (c *Client) attempt(ctx context.Context, body []byte, onText func(string), 
 		data, _ := io.ReadAll(io.LimitReader(resp.Body, maxErrorBody))
 		return nil, result(errorBody(resp.StatusCode, data))
 	}
+	if err := notAnAPI(hreq, resp); err != nil {
+		return nil, result(err)
+	}
 	if err := c.read(resp.Body, &asm, onText); err != nil {
 		return nil, result(err)
 	}

@@ -3,7 +3,9 @@ package model
 import (
 	"bytes"
 	"context"
+	"errors"
 	"fmt"
+	"mime"
 	"net/http"
 	"time"
 )
@@ -50,8 +52,33 @@ func (d *headerDoer) Do(req *http.Request) (*http.Response, error) {
 		if info, ok := req.Context().Value(responseInfoKey{}).(*responseInfo); ok {
 			info.retryAfter, info.hasRetryAfter = parseRetryAfter(resp.Header, time.Now())
 		}
+		if err := notAnAPI(req, resp); err != nil {
+			resp.Body.Close()
+			return nil, err
+		}
 	}
 	return resp, err
+}
+
+// notAnAPI is ErrNotAnAPI, with the request, when resp is a web page
+// that answered req with a success; nil otherwise.
+func notAnAPI(req *http.Request, resp *http.Response) error {
+	if resp.StatusCode >= http.StatusMultipleChoices || !isHTML(resp.Header.Get("Content-Type")) {
+		return nil
+	}
+	return fmt.Errorf("%s %s: %w", req.Method, req.URL.Path, ErrNotAnAPI)
+}
+
+// ErrNotAnAPI is a base URL that answers a call with a web page (HTML)
+// where an OpenAI-compatible API answers JSON or an event stream: a site's
+// front page, a proxy's sign-in page, a server's URL without its /v1. It
+// is not retried, and its hint names OPENAI_BASE_URL.
+var ErrNotAnAPI = errors.New("the endpoint answered with a web page (HTML), not an OpenAI-compatible API")
+
+// isHTML reports whether a Content-Type is a web page's.
+func isHTML(contentType string) bool {
+	mt, _, err := mime.ParseMediaType(contentType)
+	return err == nil && (mt == "text/html" || mt == "application/xhtml+xml")
 }
 
 // go-openai's ChatCompletionRequest has `temperature,omitempty` on a plain

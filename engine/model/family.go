@@ -81,6 +81,8 @@ var families = []family{
 	{name: "o1", reasoning: true, efforts: effortsO},
 	{name: "o3", reasoning: true, efforts: effortsO},
 	{name: "o4", reasoning: true, efforts: effortsO},
+	{name: "gpt-4.1"}, // named before gpt-4, which it would match too
+	{name: "gpt-4o"},
 	{name: "gpt-4"},
 	{name: "gpt-3.5"},
 	{name: "chatgpt-4o"},

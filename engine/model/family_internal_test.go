@@ -22,3 +22,17 @@ func TestAutoPick(t *testing.T) {
 		}
 	}
 }
+
+// A family is named by its longest known prefix: gpt-4.1 and gpt-4o are
+// not called gpt-4 (agentbot check shows the name).
+func TestFamilyNames(t *testing.T) {
+	for model, want := range map[string]string{
+		"gpt-4.1": "gpt-4.1", "gpt-4.1-mini": "gpt-4.1", "GPT-4.1-nano": "gpt-4.1",
+		"gpt-4o": "gpt-4o", "gpt-4o-mini": "gpt-4o", "gpt-4-turbo": "gpt-4",
+		"gpt-5.1-codex": "gpt-5.1", "o3-mini": "o3", "llama3": "llama3",
+	} {
+		if got := familyOf(model).name; got != want {
+			t.Errorf("family of %q = %q, want %q", model, got, want)
+		}
+	}
+}

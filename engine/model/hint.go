@@ -97,6 +97,8 @@ func (c *Client) networkHint(err error) string {
 	switch {
 	case err == nil:
 		return ""
+	case errors.Is(err, ErrNotAnAPI):
+		return c.baseURLHint()
 	case errors.As(err, &dns) && dns.IsNotFound:
 		return fmt.Sprintf("the host of %s was not found: check OPENAI_BASE_URL for a typo", c.baseURL())
 	case errors.Is(err, syscall.ECONNREFUSED):

@@ -5,8 +5,12 @@ import (
 	"errors"
 	"fmt"
 	"net"
+	"net/http"
+	"net/http/httptest"
 	"strings"
+	"sync/atomic"
 	"testing"
+	"time"
 
 	"agentbot/engine/fakemodel"
 	"agentbot/engine/llm"
@@ -109,5 +113,38 @@ func TestBaseURLAndListHints(t *testing.T) {
 	_, err := c.ListModels(context.Background())
 	if h := llm.HintOf(err); !strings.Contains(h, "OPENAI_API_KEY") {
 		t.Errorf("list with a wrong key: hint %q (%v)", h, err)
+	}
+}
+
+// A base URL that answers with a web page (a site's front page, a proxy's
+// sign-in page) is not an API: every call fails at once, not retried, with
+// a hint that names OPENAI_BASE_URL, on both wire APIs and for the models
+// list; it is never read as an empty stream.
+func TestWebPageIsNotAnAPI(t *testing.T) {
+	var hits atomic.Int32
+	page := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		hits.Add(1)
+		w.Header().Set("Content-Type", "text/html; charset=utf-8")
+		fmt.Fprint(w, "<!doctype html><html><body>Welcome to nginx!</body></html>")
+	}))
+	defer page.Close()
+	for _, api := range []string{model.APIChat, model.APIResponses} {
+		hits.Store(0)
+		c := model.New(model.Config{APIKey: testKey, BaseURL: page.URL, Model: "gpt-4.1", API: api,
+			Sleep: func(context.Context, time.Duration) error { return nil }})
+		_, err := c.Complete(context.Background(), userRequest("hi"), nil)
+		if !errors.Is(err, model.ErrNotAnAPI) {
+			t.Fatalf("%s: err = %v, want ErrNotAnAPI", api, err)
+		}
+		if h := llm.HintOf(err); !strings.Contains(h, "OPENAI_BASE_URL "+page.URL) || !strings.Contains(h, "/v1") {
+			t.Errorf("%s: hint %q does not name OPENAI_BASE_URL and /v1", api, h)
+		}
+		if n := hits.Load(); n != 1 {
+			t.Errorf("%s: %d requests, want 1 (a web page is not retried)", api, n)
+		}
+	}
+	c := model.New(model.Config{APIKey: testKey, BaseURL: page.URL, Model: "gpt-4.1"})
+	if _, err := c.ListModels(context.Background()); !errors.Is(err, model.ErrNotAnAPI) || !strings.Contains(llm.HintOf(err), "OPENAI_BASE_URL") {
+		t.Errorf("models list: %v (hint %q)", err, llm.HintOf(err))
 	}
 }
