@@ -65,7 +65,7 @@ func (c Probe) explain(ctx context.Context, err error) error {
 	var se slack.SlackErrorResponse
 	switch {
 	case errors.As(err, &se):
-		return fmt.Errorf("Slack refused it: %s", se.Err)
+		return fmt.Errorf("Slack refused it: %w", se)
 	case ctx.Err() != nil:
 		return fmt.Errorf("no answer from Slack within %s", c.Timeout)
 	default:

@@ -139,7 +139,7 @@ func TestCheckAllGood(t *testing.T) {
 		"✓ model context: a request of about 60",
 		"✓ agents: 1 agent(s)",
 		"✓ data dir " + s.vars["AGENTBOT_DATA"] + ": opened and closed",
-		"agentbot check: all 14 ok, 0 warning(s)",
+		"agentbot check: all 15 ok, 0 warning(s)",
 	} {
 		line(t, out, want)
 	}
@@ -216,8 +216,8 @@ func TestCheckAppToken(t *testing.T) {
 				t.Fatalf("exit %d, want 1:\n%s", code, out)
 			}
 			line(t, out, c.want)
-			if !strings.Contains(out, "see README.md, section 'Quickstart'") {
-				t.Errorf("no pointer to the Quickstart:\n%s", out)
+			if !strings.Contains(out, "see docs/slack.md, section 'Setting up the Slack app'") {
+				t.Errorf("no pointer to the Slack setup:\n%s", out)
 			}
 			line(t, out, "- Slack Socket Mode: skipped")
 			line(t, out, "✓ Slack auth.test:")
@@ -242,8 +242,8 @@ func TestCheckWrongAppToken(t *testing.T) {
 	if !strings.Contains(l, "SLACK_APP_TOKEN") || !strings.Contains(l, "invalid_auth") {
 		t.Errorf("Socket Mode line %q does not name SLACK_APP_TOKEN and invalid_auth", l)
 	}
-	if !strings.Contains(out, "Socket Mode in the app's settings") {
-		t.Errorf("no hint about turning on Socket Mode:\n%s", out)
+	if !strings.Contains(out, "hint: Slack does not accept SLACK_APP_TOKEN") || !strings.Contains(out, "generate a new app-level token") {
+		t.Errorf("no hint about a new app-level token:\n%s", out)
 	}
 }
 
@@ -305,7 +305,7 @@ func TestCheckModelNotListedWarns(t *testing.T) {
 	if !strings.Contains(out, "gpt-a, gpt-b") {
 		t.Errorf("warning does not list the endpoint's models:\n%s", out)
 	}
-	line(t, out, "agentbot check: all 13 ok, 1 warning(s)")
+	line(t, out, "agentbot check: all 14 ok, 1 warning(s)")
 }
 
 // noModelsList is a proxy to fm that answers status to GET .../models, as

@@ -27,7 +27,7 @@ func TestFirstHourMessages(t *testing.T) {
 				"agentbot serve: SLACK_APP_TOKEN is a placeholder (copied from an example, such as xapp-…): set it to an app-level token",
 				"agentbot serve: SLACK_BOT_TOKEN is a placeholder (copied from an example, such as xoxb-…): set it to the Bot User OAuth Token",
 				"agentbot serve: OPENAI_API_KEY is a placeholder (copied from an example, such as sk-…): set it to your model provider's API key",
-				"section 'Quickstart'"}, nil},
+				"see docs/slack.md, section 'Setting up the Slack app'", "see docs/configuration.md, section 'Model providers'"}, nil},
 		{"ASCII placeholders", map[string]string{"SLACK_APP_TOKEN": "xapp-...", "SLACK_BOT_TOKEN": "xoxb-your-token", "OPENAI_API_KEY": "<your key>"},
 			[]string{"serve"}, 2, []string{"SLACK_APP_TOKEN is a placeholder", "SLACK_BOT_TOKEN is a placeholder", "OPENAI_API_KEY is a placeholder"},
 			[]string{"xoxb-your-token", "<your key>"}},
@@ -35,7 +35,7 @@ func TestFirstHourMessages(t *testing.T) {
 			[]string{"serve"}, 2, []string{
 				"agentbot serve: SLACK_APP_TOKEN is missing: set it to",
 				"agentbot serve: SLACK_BOT_TOKEN is missing: set it to",
-				"agentbot serve: no API key: set OPENAI_API_KEY (or --api-key) for OpenAI"}, nil},
+				"agentbot serve: OPENAI_API_KEY is missing: set it (or --api-key) to your OpenAI API key"}, nil},
 		{"one missing, one malformed", map[string]string{"SLACK_BOT_TOKEN": "xoxp-user-token-secret", "OPENAI_API_KEY": "sk-real"},
 			[]string{"serve"}, 2, []string{"SLACK_APP_TOKEN is missing", "SLACK_BOT_TOKEN is malformed"},
 			[]string{"xoxp-user-token-secret", "OPENAI_API_KEY"}},

@@ -44,8 +44,7 @@ func TestServeTokenErrors(t *testing.T) {
 			r := runCmd(t, vars, "", "serve")
 			r.wantCode(t, 2)
 			contains(t, "stderr", r.stderr, tc.want)
-			contains(t, "stderr", r.stderr, "README")
-			contains(t, "stderr", r.stderr, "Quickstart")
+			contains(t, "stderr", r.stderr, "see docs/slack.md, section 'Setting up the Slack app'")
 			for _, secret := range []string{tc.secret, "sk-secret-model-key"} {
 				lacks(t, "output", r.stdout+r.stderr, secret)
 			}

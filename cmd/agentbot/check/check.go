@@ -95,7 +95,11 @@ func Run(ctx context.Context, w io.Writer, cfg *Config, timeout time.Duration, n
 	} else if !noSlack {
 		r.skip("Slack Socket Mode", "SLACK_APP_TOKEN is missing or malformed")
 	}
-	c.modelEndpoint(ctx)
+	if c.apiKey() {
+		c.modelEndpoint(ctx)
+	} else {
+		r.skip("model endpoint", "OPENAI_API_KEY is missing or a placeholder")
+	}
 	cat := c.agents()
 	if cfg.MCPConfig != "" {
 		c.mcpServers(ctx, cat, mc, mcProbs, mcErr)
@@ -117,7 +121,7 @@ type checker struct {
 
 // tokenFormat checks that a token is set and starts with prefix.
 func (c *checker) tokenFormat(t slackToken) bool {
-	hint := fmt.Sprintf("set %s to %s; %s", t.env, t.what, quickstartHint)
+	hint := fmt.Sprintf("set %s to %s; %s", t.env, t.what, slackDoc)
 	switch t.problem(c.cfg) {
 	case "missing":
 		c.r.fail(t.env, "missing", hint)
@@ -143,8 +147,7 @@ func (c *checker) slackAuth(ctx context.Context) {
 	const name = "Slack auth.test"
 	id, err := c.slack().Auth(ctx)
 	if err != nil {
-		c.r.fail(name, "SLACK_BOT_TOKEN: "+err.Error(),
-			"check SLACK_BOT_TOKEN: copy the Bot User OAuth Token (xoxb-) of the app installed in your workspace; "+quickstartHint)
+		c.r.fail(name, "SLACK_BOT_TOKEN: "+err.Error(), slackcheck.BotTokenHint)
 		return
 	}
 	c.r.ok(name, fmt.Sprintf("team %q (%s), bot user @%s (%s)", id.Team, id.TeamID, id.User, id.UserID))
@@ -154,11 +157,26 @@ func (c *checker) slackAuth(ctx context.Context) {
 func (c *checker) socketMode(ctx context.Context) {
 	const name = "Slack Socket Mode"
 	if err := c.slack().SocketMode(ctx); err != nil {
-		c.r.fail(name, "SLACK_APP_TOKEN: "+err.Error(),
-			"check SLACK_APP_TOKEN (an app-level token with connections:write) and turn on Socket Mode in the app's settings; "+quickstartHint)
+		c.r.fail(name, "SLACK_APP_TOKEN: "+err.Error(), slackcheck.SocketModeHint(err))
 		return
 	}
 	c.r.ok(name, "apps.connections.open accepted the app token; Socket Mode is on")
+}
+
+// apiKey applies serve's and chat's rule to the model's API key (APIKey):
+// what they refuse to start with fails here too.
+func (c *checker) apiKey() bool {
+	const name = "model API key"
+	if err := APIKey(c.cfg); err != nil {
+		c.r.fail(name, err.Error(), "")
+		return false
+	}
+	if k := strings.TrimSpace(c.cfg.APIKey); k != "" {
+		c.r.ok(name, "OPENAI_API_KEY "+redactToken(k))
+	} else {
+		c.r.ok(name, "none set, as "+endpointName(c.cfg)+" may need none")
+	}
+	return true
 }
 
 // modelEndpoint lists the endpoint's models (an endpoint without a models
@@ -178,7 +196,7 @@ func (c *checker) modelEndpoint(ctx context.Context) {
 		c.r.ok(name, fmt.Sprintf("%d model(s) listed", len(ids)))
 		c.modelListed(ids)
 	case errors.Is(err, model.ErrConfig):
-		c.r.fail(name, err.Error(), "set OPENAI_API_TYPE, OPENAI_BASE_URL, AGENTBOT_MODEL, AGENTBOT_API and AGENTBOT_REASONING_EFFORT; "+quickstartHint)
+		c.r.fail(name, err.Error(), "set OPENAI_API_TYPE, OPENAI_BASE_URL, AGENTBOT_MODEL, AGENTBOT_API and AGENTBOT_REASONING_EFFORT; "+modelDoc)
 		return
 	case st == http.StatusNotFound || st == http.StatusMethodNotAllowed:
 		c.r.ok(name, fmt.Sprintf("no models list (HTTP %d); trying %q directly", st, c.cfg.Model))
@@ -195,7 +213,7 @@ func (c *checker) modelEndpoint(ctx context.Context) {
 		case model.CheckWarn:
 			c.r.warn(f.Name, f.Detail, f.Hint)
 		default:
-			c.r.fail(f.Name, f.Detail, f.Hint+"; "+quickstartHint)
+			c.r.fail(f.Name, f.Detail, f.Hint+"; "+modelDoc)
 		}
 	}
 }
@@ -225,17 +243,17 @@ func (c *checker) modelError(ctx context.Context, err error) string {
 // modelHint is the hint for a failed model endpoint call.
 func modelHint(err error) string {
 	if hint := llm.HintOf(err); hint != "" {
-		return hint + "; " + quickstartHint
+		return hint + "; " + modelDoc
 	}
 	switch st := httpStatus(err); {
 	case st == http.StatusUnauthorized || st == http.StatusForbidden:
-		return "check OPENAI_API_KEY (and OPENAI_API_TYPE/OPENAI_API_VERSION for Azure); " + quickstartHint
+		return "check OPENAI_API_KEY (and OPENAI_API_TYPE/OPENAI_API_VERSION for Azure); " + modelDoc
 	case st == http.StatusNotFound:
-		return "check AGENTBOT_MODEL (the Azure deployment name with azure) and OPENAI_BASE_URL; " + quickstartHint
+		return "check AGENTBOT_MODEL (the Azure deployment name with azure) and OPENAI_BASE_URL; " + modelDoc
 	case st != 0:
-		return "the endpoint answered with an error; check OPENAI_BASE_URL and the provider's status; " + quickstartHint
+		return "the endpoint answered with an error; check OPENAI_BASE_URL and the provider's status; " + modelDoc
 	}
-	return "check OPENAI_BASE_URL (an OpenAI-compatible base URL, e.g. https://api.openai.com/v1 or http://localhost:11434/v1) and that the server is up; " + quickstartHint
+	return "check OPENAI_BASE_URL (an OpenAI-compatible base URL, e.g. https://api.openai.com/v1 or http://localhost:11434/v1) and that the server is up; " + modelDoc
 }
 
 // endpointName names the model endpoint in the report.
@@ -282,7 +300,7 @@ func (c *checker) agents() *catalog.Catalog {
 		where = "the sample bundle (no --bundles, --bmad-root or --skills)"
 	}
 	if len(cat.Agents) == 0 {
-		hint := "point AGENTBOT_BUNDLES (--bundles) at a bundle folder or AGENTBOT_BMAD_ROOT (--bmad-root) at a BMAD project; " + quickstartHint
+		hint := "point AGENTBOT_BUNDLES (--bundles) at a bundle folder or AGENTBOT_BMAD_ROOT (--bmad-root) at a BMAD project; " + agentsDoc
 		if len(cat.Problems) > 0 {
 			hint = "fix what is listed, or " + hint
 		}
@@ -451,11 +469,12 @@ type redactor struct {
 	r *strings.Replacer
 }
 
-// newRedactor returns a redactor writing to w.
+// newRedactor returns a redactor writing to w. The documentation's own
+// examples ("sk-…") are no secret: the messages name them.
 func newRedactor(w io.Writer, secrets ...string) *redactor {
 	var pairs []string
 	for _, s := range secrets {
-		if s = strings.TrimSpace(s); len(s) >= 4 {
+		if s = strings.TrimSpace(s); len(s) >= 4 && !isExample(s) {
 			pairs = append(pairs, s, redactToken(s))
 		}
 	}

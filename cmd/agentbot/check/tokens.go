@@ -4,11 +4,20 @@ import (
 	"errors"
 	"fmt"
 	"regexp"
+	"slices"
 	"strings"
+
+	"agentbot/bot/slackcheck"
 )
 
-// quickstartHint points at where the README explains the tokens.
-const quickstartHint = "see README.md, section 'Quickstart'"
+// Where the documentation explains what a hint asks for: the Slack app and
+// its tokens (slackcheck.SetupDoc, which serve's Socket Mode hints share),
+// the model settings, the agents' sources.
+const (
+	slackDoc  = slackcheck.SetupDoc
+	modelDoc  = "see docs/configuration.md, section 'Model providers'"
+	agentsDoc = "see docs/bmad.md"
+)
 
 // slackToken is one of the two Slack tokens agentbot needs.
 type slackToken struct {
@@ -57,6 +66,13 @@ var placeholder = regexp.MustCompile(`…|\.\.\.|[<>{}\[\]]|^(?i:(?:xapp|xoxb|sk
 // placeholder).
 func isPlaceholder(v string) bool { return placeholder.MatchString(strings.TrimSpace(v)) }
 
+// isExample reports whether v is one of the documentation's examples
+// themselves, a prefix and an ellipsis ("xoxb-…", "sk-…").
+func isExample(v string) bool {
+	prefix, ok := strings.CutSuffix(v, "…")
+	return ok && (prefix == "sk-" || slices.ContainsFunc(slackTokens, func(t slackToken) bool { return t.prefix == prefix }))
+}
+
 // placeholderHint is what a placeholder's message adds: where it came
 // from. The value itself is never shown (it may be a real secret after all).
 func placeholderHint(prefix string) string {
@@ -72,9 +88,9 @@ func Tokens(cfg *Config) error {
 		switch p := t.problem(cfg); p {
 		case "":
 		case problemPlaceholder:
-			errs = append(errs, fmt.Errorf("%s is %s (%s): set it to %s (it starts with %s); %s", t.env, p, placeholderHint(t.prefix), t.what, t.prefix, quickstartHint))
+			errs = append(errs, fmt.Errorf("%s is %s (%s): set it to %s (it starts with %s); %s", t.env, p, placeholderHint(t.prefix), t.what, t.prefix, slackDoc))
 		default:
-			errs = append(errs, fmt.Errorf("%s is %s: set it to %s (it starts with %s); %s", t.env, p, t.what, t.prefix, quickstartHint))
+			errs = append(errs, fmt.Errorf("%s is %s: set it to %s (it starts with %s); %s", t.env, p, t.what, t.prefix, slackDoc))
 		}
 	}
 	return errors.Join(errs...)
@@ -83,16 +99,17 @@ func Tokens(cfg *Config) error {
 // APIKey reports the error of a model endpoint that needs an API key and
 // has none: OpenAI itself and Azure do; a custom OPENAI_BASE_URL (Ollama,
 // vLLM) may run without one. A placeholder ("sk-…") is an error for every
-// endpoint.
+// endpoint. serve, chat and check apply this one rule.
 func APIKey(c *Config) error {
 	if k := strings.TrimSpace(c.APIKey); k != "" {
 		if isPlaceholder(k) {
-			return fmt.Errorf("OPENAI_API_KEY is %s (%s): set it to your model provider's API key, or leave it empty for a local endpoint that needs none", problemPlaceholder, placeholderHint("sk-"))
+			return fmt.Errorf("OPENAI_API_KEY is %s (%s): set it to your model provider's API key, or leave it empty for a local endpoint that needs none; %s", problemPlaceholder, placeholderHint("sk-"), modelDoc)
 		}
 		return nil
 	}
 	if strings.TrimSpace(c.BaseURL) == "" || strings.HasPrefix(strings.ToLower(c.APIType), "azure") {
-		return fmt.Errorf("no API key: set OPENAI_API_KEY (or --api-key) for %s", map[bool]string{true: "Azure OpenAI", false: "OpenAI"}[strings.HasPrefix(strings.ToLower(c.APIType), "azure")])
+		return fmt.Errorf("OPENAI_API_KEY is %s: set it (or --api-key) to your %s API key; %s", problemMissing,
+			map[bool]string{true: "Azure OpenAI", false: "OpenAI"}[strings.HasPrefix(strings.ToLower(c.APIType), "azure")], modelDoc)
 	}
 	return nil
 }
