@@ -368,3 +368,26 @@ func TestChatUnansweredSessionNotKept(t *testing.T) {
 		t.Fatalf("sessions list after the retry:\n%s", r.stdout)
 	}
 }
+
+// Quitting before the first message (/quit, or the end of the input) is
+// no failure: nothing on stderr, exit 0, no model call, no session kept.
+func TestChatQuitBeforeFirstMessageIsQuiet(t *testing.T) {
+	fm := fakemodel.NewTB(t)
+	vars := chatVars(t, fm)
+	for _, stdin := range []string{"/quit\n", ""} {
+		r := runCmd(t, vars, stdin, "chat", "--agent", "product-lead")
+		r.wantCode(t, 0)
+		if r.stderr != "" {
+			t.Errorf("stdin %q: stderr says:\n%s", stdin, r.stderr)
+		}
+		contains(t, "stdout", r.stdout, "Maren")
+	}
+	if fm.Calls() != 0 {
+		t.Errorf("%d model calls", fm.Calls())
+	}
+	r := runCmd(t, vars, "", "sessions", "list")
+	r.wantCode(t, 0)
+	if lines := strings.Split(strings.TrimSpace(r.stdout), "\n"); len(lines) != 1 {
+		t.Errorf("sessions were kept:\n%s", r.stdout)
+	}
+}

@@ -6,7 +6,6 @@
 package chat
 
 import (
-	"bufio"
 	"context"
 	"errors"
 	"fmt"
@@ -41,6 +40,9 @@ func (t *Terminal) Run(ctx context.Context, eng *engine.Engine, st storage.Backe
 		return code
 	}
 	code = t.talk(ctx, c)
+	if ctx.Err() != nil && t.interactive {
+		fmt.Fprintln(t.out) // ^C: the shell's prompt starts on a line of its own
+	}
 	// An unanswered session is dropped even after an interrupt (^C).
 	t.close(context.WithoutCancel(ctx), c, st)
 	return code
@@ -71,8 +73,11 @@ func FindSession(ctx context.Context, st storage.Backend, name string) (*transcr
 // stdin and prints a conversation's events.
 type Terminal struct {
 	out, errOut io.Writer
-	sc          *bufio.Scanner
+	in          *lineReader
 	interactive bool
+	// sent is set once a line went to the agent: a session closed
+	// before it was merely opened, and is dropped without a word.
+	sent bool
 	// Explain says, after "no agent ..." on errOut, why the agent asked
 	// for is not in the catalog (nil: nothing more is said).
 	Explain func(w io.Writer, cat *catalog.Catalog)
@@ -84,14 +89,15 @@ type Terminal struct {
 // New returns the terminal reading stdin and writing to stdout and, for
 // errors, stderr; person is its user ($USER).
 func New(stdin io.Reader, stdout, stderr io.Writer, person string) *Terminal {
-	sc := bufio.NewScanner(stdin)
-	sc.Buffer(make([]byte, 64*1024), 4<<20)
-	return &Terminal{out: stdout, errOut: stderr, sc: sc, interactive: isTerminal(stdin), person: person}
+	return &Terminal{out: stdout, errOut: stderr, in: newLineReader(stdin), interactive: isTerminal(stdin), person: person}
 }
 
-// decide asks on the terminal about a call a turn waits on.
-func (t *Terminal) decide(p transcript.Approval) (string, string, bool) {
-	return askApproval(t.out, t.sc, t.interactive, p), "terminal", true
+// decider asks on the terminal about a call a turn waits on; an interrupt
+// (ctx) while it asks denies it.
+func (t *Terminal) decider(ctx context.Context) engine.Decider {
+	return func(p transcript.Approval) (string, string, bool) {
+		return askApproval(ctx, t.out, t.in, t.interactive, p), "terminal", true
+	}
 }
 
 // resume continues a stored session: the session talks to the agent it
@@ -121,7 +127,7 @@ func (t *Terminal) resume(ctx context.Context, eng *engine.Engine, st storage.Ba
 		return c, 0
 	}
 	fmt.Fprintln(t.out, "Resuming the unfinished turn…")
-	if _, err := c.Run(ctx, "", printer(t.out), t.decide); err != nil {
+	if _, err := c.Run(ctx, "", printer(t.out), t.decider(ctx)); err != nil {
 		turnFailed(t.errOut, err)
 		if ctx.Err() != nil {
 			return nil, 1
@@ -172,12 +178,13 @@ func (t *Terminal) start(ctx context.Context, eng *engine.Engine, st storage.Bac
 func (t *Terminal) talk(ctx context.Context, c *engine.Conversation) int {
 	c.Live.Person = t.person
 	for {
-		line, ok := t.readLine()
+		line, ok := t.readLine(ctx)
 		if !ok {
 			break
 		}
 		fmt.Fprintln(t.out)
-		res, err := c.Run(ctx, line, printer(t.out), t.decide)
+		t.sent = true
+		res, err := c.Run(ctx, line, printer(t.out), t.decider(ctx))
 		if err != nil {
 			turnFailed(t.errOut, err)
 			if ctx.Err() != nil {
@@ -189,7 +196,7 @@ func (t *Terminal) talk(ctx context.Context, c *engine.Conversation) int {
 			fmt.Fprintln(t.out)
 		}
 	}
-	if err := t.sc.Err(); err != nil {
+	if err := t.in.Err(); err != nil {
 		fmt.Fprintf(t.errOut, "agentbot chat: read input: %v\n", err)
 		return 1
 	}
@@ -200,28 +207,31 @@ func (t *Terminal) talk(ctx context.Context, c *engine.Conversation) int {
 }
 
 // close ends the conversation: a session that never got an answer is not
-// kept (engine.Conversation.Close), and the user is told so.
+// kept (engine.Conversation.Close). The user is told so when they sent a
+// message that got none; quitting before the first message is no failure.
 func (t *Terminal) close(ctx context.Context, c *engine.Conversation, st engine.SessionDeleter) {
 	deleted, err := c.Close(ctx, st)
 	switch {
 	case err != nil:
 		fmt.Fprintf(t.errOut, "agentbot chat: %v\n", err)
-	case deleted:
+	case deleted && t.sent:
 		fmt.Fprintln(t.errOut, "agentbot chat: the session got no answer, so it is not kept; run the same command to try again")
 	}
 }
 
 // readLine reads the next non-empty line, echoed when the input is a
-// script; it reports false at the end of the input or on /quit.
-func (t *Terminal) readLine() (string, bool) {
+// script; it reports false at the end of the input, on /quit, or when ctx
+// ends (^C) while it waits.
+func (t *Terminal) readLine(ctx context.Context) (string, bool) {
 	for {
 		if t.interactive {
 			fmt.Fprint(t.out, "\n> ")
 		}
-		if !t.sc.Scan() {
+		line, ok := t.in.Next(ctx)
+		if !ok {
 			return "", false
 		}
-		line := strings.TrimSpace(t.sc.Text())
+		line = strings.TrimSpace(line)
 		if line == "" {
 			continue
 		}
@@ -238,15 +248,15 @@ func (t *Terminal) readLine() (string, bool) {
 // askApproval shows a call waiting for approval (its tool and its
 // arguments, secrets masked) and reads the answer: y or yes approves,
 // anything else, or the end of the input, denies.
-func askApproval(w io.Writer, sc *bufio.Scanner, interactive bool, p transcript.Approval) string {
+func askApproval(ctx context.Context, w io.Writer, in *lineReader, interactive bool, p transcript.Approval) string {
 	fmt.Fprintf(w, "\n  ? The agent wants to run %s with:\n", p.Tool)
 	for _, l := range strings.Split(engine.DisplayArgs(p.Args, 8<<10), "\n") {
 		fmt.Fprintf(w, "      %s\n", l)
 	}
 	fmt.Fprint(w, "  Approve? [y/N] ")
 	answer := ""
-	if sc.Scan() {
-		answer = strings.ToLower(strings.TrimSpace(sc.Text()))
+	if line, ok := in.Next(ctx); ok {
+		answer = strings.ToLower(strings.TrimSpace(line))
 	}
 	if !interactive {
 		fmt.Fprintln(w, answer)
