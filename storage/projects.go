@@ -87,7 +87,9 @@ type Projects interface {
 	ProjectSources(ctx context.Context, project string) ([]string, error)
 }
 
-// FindProject returns a project's record, or an error matching ErrNotFound.
+// FindProject returns a project's record by its name, or by the name of
+// its folder (ProjectFolderName, which a saved document's path shows), or
+// an error matching ErrNotFound.
 func FindProject(ctx context.Context, st interface {
 	ListProjects(ctx context.Context) ([]Project, error)
 }, name string) (Project, error) {
@@ -97,6 +99,11 @@ func FindProject(ctx context.Context, st interface {
 	}
 	for _, p := range list {
 		if p.Name == name {
+			return p, nil
+		}
+	}
+	for _, p := range list { // the name of its folder, as a saved document's path shows it
+		if ProjectFolderName(p.Name) == name {
 			return p, nil
 		}
 	}
@@ -287,9 +294,15 @@ func SortDocuments(docs []DocVersion) {
 }
 
 // ProjectFolder is where a process keeps its working copy of a project's
-// documents under a data folder: Dir/projects/<name, escaped>-<hash>, one
-// path element whatever the name holds, distinct for distinct names.
+// documents under a data folder: Dir/projects/ProjectFolderName(name).
 func (f Folders) ProjectFolder(name string) string {
+	return filepath.Join(f.Dir, "projects", ProjectFolderName(name))
+}
+
+// ProjectFolderName is the name of a project's folder: <name,
+// escaped>-<hash>, one path element whatever the name holds, distinct for
+// distinct names. FindProject finds a project by it too.
+func ProjectFolderName(name string) string {
 	safe := strings.Map(func(r rune) rune {
 		if r >= 'a' && r <= 'z' || r >= 'A' && r <= 'Z' || r >= '0' && r <= '9' || r == '-' || r == '_' {
 			return r
@@ -300,5 +313,5 @@ func (f Folders) ProjectFolder(name string) string {
 		safe = safe[:60]
 	}
 	sum := sha256.Sum256([]byte(name))
-	return filepath.Join(f.Dir, "projects", safe+"-"+hex.EncodeToString(sum[:6]))
+	return safe + "-" + hex.EncodeToString(sum[:6])
 }

@@ -1,6 +1,9 @@
 package storage_test
 
 import (
+	"context"
+	"errors"
+	"path/filepath"
 	"strings"
 	"testing"
 
@@ -58,5 +61,29 @@ func TestCheckDocVersionSource(t *testing.T) {
 	}
 	if err := storage.CheckProjectSources(""); err == nil {
 		t.Error("CheckProjectSources accepted an empty name")
+	}
+}
+
+// projectList is a store's list of projects.
+type projectList []storage.Project
+
+func (l projectList) ListProjects(context.Context) ([]storage.Project, error) { return l, nil }
+
+// A project is found by its name, and by the name of its folder, which
+// the path of a saved document shows ("terminal-4e686af7bdcc"); a name
+// that is neither is not found.
+func TestFindProjectByFolderName(t *testing.T) {
+	list := projectList{{Name: "terminal"}, {Name: "channel/T1/C1"}}
+	folder := filepath.Base(storage.Folders{Dir: "/data"}.ProjectFolder("channel/T1/C1"))
+	for _, name := range []string{"channel/T1/C1", folder} {
+		if p, err := storage.FindProject(context.Background(), list, name); err != nil || p.Name != "channel/T1/C1" {
+			t.Errorf("FindProject(%q) = %+v, %v", name, p, err)
+		}
+	}
+	if !strings.HasPrefix(folder, "channel_T1_C1-") || folder != storage.ProjectFolderName("channel/T1/C1") {
+		t.Errorf("folder name %q", folder)
+	}
+	if _, err := storage.FindProject(context.Background(), list, "terminal-000000000000"); !errors.Is(err, storage.ErrNotFound) {
+		t.Errorf("a folder name of no project: %v", err)
 	}
 }

@@ -30,7 +30,7 @@ func runAgents(ctx context.Context, e *env) int {
 
 // explainCatalog says, after "no agent ..." on w, why (catalogs.Explain).
 func explainCatalog(w io.Writer, cfg *Config, cat *catalog.Catalog) {
-	catalogs.Explain(w, sources(cfg), cat)
+	catalogs.Explain(w, sources(cfg), cfg.DataDir, cat)
 }
 
 // runSessions lists, shows, exports, deletes or prunes stored sessions

@@ -391,3 +391,15 @@ func TestChatQuitBeforeFirstMessageIsQuiet(t *testing.T) {
 		t.Errorf("sessions were kept:\n%s", r.stdout)
 	}
 }
+
+// With no source named, an unknown agent's explanation names where the
+// agents it lists come from, the built-in samples, not "bundles (none)".
+func TestChatUnknownAgentNamesTheSamples(t *testing.T) {
+	fm := fakemodel.NewTB(t)
+	data := filepath.Join(t.TempDir(), "data")
+	r := runCmd(t, map[string]string{"OPENAI_API_KEY": "k", "OPENAI_BASE_URL": fm.URL(), "AGENTBOT_DATA": data}, "", "chat", "--agent", "nope")
+	r.wantCode(t, 2)
+	contains(t, "stderr", r.stderr, "  known agents: product-lead, retro-coach, story-writer")
+	contains(t, "stderr", r.stderr, "  looked in: bundles "+filepath.Join(data, "samples")+" (the sample bundles built into agentbot);")
+	lacks(t, "stderr", r.stderr, "bundles (none)")
+}

@@ -219,11 +219,16 @@ var groups = map[string][]string{
 }
 
 // settingsOf returns the settings of the named groups, in the settings
-// table's order.
+// table's order. A name that is no group is one setting's flag: a command
+// that uses one setting of a group names that setting alone.
 func settingsOf(names []string) []setting {
 	in := map[string]bool{}
 	for _, g := range names {
-		for _, f := range groups[g] {
+		flags, ok := groups[g]
+		if !ok {
+			flags = []string{g}
+		}
+		for _, f := range flags {
 			in[f] = true
 		}
 	}

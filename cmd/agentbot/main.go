@@ -36,7 +36,7 @@ type env struct {
 
 // command is one subcommand: its name, a one-line summary for the
 // top-level help, its synopsis for -h, the setting groups it uses (see
-// groups in config.go) and what runs it.
+// groups in config.go; or single settings of a group) and what runs it.
 type command struct {
 	name, summary string
 	// usage is what follows "agentbot NAME" in its -h.
@@ -56,13 +56,13 @@ func commands() []command {
 		// agents reads the data folder: the built-in sample bundle is
 		// unpacked there when no other source is named.
 		{name: "agents", summary: "list the agents found in bundles and BMAD roots", usage: "[--json] [--all=false]",
-			groups: []string{"agents", "store"}, run: runAgents},
+			groups: []string{"agents", "data"}, run: runAgents},
 		{name: "sessions", summary: "list, show, export, delete or prune sessions", usage: admin.SessionsSynopsis,
 			groups: []string{"store", "retention"}, run: runSessions},
 		{name: "projects", summary: "list, show, export or import projects' shared documents", usage: admin.ProjectsSynopsis,
-			groups: []string{"store", "turns"}, run: runProjects},
+			groups: []string{"store", "max-file-bytes"}, run: runProjects},
 		{name: "check", summary: "validate tokens, Slack, the model (a real tool call), MCP servers and bundles", usage: "[--check-timeout DURATION] [--no-slack]",
-			groups: []string{"agents", "store", "model", "slack"}, run: runCheck},
+			groups: []string{"agents", "store", "model", "slack-app-token", "slack-bot-token", "slack-api-url"}, run: runCheck},
 		{name: "backup", summary: "copy the database consistently, also while serve or chat runs", usage: "[--force] FILE",
 			groups: []string{"store"}, run: runBackup},
 		{name: "migrate", summary: "copy a bbolt store into PostgreSQL (AGENTBOT_DATABASE_URL)", usage: "[--from DATA_FOLDER]",

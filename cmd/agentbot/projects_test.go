@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"os"
 	"path/filepath"
+	"regexp"
 	"strings"
 	"testing"
 
@@ -152,4 +153,22 @@ func readTree(t *testing.T, dir string) map[string]string {
 		t.Fatal(err)
 	}
 	return out
+}
+
+// The folder a saved document's path shows (…/projects/<folder>/documents/…)
+// names its project to projects show and export, as its name does.
+func TestProjectsFoundByTheSavedPathsFolder(t *testing.T) {
+	_, vars, chat := briefChat(t)
+	m := regexp.MustCompile(`✓ saved \S+ \(\d+ bytes, v\d+\) at .*/projects/([^/]+)/documents/`).FindStringSubmatch(chat.stdout)
+	if m == nil {
+		t.Fatalf("no save line with a project folder:\n%s", chat.stdout)
+	}
+	r := runCmd(t, vars, "", "projects", "show", m[1])
+	r.wantCode(t, 0)
+	contains(t, "projects show "+m[1], r.stdout, "Project:   terminal\n")
+	contains(t, "projects show "+m[1], r.stdout, "product-brief.md")
+	dir := t.TempDir()
+	r = runCmd(t, vars, "", "projects", "export", m[1], dir)
+	r.wantCode(t, 0)
+	contains(t, "projects export "+m[1], r.stdout, "of project terminal to "+dir)
 }

@@ -201,8 +201,9 @@ func TestSessionsExportRefusesToOverwrite(t *testing.T) {
 	contains(t, "stderr", r.stderr, "agentbot sessions export:")
 }
 
-// sessions delete removes one session, with its documents, by id or chat
-// name; the others stay. While another process holds the store it removes
+// sessions delete removes one session and its working folder, by id or
+// chat name, and says that the documents it saved stay in its project,
+// which they do; the other sessions stay. While another process holds the store it removes
 // nothing and says why.
 func TestSessionsDelete(t *testing.T) {
 	fm, vars, chat := briefChat(t)
@@ -236,6 +237,8 @@ func TestSessionsDelete(t *testing.T) {
 	r = runCmd(t, vars, "", "sessions", "delete", id)
 	r.wantCode(t, 0)
 	contains(t, "delete", r.stdout, "deleted session "+id)
+	contains(t, "delete", r.stdout, "the documents it saved stay in its project")
+	lacks(t, "delete", r.stdout, "with its documents")
 	if _, err := os.Stat(outDir); !os.IsNotExist(err) {
 		t.Errorf("the documents folder is still there: %v", err)
 	}

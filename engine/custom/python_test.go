@@ -44,11 +44,11 @@ func python(t *testing.T) string {
 	t.Helper()
 	py, err := exec.LookPath("python3")
 	if err != nil {
-		t.Skip("python3 is not on PATH")
+		fixtures.Unavailable(t, fixtures.NeedPython, "python3 is not on PATH")
 	}
 	out, err := exec.Command(py, "-c", "import sys; print(sys.version_info >= (3, 11))").Output()
 	if err != nil || strings.TrimSpace(string(out)) != "True" {
-		t.Skipf("python3 is older than 3.11 (or broken: %v)", err)
+		fixtures.Unavailable(t, fixtures.NeedPython, fmt.Sprintf("python3 is older than 3.11 (or broken: %v)", err))
 	}
 	return py
 }

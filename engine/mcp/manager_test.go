@@ -20,11 +20,15 @@ import (
 	"time"
 	"unicode/utf8"
 
+	"agentbot/engine/fixtures"
 	"agentbot/engine/mcp/mcptest"
 )
 
+// TestMain ends the run with one line saying how many tests skipped for
+// what is missing here (the MCP reference servers from npm), and how to
+// run them.
 func TestMain(m *testing.M) {
-	code := m.Run()
+	code := fixtures.Main(m)
 	mcptest.RemoveBuilds()
 	os.Exit(code)
 }

@@ -31,7 +31,7 @@ func newScript(t *testing.T) script {
 	}
 	python, err := exec.LookPath("python3")
 	if err != nil {
-		t.Skip("python3 is not on PATH")
+		fixtures.Unavailable(t, fixtures.NeedPython, "python3 is not on PATH")
 	}
 	// Resolve a version manager's shim (pyenv) once: each run is faster.
 	if out, err := exec.Command(python, "-c", "import sys; print(sys.executable)").Output(); err == nil {

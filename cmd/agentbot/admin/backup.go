@@ -31,25 +31,12 @@ func (o *Backup) Run(args []string) int {
 		fmt.Fprintln(o.Stderr, "agentbot backup: AGENTBOT_DATABASE_URL is set: the state, documents included, is in PostgreSQL; back it up with pg_dump (agentbot backup copies the bbolt store)")
 		return 2
 	}
-	var src interface {
-		Backup(w io.Writer) (int64, error)
-	}
-	st, err := bolt.Open(o.Store.DataDir)
-	switch {
-	case err == nil:
-		defer st.Close()
-		src = st
-	case errors.Is(err, bolt.ErrLocked):
-		r, derr := bolt.Dial(o.Store.DataDir)
-		if derr != nil {
-			fmt.Fprintf(o.Stderr, "agentbot backup: %v\n", stores.HeldSilently(err, derr))
-			return 1
-		}
-		src = r
-	default:
+	src, closeSrc, err := o.source()
+	if err != nil {
 		fmt.Fprintf(o.Stderr, "agentbot backup: %v\n", err)
 		return 1
 	}
+	defer closeSrc()
 	n, err := bolt.Backup(src, args[0], o.Force)
 	if err != nil {
 		fmt.Fprintf(o.Stderr, "agentbot backup: %v\n", err)
@@ -57,6 +44,30 @@ func (o *Backup) Run(args []string) int {
 	}
 	fmt.Fprintf(o.Stdout, "wrote %s (%d bytes), a consistent copy of %s\n", args[0], n, bolt.DBName)
 	return 0
+}
+
+// backupSource is what a backup copies from: the store, or a running
+// agentbot's through its control socket.
+type backupSource interface {
+	Backup(w io.Writer) (int64, error)
+}
+
+// source is the store to copy (reach): the running agentbot's that holds
+// it, asked first, else the data folder's store, which a backup never
+// makes. It says which on Stderr.
+func (o *Backup) source() (backupSource, func(), error) {
+	src, closeSrc, where, err := reach(context.Background(), o.Store,
+		func(st storage.Backend) backupSource { return st.(*bolt.Store) }, // DatabaseURL is unset: bbolt
+		func(r *bolt.Remote) backupSource { return r })
+	var none *stores.NoStoreError
+	if errors.As(err, &none) {
+		return nil, nil, fmt.Errorf("nothing to back up: %w", err)
+	}
+	if err != nil {
+		return nil, nil, err
+	}
+	fmt.Fprintf(o.Stderr, "agentbot backup: copying %s\n", where)
+	return src, closeSrc, nil
 }
 
 // Migrate is agentbot migrate: its flag, the stores and where it writes.

@@ -93,26 +93,22 @@ func (o *Connections) open(ctx context.Context, verb string) (storage.Backend, i
 // or a running agentbot's through its control socket. agentbot's registered
 // clients show only when --user names storage.ClientUser.
 func (o *Connections) list(ctx context.Context) int {
-	var st interface {
+	type lister interface {
 		ListCredentials(context.Context, storage.CredentialFilter) ([]storage.CredentialInfo, error)
 	}
-	local, err := o.Store.Open(ctx)
+	st, closeStore, where, err := reach(ctx, o.Store, func(st storage.Backend) lister { return st },
+		func(r *bolt.Remote) lister { return r })
+	var none *stores.NoStoreError
 	switch {
-	case err == nil:
-		defer local.Close()
-		st = local
-	case errors.Is(err, bolt.ErrLocked):
-		// A running agentbot holds the bbolt store: ask it.
-		remote, derr := bolt.Dial(o.Store.DataDir)
-		if derr != nil {
-			fmt.Fprintf(o.Stderr, "agentbot connections list: %v\n", stores.HeldSilently(err, derr))
-			return 1
-		}
-		st = remote
-	default:
+	case errors.As(err, &none):
+		fmt.Fprintf(o.Stderr, "agentbot connections list: %v\n", err)
+		return 0
+	case err != nil:
 		fmt.Fprintf(o.Stderr, "agentbot connections list: %v\n", err)
 		return stores.ExitCode(err)
 	}
+	defer closeStore()
+	fmt.Fprintf(o.Stderr, "agentbot connections list: reading %s\n", where)
 	list, err := st.ListCredentials(ctx, storage.CredentialFilter{Team: o.Team, User: o.User, Server: o.Server})
 	if err != nil {
 		fmt.Fprintf(o.Stderr, "agentbot connections list: %v\n", err)

@@ -2,6 +2,7 @@ package admin
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"io"
 	"strings"
@@ -38,21 +39,24 @@ func (o *Projects) Run(ctx context.Context, args []string) int {
 		fmt.Fprintln(o.Stderr, projectsUsage)
 		return 2
 	}
-	st, err := o.Store.Open(ctx)
-	if err != nil {
-		fmt.Fprintf(o.Stderr, "agentbot projects: %v\n", err)
-		return stores.ExitCode(err)
+	st, code := o.open(ctx, args[0])
+	if st == nil {
+		return code
 	}
 	defer st.Close()
+	var err error
 	switch args[0] {
 	case "list":
 		err = listProjects(ctx, o.Stdout, st)
 	case "show":
 		err = showProject(ctx, o.Stdout, st, args[1])
 	case "export":
-		var n int
-		if n, err = projectfiles.Export(ctx, st, args[1], args[2], o.AllVersions); err == nil {
-			fmt.Fprintf(o.Stdout, "wrote %d files of project %s to %s\n", n, args[1], args[2])
+		var p storage.Project
+		if p, err = storage.FindProject(ctx, st, args[1]); err == nil {
+			var n int
+			if n, err = projectfiles.Export(ctx, st, p.Name, args[2], o.AllVersions); err == nil {
+				fmt.Fprintf(o.Stdout, "wrote %d files of project %s to %s\n", n, p.Name, args[2])
+			}
 		}
 	case "import":
 		var n int
@@ -65,6 +69,38 @@ func (o *Projects) Run(ctx context.Context, args []string) int {
 		return 1
 	}
 	return 0
+}
+
+// open opens the store for verb, saying which store it reads; list, show
+// and export never make one (stores.NoStoreError: list then has nothing to
+// list). It returns nil and the exit code when there is none to use.
+func (o *Projects) open(ctx context.Context, verb string) (storage.Backend, int) {
+	if verb == "import" {
+		st, err := o.Store.Open(ctx)
+		if err != nil {
+			fmt.Fprintf(o.Stderr, "agentbot projects: %v\n", err)
+			return nil, stores.ExitCode(err)
+		}
+		return st, 0
+	}
+	st, err := o.Store.OpenExisting(ctx)
+	var none *stores.NoStoreError
+	switch {
+	case errors.As(err, &none):
+		fmt.Fprintf(o.Stderr, "agentbot projects %s: %v\n", verb, err)
+		if verb == "list" {
+			return nil, 0
+		}
+		return nil, 1
+	case err != nil:
+		fmt.Fprintf(o.Stderr, "agentbot projects: %v\n", err)
+		if hint := o.Store.LockedHint(err); hint != "" {
+			fmt.Fprintf(o.Stderr, "agentbot projects: %s\n", hint)
+		}
+		return nil, stores.ExitCode(err)
+	}
+	fmt.Fprintf(o.Stderr, "agentbot projects %s: reading %s\n", verb, o.Store.Where(false))
+	return st, 0
 }
 
 // listProjects writes every project with its documents' count and last
@@ -100,11 +136,11 @@ func showProject(ctx context.Context, w io.Writer, st storage.Projects, name str
 	if err != nil {
 		return err
 	}
-	channels, err := st.BoundChannels(ctx, name)
+	channels, err := st.BoundChannels(ctx, p.Name)
 	if err != nil {
 		return err
 	}
-	docs, err := st.Documents(ctx, name)
+	docs, err := st.Documents(ctx, p.Name)
 	if err != nil {
 		return err
 	}

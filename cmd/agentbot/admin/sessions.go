@@ -51,18 +51,68 @@ func (o *Sessions) Run(ctx context.Context, args []string) int {
 		fmt.Fprintf(o.Stderr, "agentbot sessions: unknown subcommand %q\nusage: agentbot sessions %s\n", r.verb, SessionsSynopsis)
 		return 2
 	}
-	st, closeStore, err := openReader(ctx, o.Store, !v.writes)
-	if v.writes && errors.Is(err, bolt.ErrLocked) {
+	if code := r.argsOK(); code != 0 {
+		return code
+	}
+	st, closeStore, where, err := openReader(ctx, o.Store, !v.writes)
+	var none *stores.NoStoreError
+	switch {
+	case v.writes && errors.Is(err, bolt.ErrLocked):
 		fmt.Fprintf(o.Stderr, "agentbot sessions %s: %v: the running agentbot holds the store; stop it to %s sessions by hand (serve prunes by itself with AGENTBOT_SESSION_TTL)\n", r.verb, err, r.verb)
 		return 1
-	}
-	if err != nil {
+	case errors.As(err, &none):
+		// Nothing stored yet, and nothing made: nothing to list, find or
+		// remove.
+		fmt.Fprintf(o.Stderr, "agentbot sessions %s: %v\n", r.verb, err)
+		if v.writes && r.verb == "prune" {
+			return 0
+		}
+		if v.writes {
+			return 1
+		}
+		st, closeStore = noSessions{none}, func() {}
+	case err != nil:
 		fmt.Fprintf(o.Stderr, "agentbot sessions: %v\n", err)
 		return stores.ExitCode(err)
+	default:
+		if !v.writes {
+			fmt.Fprintf(o.Stderr, "agentbot sessions %s: reading %s\n", r.verb, where)
+		}
 	}
 	defer closeStore()
 	r.st = st
 	return v.run(r)
+}
+
+// argsOK checks a subcommand's arguments before the store is reached; it
+// returns the exit code of wrong ones (0: they are right).
+func (r *sessionsRun) argsOK() int {
+	switch {
+	case r.verb == "show" || r.verb == "export" || r.verb == "delete":
+		if len(r.args) < 1 {
+			return r.fail(2, "which session? give its ID (agentbot sessions list)")
+		}
+	case r.verb == "prune" && r.pruneTTL() <= 0:
+		return r.fail(2, "say how old: --older-than 720h (or set AGENTBOT_SESSION_TTL)")
+	}
+	return 0
+}
+
+// pruneTTL is how long a session prune removes must have been inactive.
+func (r *sessionsRun) pruneTTL() time.Duration {
+	if r.OlderThan != 0 {
+		return r.OlderThan
+	}
+	return r.TTL
+}
+
+// noSessions is a data folder without a store, read: no session in it.
+type noSessions struct{ none *stores.NoStoreError }
+
+func (noSessions) ListSessions(context.Context) ([]storage.SessionInfo, error) { return nil, nil }
+
+func (n noSessions) Lookup(_ context.Context, idOrKey string) (*transcript.Session, error) {
+	return nil, fmt.Errorf("load session %s: %w: %v", idOrKey, storage.ErrNotFound, n.none)
 }
 
 // sessionsRun is one run of agentbot sessions: the subcommand, its
@@ -95,11 +145,9 @@ func (r *sessionsRun) fail(code int, format string, args ...any) int {
 	return code
 }
 
-// find returns the session the first argument names, or the exit code.
+// find returns the session the first argument names (argsOK made sure
+// there is one), or the exit code.
 func (r *sessionsRun) find() (*transcript.Session, int) {
-	if len(r.args) < 1 {
-		return nil, r.fail(2, "which session? give its ID (agentbot sessions list)")
-	}
 	s, err := lookupSession(r.ctx, r.st, r.args[0])
 	if err != nil {
 		return nil, r.fail(1, "%v", err)
@@ -186,18 +234,12 @@ func (r *sessionsRun) delete() int {
 	if err := r.st.(storage.Backend).DeleteSession(r.ctx, s.ID); err != nil {
 		return r.fail(1, "%v", err)
 	}
-	fmt.Fprintf(r.Stdout, "deleted session %s (%s) with its documents\n", s.ID, s.Key)
+	fmt.Fprintf(r.Stdout, "deleted session %s (%s) and its working folder; the documents it saved stay in its project (agentbot projects list)\n", s.ID, s.Key)
 	return 0
 }
 
 func (r *sessionsRun) prune() int {
-	ttl := r.OlderThan
-	if ttl == 0 {
-		ttl = r.TTL
-	}
-	if ttl <= 0 {
-		return r.fail(2, "say how old: --older-than 720h (or set AGENTBOT_SESSION_TTL)")
-	}
+	ttl := r.pruneTTL()
 	ids, err := r.st.(storage.Backend).Prune(r.ctx, time.Now().Add(-ttl))
 	if err != nil {
 		return r.fail(1, "%v", err)
@@ -260,23 +302,19 @@ func (r storeReader) Lookup(ctx context.Context, idOrKey string) (*transcript.Se
 	return storage.Lookup(ctx, r.Backend, idOrKey)
 }
 
-// openReader opens the store (PostgreSQL when configured, which every
-// replica shares), or, when a running agentbot holds the bbolt store and
-// remote is allowed, reaches that agentbot's control socket.
-func openReader(ctx context.Context, store stores.Store, remote bool) (sessionReader, func(), error) {
-	dir := store.DataDir
-	st, err := store.Open(ctx)
-	if err == nil {
-		return storeReader{st}, func() { st.Close() }, nil
+// openReader reaches the store: for list, show and export (remote) the
+// running agentbot's first (reach), for delete and prune the store itself,
+// never made (stores.NoStoreError). It also says which store it reached.
+func openReader(ctx context.Context, store stores.Store, remote bool) (sessionReader, func(), string, error) {
+	if remote {
+		return reach(ctx, store, func(st storage.Backend) sessionReader { return storeReader{st} },
+			func(r *bolt.Remote) sessionReader { return r })
 	}
-	if !errors.Is(err, bolt.ErrLocked) || !remote {
-		return nil, nil, err
+	st, err := store.OpenExisting(ctx)
+	if err != nil {
+		return nil, nil, "", err
 	}
-	r, derr := bolt.Dial(dir)
-	if derr != nil {
-		return nil, nil, stores.HeldSilently(err, derr)
-	}
-	return r, func() {}, nil
+	return storeReader{st}, func() { st.Close() }, store.Where(false), nil
 }
 
 // Retention removes sessions inactive longer than ttl, now and every hour,

@@ -33,7 +33,7 @@ func Load(cfg Sources, dataDir string) *catalog.Catalog {
 		}
 	}
 	var extractErr error
-	if len(cfg.Bundles)+len(cfg.BMADRoots) == 0 && strings.TrimSpace(cfg.Skills) == "" {
+	if cfg.none() {
 		var dir string
 		dir, extractErr = builtinSamples(dataDir)
 		if dir != "" {
@@ -115,11 +115,26 @@ type Sources struct {
 	Skills             string
 }
 
+// none reports whether no source is named: the samples are offered.
+func (s Sources) none() bool {
+	return len(s.Bundles)+len(s.BMADRoots) == 0 && strings.TrimSpace(s.Skills) == ""
+}
+
+// samplesNote says where the samples Load offers when no source is named
+// come from, under data folder dataDir, without writing them.
+func samplesNote(dataDir string) string {
+	if st, err := os.Stat(defaultBundles); err == nil && st.IsDir() {
+		return defaultBundles + " (the sample bundles of this checkout)"
+	}
+	return filepath.Join(dataDir, "samples") + " (the sample bundles built into agentbot)"
+}
+
 // Explain says, after "no agent ..." on stderr, why: the agents the
 // catalog has, where it looked, and the problems that kept agents from
 // loading, with what to do. chat, serve and every command that needs an
-// agent print it when the agent is not there.
-func Explain(w io.Writer, cfg Sources, cat *catalog.Catalog) {
+// agent print it when the agent is not there. dataDir is the data folder
+// the built-in samples are written to.
+func Explain(w io.Writer, cfg Sources, dataDir string, cat *catalog.Catalog) {
 	if len(cat.Agents) > 0 {
 		fmt.Fprintf(w, "  known agents: %s\n", strings.Join(agentIDs(cat.Agents), ", "))
 	} else {
@@ -135,7 +150,11 @@ func Explain(w io.Writer, cfg Sources, cat *catalog.Catalog) {
 	if cfg.Skills != "" {
 		skills = append(skills, cfg.Skills)
 	}
-	fmt.Fprintf(w, "  looked in: bundles %s; BMAD roots %s; skills %s\n", none(cfg.Bundles), none(cfg.BMADRoots), none(skills))
+	bundles := cfg.Bundles
+	if cfg.none() {
+		bundles = []string{samplesNote(dataDir)}
+	}
+	fmt.Fprintf(w, "  looked in: bundles %s; BMAD roots %s; skills %s\n", none(bundles), none(cfg.BMADRoots), none(skills))
 	if len(cat.Problems) > 0 {
 		fmt.Fprintf(w, "  %d problem(s):\n", len(cat.Problems))
 		for _, p := range cat.Problems {

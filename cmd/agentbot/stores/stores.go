@@ -9,7 +9,10 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io/fs"
 	"log/slog"
+	"os"
+	"path/filepath"
 	"time"
 
 	"agentbot/storage"
@@ -52,6 +55,66 @@ func (s Store) Open(ctx context.Context) (storage.Backend, error) {
 	}
 	st.Now = now
 	return st, nil
+}
+
+// OpenExisting opens the store for a command that only reads it: a bbolt
+// store not made yet (no agentbot.db in the data folder) is not made, that
+// is a *NoStoreError. PostgreSQL opens as with Open.
+func (s Store) OpenExisting(ctx context.Context) (storage.Backend, error) {
+	if err := s.Missing(); err != nil {
+		return nil, err
+	}
+	return s.Open(ctx)
+}
+
+// Missing is a *NoStoreError when the data folder holds no bbolt store
+// (a file that cannot be looked at counts as one: Open says what is wrong
+// with it); nil otherwise, and always for PostgreSQL.
+func (s Store) Missing() error {
+	if s.DatabaseURL != "" {
+		return nil
+	}
+	if _, err := os.Stat(filepath.Join(s.DataDir, bolt.DBName)); errors.Is(err, fs.ErrNotExist) {
+		return &NoStoreError{Dir: s.DataDir}
+	}
+	return nil
+}
+
+// Held reaches the running agentbot (serve or chat) that holds the data
+// folder's bbolt store, through its control socket; nil when none answers
+// (no socket, PostgreSQL). Commands that only read ask it first, so they
+// need not wait out bbolt's lock to learn the store is held.
+func (s Store) Held() *bolt.Remote {
+	if s.DatabaseURL != "" {
+		return nil
+	}
+	r, err := bolt.Dial(s.DataDir)
+	if err != nil {
+		return nil
+	}
+	return r
+}
+
+// Where says which store a command reads, for the line it prints first:
+// "the store in DIR" (bbolt), or PostgreSQL's; through says it is reached
+// through the running agentbot that holds it.
+func (s Store) Where(through bool) string {
+	switch {
+	case s.DatabaseURL != "":
+		return "the PostgreSQL store of AGENTBOT_DATABASE_URL"
+	case through:
+		return "the store in " + s.DataDir + ", through the agentbot running on it"
+	}
+	return "the store in " + s.DataDir
+}
+
+// NoStoreError is a data folder without a store: nothing has run with it
+// yet. A command that only reads says so, and makes none.
+type NoStoreError struct{ Dir string }
+
+// Error names the folder and what may be wrong.
+func (e *NoStoreError) Error() string {
+	return fmt.Sprintf("no store in %s yet: nothing has run with this data folder (AGENTBOT_DATA or --data names another)", e.Dir)
 }
 
 // ServeControl answers other agentbot commands (sessions list, show and

@@ -25,6 +25,8 @@ import (
 	"time"
 
 	"github.com/modelcontextprotocol/go-sdk/oauthex"
+
+	"agentbot/engine/fixtures"
 )
 
 // These tests run a real authorization server: oidc-provider from npm (a
@@ -78,10 +80,7 @@ func startProvider(t *testing.T, resource string) string {
 		missing = fmt.Sprintf("oidc-provider is not installed (cd engine/mcp/oauth/testdata/npm && npm ci, or set %s)", NodeModulesEnv)
 	}
 	if missing != "" {
-		if os.Getenv("CI") == "true" {
-			t.Fatalf("authorization server: %s", missing)
-		}
-		t.Skipf("authorization server: %s", missing)
+		fixtures.Unavailable(t, fixtures.NeedOAuthServer, "authorization server: "+missing)
 	}
 
 	l, err := net.Listen("tcp", "127.0.0.1:0")
