@@ -36,6 +36,12 @@ type ExternalTool struct {
 	// caller gave up, the tool's source is closed) becomes an error result
 	// too: the model can recover from either.
 	Call func(ctx context.Context, args json.RawMessage, call ExternalCall) (ExternalReply, error)
+	// NeedsConnection, when set, reports whether the person the turn acts
+	// as must first connect their account at Server (MCP authorization
+	// per person): a call then waits, like one that asks for approval,
+	// with a connect gate (transcript.GateConnect) until they connect,
+	// decline or the wait expires.
+	NeedsConnection func(ctx context.Context) bool
 }
 
 // ExternalCall is what the engine gives a call of an external tool besides
