@@ -36,13 +36,16 @@ var clickHandlers = map[string]func(b *intake, c click, ack func()) bool{
 		b.onStopClick(c.team, c.channel, c.thread, c.user, c.dm)
 		return false
 	},
-	view.ActionApprove: (*intake).onApprovalButton,
-	view.ActionDeny:    (*intake).onApprovalButton,
-	actionFeedback:     (*intake).onFeedbackButton,
-	actionHome:         (*intake).onHomeButton, // the Home tab has no channel
-	actionBind:         func(b *intake, c click, _ func()) bool { return b.slash.onBindButton(c) },
-	actionMenu:         (*intake).onThreadButton,
-	actionPick:         (*intake).onThreadButton,
+	view.ActionApprove:        (*intake).onApprovalButton,
+	view.ActionDeny:           (*intake).onApprovalButton,
+	actionFeedback:            (*intake).onFeedbackButton,
+	actionHome:                (*intake).onHomeButton, // the Home tab has no channel
+	actionBind:                func(b *intake, c click, _ func()) bool { return b.slash.onBindButton(c) },
+	actionMenu:                (*intake).onThreadButton,
+	view.ActionConnectLink:    (*intake).onConnectLinkClick,
+	view.ActionConnectDecline: (*intake).onConnectDeclineClick,
+	view.ActionDisconnect:     (*intake).onDisconnectClick,
+	actionPick:                (*intake).onThreadButton,
 }
 
 // onInteraction handles button clicks: a menu button types its command in

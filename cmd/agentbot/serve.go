@@ -208,13 +208,26 @@ func (s *server) newBot(context.Context) int {
 		MaxUploadBytes: cfg.MaxUploadBytes, NoStreaming: cfg.NoStreaming, Logger: log, Observer: met,
 		ReplicaID: cfg.ReplicaID, LeaseTTL: cfg.LeaseTTL, ApprovalTimeout: cfg.ApprovalTimeout,
 		MCPServers: tools.Names(), Fences: fences, Folders: storage.Folders{Dir: cfg.DataDir},
-		Connections: s.connections(),
+		Connections: s.connections(), Linker: s.linker(),
 	})
 	if err != nil {
 		return s.fail(1, err)
 	}
 	s.b = b
+	if s.conn != nil {
+		// A finished connection, on whichever replica serves the redirect,
+		// resumes the turns waiting on it.
+		s.conn.OnConnected = func(c connect.Connected) { b.AccountConnected(c.Team, c.User, c.Server, c.From) }
+	}
 	return 0
+}
+
+// linker makes the bot's connect links, or none without OAuth servers.
+func (s *server) linker() bot.Linker {
+	if s.conn == nil {
+		return nil
+	}
+	return mcptools.Linker{Connector: s.conn, Config: s.tools.Config()}
 }
 
 // connections is what /agent connections and disconnect act on: the

@@ -137,7 +137,7 @@ type replica struct {
 func newReplica(t *testing.T, st Store, public string, log *lockedBuffer) *replica {
 	r := &replica{connected: make(chan string, 4)}
 	r.Connector = &Connector{Store: st, NotFound: errNotFound, ServiceUser: "(service)", ClientName: "agentbot test",
-		OnConnected: func(team, user, server string) { r.connected <- team + "/" + user + "/" + server },
+		OnConnected: func(c Connected) { r.connected <- c.Team + "/" + c.User + "/" + c.Server },
 		Log:         slog.New(slog.NewTextHandler(log, &slog.HandlerOptions{Level: slog.LevelDebug}))}
 	r.pub = httptest.NewUnstartedServer(r.Handler())
 	// Replicas share one public URL (behind a load balancer); each
