@@ -79,6 +79,10 @@ type Terminal struct {
 	// person is the terminal's user ($USER), the author of the documents
 	// the session saves in its project.
 	person string
+	// Connect connects the person's account at an MCP server for a call
+	// that waits on it (mcptools.Loopback), reporting whether they did;
+	// nil: no server here needs one, and such a call is declined.
+	Connect func(server string) bool
 }
 
 // New returns the terminal reading stdin and writing to stdout and, for
@@ -91,6 +95,12 @@ func New(stdin io.Reader, stdout, stderr io.Writer, person string) *Terminal {
 
 // decide asks on the terminal about a call a turn waits on.
 func (t *Terminal) decide(p transcript.Approval) (string, string, bool) {
+	if p.Kind == transcript.GateConnect {
+		if t.Connect != nil && t.Connect(p.Server) {
+			return transcript.DecisionConnected, t.person, true
+		}
+		return transcript.DecisionDenied, t.person, true
+	}
 	return askApproval(t.out, t.sc, t.interactive, p), "terminal", true
 }
 

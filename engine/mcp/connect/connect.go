@@ -432,6 +432,7 @@ func (c *Connector) registered(ctx context.Context, s *mcp.Server, d oauth.Disco
 	cl, err := c.Store.Client(ctx, s.Name)
 	switch {
 	case err == nil && strings.TrimSuffix(cl.Issuer, "/") == strings.TrimSuffix(d.AuthServer.Issuer, "/") &&
+		(len(cl.RedirectURIs) == 0 || slices.Contains(cl.RedirectURIs, c.redirectURL())) &&
 		(cl.SecretExpiresAt.IsZero() || time.Now().Before(cl.SecretExpiresAt)) &&
 		(s.OAuth.ClientID == "" || cl.Registration != oauth.RegistrationPreregistered || cl.ID == s.OAuth.ClientID):
 		return cl, nil
