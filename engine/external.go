@@ -51,6 +51,10 @@ type ExternalCall struct {
 	// sees it as the call's status (Slack's task card, the terminal). Never
 	// nil.
 	Progress func(status string)
+	// Ask asks the person the call acts for a Question and waits for
+	// their answer (or ctx's end); ErrNobodyToAsk when nobody can be
+	// asked. Never nil.
+	Ask func(ctx context.Context, q Question) (Answer, error)
 }
 
 // ExternalReply is what a call of an external tool gives back.
@@ -131,7 +135,7 @@ func (env *toolEnv) runExternal(ctx context.Context, t ExternalTool, tc transcri
 			env.emit(Event{Kind: EventToolStart, Tool: tc.Function.Name, CallID: tc.ID, Status: status})
 		}
 	}
-	reply, err := t.Call(ctx, json.RawMessage(args), ExternalCall{Progress: progress})
+	reply, err := t.Call(ctx, json.RawMessage(args), ExternalCall{Progress: progress, Ask: env.asker(tc.Function.Name, tc.ID)})
 	if err != nil {
 		return errResult("tool %s failed: %v", t.Name, err)
 	}

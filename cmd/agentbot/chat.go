@@ -71,9 +71,12 @@ func runChat(ctx context.Context, e *env) int {
 	}
 	tools := mcptools.New(mc, opts)
 	defer tools.Close() // stops the stdio servers
+	t := chat.New(e.stdin, e.stdout, e.stderr, e.getenv("USER"))
+	if tools != nil {
+		tools.Ask = t.Ask // a server's question is asked on the terminal
+	}
 	tools.WarnAgents(cat, log)
 	eng := newEngine(cfg, st, m, func() *catalog.Catalog { return cat }, newBudgets(cfg, st), log, nil, tools)
-	t := chat.New(e.stdin, e.stdout, e.stderr, e.getenv("USER"))
 	t.Explain = func(w io.Writer, cat *catalog.Catalog) { explainCatalog(w, cfg, cat) }
 	if loop != nil {
 		t.Connect = func(server string) bool {

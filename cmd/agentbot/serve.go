@@ -24,6 +24,7 @@ import (
 	"agentbot/cmd/agentbot/httpserve"
 	"agentbot/cmd/agentbot/mcptools"
 	"agentbot/cmd/agentbot/stores"
+	"agentbot/engine"
 	"agentbot/engine/catalog"
 	"agentbot/engine/mcp"
 	"agentbot/engine/mcp/connect"
@@ -191,6 +192,13 @@ func (s *server) newBot(context.Context) int {
 	})
 	if err != nil {
 		return s.fail(2, err)
+	}
+	if tools != nil {
+		// A server's question goes to the turn's person in the thread (the
+		// bot exists by the time a turn runs).
+		tools.Ask = func(ctx context.Context, sess *engine.Session, q engine.Question) (engine.Answer, error) {
+			return s.b.Ask(ctx, sess, q)
+		}
 	}
 	fences := bot.NewFences(st) // the engine's saves of a thread are fenced by its lease
 	eng := newEngine(cfg, fencedSaves{st, fences}, m, cats.Get, newBudgets(cfg, st), log, met.ToolRecord, tools)
