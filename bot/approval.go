@@ -66,6 +66,9 @@ func ownerOfRecord(s *transcript.Session) string {
 
 // approvalMessage renders the message of call a of session s (view.ApprovalMessage).
 func (b *core) approvalMessage(s *transcript.Session, a *transcript.Approval, line string) []slack.MsgOption {
+	if a.Kind == transcript.GateConnect {
+		return view.ConnectWaitMessage(s.Key, a, line)
+	}
 	return view.ApprovalMessage(s.Key, a, b.approvers(s), line)
 }
 
@@ -108,7 +111,7 @@ func (b *turns) postApprovals(ctx context.Context, s *engine.Session, it item, p
 		if _, ok := posted[a.CallID]; ok || a.Decision != "" {
 			continue
 		}
-		ts, err := b.postMsg(ctx, it.Channel, it.ThreadTS, b.approvalMessage(&s.Session, a, "")...)
+		ts, err := b.postGate(ctx, s, it, a)
 		if err != nil {
 			b.log.Error("post approval request", "session", s.ID, "tool", a.Tool, "err", err)
 			continue
@@ -119,6 +122,15 @@ func (b *turns) postApprovals(ctx context.Context, s *engine.Session, it item, p
 		return
 	}
 	b.saveApprovalMessages(ctx, s, posted)
+}
+
+// postGate posts the message of pending call a: an approval request, or
+// the note of a connect gate (with the link sent to its person alone).
+func (b *turns) postGate(ctx context.Context, s *engine.Session, it item, a *transcript.Approval) (string, error) {
+	if a.Kind == transcript.GateConnect {
+		return b.postConnectGate(ctx, s, it, a)
+	}
+	return b.postMsg(ctx, it.Channel, it.ThreadTS, b.approvalMessage(&s.Session, a, "")...)
 }
 
 // onApprovalClick handles a click of Approve or Deny: someone who may not
@@ -148,6 +160,10 @@ func (b *intake) onApprovalClick(team, channel, thread, messageTS, user, kind, v
 		return false
 	case a.Decision != "":
 		b.ephemeral(channel, user, thread, "This tool call was decided already: "+view.DecisionLine(a)+".")
+		return false
+	case a.Kind == transcript.GateConnect:
+		// Nobody approves past a connection: only its person connects.
+		b.ephemeral(channel, user, thread, "This call waits for <@"+a.Person+"> to connect their account at `"+a.Server+"`; only they can.")
 		return false
 	}
 	if ans := b.mayDecide(user, team, channel, rec); !ans.OK {
@@ -191,15 +207,7 @@ func (b *threadHandlers) onDecision(ctx context.Context, j *job) {
 		b.log.Info("tool call decided", "session", s.ID, "tool", a.Tool, "decision", a.Decision, "by", a.By)
 		b.updateApproval(ctx, s, it, a)
 	}
-	for _, p := range s.Pending {
-		if p.Decision == "" {
-			return // the turn resumes once the others are decided
-		}
-	}
-	turn := it
-	turn.User = b.ownerOf(c, it) // the resumed turn streams to its owner
-	b.turns.runTurn(ctx, c, turn, "")
-	b.answerDeferred(ctx, c)
+	b.resumeDecided(ctx, c, it) // once the others are decided too
 }
 
 // updateApproval shows the decision in the call's message, without buttons.

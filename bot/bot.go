@@ -80,6 +80,10 @@ type Config struct {
 	// and /agent disconnect ends; nil: those commands say they are not
 	// enabled here.
 	Connections Connections
+	// Linker makes the links people connect their accounts at MCP
+	// servers with (a call waiting on a connection, /agent connect); nil:
+	// connecting is not enabled here.
+	Linker Linker
 	// MaxConcurrentTurns bounds turns running at once over all threads
 	// (default 8).
 	MaxConcurrentTurns int

@@ -92,11 +92,19 @@ func (b *slash) slashDisconnect(cmd slack.SlashCommand, team string, args []stri
 		}
 		user = storage.ServiceUser
 	}
-	have, err := conns.List(b.turnCtx, storage.CredentialFilter{User: user, Server: server})
+	b.respond(cmd, b.disconnect(b.turnCtx, team, user, server, service))
+}
+
+// disconnect revokes and forgets the connection of (team, user) to
+// server: the person's own in this team; with service (user is the
+// service user), the team's service identity, else the one for every
+// team. It says what happened.
+func (b *core) disconnect(ctx context.Context, team, user, server string, service bool) string {
+	conns := b.cfg.Connections
+	have, err := conns.List(ctx, storage.CredentialFilter{User: user, Server: server})
 	if err != nil {
 		b.log.Error("list connections", "err", err)
-		b.respond(cmd, "⚠️ I couldn't read your connections. Please try again.")
-		return
+		return "⚠️ I couldn't read your connections. Please try again."
 	}
 	// The person's own in this team; a service identity of this team,
 	// else one for every team ("").
@@ -104,25 +112,22 @@ func (b *slash) slashDisconnect(cmd slack.SlashCommand, team string, args []stri
 	if i < 0 && service {
 		i = slices.IndexFunc(have, func(c storage.CredentialInfo) bool { return c.Team == "" })
 	}
-	if i < 0 {
-		if service {
-			b.respond(cmd, fmt.Sprintf("No service identity is stored for `%s`.", server))
-		} else {
-			b.respond(cmd, fmt.Sprintf("You have no connection to `%s`. `/agent connections` lists yours.", server))
-		}
-		return
+	switch {
+	case i < 0 && service:
+		return fmt.Sprintf("No service identity is stored for `%s`.", server)
+	case i < 0:
+		return fmt.Sprintf("You have no connection to `%s`. `/agent connections` lists yours.", server)
 	}
 	team = have[i].Team
-	ctx, cancel := context.WithTimeout(b.turnCtx, revokeTimeout)
-	rerr := conns.Revoke(ctx, team, user, server)
+	rctx, cancel := context.WithTimeout(ctx, revokeTimeout)
+	rerr := conns.Revoke(rctx, team, user, server)
 	cancel()
 	if rerr != nil {
 		b.log.Warn("revoke connection", "team", team, "user", user, "server", server, "err", rerr)
 	}
-	if err := conns.Delete(b.turnCtx, team, user, server); err != nil {
+	if err := conns.Delete(ctx, team, user, server); err != nil {
 		b.log.Error("delete connection", "team", team, "user", user, "server", server, "err", err)
-		b.respond(cmd, fmt.Sprintf("⚠️ I couldn't forget your connection to `%s`. Please try again.", server))
-		return
+		return fmt.Sprintf("⚠️ I couldn't forget your connection to `%s`. Please try again.", server)
 	}
-	b.respond(cmd, view.Disconnected(server, service, rerr == nil, errors.Is(rerr, context.DeadlineExceeded)))
+	return view.Disconnected(server, service, rerr == nil, errors.Is(rerr, context.DeadlineExceeded))
 }

@@ -3,10 +3,12 @@ package bot_test
 import (
 	"context"
 	"crypto/rand"
+	"encoding/json"
 	"errors"
 	"net/http"
 	"net/http/httptest"
 	"slices"
+	"strings"
 	"sync"
 	"testing"
 	"time"
@@ -14,6 +16,7 @@ import (
 	"github.com/slack-go/slack"
 
 	"agentbot/bot"
+	"agentbot/bot/fakeslack"
 	"agentbot/cmd/agentbot/admin"
 	"agentbot/engine/mcp/oauth"
 	"agentbot/storage"
@@ -224,5 +227,62 @@ func TestSlashDisconnectVault(t *testing.T) {
 		for _, s := range []string{"access-of-", "refresh-of-"} {
 			hasNot(t, m.Text, s, "a message")
 		}
+	}
+}
+
+// The Home tab lists the person's own connections, each with a Disconnect
+// button; a click revokes and forgets that connection (the person's own,
+// in their team) and the tab shows it gone. Another person's Home tab
+// never lists hers.
+func TestHomeTabConnections(t *testing.T) {
+	const alice, bob = "U0ALICE", "U0BOB"
+	conns := &fakeConnections{}
+	r := newRig(t, rigOpts{mutate: func(c *bot.Config) { c.Connections = conns }})
+	team := r.slack.TeamID()
+	conns.mu.Lock()
+	conns.list = []storage.CredentialInfo{
+		{Team: team, User: alice, Server: "github", Account: "alice-gh", Scopes: []string{"repo"}},
+		{Team: team, User: alice, Server: "linear"},
+		{Team: team, User: bob, Server: "github", Account: "bob-gh"},
+	}
+	conns.mu.Unlock()
+
+	r.slack.SendEvent(map[string]any{"type": "app_home_opened", "user": alice, "tab": "home"})
+	r.waitFor("alice's home tab", func() bool { return strings.Contains(lastHome(r, alice), "alice-gh") })
+	home := lastHome(r, alice)
+	for _, want := range []string{"Your connections", "`github` as alice-gh", "`linear`", `"disconnect:`} {
+		has(t, home, want, "alice's home tab")
+	}
+	hasNot(t, home, "bob-gh", "alice's home tab")
+
+	var action, value string
+	var view struct {
+		View struct {
+			Blocks []struct {
+				Accessory *struct {
+					ActionID string `json:"action_id"`
+					Value    string `json:"value"`
+				} `json:"accessory"`
+			} `json:"blocks"`
+		} `json:"view"`
+	}
+	if err := json.Unmarshal([]byte(home), &view); err != nil {
+		t.Fatalf("home view: %v", err)
+	}
+	for _, b := range view.View.Blocks {
+		if b.Accessory != nil && strings.HasPrefix(b.Accessory.ActionID, "disconnect:") && b.Accessory.Value == "github" {
+			action, value = b.Accessory.ActionID, b.Accessory.Value
+		}
+	}
+	if action == "" {
+		t.Fatalf("no Disconnect button for github in:\n%s", home)
+	}
+	r.slack.SendBlockAction(fakeslack.BlockAction{UserID: alice, ActionID: action, Value: value})
+	r.waitFor("the home tab without github", func() bool {
+		h := lastHome(r, alice)
+		return !strings.Contains(h, "alice-gh") && strings.Contains(h, "`linear`")
+	})
+	if !slices.Equal(conns.revokedKeys(), []string{team + "/" + alice + "/github"}) || conns.has(team, alice, "github") || !conns.has(team, bob, "github") {
+		t.Fatalf("after alice's click: revoked %v", conns.revokedKeys())
 	}
 }

@@ -45,6 +45,9 @@ type core struct {
 	// finish; Bot.cancelTurns stops them after the grace period.
 	turnCtx context.Context
 	sleep   func(ctx context.Context, d time.Duration) error
+	// questions are the tools' questions waiting in this process for
+	// their person's answer (Bot.Ask).
+	questions questions
 }
 
 // state reads the thread state of s (threadwork.Work.State).

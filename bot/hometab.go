@@ -2,6 +2,7 @@ package bot
 
 import (
 	"context"
+	"time"
 
 	"github.com/slack-go/slack"
 
@@ -43,7 +44,7 @@ func (b *home) refreshHome(ctx context.Context, user string) {
 	for i, s := range sessions {
 		rows[i] = homeSession(s)
 	}
-	blocks := view.Home(b.cfg.Catalog().EntryPoints(), rows, b.homeProjectBlocks(ctx, sessions))
+	blocks := view.Home(b.cfg.Catalog().EntryPoints(), rows, append(b.homeProjectBlocks(ctx, sessions), b.homeConnections(ctx, user)...))
 	_, err := b.cfg.API.PublishViewContext(ctx, slack.PublishViewContextRequest{UserID: user,
 		View: slack.HomeTabViewRequest{Type: slack.VTHomeTab, Blocks: slack.Blocks{BlockSet: blocks}}})
 	if err != nil && !b.web().Refused("views.publish", err) {
@@ -121,4 +122,19 @@ func (b *home) startFromHome(team, user, agentID string, ack func()) bool {
 		return false
 	}
 	return b.enqueue(item{Kind: kindPick, Team: team, Channel: ch.ID, ThreadTS: ts, User: user, DM: true, AgentID: agentID}, ack)
+}
+
+// homeConnections are the Home tab's blocks for the person's connections
+// to MCP servers, with their Disconnect buttons (none when connections
+// are not enabled here, or unreadable).
+func (b *home) homeConnections(ctx context.Context, user string) []slack.Block {
+	if b.cfg.Connections == nil {
+		return nil
+	}
+	mine, err := b.cfg.Connections.List(ctx, storage.CredentialFilter{User: user})
+	if err != nil {
+		b.log.Warn("home tab: list connections", "err", err)
+		return nil
+	}
+	return view.HomeConnections(mine, time.Now())
 }

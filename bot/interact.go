@@ -27,6 +27,10 @@ type click struct {
 	// onBotRequest: the button sits on a message the bot posted (the
 	// payload's message), not on someone else's.
 	onBotRequest bool
+	// state is the message's inputs (a question's form); responseURL
+	// answers the click in place.
+	state       *slack.BlockActionStates
+	responseURL string
 }
 
 // clickHandlers handle a click by its kind; each reports whether ack was
@@ -36,13 +40,19 @@ var clickHandlers = map[string]func(b *intake, c click, ack func()) bool{
 		b.onStopClick(c.team, c.channel, c.thread, c.user, c.dm)
 		return false
 	},
-	view.ActionApprove: (*intake).onApprovalButton,
-	view.ActionDeny:    (*intake).onApprovalButton,
-	actionFeedback:     (*intake).onFeedbackButton,
-	actionHome:         (*intake).onHomeButton, // the Home tab has no channel
-	actionBind:         func(b *intake, c click, _ func()) bool { return b.slash.onBindButton(c) },
-	actionMenu:         (*intake).onThreadButton,
-	actionPick:         (*intake).onThreadButton,
+	view.ActionApprove:        (*intake).onApprovalButton,
+	view.ActionDeny:           (*intake).onApprovalButton,
+	actionFeedback:            (*intake).onFeedbackButton,
+	actionHome:                (*intake).onHomeButton, // the Home tab has no channel
+	actionBind:                func(b *intake, c click, _ func()) bool { return b.slash.onBindButton(c) },
+	actionMenu:                (*intake).onThreadButton,
+	view.ActionConnectLink:    (*intake).onConnectLinkClick,
+	view.ActionConnectDecline: (*intake).onConnectDeclineClick,
+	view.ActionDisconnect:     (*intake).onDisconnectClick,
+	view.ActionAnswer:         (*intake).onQuestionClick,
+	view.ActionDecline:        (*intake).onQuestionClick,
+	view.ActionCancel:         (*intake).onQuestionClick,
+	actionPick:                (*intake).onThreadButton,
 }
 
 // onInteraction handles button clicks: a menu button types its command in
@@ -68,7 +78,8 @@ func (b *intake) onInteraction(cb slack.InteractionCallback, ack func()) bool {
 
 // readClick reads where a click happened and who clicked.
 func readClick(cb slack.InteractionCallback, defaultTeam string) click {
-	c := click{channel: cb.Channel.ID, thread: cb.Container.ThreadTs, messageTS: cb.Container.MessageTs, user: cb.User.ID, team: cb.Team.ID}
+	c := click{channel: cb.Channel.ID, thread: cb.Container.ThreadTs, messageTS: cb.Container.MessageTs, user: cb.User.ID, team: cb.Team.ID,
+		state: cb.BlockActionState, responseURL: cb.ResponseURL}
 	if c.channel == "" {
 		c.channel = cb.Container.ChannelID
 	}

@@ -96,8 +96,9 @@ type itemHandler struct {
 
 // itemHandlers is the handler of each kind of queued item.
 var itemHandlers = map[itemKind]itemHandler{
-	kindMessage:  {handle: (*threadHandlers).onMessage, conversation: true},
-	kindPick:     {handle: (*threadHandlers).onPick, conversation: true},
-	kindApproval: {handle: (*threadHandlers).onDecision, conversation: true},
-	kindFeedback: {handle: (*threadHandlers).onFeedback},
+	kindMessage:   {handle: (*threadHandlers).onMessage, conversation: true},
+	kindPick:      {handle: (*threadHandlers).onPick, conversation: true},
+	kindApproval:  {handle: (*threadHandlers).onDecision, conversation: true},
+	kindFeedback:  {handle: (*threadHandlers).onFeedback},
+	kindConnected: {handle: (*threadHandlers).onConnected, conversation: true},
 }

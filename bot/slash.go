@@ -58,6 +58,8 @@ func (b *slash) onSlash(cmd slack.SlashCommand) {
 		b.slashConnections(cmd, team)
 	case "disconnect":
 		b.slashDisconnect(cmd, team, f[1:])
+	case "connect":
+		b.slashConnect(cmd, team, f[1:])
 	default:
 		b.respond(cmd, fmt.Sprintf("I don't know `/agent %s`.\n%s", sub, view.SlashHelp))
 	}

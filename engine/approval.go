@@ -36,7 +36,7 @@ const (
 // run concurrently with another turn or Decide of the same session.
 func (e *Engine) Decide(ctx context.Context, s *Session, callID, decision, by string) error {
 	switch decision {
-	case transcript.DecisionApproved, transcript.DecisionDenied, transcript.DecisionExpired:
+	case transcript.DecisionApproved, transcript.DecisionDenied, transcript.DecisionExpired, transcript.DecisionConnected:
 	default:
 		return fmt.Errorf("decide %s: unknown decision %q", callID, decision)
 	}
@@ -51,16 +51,42 @@ func (e *Engine) Decide(ctx context.Context, s *Session, callID, decision, by st
 		if p.Decision != "" {
 			return nil
 		}
-		if decision == transcript.DecisionExpired {
-			by = ""
+		if err := decideGate(p, decision, by, e.cfg.Now()); err != nil {
+			return fmt.Errorf("decide %s: %w", callID, err)
 		}
-		p.Decision, p.By, p.Decided = decision, by, e.cfg.Now()
 		if err := e.save(ctx, s); err != nil {
 			return fmt.Errorf("decide %s: save: %w", callID, err)
 		}
 		return nil
 	}
 	return ErrNoPending
+}
+
+// ErrWrongGate means a decision that does not fit what the call waits
+// for: an approval of a call whose person must connect first, or a
+// connection on a call that waits for approval.
+var ErrWrongGate = errors.New("the decision does not fit what the call waits for")
+
+// decideGate applies decision by by at now to pending call p. A connect
+// gate is ended by a connection (the call then runs, or waits for
+// approval when its tool asks), a decline (denied by the person) or an
+// expiry, never by an approval: only the person's own connection opens
+// it.
+func decideGate(p *transcript.Approval, decision, by string, now time.Time) error {
+	connect := p.Kind == transcript.GateConnect
+	switch {
+	case decision == transcript.DecisionConnected && !connect, decision == transcript.DecisionApproved && connect:
+		return ErrWrongGate
+	case decision == transcript.DecisionConnected && p.Ask:
+		p.Kind, p.Ask, p.Asked = transcript.GateApproval, false, now // now it waits for approval
+		return nil
+	case decision == transcript.DecisionConnected:
+		decision = transcript.DecisionApproved
+	case decision == transcript.DecisionExpired:
+		by = ""
+	}
+	p.Decision, p.By, p.Decided = decision, by, now
+	return nil
 }
 
 // undecided returns the pending calls of s still waiting for a decision.
@@ -78,10 +104,10 @@ func undecided(s *Session) []transcript.Approval {
 // other calls run now and their results are held; the ask calls become
 // s.Pending; the session is saved and the turn returns them. stored are
 // the calls as stored in the transcript, sent as the model sent them.
-func (e *Engine) pause(ctx context.Context, s *Session, tr *toolEnv, res *Result, stored, sent []transcript.ToolCall, asks []int, start time.Time, emit func(Event)) (*Result, error) {
+func (e *Engine) pause(ctx context.Context, s *Session, tr *toolEnv, res *Result, stored, sent []transcript.ToolCall, gates []gate, start time.Time, emit func(Event)) (*Result, error) {
 	ask := map[int]bool{}
-	for _, i := range asks {
-		ask[i] = true
+	for _, g := range gates {
+		ask[g.i] = true
 	}
 	var others []transcript.ToolCall
 	for i, tc := range sent {
@@ -93,10 +119,11 @@ func (e *Engine) pause(ctx context.Context, s *Session, tr *toolEnv, res *Result
 	res.Tools += len(others)
 	now := e.cfg.Now()
 	var pending []transcript.Approval
-	for _, i := range asks {
-		tc := stored[i]
-		t, _ := tr.ext.lookup(sent[i].Function.Name)
-		pending = append(pending, transcript.Approval{CallID: tc.ID, Tool: tc.Function.Name, Server: t.Server, Args: tc.Function.Arguments, Asked: now})
+	for _, g := range gates {
+		tc := stored[g.i]
+		t, _ := tr.ext.lookup(sent[g.i].Function.Name)
+		pending = append(pending, transcript.Approval{CallID: tc.ID, Tool: tc.Function.Name, Server: t.Server, Args: tc.Function.Arguments, Asked: now,
+			Kind: g.kind, Person: s.Person, Ask: g.ask && g.kind == transcript.GateConnect})
 	}
 	s.Held, s.Pending = held, pending
 	// The other calls ran: their results and the wait are kept even when
@@ -107,11 +134,19 @@ func (e *Engine) pause(ctx context.Context, s *Session, tr *toolEnv, res *Result
 	res.Pending = append([]transcript.Approval(nil), pending...)
 	for i := range res.Pending {
 		emit(Event{Kind: EventApproval, Tool: res.Pending[i].Tool, CallID: res.Pending[i].CallID,
-			Status: "waiting for approval of " + res.Pending[i].Tool, Approval: &res.Pending[i]})
+			Status: waitingStatus(&res.Pending[i]), Approval: &res.Pending[i]})
 	}
 	e.cfg.Logger.Info("turn paused for approval", "session", s.ID, "pending", len(pending))
 	res.Duration = time.Since(start)
 	return res, nil
+}
+
+// waitingStatus says what a pending call waits for.
+func waitingStatus(a *transcript.Approval) string {
+	if a.Kind == transcript.GateConnect {
+		return "waiting for the account at " + a.Server + " to be connected"
+	}
+	return "waiting for approval of " + a.Tool
 }
 
 // endApprovalWait ends the wait of the last response: approved calls run (in
@@ -216,6 +251,9 @@ func (w *approvalEnd) approved(calls []transcript.ToolCall) ([]transcript.ToolCa
 // denial returns the result text and the audit outcome of a call that did
 // not run: expired, denied by a new message, or denied by a person.
 func (w *approvalEnd) denial(p transcript.Approval) (text, outcome string) {
+	if p.Kind == transcript.GateConnect {
+		return connectDenial(p, w.moved[p.CallID])
+	}
 	switch {
 	case p.Decision == transcript.DecisionExpired:
 		return expiredText, transcript.OutcomeExpired
@@ -225,6 +263,19 @@ func (w *approvalEnd) denial(p transcript.Approval) (text, outcome string) {
 		return "denied", transcript.OutcomeDenied
 	default:
 		return "denied by " + p.By, transcript.OutcomeDenied
+	}
+}
+
+// connectDenial is the result text and audit outcome of a call that did
+// not run because its person's account was not connected.
+func connectDenial(p transcript.Approval, moved bool) (text, outcome string) {
+	switch {
+	case p.Decision == transcript.DecisionExpired:
+		return "not run: no account at " + p.Server + " was connected in time", transcript.OutcomeExpired
+	case moved:
+		return "not run: the user sent a new message instead of connecting their account at " + p.Server, transcript.OutcomeDenied
+	default:
+		return "not run: the user declined to connect their account at " + p.Server + "; go on without it", transcript.OutcomeDenied
 	}
 }
 

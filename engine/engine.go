@@ -100,6 +100,10 @@ type Config struct {
 	// tells the user something about them (a server whose tools are
 	// unavailable this turn) as an EventNotice.
 	ExternalTools func(ctx context.Context, s *Session, notify func(text string)) []ExternalTool
+	// Ask, when set, asks the person of a turn of s (Session.Person) a
+	// question a tool asks in the middle of a call (ExternalCall.Ask), in
+	// the thread or the terminal, and waits for the answer or ctx's end.
+	Ask func(ctx context.Context, s *Session, q Question) (Answer, error)
 }
 
 // Engine runs sessions. It is safe for concurrent use by different sessions;

@@ -36,6 +36,12 @@ type ExternalTool struct {
 	// caller gave up, the tool's source is closed) becomes an error result
 	// too: the model can recover from either.
 	Call func(ctx context.Context, args json.RawMessage, call ExternalCall) (ExternalReply, error)
+	// NeedsConnection, when set, reports whether the person the turn acts
+	// as must first connect their account at Server (MCP authorization
+	// per person): a call then waits, like one that asks for approval,
+	// with a connect gate (transcript.GateConnect) until they connect,
+	// decline or the wait expires.
+	NeedsConnection func(ctx context.Context) bool
 }
 
 // ExternalCall is what the engine gives a call of an external tool besides
@@ -45,6 +51,10 @@ type ExternalCall struct {
 	// sees it as the call's status (Slack's task card, the terminal). Never
 	// nil.
 	Progress func(status string)
+	// Ask asks the person the call acts for a Question and waits for
+	// their answer (or ctx's end); ErrNobodyToAsk when nobody can be
+	// asked. Never nil.
+	Ask func(ctx context.Context, q Question) (Answer, error)
 }
 
 // ExternalReply is what a call of an external tool gives back.
@@ -125,7 +135,7 @@ func (env *toolEnv) runExternal(ctx context.Context, t ExternalTool, tc transcri
 			env.emit(Event{Kind: EventToolStart, Tool: tc.Function.Name, CallID: tc.ID, Status: status})
 		}
 	}
-	reply, err := t.Call(ctx, json.RawMessage(args), ExternalCall{Progress: progress})
+	reply, err := t.Call(ctx, json.RawMessage(args), ExternalCall{Progress: progress, Ask: env.asker(tc.Function.Name, tc.ID)})
 	if err != nil {
 		return errResult("tool %s failed: %v", t.Name, err)
 	}

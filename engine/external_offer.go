@@ -45,13 +45,30 @@ func (x *externals) lookup(name string) (ExternalTool, bool) {
 	return t, ok
 }
 
-// asks returns the indexes of the calls that wait for approval: calls of
-// an external tool whose policy is ask. Built-in tools never ask.
-func (x *externals) asks(calls []transcript.ToolCall) []int {
-	var out []int
+// gate is a call that waits: its index among the calls, and what it
+// waits for (a transcript.Gate kind); ask is set when its tool asks for
+// approval.
+type gate struct {
+	i    int
+	kind string
+	ask  bool
+}
+
+// gates returns the calls that wait: calls of an external tool whose
+// person must connect first (a connect gate), or whose policy is ask.
+// Built-in tools never wait.
+func (x *externals) gates(ctx context.Context, calls []transcript.ToolCall) []gate {
+	var out []gate
 	for i, tc := range calls {
-		if t, ok := x.lookup(tc.Function.Name); ok && t.ask() {
-			out = append(out, i)
+		t, ok := x.lookup(tc.Function.Name)
+		if !ok {
+			continue
+		}
+		switch {
+		case t.NeedsConnection != nil && t.NeedsConnection(ctx):
+			out = append(out, gate{i: i, kind: transcript.GateConnect, ask: t.ask()})
+		case t.ask():
+			out = append(out, gate{i: i, kind: transcript.GateApproval, ask: true})
 		}
 	}
 	return out

@@ -63,6 +63,9 @@ func (e *Engine) Turn(ctx context.Context, s *Session, input string, emit func(E
 	ctx, cancel := context.WithTimeout(ctx, e.cfg.TurnTimeout)
 	defer cancel()
 
+	if input == "" {
+		actAsWaiting(s)
+	}
 	sb, err := e.openSandbox(ctx, s)
 	if err != nil {
 		return nil, fmt.Errorf("turn %s: %w", s.ID, err)
@@ -116,6 +119,17 @@ func (e *Engine) Turn(ctx context.Context, s *Session, input string, emit func(E
 		return nil, fmt.Errorf("turn %s: save: %w", s.ID, err)
 	}
 	return l.run(ctx)
+}
+
+// actAsWaiting makes a resumed turn act as the person whose message
+// started it, as its waiting calls record, whoever decided them.
+func actAsWaiting(s *Session) {
+	for _, p := range s.Pending {
+		if p.Person != "" {
+			s.Person = p.Person
+			return
+		}
+	}
 }
 
 // newToolEnv returns the tools' environment of one turn of s, whose saves
@@ -322,8 +336,8 @@ func (l *turnLoop) step(ctx context.Context, msg transcript.Message, sent []tran
 	if err := e.save(ctx, s); err != nil {
 		return true, fmt.Errorf("turn %s: save: %w", s.ID, err)
 	}
-	if asks := l.tr.ext.asks(sent); len(asks) > 0 {
-		_, err := e.pause(ctx, s, l.tr, res, msg.ToolCalls, sent, asks, l.start, l.emit)
+	if gates := l.tr.ext.gates(ctx, sent); len(gates) > 0 {
+		_, err := e.pause(ctx, s, l.tr, res, msg.ToolCalls, sent, gates, l.start, l.emit)
 		return true, err
 	}
 	s.Messages = append(s.Messages, e.runTools(ctx, l.tr, sent, l.emit, nil)...)

@@ -192,6 +192,13 @@ type BlockAction struct {
 	// "team_id ... may be null" where the action is not tied to one
 	// workspace); the user's team_id still names theirs.
 	NoTeam bool
+	// State is the message's stateful elements (input blocks) as
+	// state.values: block id → action id → the element's value object
+	// ({"type":"plain_text_input","value":"…"}, {"type":"static_select",
+	// "selected_option":{…}}, …). Every block_actions payload carries the
+	// full state of its surface since 2020
+	// (https://api.slack.com/changelog/2020-09-full-state-on-view-submisson-and-block-actions).
+	State map[string]map[string]any
 }
 
 // SendBlockAction pushes an interactive envelope with a block_actions payload
@@ -240,6 +247,9 @@ func (s *Server) SendBlockAction(a BlockAction) string {
 			"type": a.Type, "action_id": a.ActionID, "block_id": a.BlockID, "value": a.Value,
 			"text": map[string]any{"type": "plain_text", "text": a.Text, "emoji": true}, "action_ts": actionTS,
 		}},
+	}
+	if a.State != nil {
+		payload["state"] = map[string]any{"values": a.State}
 	}
 	if m, ok := s.current[msgKey(a.ChannelID, a.MessageTS)]; ok && !a.IsEphemeral {
 		payload["message"] = s.messageJSON(*m)

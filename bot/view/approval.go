@@ -54,6 +54,9 @@ func buttonValue(key, callID string) string {
 
 // DecisionLine is how a decided call's message ends.
 func DecisionLine(a *transcript.Approval) string {
+	if a.Kind == transcript.GateConnect {
+		return connectDecisionLine(a)
+	}
 	switch a.Decision {
 	case transcript.DecisionApproved:
 		return "✅ Approved by <@" + a.By + ">"

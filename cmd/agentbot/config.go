@@ -218,17 +218,13 @@ var groups = map[string][]string{
 	"retention": {"session-ttl"},
 }
 
-// settingsOf returns the settings of the named groups, in the settings
-// table's order. A name that is no group is one setting's flag: a command
-// that uses one setting of a group names that setting alone.
+// settingsOf returns the settings of the named groups (or of a setting
+// named alone, by its flag), in the settings table's order.
 func settingsOf(names []string) []setting {
 	in := map[string]bool{}
 	for _, g := range names {
-		flags, ok := groups[g]
-		if !ok {
-			flags = []string{g}
-		}
-		for _, f := range flags {
+		in[g] = groups[g] == nil // a setting named alone
+		for _, f := range groups[g] {
 			in[f] = true
 		}
 	}

@@ -24,6 +24,7 @@ import (
 	"agentbot/cmd/agentbot/httpserve"
 	"agentbot/cmd/agentbot/mcptools"
 	"agentbot/cmd/agentbot/stores"
+	"agentbot/engine"
 	"agentbot/engine/catalog"
 	"agentbot/engine/mcp"
 	"agentbot/engine/mcp/connect"
@@ -192,6 +193,13 @@ func (s *server) newBot(context.Context) int {
 	if err != nil {
 		return s.fail(2, err)
 	}
+	if tools != nil {
+		// A server's question goes to the turn's person in the thread (the
+		// bot exists by the time a turn runs).
+		tools.Ask = func(ctx context.Context, sess *engine.Session, q engine.Question) (engine.Answer, error) {
+			return s.b.Ask(ctx, sess, q)
+		}
+	}
 	fences := bot.NewFences(st) // the engine's saves of a thread are fenced by its lease
 	eng := newEngine(cfg, fencedSaves{st, fences}, m, cats.Get, newBudgets(cfg, st), log, met.ToolRecord, tools)
 
@@ -208,13 +216,26 @@ func (s *server) newBot(context.Context) int {
 		MaxUploadBytes: cfg.MaxUploadBytes, NoStreaming: cfg.NoStreaming, Logger: log, Observer: met,
 		ReplicaID: cfg.ReplicaID, LeaseTTL: cfg.LeaseTTL, SoleReplica: storeOf(cfg).Sole(), ApprovalTimeout: cfg.ApprovalTimeout,
 		MCPServers: tools.Names(), Fences: fences, Folders: storage.Folders{Dir: cfg.DataDir},
-		Connections: s.connections(),
+		Connections: s.connections(), Linker: s.linker(),
 	})
 	if err != nil {
 		return s.fail(1, err)
 	}
 	s.b = b
+	if s.conn != nil {
+		// A finished connection, on whichever replica serves the redirect,
+		// resumes the turns waiting on it.
+		s.conn.OnConnected = func(c connect.Connected) { b.AccountConnected(c.Team, c.User, c.Server, c.From) }
+	}
 	return 0
+}
+
+// linker makes the bot's connect links, or none without OAuth servers.
+func (s *server) linker() bot.Linker {
+	if s.conn == nil {
+		return nil
+	}
+	return mcptools.Linker{Connector: s.conn, Config: s.tools.Config()}
 }
 
 // connections is what /agent connections and disconnect act on: the

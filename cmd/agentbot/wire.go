@@ -165,6 +165,7 @@ func newEngine(cfg *Config, st engineStore, m engine.Model, cat func() *catalog.
 		Logger:        log,
 		OnToolRecord:  onTool,
 		ExternalTools: tools.External(),
+		Ask:           tools.AskHook(),
 	})
 }
 

@@ -346,6 +346,20 @@ const (
 	DecisionApproved = "approved"
 	DecisionDenied   = "denied"
 	DecisionExpired  = "expired" // no answer in time
+	// DecisionConnected ends a connect gate: the person connected their
+	// account at the call's server. A call whose tool also asks for
+	// approval then waits for that; else it runs.
+	DecisionConnected = "connected"
+)
+
+// Kinds of a wait on a tool call.
+const (
+	// GateApproval (the zero value): a person approves or denies the call.
+	GateApproval = ""
+	// GateConnect: the person the call acts as must first connect their
+	// account at the call's server (MCP authorization); they connect or
+	// decline, or the wait expires.
+	GateConnect = "connect"
 )
 
 // Approval is one tool call that waits for, or got, a person's decision.
@@ -358,6 +372,14 @@ type Approval struct {
 	// Args are the call's arguments as JSON text.
 	Args  string    `json:"args"`
 	Asked time.Time `json:"asked"`
+	// Kind is what the call waits for: GateApproval or GateConnect.
+	Kind string `json:"kind,omitempty"`
+	// Person is who the call acts as: the person whose message started
+	// the turn (never who decides). A resumed turn acts as them.
+	Person string `json:"person,omitempty"`
+	// Ask is set on a connect gate whose tool also asks for approval: once
+	// connected, the call waits for approval.
+	Ask bool `json:"ask,omitempty"`
 	// Decision is "" while pending, else one of the Decision constants;
 	// By is the user who decided ("" when it expired).
 	Decision string    `json:"decision,omitempty"`

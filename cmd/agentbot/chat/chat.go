@@ -84,6 +84,10 @@ type Terminal struct {
 	// person is the terminal's user ($USER), the author of the documents
 	// the session saves in its project.
 	person string
+	// Connect connects the person's account at an MCP server for a call
+	// that waits on it (mcptools.Loopback), reporting whether they did;
+	// nil: no server here needs one, and such a call is declined.
+	Connect func(server string) bool
 }
 
 // New returns the terminal reading stdin and writing to stdout and, for
@@ -92,10 +96,17 @@ func New(stdin io.Reader, stdout, stderr io.Writer, person string) *Terminal {
 	return &Terminal{out: stdout, errOut: stderr, in: newLineReader(stdin), interactive: isTerminal(stdin), person: person}
 }
 
-// decider asks on the terminal about a call a turn waits on; an interrupt
-// (ctx) while it asks denies it.
+// decider decides a call a turn waits on: a connection is made through
+// Connect; an approval is asked on the terminal, and an interrupt (ctx)
+// while it asks denies it.
 func (t *Terminal) decider(ctx context.Context) engine.Decider {
 	return func(p transcript.Approval) (string, string, bool) {
+		if p.Kind == transcript.GateConnect {
+			if t.Connect != nil && t.Connect(p.Server) {
+				return transcript.DecisionConnected, t.person, true
+			}
+			return transcript.DecisionDenied, t.person, true
+		}
 		return askApproval(ctx, t.out, t.in, t.interactive, p), "terminal", true
 	}
 }

@@ -23,6 +23,10 @@ type Tools struct {
 	// (/agent tools add; nil: none). serve sets it from the Slack side's
 	// channel settings.
 	Channel func(sessionKey string) []string
+	// Ask asks a turn's person what a server asks in the middle of a call
+	// (elicitation): the Slack thread's form, or the terminal. Set it
+	// before the engine is made.
+	Ask func(ctx context.Context, s *engine.Session, q engine.Question) (engine.Answer, error)
 }
 
 // Load reads the MCP config file path (AGENTBOT_MCP_CONFIG) and starts its
@@ -148,6 +152,14 @@ func (t *Tools) External() func(context.Context, *engine.Session, func(string)) 
 	}
 	t.mgr.Warm(t.Names())
 	return t.mgr.SessionTools(t.servers)
+}
+
+// AskHook is the engine's Ask hook (nil without MCP).
+func (t *Tools) AskHook() func(context.Context, *engine.Session, engine.Question) (engine.Answer, error) {
+	if t == nil {
+		return nil
+	}
+	return t.Ask
 }
 
 // Manager is the Manager that connects to the servers.

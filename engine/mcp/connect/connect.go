@@ -54,7 +54,15 @@ const (
 	callerTeam   = "team"
 	callerUser   = "user"
 	callerServer = "server"
+	callerFrom   = "from"
 )
+
+// Connected is a finished flow: who connected which server, and where
+// they were asked (the From given to ConnectURLFrom, such as the thread
+// whose turn waits; "" when none).
+type Connected struct {
+	Team, User, Server, From string
+}
 
 // NeedsConnection is the error of a request whose identity has no usable
 // token and must be authorized by a person: for an identity user, the
@@ -107,8 +115,9 @@ type Connector struct {
 	// oauth.DefaultFlowTTL.
 	FlowTTL time.Duration
 	// OnConnected, when set, is called after a flow finished and its
-	// token was stored (to resume the person's waiting turn).
-	OnConnected func(team, user, server string)
+	// token was stored (to resume the person's waiting turn), on the
+	// replica that finished it.
+	OnConnected func(Connected)
 	// Log receives what happened, never a secret; nil: none.
 	Log *slog.Logger
 
@@ -365,6 +374,13 @@ func (c *Connector) documentURL() string { return strings.TrimSuffix(c.PublicURL
 // or expires. The URL carries the flow's state: give it to that person
 // only.
 func (c *Connector) ConnectURL(ctx context.Context, s *mcp.Server, who mcp.Identity) (string, error) {
+	return c.ConnectURLFrom(ctx, s, who, "")
+}
+
+// ConnectURLFrom is ConnectURL for a person asked from somewhere (the
+// thread whose turn waits): the flow keeps from, and OnConnected is told
+// it.
+func (c *Connector) ConnectURLFrom(ctx context.Context, s *mcp.Server, who mcp.Identity, from string) (string, error) {
 	if c.PublicURL == "" {
 		return "", errors.New("connect: no public URL to redirect to")
 	}
@@ -397,7 +413,7 @@ func (c *Connector) ConnectURL(ctx context.Context, s *mcp.Server, who mcp.Ident
 	f, authURL, err := oauth.Begin(d, cl, oauth.BeginOptions{
 		RedirectURL: c.redirectURL(),
 		TTL:         c.FlowTTL,
-		Caller:      map[string]string{callerTeam: team, callerUser: user, callerServer: s.Name},
+		Caller:      map[string]string{callerTeam: team, callerUser: user, callerServer: s.Name, callerFrom: from},
 	})
 	if err != nil {
 		return "", err
@@ -416,6 +432,7 @@ func (c *Connector) registered(ctx context.Context, s *mcp.Server, d oauth.Disco
 	cl, err := c.Store.Client(ctx, s.Name)
 	switch {
 	case err == nil && strings.TrimSuffix(cl.Issuer, "/") == strings.TrimSuffix(d.AuthServer.Issuer, "/") &&
+		(len(cl.RedirectURIs) == 0 || slices.Contains(cl.RedirectURIs, c.redirectURL())) &&
 		(cl.SecretExpiresAt.IsZero() || time.Now().Before(cl.SecretExpiresAt)) &&
 		(s.OAuth.ClientID == "" || cl.Registration != oauth.RegistrationPreregistered || cl.ID == s.OAuth.ClientID):
 		return cl, nil

@@ -22,85 +22,14 @@ import (
 	"agentbot/engine/mcp/oauth"
 )
 
-var errNotFound = errors.New("not found")
+// errNotFound is what the test stores answer for a missing record.
+var errNotFound = ErrNotFound
 
-// memStore is a Store in memory, shared by the Connectors of a test as
+// memStore is the Store in memory, shared by the Connectors of a test as
 // replicas share a database.
-type memStore struct {
-	mu      sync.Mutex
-	tokens  map[string]oauth.Token
-	clients map[string]oauth.Client
-	flows   map[string]oauth.Flow
-}
+type memStore = MemoryStore
 
-func newMemStore() *memStore {
-	return &memStore{tokens: map[string]oauth.Token{}, clients: map[string]oauth.Client{}, flows: map[string]oauth.Flow{}}
-}
-
-func tkey(team, user, server string) string { return team + "/" + user + "/" + server }
-
-func (m *memStore) PutToken(_ context.Context, team, user, server, _ string, t oauth.Token) error {
-	m.mu.Lock()
-	defer m.mu.Unlock()
-	m.tokens[tkey(team, user, server)] = t
-	return nil
-}
-
-func (m *memStore) Token(_ context.Context, team, user, server string) (oauth.Token, error) {
-	m.mu.Lock()
-	defer m.mu.Unlock()
-	t, ok := m.tokens[tkey(team, user, server)]
-	if !ok {
-		return oauth.Token{}, fmt.Errorf("credential %s: %w", tkey(team, user, server), errNotFound)
-	}
-	return t, nil
-}
-
-func (m *memStore) PutClient(_ context.Context, server string, c oauth.Client) error {
-	m.mu.Lock()
-	defer m.mu.Unlock()
-	m.clients[server] = c
-	return nil
-}
-
-func (m *memStore) Client(_ context.Context, server string) (oauth.Client, error) {
-	m.mu.Lock()
-	defer m.mu.Unlock()
-	c, ok := m.clients[server]
-	if !ok {
-		return oauth.Client{}, errNotFound
-	}
-	return c, nil
-}
-
-func (m *memStore) PutFlow(_ context.Context, f oauth.Flow) error {
-	m.mu.Lock()
-	defer m.mu.Unlock()
-	m.flows[f.State] = f
-	return nil
-}
-
-func (m *memStore) TakeFlow(_ context.Context, state string) (oauth.Flow, error) {
-	m.mu.Lock()
-	defer m.mu.Unlock()
-	f, ok := m.flows[state]
-	if !ok || !time.Now().Before(f.Expires) {
-		return oauth.Flow{}, errNotFound
-	}
-	delete(m.flows, state)
-	return f, nil
-}
-
-func (m *memStore) Delete(_ context.Context, team, user, server string) error {
-	m.mu.Lock()
-	defer m.mu.Unlock()
-	k := tkey(team, user, server)
-	if _, ok := m.tokens[k]; !ok {
-		return errNotFound
-	}
-	delete(m.tokens, k)
-	return nil
-}
+func newMemStore() *memStore { return NewMemoryStore() }
 
 func (m *memStore) token(team, user, server string) (oauth.Token, bool) {
 	m.mu.Lock()
@@ -137,7 +66,7 @@ type replica struct {
 func newReplica(t *testing.T, st Store, public string, log *lockedBuffer) *replica {
 	r := &replica{connected: make(chan string, 4)}
 	r.Connector = &Connector{Store: st, NotFound: errNotFound, ServiceUser: "(service)", ClientName: "agentbot test",
-		OnConnected: func(team, user, server string) { r.connected <- team + "/" + user + "/" + server },
+		OnConnected: func(c Connected) { r.connected <- c.Team + "/" + c.User + "/" + c.Server },
 		Log:         slog.New(slog.NewTextHandler(log, &slog.HandlerOptions{Level: slog.LevelDebug}))}
 	r.pub = httptest.NewUnstartedServer(r.Handler())
 	// Replicas share one public URL (behind a load balancer); each

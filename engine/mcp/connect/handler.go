@@ -92,7 +92,7 @@ func (c *Connector) callback(w http.ResponseWriter, r *http.Request) {
 	}
 	log.InfoContext(ctx, "mcp connected", "token", t)
 	if c.OnConnected != nil {
-		c.OnConnected(team, user, server)
+		c.OnConnected(Connected{Team: team, User: user, Server: server, From: f.Caller[callerFrom]})
 	}
 	c.page(w, http.StatusOK, server, "Connected. You can close this tab and go back to Slack.")
 }

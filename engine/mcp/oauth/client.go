@@ -58,6 +58,11 @@ type Client struct {
 	TokenURL string `json:"token_endpoint"`
 	// RevocationURL is the server's revocation endpoint (RFC 7009), if any.
 	RevocationURL string `json:"revocation_endpoint,omitempty"`
+	// RedirectURIs are the redirect URIs the client was registered with
+	// (none recorded for clients stored before they were kept): a client
+	// that lacks the one in use now (a loopback redirect on a new port) is
+	// registered again.
+	RedirectURIs []string `json:"redirect_uris,omitempty"`
 	// SecretExpiresAt is when a dynamically registered secret expires
 	// (zero: never); register again after it.
 	SecretExpiresAt time.Time `json:"client_secret_expires_at,omitzero"`
@@ -141,7 +146,8 @@ type RegisterOptions struct {
 // endpoint. Otherwise it fails with ErrNoRegistration.
 func Register(ctx context.Context, client *http.Client, d Discovery, o RegisterOptions) (Client, error) {
 	as := d.AuthServer
-	c := Client{Issuer: as.Issuer, TokenURL: as.TokenEndpoint, RevocationURL: as.RevocationEndpoint}
+	c := Client{Issuer: as.Issuer, TokenURL: as.TokenEndpoint, RevocationURL: as.RevocationEndpoint,
+		RedirectURIs: slices.Clone(o.Metadata.RedirectURIs)}
 	switch {
 	case o.MetadataDocumentURL != "" && as.ClientIDMetadataDocumentSupported:
 		c.ID, c.AuthMethod, c.Registration = o.MetadataDocumentURL, AuthNone, RegistrationMetadataDocument
