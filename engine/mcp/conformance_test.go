@@ -25,7 +25,7 @@ import (
 // conformance suite (@modelcontextprotocol/conformance, pinned in
 // testdata/npm) against engine/mcp/conformance/client, which runs each
 // one through a Manager. It reports each scenario, and fails on a
-// scenario that fails without being listed in the README's "MCP
+// scenario that fails without being listed in docs/development.md's "MCP
 // conformance" list with its reason, and on one listed there that now
 // passes (the list must shrink with each fix).
 func TestConformance(t *testing.T) {
@@ -55,7 +55,7 @@ func TestConformance(t *testing.T) {
 	}
 	for name := range expected {
 		if !slices.Contains(scenarios, name) {
-			t.Errorf("README lists %s as failing, but the suite has no such scenario", name)
+			t.Errorf("docs/development.md lists %s as failing, but the suite has no such scenario", name)
 		}
 	}
 
@@ -72,11 +72,11 @@ func TestConformance(t *testing.T) {
 				why, listed := expected[name]
 				switch {
 				case ok && listed:
-					t.Errorf("%s passes now: take it off the README's list of failing scenarios (%q)", name, why)
+					t.Errorf("%s passes now: take it off docs/development.md's list of failing scenarios (%q)", name, why)
 				case ok:
 					t.Logf("%s: PASS %s", name, checks)
 				case listed:
-					t.Logf("%s: FAIL %s, as the README expects (%s)", name, checks, why)
+					t.Logf("%s: FAIL %s, as docs/development.md expects (%s)", name, checks, why)
 				default:
 					t.Errorf("%s: FAIL %s%s", name, checks, details)
 				}
@@ -168,12 +168,12 @@ func buildClient(t *testing.T) string {
 	return bin
 }
 
-// expectedFailures reads the README's list of the conformance scenarios
+// expectedFailures reads docs/development.md's list of the conformance scenarios
 // left failing: under the heading "MCP conformance", each item names
 // scenarios in backquotes, then a colon and the reason.
 func expectedFailures(t *testing.T) map[string]string {
 	t.Helper()
-	data, err := os.ReadFile(filepath.Join("..", "..", "README.md"))
+	data, err := os.ReadFile(filepath.Join("..", "..", "docs", "development.md"))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -201,7 +201,7 @@ func expectedFailures(t *testing.T) map[string]string {
 		}
 	}
 	if !found {
-		t.Fatal(`README.md has no heading "MCP conformance" with the scenarios left failing`)
+		t.Fatal(`docs/development.md has no heading "MCP conformance" with the scenarios left failing`)
 	}
 	return out
 }

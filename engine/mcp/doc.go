@@ -101,6 +101,6 @@
 // while the person is asked.
 //
 // The official MCP conformance suite's client scenarios run against
-// engine/mcp/conformance/client, a Manager, in TestConformance; the
-// README lists those left failing.
+// engine/mcp/conformance/client, a Manager, in TestConformance;
+// docs/development.md lists those left failing.
 package mcp
