@@ -110,17 +110,17 @@ func commandOf(line string) string {
 // that it exits 0. serve and go test are the two commands'.
 var readmeChecks = map[string]struct{ want, err string }{
 	"SLACK_APP_TOKEN=xapp-… SLACK_BOT_TOKEN=xoxb-… OPENAI_API_KEY=sk-… go run ./cmd/agentbot serve": {err: `msg="connected to slack"`},
-	"go test -race ./...":                      {}, // the command .ci/run runs (TestREADMETestCommandIsCIs)
-	"go install ./cmd/agentbot":                {},
-	`export PATH="$(go env GOPATH)/bin:$PATH"`: {},
-	"export OPENAI_API_KEY=sk-…":               {},
-	`cd "$(mktemp -d)"`:                        {},
-	"agentbot check --no-slack":                {want: `(?m)^agentbot check: all \d+ ok, 0 warning\(s\)$`},
+	"go test -race ./...":                                  {}, // the command .ci/run runs (TestREADMETestCommandIsCIs)
+	"go install ./cmd/agentbot":                            {},
+	`export PATH="$(go env GOPATH)/bin:$PATH"`:             {},
+	"export OPENAI_API_KEY=sk-…":                           {},
+	`cd "$(mktemp -d)"`:                                    {},
+	"agentbot check --no-slack":                            {want: `(?m)^agentbot check: all \d+ ok, 0 warning\(s\)$`},
 	"agentbot chat --agent product-lead --session reorder": {want: `✓ saved product-brief.md \(\d+ bytes, v1\)`},
-	"agentbot sessions list":                         {want: `(?m)^\w+\s+product-lead\s+\d+\s+1\s+\d+\s+\S+ \S+\s+chat/reorder$`, err: `reading the store in ~/.local/state/agentbot`},
-	"agentbot sessions export reorder -o reorder.md": {want: `(?m)^wrote reorder.md \(\d+ bytes\)$`},
-	"agentbot projects show terminal":                {want: `(?m)^product-brief.md\s+1\s+\d+\s+newcomer with product-lead\s`},
-	"agentbot backup agentbot-backup.db":             {want: `(?m)^wrote agentbot-backup.db \(\d+ bytes\), a consistent copy of agentbot.db$`},
+	"agentbot sessions list":                               {want: `(?m)^\w+\s+product-lead\s+\d+\s+1\s+\d+\s+\S+ \S+\s+chat/reorder$`, err: `reading the store in ~/.local/state/agentbot`},
+	"agentbot sessions export reorder -o reorder.md":       {want: `(?m)^wrote reorder.md \(\d+ bytes\)$`},
+	"agentbot projects show terminal":                      {want: `(?m)^product-brief.md\s+1\s+\d+\s+newcomer with product-lead\s`},
+	"agentbot backup agentbot-backup.db":                   {want: `(?m)^wrote agentbot-backup.db \(\d+ bytes\), a consistent copy of agentbot.db$`},
 }
 
 // The README is a page a newcomer reads top to bottom: under 250 lines,
