@@ -320,13 +320,17 @@ func lineOf(t *testing.T, suffix string) string {
 }
 
 // procChild finds, through /proc, the process named name among pid's
-// descendants; 0 when there is none or no /proc.
+// descendants; 0 when there is none or no /proc. Each of a process's
+// threads lists the children it started.
 func procChild(pid int, name string) int {
-	kids, err := os.ReadFile(fmt.Sprintf("/proc/%d/task/%d/children", pid, pid))
-	if err != nil {
-		return 0
+	tasks, _ := filepath.Glob(fmt.Sprintf("/proc/%d/task/*/children", pid))
+	var kids []string
+	for _, task := range tasks {
+		if b, err := os.ReadFile(task); err == nil {
+			kids = append(kids, strings.Fields(string(b))...)
+		}
 	}
-	for _, f := range strings.Fields(string(kids)) {
+	for _, f := range kids {
 		kid, err := strconv.Atoi(f)
 		if err != nil {
 			continue

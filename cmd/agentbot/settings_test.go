@@ -123,7 +123,7 @@ func TestDefaultSettingsAreValid(t *testing.T) {
 func TestMissingAPIKey(t *testing.T) {
 	for _, cmd := range [][]string{{"chat", "--agent", "product-lead"}, {"serve"}} {
 		r := runCmd(t, map[string]string{"AGENTBOT_BUNDLES": bundlesDir(t), "AGENTBOT_DATA": t.TempDir(), "SLACK_BOT_TOKEN": "xoxb-1", "SLACK_APP_TOKEN": "xapp-1"}, "", cmd...)
-		if r.code != 2 || !strings.Contains(r.stderr, "no API key: set OPENAI_API_KEY") {
+		if r.code != 2 || !strings.Contains(r.stderr, "OPENAI_API_KEY is missing: set it (or --api-key) to your OpenAI API key") {
 			t.Errorf("%v: exit %d, %q", cmd, r.code, r.stderr)
 		}
 	}
@@ -141,5 +141,5 @@ func TestAPIKeyOptionalForACustomBaseURL(t *testing.T) {
 	contains(t, "stdout", r.stdout, "Hello from a local model.")
 	r = runCmd(t, vars, "hi\n", "chat", "--agent", "product-lead", "--api-type", "azure")
 	r.wantCode(t, 2)
-	contains(t, "stderr", r.stderr, "no API key: set OPENAI_API_KEY (or --api-key) for Azure OpenAI")
+	contains(t, "stderr", r.stderr, "OPENAI_API_KEY is missing: set it (or --api-key) to your Azure OpenAI API key")
 }
