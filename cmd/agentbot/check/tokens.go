@@ -80,7 +80,7 @@ func placeholderHint(prefix string) string {
 }
 
 // Tokens says which Slack tokens are missing, placeholders or malformed,
-// each with where the README explains how to get it, one error per token
+// each with where the docs explain how to get it, one error per token
 // (errors.Join); serve refuses to start on it.
 func Tokens(cfg *Config) error {
 	var errs []error
