@@ -3,6 +3,7 @@ package render
 import (
 	"context"
 	"errors"
+	"time"
 )
 
 // Output is what a turn has shown in its thread. A reply reports it
@@ -91,7 +92,10 @@ func (r *Reply) stopPrior(ts string) error {
 }
 
 // guarded is a Poster that asks guard before every call, and makes none
-// once it refuses.
+// once it refuses. A call the guard let through runs to its end, even when
+// the lease's context ends meanwhile (detached): a call cut in flight may
+// have been made all the same, and the reply, not knowing it, would make
+// it again when the turn is replayed.
 type guarded struct {
 	Poster
 	guard func() error
@@ -104,10 +108,21 @@ func (g guarded) check() error {
 	return nil
 }
 
+// guardedCallTimeout bounds a call the guard let through.
+const guardedCallTimeout = 30 * time.Second
+
+// detached is ctx for a call the guard let through: not cut when ctx
+// ends, bounded by guardedCallTimeout.
+func detached(ctx context.Context) (context.Context, context.CancelFunc) {
+	return context.WithTimeout(context.WithoutCancel(ctx), guardedCallTimeout)
+}
+
 func (g guarded) Post(ctx context.Context, channel, thread string, m Message) (string, error) {
 	if err := g.check(); err != nil {
 		return "", err
 	}
+	ctx, cancel := detached(ctx)
+	defer cancel()
 	return g.Poster.Post(ctx, channel, thread, m)
 }
 
@@ -115,6 +130,8 @@ func (g guarded) Update(ctx context.Context, channel, ts string, m Message) erro
 	if err := g.check(); err != nil {
 		return err
 	}
+	ctx, cancel := detached(ctx)
+	defer cancel()
 	return g.Poster.Update(ctx, channel, ts, m)
 }
 
@@ -122,6 +139,8 @@ func (g guarded) Delete(ctx context.Context, channel, ts string) error {
 	if err := g.check(); err != nil {
 		return err
 	}
+	ctx, cancel := detached(ctx)
+	defer cancel()
 	return g.Poster.Delete(ctx, channel, ts)
 }
 
@@ -129,6 +148,8 @@ func (g guarded) StartStream(ctx context.Context, t Thread) (string, error) {
 	if err := g.check(); err != nil {
 		return "", err
 	}
+	ctx, cancel := detached(ctx)
+	defer cancel()
 	return g.Poster.StartStream(ctx, t)
 }
 
@@ -136,6 +157,8 @@ func (g guarded) AppendStream(ctx context.Context, channel, ts string, c Chunk) 
 	if err := g.check(); err != nil {
 		return err
 	}
+	ctx, cancel := detached(ctx)
+	defer cancel()
 	return g.Poster.AppendStream(ctx, channel, ts, c)
 }
 
@@ -143,6 +166,8 @@ func (g guarded) StopStream(ctx context.Context, channel, ts string, c Chunk) er
 	if err := g.check(); err != nil {
 		return err
 	}
+	ctx, cancel := detached(ctx)
+	defer cancel()
 	return g.Poster.StopStream(ctx, channel, ts, c)
 }
 
@@ -150,5 +175,7 @@ func (g guarded) SetStatus(ctx context.Context, channel, thread, status string) 
 	if err := g.check(); err != nil {
 		return err
 	}
+	ctx, cancel := detached(ctx)
+	defer cancel()
 	return g.Poster.SetStatus(ctx, channel, thread, status)
 }

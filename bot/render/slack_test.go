@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"log/slog"
+	"net/http"
 	"strings"
 	"testing"
 	"time"
@@ -131,5 +132,55 @@ func TestStatusMessageIsEscaped(t *testing.T) {
 	r.Finish(render.Outcome{Text: "Read it."})
 	if v := fake.Violations(); len(v) != 0 {
 		t.Fatalf("violations: %v", v)
+	}
+}
+
+// cutInFlight is a transport whose call of method reaches Slack, and is
+// then cut by cancel before its answer arrives: the lease's context ending
+// while the call is in flight. As net/http does, a call whose context
+// ended gets its context's error instead of the answer.
+type cutInFlight struct {
+	method string
+	cancel context.CancelFunc
+}
+
+func (c cutInFlight) RoundTrip(req *http.Request) (*http.Response, error) {
+	resp, err := http.DefaultTransport.RoundTrip(req)
+	if err != nil || !strings.HasSuffix(req.URL.Path, "/"+c.method) {
+		return resp, err
+	}
+	c.cancel()
+	if err := req.Context().Err(); err != nil {
+		resp.Body.Close()
+		return nil, err
+	}
+	return resp, nil
+}
+
+// A call the guard let through runs to its end when the thread's lease
+// ends meanwhile: Slack took the answer, so the reply knows it posted it
+// and records it done. A call cut in flight would leave it posted and
+// unrecorded, and a replay of the turn would post it a second time.
+func TestGuardedCallRunsToItsEnd(t *testing.T) {
+	fake := fakeslack.New(t)
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	poster := render.Slack{API: fake.Client(slack.OptionHTTPClient(&http.Client{Transport: cutInFlight{"chat.postMessage", cancel}}))}
+	thread := fake.NextTS()
+	var last render.Output
+	r := render.New(ctx, poster, render.Thread{Team: fake.TeamID(), Channel: "C1", TS: thread, User: "U1"},
+		render.Options{Guard: func() error { return nil }, Record: func(o render.Output) { last = o }})
+	r.Finish(render.Outcome{Text: "The whole answer."})
+	var posted int
+	for _, m := range fake.ThreadMessages("C1", thread) {
+		if strings.Contains(m.Text, "The whole answer.") {
+			posted++
+		}
+	}
+	if posted != 1 {
+		t.Fatalf("the answer is in the thread %d times, want 1", posted)
+	}
+	if !last.Done || last.AnswerTS == "" {
+		t.Errorf("the posted answer is not recorded done: %+v", last)
 	}
 }
