@@ -103,11 +103,14 @@ func (l *loader) loadInstall(project, bmadDir string) {
 			rows, rowsErr = readManifest(p)
 		}
 	}
-	claimed := l.loadSkillProject(project, bmadDir, rows)
-	if manifest != "" && l.loadManifest(project, bmadDir, manifest, rows, rowsErr, claimed, homes) {
-		return
+	sp := l.loadSkillProject(project, bmadDir, rows)
+	if manifest == "" || !l.loadManifest(project, bmadDir, manifest, rows, rowsErr, sp.claimed, homes) {
+		l.scanInstall(bmadDir, homes)
 	}
-	l.scanInstall(bmadDir, homes)
+	l.bindStubs(project, bmadDir, sp.stubs, homes)
+	if sp.known != nil {
+		l.checkMenus(sp.known)
+	}
 }
 
 // manifestRow is one agent row of agent-manifest.csv.
