@@ -2,6 +2,8 @@ package catalog
 
 import (
 	"fmt"
+	"path"
+	"path/filepath"
 	"strings"
 
 	"gopkg.in/yaml.v3"
@@ -118,7 +120,13 @@ func v4Commands(n *yaml.Node) []MenuItem {
 			cmd = "*" + cmd
 		}
 		v := deref(kv[1])
-		if v == nil || v.Kind == yaml.ScalarNode {
+		if v == nil {
+			// "*cmd - description", as expansion packs write a command.
+			c, desc, _ := strings.Cut(cmd, " - ")
+			out = append(out, newMenuItem(strings.TrimSpace(c), cleanText(desc)))
+			continue
+		}
+		if v.Kind == yaml.ScalarNode {
 			out = append(out, newMenuItem(cmd, cleanText(scalar(v))))
 			continue
 		}
@@ -156,5 +164,60 @@ func keyRule(key string, v *yaml.Node) string {
 		return key + ":\n" + t
 	default:
 		return key + ": " + t
+	}
+}
+
+// v4CommandKinds are the dependency kinds a v4 command runs, in the order
+// they are handed over: the task first, then its template and checklist.
+var v4CommandKinds = []string{"tasks", "templates", "checklists"}
+
+// CommandFiles returns the dependency files a v4 agent's command runs, as
+// {bundle-root}/<kind>/<name> paths, task first: the tasks, templates and
+// checklists its text names ("run task create-doc.md with template
+// prd-tmpl.yaml", "execute the correct-course task") or that are named
+// like the command itself, among the agent's dependencies and present in
+// its folder. It returns nil for other agents and for commands that run
+// none.
+func (a *Agent) CommandFiles(it MenuItem) []string {
+	if a == nil || a.Format != FormatV4 || len(a.Dependencies) == 0 {
+		return nil
+	}
+	text := strings.ToLower(it.Cmd + " " + it.Description)
+	var out []string
+	for _, kind := range v4CommandKinds {
+		for _, f := range a.Dependencies[kind] {
+			stem := strings.ToLower(strings.TrimSuffix(f, path.Ext(f)))
+			if !strings.Contains(text, strings.ToLower(f)) && !hasWord(text, stem) {
+				continue
+			}
+			if a.Home != nil && a.Home.BundleRoot != "" && !present(filepath.Join(a.Home.BundleRoot, kind, filepath.FromSlash(f))) {
+				continue
+			}
+			out = append(out, "{bundle-root}/"+kind+"/"+f)
+		}
+	}
+	return out
+}
+
+// hasWord reports whether text holds w as a whole word: bounded by
+// characters that are not letters, digits, '-' or '_'.
+func hasWord(text, w string) bool {
+	if w == "" {
+		return false
+	}
+	word := func(c byte) bool {
+		return c >= 'a' && c <= 'z' || c >= '0' && c <= '9' || c == '-' || c == '_'
+	}
+	for off := 0; ; {
+		i := strings.Index(text[off:], w)
+		if i < 0 {
+			return false
+		}
+		i += off
+		end := i + len(w)
+		if (i == 0 || !word(text[i-1])) && (end == len(text) || !word(text[end])) {
+			return true
+		}
+		off = i + 1
 	}
 }
