@@ -497,13 +497,21 @@ func (l *loader) skillHome(project, bmadDir string) *Home {
 		h.ConfigPath = central
 		h.Config = flattenConfig(t)
 	}
-	out := strings.TrimSpace(h.Config["output_folder"])
+	h.OutputFolder = outputFolder(h.Config)
+	return h
+}
+
+// outputFolder is where an install's config says BMAD writes artifacts,
+// relative to the project: output_folder without {project-root}/, or
+// "_bmad-output", the installers' default, when it is missing (6.0 to 6.2
+// leave it out), holds other variables or leaves the project.
+func outputFolder(cfg map[string]string) string {
+	out := strings.TrimSpace(cfg["output_folder"])
 	out = strings.TrimPrefix(strings.TrimPrefix(out, "{project-root}"), "/")
-	if out == "" || !filepath.IsLocal(filepath.FromSlash(out)) {
+	if out == "" || strings.ContainsAny(out, "{}") || !filepath.IsLocal(filepath.FromSlash(out)) {
 		out = "_bmad-output"
 	}
-	h.OutputFolder = path.Clean(out)
-	return h
+	return path.Clean(out)
 }
 
 // flattenConfig turns the central config into variables: [core] first, then
