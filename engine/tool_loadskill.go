@@ -358,8 +358,9 @@ func (l *skillLoad) preloadFiles(res *SkillResult, body string, v vars.Vars) {
 }
 
 // launcherLink finds the file a launcher's instruction names: a markdown
-// link, or a path in backticks.
-var launcherLink = regexp.MustCompile("\\]\\(([^)\\s]+)\\)|`((?:\\{skill-root\\}/|\\./)?[A-Za-z0-9_./-]+\\.(?:md|xml|ya?ml))`")
+// link, a path in backticks, or a bare ./path ("Follow the instructions in
+// ./workflow.md.", as 6.1 to 6.3 write them).
+var launcherLink = regexp.MustCompile("\\]\\(([^)\\s]+)\\)|`((?:\\{skill-root\\}/|\\./)?[A-Za-z0-9_./-]+\\.(?:md|xml|ya?ml))`|(?:^|\\s)(\\./[A-Za-z0-9_/-][A-Za-z0-9_./-]*\\.(?:md|xml|ya?ml))")
 
 // launcherFile returns the file a launcher skill's one instruction names
 // ("Follow the instructions in [workflow.md](workflow.md)."), or "" when
@@ -373,7 +374,7 @@ func launcherFile(body string) string {
 	if m == nil {
 		return ""
 	}
-	p := m[1] + m[2]
+	p := m[1] + m[2] + m[3]
 	if strings.Contains(p, "://") || strings.HasPrefix(p, "/") || strings.HasPrefix(p, "#") {
 		return ""
 	}

@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"path"
 	"path/filepath"
+	"regexp"
 	"strings"
 
 	"gopkg.in/yaml.v3"
@@ -171,29 +172,40 @@ func keyRule(key string, v *yaml.Node) string {
 // they are handed over: the task first, then its template and checklist.
 var v4CommandKinds = []string{"tasks", "templates", "checklists"}
 
-// CommandFiles returns the dependency files a v4 agent's command runs, as
-// {bundle-root}/<kind>/<name> paths, task first: the tasks, templates and
-// checklists its text names ("run task create-doc.md with template
-// prd-tmpl.yaml", "execute the correct-course task") or that are named
-// like the command itself, among the agent's dependencies and present in
-// its folder. It returns nil for other agents and for commands that run
-// none.
+// v4FileName finds a file name a v4 command's text names: create-doc.md,
+// prd-tmpl.yaml.
+var v4FileName = regexp.MustCompile(`[A-Za-z0-9_-]+\.(?:md|ya?ml)`)
+
+// CommandFiles returns the files a v4 agent's command runs, as
+// {bundle-root}/<kind>/<name> paths, task first, each present in the
+// agent's folder: the tasks, templates and checklists its text names by
+// file ("run task create-doc.md with template prd-tmpl.yaml"), and those
+// of its dependencies it names without extension ("execute the
+// correct-course task") or that are named like the command itself. It
+// returns nil for other agents and for commands that run none.
 func (a *Agent) CommandFiles(it MenuItem) []string {
-	if a == nil || a.Format != FormatV4 || len(a.Dependencies) == 0 {
+	if a == nil || a.Format != FormatV4 || a.Home == nil || a.Home.BundleRoot == "" {
 		return nil
 	}
-	text := strings.ToLower(it.Cmd + " " + it.Description)
+	text := it.Cmd + " " + it.Description
+	lower := strings.ToLower(text)
+	named := v4FileName.FindAllString(text, -1)
 	var out []string
+	seen := map[string]bool{}
 	for _, kind := range v4CommandKinds {
+		cands := append([]string(nil), named...)
 		for _, f := range a.Dependencies[kind] {
-			stem := strings.ToLower(strings.TrimSuffix(f, path.Ext(f)))
-			if !strings.Contains(text, strings.ToLower(f)) && !hasWord(text, stem) {
+			if hasWord(lower, strings.ToLower(strings.TrimSuffix(f, path.Ext(f)))) {
+				cands = append(cands, f)
+			}
+		}
+		for _, f := range cands {
+			p := kind + "/" + f
+			if seen[p] || !filepath.IsLocal(filepath.FromSlash(f)) || !present(filepath.Join(a.Home.BundleRoot, kind, filepath.FromSlash(f))) {
 				continue
 			}
-			if a.Home != nil && a.Home.BundleRoot != "" && !present(filepath.Join(a.Home.BundleRoot, kind, filepath.FromSlash(f))) {
-				continue
-			}
-			out = append(out, "{bundle-root}/"+kind+"/"+f)
+			seen[p] = true
+			out = append(out, "{bundle-root}/"+p)
 		}
 	}
 	return out
