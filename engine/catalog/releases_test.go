@@ -164,9 +164,17 @@ func TestSkillVariantNames(t *testing.T) {
 		".claude/skills/bmad-agent-analyst/bmad-skill-manifest.yaml": "type: agent\n",
 		".claude/skills/bmad-product-brief/SKILL.md":                 "---\nname: bmad-product-brief\ndescription: Brief.\n---\n# Brief\n",
 		".claude/skills/bmad-create-prd/SKILL.md":                    "---\nname: bmad-create-prd\ndescription: PRD.\n---\n# PRD\n",
+		".claude/skills/bmad-agent-tech-writer/SKILL.md": "---\nname: bmad-agent-tech-writer\ndescription: Writer.\n---\n# Paige\n\n## Capabilities\n\n" +
+			"| Code | Description | Skill or Prompt |\n|---|---|---|\n| WD | Write | prompt: write-document.md |\n| MG | Mermaid | prompt: mermaid-gen.md |\n| DP | Document | skill: bmad-create-prd |\n",
+		".claude/skills/bmad-agent-tech-writer/bmad-skill-manifest.yaml": "type: agent\n",
+		".claude/skills/bmad-agent-tech-writer/write-document.md":        "# Write\n",
 	})
 	c := Load(Options{BMADRoots: []string{root}})
-	wantProblems(t, c, "menu item XX names the skill bmad-gone-preview, which is not installed, nor is bmad-gone")
+	wantProblems(t, c, "menu item XX names the skill bmad-gone-preview, which is not installed, nor is bmad-gone",
+		"menu item MG names the prompt mermaid-gen.md, which is not beside its SKILL.md")
+	if tw, _ := c.Find("tech-writer"); tw == nil || len(tw.Menu) != 3 || tw.Menu[0].Exec != "/project/.claude/skills/bmad-agent-tech-writer/write-document.md" || tw.Menu[2].Skill != "bmad-create-prd" {
+		t.Errorf("tech-writer: %+v", tw)
+	}
 	a, _ := c.Find("analyst")
 	for name, want := range map[string]string{"bmad-product-brief-preview": "bmad-product-brief", "bmad-bmm-create-prd": "bmad-create-prd"} {
 		sk, variant, ok := c.LookupSkill(a, name)

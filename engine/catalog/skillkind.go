@@ -134,7 +134,7 @@ var menuCode = regexp.MustCompile("^`?([A-Z][A-Z0-9]{0,3})`?$")
 // skill, in the Skill column (with or without backticks) or in backticks
 // in any cell, or, in a "Skill or Prompt" column, a skill ("skill: NAME")
 // or a prompt file beside the SKILL.md ("prompt: NAME.md"), whose item
-// execs that file (see promptFile).
+// execs that file (see promptFiles).
 func skillMenuTable(body string) []MenuItem {
 	var out []MenuItem
 	var cols map[string]int
