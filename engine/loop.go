@@ -175,7 +175,7 @@ func (l *turnLoop) menuPick(ctx context.Context, input string) (userMsg string, 
 		emit(Event{Kind: EventText, Text: g.Text})
 		return "", true
 	}
-	calls := shortcutCalls(it, tr.sb.Exists)
+	calls := shortcutCalls(s.AgentDef, it, tr.sb.Exists)
 	if len(calls) > 0 {
 		for i := range calls {
 			calls[i].ID = window.NewCallID(s.Messages, s.ID, len(s.Messages), i)
