@@ -16,11 +16,11 @@ import (
 
 // update rewrites docs/bmad-compatibility.md from what the test measures:
 // go test ./engine -run TestBMADCompatibility -update (with every install
-// there: AGENTBOT_BMAD_INSTALLS set, see scripts/bmad-installs).
+// there: AGENTBOT_BMAD_INSTALLS set, see .ci/bmad-installs).
 var update = flag.Bool("update", false, "rewrite docs/bmad-compatibility.md from the measured table")
 
 // compatInstall is one BMAD install the compatibility table lists: a
-// shared fixture or an install scripts/bmad-installs makes.
+// shared fixture or an install .ci/bmad-installs makes.
 type compatInstall struct {
 	name, made string
 	generated  bool

@@ -263,7 +263,7 @@ func TestV4ExpansionPacks(t *testing.T) {
 }
 
 // The official installer's v4 with the creative-writing pack (made by
-// scripts/bmad-installs): 10 core agents and the pack's 11, no problem.
+// .ci/bmad-installs): 10 core agents and the pack's 11, no problem.
 func TestV4CreativeWritingInstall(t *testing.T) {
 	root := fixtures.Install(t, fixtures.V4CW)
 	c := Load(Options{BMADRoots: []string{root}})
