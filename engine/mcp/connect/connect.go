@@ -12,8 +12,8 @@
 // agentbot's client ID metadata document (/oauth/client.json).
 //
 // No token, code, state, verifier, client secret or private key is ever
-// logged or put in an error or a page by this package; a private key is
-// not stored either (a stored client gets the config's again).
+// logged or put in an error or a page by this package; the Store seals
+// them.
 package connect
 
 import (
@@ -469,11 +469,11 @@ func (c *Connector) reusable(s *mcp.Server, d oauth.Discovery, cl oauth.Client) 
 			cl.ID == s.OAuth.ClientID && (cl.AuthMethod == oauth.AuthPrivateKeyJWT) == (s.OAuth.ClientKey != nil))
 }
 
-// configured is a stored client with its private key, which the store
-// does not keep: the config's, for the pre-registered client the config
-// names.
+// configured is a stored client with the config's private key, when it
+// is the pre-registered client the config names: the config's wins over
+// the one stored with it (a key replaced in the config).
 func configured(s *mcp.Server, cl oauth.Client) oauth.Client {
-	if cl.Registration == oauth.RegistrationPreregistered && cl.ID == s.OAuth.ClientID {
+	if cl.Registration == oauth.RegistrationPreregistered && cl.ID == s.OAuth.ClientID && s.OAuth.ClientKey != nil {
 		cl.Key = s.OAuth.ClientKey
 	}
 	return cl

@@ -42,7 +42,8 @@ const minRSABits = 2048
 // token endpoint with private_key_jwt (RFC 7523 section 2.2, OpenID
 // Connect Core section 9): it signs a short-lived assertion for each
 // request. It is a secret: it prints, logs and marshals as its algorithm
-// and key id alone, and no error of this package holds any of it.
+// and key id alone (only a Client's JSON, which is stored sealed, holds
+// it), and no error of this package holds any of it.
 type ClientKey struct {
 	signer crypto.Signer
 	alg    string
@@ -151,9 +152,18 @@ func (k ClientKey) LogValue() slog.Value {
 	return slog.GroupValue(slog.String("alg", k.alg), slog.String("kid", k.id), slog.String("key", redactedKey(k.signer)))
 }
 
-// MarshalJSON hides the key: a ClientKey is never stored; it comes from
-// the config each time.
+// MarshalJSON hides the key; a Client's JSON, which its caller stores
+// sealed, holds its key (as it holds its secret).
 func (k ClientKey) MarshalJSON() ([]byte, error) { return json.Marshal(k.String()) }
+
+// pem is the key in PKCS #8 PEM, for a Client's JSON.
+func (k ClientKey) pem() ([]byte, error) {
+	der, err := x509.MarshalPKCS8PrivateKey(k.signer)
+	if err != nil {
+		return nil, fmt.Errorf("oauth: client key: the %s key cannot be stored", k.alg)
+	}
+	return pem.EncodeToMemory(&pem.Block{Type: "PRIVATE KEY", Bytes: der}), nil
+}
 
 func redactedKey(s crypto.Signer) string {
 	if s == nil {

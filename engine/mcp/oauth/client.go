@@ -50,8 +50,9 @@ type Client struct {
 	// Secret is the client secret; empty for a public client.
 	Secret string `json:"client_secret,omitempty"`
 	// Key is the private key of a client that authenticates with
-	// private_key_jwt. It is never marshalled: it comes from the config,
-	// and the caller sets it again on a Client it has stored.
+	// private_key_jwt. The Client's JSON holds it (as PKCS #8 PEM in
+	// client_key, its id in client_key_id), as it holds the secret: the
+	// caller stores both sealed.
 	Key *ClientKey `json:"-"`
 	// AuthMethod is how the client authenticates at the token and
 	// revocation endpoints: AuthNone, AuthClientSecretBasic,
@@ -89,6 +90,47 @@ func (c Client) LogValue() slog.Value {
 	return slog.GroupValue(slog.String("client_id", c.ID), slog.String("registration", string(c.Registration)),
 		slog.String("issuer", c.Issuer), slog.String("auth_method", c.AuthMethod),
 		slog.String("client_secret", redacted(c.Secret)), slog.String("client_key", keyOf(c.Key)))
+}
+
+// clientFields are Client's fields without its methods, for its JSON.
+type clientFields Client
+
+// storedClient is a Client's JSON: its fields, and its key as PEM.
+type storedClient struct {
+	clientFields
+	KeyPEM string `json:"client_key,omitempty"`
+	KeyID  string `json:"client_key_id,omitempty"`
+}
+
+// MarshalJSON is the client as the caller stores it (sealed): its fields,
+// its secret, and its private key in PEM.
+func (c Client) MarshalJSON() ([]byte, error) {
+	v := storedClient{clientFields: clientFields(c)}
+	if c.Key != nil {
+		pemKey, err := c.Key.pem()
+		if err != nil {
+			return nil, err
+		}
+		v.KeyPEM, v.KeyID = string(pemKey), c.Key.id
+	}
+	return json.Marshal(v)
+}
+
+// UnmarshalJSON reads what MarshalJSON wrote.
+func (c *Client) UnmarshalJSON(b []byte) error {
+	var v storedClient
+	if err := json.Unmarshal(b, &v); err != nil {
+		return err
+	}
+	*c = Client(v.clientFields)
+	if v.KeyPEM != "" {
+		k, err := ParseClientKey([]byte(v.KeyPEM), v.KeyID)
+		if err != nil {
+			return fmt.Errorf("oauth: the stored client %q: %w", c.ID, err)
+		}
+		c.Key = k
+	}
+	return nil
 }
 
 // audience is what the client's assertions name as their aud: the

@@ -7,6 +7,9 @@
 //   - refresh tokens for every client allowed the refresh_token grant;
 //   - open dynamic client registration (RFC 7591), revocation (RFC 7009),
 //     client credentials for the pre-registered client "service";
+//   - private_key_jwt (RFC 7523) for the clients "service-jwt" (client
+//     credentials) and "preregistered-jwt" (code flow), whose public keys
+//     the test passes in CLIENT_JWKS ({"<client id>": {"keys": [JWK]}});
 //   - RFC 9207 iss in authorization responses (oidc-provider's default).
 // Logging in and consenting is automatic: /interaction/:uid logs in the
 // fixed account ACCOUNT (default "test-user") and grants every requested
@@ -29,6 +32,23 @@ if (!port || !resource) {
 }
 const issuer = `http://127.0.0.1:${port}`;
 const resourceScopes = 'mcp:read mcp:write';
+const jwks = JSON.parse(process.env.CLIENT_JWKS || '{}');
+const redirectURI = process.env.REDIRECT_URI || 'http://127.0.0.1:1/callback';
+// The private_key_jwt clients, when the test gave their keys.
+const jwtClients = [
+  {
+    client_id: 'service-jwt',
+    grant_types: ['client_credentials'],
+    response_types: [],
+    redirect_uris: [],
+  },
+  {
+    client_id: 'preregistered-jwt',
+    grant_types: ['authorization_code', 'refresh_token'],
+    response_types: ['code'],
+    redirect_uris: [redirectURI],
+  },
+].filter((c) => jwks[c.client_id]).map((c) => ({ ...c, token_endpoint_auth_method: 'private_key_jwt', jwks: jwks[c.client_id] }));
 
 const provider = new Provider(issuer, {
   clients: [
@@ -45,9 +65,10 @@ const provider = new Provider(issuer, {
       client_secret: 'preregistered-secret-not-a-real-one',
       grant_types: ['authorization_code', 'refresh_token'],
       response_types: ['code'],
-      redirect_uris: [process.env.REDIRECT_URI || 'http://127.0.0.1:1/callback'],
+      redirect_uris: [redirectURI],
       token_endpoint_auth_method: 'client_secret_basic',
     },
+    ...jwtClients,
   ],
   scopes: ['openid', 'offline_access'],
   pkce: { required: () => true },
