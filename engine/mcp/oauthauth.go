@@ -21,9 +21,9 @@ import (
 // the challenge (or the config's, or the resource's scopes_supported),
 // step-up on insufficient_scope, refresh, and the client credentials
 // grant for identity service with a client secret or private key
-// (private_key_jwt) where the authorization server offers it. The authorization code flow goes
-// through Browse, which sends the person (or, in tests, an HTTP client)
-// to the authorization URL.
+// (private_key_jwt) where the authorization server offers it. The
+// authorization code flow goes through Browse, which sends the person
+// (or, in tests, an HTTP client) to the authorization URL.
 //
 // The bot's per-person authorizer, with tokens stored encrypted and a
 // Connect button for Browse, is built on the same steps.

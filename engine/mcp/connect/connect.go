@@ -290,10 +290,10 @@ func (c *Connector) obtainService(ctx context.Context, s *mcp.Server, who mcp.Id
 // Authorize answers a challenge to a request that carried sent: with the
 // stored token when another request (or replica) already replaced sent;
 // by refreshing, on a 401 to a refreshable token; for a service identity
-// with a client secret or private key, with the client credentials grant. Otherwise a
-// person must connect: a *NeedsConnection. A step-up that would ask for
-// no scope beyond those granted is refused (the server would refuse
-// again).
+// with a client secret or private key, with the client credentials
+// grant. Otherwise a person must connect: a *NeedsConnection. A step-up
+// that would ask for no scope beyond those granted is refused (the server
+// would refuse again).
 func (c *Connector) Authorize(ctx context.Context, s *mcp.Server, who mcp.Identity, sent oauth.Token, ch oauth.Challenge) (oauth.Token, error) {
 	if ch.Kind != oauth.NeedsAuthorization && ch.Kind != oauth.InsufficientScope {
 		return oauth.Token{}, errors.New("no challenge to answer")
