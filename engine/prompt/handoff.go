@@ -40,7 +40,7 @@ func Handoff(prev *transcript.Session, person string) string {
 			if i > 0 {
 				b.WriteString(",")
 			}
-			fmt.Fprintf(&b, " /outputs/%s (v%d)", d.Path, d.Version)
+			fmt.Fprintf(&b, " /outputs/%s (v%d)", d.Path, d.Shown())
 		}
 		b.WriteString(". Read what you build on before you change it.")
 	} else {

@@ -164,6 +164,16 @@ type Output struct {
 	DocVersion int    `json:"doc_version,omitempty"`
 }
 
+// Shown is the version people and agents know the output by: the
+// project's version of the document (DocVersion) when it is one, which
+// counts every thread's saves, else the session's own count (Version).
+func (o Output) Shown() int {
+	if o.Project != "" && o.DocVersion > 0 {
+		return o.DocVersion
+	}
+	return o.Version
+}
+
 // AgentSnapshot is what a session keeps of its agent: enough to name it and
 // to find it again, and no host path. The agent itself is resolved from the
 // catalog by id each time the session loads.
