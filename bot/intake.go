@@ -13,6 +13,7 @@ import (
 	"github.com/slack-go/slack/socketmode"
 
 	"agentbot/bot/keys"
+	"agentbot/bot/webapi"
 )
 
 // intake is the listener: it maps Slack's events and clicks to typed
@@ -102,9 +103,6 @@ func (b *core) seen(dedupe ...string) bool {
 	return dup
 }
 
-// keepSubtypes are the message subtypes that carry a user's words.
-var keepSubtypes = map[string]bool{"": true, "file_share": true, "thread_broadcast": true}
-
 // onEventsAPI handles an Events API event; it reports whether ack was
 // handed on, to be called once the message is persisted.
 func (b *intake) onEventsAPI(ev slackevents.EventsAPIEvent, ack func()) bool {
@@ -114,7 +112,7 @@ func (b *intake) onEventsAPI(ev slackevents.EventsAPIEvent, ack func()) bool {
 		return false
 	}
 	it := in.it
-	if in.botID != "" || it.User == "" || it.User == b.botUserID || !keepSubtypes[in.subtype] {
+	if in.botID != "" || it.User == "" || it.User == b.botUserID || !webapi.PersonSubtype(in.subtype) {
 		return false // the bot's own words, other bots, edits and deletions
 	}
 	it.Team, it.Kind = ev.TeamID, kindMessage

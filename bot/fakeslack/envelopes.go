@@ -307,6 +307,7 @@ func (s *Server) storeUserMessage(raw json.RawMessage) {
 		User     string          `json:"user"`
 		Text     string          `json:"text"`
 		Blocks   json.RawMessage `json:"blocks"`
+		Files    json.RawMessage `json:"files"`
 	}
 	if json.Unmarshal(raw, &ev) != nil || ev.Channel == "" || ev.TS == "" {
 		return
@@ -323,8 +324,14 @@ func (s *Server) storeUserMessage(raw json.RawMessage) {
 	}
 	m := Message{Kind: KindUser, Channel: ev.Channel, TS: ev.TS, ThreadTS: ev.ThreadTS, Text: ev.Text,
 		User: ev.User, Time: time.Now()}
+	if ev.Type == "message" {
+		m.SubType = ev.SubType // an app_mention has none, whatever it shares
+	}
 	if len(ev.Blocks) > 0 && string(ev.Blocks) != "null" {
 		m.Blocks = ev.Blocks
+	}
+	if len(ev.Files) > 0 && string(ev.Files) != "null" && string(ev.Files) != "[]" {
+		m.Files = ev.Files
 	}
 	s.storeLocked(m)
 	s.joinLocked(ev.Channel, ev.User)

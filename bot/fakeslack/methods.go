@@ -108,19 +108,6 @@ func (s *Server) conversationsInfo(r *apiRequest) (result, string) {
 	return result{"channel": ch}, ""
 }
 
-func (s *Server) conversationsReplies(r *apiRequest) (result, string) {
-	ch, ts := r.get("channel"), r.get("ts")
-	if ch == "" {
-		return nil, "channel_not_found"
-	}
-	msgs := s.threadLocked(ch, ts)
-	if len(msgs) == 0 {
-		return nil, "thread_not_found"
-	}
-	return result{"messages": s.messagesJSON(msgs), "has_more": false,
-		"response_metadata": map[string]any{"next_cursor": ""}}, ""
-}
-
 // conversationsHistory lists the channel's top-level messages, newest first.
 func (s *Server) conversationsHistory(r *apiRequest) (result, string) {
 	ch := r.get("channel")

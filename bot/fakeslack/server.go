@@ -125,6 +125,8 @@ type Server struct {
 	agentSess map[string]string    // channel/thread -> title of the agent sessions setStatus created (agents.go)
 	prompts   []SuggestedPrompts   // assistant.threads.setSuggestedPrompts (assistant.go)
 	titles    []Title              // setTitle and agents.sessions.rename (assistant.go)
+	// repliesCap caps conversations.replies pages (LimitReplies).
+	repliesCap int
 
 	violations []Violation // payloads the rules table refused (rules.go)
 	allowViol  bool        // AllowViolations: a test sends them on purpose

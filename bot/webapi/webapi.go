@@ -17,6 +17,20 @@ import (
 	"agentbot/bot/render"
 )
 
+// personSubtypes are the message subtypes that carry a person's words:
+// a plain message has none; file_share is a message that shared files
+// (https://docs.slack.dev/reference/events/message/file_share), which
+// conversations.replies returns with that subtype and its files too;
+// thread_broadcast is a reply also sent to the channel
+// (https://docs.slack.dev/reference/events/message/thread_broadcast).
+// Every other subtype is an event (a join, an edit, a deletion) or a
+// bot's.
+var personSubtypes = map[string]bool{"": true, "file_share": true, "thread_broadcast": true}
+
+// PersonSubtype reports whether a message of this subtype carries a
+// person's words, in an event or in conversations.replies.
+func PersonSubtype(subtype string) bool { return personSubtypes[subtype] }
+
 // Replies reads a thread's messages with conversations.replies, at most
 // 10 pages of 200.
 func Replies(ctx context.Context, s render.Slack, channel, thread string) ([]slack.Message, error) {
