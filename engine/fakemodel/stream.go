@@ -60,6 +60,10 @@ func (s *Server) writeStream(w http.ResponseWriter, r *http.Request, req Request
 	if !send(chunk([]wireChunkChoice{{Delta: wireDelta{Role: openai.ChatMessageRoleAssistant, Content: &empty}}}, nil)) {
 		return
 	}
+	if reply.FailedGeneration != "" && p == Groq {
+		write(groqToolUseFailed(reply.FailedGeneration).event())
+		return
+	}
 	deltas := s.streamDeltas(p, req, reply, calls)
 	for i, d := range deltas {
 		if se := reply.StreamError; se != nil && i == se.After {
