@@ -31,7 +31,6 @@ type core struct {
 	running running.Turns // turns that can be stopped, by thread
 	// contexts is the agent pane's: the channel each user looks at.
 	contexts cache.Map[teamUser, string]
-	names    cache.Map[string, string] // user id → display name
 	// slackACL answers what access.May asks of Slack.
 	slackACL *access.Slack
 	// unsaved holds the messages (channel/ts) the user was told could not
