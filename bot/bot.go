@@ -23,12 +23,14 @@ import (
 )
 
 // Store is what the bot keeps, as the storage roles it uses: sessions by
-// thread (and their working folders and documents), the inbound queue and
+// thread (and their working folders and documents) and by person, the
+// inbound queue and
 // its dedupe marks, leases on threads, channel settings, and the projects
 // whose documents threads share. Every
 // storage.Backend meets it.
 type Store interface {
 	storage.Sessions
+	storage.SessionIndex
 	storage.Outputs
 	storage.Inbound
 	storage.Dedupe
@@ -272,7 +274,7 @@ func (b *Bot) shutdown() {
 	b.stopOnce.Do(func() {
 		b.c.work.Stop()
 		done := make(chan struct{})
-		go func() { b.c.work.Wait(); b.in.slashes.Wait(); close(done) }()
+		go func() { b.c.work.Wait(); b.in.slashes.Wait(); b.in.home.views.Wait(); close(done) }()
 		select {
 		case <-done:
 		case <-time.After(b.c.cfg.ShutdownGrace):

@@ -272,6 +272,11 @@ type Session struct {
 	// wrote (same keys as Seen), so a call cut short by a crash after its
 	// version landed is not applied twice when the model calls it again.
 	Wrote map[string]int `json:"doc_wrote,omitempty"`
+	// Owner is the person the session belongs to: who started it (a Slack
+	// user id), set by the front end. The stores index sessions by it
+	// (storage.SessionIndex), so a person's sessions are found without
+	// reading every session.
+	Owner string `json:"owner,omitempty"`
 	// Meta holds small facts of the caller's own.
 	Meta    map[string]string `json:"meta,omitempty"`
 	Usage   Usage             `json:"usage"`
