@@ -67,6 +67,9 @@ func (q queued) Handle(ctx context.Context, _ string, seq uint64, payload []byte
 		if b.replayed(ctx, j) {
 			return true
 		}
+		if b.admitGap(ctx, j) {
+			return false // the messages before it go first; it stays queued
+		}
 	}
 	h.handle(b, ctx, j)
 	return h.conversation

@@ -45,25 +45,15 @@ func (s *Server) conversationsReplies(r *apiRequest) (result, string) {
 	if len(msgs) == 0 {
 		return nil, "thread_not_found"
 	}
-	limit, err := strconv.Atoi(r.get("limit"))
-	if err != nil || limit <= 0 || limit > 1000 {
-		limit = 1000
-	}
-	if s.repliesCap > 0 {
-		limit = min(limit, s.repliesCap)
-	}
-	from := ""
-	if c := r.get("cursor"); c != "" {
-		raw, err := base64.StdEncoding.DecodeString(c)
-		var ok bool
-		if from, ok = strings.CutPrefix(string(raw), "next_ts:"); err != nil || !ok {
-			return nil, "invalid_cursor"
-		}
+	from, ok := cursorTS(r.get("cursor"))
+	if !ok {
+		return nil, "invalid_cursor"
 	}
 	var page []Message
 	if from == "" && msgs[0].TS == ts {
 		page = append(page, msgs[0]) // the parent, first page only
 	}
+	limit := s.repliesLimit(r.get("limit"))
 	next := ""
 	for _, m := range msgs {
 		if m.TS == ts || !inRange(m.TS, r.get("oldest"), r.get("latest"), r.get("inclusive")) || (from != "" && tsLess(m.TS, from)) {
@@ -77,6 +67,31 @@ func (s *Server) conversationsReplies(r *apiRequest) (result, string) {
 	}
 	return result{"messages": s.messagesJSON(page), "has_more": next != "",
 		"response_metadata": map[string]any{"next_cursor": next}}, ""
+}
+
+// repliesLimit is the page size of a conversations.replies call asking
+// for limit: at most 1000, and at most LimitReplies' cap.
+func (s *Server) repliesLimit(limit string) int {
+	n, err := strconv.Atoi(limit)
+	if err != nil || n <= 0 || n > 1000 {
+		n = 1000
+	}
+	if s.repliesCap > 0 {
+		n = min(n, s.repliesCap)
+	}
+	return n
+}
+
+// cursorTS reads a conversations.replies cursor: the ts its page starts
+// at ("" for the first page); ok is false for a cursor the fake did not
+// hand out.
+func cursorTS(cursor string) (string, bool) {
+	if cursor == "" {
+		return "", true
+	}
+	raw, err := base64.StdEncoding.DecodeString(cursor)
+	ts, ok := strings.CutPrefix(string(raw), "next_ts:")
+	return ts, err == nil && ok
 }
 
 // inRange reports whether ts is within the oldest and latest bounds of a

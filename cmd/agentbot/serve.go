@@ -208,7 +208,7 @@ func (s *server) newBot(context.Context) int {
 		MaxUploadBytes: cfg.MaxUploadBytes, NoStreaming: cfg.NoStreaming, Logger: log, Observer: met,
 		ReplicaID: cfg.ReplicaID, LeaseTTL: cfg.LeaseTTL, ApprovalTimeout: cfg.ApprovalTimeout,
 		MCPServers: tools.Names(), Fences: fences, Folders: storage.Folders{Dir: cfg.DataDir},
-		Connections: s.connections(),
+		Connections: s.connections(), SharedStore: cfg.DatabaseURL != "",
 	})
 	if err != nil {
 		return s.fail(1, err)

@@ -50,10 +50,7 @@ func retryableStatus(status int) bool {
 // retryable reports whether a failed attempt may succeed when repeated.
 // Context cancellation is handled by the caller and never gets here.
 func retryable(err error) bool {
-	if toolUseFailed(err) {
-		return true
-	}
-	if errors.Is(err, ErrCallTimeout) || errors.Is(err, ErrIncompleteStream) || errors.Is(err, ErrStreamError) {
+	if transientKind(err) {
 		return true
 	}
 	if sf := (*streamFailure)(nil); errors.As(err, &sf) {
@@ -90,6 +87,13 @@ func retryable(err error) bool {
 	// HTTP/2 resets and GOAWAYs come as unexported net/http types.
 	msg := err.Error()
 	return strings.Contains(msg, "stream error: stream ID") || strings.Contains(msg, "http2: server sent GOAWAY")
+}
+
+// transientKind reports the failures that are transient whatever their
+// status: a timed-out attempt, a stream cut or ended by an error without
+// more said, and Groq's tool_use_failed.
+func transientKind(err error) bool {
+	return errors.Is(err, ErrCallTimeout) || errors.Is(err, ErrIncompleteStream) || errors.Is(err, ErrStreamError) || toolUseFailed(err)
 }
 
 // toolUseFailed reports Groq's tool_use_failed: the model's tool-call
