@@ -46,6 +46,7 @@ type rigOpts struct {
 	mutate  func(*bot.Config)
 	engine  func(*engine.Config)
 	slack   []fakeslack.Option // how the fake Slack is set up
+	data    string             // the data folder to open ("" for a fresh one)
 }
 
 // repoRoot is the folder holding go.mod (see fixtures.RepoRoot).
@@ -53,7 +54,10 @@ func repoRoot(t testing.TB) string { t.Helper(); return fixtures.RepoRoot(t) }
 
 func newRig(t testing.TB, o rigOpts) *rig {
 	t.Helper()
-	r := &rig{t: t, slack: fakeslack.New(t, o.slack...), model: fakemodel.NewTB(t), data: filepath.Join(t.TempDir(), "data"), opts: o}
+	r := &rig{t: t, slack: fakeslack.New(t, o.slack...), model: fakemodel.NewTB(t), data: o.data, opts: o}
+	if r.data == "" {
+		r.data = filepath.Join(t.TempDir(), "data")
+	}
 	r.cat = catalog.Load(catalog.Options{Bundles: append([]string{fixtures.Bundles(t)}, o.bundles...), BMADRoots: o.bmad, Skills: o.skills})
 	r.start()
 	t.Cleanup(r.shutdown)
