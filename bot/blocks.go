@@ -21,10 +21,11 @@ const (
 )
 
 // postGreeting posts an agent's greeting with its menu as buttons
-// (view.Greeting); a long menu is split over messages.
+// (view.Greeting), under the agent's name and icon as its answers are
+// (agentAuthor); a long menu is split over messages.
 func (b *core) postGreeting(ctx context.Context, channel, thread string, a *catalog.Agent, g *engine.Greeting) {
 	md, tail := view.Greeting(g)
-	if err := b.postMarkdownWith(ctx, channel, thread, md, view.MenuNote, tail); err != nil {
+	if err := b.postMarkdownWith(ctx, channel, thread, agentAuthor(a), md, view.MenuNote, tail); err != nil {
 		b.log.Error("post greeting", "agent", a.ID, "err", err)
 	}
 }

@@ -15,6 +15,7 @@ import (
 
 	"agentbot/bot/access"
 	"agentbot/bot/lease"
+	"agentbot/bot/threadgap"
 	"agentbot/bot/threadwork"
 	"agentbot/engine"
 	"agentbot/engine/catalog"
@@ -23,12 +24,14 @@ import (
 )
 
 // Store is what the bot keeps, as the storage roles it uses: sessions by
-// thread (and their working folders and documents), the inbound queue and
+// thread (and their working folders and documents) and by person, the
+// inbound queue and
 // its dedupe marks, leases on threads, channel settings, and the projects
 // whose documents threads share. Every
 // storage.Backend meets it.
 type Store interface {
 	storage.Sessions
+	storage.SessionIndex
 	storage.Outputs
 	storage.Inbound
 	storage.Dedupe
@@ -124,6 +127,12 @@ type Config struct {
 	// Fences fences the engine's transcript saves (the engine's Store
 	// should be it); nil: the bot keeps its own (see Fences).
 	Fences *Fences
+	// SharedStore says other replicas may share the store (PostgreSQL):
+	// Slack may give any of them a thread's message, so before a message
+	// is answered the thread's earlier messages are read from Slack
+	// (package threadgap). So they are when Slack's Socket Mode hello
+	// counts more than one connection.
+	SharedStore bool
 }
 
 // Fences are the fences of the threads this process works (lease.Fences):
@@ -206,6 +215,7 @@ func New(cfg Config) (*Bot, error) {
 	b := &Bot{c: c}
 	c.turnCtx, b.cancelTurns = context.WithCancel(context.Background())
 	c.slackACL = access.NewSlack(c.web(), cfg.MembershipTTL)
+	c.gaps = threadgap.New(threadgap.Config{Slack: c.web(), Log: c.log, Shared: c.shared})
 	c.work = threadwork.New(c.turnCtx, threadwork.Config{Store: cfg.Store, Fences: fences,
 		Replica: cfg.ReplicaID, LeaseTTL: cfg.LeaseTTL, Sole: cfg.SoleReplica, DedupeTTL: cfg.DedupeTTL, Observer: c.obs, Log: c.log})
 	hm := &home{core: c}
@@ -288,7 +298,7 @@ func (b *Bot) shutdown() {
 	b.stopOnce.Do(func() {
 		b.c.work.Stop()
 		done := make(chan struct{})
-		go func() { b.c.work.Wait(); b.in.slashes.Wait(); close(done) }()
+		go func() { b.c.work.Wait(); b.in.slashes.Wait(); b.in.home.views.Wait(); close(done) }()
 		select {
 		case <-done:
 		case <-time.After(b.c.cfg.ShutdownGrace):
@@ -306,6 +316,11 @@ func (b *Bot) onSocketEvent(evt socketmode.Event) {
 	switch evt.Type {
 	case socketmode.EventTypeConnected, socketmode.EventTypeHello:
 		b.connected.Store(true)
+		if evt.Type == socketmode.EventTypeHello && evt.Request != nil {
+			// Slack's count of the app's connections: over one, other
+			// replicas may be given a thread's messages (threadgap).
+			b.c.connections.Store(int32(evt.Request.NumConnections))
+		}
 		return
 	case socketmode.EventTypeConnecting, socketmode.EventTypeConnectionError, socketmode.EventTypeDisconnect, socketmode.EventTypeInvalidAuth:
 		b.connected.Store(false)

@@ -4,11 +4,13 @@ import (
 	"context"
 	"log/slog"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"agentbot/bot/access"
 	"agentbot/bot/cache"
 	"agentbot/bot/running"
+	"agentbot/bot/threadgap"
 	"agentbot/bot/threadstate"
 	"agentbot/bot/threadwork"
 	"agentbot/engine"
@@ -31,9 +33,13 @@ type core struct {
 	running running.Turns // turns that can be stopped, by thread
 	// contexts is the agent pane's: the channel each user looks at.
 	contexts cache.Map[teamUser, string]
-	names    cache.Map[string, string] // user id → display name
 	// slackACL answers what access.May asks of Slack.
 	slackACL *access.Slack
+	// gaps finds the messages of a thread's unanswered gap this replica
+	// was not given (threadgap); connections is Slack's count of the
+	// app's Socket Mode connections, from the last hello.
+	gaps        *threadgap.Checker
+	connections atomic.Int32
 	// unsaved holds the messages (channel/ts) the user was told could not
 	// be saved, so Slack's redeliveries do not repeat the notice.
 	unsavedMu sync.Mutex
@@ -64,3 +70,8 @@ func (b *core) setState(s *engine.Session, change func(*threadstate.State)) {
 func (b *core) saveSession(ctx context.Context, s *engine.Session, what string) bool {
 	return b.work.Save(ctx, &s.Session, what)
 }
+
+// shared reports whether other replicas may be given this workspace's
+// events: the store is shared (Config.SharedStore), or Slack's last
+// hello counted more than one Socket Mode connection.
+func (b *core) shared() bool { return b.cfg.SharedStore || b.connections.Load() > 1 }

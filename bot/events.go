@@ -16,7 +16,7 @@ func (b *intake) onAgentEvent(ev slackevents.EventsAPIEvent) {
 	}
 	switch e := ev.InnerEvent.Data.(type) {
 	case *slackevents.AppHomeOpenedEvent:
-		b.home.onAppHomeOpened(team, e)
+		b.home.beside(func() { b.home.onAppHomeOpened(team, e) })
 	case *slackevents.AppContextChangedEvent:
 		b.home.onAppContextChanged(team, e)
 	case *slackevents.AgentSessionStoppedEvent:

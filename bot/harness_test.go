@@ -49,6 +49,7 @@ type rigOpts struct {
 	// store, when set, is the store the bot sees in place of the bbolt
 	// one (the engine still saves into the bbolt one).
 	store func(*bolt.Store) bot.Store
+	data  string // the data folder to open ("" for a fresh one)
 }
 
 // repoRoot is the folder holding go.mod (see fixtures.RepoRoot).
@@ -56,7 +57,10 @@ func repoRoot(t testing.TB) string { t.Helper(); return fixtures.RepoRoot(t) }
 
 func newRig(t testing.TB, o rigOpts) *rig {
 	t.Helper()
-	r := &rig{t: t, slack: fakeslack.New(t, o.slack...), model: fakemodel.NewTB(t), data: filepath.Join(t.TempDir(), "data"), opts: o}
+	r := &rig{t: t, slack: fakeslack.New(t, o.slack...), model: fakemodel.NewTB(t), data: o.data, opts: o}
+	if r.data == "" {
+		r.data = filepath.Join(t.TempDir(), "data")
+	}
 	r.cat = catalog.Load(catalog.Options{Bundles: append([]string{fixtures.Bundles(t)}, o.bundles...), BMADRoots: o.bmad, Skills: o.skills})
 	r.start()
 	t.Cleanup(r.shutdown)

@@ -2,6 +2,7 @@ package bot
 
 import (
 	"context"
+	"sync"
 	"time"
 
 	"github.com/slack-go/slack"
@@ -26,10 +27,28 @@ type home struct {
 	// is read and published, so publishes land in the order their reads
 	// were made and a stale view never replaces a newer one.
 	homeLocks cache.Locks[string]
+	// views counts the views being built beside the intake (beside).
+	views sync.WaitGroup
 }
 
 // homeSessions is how many of a user's sessions the Home tab lists.
 const homeSessions = 10
+
+// homeScan bounds the entries of a user's person index the Home tab
+// looks through for homeSessions they may still see.
+const homeScan = 1000
+
+// beside builds a view beside the intake loop, so no event's ack waits
+// for the store reads and Slack calls of the Home tab or the agent pane;
+// shutdown waits for it (views).
+func (b *home) beside(view func()) {
+	b.views.Add(1)
+	go func() {
+		defer b.views.Done()
+		defer b.recoverPanic("home view")
+		view()
+	}()
+}
 
 // refreshHome publishes a user's Home tab (view.Home): the agents to
 // start a DM session with, then the user's most recent sessions with their
@@ -69,19 +88,22 @@ func homeSession(s *transcript.Session) view.HomeSession {
 // recentSessions returns the user's sessions, most recent first, at most
 // n: those of channels they are a member of now (access.See), so a person
 // removed from a private channel no longer sees its threads or documents.
+// They come from the store's person index (storage.SessionIndex), and
+// only their metadata is read, never a transcript: the Home tab costs the
+// same in a store of a thousand sessions or of a million.
 func (b *home) recentSessions(ctx context.Context, user string, n int) []*transcript.Session {
-	list, err := b.cfg.Store.ListSessions(ctx)
+	refs, err := b.cfg.Store.PersonSessions(ctx, user, homeScan)
 	if err != nil {
 		b.log.Debug("list sessions for the home tab", "err", err)
 		return nil
 	}
 	var out []*transcript.Session
-	for _, info := range list {
+	for _, ref := range refs {
 		if len(out) == n {
 			break
 		}
-		s, err := b.cfg.Store.FindSession(ctx, info.Key)
-		if err != nil || s == nil || s.ID != info.ID || ownerOfRecord(s) != user || !b.maySeeSession(ctx, user, s) {
+		s, err := b.cfg.Store.FindMeta(ctx, ref.Key)
+		if err != nil || s == nil || s.ID != ref.ID || storage.OwnerOf(s) != user || !b.maySeeSession(ctx, user, s) {
 			continue
 		}
 		out = append(out, s)
@@ -98,7 +120,7 @@ func (b *home) maySeeSession(ctx context.Context, user string, s *transcript.Ses
 		return false
 	}
 	thing := in(team, channel)
-	thing.Owner = ownerOfRecord(s)
+	thing.Owner = storage.OwnerOf(s)
 	return b.may(ctx, user, access.See, thing).OK
 }
 

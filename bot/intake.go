@@ -13,6 +13,7 @@ import (
 	"github.com/slack-go/slack/socketmode"
 
 	"agentbot/bot/keys"
+	"agentbot/bot/webapi"
 )
 
 // intake is the listener: it maps Slack's events and clicks to typed
@@ -102,9 +103,6 @@ func (b *core) seen(dedupe ...string) bool {
 	return dup
 }
 
-// keepSubtypes are the message subtypes that carry a user's words.
-var keepSubtypes = map[string]bool{"": true, "file_share": true, "thread_broadcast": true}
-
 // onEventsAPI handles an Events API event; it reports whether ack was
 // handed on, to be called once the message is persisted.
 func (b *intake) onEventsAPI(ev slackevents.EventsAPIEvent, ack func()) bool {
@@ -114,7 +112,7 @@ func (b *intake) onEventsAPI(ev slackevents.EventsAPIEvent, ack func()) bool {
 		return false
 	}
 	it := in.it
-	if in.botID != "" || it.User == "" || it.User == b.botUserID || !keepSubtypes[in.subtype] {
+	if in.botID != "" || it.User == "" || it.User == b.botUserID || !webapi.PersonSubtype(in.subtype) {
 		return false // the bot's own words, other bots, edits and deletions
 	}
 	it.Team, it.Kind = ev.TeamID, kindMessage
@@ -203,14 +201,21 @@ func (b *intake) admitMessage(it item, files []slack.File, ack func(), dedupe []
 	if b.stopIfAsked(it) {
 		return false // "stop" stops the running turn at once, ahead of the queue
 	}
+	it.Files = fileRefs(files)
+	return b.enqueue(it, ack, dedupe...)
+}
+
+// fileRefs are the files a message shared, as an item keeps them.
+func fileRefs(files []slack.File) []fileRef {
+	var out []fileRef
 	for _, f := range files {
 		url := f.URLPrivateDownload
 		if url == "" {
 			url = f.URLPrivate
 		}
-		it.Files = append(it.Files, fileRef{ID: f.ID, Name: f.Name, URL: url, Size: f.Size})
+		out = append(out, fileRef{ID: f.ID, Name: f.Name, URL: url, Size: f.Size})
 	}
-	return b.enqueue(it, ack, dedupe...)
+	return out
 }
 
 // stopIfAsked stops the thread's running turn when a message asks for it
@@ -255,6 +260,9 @@ const maxUnsaved = 1000
 // store stays away longer than Slack's retries.
 func (b *core) notSaved(it item, err error) {
 	b.log.Error("persist inbound message; not acked, so Slack redelivers it", "channel", it.Channel, "err", err)
+	if it.Kind == kindMessage {
+		b.gaps.Missed(it.Channel, it.ThreadTS, it.TS) // the thread's next answer looks for it first
+	}
 	k := keys.Message(it.Channel, it.TS)
 	b.unsavedMu.Lock()
 	told := b.unsaved[k]

@@ -2,6 +2,7 @@ package bot
 
 import (
 	"context"
+	"errors"
 	"time"
 
 	"github.com/slack-go/slack"
@@ -91,16 +92,33 @@ func (b *core) setTitle(ctx context.Context, it item, s *engine.Session) {
 		err = b.cfg.API.SetAssistantThreadsTitleContext(ctx, slack.AssistantThreadsSetTitleParameters{
 			ChannelID: it.Channel, ThreadTS: it.ThreadTS, Title: title})
 	} else {
-		// Agent sessions in channels take their title from
-		// agents.sessions.rename (slackapi/java-slack-sdk#1633).
-		method = "agents.sessions.rename"
-		_, err = b.cfg.API.RenameAgentSessionContext(ctx, slack.AgentSessionRenameParameters{
-			ChannelID: it.Channel, ThreadTS: it.ThreadTS, Title: title})
+		method, err = b.titleAgentSession(ctx, it, title)
 	}
 	if err != nil && !b.web().Refused(method, err) {
 		b.log.Debug("session title", "method", method, "err", err)
 	}
 }
+
+// titleAgentSession names a channel thread's agent session: with
+// agents.sessions.rename (slackapi/java-slack-sdk#1633) when it exists,
+// else with the agents.sessions.setStatus that creates it, whose title
+// is used only then ("only used when creating a new session", the
+// method's title argument); a rename before that is session_not_found.
+// It returns the method that answered last.
+func (b *core) titleAgentSession(ctx context.Context, it item, title string) (string, error) {
+	_, err := b.cfg.API.RenameAgentSessionContext(ctx, slack.AgentSessionRenameParameters{
+		ChannelID: it.Channel, ThreadTS: it.ThreadTS, Title: title})
+	if e, ok := errors.AsType[slack.SlackErrorResponse](err); !ok || e.Err != sessionNotFound {
+		return "agents.sessions.rename", err
+	}
+	_, err = b.cfg.API.SetAgentSessionStatusContext(ctx, slack.AgentSessionSetStatusParameters{
+		Status: slack.AgentSessionStatusActive, ChannelID: it.Channel, ThreadTS: it.ThreadTS, Title: title, InitiatorUserID: it.User})
+	return "agents.sessions.setStatus", err
+}
+
+// sessionNotFound is agents.sessions.rename's error for a thread whose
+// agent session does not exist yet.
+const sessionNotFound = "session_not_found"
 
 // teamUser names a user of a workspace (the key of core.contexts and
 // home.paneGreeted).

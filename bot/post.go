@@ -63,11 +63,12 @@ func (b *core) ephemeral(channel, user, thread, text string) {
 }
 
 // postMarkdownWith posts markdown text followed by tail blocks within
-// Slack's limits, in the messages view.Messages lays out. When Slack
-// refuses a message, the thread gets its text as plain text.
-func (b *core) postMarkdownWith(ctx context.Context, channel, thread, md, tailNote string, tail []slack.Block) error {
+// Slack's limits, in the messages view.Messages lays out, under the name
+// and icon of as (the app's own for the zero Author). When Slack refuses
+// a message, the thread gets its text as plain text.
+func (b *core) postMarkdownWith(ctx context.Context, channel, thread string, as render.Author, md, tailNote string, tail []slack.Block) error {
 	for _, m := range view.Messages(md, tailNote, tail) {
-		if err := b.postMarkdownPiece(ctx, channel, thread, m.Text, m.Extra); err != nil {
+		if err := b.postMarkdownPiece(ctx, channel, thread, as, m.Text, m.Extra); err != nil {
 			return err
 		}
 	}
@@ -76,15 +77,15 @@ func (b *core) postMarkdownWith(ctx context.Context, channel, thread, md, tailNo
 
 // postMarkdownPiece posts one markdown piece with extra blocks, falling back
 // to the piece as plain text when Slack refuses the blocks.
-func (b *core) postMarkdownPiece(ctx context.Context, channel, thread, piece string, extra []slack.Block) error {
+func (b *core) postMarkdownPiece(ctx context.Context, channel, thread string, as render.Author, piece string, extra []slack.Block) error {
 	blocks := append([]slack.Block{slackmd.Block(piece)}, extra...)
-	_, err := b.postMsg(ctx, channel, thread,
+	_, err := b.postMsg(ctx, channel, thread, append(as.MsgOptions(),
 		slack.MsgOptionText(slackmd.EscapeText(slackmd.Fallback(piece, slackmd.DefaultFallbackChars)), false),
-		slack.MsgOptionBlocks(blocks...))
+		slack.MsgOptionBlocks(blocks...))...)
 	if err == nil {
 		return nil
 	}
-	if _, perr := b.postMsg(ctx, channel, thread, slack.MsgOptionText(slackmd.EscapeText(piece), false)); perr != nil {
+	if _, perr := b.postMsg(ctx, channel, thread, append(as.MsgOptions(), slack.MsgOptionText(slackmd.EscapeText(piece), false))...); perr != nil {
 		return fmt.Errorf("post %d characters: %w (plain text: %w)", view.Runes(piece), err, perr)
 	}
 	return nil

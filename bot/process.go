@@ -67,6 +67,9 @@ func (q queued) Handle(ctx context.Context, _ string, seq uint64, payload []byte
 		if b.replayed(ctx, j) {
 			return true
 		}
+		if b.admitGap(ctx, j) {
+			return false // the messages before it go first; it stays queued
+		}
 	}
 	h.handle(b, ctx, j)
 	return h.conversation
@@ -361,7 +364,7 @@ func (b *threadHandlers) switchAgent(ctx context.Context, c *engine.Conversation
 			return
 		}
 	}
-	c.Live.Person = it.User // who asks for the switch: the handoff names them
+	c.Live.Person, c.Live.Names = it.User, b.userName // who asks for the switch: the handoff names them
 	owner := b.ownerOf(c, it)
 	if _, err := c.Switch(ctx, nil, nil); err != nil {
 		b.log.Error("switch agent", "err", err)
@@ -417,26 +420,11 @@ func isHelp(s *engine.Session, text string) bool {
 }
 
 // userName is how the agent addresses a user: their Slack display name, or
-// "" when Slack does not say.
+// "" when Slack does not say (access.Slack.Name, whose users.info answers
+// are cached with the ones access asks). It is also the engine's
+// Session.Names, so the tools and handoffs name people the same way.
 func (b *core) userName(ctx context.Context, id string) string {
-	if id == "" {
-		return ""
-	}
-	if n, ok := b.names.Get(id); ok {
-		return n
-	}
-	u, err := b.cfg.API.GetUserInfoContext(ctx, id)
-	if err != nil {
-		b.log.Debug("users.info", "err", err)
-		return ""
-	}
-	for _, n := range []string{u.Profile.DisplayName, u.Profile.FirstName, u.RealName, u.Name} {
-		if n = strings.TrimSpace(n); n != "" {
-			b.names.Put(id, n)
-			return n
-		}
-	}
-	return ""
+	return b.slackACL.Name(ctx, id)
 }
 
 // activeSkill names the session's running skill, "" when none.

@@ -142,8 +142,10 @@ func TestProjectChainAcrossThreadsInSlack(t *testing.T) {
 		t.Fatal(err)
 	}
 	state := fmt.Sprint(help["project_documents"])
-	for _, want := range []string{"product-brief.md v1 " + user + " with analyst", "prd.md v1 " + user + " with pm",
-		"architecture.md v1 " + user + " with architect", "prd output of bmad-prd"} {
+	// The author is named as Slack calls them (users.info), not by id.
+	const userName = "user-u0user1"
+	for _, want := range []string{"product-brief.md v1 " + userName + " with analyst", "prd.md v1 " + userName + " with pm",
+		"architecture.md v1 " + userName + " with architect", "prd output of bmad-prd"} {
 		has(t, state, want, "bmad-help's load")
 	}
 	// No other thread got these uploads.

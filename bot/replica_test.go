@@ -42,8 +42,10 @@ type cluster struct {
 	model *fakemodel.Server
 	st    *bolt.Store
 	cat   *catalog.Catalog
-	// engine, when set, changes each replica's engine config.
+	// engine and bot, when set, change each replica's engine and bot
+	// config.
 	engine func(*engine.Config)
+	bot    func(*bot.Config)
 }
 
 // replica is one bot of a cluster. Its store and Slack Web API calls go
@@ -55,6 +57,7 @@ type replica struct {
 	bot   *bot.Bot
 	store *replicaStore
 	turns atomic.Int32
+	dups  atomic.Int32 // events its admission found duplicates
 	stop  context.CancelFunc
 	done  chan error
 }
@@ -81,6 +84,12 @@ func newCluster(t *testing.T) *cluster {
 
 // start runs a replica named id and waits for its websocket.
 func (c *cluster) start(id string, grace time.Duration) *replica {
+	return c.startWrapped(id, grace, nil)
+}
+
+// startWrapped is start with the replica's store, as its bot sees it,
+// wrapped by wrap (nil: as it is).
+func (c *cluster) startWrapped(id string, grace time.Duration, wrap func(*replicaStore) bot.Store) *replica {
 	t := c.t
 	r := &replica{id: id, store: &replicaStore{Store: c.st}}
 	before := c.slack.ConnIDs()
@@ -89,12 +98,20 @@ func (c *cluster) start(id string, grace time.Duration) *replica {
 		c.engine(&ecfg)
 	}
 	api := c.slack.Client(slack.OptionHTTPClient(&http.Client{Transport: deadSwitch{dead: &r.store.dead}}))
-	b, err := bot.New(bot.Config{
-		API: api, Socket: socketmode.New(api), Engine: engine.New(ecfg), Store: r.store, Folders: storage.Folders{Dir: c.st.Dir()},
+	var st bot.Store = r.store
+	if wrap != nil {
+		st = wrap(r.store)
+	}
+	bcfg := bot.Config{
+		API: api, Socket: socketmode.New(api), Engine: engine.New(ecfg), Store: st, Folders: storage.Folders{Dir: c.st.Dir()},
 		Catalog: func() *catalog.Catalog { return c.cat }, ShutdownGrace: grace, NoStreaming: true,
-		ReplicaID: id, LeaseTTL: replicaTTL, Observer: turnCounter{&r.turns},
+		ReplicaID: id, LeaseTTL: replicaTTL, Observer: turnCounter{&r.turns, &r.dups},
 		Logger: slog.New(slog.NewTextHandler(os.Stderr, &slog.HandlerOptions{Level: slog.LevelError})),
-	})
+	}
+	if c.bot != nil {
+		c.bot(&bcfg)
+	}
+	b, err := bot.New(bcfg)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -260,11 +277,12 @@ func (d deadSwitch) RoundTrip(req *http.Request) (*http.Response, error) {
 	return http.DefaultTransport.RoundTrip(req)
 }
 
-// turnCounter counts the turns a replica started.
-type turnCounter struct{ n *atomic.Int32 }
+// turnCounter counts the turns a replica started, and the duplicates its
+// admission dropped.
+type turnCounter struct{ n, dups *atomic.Int32 }
 
 func (c turnCounter) EventReceived(string)                                       {}
-func (c turnCounter) EventDeduped()                                              {}
+func (c turnCounter) EventDeduped()                                              { c.dups.Add(1) }
 func (c turnCounter) TurnStarted()                                               { c.n.Add(1) }
 func (c turnCounter) TurnFinished(time.Duration, int, int, int, int, int, error) {}
 func (c turnCounter) Uploaded(error)                                             {}

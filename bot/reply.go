@@ -14,6 +14,7 @@ import (
 	"agentbot/bot/threadstate"
 	"agentbot/bot/threadwork"
 	"agentbot/engine"
+	"agentbot/engine/catalog"
 	"agentbot/engine/llm"
 	"agentbot/engine/text"
 	"agentbot/storage"
@@ -96,10 +97,18 @@ const maxUsername = 80
 // context line under the answer (speaker) says the same where Slack
 // ignores these.
 func author(s *engine.Session) render.Author {
-	if s == nil || s.AgentDef == nil {
+	if s == nil {
 		return render.Author{}
 	}
-	a := s.AgentDef
+	return agentAuthor(s.AgentDef)
+}
+
+// agentAuthor is the name and icon agent a posts under (see author); the
+// zero Author, the app's own, for none.
+func agentAuthor(a *catalog.Agent) render.Author {
+	if a == nil {
+		return render.Author{}
+	}
 	name, icon := strings.TrimSpace(a.Name), strings.TrimSpace(a.Icon)
 	if a.Title != "" && a.Title != a.Name {
 		name += ", " + a.Title

@@ -75,7 +75,7 @@ func (b *turns) runTurn(ctx context.Context, c *engine.Conversation, it item, in
 func (b *turns) beforeTurn(ctx context.Context, c *engine.Conversation, it item, input string) (*threadTurn, context.Context, func()) {
 	b.obs.TurnStarted()
 	t := &threadTurn{c: c, it: it, start: time.Now(), r: b.newReply(ctx, it, c.Live)}
-	c.Live.Person = it.User // the author of the documents the turn saves
+	c.Live.Person, c.Live.Names = it.User, b.userName // the author of the documents the turn saves, and how people are called
 	tctx, cancel := context.WithCancel(ctx)
 	key := it.thread().String()
 	t.rt = b.running.Start(key, cancel)

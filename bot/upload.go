@@ -22,20 +22,22 @@ type savedDoc struct {
 }
 
 // upload sends one saved output to the thread with UploadFile (the v2
-// upload flow); a re-save is titled as a new version.
+// upload flow); a re-save is titled as a new version, numbered as the
+// project numbers it (transcript.Output.Shown), not by this session's
+// saves alone.
 func (b *core) upload(ctx context.Context, it item, u savedDoc) {
 	o := u.ev.Output
 	name := path.Base(o.Path)
 	title := name
-	if o.Version > 1 {
-		title = fmt.Sprintf("%s, v%d", name, o.Version)
+	if v := o.Shown(); v > 1 {
+		title = fmt.Sprintf("%s, v%d", name, v)
 	}
 	err := u.err
 	if err == nil {
 		err = b.call(ctx, func() error {
 			_, err := b.cfg.API.UploadFileContext(ctx, slack.UploadFileParameters{
 				Reader: bytes.NewReader(u.data), FileSize: len(u.data), Filename: name, Title: title,
-				InitialComment: fmt.Sprintf("📄 Saved %s (v%d, %s)", view.SavedName(o.Path), o.Version, sandbox.SizeText(int64(len(u.data)))),
+				InitialComment: fmt.Sprintf("📄 Saved %s (v%d, %s)", view.SavedName(o.Path), o.Shown(), sandbox.SizeText(int64(len(u.data)))),
 				Channel:        it.Channel, ThreadTimestamp: it.ThreadTS,
 			})
 			return err

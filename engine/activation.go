@@ -60,6 +60,9 @@ func (e *Engine) Activate(ctx context.Context, s *Session, a *catalog.Agent) (*G
 	if err != nil {
 		return nil, err
 	}
+	if a.Home != nil {
+		mapOutputs(v, a.Home.OutputFolder)
+	}
 	hideHostPaths(v, sb)
 	mergePreset(v, preset)
 	s.Vars = v

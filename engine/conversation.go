@@ -97,7 +97,12 @@ func (c *Conversation) Start(ctx context.Context, a *catalog.Agent, prepare func
 // (and the greeting is nil).
 func (c *Conversation) Switch(ctx context.Context, a *catalog.Agent, prepare func(*Session)) (*Greeting, error) {
 	if c.Live.AgentDef != nil || len(c.Live.Messages) > 0 {
-		handoff, person := Handoff(&c.Live.Session, c.Live.Person), c.Live.Person
+		person, names := c.Live.Person, c.Live.Names
+		who := c.Live.nameOf(ctx, person)
+		if who == "" {
+			who = person
+		}
+		handoff := Handoff(&c.Live.Session, who)
 		if err := c.store.DetachSession(ctx, c.Live.ID); err != nil {
 			return nil, fmt.Errorf("switch agent: detach session %s: %w", c.Live.ID, err)
 		}
@@ -105,7 +110,7 @@ func (c *Conversation) Switch(ctx context.Context, a *catalog.Agent, prepare fun
 		if err != nil {
 			return nil, fmt.Errorf("switch agent: new session: %w", err)
 		}
-		c.Live = &Session{Session: *rec, Person: person}
+		c.Live = &Session{Session: *rec, Person: person, Names: names}
 		c.Live.Handoff = handoff // prompt.Handoff: the new agent hears what came before
 	}
 	if a == nil {

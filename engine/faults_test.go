@@ -316,3 +316,33 @@ func TestMalformedCallsAreStoredValid(t *testing.T) {
 		t.Fatalf("old session: %+v", res)
 	}
 }
+
+// TestGroqToolUseFailedNeverRuns: a turn on Groq whose tool-call
+// generation failed (tool_use_failed inside the 200 stream) asks again,
+// and the answer is the next generation's: the failed one, which named a
+// save, saves nothing and is nowhere in the transcript.
+func TestGroqToolUseFailedNeverRuns(t *testing.T) {
+	h := newHarness(t, harnessOpts{})
+	h.fm.SetProvider(fakemodel.Groq)
+	s, _ := h.start("t/groq", "product-lead")
+	h.fm.Enqueue(
+		fakemodel.Reply{FailedGeneration: `<function=save_output{"path":"never.md","content":"never saved"}</function>`},
+		fakemodel.Reply{Text: "Here is the plan."},
+	)
+	res := h.turn(s, "plan it")
+	if res.Text != "Here is the plan." || h.fm.Calls() != 2 {
+		t.Fatalf("result %+v after %d model calls, want the retry's answer", res, h.fm.Calls())
+	}
+	if len(s.Outputs) != 0 || len(h.eventsOf(engine.EventToolStart)) != 0 {
+		t.Fatalf("the failed generation ran: outputs %v", s.Outputs)
+	}
+	stored, err := h.st.FindSession(context.Background(), "t/groq")
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, m := range stored.Messages {
+		if strings.Contains(m.Content, "never saved") || len(m.ToolCalls) > 0 {
+			t.Fatalf("the failed generation is in the transcript: %+v", m)
+		}
+	}
+}

@@ -138,7 +138,7 @@ func (e *Engine) newToolEnv(s *Session, sb *sandbox.Sandbox, emit func(Event)) *
 	tr := &toolEnv{e: e, s: s, sb: sb, emit: emit}
 	tr.out = &outputs{e: e, s: s, sb: sb, emit: emit, mu: &tr.mu, thisTurn: map[string]int{}}
 	if pf := s.project; pf != nil {
-		tr.docs = &project.Docs{Folder: pf, Store: e.cfg.Projects.Store, Sandbox: sb, Session: &s.Session, Person: s.Person,
+		tr.docs = &project.Docs{Folder: pf, Store: e.cfg.Projects.Store, Sandbox: sb, Session: &s.Session, Person: s.Person, Name: s.Names,
 			Mu: &tr.mu, MaxWrite: e.cfg.MaxWrite, Logger: e.cfg.Logger,
 			Record: func(ctx context.Context, virtual string, data []byte, v *transcript.DocVersion, internal bool) error {
 				return tr.out.record(ctx, savedFile{virtual, data, internal, v, pf.Name()})
@@ -175,7 +175,7 @@ func (l *turnLoop) menuPick(ctx context.Context, input string) (userMsg string, 
 		emit(Event{Kind: EventText, Text: g.Text})
 		return "", true
 	}
-	calls := shortcutCalls(it, tr.sb.Exists)
+	calls := shortcutCalls(s.AgentDef, it, tr.sb.Exists)
 	if len(calls) > 0 {
 		for i := range calls {
 			calls[i].ID = window.NewCallID(s.Messages, s.ID, len(s.Messages), i)

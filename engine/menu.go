@@ -26,11 +26,15 @@ func MatchIntent(items []catalog.MenuItem, input string) (int, bool) {
 func IsPlainHelp(it catalog.MenuItem) bool { return menu.PlainHelp(it) }
 
 // shortcutCalls returns the tool calls the engine makes itself for a picked
-// menu item, so that starting a workflow costs one model call: the calls of
-// its handler, then a read of its tmpl and data files.
-func shortcutCalls(it catalog.MenuItem, exists func(string) bool) []transcript.ToolCall {
+// menu item of agent a, so that starting a workflow costs one model call:
+// the calls of its handler, then a read of its tmpl and data files; for a
+// v4 command, a read of the task, template and checklist it runs.
+func shortcutCalls(a *catalog.Agent, it catalog.MenuItem, exists func(string) bool) []transcript.ToolCall {
 	calls := handlerCalls(it, exists)
 	if len(calls) == 0 {
+		for _, p := range a.CommandFiles(it) {
+			calls = append(calls, pathCall(ToolReadFile, "path", p))
+		}
 		return calls
 	}
 	for _, p := range []string{it.Tmpl, it.Data} {

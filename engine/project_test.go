@@ -30,6 +30,12 @@ import (
 func projectHarness(t *testing.T, binding map[string]string) (*harness, string) {
 	t.Helper()
 	root := fixtures.Copy(t, fixtures.V612)
+	return projectHarnessAt(t, root, binding), root
+}
+
+// projectHarnessAt is projectHarness on the BMAD project at root.
+func projectHarnessAt(t *testing.T, root string, binding map[string]string) *harness {
+	t.Helper()
 	h := newHarness(t, harnessOpts{bmad: []string{root}})
 	h.cfg.Projects = &engine.Projects{
 		Store: h.st,
@@ -45,7 +51,7 @@ func projectHarness(t *testing.T, binding map[string]string) (*harness, string) 
 		},
 	}
 	h.eng = engine.New(h.cfg)
-	return h, root
+	return h
 }
 
 // startAs starts a session on key with agent, written by person.

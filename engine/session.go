@@ -37,12 +37,29 @@ type Session struct {
 	// terminal user), set by the front end before it runs the turn: the
 	// author of the document versions the turn saves. Never persisted.
 	Person string `json:"-"`
+	// Names, set by the front end, says how a person is called (a Slack
+	// display name; "" when not known): the tools and the handoff name
+	// people to the model by it rather than by their id. Nil: by id.
+	// Never persisted.
+	Names Names `json:"-"`
 	// stubs caches the elided form of messages (context management).
 	stubs window.Stubs
 	// project is the project the session's sandbox was last opened in
 	// (openSandbox), whose documents it mounts: the turn's tools read and
 	// save there. Nil without projects.
 	project *project.Folder
+}
+
+// Names says how a person (a front end's id of them) is called, "" when
+// not known.
+type Names func(ctx context.Context, person string) string
+
+// nameOf is how person is called, "" when not known.
+func (s *Session) nameOf(ctx context.Context, person string) string {
+	if s.Names == nil || person == "" {
+		return ""
+	}
+	return s.Names(ctx, person)
 }
 
 // view is the session as context management sees it.

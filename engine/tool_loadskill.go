@@ -186,6 +186,9 @@ func (l *skillLoad) loadSkill(ctx context.Context, name string) (ToolResult, err
 		return nil, err
 	}
 	res := SkillResult{AliasOf: aliasOf}
+	if aliasOf != "" && !l.isShim(aliasOf) {
+		res.Notes = append(res.Notes, fmt.Sprintf("%s is not installed; %s, the installed skill of the same base name, is loaded in its place", aliasOf, sk.Name))
+	}
 	res.Skill, res.Kind, res.Root = sk.Name, string(sk.Kind), sk.Virtual
 	if sk.Needs != "" {
 		res.Limitation = fmt.Sprintf("This skill needs %s, which this chat runtime lacks. Tell the user, ask them to paste the material it would read (diffs, files, command output), and do only what that material allows.", sk.Needs)
@@ -240,7 +243,10 @@ func (l *skillLoad) findSkill(name string) (sk *catalog.Skill, aliasOf string, e
 		name = name[:i] // "skill:NAME args" forwards args in the conversation
 	}
 	cat := l.cat
-	sk, ok := cat.FindSkill(l.s.AgentDef, name)
+	sk, variant, ok := cat.LookupSkill(l.s.AgentDef, name)
+	if variant {
+		return sk, name, nil // an older or -preview name of an installed skill
+	}
 	if !ok {
 		var names []string
 		for _, s := range cat.SkillsFor(l.s.AgentDef) {
@@ -257,6 +263,13 @@ func (l *skillLoad) findSkill(name string) (sk *catalog.Skill, aliasOf string, e
 		}
 	}
 	return sk, "", nil
+}
+
+// isShim reports whether name is an installed alias (a shim) rather than
+// a name no skill has.
+func (l *skillLoad) isShim(name string) bool {
+	sk, ok := l.cat.FindSkill(l.s.AgentDef, name)
+	return ok && sk.Kind == catalog.SkillAlias
 }
 
 // customize merges an agent or workflow skill's customization (team and
@@ -345,8 +358,9 @@ func (l *skillLoad) preloadFiles(res *SkillResult, body string, v vars.Vars) {
 }
 
 // launcherLink finds the file a launcher's instruction names: a markdown
-// link, or a path in backticks.
-var launcherLink = regexp.MustCompile("\\]\\(([^)\\s]+)\\)|`((?:\\{skill-root\\}/|\\./)?[A-Za-z0-9_./-]+\\.(?:md|xml|ya?ml))`")
+// link, a path in backticks, or a bare ./path ("Follow the instructions in
+// ./workflow.md.", as 6.1 to 6.3 write them).
+var launcherLink = regexp.MustCompile("\\]\\(([^)\\s]+)\\)|`((?:\\{skill-root\\}/|\\./)?[A-Za-z0-9_./-]+\\.(?:md|xml|ya?ml))`|(?:^|\\s)(\\./[A-Za-z0-9_/-][A-Za-z0-9_./-]*\\.(?:md|xml|ya?ml))")
 
 // launcherFile returns the file a launcher skill's one instruction names
 // ("Follow the instructions in [workflow.md](workflow.md)."), or "" when
@@ -360,7 +374,7 @@ func launcherFile(body string) string {
 	if m == nil {
 		return ""
 	}
-	p := m[1] + m[2]
+	p := m[1] + m[2] + m[3]
 	if strings.Contains(p, "://") || strings.HasPrefix(p, "/") || strings.HasPrefix(p, "#") {
 		return ""
 	}

@@ -197,6 +197,7 @@ type Outputs interface {
 // both meet it.
 type Backend interface {
 	Sessions
+	SessionIndex
 	Retention
 	Dedupe
 	Inbound

@@ -203,3 +203,32 @@ func TestJoinerSeenAtOnce(t *testing.T) {
 		t.Fatalf("a member who just joined is refused: %s", a.Why)
 	}
 }
+
+// A person's name is their display name, else their real or user name,
+// read from users.info once for the names and the admin flags alike;
+// "" when Slack does not answer.
+func TestNameSharesTheUsersCache(t *testing.T) {
+	fs, s := world(t)
+	ctx := context.Background()
+	u := slack.User{ID: "U0NAMED", TeamID: team, Name: "ana.k", RealName: "Ana Kovač"}
+	u.Profile.DisplayName = "Ana"
+	fs.AddUser(u)
+	fs.AddUser(slack.User{ID: "U0PLAIN", TeamID: team, Name: "plain"})
+	if got := s.Name(ctx, "U0NAMED"); got != "Ana" {
+		t.Fatalf("name = %q, want the display name", got)
+	}
+	if got := s.Name(ctx, "U0PLAIN"); got != "plain" {
+		t.Fatalf("name without a display name = %q", got)
+	}
+	if ok, err := s.Admin(ctx, "U0NAMED", team); ok || err != nil {
+		t.Fatalf("admin = %v, %v", ok, err)
+	}
+	_ = s.Name(ctx, "U0NAMED")
+	if n := len(fs.CallsTo("users.info")); n != 2 {
+		t.Fatalf("users.info called %d times for two people; want 2 (cached)", n)
+	}
+	fs.FailNext("users.info", "user_not_found")
+	if got := s.Name(ctx, "U0GONE"); got != "" {
+		t.Fatalf("an unknown person's name = %q", got)
+	}
+}

@@ -3,6 +3,7 @@ package access
 import (
 	"context"
 	"slices"
+	"strings"
 	"sync"
 	"time"
 
@@ -13,7 +14,7 @@ import (
 
 // Slack answers what the rules ask of Slack, with the answers cached
 // briefly (TTL): a channel's members (conversations.members, every page),
-// its privacy (conversations.info) and a person's admin flags
+// its privacy (conversations.info) and a person's admin flags and name
 // (users.info). Forget drops what is known of a channel, as Slack's
 // member_left_channel and channel_left events ask. It is safe for
 // concurrent use.
@@ -161,6 +162,25 @@ func (s *Slack) Admin(ctx context.Context, person, team string) (bool, error) {
 		return false, nil
 	}
 	return u.IsAdmin || u.IsOwner || u.IsPrimaryOwner, nil
+}
+
+// Name is how Slack calls person (users.info, cached as Admin's
+// answers are): their display name, or else their first, real or user
+// name; "" when Slack does not say.
+func (s *Slack) Name(ctx context.Context, person string) string {
+	if person == "" {
+		return ""
+	}
+	u, err := s.user(ctx, person)
+	if err != nil {
+		return ""
+	}
+	for _, n := range []string{u.Profile.DisplayName, u.Profile.FirstName, u.RealName, u.Name} {
+		if n = strings.TrimSpace(n); n != "" {
+			return n
+		}
+	}
+	return ""
 }
 
 // user reads users.info, from the cache or Slack.

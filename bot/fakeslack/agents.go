@@ -15,6 +15,52 @@ type AgentSessionStatus struct {
 	Time            time.Time
 }
 
+// Agent sessions in threads, as Slack keeps them: the first
+// agents.sessions.setStatus on a thread creates its session, and its
+// title is "only used when creating a new session; ignored if the session
+// already exists. To rename an existing session, use
+// agents.sessions.rename" (the title argument of
+// https://docs.slack.dev/reference/methods/agents.sessions.setStatus, as
+// slackapi/node-slack-sdk packages/web-api/src/types/request/agents.ts
+// documents it; slack-go's AgentSessionSetStatusParameters: "Title and
+// InitiatorUserID only apply when the call creates the session").
+// agents.sessions.rename renames a session that exists; before the
+// session is created it fails with ErrSessionNotFound, the error the
+// probe of issue 30 saw Slack answer for a rename that ran first
+// (https://docs.slack.dev/reference/methods/agents.sessions.rename).
+
+// ErrSessionNotFound is agents.sessions.rename's error for a thread with
+// no agent session yet.
+const ErrSessionNotFound = "session_not_found"
+
+// createAgentSessionLocked creates the agent session of channel/thread
+// for a setStatus call r, titled with r's title, unless it exists; it
+// returns the session's title.
+func (s *Server) createAgentSessionLocked(r *apiRequest, channel, thread string) string {
+	k := msgKey(channel, thread)
+	if title, ok := s.agentSess[k]; ok {
+		return title
+	}
+	if s.agentSess == nil {
+		s.agentSess = map[string]string{}
+	}
+	title := r.get("title")
+	s.agentSess[k] = title
+	if title != "" {
+		s.titles = append(s.titles, Title{Method: r.method, Channel: channel, ThreadTS: thread, Title: title, Time: r.now})
+	}
+	return title
+}
+
+// AgentSessionTitle is the title Slack shows for the agent session of
+// channel/thread; ok is false when the thread has no agent session.
+func (s *Server) AgentSessionTitle(channel, thread string) (title string, ok bool) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	title, ok = s.agentSess[msgKey(channel, thread)]
+	return title, ok
+}
+
 // AgentSessionStatuses returns every agents.sessions.setStatus call that
 // succeeded, in order.
 func (s *Server) AgentSessionStatuses() []AgentSessionStatus {

@@ -28,6 +28,46 @@ func TestAgentSessionStatuses(t *testing.T) {
 	}
 }
 
+// An agent session's title: the setStatus that creates the session sets
+// it, later ones leave it; a rename before the session exists is
+// session_not_found, after it renames.
+func TestAgentSessionTitleCreatedBySetStatus(t *testing.T) {
+	fake := New(t)
+	api := fake.Client()
+	rename := func(title string) error {
+		_, err := api.RenameAgentSession(slack.AgentSessionRenameParameters{ChannelID: "C1", ThreadTS: "1.000001", Title: title})
+		return err
+	}
+	if err := rename("Too early"); slackErr(err) != ErrSessionNotFound {
+		t.Fatalf("rename before the session exists: %v", err)
+	}
+	if _, ok := fake.AgentSessionTitle("C1", "1.000001"); ok {
+		t.Fatal("a refused rename created a session")
+	}
+	set := func(status, title string) {
+		t.Helper()
+		if _, err := api.SetAgentSessionStatus(slack.AgentSessionSetStatusParameters{Status: status, ChannelID: "C1", ThreadTS: "1.000001", Title: title}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	set(slack.AgentSessionStatusActive, "Maren")
+	set(slack.AgentSessionStatusProcessing, "Ignored")
+	if title, ok := fake.AgentSessionTitle("C1", "1.000001"); !ok || title != "Maren" {
+		t.Fatalf("title after two setStatus = %q, %v; want the creating call's", title, ok)
+	}
+	if err := rename("Maren · brief"); err != nil {
+		t.Fatal(err)
+	}
+	if title, _ := fake.AgentSessionTitle("C1", "1.000001"); title != "Maren · brief" {
+		t.Fatalf("title after rename = %q", title)
+	}
+	got := fake.Titles()
+	if len(got) != 2 || got[0].Method != "agents.sessions.setStatus" || got[0].Title != "Maren" ||
+		got[1].Method != "agents.sessions.rename" || got[1].Title != "Maren · brief" {
+		t.Fatalf("titles = %+v", got)
+	}
+}
+
 func TestCloseStreamAndExpireAfterAppends(t *testing.T) {
 	fake := New(t)
 	api := fake.Client()

@@ -23,8 +23,9 @@ type Prompt struct {
 	Message string `json:"message"`
 }
 
-// Title is a session title set with assistant.threads.setTitle (a DM) or
-// agents.sessions.rename (an agent session in a channel).
+// Title is a session title set with assistant.threads.setTitle (a DM),
+// or for an agent session in a channel with the agents.sessions.setStatus
+// that created it or agents.sessions.rename (agents.go).
 type Title struct {
 	Method   string
 	Channel  string
@@ -47,9 +48,16 @@ func (s *Server) assistantSetTitle(r *apiRequest) (result, string) {
 }
 
 // agentSessionRename names an agent session (slackapi/java-slack-sdk#1633:
-// the agent-sessions successor of assistant.threads.setTitle).
+// the agent-sessions successor of assistant.threads.setTitle). It renames
+// only a session that exists: one agents.sessions.setStatus created
+// (agents.go); before that it is session_not_found.
 func (s *Server) agentSessionRename(r *apiRequest) (result, string) {
 	t := Title{Method: r.method, Channel: r.get("channel_id"), ThreadTS: r.get("thread_ts"), Title: r.get("title"), Time: r.now}
+	k := msgKey(t.Channel, t.ThreadTS)
+	if _, ok := s.agentSess[k]; !ok {
+		return nil, ErrSessionNotFound
+	}
+	s.agentSess[k] = t.Title
 	s.titles = append(s.titles, t)
 	return result{"title": t.Title}, ""
 }

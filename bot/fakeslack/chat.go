@@ -43,6 +43,12 @@ func (s *Server) messageJSON(m Message) map[string]any {
 	if m.ThreadTS != "" {
 		out["thread_ts"] = m.ThreadTS
 	}
+	if m.SubType != "" {
+		out["subtype"] = m.SubType
+	}
+	if m.Files != nil {
+		out["files"] = m.Files
+	}
 	if m.Blocks != nil {
 		out["blocks"] = m.Blocks
 	}

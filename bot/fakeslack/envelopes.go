@@ -306,24 +306,49 @@ func (s *Server) SendMalformed(envType string) string {
 	return e.ID
 }
 
+// userEvent is a message or app_mention event as storeUserMessage reads
+// it.
+type userEvent struct {
+	Type     string          `json:"type"`
+	SubType  string          `json:"subtype"`
+	Channel  string          `json:"channel"`
+	TS       string          `json:"ts"`
+	ThreadTS string          `json:"thread_ts"`
+	User     string          `json:"user"`
+	Text     string          `json:"text"`
+	Blocks   json.RawMessage `json:"blocks"`
+	Files    json.RawMessage `json:"files"`
+}
+
+// person reports whether ev is a person's message: an app_mention, or a
+// message of no subtype, file_share or thread_broadcast.
+func (ev userEvent) person() bool {
+	return ev.Type == "app_mention" ||
+		(ev.Type == "message" && (ev.SubType == "" || ev.SubType == "file_share" || ev.SubType == "thread_broadcast"))
+}
+
+// message is ev as a user Message.
+func (ev userEvent) message() Message {
+	m := Message{Kind: KindUser, Channel: ev.Channel, TS: ev.TS, ThreadTS: ev.ThreadTS, Text: ev.Text,
+		User: ev.User, Time: time.Now(), Blocks: present(ev.Blocks), Files: present(ev.Files)}
+	if ev.Type == "message" {
+		m.SubType = ev.SubType // an app_mention has none, whatever it shares
+	}
+	return m
+}
+
+// present is raw, or nil when it is empty, null or an empty list.
+func present(raw json.RawMessage) json.RawMessage {
+	if len(raw) == 0 || string(raw) == "null" || string(raw) == "[]" {
+		return nil
+	}
+	return raw
+}
+
 // storeUserMessage keeps message and app_mention events as user messages.
 func (s *Server) storeUserMessage(raw json.RawMessage) {
-	var ev struct {
-		Type     string          `json:"type"`
-		SubType  string          `json:"subtype"`
-		Channel  string          `json:"channel"`
-		TS       string          `json:"ts"`
-		ThreadTS string          `json:"thread_ts"`
-		User     string          `json:"user"`
-		Text     string          `json:"text"`
-		Blocks   json.RawMessage `json:"blocks"`
-	}
-	if json.Unmarshal(raw, &ev) != nil || ev.Channel == "" || ev.TS == "" {
-		return
-	}
-	userMsg := ev.Type == "app_mention" ||
-		(ev.Type == "message" && (ev.SubType == "" || ev.SubType == "file_share" || ev.SubType == "thread_broadcast"))
-	if !userMsg {
+	var ev userEvent
+	if json.Unmarshal(raw, &ev) != nil || ev.Channel == "" || ev.TS == "" || !ev.person() {
 		return
 	}
 	s.mu.Lock()
@@ -331,12 +356,7 @@ func (s *Server) storeUserMessage(raw json.RawMessage) {
 	if _, seen := s.current[msgKey(ev.Channel, ev.TS)]; seen {
 		return
 	}
-	m := Message{Kind: KindUser, Channel: ev.Channel, TS: ev.TS, ThreadTS: ev.ThreadTS, Text: ev.Text,
-		User: ev.User, Time: time.Now()}
-	if len(ev.Blocks) > 0 && string(ev.Blocks) != "null" {
-		m.Blocks = ev.Blocks
-	}
-	s.storeLocked(m)
+	s.storeLocked(ev.message())
 	s.joinLocked(ev.Channel, ev.User)
 	s.notifyLocked()
 }

@@ -112,19 +112,6 @@ func (s *Server) conversationsInfo(r *apiRequest) (result, string) {
 	return result{"channel": ch}, ""
 }
 
-func (s *Server) conversationsReplies(r *apiRequest) (result, string) {
-	ch, ts := r.get("channel"), r.get("ts")
-	if ch == "" {
-		return nil, "channel_not_found"
-	}
-	msgs := s.threadLocked(ch, ts)
-	if len(msgs) == 0 {
-		return nil, "thread_not_found"
-	}
-	return result{"messages": s.messagesJSON(msgs), "has_more": false,
-		"response_metadata": map[string]any{"next_cursor": ""}}, ""
-}
-
 // conversationsHistory lists the channel's top-level messages, newest first.
 func (s *Server) conversationsHistory(r *apiRequest) (result, string) {
 	ch := r.get("channel")
@@ -160,7 +147,9 @@ func (s *Server) messagesJSON(msgs []Message) []map[string]any {
 }
 
 // agentSessionSetStatus records an agent session's lifecycle status (the
-// call itself is in Calls); the session is a thread.
+// call itself is in Calls); the session is a thread. The first call on a
+// thread creates its session, with the call's title; later calls leave
+// the title as it is (agents.go).
 func (s *Server) agentSessionSetStatus(r *apiRequest) (result, string) {
 	ch, thread, st := r.get("channel_id"), r.get("thread_ts"), r.get("status")
 	switch {
@@ -170,9 +159,14 @@ func (s *Server) agentSessionSetStatus(r *apiRequest) (result, string) {
 		st != slack.AgentSessionStatusSuspended && st != slack.AgentSessionStatusClosed:
 		return nil, "invalid_status"
 	}
+	title := s.createAgentSessionLocked(r, ch, thread)
 	s.sessions = append(s.sessions, AgentSessionStatus{Channel: ch, ThreadTS: thread, Status: st,
 		Title: r.get("title"), InitiatorUserID: r.get("initiator_user_id"), Time: r.now})
-	return result{"status": st, "agent_status": st}, ""
+	res := result{"status": st, "agent_status": st}
+	if title != "" {
+		res["title"] = title
+	}
+	return res, ""
 }
 
 // RefuseSocketMode makes every apps.connections.open answer

@@ -50,6 +50,12 @@ type Message struct {
 	// As is the author shown instead of the app's name and icon
 	// (chat:write.customize; see ScopeCustomize).
 	As Author
+	// SubType and Files are a user message's subtype ("file_share",
+	// "thread_broadcast"; "" for a plain message) and the files it
+	// shared, as its event carried them; conversations.replies shows
+	// both (methods.go).
+	SubType string
+	Files   json.RawMessage
 }
 
 // Author is a message's customized author: the username, icon_emoji and

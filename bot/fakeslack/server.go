@@ -122,8 +122,11 @@ type Server struct {
 	refuse    string             // error for chat.startStream, "" to accept
 	statuses  []Status
 	sessions  []AgentSessionStatus // agents.sessions.setStatus calls (agents.go)
+	agentSess map[string]string    // channel/thread -> title of the agent sessions setStatus created (agents.go)
 	prompts   []SuggestedPrompts   // assistant.threads.setSuggestedPrompts (assistant.go)
 	titles    []Title              // setTitle and agents.sessions.rename (assistant.go)
+	// repliesCap caps conversations.replies pages (LimitReplies).
+	repliesCap int
 
 	violations []Violation // payloads the rules table refused (rules.go)
 	allowViol  bool        // AllowViolations: a test sends them on purpose

@@ -10,6 +10,8 @@ import (
 	"unicode/utf8"
 
 	"github.com/slack-go/slack"
+
+	"agentbot/bot/webapi"
 )
 
 // MaxBytes bounds the earlier messages of a thread the bot reads into a
@@ -30,8 +32,8 @@ func Text(msgs []slack.Message, cutoff, botID, botUserID string, name func(user 
 			continue // the mention and what came after
 		case m.BotID != "" && (m.BotID == botID || m.User == botUserID):
 			return "" // the bot was here before
-		case m.BotID != "" || m.User == "" || m.SubType != "":
-			continue // other bots' messages, and events
+		case m.BotID != "" || m.User == "" || !webapi.PersonSubtype(m.SubType):
+			continue // other bots' messages, and events; a file_share is a person's
 		}
 		lines = append(lines, Line(name(m.User), m))
 	}

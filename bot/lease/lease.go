@@ -90,6 +90,9 @@ type Held struct {
 	// keep is set when the item in hand could not be stored: it stays
 	// queued, tried again once the store is back.
 	keep atomic.Bool
+	// again is set when the item in hand stays queued because items went
+	// before it: the queue is read again at once (Again).
+	again atomic.Bool
 
 	checkMu sync.Mutex
 	checked time.Time // the last fence check the store passed
@@ -132,6 +135,14 @@ func (l *Held) Kept() bool { return l.keep.Load() }
 // did not come in time, or fenced), rather than ended by its parent
 // context or released.
 func (l *Held) Lost() bool { return l.lost.Load() }
+
+// Again marks the item in hand as not done because items were queued
+// before it: it stays queued, and the queue is read again at once.
+func (l *Held) Again() { l.again.Store(true) }
+
+// TakeAgain reports whether Again was called for the item in hand, and
+// clears it for the next one.
+func (l *Held) TakeAgain() bool { return l.again.Swap(false) }
 
 // renew renews the lease every TTL/3. When another replica holds it (or
 // it expired: a renewal never takes a lease back), or renewals failed for

@@ -56,6 +56,10 @@ type Author struct {
 	IconURL   string
 }
 
+// MsgOptions are slack-go's message options that show a's name and icon
+// (none for the zero Author), for a message posted outside a Reply.
+func (a Author) MsgOptions() []slack.MsgOption { return a.options() }
+
 // options are slack-go's message options for a.
 func (a Author) options() []slack.MsgOption {
 	var opts []slack.MsgOption

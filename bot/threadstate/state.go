@@ -183,13 +183,18 @@ func oldSeq(v string, errs []error) (uint64, []error) {
 	return n, errs
 }
 
-// Put writes st into s's Meta, in place of any older form; the next
-// SaveSession stores it.
+// Put writes st into s's Meta, in place of any older form, and its Owner
+// into s.Owner, which the stores index (storage.SessionIndex); the next
+// SaveSession stores both. (storage.OwnerOf reads the owner of a session
+// stored before Owner from MetaKey's "owner", or oldMetaOwner.)
 func Put(s *transcript.Session, st State) {
 	for _, k := range OldMetaKeys {
 		s.SetMeta(k, "")
 	}
 	s.SetMeta(MetaKey, st.Encode())
+	if st.Owner != "" {
+		s.Owner = st.Owner
+	}
 }
 
 // Encode is st as stored under MetaKey.

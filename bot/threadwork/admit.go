@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 
+	"agentbot/bot/lease"
 	"agentbot/storage"
 )
 
@@ -39,6 +40,32 @@ func (w *Work) Admit(key string, order int64, dedupe []string, payload []byte, a
 		defer w.admittingAdd(key, -1)
 		w.admitted(key, <-done, ack, unsaved, false)
 	}()
+}
+
+// AdmitNow persists an item of the thread of key that its handler found
+// missing from the queue (a message of the thread's unanswered gap), as
+// Admit does, and waits for the commit; dup reports that one of its
+// dedupe keys was seen before, so it was admitted already.
+func (w *Work) AdmitNow(ctx context.Context, key string, order int64, dedupe []string, payload []byte) (dup bool, err error) {
+	_, done := w.cfg.Store.Admit(ctx, order, dedupe, w.cfg.DedupeTTL, key, payload)
+	select {
+	case a := <-done:
+		return a.Dup, a.Err
+	case <-ctx.Done():
+		return false, ctx.Err()
+	}
+}
+
+// Again keeps the item in hand queued because the handler queued items
+// that go before it (AdmitNow): the thread's queue is read again at once,
+// so they are handled first. It reports false without a lease.
+func Again(ctx context.Context) bool {
+	l := lease.Of(ctx)
+	if l == nil {
+		return false
+	}
+	l.Again()
+	return true
 }
 
 // admitted wakes the thread of a committed item; a duplicate is dropped.

@@ -185,6 +185,9 @@ func (w *Work) drainLeased(f storage.Fence) drained {
 		if l.Kept() {
 			return drainRetry // it could not be stored: it stays queued
 		}
+		if l.TakeAgain() {
+			continue // items went before it in the queue: they come first (Again)
+		}
 		// The posted marker and the dequeue are one fenced write: a
 		// replica that lost the thread changes neither.
 		if err := l.Complete(seq, func(ctx context.Context) (map[string]string, error) { return w.postedMeta(ctx, l, seq, posted) }); err != nil {

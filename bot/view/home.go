@@ -88,7 +88,7 @@ func SessionLine(hs HomeSession) string {
 	if latest := transcript.Documents(s.Outputs); len(latest) > 0 {
 		b.WriteString("\nDocuments:")
 		for i, o := range latest {
-			doc := fmt.Sprintf(" %s (v%d)", slackmd.EscapeText(path.Base(o.Path)), o.Version)
+			doc := fmt.Sprintf(" %s (v%d)", slackmd.EscapeText(path.Base(o.Path)), o.Shown())
 			more := fmt.Sprintf(" …and %d more", len(latest)-i)
 			if Runes(b.String())+Runes(doc)+1+Runes(more) > MaxSectionText { // a section's text limit
 				b.WriteString(more)

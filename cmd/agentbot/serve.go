@@ -216,7 +216,7 @@ func (s *server) newBot(context.Context) int {
 		MaxUploadBytes: cfg.MaxUploadBytes, NoStreaming: cfg.NoStreaming, Logger: log, Observer: met,
 		ReplicaID: cfg.ReplicaID, LeaseTTL: cfg.LeaseTTL, SoleReplica: storeOf(cfg).Sole(), ApprovalTimeout: cfg.ApprovalTimeout,
 		MCPServers: tools.Names(), Fences: fences, Folders: storage.Folders{Dir: cfg.DataDir},
-		Connections: s.connections(), Linker: s.linker(),
+		Connections: s.connections(), Linker: s.linker(), SharedStore: cfg.DatabaseURL != "",
 	})
 	if err != nil {
 		return s.fail(1, err)

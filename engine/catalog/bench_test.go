@@ -84,3 +84,23 @@ func BenchmarkLoadSkills1000(b *testing.B) {
 		}
 	}
 }
+
+// BenchmarkLoadAllFixtures loads every shared fixture at once: the v4
+// tree, the v6 alphas and sources, 6.2's stub skills and the three 6.12
+// projects (with Game Dev Studio), 86 agents and 189 skills, ids made
+// unique across them. Target: under 100 ms in all.
+func BenchmarkLoadAllFixtures(b *testing.B) {
+	var roots []string
+	for _, name := range []string{fixtures.V4, fixtures.Alpha0, fixtures.Alpha5, fixtures.V6, fixtures.V62,
+		fixtures.V612, fixtures.V612M, fixtures.V612G} {
+		roots = append(roots, fixtures.Dir(b, name))
+	}
+	opts := Options{BMADRoots: roots}
+	b.ReportAllocs()
+	for b.Loop() {
+		c := Load(opts)
+		if len(c.Agents) != 86 || len(c.Skills) != 189 {
+			b.Fatalf("%d agents, %d skills", len(c.Agents), len(c.Skills))
+		}
+	}
+}

@@ -58,6 +58,8 @@ type moduleHomes struct {
 	kind, project, bundle, core string
 	configDir                   func(module string) string
 	homes                       map[string]*Home
+	// outputs is set for an install, whose homes have an output folder.
+	outputs bool
 }
 
 // get returns the Home of module, reading its config.yaml the first time.
@@ -70,6 +72,9 @@ func (m *moduleHomes) get(module string) *Home {
 		if dir := m.configDir(module); dir != "" {
 			m.l.loadConfig(h, filepath.Join(dir, "config.yaml"))
 		}
+	}
+	if m.outputs {
+		h.OutputFolder = outputFolder(h.Config)
 	}
 	m.homes[module] = h
 	return h
@@ -89,7 +94,7 @@ func (l *loader) loadInstall(project, bmadDir string) {
 	}
 	homes := &moduleHomes{l: l, kind: "bmad", project: project, bundle: bmadDir, core: core,
 		configDir: func(module string) string { return filepath.Join(bmadDir, module) },
-		homes:     map[string]*Home{}}
+		homes:     map[string]*Home{}, outputs: true}
 	// BMAD 6.3+ keeps agents and workflows as skill folders in the tools'
 	// skills folders; older layouts keep them under the install. The rows
 	// of agent-manifest.csv that name a skill found there are that skill's
@@ -103,11 +108,14 @@ func (l *loader) loadInstall(project, bmadDir string) {
 			rows, rowsErr = readManifest(p)
 		}
 	}
-	claimed := l.loadSkillProject(project, bmadDir, rows)
-	if manifest != "" && l.loadManifest(project, bmadDir, manifest, rows, rowsErr, claimed, homes) {
-		return
+	sp := l.loadSkillProject(project, bmadDir, rows)
+	if manifest == "" || !l.loadManifest(project, bmadDir, manifest, rows, rowsErr, sp.claimed, homes) {
+		l.scanInstall(bmadDir, homes)
 	}
-	l.scanInstall(bmadDir, homes)
+	l.bindStubs(project, bmadDir, sp.stubs, homes)
+	if sp.known != nil {
+		l.checkMenus(sp.known)
+	}
 }
 
 // manifestRow is one agent row of agent-manifest.csv.

@@ -139,14 +139,15 @@ func (c *Catalog) EntryPoints() []*Agent {
 	return out
 }
 
-// SkillsFor returns the skills agent a may use: those of its project, then
+// SkillsFor returns the skills agent a may use: those of its project (an
+// agent file of a 6.0–6.2 install uses its project's skills too), then
 // those of the shared skills folder.
 func (c *Catalog) SkillsFor(a *Agent) []*Skill {
 	if c == nil {
 		return nil
 	}
 	project := ""
-	if a != nil && a.Home != nil && a.Format == FormatSkill {
+	if a != nil && a.Home != nil {
 		project = a.Home.ProjectRoot
 	}
 	var own, shared []*Skill
@@ -170,4 +171,23 @@ func (c *Catalog) FindSkill(a *Agent, name string) (*Skill, bool) {
 		}
 	}
 	return nil, false
+}
+
+// LookupSkill returns the skill named name that agent a may use, or, when
+// none has that name, the installed skill of the same base name (an older
+// or "-preview" name: bmad-product-brief for bmad-product-brief-preview);
+// variant is set then.
+func (c *Catalog) LookupSkill(a *Agent, name string) (sk *Skill, variant, ok bool) {
+	if sk, ok := c.FindSkill(a, name); ok {
+		return sk, false, true
+	}
+	var found *Skill
+	v := variantOf(strings.TrimSpace(name), func(n string) bool {
+		found, _ = c.FindSkill(a, n)
+		return found != nil
+	})
+	if v == "" {
+		return nil, false, false
+	}
+	return found, true, true
 }

@@ -29,17 +29,16 @@ func HelpOutputs(root string) []HelpOutput {
 		if !isDir(bmadDir) {
 			continue
 		}
-		for _, p := range helpTables(bmadDir) {
+		for _, p := range helpTables(bmadDir, false) {
 			if !isFile(p) {
 				continue
 			}
-			_, rows, err := readCSV(p)
+			rows, err := readHelpRows(p)
 			if err != nil {
 				continue
 			}
 			for _, r := range rows {
-				h := HelpOutput{Skill: rowSkillRef(r), Name: r.get("display-name"), Phase: r.get("phase"),
-					Location: r.get("output-location"), Pattern: r.get("outputs")}
+				h := HelpOutput{Skill: r.skill, Name: r.name, Phase: r.phase, Location: r.location, Pattern: r.outputs}
 				key := [2]string{h.Skill, h.Pattern}
 				if h.Pattern == "" || h.Skill == "" || seen[key] {
 					continue
@@ -50,17 +49,4 @@ func HelpOutputs(root string) []HelpOutput {
 		}
 	}
 	return out
-}
-
-// helpTables are the help tables of an install folder: _config's
-// bmad-help.csv, then each module's module-help.csv (present or not).
-func helpTables(bmadDir string) []string {
-	var tables []string
-	if cfg := cfgDir(bmadDir); cfg != "" {
-		tables = append(tables, filepath.Join(cfg, "bmad-help.csv"))
-	}
-	for _, mod := range subdirs(bmadDir) {
-		tables = append(tables, filepath.Join(mod, "module-help.csv"))
-	}
-	return tables
 }

@@ -92,6 +92,7 @@ func (it *MenuItem) setHandler(key, val string) bool {
 		it.Workflow = val
 	case "exec":
 		it.Exec = val
+		it.Skill = execSkill(val) // exec="skill:NAME" (BMAD 6.1, 6.2)
 	case "tmpl":
 		it.Tmpl = val
 	case "data":

@@ -2,6 +2,9 @@ package catalog
 
 import (
 	"fmt"
+	"path"
+	"path/filepath"
+	"regexp"
 	"strings"
 
 	"gopkg.in/yaml.v3"
@@ -118,7 +121,13 @@ func v4Commands(n *yaml.Node) []MenuItem {
 			cmd = "*" + cmd
 		}
 		v := deref(kv[1])
-		if v == nil || v.Kind == yaml.ScalarNode {
+		if v == nil {
+			// "*cmd - description", as expansion packs write a command.
+			c, desc, _ := strings.Cut(cmd, " - ")
+			out = append(out, newMenuItem(strings.TrimSpace(c), cleanText(desc)))
+			continue
+		}
+		if v.Kind == yaml.ScalarNode {
 			out = append(out, newMenuItem(cmd, cleanText(scalar(v))))
 			continue
 		}
@@ -156,5 +165,71 @@ func keyRule(key string, v *yaml.Node) string {
 		return key + ":\n" + t
 	default:
 		return key + ": " + t
+	}
+}
+
+// v4CommandKinds are the dependency kinds a v4 command runs, in the order
+// they are handed over: the task first, then its template and checklist.
+var v4CommandKinds = []string{"tasks", "templates", "checklists"}
+
+// v4FileName finds a file name a v4 command's text names: create-doc.md,
+// prd-tmpl.yaml.
+var v4FileName = regexp.MustCompile(`[A-Za-z0-9_-]+\.(?:md|ya?ml)`)
+
+// CommandFiles returns the files a v4 agent's command runs, as
+// {bundle-root}/<kind>/<name> paths, task first, each present in the
+// agent's folder: the tasks, templates and checklists its text names by
+// file ("run task create-doc.md with template prd-tmpl.yaml"), and those
+// of its dependencies it names without extension ("execute the
+// correct-course task") or that are named like the command itself. It
+// returns nil for other agents and for commands that run none.
+func (a *Agent) CommandFiles(it MenuItem) []string {
+	if a == nil || a.Format != FormatV4 || a.Home == nil || a.Home.BundleRoot == "" {
+		return nil
+	}
+	text := it.Cmd + " " + it.Description
+	lower := strings.ToLower(text)
+	named := v4FileName.FindAllString(text, -1)
+	var out []string
+	seen := map[string]bool{}
+	for _, kind := range v4CommandKinds {
+		cands := append([]string(nil), named...)
+		for _, f := range a.Dependencies[kind] {
+			if hasWord(lower, strings.ToLower(strings.TrimSuffix(f, path.Ext(f)))) {
+				cands = append(cands, f)
+			}
+		}
+		for _, f := range cands {
+			p := kind + "/" + f
+			if seen[p] || !filepath.IsLocal(filepath.FromSlash(f)) || !present(filepath.Join(a.Home.BundleRoot, kind, filepath.FromSlash(f))) {
+				continue
+			}
+			seen[p] = true
+			out = append(out, "{bundle-root}/"+p)
+		}
+	}
+	return out
+}
+
+// hasWord reports whether text holds w as a whole word: bounded by
+// characters that are not letters, digits, '-' or '_'.
+func hasWord(text, w string) bool {
+	if w == "" {
+		return false
+	}
+	word := func(c byte) bool {
+		return c >= 'a' && c <= 'z' || c >= '0' && c <= '9' || c == '-' || c == '_'
+	}
+	for off := 0; ; {
+		i := strings.Index(text[off:], w)
+		if i < 0 {
+			return false
+		}
+		i += off
+		end := i + len(w)
+		if (i == 0 || !word(text[i-1])) && (end == len(text) || !word(text[end])) {
+			return true
+		}
+		off = i + 1
 	}
 }

@@ -85,20 +85,23 @@ func rowSkill(r manifestRow, known map[string]*skillFile) string {
 
 // readHints reads the install's manifests against the skills found:
 // agent-manifest.csv rows that name a skill are claimed (their path may be
-// stale: the skill is where the skills folders hold it), and help-table
-// rows that name a skill that is not installed are problems.
-func (l *loader) readHints(bmadDir string, rows []manifestRow, known map[string]*skillFile) (*installHints, map[int]bool) {
+// stale: the skill is where the skills folders hold it), except rows of
+// stub skills, whose agent files the install loads; the help tables' rows
+// that name a skill the install lacks or a file it does not hold are
+// problems.
+func (l *loader) readHints(project, bmadDir string, rows []manifestRow, known map[string]*skillFile, stubs map[string]string) (*installHints, map[int]bool) {
 	h := &installHints{rows: map[string]manifestRow{}, helpAgents: map[string]bool{}}
 	claimed := map[int]bool{}
 	for _, r := range rows {
-		if name := rowSkill(r, known); name != "" {
+		if name := rowSkill(r, known); name != "" && stubs[name] == "" {
 			h.rows[name] = r
 			claimed[r.line] = true
 		}
 	}
-	for _, p := range helpTables(bmadDir) {
+	c := &helpCheck{l: l, project: project, known: known, hints: h, told: map[string]bool{}}
+	for _, p := range helpTables(bmadDir, true) {
 		if isFile(p) || special(p) {
-			l.readHelpTable(p, known, h)
+			c.table(p)
 		}
 	}
 	return h, claimed
@@ -106,42 +109,6 @@ func (l *loader) readHints(bmadDir string, rows []manifestRow, known map[string]
 
 // skillID finds a skill id in a table cell: bmad-prd, `bmad-prd`.
 var skillID = regexp.MustCompile("^`?([a-z0-9][a-z0-9._-]*)`?$")
-
-// readHelpTable reads one module-help.csv or bmad-help.csv: the skill of
-// each row (the skill column, or workflow-file "skill:NAME" in the older
-// layout) must be installed, and the agent column names agents.
-func (l *loader) readHelpTable(p string, known map[string]*skillFile, h *installHints) {
-	_, rows, err := readCSV(p)
-	if err != nil {
-		l.problem(p, "%s", err)
-		return
-	}
-	for _, r := range rows {
-		name := rowSkillRef(r)
-		if m := skillID.FindStringSubmatch(name); m != nil && !strings.HasPrefix(name, "_") && known[m[1]] == nil {
-			l.problem(p, "line %d names the skill %s, which is not installed", r.line, m[1])
-		}
-		if agent := r.get("agent"); agent != "" {
-			for n := range known {
-				if n == agent || strings.HasSuffix(n, "-agent-"+agent) {
-					h.helpAgents[n] = true
-				}
-			}
-		}
-	}
-}
-
-// rowSkillRef is the skill a help-table row runs: a "skill:NAME" cell
-// (workflow-file in the older layout, whose rows bmad-help.csv keeps
-// under the newer header), else the skill column.
-func rowSkillRef(r csvRow) string {
-	for _, c := range r.rec {
-		if name, ok := strings.CutPrefix(strings.TrimSpace(c), "skill:"); ok {
-			return strings.TrimSpace(name)
-		}
-	}
-	return r.get("skill")
-}
 
 // agentSkillID is the id of an agent skill: the part after "agent-"
 // (bmad-agent-pm is pm, bmad-cis-agent-storyteller is storyteller), or
@@ -165,7 +132,9 @@ var menuCode = regexp.MustCompile("^`?([A-Z][A-Z0-9]{0,3})`?$")
 // skillMenuTable reads the menu of a SKILL.md: the rows of its tables
 // (Capabilities, Menu) whose code cell is a short code and that name a
 // skill, in the Skill column (with or without backticks) or in backticks
-// in any cell.
+// in any cell, or, in a "Skill or Prompt" column, a skill ("skill: NAME")
+// or a prompt file beside the SKILL.md ("prompt: NAME.md"), whose item
+// execs that file (see promptFiles).
 func skillMenuTable(body string) []MenuItem {
 	var out []MenuItem
 	var cols map[string]int
@@ -210,6 +179,9 @@ func menuRowItem(cells []string, cols map[string]int) (MenuItem, bool) {
 		return MenuItem{}, false
 	}
 	it := MenuItem{Cmd: code[1], Code: code[1], Description: cell("description", 1)}
+	if _, ok := cols["skill or prompt"]; ok {
+		return skillOrPrompt(it, cell("skill or prompt", -1))
+	}
 	if _, ok := cols["skill"]; ok {
 		// A Skill column: a kebab-case name, or a placeholder such as
 		// "todo" for a capability the persona carries out itself.
@@ -229,6 +201,44 @@ func menuRowItem(cells []string, cols map[string]int) (MenuItem, bool) {
 		}
 	}
 	return it, it.Skill != ""
+}
+
+// promptFilePrefix marks an item's Exec as a prompt file beside the
+// agent's SKILL.md until the agent's folder is known (see promptFiles).
+const promptFilePrefix = "prompt:"
+
+// skillOrPrompt reads a "Skill or Prompt" cell: "skill: NAME" starts that
+// skill, "prompt: NAME.md" the prompt file beside the SKILL.md, other
+// prompt text is the item's instruction.
+func skillOrPrompt(it MenuItem, c string) (MenuItem, bool) {
+	kind, val, ok := strings.Cut(strings.Trim(c, "` "), ":")
+	val = strings.Trim(strings.TrimSpace(val), "`")
+	switch {
+	case !ok || val == "":
+	case strings.EqualFold(strings.TrimSpace(kind), "skill"):
+		if isSkillName(val) {
+			it.Skill = val
+		}
+	case strings.EqualFold(strings.TrimSpace(kind), "prompt"):
+		if strings.HasSuffix(strings.ToLower(val), ".md") && !strings.ContainsAny(val, " {") {
+			it.Exec = promptFilePrefix + val
+		} else {
+			it.Prompt = val
+		}
+	}
+	return it, it.Skill != "" || it.Exec != "" || it.Prompt != ""
+}
+
+// promptFiles points the prompt-file items of an agent skill's menu at the
+// files beside its SKILL.md, by their virtual paths (virtual is the skill
+// folder as the model sees it), which resolve the same in every session
+// whatever skill is active.
+func promptFiles(menu []MenuItem, virtual string) {
+	for i, it := range menu {
+		if name, ok := strings.CutPrefix(it.Exec, promptFilePrefix); ok {
+			menu[i].Exec = path.Join(virtual, name)
+		}
+	}
 }
 
 // tableCells splits a markdown table row into its trimmed cells.

@@ -197,14 +197,23 @@ func readSkillManifest(path string) (map[string]skillManifestRow, error) {
 	return out, nil
 }
 
-// loadSkillProject loads the skills of a BMAD 6.3+ project: every skill
+// skillProject is what loading a project's skills found: the lines of
+// agent-manifest.csv rows a skill claimed, the skills by name, and the
+// stub skills (BMAD 6.0 to 6.2) whose agents are files of the install.
+type skillProject struct {
+	claimed map[int]bool
+	known   map[string]*skillFile
+	stubs   []stubSkill
+}
+
+// loadSkillProject loads the skills of a BMAD 6.0+ project: every skill
 // folder in every skills folder of the project, identical copies once. Agent
-// skills become agents; every skill is listed in the catalog's skills. It
-// returns the lines of agent-manifest.csv rows a skill claimed.
-func (l *loader) loadSkillProject(project, bmadDir string, rows []manifestRow) map[int]bool {
+// skills become agents, except stubs, whose agent files the install loads;
+// every skill is listed in the catalog's skills.
+func (l *loader) loadSkillProject(project, bmadDir string, rows []manifestRow) skillProject {
 	folders := skillFolders(project, bmadDir)
 	if len(folders) == 0 {
-		return nil
+		return skillProject{}
 	}
 	var manifest map[string]skillManifestRow
 	if cfg := cfgDir(bmadDir); cfg != "" {
@@ -218,7 +227,9 @@ func (l *loader) loadSkillProject(project, bmadDir string, rows []manifestRow) m
 	}
 	home := l.skillHome(project, bmadDir)
 	byName, order := l.collectSkills(project, folders)
-	hints, claimed := l.readHints(bmadDir, rows, byName)
+	stubFiles := findStubs(project, byName)
+	hints, claimed := l.readHints(project, bmadDir, rows, byName, stubFiles)
+	sp := skillProject{claimed: claimed, known: byName}
 	var skills []*Skill
 	for _, sf := range order {
 		name := filepath.Base(sf.dir)
@@ -228,12 +239,17 @@ func (l *loader) loadSkillProject(project, bmadDir string, rows []manifestRow) m
 			sk.Module = row.module
 			fill(&sk.Description, row.description)
 		}
-		l.addSkill(sk, sf, project, home, hints)
+		if file, ok := stubFiles[name]; ok {
+			sk.Kind = SkillAgent
+			sp.stubs = append(sp.stubs, stubSkill{skill: sk, file: file})
+			l.skills = append(l.skills, sk)
+		} else {
+			l.addSkill(sk, sf, project, home, hints)
+		}
 		skills = append(skills, sk)
 	}
 	resolveAliases(skills)
-	l.checkMenus(byName)
-	return claimed
+	return sp
 }
 
 // collectSkills reads the skill folders of a project's skills folders, the
@@ -272,18 +288,42 @@ func (l *loader) collectSkills(project string, folders []string) (map[string]*sk
 }
 
 // checkMenus reports the menu items of a project's agents that name a skill
-// the project lacks; the items stay, and say so when picked.
+// the project lacks under that name or one of the same base name (see
+// skillVariants), or a prompt file that is not there; the items stay, and
+// say so when picked.
 func (l *loader) checkMenus(known map[string]*skillFile) {
+	has := func(n string) bool { return known[n] != nil }
 	for _, a := range l.agents {
-		if a.Format != FormatSkill || known[a.SkillName] == nil {
+		if known[a.SkillName] == nil {
 			continue
 		}
 		for _, it := range a.Menu {
-			if it.Skill != "" && known[it.Skill] == nil {
-				l.problem(a.Path, "menu item %s names the skill %s, which is not installed", it.Code, it.Skill)
+			switch {
+			case it.Skill != "" && !has(it.Skill) && variantOf(it.Skill, has) == "":
+				l.problem(a.Path, "menu item %s names the skill %s, which is not installed%s", itemName(it), it.Skill, norVariant(it.Skill))
+			case it.Skill == "" && a.Format == FormatSkill && strings.HasPrefix(it.Exec, "/project/") && a.Home != nil:
+				if p := filepath.Join(a.Home.ProjectRoot, filepath.FromSlash(it.Exec[len("/project/"):])); !present(p) {
+					l.problem(a.Path, "menu item %s names the prompt %s, which is not beside its SKILL.md", itemName(it), path.Base(it.Exec))
+				}
 			}
 		}
 	}
+}
+
+// itemName is how a problem names a menu item: its code, else its command.
+func itemName(it MenuItem) string {
+	if it.Code != "" {
+		return it.Code
+	}
+	return it.Cmd
+}
+
+// norVariant names the base name a "-preview" skill name was tried as.
+func norVariant(name string) string {
+	if base, ok := strings.CutSuffix(name, "-preview"); ok {
+		return ", nor is " + base
+	}
+	return ""
 }
 
 // addSkill sets a skill's kind and lists it; an agent skill also becomes
@@ -457,13 +497,21 @@ func (l *loader) skillHome(project, bmadDir string) *Home {
 		h.ConfigPath = central
 		h.Config = flattenConfig(t)
 	}
-	out := strings.TrimSpace(h.Config["output_folder"])
+	h.OutputFolder = outputFolder(h.Config)
+	return h
+}
+
+// outputFolder is where an install's config says BMAD writes artifacts,
+// relative to the project: output_folder without {project-root}/, or
+// "_bmad-output", the installers' default, when it is missing (6.0 to 6.2
+// leave it out), holds other variables or leaves the project.
+func outputFolder(cfg map[string]string) string {
+	out := strings.TrimSpace(cfg["output_folder"])
 	out = strings.TrimPrefix(strings.TrimPrefix(out, "{project-root}"), "/")
-	if out == "" || !filepath.IsLocal(filepath.FromSlash(out)) {
+	if out == "" || strings.ContainsAny(out, "{}") || !filepath.IsLocal(filepath.FromSlash(out)) {
 		out = "_bmad-output"
 	}
-	h.OutputFolder = path.Clean(out)
-	return h
+	return path.Clean(out)
 }
 
 // flattenConfig turns the central config into variables: [core] first, then
@@ -546,6 +594,7 @@ func legacySkillAgent(sk *Skill, sf *skillFile, home *Home, p skillPersona) *Age
 	fill(&a.Title, title)
 	fill(&a.Name, a.ID)
 	a.Menu = skillMenuTable(sf.body)
+	promptFiles(a.Menu, sk.Virtual)
 	return a
 }
 

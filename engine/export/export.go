@@ -33,7 +33,7 @@ func (t Tools) Markdown(s *transcript.Session) string {
 			if o.Internal {
 				continue
 			}
-			fmt.Fprintf(&b, "  - %s v%d (%d bytes, %s)\n", o.Path, o.Version, o.Size, o.Time.UTC().Format("2006-01-02 15:04"))
+			fmt.Fprintf(&b, "  - %s v%d (%d bytes, %s)\n", o.Path, o.Shown(), o.Size, o.Time.UTC().Format("2006-01-02 15:04"))
 		}
 	}
 	b.WriteString("\n---\n")

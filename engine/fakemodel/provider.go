@@ -34,6 +34,9 @@ const (
 	// Azure needs the deployment path and an api-version; old api-versions
 	// refuse stream_options.
 	Azure Provider = "azure"
+	// Groq answers a tool-call generation that failed with its
+	// tool_use_failed error (Reply.FailedGeneration, groq.go).
+	Groq Provider = "groq"
 )
 
 // SetProvider sets the server's provider mode.

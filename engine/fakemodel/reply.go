@@ -69,6 +69,11 @@ type Reply struct {
 	UnknownReasoning bool
 	// StreamError ends a streamed answer with an in-stream error.
 	StreamError *StreamError
+	// FailedGeneration is what the model wrote when its tool-call
+	// generation failed: in Groq mode (SetProvider(Groq)) the answer is
+	// Groq's tool_use_failed error carrying it as failed_generation,
+	// inside the 200 stream, or as a 400 without streaming (groq.go).
+	FailedGeneration string
 	// NoIndex streams each tool call whole, in one delta without an index,
 	// as some OpenAI-compatible servers do.
 	NoIndex bool

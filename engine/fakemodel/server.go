@@ -389,8 +389,19 @@ func (s *Server) reply(w http.ResponseWriter, r *http.Request, req Request) (rep
 	case reply.isError():
 		s.writeScriptedError(w, reply)
 		return reply, false
+	case reply.FailedGeneration != "" && !req.Stream && s.mode() == Groq:
+		f := groqToolUseFailed(reply.FailedGeneration)
+		writeJSON(w, http.StatusBadRequest, f)
+		return reply, false
 	}
 	return reply, true
+}
+
+// mode is the server's provider mode.
+func (s *Server) mode() Provider {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.provider
 }
 
 // writeScriptedError writes an error reply.

@@ -53,11 +53,7 @@ func (s *Server) writeStream(w http.ResponseWriter, r *http.Request, req Request
 		c.Choices, c.Usage = choices, usage
 		return c
 	}
-	if !write([]byte(strings.Repeat(": OPENROUTER PROCESSING\n\n", keepAlives(p, reply)))) {
-		return
-	}
-	empty := ""
-	if !send(chunk([]wireChunkChoice{{Delta: wireDelta{Role: openai.ChatMessageRoleAssistant, Content: &empty}}}, nil)) {
+	if !writeStart(p, reply, write, send, chunk) {
 		return
 	}
 	deltas := s.streamDeltas(p, req, reply, calls)
@@ -81,6 +77,26 @@ func (s *Server) writeStream(w http.ResponseWriter, r *http.Request, req Request
 	default:
 		s.writeEnd(req, reply, calls, len(reasoningText(p, req.N, reply)), send, write, chunk)
 	}
+}
+
+// writeStart writes what comes before a stream's deltas: the keep-alive
+// comments and the role chunk; in Groq mode a failed generation ends the
+// stream there with Groq's error (groq.go). It reports whether the
+// stream goes on.
+func writeStart(p Provider, reply Reply, write func([]byte) bool, send func(wireChunk) bool,
+	chunk func([]wireChunkChoice, *wireUsage) wireChunk) bool {
+	if !write([]byte(strings.Repeat(": OPENROUTER PROCESSING\n\n", keepAlives(p, reply)))) {
+		return false
+	}
+	empty := ""
+	if !send(chunk([]wireChunkChoice{{Delta: wireDelta{Role: openai.ChatMessageRoleAssistant, Content: &empty}}}, nil)) {
+		return false
+	}
+	if reply.FailedGeneration != "" && p == Groq {
+		write(groqToolUseFailed(reply.FailedGeneration).event())
+		return false
+	}
+	return true
 }
 
 // keepAlives is the number of keep-alive comments before the first chunk.

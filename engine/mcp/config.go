@@ -18,6 +18,7 @@ import (
 	"gopkg.in/yaml.v3"
 
 	"agentbot/engine"
+	"agentbot/engine/mcp/oauth"
 )
 
 // Defaults for values the config file may leave out.
@@ -142,8 +143,34 @@ type OAuthSettings struct {
 	// authorization server that offers the client credentials grant, the
 	// service identity is obtained with it.
 	ClientSecret Secret
+	// ClientKey is that client's private key, instead of a secret (the
+	// config's client_key, a PEM read from the environment, and
+	// client_key_id): the client authenticates with private_key_jwt, a
+	// signed assertion for each token request, for the client credentials
+	// grant as for the others. It prints and logs redacted.
+	ClientKey *oauth.ClientKey
 	// Scopes replace the scopes the server asks for, when set.
 	Scopes []string
+}
+
+// Confidential reports whether the settings hold a client id with a
+// secret or a private key: with identity service, the service identity
+// is obtained with the client credentials grant where the authorization
+// server offers it.
+func (o OAuthSettings) Confidential() bool { return o.credentials().Confidential() }
+
+// Credentials are the pre-registered credentials the settings give, for
+// package oauth; nil without a client id.
+func (o OAuthSettings) Credentials() *oauth.Credentials {
+	if o.ClientID == "" {
+		return nil
+	}
+	c := o.credentials()
+	return &c
+}
+
+func (o OAuthSettings) credentials() oauth.Credentials {
+	return oauth.Credentials{ClientID: o.ClientID, ClientSecret: o.ClientSecret.Reveal(), ClientKey: o.ClientKey}
 }
 
 // IdentityOf is who s's calls act as: its Identity when set, else
@@ -428,41 +455,68 @@ func checkIdentity(raw *rawServer, s *Server, hasOAuth bool) []string {
 	return reasons
 }
 
-// parseOAuth reads an entry's oauth mapping (client_id, client_secret by
-// env reference, scopes) into s.OAuth and says what is wrong with it.
+// parseOAuth reads an entry's oauth mapping (client_id; client_secret,
+// or client_key and client_key_id, by env reference; scopes) into s.OAuth
+// and says what is wrong with it.
 func parseOAuth(o *yaml.Node, s *Server, getenv func(string) string) []string {
 	if o.Kind != yaml.MappingNode {
-		return []string{"oauth must be a mapping (client_id, client_secret, scopes)"}
+		return []string{"oauth must be a mapping (client_id, client_secret or client_key, scopes)"}
 	}
 	var reasons []string
-	var secretNode *yaml.Node
+	refs := map[string]yaml.Node{}
+	keyID := ""
 	for i := 0; i+1 < len(o.Content); i += 2 {
 		key, val := o.Content[i], o.Content[i+1]
 		switch key.Value {
-		case "client_id":
-			if val.Kind != yaml.ScalarNode {
-				reasons = append(reasons, "oauth: client_id must be a string")
-			} else {
+		case "client_id", "client_key_id":
+			if val.Kind != yaml.ScalarNode || val.Value == "" {
+				reasons = append(reasons, fmt.Sprintf("oauth: %s must be a string", key.Value))
+			} else if key.Value == "client_id" {
 				s.OAuth.ClientID = val.Value
+			} else {
+				keyID = val.Value
 			}
-		case "client_secret":
-			secretNode = val
+		case "client_secret", "client_key":
+			refs[key.Value] = *val
 		case "scopes":
 			if err := val.Decode(&s.OAuth.Scopes); err != nil {
 				reasons = append(reasons, "oauth: scopes must be a list of strings")
 			}
 		default:
-			reasons = append(reasons, fmt.Sprintf("oauth: unknown key %q (line %d); want client_id, client_secret, scopes", key.Value, key.Line))
+			reasons = append(reasons, fmt.Sprintf("oauth: unknown key %q (line %d); want client_id, client_secret, client_key, client_key_id, scopes", key.Value, key.Line))
 		}
 	}
 	reasons = append(reasons, checkScopes(s.OAuth.Scopes)...)
-	if secretNode != nil {
+	return append(reasons, parseCredentials(refs, keyID, s, getenv)...)
+}
+
+// parseCredentials resolves an oauth mapping's client_secret or
+// client_key (refs, by env reference) into s.OAuth, parsing the key, and
+// says what is wrong: either needs a client_id, and they exclude each
+// other. No reason holds a value.
+func parseCredentials(refs map[string]yaml.Node, keyID string, s *Server, getenv func(string) string) []string {
+	var reasons []string
+	for _, k := range slices.Sorted(maps.Keys(refs)) {
 		if s.OAuth.ClientID == "" {
-			reasons = append(reasons, "oauth: client_secret needs a client_id")
+			reasons = append(reasons, "oauth: "+k+" needs a client_id")
 		}
-		sec, r := resolveRefs("oauth", map[string]yaml.Node{"client_secret": *secretNode}, getenv)
-		reasons = append(reasons, r...)
-		s.OAuth.ClientSecret = sec["client_secret"]
+	}
+	_, hasKey := refs["client_key"]
+	switch {
+	case hasKey && len(refs) == 2:
+		reasons = append(reasons, "oauth: give client_secret or client_key (private_key_jwt), not both")
+	case keyID != "" && !hasKey:
+		reasons = append(reasons, "oauth: client_key_id names the key of client_key, which is not set")
+	}
+	vals, r := resolveRefs("oauth", refs, getenv)
+	reasons = append(reasons, r...)
+	s.OAuth.ClientSecret = vals["client_secret"]
+	if pem, ok := vals["client_key"]; ok {
+		k, err := oauth.ParseClientKey([]byte(pem.Reveal()), keyID)
+		if err != nil {
+			return append(reasons, "oauth client_key: "+strings.TrimPrefix(err.Error(), "oauth: client key: "))
+		}
+		s.OAuth.ClientKey = k
 	}
 	return reasons
 }

@@ -2,7 +2,12 @@ package mcp
 
 import (
 	"bytes"
+	"crypto/ecdsa"
+	"crypto/elliptic"
+	"crypto/rand"
+	"crypto/x509"
 	"encoding/json"
+	"encoding/pem"
 	"fmt"
 	"log/slog"
 	"os"
@@ -391,4 +396,111 @@ func slicesContains(xs []string, x string) bool {
 		}
 	}
 	return false
+}
+
+// An oauth client_key is a PEM private key by env reference: parsed when
+// the config loads (its algorithm from its type, client_key_id as its
+// kid), the settings' credentials then authenticate with it; a key
+// without a client id, beside a secret, that does not parse, or written
+// literally is a problem that quotes nothing of it.
+func TestConfigClientKey(t *testing.T) {
+	ec, err := ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
+	if err != nil {
+		t.Fatal(err)
+	}
+	der, err := x509.MarshalPKCS8PrivateKey(ec)
+	if err != nil {
+		t.Fatal(err)
+	}
+	keyPEM := string(pem.EncodeToMemory(&pem.Block{Type: "PRIVATE KEY", Bytes: der}))
+	body := strings.Split(keyPEM, "\n")[1]
+	notKey := strings.Replace(keyPEM, body, strings.Repeat("B", len(body)), 1)
+	y := `
+servers:
+  - name: jwt
+    transport: http
+    url: https://a.example.com/mcp
+    identity: service
+    oauth:
+      client_id: agentbot
+      client_key: {env: KEY}
+      client_key_id: k-2026
+  - name: key-no-id
+    transport: http
+    url: https://b.example.com/mcp
+    identity: service
+    oauth:
+      client_key: {env: KEY}
+  - name: key-and-secret
+    transport: http
+    url: https://c.example.com/mcp
+    identity: service
+    oauth:
+      client_id: agentbot
+      client_secret: {env: SECRET}
+      client_key: {env: KEY}
+  - name: kid-no-key
+    transport: http
+    url: https://d.example.com/mcp
+    identity: service
+    oauth:
+      client_id: agentbot
+      client_secret: {env: SECRET}
+      client_key_id: k-1
+  - name: not-a-key
+    transport: http
+    url: https://e.example.com/mcp
+    identity: service
+    oauth:
+      client_id: agentbot
+      client_key: {env: NOT_KEY}
+  - name: literal-key
+    transport: http
+    url: https://f.example.com/mcp
+    identity: service
+    oauth:
+      client_id: agentbot
+      client_key: "-----BEGIN PRIVATE KEY-----"
+  - name: unset-key
+    transport: http
+    url: https://g.example.com/mcp
+    identity: service
+    oauth:
+      client_id: agentbot
+      client_key: {env: NOPE}
+`
+	cfg, probs := parse(t, y, map[string]string{"KEY": keyPEM, "NOT_KEY": notKey, "SECRET": "a-secret-value"})
+	if len(cfg.Servers) != 1 {
+		t.Fatalf("servers = %d, want 1; problems %v", len(cfg.Servers), probs)
+	}
+	s, _ := cfg.Server("jwt")
+	k := s.OAuth.ClientKey
+	if k == nil || k.Algorithm() != "ES256" || k.KeyID() != "k-2026" || !k.Public().(*ecdsa.PublicKey).Equal(&ec.PublicKey) {
+		t.Fatalf("jwt oauth = %+v", s.OAuth)
+	}
+	cr := s.OAuth.Credentials()
+	if !s.OAuth.Confidential() || cr == nil || cr.ClientID != "agentbot" || cr.ClientKey != k || cr.ClientSecret != "" {
+		t.Fatalf("credentials = %v", cr)
+	}
+	if (OAuthSettings{}).Credentials() != nil || (OAuthSettings{ClientID: "x"}).Confidential() {
+		t.Fatal("settings without a client id or a secret or key are confidential")
+	}
+	for server, sub := range map[string]string{
+		"key-no-id":      "client_key needs a client_id",
+		"key-and-secret": "client_secret or client_key (private_key_jwt), not both",
+		"kid-no-key":     "client_key_id names the key of client_key, which is not set",
+		"not-a-key":      `client_key: the PEM "PRIVATE KEY" block does not parse`,
+		"literal-key":    "a literal value is refused",
+		"unset-key":      "NOPE is not set",
+	} {
+		if !hasProblem(probs, server, sub) {
+			t.Errorf("no problem %q for %s in %v", sub, server, probs)
+		}
+	}
+	var buf bytes.Buffer
+	slog.New(slog.NewJSONHandler(&buf, nil)).Info("x", "server", *s, "oauth", s.OAuth)
+	fmt.Fprintf(&buf, "%v %+v %#v", s.OAuth, *s, probs)
+	if out := buf.String(); strings.Contains(out, body[:16]) || strings.Contains(out, ec.D.String()) || strings.Contains(out, "a-secret-value") {
+		t.Fatalf("the key shows:\n%s", out)
+	}
 }

@@ -29,6 +29,14 @@
 //	      client_id: agentbot          # pre-registered at the authorization server
 //	      client_secret: {env: LINEAR_CLIENT_SECRET}
 //	      scopes: [read, write]        # instead of the ones the server asks for
+//	  - name: jira
+//	    transport: http
+//	    url: https://mcp.example.org/mcp
+//	    identity: service
+//	    oauth:
+//	      client_id: agentbot
+//	      client_key: {env: JIRA_CLIENT_KEY}   # a PEM private key instead of a secret (private_key_jwt)
+//	      client_key_id: agentbot-2026         # optional: the kid the server knows the key by
 //
 // An HTTP server's identity says who its calls act as. static: the
 // configured headers, as they are. service: one identity for everyone,
@@ -39,7 +47,11 @@
 // to the server's resource; a 403 insufficient_scope is stepped up, at
 // most twice per request. With a client secret and an authorization
 // server that offers the client credentials grant, OAuthAuthorizer gets a
-// service token with it. user: each person authorizes their own account;
+// service token with it. A client_key (a PEM ECDSA P-256/384/521, RSA or
+// Ed25519 private key, checked when the config loads) replaces the secret:
+// each token request then carries a new assertion signed with it
+// (private_key_jwt, RFC 7523), for the client credentials grant as for a
+// pre-registered client's code exchange and refresh. user: each person authorizes their own account;
 // per-person sessions are not built yet, so an identity user server that
 // asks for authorization is unavailable, saying so (logged once), and one
 // that asks for none works as before.

@@ -20,10 +20,10 @@ import (
 // pre-registered oauth.client_id, dynamic registration), the scopes of
 // the challenge (or the config's, or the resource's scopes_supported),
 // step-up on insufficient_scope, refresh, and the client credentials
-// grant for identity service with a client secret where the
-// authorization server offers it. The authorization code flow goes
-// through Browse, which sends the person (or, in tests, an HTTP client)
-// to the authorization URL.
+// grant for identity service with a client secret or private key
+// (private_key_jwt) where the authorization server offers it. The
+// authorization code flow goes through Browse, which sends the person
+// (or, in tests, an HTTP client) to the authorization URL.
 //
 // The bot's per-person authorizer, with tokens stored encrypted and a
 // Connect button for Browse, is built on the same steps.
@@ -136,7 +136,7 @@ func (a *OAuthAuthorizer) Authorize(ctx context.Context, s *Server, who Identity
 		d.Scopes = scopes
 	}
 	g.d = d
-	if who.Kind == IdentityService && s.OAuth.ClientID != "" && s.OAuth.ClientSecret != "" &&
+	if who.Kind == IdentityService && s.OAuth.Confidential() &&
 		slices.Contains(d.AuthServer.GrantTypesSupported, "client_credentials") {
 		return a.serviceToken(ctx, s, g, d)
 	}
@@ -173,7 +173,7 @@ func (a *OAuthAuthorizer) answer(ctx context.Context, s *Server, g *grant, ch oa
 
 // serviceToken gets a service identity's token with client credentials.
 func (a *OAuthAuthorizer) serviceToken(ctx context.Context, s *Server, g *grant, d oauth.Discovery) (oauth.Token, error) {
-	cr := &oauth.Credentials{ClientID: s.OAuth.ClientID, ClientSecret: s.OAuth.ClientSecret.Reveal()}
+	cr := s.OAuth.Credentials()
 	t, err := oauth.ClientCredentials(ctx, a.client(), d, *cr)
 	if err != nil {
 		return oauth.Token{}, err
@@ -217,9 +217,7 @@ func (a *OAuthAuthorizer) register(ctx context.Context, s *Server, g *grant, d o
 		MetadataDocumentURL: a.MetadataDocumentURL,
 		Metadata:            oauth.ClientMetadata{ClientName: a.ClientName, RedirectURIs: []string{a.RedirectURL}},
 	}
-	if s.OAuth.ClientID != "" {
-		o.Preregistered = &oauth.Credentials{ClientID: s.OAuth.ClientID, ClientSecret: s.OAuth.ClientSecret.Reveal()}
-	}
+	o.Preregistered = s.OAuth.Credentials()
 	c, err := oauth.Register(ctx, a.client(), d, o)
 	if err != nil {
 		return oauth.Client{}, err

@@ -50,7 +50,7 @@ func retryableStatus(status int) bool {
 // retryable reports whether a failed attempt may succeed when repeated.
 // Context cancellation is handled by the caller and never gets here.
 func retryable(err error) bool {
-	if errors.Is(err, ErrCallTimeout) || errors.Is(err, ErrIncompleteStream) || errors.Is(err, ErrStreamError) {
+	if transientKind(err) {
 		return true
 	}
 	if sf := (*streamFailure)(nil); errors.As(err, &sf) {
@@ -87,6 +87,27 @@ func retryable(err error) bool {
 	// HTTP/2 resets and GOAWAYs come as unexported net/http types.
 	msg := err.Error()
 	return strings.Contains(msg, "stream error: stream ID") || strings.Contains(msg, "http2: server sent GOAWAY")
+}
+
+// transientKind reports the failures that are transient whatever their
+// status: a timed-out attempt, a stream cut or ended by an error without
+// more said, and Groq's tool_use_failed.
+func transientKind(err error) bool {
+	return errors.Is(err, ErrCallTimeout) || errors.Is(err, ErrIncompleteStream) || errors.Is(err, ErrStreamError) || toolUseFailed(err)
+}
+
+// toolUseFailed reports Groq's tool_use_failed: the model's tool-call
+// generation did not parse, and Groq sent this error instead of it, inside
+// the 200 stream (or as a 400 without streaming), typed
+// invalid_request_error although the request was fine (agno-agi/agno#4090,
+// huggingface/smolagents#1119 show the body; engine/fakemodel's Groq mode
+// sends it). Another generation of the same request usually parses, so it
+// is retried like a transient error, within Config.MaxTries. The failed
+// generation the error carries (failed_generation) is never read: it is
+// neither text nor a tool call of the answer, so nothing of it runs.
+func toolUseFailed(err error) bool {
+	var apiErr *openai.APIError
+	return errors.As(err, &apiErr) && apiErr.Code == "tool_use_failed"
 }
 
 // inStreamRetryable reports whether an error sent inside a 200 stream,

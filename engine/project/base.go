@@ -24,8 +24,14 @@ type BaseLayer struct {
 	screen sandbox.CopyScreen
 }
 
+// LiteralOutputFolder is the folder installers up to BMAD 6.10 create at
+// the project root under the unresolved name "{output_folder}"; its files
+// are the project's documents too.
+const LiteralOutputFolder = "{output_folder}"
+
 // BaseLayers are the BMAD root's own artifact folder, shown as the root
-// of the project's documents, and its project_knowledge folder, shown
+// of the project's documents (and so is the literal "{output_folder}"
+// folder older installers create), and its project_knowledge folder, shown
 // under its own name (none without a BMAD root). Each is screened with
 // the sandbox's policy of hidden folders and deny patterns.
 func BaseLayers(a *catalog.Agent, hidden, deny []string) []BaseLayer {
@@ -34,6 +40,12 @@ func BaseLayers(a *catalog.Agent, hidden, deny []string) []BaseLayer {
 	}
 	dirs := []string{filepath.Join(a.Home.ProjectRoot, filepath.FromSlash(a.Home.OutputFolder))}
 	prefixes := []string{""}
+	if lit := filepath.Join(a.Home.ProjectRoot, LiteralOutputFolder); lit != dirs[0] {
+		if st, err := os.Stat(lit); err == nil && st.IsDir() {
+			dirs = append(dirs, lit)
+			prefixes = append(prefixes, "")
+		}
+	}
 	if k := KnowledgeFolder(a); k != "" {
 		dirs = append(dirs, filepath.Join(a.Home.ProjectRoot, filepath.FromSlash(k)))
 		prefixes = append(prefixes, k+"/")

@@ -93,7 +93,7 @@ func BenchmarkProjectState200(b *testing.B) {
 	}
 	var out string
 	for b.Loop() {
-		out = describeProject("channel/T0123/C0456", docs, helps, v)
+		out = describeProject("channel/T0123/C0456", docs, helps, v, transcript.DocVersion.Author)
 	}
 	quoted, _ := json.Marshal(out)
 	if len(quoted) > 8<<10 || !strings.Contains(out, "prd output of bmad-prd") {

@@ -25,6 +25,9 @@ type Docs struct {
 	// is who writes in the current turn.
 	Session *transcript.Session
 	Person  string
+	// Name says how a person is called (a display name; "" when not
+	// known, or nil): the authors the tools name to the model.
+	Name func(ctx context.Context, person string) string
 	// Mu guards Session's Seen and Wrote while calls run in parallel.
 	Mu *sync.Mutex
 	// MaxWrite caps a document's size.
@@ -106,6 +109,14 @@ func (d *Docs) AppendLanded(ctx context.Context, p, text string) (Saved, bool) {
 	return res, err == nil
 }
 
+// name is how person is called (Name), "" when not known.
+func (d *Docs) name(ctx context.Context, person string) string {
+	if d.Name == nil || person == "" {
+		return ""
+	}
+	return d.Name(ctx, person)
+}
+
 // author is the record of who writes in this session.
 func (d *Docs) author(docPath string) transcript.DocVersion {
 	return transcript.DocVersion{Path: docPath, Session: d.Session.ID, Thread: d.Session.Key, Source: transcript.SourceOf(d.Session.Key), Agent: d.Session.AgentID, Person: d.Person}
@@ -136,6 +147,7 @@ func (d *Docs) Save(ctx context.Context, p string, content []byte) (Saved, error
 	var stale *transcript.StaleError
 	if errors.As(err, &stale) {
 		_, _ = d.Folder.freshen(ctx, st, docPath) // the model's next read gets the latest
+		stale.By = d.name(ctx, stale.Latest.Person)
 		return Saved{}, stale
 	}
 	if err != nil {

@@ -32,12 +32,21 @@ func (d *Docs) State(ctx context.Context, sk *catalog.Skill) string {
 	if sk != nil && sk.Project != "" {
 		helps = catalog.HelpOutputs(sk.Project)
 	}
-	return describeProject(pf.name, docs, helps, d.Session.Vars)
+	names := map[string]string{} // each author looked up once
+	author := func(v transcript.DocVersion) string {
+		n, ok := names[v.Person]
+		if !ok {
+			n = d.name(ctx, v.Person)
+			names[v.Person] = n
+		}
+		return v.AuthorAs(n)
+	}
+	return describeProject(pf.name, docs, helps, d.Session.Vars, author)
 }
 
 // describeProject writes the state of a project's documents within
-// maxProjectState bytes.
-func describeProject(name string, docs []transcript.DocVersion, helps []catalog.HelpOutput, v vars.Vars) string {
+// maxProjectState bytes; author names who wrote a version.
+func describeProject(name string, docs []transcript.DocVersion, helps []catalog.HelpOutput, v vars.Vars, author func(transcript.DocVersion) string) string {
 	var shown []transcript.DocVersion
 	var matched, others []string
 	patterns := outputPatterns(helps, v)
@@ -46,7 +55,7 @@ func describeProject(name string, docs []transcript.DocVersion, helps []catalog.
 			continue // a file people shared: under /inputs
 		}
 		shown = append(shown, d)
-		line := docLine(d)
+		line := docLine(d, author(d))
 		if m := matchOutputs(d.Path, patterns); m != "" {
 			matched = append(matched, line+" — "+m)
 		} else {
@@ -82,8 +91,8 @@ func describeProject(name string, docs []transcript.DocVersion, helps []catalog.
 }
 
 // docLine is one document: path, version, author and day.
-func docLine(d transcript.DocVersion) string {
-	return fmt.Sprintf("%s v%d %s %s", d.Path, d.Version, d.Author(), d.Time.UTC().Format("2006-01-02"))
+func docLine(d transcript.DocVersion, author string) string {
+	return fmt.Sprintf("%s v%d %s %s", d.Path, d.Version, author, d.Time.UTC().Format("2006-01-02"))
 }
 
 // outputPattern is a help row's outputs pattern, resolved once: its

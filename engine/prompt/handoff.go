@@ -13,8 +13,8 @@ const maxHandoffQuestion = 400
 
 // Handoff summarizes a thread's earlier session for the agent taking the
 // thread over (`use architect`): who worked here before, what they
-// produced, and the last open question; person is who worked with them
-// ("" when unknown). It is "" for a session that holds no agent's work. The caller sets it as the new session's Handoff before
+// produced, and the last open question; person is who worked with them,
+// as they are called (a display name; "" when unknown). It is "" for a session that holds no agent's work. The caller sets it as the new session's Handoff before
 // activating it; activation adds it to the system prompt.
 func Handoff(prev *transcript.Session, person string) string {
 	if prev == nil || prev.AgentID == "" {
@@ -40,7 +40,7 @@ func Handoff(prev *transcript.Session, person string) string {
 			if i > 0 {
 				b.WriteString(",")
 			}
-			fmt.Fprintf(&b, " /outputs/%s (v%d)", d.Path, d.Version)
+			fmt.Fprintf(&b, " /outputs/%s (v%d)", d.Path, d.Shown())
 		}
 		b.WriteString(". Read what you build on before you change it.")
 	} else {

@@ -52,12 +52,20 @@ func SourceOf(key string) string {
 }
 
 // Author names who wrote a version: the person, the agent, or both.
-func (v DocVersion) Author() string {
+func (v DocVersion) Author() string { return v.AuthorAs("") }
+
+// AuthorAs is Author with the person called name, as people know them (a
+// display name); "" names them by Person, their id.
+func (v DocVersion) AuthorAs(name string) string {
+	person := v.Person
+	if name != "" && person != "" {
+		person = name
+	}
 	switch {
-	case v.Person != "" && v.Agent != "":
-		return v.Person + " with " + v.Agent
-	case v.Person != "":
-		return v.Person
+	case person != "" && v.Agent != "":
+		return person + " with " + v.Agent
+	case person != "":
+		return person
 	case v.Agent != "":
 		return v.Agent
 	}
@@ -75,6 +83,9 @@ type StaleError struct {
 	Seen int
 	// Latest is the document's newest version.
 	Latest DocVersion
+	// By is how the person who saved Latest is called (a display name),
+	// set by whoever knows it; "" names them by their id.
+	By string
 }
 
 func (e *StaleError) Error() string {
@@ -88,7 +99,7 @@ func (e *StaleError) Error() string {
 		seen = fmt.Sprintf("version %d", e.Seen)
 	}
 	return fmt.Sprintf("%s changed since you read it: version %d was saved by %s in %s at %s, and you had %s; read it first, then save your changes on top",
-		l.Path, l.Version, l.Author(), where, l.Time.UTC().Format("2006-01-02 15:04 UTC"), seen)
+		l.Path, l.Version, l.AuthorAs(e.By), where, l.Time.UTC().Format("2006-01-02 15:04 UTC"), seen)
 }
 
 // Is makes a StaleError match ErrStale.

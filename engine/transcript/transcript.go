@@ -164,6 +164,16 @@ type Output struct {
 	DocVersion int    `json:"doc_version,omitempty"`
 }
 
+// Shown is the version people and agents know the output by: the
+// project's version of the document (DocVersion) when it is one, which
+// counts every thread's saves, else the session's own count (Version).
+func (o Output) Shown() int {
+	if o.Project != "" && o.DocVersion > 0 {
+		return o.DocVersion
+	}
+	return o.Version
+}
+
 // AgentSnapshot is what a session keeps of its agent: enough to name it and
 // to find it again, and no host path. The agent itself is resolved from the
 // catalog by id each time the session loads.
@@ -262,6 +272,11 @@ type Session struct {
 	// wrote (same keys as Seen), so a call cut short by a crash after its
 	// version landed is not applied twice when the model calls it again.
 	Wrote map[string]int `json:"doc_wrote,omitempty"`
+	// Owner is the person the session belongs to: who started it (a Slack
+	// user id), set by the front end. The stores index sessions by it
+	// (storage.SessionIndex), so a person's sessions are found without
+	// reading every session.
+	Owner string `json:"owner,omitempty"`
 	// Meta holds small facts of the caller's own.
 	Meta    map[string]string `json:"meta,omitempty"`
 	Usage   Usage             `json:"usage"`

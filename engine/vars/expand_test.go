@@ -233,3 +233,28 @@ func TestIsPinned(t *testing.T) {
 		}
 	}
 }
+
+// "{project-root}/{output_folder}/x", as installers up to BMAD 6.10 write
+// config values, and a path into the literal "{output_folder}" folder they
+// create, are the output folder itself; a relative output folder, or one
+// under another root, stays where it is written.
+func TestProjectRootOutputFolder(t *testing.T) {
+	v := Vars{"project-root": "/project", "output_folder": "/outputs", "planning": "{project-root}/{output_folder}/planning-artifacts"}
+	for in, want := range map[string]string{
+		"{project-root}/{output_folder}/planning-artifacts": "/outputs/planning-artifacts",
+		"{planning}/prd.md":                           "/outputs/planning-artifacts/prd.md",
+		"/project/{output_folder}/x.md":               "/outputs/x.md",
+		"{project-root}/{output_folder}":              "/outputs",
+		"{output_folder}/x.md":                        "/outputs/x.md",
+		"/core/{output_folder}/x.md":                  "/core//outputs/x.md",
+		"see {project-root}/docs and {output_folder}": "see /project/docs and /outputs",
+	} {
+		if got, err := Expand(in, v); err != nil || got != want {
+			t.Errorf("Expand(%q) = %q, %v; want %q", in, got, err, want)
+		}
+	}
+	rel := Vars{"project-root": "/project", "output_folder": "_bmad-output"}
+	if got, _ := Expand("{project-root}/{output_folder}/x", rel); got != "/project/_bmad-output/x" {
+		t.Errorf("relative output folder: %q", got)
+	}
+}

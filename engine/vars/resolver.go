@@ -301,6 +301,9 @@ func (r *resolver) expandText(s string, sc scope, unk *names) (string, error) {
 			}
 		}
 		if ok {
+			if name == "output_folder" {
+				projectOutput(&b, val, r.base["project-root"])
+			}
 			b.WriteString(val)
 		} else {
 			b.WriteString(placeholder)
@@ -309,4 +312,24 @@ func (r *resolver) expandText(s string, sc scope, unk *names) (string, error) {
 		i = end
 	}
 	return b.String(), nil
+}
+
+// projectOutput drops the project root written just before an absolute
+// output folder: "{project-root}/{output_folder}/x", which installers up to
+// BMAD 6.10 leave in config values, and "/project/{output_folder}/x", a
+// path into the literal "{output_folder}" folder they create, are the
+// output folder itself ("/outputs/x"), not a folder under the project.
+func projectOutput(b *strings.Builder, val, root string) {
+	root = strings.TrimSuffix(root, "/")
+	if !strings.HasPrefix(val, "/") || root == "" {
+		return
+	}
+	prefix := root + "/"
+	s := b.String()
+	if !strings.HasSuffix(s, prefix) {
+		return
+	}
+	kept := s[:len(s)-len(prefix)]
+	b.Reset()
+	b.WriteString(kept)
 }

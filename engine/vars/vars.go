@@ -17,6 +17,11 @@
 // MaxOutput bytes in one call wraps ErrTooLarge. Each definition is
 // expanded once per call, so shared references never blow up.
 //
+// An absolute {output_folder} written right after the project root
+// ("{project-root}/{output_folder}/x", as BMAD installers up to 6.10 leave
+// config values) stands for the output folder itself: the root before it
+// is dropped.
+//
 // # Fallbacks
 //
 // A whole value "A || B || C" is a fallback chain when every alternative but

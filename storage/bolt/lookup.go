@@ -52,10 +52,13 @@ func (s *Store) DetachSession(ctx context.Context, id string) error {
 			return err
 		}
 		keys := tx.Bucket(bucketKeys)
-		if string(keys.Get([]byte(sess.Key))) == id {
-			return keys.Delete([]byte(sess.Key))
+		if string(keys.Get([]byte(sess.Key))) != id {
+			return nil
 		}
-		return nil
+		if err := unindexPerson(tx, id); err != nil { // a detached session is nobody's to list
+			return err
+		}
+		return keys.Delete([]byte(sess.Key))
 	})
 	if err != nil {
 		return fmt.Errorf("detach session %s: %w", id, err)

@@ -27,12 +27,17 @@ import (
 //  6. credentials and flows hold sealed OAuth credentials and pending
 //     authorization flows (credentials.go); an older agentbot, which
 //     would not migrate them, refuses the file.
+//  7. people and personof index the attached sessions by owner
+//     (people.go), filled from the thread state of sessions stored
+//     before; an older agentbot would not keep the index, so it refuses
+//     the file.
 const (
 	schemaV1 = 1
 	schemaV2 = 2
 	schemaV3 = 3
 	schemaV4 = 4
 	schemaV5 = 5
+	schemaV6 = 6
 )
 
 // migrateQueueOrder re-keys every queued item by order then seq; an item

@@ -54,8 +54,8 @@ func TestMigrateV1(t *testing.T) {
 	}
 	for round := 1; round <= 2; round++ {
 		s := openAt(t, dir, nil)
-		if v := schemaOf(t, s); v != schemaVersion || schemaVersion != 6 {
-			t.Fatalf("round %d: schema version = %d, want 6", round, v)
+		if v := schemaOf(t, s); v != schemaVersion || schemaVersion != 7 {
+			t.Fatalf("round %d: schema version = %d, want 7", round, v)
 		}
 		sess, err := s.SessionByID(ctx, v1Session)
 		if err != nil {
@@ -245,5 +245,61 @@ func TestMigrateV5Credentials(t *testing.T) {
 	s = reopen(t, s, nil)
 	if got, err := s.Credential(ctx, "T", "U", "github"); err != nil || !bytes.Equal(got.Sealed, c.Sealed) {
 		t.Fatalf("credential after reopen: %+v, %v", got, err)
+	}
+}
+
+// A version 6 store (no person index; owners only in the bot's thread
+// state) opens as version 7 with every attached session filed under its
+// owner, so the Home tab finds them without reading every session.
+func TestMigrateV6PersonIndex(t *testing.T) {
+	ctx := context.Background()
+	dir := t.TempDir()
+	s := openAt(t, dir, nil)
+	var want []string
+	for i, meta := range []map[string]string{
+		{"bot.thread": `{"owner":"U1","seq":1}`},
+		{"bot.owner": "U1"},
+		{"bot.thread": `{"owner":"U2"}`},
+		nil,
+	} {
+		sess, err := s.NewSession(ctx, fmt.Sprintf("T/C/%d", i))
+		if err != nil {
+			t.Fatal(err)
+		}
+		sess.Meta = meta
+		if err := s.SaveSession(ctx, sess); err != nil {
+			t.Fatal(err)
+		}
+		if i < 2 {
+			want = append([]string{sess.ID}, want...)
+		}
+	}
+	if err := s.db.Update(func(tx *bbolt.Tx) error {
+		for _, b := range [][]byte{bucketPeople, bucketPersonOf} {
+			if err := tx.DeleteBucket(b); err != nil {
+				return err
+			}
+		}
+		return tx.Bucket(bucketMeta).Put([]byte("version"), u64Key(schemaV6))
+	}); err != nil {
+		t.Fatal(err)
+	}
+	s = reopen(t, s, nil)
+	if v := schemaOf(t, s); v != schemaVersion {
+		t.Fatalf("schema %d after migration", v)
+	}
+	refs, err := s.PersonSessions(ctx, "U1", 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var got []string
+	for _, r := range refs {
+		got = append(got, r.ID)
+	}
+	if fmt.Sprint(got) != fmt.Sprint(want) {
+		t.Fatalf("U1's sessions after the migration = %v, want %v", got, want)
+	}
+	if refs, _ := s.PersonSessions(ctx, "U2", 0); len(refs) != 1 {
+		t.Fatalf("U2's sessions = %v", refs)
 	}
 }

@@ -118,6 +118,9 @@ func deleteSession(tx *bbolt.Tx, id, key string) error {
 	if err := tx.Bucket(bucketWaiting).Delete([]byte(id)); err != nil {
 		return fmt.Errorf("delete session %s: %w", id, err)
 	}
+	if err := unindexPerson(tx, id); err != nil {
+		return fmt.Errorf("delete session %s: %w", id, err)
+	}
 	keys := tx.Bucket(bucketKeys)
 	if key != "" && string(keys.Get([]byte(key))) == id {
 		if err := keys.Delete([]byte(key)); err != nil {

@@ -149,6 +149,9 @@ func saveTx(tx *bbolt.Tx, sess *transcript.Session) error {
 	if err := indexWaiting(tx, sess); err != nil {
 		return err
 	}
+	if err := indexPerson(tx, sess); err != nil { // people.go
+		return err
+	}
 	return putMeta(b, sess)
 }
 

@@ -34,7 +34,7 @@ const DBName = "agentbot.db"
 const lockTimeout = time.Second
 
 // schemaVersion is the layout this package writes; Open refuses newer ones.
-const schemaVersion = 6
+const schemaVersion = 7
 
 // Root bucket names.
 var (
@@ -192,7 +192,7 @@ func prepareDB(db *bbolt.DB, dir, path string) (*bbolt.DB, error) {
 // migrates an older one (dir is the data directory, for documents kept
 // only as files); migrated reports a migration.
 func initBuckets(tx *bbolt.Tx, dir string) (migrated bool, err error) {
-	if err := createBuckets(tx, bucketMeta, bucketSessions, bucketKeys, bucketSeen, bucketChannels, bucketQueue, bucketOutputs, bucketLeases, bucketChannelTools, bucketWaiting, bucketProjects, bucketProjectChannels, bucketCredentials, bucketFlows); err != nil {
+	if err := createBuckets(tx, bucketMeta, bucketSessions, bucketKeys, bucketSeen, bucketChannels, bucketQueue, bucketOutputs, bucketLeases, bucketChannelTools, bucketWaiting, bucketProjects, bucketProjectChannels, bucketCredentials, bucketFlows, bucketPeople, bucketPersonOf); err != nil {
 		return false, err
 	}
 	if err := clearLeases(tx); err != nil { // leases.go
@@ -249,6 +249,7 @@ var migrations = []struct {
 	{schemaV3, func(tx *bbolt.Tx, _ string) error { return migrateQueueOrder(tx) }},
 	{schemaV4, func(tx *bbolt.Tx, _ string) error { return migrateSources(tx) }}, // projectsources.go
 	{schemaV5, func(tx *bbolt.Tx, _ string) error { return createBuckets(tx, bucketCredentials, bucketFlows) }},
+	{schemaV6, func(tx *bbolt.Tx, _ string) error { return migrateOwners(tx) }}, // people.go
 }
 
 // Close closes the database and releases the data directory.

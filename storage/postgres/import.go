@@ -44,9 +44,9 @@ func (s *Store) ImportSession(ctx context.Context, sess *transcript.Session, att
 		return false, fmt.Errorf("import session %s: %w", sess.ID, err)
 	}
 	defer tx.Rollback(ctx) //nolint:errcheck // a no-op after Commit
-	tag, err := tx.Exec(ctx, `INSERT INTO sessions (id, key, attached, meta, messages, created, updated, waiting)
-		VALUES ($1, $2, $3, $4, $5, $6, $7, $8) ON CONFLICT (id) DO NOTHING`,
-		sess.ID, sess.Key, attached, meta, len(msgs), sess.Created.UnixNano(), sess.Updated.UnixNano(), len(sess.Pending) > 0)
+	tag, err := tx.Exec(ctx, `INSERT INTO sessions (id, key, attached, meta, messages, created, updated, waiting, owner)
+		VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9) ON CONFLICT (id) DO NOTHING`,
+		sess.ID, sess.Key, attached, meta, len(msgs), sess.Created.UnixNano(), sess.Updated.UnixNano(), len(sess.Pending) > 0, storage.OwnerOf(sess))
 	if isUnique(err) {
 		return false, fmt.Errorf("import session %s: key %q: %w", sess.ID, sess.Key, storage.ErrExists)
 	}

@@ -105,6 +105,7 @@ func TestMigration0004MovesSessionDocuments(t *testing.T) {
 	if _, err := conn.Exec(ctx, `DROP TABLE credentials, oauth_flows, document_heads, documents, project_channels, projects;
 		DROP FUNCTION agentbot_now_ns(); DROP INDEX queue_key; ALTER TABLE queue DROP COLUMN ord;
 		CREATE INDEX queue_key ON queue (session_key, seq); ALTER TABLE leases DROP COLUMN token; DROP SEQUENCE lease_tokens;
+		ALTER TABLE sessions DROP COLUMN owner;
 		DELETE FROM schema_migrations WHERE version >= 4`); err != nil {
 		t.Fatal(err)
 	}

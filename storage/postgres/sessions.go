@@ -140,7 +140,7 @@ func (s *Store) NewSession(ctx context.Context, key string) (*transcript.Session
 		}
 		var other string
 		err = s.pool.QueryRow(ctx, `WITH ins AS (
-				INSERT INTO sessions (id, key, meta, created, updated) VALUES ($1, $2, $3, $4, $4)
+				INSERT INTO sessions (id, key, meta, created, updated, owner) VALUES ($1, $2, $3, $4, $4, '')
 				ON CONFLICT (key) WHERE attached DO NOTHING RETURNING id)
 			SELECT coalesce((SELECT id FROM ins), (SELECT id FROM sessions WHERE key = $2 AND attached), '')`,
 			id, key, meta, now.UnixNano()).Scan(&other)
@@ -162,7 +162,8 @@ func (s *Store) NewSession(ctx context.Context, key string) (*transcript.Session
 // metadata, in one statement, when the session holds key, the stored
 // count is at least $3 (the index of the first message sent) and at most
 // $4 (the transcript's length), and, when $9 is true, the fence ($2, $10,
-// $11) is the live lease (see checkFenceSQL). It returns what it found, so the
+// $11) is the live lease (see checkFenceSQL); $12 is the session's owner
+// (storage.OwnerOf), indexed for PersonSessions. It returns what it found, so the
 // caller can tell why nothing was written.
 const saveSQL = `WITH fence AS (
 	SELECT 1 FROM leases WHERE key = $2 AND holder = $10 AND token = $11 AND expires > clock_timestamp() FOR SHARE
@@ -176,7 +177,7 @@ const saveSQL = `WITH fence AS (
 	SELECT ok.id, $3 + t.ord - 1, t.m FROM ok, unnest($5::bytea[]) WITH ORDINALITY AS t(m, ord)
 	WHERE $3 + t.ord - 1 >= ok.n
 ), up AS (
-	UPDATE sessions SET meta = $6, messages = $4, updated = $7, waiting = $8 FROM ok WHERE sessions.id = ok.id
+	UPDATE sessions SET meta = $6, messages = $4, updated = $7, waiting = $8, owner = $12 FROM ok WHERE sessions.id = ok.id
 )
 SELECT n, key, attached, EXISTS (SELECT 1 FROM fence) FROM cur`
 
@@ -229,7 +230,7 @@ func (s *Store) save(ctx context.Context, sess *transcript.Session, f *storage.F
 			ff = *f
 		}
 		err = s.pool.QueryRow(ctx, saveSQL, sess.ID, sess.Key, from, total, msgs, meta, sess.Updated.UnixNano(), len(sess.Pending) > 0,
-			f != nil, ff.Holder, int64(ff.Token)).Scan(&r.stored, &r.key, &r.attached, &r.fenceHeld)
+			f != nil, ff.Holder, int64(ff.Token), storage.OwnerOf(sess)).Scan(&r.stored, &r.key, &r.attached, &r.fenceHeld)
 		retry, err := r.check(sess, err, f != nil, from)
 		if err != nil {
 			return err

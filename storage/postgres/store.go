@@ -338,7 +338,12 @@ func migrate(ctx context.Context, pool *pgxpool.Pool) error {
 			return fmt.Errorf("apply migration %s: %w", m.name, err)
 		}
 	}
-	return pgx.BeginFunc(ctx, conn, func(tx pgx.Tx) error { return backfillSources(ctx, tx) }) // sources.go
+	return pgx.BeginFunc(ctx, conn, func(tx pgx.Tx) error {
+		if err := backfillSources(ctx, tx); err != nil { // sources.go
+			return err
+		}
+		return backfillOwners(ctx, tx) // owners.go
+	})
 }
 
 // CheckReport is what Check found.

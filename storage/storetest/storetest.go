@@ -75,6 +75,7 @@ var behaviours = []behaviour{
 	{"DeleteSessionRemovesAll", deleteSessionRemovesAll},
 	{"PruneRemovesOldSessions", pruneRemovesOld},
 	{"ListSessionsMostRecentFirst", listSessionsOrder},
+	{"PersonSessionsFromTheIndex", personSessions}, // people.go
 	{"LookupByIDThenKey", lookupByIDThenKey},
 	{"BadKeysAndIDsRejected", badKeysRejected},
 	{"SeenMarksUntilExpiry", seenMarksUntilExpiry},

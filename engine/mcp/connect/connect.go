@@ -11,8 +11,9 @@
 // Handler is the public side: the OAuth redirect (/oauth/callback) and
 // agentbot's client ID metadata document (/oauth/client.json).
 //
-// No token, code, state, verifier or client secret is ever logged or put
-// in an error or a page by this package.
+// No token, code, state, verifier, client secret or private key is ever
+// logged or put in an error or a page by this package; the Store seals
+// them.
 package connect
 
 import (
@@ -213,8 +214,9 @@ func (c *Connector) Token(ctx context.Context, s *mcp.Server, who mcp.Identity) 
 }
 
 // renew replaces the expired (or refused) token t: refreshed with its
-// refresh token, or for a service identity with a client secret by the
-// client credentials grant; zero when it cannot be. The lock is held.
+// refresh token, or for a service identity with a client secret or
+// private key by the client credentials grant; zero when it cannot be.
+// The lock is held.
 func (c *Connector) renew(ctx context.Context, s *mcp.Server, who mcp.Identity, t oauth.Token) (oauth.Token, error) {
 	if t.RefreshToken == "" {
 		if c.clientCredentials(s, who) {
@@ -226,6 +228,7 @@ func (c *Connector) renew(ctx context.Context, s *mcp.Server, who mcp.Identity, 
 	if err != nil {
 		return oauth.Token{}, fmt.Errorf("refresh at %s: the registered client: %w", s.Name, err)
 	}
+	cl = configured(s, cl)
 	n, err := oauth.Refresh(ctx, c.client(), cl, t)
 	if errors.Is(err, oauth.ErrInvalidGrant) {
 		// Another replica may have refreshed it (and its refresh token
@@ -252,9 +255,10 @@ func (c *Connector) renew(ctx context.Context, s *mcp.Server, who mcp.Identity, 
 }
 
 // clientCredentials reports whether who at s is obtained with the client
-// credentials grant: a service identity with a client secret.
+// credentials grant: a service identity with a client secret or a
+// private key.
 func (c *Connector) clientCredentials(s *mcp.Server, who mcp.Identity) bool {
-	return who.Kind == mcp.IdentityService && s.OAuth.ClientID != "" && s.OAuth.ClientSecret != ""
+	return who.Kind == mcp.IdentityService && s.OAuth.Confidential()
 }
 
 // obtainService gets a service identity's token with the client
@@ -272,8 +276,7 @@ func (c *Connector) obtainService(ctx context.Context, s *mcp.Server, who mcp.Id
 		return oauth.Token{}, &NeedsConnection{Server: s.Name, Who: who,
 			Reason: fmt.Sprintf("%s offers no client credentials grant; an admin connects the service identity", d.AuthServer.Issuer)}
 	}
-	t, err := oauth.ClientCredentials(ctx, c.client(), d,
-		oauth.Credentials{ClientID: s.OAuth.ClientID, ClientSecret: s.OAuth.ClientSecret.Reveal()})
+	t, err := oauth.ClientCredentials(ctx, c.client(), d, *s.OAuth.Credentials())
 	if err != nil {
 		return oauth.Token{}, err
 	}
@@ -287,10 +290,10 @@ func (c *Connector) obtainService(ctx context.Context, s *mcp.Server, who mcp.Id
 // Authorize answers a challenge to a request that carried sent: with the
 // stored token when another request (or replica) already replaced sent;
 // by refreshing, on a 401 to a refreshable token; for a service identity
-// with a client secret, with the client credentials grant. Otherwise a
-// person must connect: a *NeedsConnection. A step-up that would ask for
-// no scope beyond those granted is refused (the server would refuse
-// again).
+// with a client secret or private key, with the client credentials
+// grant. Otherwise a person must connect: a *NeedsConnection. A step-up
+// that would ask for no scope beyond those granted is refused (the server
+// would refuse again).
 func (c *Connector) Authorize(ctx context.Context, s *mcp.Server, who mcp.Identity, sent oauth.Token, ch oauth.Challenge) (oauth.Token, error) {
 	if ch.Kind != oauth.NeedsAuthorization && ch.Kind != oauth.InsufficientScope {
 		return oauth.Token{}, errors.New("no challenge to answer")
@@ -431,11 +434,8 @@ func (c *Connector) ConnectURLFrom(ctx context.Context, s *mcp.Server, who mcp.I
 func (c *Connector) registered(ctx context.Context, s *mcp.Server, d oauth.Discovery) (oauth.Client, error) {
 	cl, err := c.Store.Client(ctx, s.Name)
 	switch {
-	case err == nil && strings.TrimSuffix(cl.Issuer, "/") == strings.TrimSuffix(d.AuthServer.Issuer, "/") &&
-		(len(cl.RedirectURIs) == 0 || slices.Contains(cl.RedirectURIs, c.redirectURL())) &&
-		(cl.SecretExpiresAt.IsZero() || time.Now().Before(cl.SecretExpiresAt)) &&
-		(s.OAuth.ClientID == "" || cl.Registration != oauth.RegistrationPreregistered || cl.ID == s.OAuth.ClientID):
-		return cl, nil
+	case err == nil && c.reusable(s, d, cl):
+		return configured(s, cl), nil
 	case err != nil && !errors.Is(err, c.NotFound):
 		return oauth.Client{}, fmt.Errorf("the registered client of %s: %w", s.Name, err)
 	}
@@ -445,9 +445,7 @@ func (c *Connector) registered(ctx context.Context, s *mcp.Server, d oauth.Disco
 	if _, err := c.document(); err == nil {
 		o.MetadataDocumentURL = c.documentURL()
 	}
-	if s.OAuth.ClientID != "" {
-		o.Preregistered = &oauth.Credentials{ClientID: s.OAuth.ClientID, ClientSecret: s.OAuth.ClientSecret.Reveal()}
-	}
+	o.Preregistered = s.OAuth.Credentials()
 	cl, err = oauth.Register(ctx, c.client(), d, o)
 	if err != nil {
 		return oauth.Client{}, err
@@ -457,6 +455,28 @@ func (c *Connector) registered(ctx context.Context, s *mcp.Server, d oauth.Disco
 	}
 	c.log().InfoContext(ctx, "mcp client registered", "server", s.Name, "client", cl)
 	return cl, nil
+}
+
+// reusable reports whether the stored client cl still serves s at d's
+// authorization server: registered there, for the redirect in use now,
+// its secret not expired, and, when pre-registered, the client the
+// config names, with the config's kind of credentials (secret or key).
+func (c *Connector) reusable(s *mcp.Server, d oauth.Discovery, cl oauth.Client) bool {
+	return strings.TrimSuffix(cl.Issuer, "/") == strings.TrimSuffix(d.AuthServer.Issuer, "/") &&
+		(len(cl.RedirectURIs) == 0 || slices.Contains(cl.RedirectURIs, c.redirectURL())) &&
+		(cl.SecretExpiresAt.IsZero() || time.Now().Before(cl.SecretExpiresAt)) &&
+		(s.OAuth.ClientID == "" || cl.Registration != oauth.RegistrationPreregistered ||
+			cl.ID == s.OAuth.ClientID && (cl.AuthMethod == oauth.AuthPrivateKeyJWT) == (s.OAuth.ClientKey != nil))
+}
+
+// configured is a stored client with the config's private key, when it
+// is the pre-registered client the config names: the config's wins over
+// the one stored with it (a key replaced in the config).
+func configured(s *mcp.Server, cl oauth.Client) oauth.Client {
+	if cl.Registration == oauth.RegistrationPreregistered && cl.ID == s.OAuth.ClientID && s.OAuth.ClientKey != nil {
+		cl.Key = s.OAuth.ClientKey
+	}
+	return cl
 }
 
 // document is agentbot's client ID metadata document; an error when the

@@ -340,6 +340,95 @@ func TestServiceClientCredentials(t *testing.T) {
 	noSecret(t, "the log", log.String(), connecttest.ServiceClientSecret, tok.AccessToken, again.AccessToken)
 }
 
+// A service identity with a private key instead of a secret is obtained
+// with client credentials and private_key_jwt: each request signs a new
+// assertion (the provider refuses one seen before), when first asked and
+// again when the token expires; the key never reaches the log.
+func TestServiceClientCredentialsPrivateKeyJWT(t *testing.T) {
+	ctx := context.Background()
+	p, st, log, r, s := newWorld(t)
+	k, err := oauth.ParseClientKey(p.ServiceKeyPEM, "")
+	if err != nil {
+		t.Fatal(err)
+	}
+	s.Identity = mcp.IdentityService
+	s.OAuth = mcp.OAuthSettings{ClientID: connecttest.ServiceClientID, ClientKey: k}
+	svc := mcp.Identity{Kind: mcp.IdentityService}
+
+	tok, err := r.Authorize(ctx, s, svc, oauth.Token{}, oauth.Challenge{Kind: oauth.NeedsAuthorization, Status: 401})
+	if err != nil || !strings.HasPrefix(tok.AccessToken, "svc-access-") || p.Assertions() != 1 {
+		t.Fatalf("Authorize = %v, %v (%d assertions)", tok, err, p.Assertions())
+	}
+	stored, ok := st.token("", "(service)", "tracker")
+	if !ok || stored.AccessToken != tok.AccessToken {
+		t.Fatalf("stored = %v", stored)
+	}
+	stored.Expiry = time.Now().Add(-time.Minute)
+	st.PutToken(ctx, "", "(service)", "tracker", "", stored)
+	again, err := r.Token(ctx, s, svc)
+	if err != nil || again.AccessToken == "" || again.AccessToken == tok.AccessToken || p.Assertions() != 2 {
+		t.Fatalf("Token after expiry = %v, %v (%d assertions)", again, err, p.Assertions())
+	}
+
+	// Another key is refused by the server: an error, not a connect link.
+	other := connecttest.New(t, false)
+	wrong, err := oauth.ParseClientKey(other.ServiceKeyPEM, "")
+	if err != nil {
+		t.Fatal(err)
+	}
+	s.OAuth.ClientKey = wrong
+	st.Delete(ctx, "", "(service)", "tracker")
+	_, err = r.Authorize(ctx, s, svc, oauth.Token{}, oauth.Challenge{Kind: oauth.NeedsAuthorization, Status: 401})
+	var se *oauth.ServerError
+	if !errors.As(err, &se) || se.Code != "invalid_client" {
+		t.Fatalf("a wrong key = %v", err)
+	}
+	body := strings.Split(string(p.ServiceKeyPEM), "\n")[1]
+	noSecret(t, "the log", log.String(), body, tok.AccessToken, again.AccessToken)
+	noSecret(t, "the error", err.Error(), body)
+}
+
+// A person connects through a pre-registered client that authenticates
+// with private_key_jwt: the code exchange and the refresh each carry a new
+// assertion, with the key the client was stored with; a key replaced in
+// the config is the one used from then on.
+func TestConnectPreregisteredPrivateKeyJWT(t *testing.T) {
+	ctx := context.Background()
+	p, st, _, r, s := newWorld(t)
+	k, err := oauth.ParseClientKey(p.ServiceKeyPEM, "")
+	if err != nil {
+		t.Fatal(err)
+	}
+	s.OAuth = mcp.OAuthSettings{ClientID: connecttest.ServiceClientID, ClientKey: k}
+	tok := connected(t, r, st, s, ann)
+	if p.Assertions() != 1 {
+		t.Fatalf("%d assertions after the code exchange, want 1", p.Assertions())
+	}
+	cl, err := st.Client(ctx, "tracker")
+	if err != nil || cl.Registration != oauth.RegistrationPreregistered || cl.AuthMethod != oauth.AuthPrivateKeyJWT || cl.Key == nil {
+		t.Fatalf("the stored client = %v, %v", cl, err)
+	}
+
+	// The config's key now is another one: the refresh signs with it (and
+	// the provider, which knows only the first, refuses it).
+	other := connecttest.New(t, false)
+	wrong, err := oauth.ParseClientKey(other.ServiceKeyPEM, "")
+	if err != nil {
+		t.Fatal(err)
+	}
+	s.OAuth.ClientKey = wrong
+	tok.Expiry = time.Now().Add(-time.Minute)
+	st.PutToken(ctx, "T1", "UANN", "tracker", "", tok)
+	if _, err := r.Token(ctx, s, ann); err == nil || p.Assertions() != 1 {
+		t.Fatalf("a refresh with another key = %v (%d assertions)", err, p.Assertions())
+	}
+	s.OAuth.ClientKey = k
+	n, err := r.Token(ctx, s, ann)
+	if err != nil || n.AccessToken == "" || n.AccessToken == tok.AccessToken || p.Assertions() != 2 {
+		t.Fatalf("refresh = %v, %v (%d assertions)", n, err, p.Assertions())
+	}
+}
+
 // connected runs a whole flow for who on r, and returns the stored token.
 func connected(t *testing.T, r *replica, st *memStore, s *mcp.Server, who mcp.Identity) oauth.Token {
 	t.Helper()

@@ -36,6 +36,9 @@ const (
 	AuthNone              = "none"
 	AuthClientSecretBasic = "client_secret_basic"
 	AuthClientSecretPost  = "client_secret_post"
+	// AuthPrivateKeyJWT: a JWT assertion signed with the client's private
+	// key (RFC 7523 section 2.2), a new one for each request.
+	AuthPrivateKeyJWT = "private_key_jwt"
 )
 
 // Client is agentbot as a client of one authorization server: what
@@ -46,9 +49,14 @@ type Client struct {
 	ID string `json:"client_id"`
 	// Secret is the client secret; empty for a public client.
 	Secret string `json:"client_secret,omitempty"`
+	// Key is the private key of a client that authenticates with
+	// private_key_jwt. The Client's JSON holds it (as PKCS #8 PEM in
+	// client_key, its id in client_key_id), as it holds the secret: the
+	// caller stores both sealed.
+	Key *ClientKey `json:"-"`
 	// AuthMethod is how the client authenticates at the token and
-	// revocation endpoints: AuthNone, AuthClientSecretBasic or
-	// AuthClientSecretPost.
+	// revocation endpoints: AuthNone, AuthClientSecretBasic,
+	// AuthClientSecretPost or AuthPrivateKeyJWT.
 	AuthMethod string `json:"token_endpoint_auth_method"`
 	// Registration is how the client was registered.
 	Registration Registration `json:"registration"`
@@ -68,44 +76,119 @@ type Client struct {
 	SecretExpiresAt time.Time `json:"client_secret_expires_at,omitzero"`
 }
 
-// String shows the client without its secret.
+// String shows the client without its secret or key.
 func (c Client) String() string {
-	return fmt.Sprintf("oauth.Client{ID:%q Registration:%s Issuer:%q AuthMethod:%s Secret:%s}",
-		c.ID, c.Registration, c.Issuer, c.AuthMethod, redacted(c.Secret))
+	return fmt.Sprintf("oauth.Client{ID:%q Registration:%s Issuer:%q AuthMethod:%s Secret:%s Key:%s}",
+		c.ID, c.Registration, c.Issuer, c.AuthMethod, redacted(c.Secret), keyOf(c.Key))
 }
 
 // GoString is String, so %#v does not print the secret either.
 func (c Client) GoString() string { return c.String() }
 
-// LogValue logs the client without its secret.
+// LogValue logs the client without its secret or key.
 func (c Client) LogValue() slog.Value {
 	return slog.GroupValue(slog.String("client_id", c.ID), slog.String("registration", string(c.Registration)),
-		slog.String("issuer", c.Issuer), slog.String("client_secret", redacted(c.Secret)))
+		slog.String("issuer", c.Issuer), slog.String("auth_method", c.AuthMethod),
+		slog.String("client_secret", redacted(c.Secret)), slog.String("client_key", keyOf(c.Key)))
+}
+
+// clientFields are Client's fields without its methods, for its JSON.
+type clientFields Client
+
+// storedClient is a Client's JSON: its fields, and its key as PEM.
+type storedClient struct {
+	clientFields
+	KeyPEM string `json:"client_key,omitempty"`
+	KeyID  string `json:"client_key_id,omitempty"`
+}
+
+// MarshalJSON is the client as the caller stores it (sealed): its fields,
+// its secret, and its private key in PEM.
+func (c Client) MarshalJSON() ([]byte, error) {
+	v := storedClient{clientFields: clientFields(c)}
+	if c.Key != nil {
+		pemKey, err := c.Key.pem()
+		if err != nil {
+			return nil, err
+		}
+		v.KeyPEM, v.KeyID = string(pemKey), c.Key.id
+	}
+	return json.Marshal(v)
+}
+
+// UnmarshalJSON reads what MarshalJSON wrote.
+func (c *Client) UnmarshalJSON(b []byte) error {
+	var v storedClient
+	if err := json.Unmarshal(b, &v); err != nil {
+		return err
+	}
+	*c = Client(v.clientFields)
+	if v.KeyPEM != "" {
+		k, err := ParseClientKey([]byte(v.KeyPEM), v.KeyID)
+		if err != nil {
+			return fmt.Errorf("oauth: the stored client %q: %w", c.ID, err)
+		}
+		c.Key = k
+	}
+	return nil
+}
+
+// audience is what the client's assertions name as their aud: the
+// authorization server's issuer, or its token endpoint when it has none
+// (the 2025-03-26 fallback without metadata).
+func (c Client) audience() string {
+	if c.Issuer != "" {
+		return c.Issuer
+	}
+	return c.TokenURL
 }
 
 // Credentials are pre-registered client credentials from the config.
 type Credentials struct {
 	// ClientID is the client id.
 	ClientID string
-	// ClientSecret is the secret; empty for a public client.
+	// ClientSecret is the secret; empty for a public client or one with a
+	// ClientKey.
 	ClientSecret string
+	// ClientKey, when set, is the private key the client authenticates
+	// with (private_key_jwt) instead of a secret.
+	ClientKey *ClientKey
 	// Issuer, when set, is the only authorization server the credentials
 	// may be used with.
 	Issuer string
 }
 
-// String shows the credentials without the secret.
+// Confidential reports whether the credentials can authenticate the
+// client: a client id with a secret or a private key.
+func (c Credentials) Confidential() bool {
+	return c.ClientID != "" && (c.ClientSecret != "" || c.ClientKey != nil)
+}
+
+// authMethod is how the credentials authenticate at a server that
+// supports the methods supported: private_key_jwt with a key;
+// client_secret_post, else client_secret_basic, with a secret; else none.
+func (c Credentials) authMethod(supported []string) string {
+	switch {
+	case c.ClientKey != nil:
+		return AuthPrivateKeyJWT
+	case c.ClientSecret != "":
+		return pickAuthMethod(supported, AuthClientSecretPost, AuthClientSecretBasic)
+	}
+	return AuthNone
+}
+
+// String shows the credentials without the secret or key.
 func (c Credentials) String() string {
-	return fmt.Sprintf("oauth.Credentials{ClientID:%q Issuer:%q ClientSecret:%s}", c.ClientID, c.Issuer, redacted(c.ClientSecret))
+	return fmt.Sprintf("oauth.Credentials{ClientID:%q Issuer:%q ClientSecret:%s ClientKey:%s}", c.ClientID, c.Issuer, redacted(c.ClientSecret), keyOf(c.ClientKey))
 }
 
 // GoString is String.
 func (c Credentials) GoString() string { return c.String() }
 
-// LogValue logs the credentials without the secret.
+// LogValue logs the credentials without the secret or key.
 func (c Credentials) LogValue() slog.Value {
 	return slog.GroupValue(slog.String("client_id", c.ClientID), slog.String("issuer", c.Issuer),
-		slog.String("client_secret", redacted(c.ClientSecret)))
+		slog.String("client_secret", redacted(c.ClientSecret)), slog.String("client_key", keyOf(c.ClientKey)))
 }
 
 // ClientMetadata describes agentbot as an OAuth client: the content of its
@@ -161,10 +244,10 @@ func Register(ctx context.Context, client *http.Client, d Discovery, o RegisterO
 		if p.Issuer != "" && !sameIssuer(p.Issuer, as.Issuer) {
 			return Client{}, fmt.Errorf("%w: the pre-registered credentials are for %s, the server is %s", ErrIssuer, p.Issuer, as.Issuer)
 		}
-		c.ID, c.Secret, c.Registration = p.ClientID, p.ClientSecret, RegistrationPreregistered
-		c.AuthMethod = AuthNone
-		if p.ClientSecret != "" {
-			c.AuthMethod = pickAuthMethod(as.TokenEndpointAuthMethodsSupported, AuthClientSecretPost, AuthClientSecretBasic)
+		c.ID, c.Secret, c.Key, c.Registration = p.ClientID, p.ClientSecret, p.ClientKey, RegistrationPreregistered
+		c.AuthMethod = p.authMethod(as.TokenEndpointAuthMethodsSupported)
+		if c.Key != nil {
+			c.Secret = ""
 		}
 		return c, nil
 
@@ -282,6 +365,14 @@ func MetadataDocument(docURL string, m ClientMetadata) ([]byte, error) {
 
 func isLoopback(host string) bool {
 	return host == "localhost" || host == "127.0.0.1" || host == "::1"
+}
+
+// keyOf describes a client key without showing it.
+func keyOf(k *ClientKey) string {
+	if k == nil {
+		return "(none)"
+	}
+	return k.alg + " (redacted)"
 }
 
 // redacted says whether a secret is set without showing it.

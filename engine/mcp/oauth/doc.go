@@ -23,13 +23,20 @@
 //     and exchanges the code with the verifier and the resource.
 //   - Refresh, Revoke (RFC 7009), and ClientCredentials (the MCP
 //     client-credentials extension) for service identities.
+//   - Client authentication at the token and revocation endpoints:
+//     client_secret_basic, client_secret_post, none, or private_key_jwt
+//     (RFC 7523 section 2.2): a Client or Credentials with a ClientKey (a
+//     PEM ECDSA, RSA or Ed25519 key, ParseClientKey) signs a new
+//     short-lived assertion for each request, with the standard library.
 //   - Transport sets the bearer token only on requests to the resource it
 //     was issued for; Classify tells a 401 (authorize again) from a 403
 //     insufficient_scope (step up) and hands back the new challenge.
 //
 // The go-sdk's oauthex and auth packages do discovery and dynamic
 // registration; golang.org/x/oauth2 does PKCE, the authorization URL, the
-// code exchange and the client-credentials grant. Refresh and revocation
+// code exchange and the client-credentials grant. Neither signs client
+// assertions (x/oauth2's jws is RSA only, and for the JWT bearer grant),
+// so ClientKey does, with crypto/ecdsa, crypto/rsa and crypto/ed25519. Refresh and revocation
 // are plain form posts here, because x/oauth2's refresh cannot carry the
 // resource parameter and it has no revocation.
 //
@@ -38,6 +45,7 @@
 // replayed redirect finds nothing; Finish then checks everything else.
 //
 // No error from this package contains an access or refresh token, an
-// authorization code, a PKCE verifier or a client secret, and Token, Flow
-// and Client print and log redacted (String, GoString, LogValue).
+// authorization code, a PKCE verifier, a client secret or private key, or
+// a client assertion, and Token, Flow, Client, Credentials and ClientKey
+// print and log redacted (String, GoString, LogValue).
 package oauth

@@ -180,16 +180,35 @@ func Finish(ctx context.Context, client *http.Client, c Client, f Flow, callback
 	}
 	cfg := oauth2.Config{
 		ClientID:     c.ID,
-		ClientSecret: c.Secret,
+		ClientSecret: secretOf(c),
 		Endpoint:     oauth2.Endpoint{AuthURL: f.AuthURL, TokenURL: f.TokenURL, AuthStyle: authStyle(c.AuthMethod)},
 		RedirectURL:  f.RedirectURL,
 		Scopes:       f.Scopes,
 	}
-	t, err := cfg.Exchange(withClient(ctx, client), code, oauth2.VerifierOption(f.Verifier), oauth2.SetAuthURLParam("resource", f.Resource))
+	opts, err := exchangeOptions(c, f)
+	if err != nil {
+		return Token{}, err
+	}
+	t, err := cfg.Exchange(withClient(ctx, client), code, opts...)
 	if err != nil {
 		return Token{}, tokenError("token exchange", f.TokenURL, err)
 	}
 	return fromOAuth2(t, f.Scopes, f.Resource, f.Issuer, c.ID), nil
+}
+
+// exchangeOptions are the code exchange's parameters beyond the code:
+// the PKCE verifier, the resource, and c's assertion when it
+// authenticates with private_key_jwt.
+func exchangeOptions(c Client, f Flow) ([]oauth2.AuthCodeOption, error) {
+	opts := []oauth2.AuthCodeOption{oauth2.VerifierOption(f.Verifier), oauth2.SetAuthURLParam("resource", f.Resource)}
+	auth := url.Values{}
+	if err := assert(c, auth); err != nil {
+		return nil, err
+	}
+	for k := range auth {
+		opts = append(opts, oauth2.SetAuthURLParam(k, auth.Get(k)))
+	}
+	return opts, nil
 }
 
 // withClient makes x/oauth2 use client.
@@ -201,7 +220,7 @@ func withClient(ctx context.Context, client *http.Client) context.Context {
 }
 
 // authStyle is x/oauth2's style for a token endpoint auth method; "none"
-// sends the client id in the form and no secret.
+// and private_key_jwt send the client id in the form and no secret.
 func authStyle(method string) oauth2.AuthStyle {
 	switch method {
 	case AuthClientSecretBasic:

@@ -3,11 +3,15 @@ package oauth
 import (
 	"bytes"
 	"context"
+	"crypto"
+	"crypto/ecdsa"
+	"crypto/rsa"
 	"encoding/base64"
 	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
+	"math/big"
 	"net"
 	"net/http"
 	"net/http/cookiejar"
@@ -62,9 +66,10 @@ func (l *lockedBuffer) String() string {
 }
 
 // startProvider runs oidc-provider on a free loopback port with resource
-// as its only resource, waits for its discovery document, and stops it
-// when the test ends. It returns the issuer.
-func startProvider(t *testing.T, resource string) string {
+// as its only resource (env adds to its environment: CLIENT_JWKS), waits
+// for its discovery document, and stops it when the test ends. It returns
+// the issuer.
+func startProvider(t *testing.T, resource string, env ...string) string {
 	t.Helper()
 	_, file, _, _ := runtime.Caller(0)
 	testdata := filepath.Join(filepath.Dir(file), "testdata")
@@ -94,6 +99,7 @@ func startProvider(t *testing.T, resource string) string {
 	out := &lockedBuffer{}
 	cmd := exec.Command(node, filepath.Join(testdata, "provider.mjs"))
 	cmd.Env = append(os.Environ(), "PORT="+strconv.Itoa(port), "RESOURCE="+resource, "NODE_MODULES="+modules, "REDIRECT_URI="+redirectURL)
+	cmd.Env = append(cmd.Env, env...)
 	cmd.Stdout, cmd.Stderr = out, out
 	if err := cmd.Start(); err != nil {
 		t.Fatal(err)
@@ -273,9 +279,40 @@ func roundTrip[T any](t *testing.T, v T) T {
 	return back
 }
 
+// publicJWK is the JWK (RFC 7517) of a public key the tests sign with,
+// for the provider's client registrations.
+func publicJWK(t *testing.T, pub crypto.PublicKey, kid string) map[string]string {
+	t.Helper()
+	enc := base64.RawURLEncoding.EncodeToString
+	switch k := pub.(type) {
+	case *ecdsa.PublicKey:
+		b, err := k.Bytes() // 0x04 || x || y
+		if err != nil {
+			t.Fatal(err)
+		}
+		n := (len(b) - 1) / 2
+		return map[string]string{"kty": "EC", "crv": k.Curve.Params().Name, "x": enc(b[1 : 1+n]), "y": enc(b[1+n:]), "kid": kid}
+	case *rsa.PublicKey:
+		return map[string]string{"kty": "RSA", "n": enc(k.N.Bytes()), "e": enc(big.NewInt(int64(k.E)).Bytes()), "kid": kid}
+	}
+	t.Fatalf("no JWK for %T", pub)
+	return nil
+}
+
 func TestAgainstOIDCProvider(t *testing.T) {
 	rs := newResourceServer(t)
-	rs.issuer = startProvider(t, rs.Resource)
+	// The private_key_jwt clients' keys: ES256 for client credentials,
+	// RS256 with a key id for the code flow.
+	keys := testKeys(t)
+	ecKey, rsaKey := keys[0], keys[4]
+	jwks, err := json.Marshal(map[string]any{
+		"service-jwt":       map[string]any{"keys": []any{publicJWK(t, ecKey.key.Public(), "ec-1")}},
+		"preregistered-jwt": map[string]any{"keys": []any{publicJWK(t, rsaKey.key.Public(), "rsa-1")}},
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	rs.issuer = startProvider(t, rs.Resource, "CLIENT_JWKS="+string(jwks))
 	other := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		if a := r.Header.Get("Authorization"); a != "" {
 			t.Errorf("another origin got Authorization %q", a)
@@ -554,5 +591,78 @@ func TestAgainstOIDCProvider(t *testing.T) {
 			t.Fatalf("a wrong secret = %v", err)
 		}
 		noSecrets(t, err, cr.ClientSecret)
+	})
+
+	t.Run("client credentials with private_key_jwt", func(t *testing.T) {
+		d := discover(t)
+		if !slices.Contains(d.AuthServer.TokenEndpointAuthMethodsSupported, AuthPrivateKeyJWT) {
+			t.Fatalf("the provider offers %v", d.AuthServer.TokenEndpointAuthMethodsSupported)
+		}
+		k, err := ParseClientKey(ecKey.pem, "")
+		if err != nil {
+			t.Fatal(err)
+		}
+		cr := Credentials{ClientID: "service-jwt", ClientKey: k, Issuer: rs.issuer}
+		// Twice: the provider refuses a replayed jti, so each request
+		// must sign a new assertion.
+		for range 2 {
+			tok, err := ClientCredentials(ctx, hc, d, cr)
+			if err != nil {
+				t.Fatal(err)
+			}
+			cl, err := jwtClaims(tok.AccessToken)
+			if err != nil || !slices.Equal(cl.Audience, []string{rs.Resource}) || cl.ClientID != "service-jwt" || tok.Resource != rs.Resource {
+				t.Fatalf("token %v, claims %+v, %v", tok, cl, err)
+			}
+		}
+		// Another key of the same kind is not the registered one.
+		other, err := ParseClientKey(testKeys(t)[0].pem, "")
+		if err != nil {
+			t.Fatal(err)
+		}
+		cr.ClientKey = other
+		_, err = ClientCredentials(ctx, hc, d, cr)
+		var se *ServerError
+		if !errors.As(err, &se) || se.Code != "invalid_client" {
+			t.Fatalf("a wrong key = %v", err)
+		}
+	})
+
+	t.Run("pre-registered private_key_jwt client: code flow, refresh, revoke", func(t *testing.T) {
+		d := discover(t)
+		k, err := ParseClientKey(rsaKey.pem, "rsa-1")
+		if err != nil {
+			t.Fatal(err)
+		}
+		o := opts
+		o.Preregistered = &Credentials{ClientID: "preregistered-jwt", ClientKey: k}
+		c, err := Register(ctx, hc, d, o)
+		if err != nil || c.AuthMethod != AuthPrivateKeyJWT || c.Key == nil {
+			t.Fatalf("client = %v, %v", c, err)
+		}
+		// Through the store (JSON, sealed there) with its key, as the
+		// callback and a revocation find it.
+		f, authURL, err := Begin(d, c, BeginOptions{RedirectURL: redirectURL})
+		if err != nil {
+			t.Fatal(err)
+		}
+		stored := roundTrip(t, c)
+		tok, err := Finish(ctx, hc, stored, f, follow(t, authURL))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if cl, err := jwtClaims(tok.AccessToken); err != nil || cl.ClientID != "preregistered-jwt" || tok.RefreshToken == "" {
+			t.Fatalf("token %v, claims %+v, %v", tok, cl, err)
+		}
+		n, err := Refresh(ctx, hc, stored, tok)
+		if err != nil || n.AccessToken == tok.AccessToken {
+			t.Fatalf("refresh = %v, %v", n, err)
+		}
+		if err := Revoke(ctx, hc, stored, n); err != nil {
+			t.Fatal(err)
+		}
+		if _, err := Refresh(ctx, hc, stored, n); !errors.Is(err, ErrInvalidGrant) {
+			t.Fatalf("refresh after revocation = %v", err)
+		}
 	})
 }

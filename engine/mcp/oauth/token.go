@@ -162,31 +162,66 @@ func Revoke(ctx context.Context, client *http.Client, c Client, t Token) error {
 // ClientCredentials obtains a token for a service identity with the
 // client credentials grant (the MCP client-credentials extension; the
 // go-sdk's extauth.ClientCredentialsHandler does the same, but keeps the
-// token in memory and names no resource). It asks d's token endpoint for
-// d's scopes and d's resource, authenticating with the pre-registered
-// confidential credentials cr. The token has no refresh token: get a new
-// one when it expires.
+// token in memory, names no resource and knows no private_key_jwt). It
+// asks d's token endpoint for d's scopes and d's resource, authenticating
+// with the pre-registered confidential credentials cr: a signed assertion
+// (private_key_jwt) when they hold a key, else the secret. The token has
+// no refresh token: get a new one when it expires.
 func ClientCredentials(ctx context.Context, client *http.Client, d Discovery, cr Credentials) (Token, error) {
 	as := d.AuthServer
-	if cr.ClientID == "" || cr.ClientSecret == "" {
-		return Token{}, errors.New("oauth: client credentials need a client id and a secret")
+	if !cr.Confidential() {
+		return Token{}, errors.New("oauth: client credentials need a client id, and a secret or a private key")
 	}
 	if cr.Issuer != "" && !sameIssuer(cr.Issuer, as.Issuer) {
 		return Token{}, fmt.Errorf("%w: the credentials are for %s, the server is %s", ErrIssuer, cr.Issuer, as.Issuer)
 	}
+	c := Client{ID: cr.ClientID, Secret: cr.ClientSecret, Key: cr.ClientKey, Issuer: as.Issuer, TokenURL: as.TokenEndpoint,
+		AuthMethod: cr.authMethod(as.TokenEndpointAuthMethodsSupported)}
+	params := url.Values{"resource": {d.Resource}}
+	if err := assert(c, params); err != nil {
+		return Token{}, err
+	}
 	cfg := clientcredentials.Config{
-		ClientID:       cr.ClientID,
-		ClientSecret:   cr.ClientSecret,
-		TokenURL:       as.TokenEndpoint,
+		ClientID:       c.ID,
+		ClientSecret:   secretOf(c),
+		TokenURL:       c.TokenURL,
 		Scopes:         d.Scopes,
-		EndpointParams: url.Values{"resource": {d.Resource}},
-		AuthStyle:      authStyle(pickAuthMethod(as.TokenEndpointAuthMethodsSupported, AuthClientSecretPost, AuthClientSecretBasic)),
+		EndpointParams: params,
+		AuthStyle:      authStyle(c.AuthMethod),
 	}
 	t, err := cfg.Token(withClient(ctx, client))
 	if err != nil {
 		return Token{}, tokenError("client credentials", as.TokenEndpoint, err)
 	}
 	return fromOAuth2(t, d.Scopes, d.Resource, as.Issuer, cr.ClientID), nil
+}
+
+// assert adds to form, for a client that authenticates with
+// private_key_jwt, a new assertion signed with its key for its
+// authorization server; other clients are left as they are.
+func assert(c Client, form url.Values) error {
+	if c.AuthMethod != AuthPrivateKeyJWT {
+		return nil
+	}
+	if c.Key == nil {
+		return fmt.Errorf("oauth: client %q authenticates with private_key_jwt, and its private key is not configured", c.ID)
+	}
+	a, err := c.Key.Assertion(c.ID, c.audience(), time.Now())
+	if err != nil {
+		return err
+	}
+	form.Set("client_assertion_type", ClientAssertionType)
+	form.Set("client_assertion", a)
+	return nil
+}
+
+// secretOf is the secret x/oauth2 sends for c: none unless c
+// authenticates with its secret.
+func secretOf(c Client) string {
+	if c.AuthMethod == AuthClientSecretBasic || c.AuthMethod == AuthClientSecretPost {
+		return c.Secret
+	}
+	return ""
 }
 
 // sameClient checks that t was issued to c.
@@ -225,6 +260,9 @@ func post(ctx context.Context, client *http.Client, c Client, op, endpoint strin
 		form.Set("client_secret", c.Secret)
 	default:
 		form.Set("client_id", c.ID)
+	}
+	if err := assert(c, form); err != nil {
+		return err
 	}
 	req, err := http.NewRequestWithContext(ctx, http.MethodPost, endpoint, strings.NewReader(form.Encode()))
 	if err != nil {

@@ -10,9 +10,12 @@
 // server with identity service, authorized by an mcp.OAuthAuthorizer
 // whose Browse follows the authorization URL with an http.Client and
 // reads the code from the redirect (the suite's authorization server
-// redirects at once); the pre-registered client id and secret the suite
-// passes in the context become the server's oauth settings, with which
-// the client credentials scenarios get their token. It exits with status 1 when the
+// redirects at once); the pre-registered client id, and secret or private
+// key, the suite passes in the context become the server's oauth settings
+// (client_id, client_secret or client_key, in a config loaded as a
+// person's would be), with which the client credentials scenarios get
+// their token: with the secret, or with a signed assertion
+// (private_key_jwt). It exits with status 1 when the
 // scenario could not be run through; the suite's own checks decide
 // whether it passed. engine/mcp's TestConformance builds and runs it.
 package main
@@ -80,18 +83,10 @@ func run(log *slog.Logger, url, scenario string) error {
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), 25*time.Second)
 	defer cancel()
-	srv := mcp.Server{Name: server, Transport: mcp.TransportHTTP, URL: url, Timeout: 10 * time.Second, Identity: mcp.IdentityService}
-	var sc struct {
-		ClientID     string `json:"client_id"`
-		ClientSecret string `json:"client_secret"`
+	cfg, err := config(url, os.Getenv("MCP_CONFORMANCE_CONTEXT"))
+	if err != nil {
+		return err
 	}
-	if c := os.Getenv("MCP_CONFORMANCE_CONTEXT"); c != "" {
-		if err := json.Unmarshal([]byte(c), &sc); err != nil {
-			return fmt.Errorf("MCP_CONFORMANCE_CONTEXT: %w", err)
-		}
-	}
-	srv.OAuth.ClientID, srv.OAuth.ClientSecret = sc.ClientID, mcp.Secret(sc.ClientSecret)
-	cfg := &mcp.Config{Servers: []mcp.Server{srv}}
 	m := mcp.NewManager(cfg, mcp.Options{Logger: log, Elicit: acceptDefaults, Authorizer: &mcp.OAuthAuthorizer{
 		RedirectURL:         redirectURL,
 		MetadataDocumentURL: metadataDocumentURL,
@@ -133,6 +128,55 @@ func run(log *slog.Logger, url, scenario string) error {
 		return nil
 	}
 	return fmt.Errorf("the server lists no tool %q (it lists %s)", want.tool, strings.Join(names, ", "))
+}
+
+// scenarioContext is the part of MCP_CONFORMANCE_CONTEXT the client
+// reads: the pre-registered client id, and its secret
+// (auth/client-credentials-basic) or PEM private key
+// (auth/client-credentials-jwt, which signs ES256).
+type scenarioContext struct {
+	ClientID      string `json:"client_id"`
+	ClientSecret  string `json:"client_secret"`
+	PrivateKeyPEM string `json:"private_key_pem"`
+	SigningAlg    string `json:"signing_algorithm"`
+}
+
+// config is the MCP config of the scenario's server, written as a person
+// would write it (the secret and the key by env reference) and loaded by
+// mcp.ParseConfig, with the context's values as the environment.
+func config(url, context string) (*mcp.Config, error) {
+	var sc scenarioContext
+	if context != "" {
+		if err := json.Unmarshal([]byte(context), &sc); err != nil {
+			return nil, fmt.Errorf("MCP_CONFORMANCE_CONTEXT: %w", err)
+		}
+	}
+	env := map[string]string{"CONFORMANCE_CLIENT_SECRET": sc.ClientSecret, "CONFORMANCE_CLIENT_KEY": sc.PrivateKeyPEM}
+	var oauth []string
+	if sc.ClientID != "" {
+		oauth = append(oauth, fmt.Sprintf("client_id: %q", sc.ClientID))
+	}
+	if sc.ClientSecret != "" {
+		oauth = append(oauth, "client_secret: {env: CONFORMANCE_CLIENT_SECRET}")
+	}
+	if sc.PrivateKeyPEM != "" {
+		oauth = append(oauth, "client_key: {env: CONFORMANCE_CLIENT_KEY}")
+	}
+	y := fmt.Sprintf("servers:\n  - name: %s\n    transport: http\n    url: %q\n    timeout: 10s\n    identity: service\n", server, url)
+	if len(oauth) > 0 {
+		y += "    oauth: {" + strings.Join(oauth, ", ") + "}\n"
+	}
+	cfg, probs, err := mcp.ParseConfig([]byte(y), func(k string) string { return env[k] })
+	if err != nil {
+		return nil, err
+	}
+	if len(probs) > 0 {
+		return nil, fmt.Errorf("the config: %s", probs[0])
+	}
+	if s, _ := cfg.Server(server); sc.SigningAlg != "" && (s.OAuth.ClientKey == nil || s.OAuth.ClientKey.Algorithm() != sc.SigningAlg) {
+		return nil, fmt.Errorf("the scenario signs with %s, the key with %v", sc.SigningAlg, s.OAuth.ClientKey)
+	}
+	return cfg, nil
 }
 
 // acceptDefaults answers a server's request for input as a person who

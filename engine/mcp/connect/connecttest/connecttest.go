@@ -4,16 +4,24 @@
 package connecttest
 
 import (
+	"crypto/ecdsa"
+	"crypto/elliptic"
+	"crypto/rand"
 	"crypto/sha256"
+	"crypto/x509"
 	"encoding/base64"
 	"encoding/json"
+	"encoding/pem"
 	"fmt"
 	"io"
+	"math/big"
 	"net/http"
 	"net/http/httptest"
 	"net/url"
+	"strings"
 	"sync"
 	"testing"
+	"time"
 
 	"github.com/modelcontextprotocol/go-sdk/oauthex"
 )
@@ -31,11 +39,17 @@ const (
 // Resource: its authorization endpoint approves at once (redirecting with
 // a code and iss), its token endpoint checks PKCE, the redirect URI and
 // the resource, issues rotating refresh tokens, and offers client
-// credentials to ServiceClientID.
+// credentials to ServiceClientID, authenticated with ServiceClientSecret
+// or with an ES256 assertion (private_key_jwt) signed by ServiceKeyPEM; a
+// token request of any grant that carries an assertion must carry a good
+// one, used once.
 type Provider struct {
 	*httptest.Server
 	// Resource is the protected MCP resource's URL.
 	Resource string
+	// ServiceKeyPEM is the private key (PKCS #8 PEM, P-256) registered for
+	// ServiceClientID, generated for this provider.
+	ServiceKeyPEM []byte
 
 	cimd    bool
 	mu      sync.Mutex
@@ -44,6 +58,8 @@ type Provider struct {
 	refresh map[string]bool // live refresh tokens
 	forms   []url.Values
 	regs    int
+	key     *ecdsa.PublicKey
+	jtis    map[string]bool // assertions seen
 }
 
 type codeGrant struct{ challenge, redirect string }
@@ -51,7 +67,16 @@ type codeGrant struct{ challenge, redirect string }
 // New starts a Provider, closed when t ends; cimd says whether it
 // supports client ID metadata documents.
 func New(t testing.TB, cimd bool) *Provider {
-	p := &Provider{cimd: cimd, codes: map[string]codeGrant{}, refresh: map[string]bool{}}
+	p := &Provider{cimd: cimd, codes: map[string]codeGrant{}, refresh: map[string]bool{}, jtis: map[string]bool{}}
+	key, err := ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
+	if err != nil {
+		t.Fatal(err)
+	}
+	der, err := x509.MarshalPKCS8PrivateKey(key)
+	if err != nil {
+		t.Fatal(err)
+	}
+	p.key, p.ServiceKeyPEM = &key.PublicKey, pem.EncodeToMemory(&pem.Block{Type: "PRIVATE KEY", Bytes: der})
 	mux := http.NewServeMux()
 	p.Server = httptest.NewServer(mux)
 	t.Cleanup(p.Close)
@@ -73,6 +98,7 @@ func New(t testing.TB, cimd bool) *Provider {
 			GrantTypesSupported:                        []string{"authorization_code", "refresh_token", "client_credentials"},
 			ScopesSupported:                            []string{"read", "offline_access"},
 			ClientIDMetadataDocumentSupported:          p.cimd,
+			TokenEndpointAuthMethodsSupported:          []string{"client_secret_basic", "client_secret_post", "private_key_jwt"},
 			AuthorizationResponseIssParameterSupported: true,
 		})
 	})
@@ -124,6 +150,11 @@ func (p *Provider) token(w http.ResponseWriter, r *http.Request) {
 		fail("invalid_target")
 		return
 	}
+	if f.Has("client_assertion") && !p.assertion(f) {
+		w.WriteHeader(http.StatusUnauthorized)
+		io.WriteString(w, `{"error":"invalid_client"}`)
+		return
+	}
 	switch f.Get("grant_type") {
 	case "authorization_code":
 		g, ok := p.codes[f.Get("code")]
@@ -140,11 +171,7 @@ func (p *Provider) token(w http.ResponseWriter, r *http.Request) {
 		}
 		delete(p.refresh, f.Get("refresh_token")) // rotated
 	case "client_credentials":
-		id, secret, ok := r.BasicAuth()
-		if !ok {
-			id, secret = f.Get("client_id"), f.Get("client_secret")
-		}
-		if id != ServiceClientID || secret != ServiceClientSecret {
+		if !p.serviceClient(r, f) {
 			w.WriteHeader(http.StatusUnauthorized)
 			io.WriteString(w, `{"error":"invalid_client"}`)
 			return
@@ -160,6 +187,60 @@ func (p *Provider) token(w http.ResponseWriter, r *http.Request) {
 	rt := fmt.Sprintf("refresh-%d", p.n)
 	p.refresh[rt] = true
 	fmt.Fprintf(w, `{"access_token":"access-%d","token_type":"Bearer","refresh_token":%q,"expires_in":3600,"scope":"read offline_access"}`, p.n, rt)
+}
+
+// serviceClient reports whether a client credentials request
+// authenticates as ServiceClientID: with its secret (Basic or in the
+// form), or with an assertion (checked by assertion before).
+func (p *Provider) serviceClient(r *http.Request, f url.Values) bool {
+	if f.Has("client_assertion") {
+		return true // checked already
+	}
+	id, secret, ok := r.BasicAuth()
+	if !ok {
+		id, secret = f.Get("client_id"), f.Get("client_secret")
+	}
+	return id == ServiceClientID && secret == ServiceClientSecret
+}
+
+// assertion reports whether a token request's client assertion
+// (private_key_jwt) is ServiceClientID's, signed by its key for this
+// issuer, not expired and not seen before. The lock is held.
+func (p *Provider) assertion(f url.Values) bool {
+	jti, ok := p.verify(f.Get("client_assertion"))
+	if !ok || f.Get("client_assertion_type") != "urn:ietf:params:oauth:client-assertion-type:jwt-bearer" || p.jtis[jti] {
+		return false
+	}
+	p.jtis[jti] = true
+	return true
+}
+
+// verify checks an ES256 client assertion of ServiceClientID for this
+// issuer and returns its jti.
+func (p *Provider) verify(assertion string) (string, bool) {
+	parts := strings.Split(assertion, ".")
+	if len(parts) != 3 {
+		return "", false
+	}
+	sig, err := base64.RawURLEncoding.DecodeString(parts[2])
+	digest := sha256.Sum256([]byte(parts[0] + "." + parts[1]))
+	if err != nil || len(sig) != 64 ||
+		!ecdsa.Verify(p.key, digest[:], new(big.Int).SetBytes(sig[:32]), new(big.Int).SetBytes(sig[32:])) {
+		return "", false
+	}
+	var h struct{ Alg string }
+	var c struct {
+		Iss, Sub, Aud, Jti string
+		Exp                int64
+	}
+	hb, err1 := base64.RawURLEncoding.DecodeString(parts[0])
+	cb, err2 := base64.RawURLEncoding.DecodeString(parts[1])
+	if err1 != nil || err2 != nil || json.Unmarshal(hb, &h) != nil || json.Unmarshal(cb, &c) != nil {
+		return "", false
+	}
+	ok := h.Alg == "ES256" && c.Iss == ServiceClientID && c.Sub == ServiceClientID && c.Aud == p.URL &&
+		c.Jti != "" && time.Now().Unix() < c.Exp
+	return c.Jti, ok
 }
 
 // RevokeAll makes every refresh token invalid (the person revoked the
@@ -179,6 +260,13 @@ func (p *Provider) GrantTypes() []string {
 		out = append(out, f.Get("grant_type"))
 	}
 	return out
+}
+
+// Assertions counts the client assertions (private_key_jwt) accepted.
+func (p *Provider) Assertions() int {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	return len(p.jtis)
 }
 
 // Registrations counts the dynamic client registrations.

@@ -4,7 +4,10 @@
 // be, with RESOURCE (the MCP server's URL) as the only resource and its
 // access tokens JWTs with that audience, and two pre-registered clients:
 // "service" (client credentials) and "preregistered" (the code flow to
-// REDIRECT_URI). Logging in and consenting is automatic, as the fixed
+// REDIRECT_URI), and, when the test gives their public keys in CLIENT_JWKS
+// ({"<client id>": {"keys": [JWK]}}), two private_key_jwt (RFC 7523)
+// clients: "service-jwt" (client credentials) and "preregistered-jwt" (the
+// code flow). Logging in and consenting is automatic, as the fixed
 // account ACCOUNT (default "test-user"), so a test can follow the
 // authorization URL with a cookie jar to the redirect and read the code.
 // It prints "ready" once it listens.
@@ -19,6 +22,14 @@ if (!port || !resource) {
   console.error('PORT and RESOURCE are required');
   process.exit(2);
 }
+
+const redirectURI = process.env.REDIRECT_URI || 'http://127.0.0.1:1/callback';
+const jwks = JSON.parse(process.env.CLIENT_JWKS || '{}');
+// The private_key_jwt clients, when the test gave their keys.
+const jwtClients = [
+  { client_id: 'service-jwt', grant_types: ['client_credentials'], response_types: [], redirect_uris: [] },
+  { client_id: 'preregistered-jwt', grant_types: ['authorization_code', 'refresh_token'], response_types: ['code'], redirect_uris: [redirectURI] },
+].filter((c) => jwks[c.client_id]).map((c) => ({ ...c, token_endpoint_auth_method: 'private_key_jwt', jwks: jwks[c.client_id] }));
 
 const provider = await createProvider({
   modules,
@@ -40,9 +51,10 @@ const provider = await createProvider({
       client_secret: 'preregistered-secret-not-a-real-one',
       grant_types: ['authorization_code', 'refresh_token'],
       response_types: ['code'],
-      redirect_uris: [process.env.REDIRECT_URI || 'http://127.0.0.1:1/callback'],
+      redirect_uris: [redirectURI],
       token_endpoint_auth_method: 'client_secret_basic',
     },
+    ...jwtClients,
   ],
 });
 
