@@ -11,7 +11,6 @@ import (
 	"agentbot/cmd/agentbot/mcptools"
 	"agentbot/cmd/agentbot/stores"
 	"agentbot/engine/catalog"
-	"agentbot/engine/mcp"
 )
 
 // runChat talks to one agent in the terminal (package chat). It reads
@@ -59,33 +58,15 @@ func runChat(ctx context.Context, e *env) int {
 		fmt.Fprintf(e.stderr, "agentbot chat: %v\n", err)
 		return 2
 	}
-	loop, err := mcptools.StartLoopback(mc, st, e.getenv, log) // people connect their accounts through 127.0.0.1
+	t := chat.New(e.stdin, e.stdout, e.stderr, e.getenv("USER"))
+	tools, stopTools, err := mcptools.ForTerminal(ctx, mc, st, e.getenv, log, t, e.stdout, e.stderr) // people connect through 127.0.0.1
 	if err != nil {
 		fmt.Fprintf(e.stderr, "agentbot chat: %v\n", err)
 		return 2
 	}
-	defer loop.Close()
-	opts := mcp.Options{Logger: log}
-	if loop != nil {
-		opts.Authorizer = loop.Connector
-	}
-	tools := mcptools.New(mc, opts)
-	defer tools.Close() // stops the stdio servers
-	t := chat.New(e.stdin, e.stdout, e.stderr, e.getenv("USER"))
-	if tools != nil {
-		tools.Ask = t.Ask // a server's question is asked on the terminal
-	}
+	defer stopTools() // stops the stdio servers
 	tools.WarnAgents(cat, log)
 	eng := newEngine(cfg, st, m, func() *catalog.Catalog { return cat }, newBudgets(cfg, st), log, nil, tools)
 	t.Explain = func(w io.Writer, cat *catalog.Catalog) { explainCatalog(w, cfg, cat) }
-	if loop != nil {
-		t.Connect = func(server string) bool {
-			ok, err := loop.Connect(ctx, e.stdout, server, e.getenv("USER"))
-			if err != nil {
-				fmt.Fprintf(e.stderr, "agentbot chat: connect %s: %v\n", server, err)
-			}
-			return ok
-		}
-	}
 	return t.Run(ctx, eng, st, rec, key, name, agentID, cat)
 }

@@ -24,17 +24,11 @@ import (
 	"agentbot/cmd/agentbot/httpserve"
 	"agentbot/cmd/agentbot/mcptools"
 	"agentbot/cmd/agentbot/stores"
-	"agentbot/engine"
 	"agentbot/engine/catalog"
 	"agentbot/engine/mcp"
-	"agentbot/engine/mcp/connect"
 	"agentbot/engine/transcript"
 	"agentbot/storage"
-	"agentbot/storage/credentials"
 )
-
-// The credentials Vault is the store of MCP authorization.
-var _ connect.Store = (*credentials.Vault)(nil)
 
 // runServe runs the Slack bot until SIGINT or SIGTERM: its settings
 // checked, then each step of its wiring in order, then the bot.
@@ -88,14 +82,12 @@ type server struct {
 	st    storage.Backend
 	cats  *catalogs.Reloadable
 	tools *mcptools.Tools
-	// conn authorizes the MCP servers with identity user or service (nil:
-	// there are none).
-	conn *connect.Connector
-	// vault keeps the OAuth credentials sealed (nil: no OAuth server).
-	vault *credentials.Vault
-	met   *metrics.Metrics
-	b     *bot.Bot
-	undo  []func()
+	// auth authorizes the MCP servers with identity user or service, its
+	// credentials sealed in the store (zero: there are none).
+	auth mcptools.Auth
+	met  *metrics.Metrics
+	b    *bot.Bot
+	undo []func()
 }
 
 // fail prints err as serve's and returns code.
@@ -153,8 +145,8 @@ func (s *server) loadTools(context.Context) int {
 	if code := s.connectMCP(mc); code != 0 {
 		return code
 	}
-	if s.conn != nil {
-		opts.Authorizer = s.conn
+	if s.auth.Connector != nil {
+		opts.Authorizer = s.auth.Connector
 	}
 	tools := mcptools.New(mc, opts)
 	s.tools = tools
@@ -177,7 +169,7 @@ func (s *server) connectMCP(mc *mcp.Config) int {
 	case err != nil:
 		return s.fail(1, err)
 	}
-	s.conn, s.vault = a.Connector, a.Vault
+	s.auth = a
 	return 0
 }
 
@@ -193,13 +185,7 @@ func (s *server) newBot(context.Context) int {
 	if err != nil {
 		return s.fail(2, err)
 	}
-	if tools != nil {
-		// A server's question goes to the turn's person in the thread (the
-		// bot exists by the time a turn runs).
-		tools.Ask = func(ctx context.Context, sess *engine.Session, q engine.Question) (engine.Answer, error) {
-			return s.b.Ask(ctx, sess, q)
-		}
-	}
+	tools.AskIn(func() *bot.Bot { return s.b })
 	fences := bot.NewFences(st) // the engine's saves of a thread are fenced by its lease
 	eng := newEngine(cfg, fencedSaves{st, fences}, m, cats.Get, newBudgets(cfg, st), log, met.ToolRecord, tools)
 
@@ -216,35 +202,23 @@ func (s *server) newBot(context.Context) int {
 		MaxUploadBytes: cfg.MaxUploadBytes, NoStreaming: cfg.NoStreaming, Logger: log, Observer: met,
 		ReplicaID: cfg.ReplicaID, LeaseTTL: cfg.LeaseTTL, SoleReplica: storeOf(cfg).Sole(), ApprovalTimeout: cfg.ApprovalTimeout,
 		MCPServers: tools.Names(), Fences: fences, Folders: storage.Folders{Dir: cfg.DataDir},
-		Connections: s.connections(), Linker: s.linker(), SharedStore: cfg.DatabaseURL != "",
+		Connections: s.connections(), Linker: s.auth.Linker(tools.Config()), SharedStore: cfg.DatabaseURL != "",
 	})
 	if err != nil {
 		return s.fail(1, err)
 	}
 	s.b = b
-	if s.conn != nil {
-		// A finished connection, on whichever replica serves the redirect,
-		// resumes the turns waiting on it.
-		s.conn.OnConnected = func(c connect.Connected) { b.AccountConnected(c.Team, c.User, c.Server, c.From) }
-	}
+	s.auth.Resume(b)
 	return 0
-}
-
-// linker makes the bot's connect links, or none without OAuth servers.
-func (s *server) linker() bot.Linker {
-	if s.conn == nil {
-		return nil
-	}
-	return mcptools.Linker{Connector: s.conn, Config: s.tools.Config()}
 }
 
 // connections is what /agent connections and disconnect act on: the
 // vault's, or none without OAuth servers.
 func (s *server) connections() bot.Connections {
-	if s.vault == nil {
+	if s.auth.Vault == nil {
 		return nil
 	}
-	return admin.VaultConnections{Vault: s.vault}
+	return admin.VaultConnections{Vault: s.auth.Vault}
 }
 
 // background starts serve's goroutines: SIGHUP reloads bundles without a
@@ -310,8 +284,8 @@ func (s *server) servePublic(context.Context) int {
 		return 0
 	}
 	mux := http.NewServeMux()
-	if s.conn != nil {
-		mux.Handle("/oauth/", s.conn.Handler())
+	if s.auth.Connector != nil {
+		mux.Handle("/oauth/", s.auth.Connector.Handler())
 	}
 	srv, err := httpserve.Listen("AGENTBOT_LISTEN", s.cfg.Listen, mux)
 	if err != nil {

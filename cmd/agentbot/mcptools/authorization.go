@@ -13,6 +13,9 @@ import (
 	"agentbot/storage/secretbox"
 )
 
+// The credentials Vault is the store of MCP authorization.
+var _ connect.Store = (*credentials.Vault)(nil)
+
 // AuthSettings are the settings the MCP servers' authorization needs: the
 // public URL people connect through, and the address it listens on (named
 // in errors).

@@ -5,6 +5,8 @@ import (
 	"fmt"
 	"time"
 
+	"agentbot/bot"
+	"agentbot/engine"
 	"agentbot/engine/mcp"
 	"agentbot/engine/mcp/connect"
 	"agentbot/engine/mcp/oauth"
@@ -58,4 +60,32 @@ func (l Linker) server(name string) *mcp.Server {
 		}
 	}
 	return nil
+}
+
+// Linker is the bot's connect links for mc's servers, or none without
+// OAuth servers.
+func (a Auth) Linker(mc *mcp.Config) bot.Linker {
+	if a.Connector == nil {
+		return nil
+	}
+	return Linker{Connector: a.Connector, Config: mc}
+}
+
+// Resume makes a finished connection, on whichever replica serves the
+// redirect, resume in b the turns waiting on it.
+func (a Auth) Resume(b *bot.Bot) {
+	if a.Connector != nil {
+		a.Connector.OnConnected = func(c connect.Connected) { b.AccountConnected(c.Team, c.User, c.Server, c.From) }
+	}
+}
+
+// AskIn sends the servers' questions (elicitations) to the turn's person
+// in the thread, through the bot b returns (which exists by the time a
+// turn runs).
+func (t *Tools) AskIn(b func() *bot.Bot) {
+	if t != nil {
+		t.Ask = func(ctx context.Context, s *engine.Session, q engine.Question) (engine.Answer, error) {
+			return b().Ask(ctx, s, q)
+		}
+	}
 }

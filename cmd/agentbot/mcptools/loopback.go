@@ -11,6 +11,7 @@ import (
 	"sync"
 	"time"
 
+	"agentbot/cmd/agentbot/chat"
 	"agentbot/engine/mcp"
 	"agentbot/engine/mcp/connect"
 	"agentbot/engine/mcp/oauth"
@@ -155,4 +156,32 @@ func (l *Loopback) Connect(ctx context.Context, w io.Writer, server, user string
 	case <-ctx.Done():
 		return false, ctx.Err()
 	}
+}
+
+// ForTerminal starts the MCP side of agentbot chat: mc's servers, those
+// that use OAuth connected by the terminal's person through the loopback
+// redirect (t.Connect, the link printed to out), and the servers'
+// questions asked on t. stop stops them all.
+func ForTerminal(ctx context.Context, mc *mcp.Config, st storage.Credentials, getenv func(string) string, log *slog.Logger,
+	t *chat.Terminal, out, errOut io.Writer) (tools *Tools, stop func(), err error) {
+	loop, err := StartLoopback(mc, st, getenv, log)
+	if err != nil {
+		return nil, nil, err
+	}
+	opts := mcp.Options{Logger: log}
+	if loop != nil {
+		opts.Authorizer = loop.Connector
+		t.Connect = func(server string) bool {
+			ok, err := loop.Connect(ctx, out, server, getenv("USER"))
+			if err != nil {
+				fmt.Fprintf(errOut, "agentbot chat: connect %s: %v\n", server, err)
+			}
+			return ok
+		}
+	}
+	tools = New(mc, opts)
+	if tools != nil {
+		tools.Ask = t.Ask // a server's question is asked on the terminal
+	}
+	return tools, func() { tools.Close(); loop.Close() }, nil
 }
