@@ -95,7 +95,7 @@ func BenchmarkTurnListingWithHangingServer(b *testing.B) {
 	if _, probs := m.ToolsWait(context.Background(), []string{"ok"}); len(probs) > 1 {
 		b.Fatalf("healthy server: %v", probs)
 	}
-	ext := m.SessionTools(func(*engine.Session) []string { return servers })
+	ext := m.SessionTools(func(*engine.Session) []string { return servers }, nil)
 	s := &engine.Session{}
 	s.ID = "bench"
 	var worst time.Duration
