@@ -12,6 +12,7 @@ import (
 	"net/http"
 	"net/http/httptest"
 	"net/url"
+	"strings"
 	"sync"
 	"testing"
 
@@ -31,7 +32,8 @@ const (
 // Resource: its authorization endpoint approves at once (redirecting with
 // a code and iss), its token endpoint checks PKCE, the redirect URI and
 // the resource, issues rotating refresh tokens, and offers client
-// credentials to ServiceClientID.
+// credentials to ServiceClientID. Protect serves an MCP server at
+// Resource, behind the access tokens it issued.
 type Provider struct {
 	*httptest.Server
 	// Resource is the protected MCP resource's URL.
@@ -42,8 +44,10 @@ type Provider struct {
 	n       int
 	codes   map[string]codeGrant
 	refresh map[string]bool // live refresh tokens
+	access  map[string]bool // live access tokens
 	forms   []url.Values
 	regs    int
+	mcp     http.Handler
 }
 
 type codeGrant struct{ challenge, redirect string }
@@ -51,7 +55,7 @@ type codeGrant struct{ challenge, redirect string }
 // New starts a Provider, closed when t ends; cimd says whether it
 // supports client ID metadata documents.
 func New(t testing.TB, cimd bool) *Provider {
-	p := &Provider{cimd: cimd, codes: map[string]codeGrant{}, refresh: map[string]bool{}}
+	p := &Provider{cimd: cimd, codes: map[string]codeGrant{}, refresh: map[string]bool{}, access: map[string]bool{}}
 	mux := http.NewServeMux()
 	p.Server = httptest.NewServer(mux)
 	t.Cleanup(p.Close)
@@ -86,7 +90,33 @@ func New(t testing.TB, cimd bool) *Provider {
 	})
 	mux.HandleFunc("GET /authorize", p.authorize)
 	mux.HandleFunc("POST /token", p.token)
+	mux.HandleFunc("/mcp", p.resource)
 	return p
+}
+
+// Protect serves h (an MCP server) at Resource: a request without a
+// bearer access token the provider issued, and has not revoked, is
+// answered 401 with a challenge naming the resource's metadata.
+func (p *Provider) Protect(h http.Handler) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	p.mcp = h
+}
+
+func (p *Provider) resource(w http.ResponseWriter, r *http.Request) {
+	p.mu.Lock()
+	h := p.mcp
+	ok := p.access[strings.TrimPrefix(r.Header.Get("Authorization"), "Bearer ")]
+	p.mu.Unlock()
+	switch {
+	case h == nil:
+		http.NotFound(w, r)
+	case !ok:
+		w.Header().Set("WWW-Authenticate", `Bearer resource_metadata="`+p.URL+`/.well-known/oauth-protected-resource/mcp"`)
+		http.Error(w, `{"error":"invalid_token"}`, http.StatusUnauthorized)
+	default:
+		h.ServeHTTP(w, r)
+	}
 }
 
 func (p *Provider) authorize(w http.ResponseWriter, r *http.Request) {
@@ -150,6 +180,7 @@ func (p *Provider) token(w http.ResponseWriter, r *http.Request) {
 			return
 		}
 		p.n++
+		p.access[fmt.Sprintf("svc-access-%d", p.n)] = true
 		fmt.Fprintf(w, `{"access_token":"svc-access-%d","token_type":"Bearer","expires_in":3600}`, p.n)
 		return
 	default:
@@ -159,15 +190,17 @@ func (p *Provider) token(w http.ResponseWriter, r *http.Request) {
 	p.n++
 	rt := fmt.Sprintf("refresh-%d", p.n)
 	p.refresh[rt] = true
+	p.access[fmt.Sprintf("access-%d", p.n)] = true
 	fmt.Fprintf(w, `{"access_token":"access-%d","token_type":"Bearer","refresh_token":%q,"expires_in":3600,"scope":"read offline_access"}`, p.n, rt)
 }
 
-// RevokeAll makes every refresh token invalid (the person revoked the
-// grant at the server).
+// RevokeAll makes every refresh and access token invalid (the person
+// revoked the grant at the server).
 func (p *Provider) RevokeAll() {
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	clear(p.refresh)
+	clear(p.access)
 }
 
 // GrantTypes are the grant types of the token requests so far, in order.
