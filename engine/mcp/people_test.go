@@ -31,6 +31,8 @@ import (
 type peopleServer struct {
 	url     string
 	release chan struct{}
+	// anyone makes it accept every token "tok-…" (for benchmarks).
+	anyone bool
 
 	mu       sync.Mutex
 	valid    map[string]bool
@@ -99,7 +101,8 @@ func (p *peopleServer) serve(h http.Handler, w http.ResponseWriter, r *http.Requ
 	sid := r.Header.Get("Mcp-Session-Id")
 	p.mu.Lock()
 	p.requests++
-	ok := strings.HasPrefix(authz, "Bearer ") && p.valid[strings.TrimPrefix(authz, "Bearer ")]
+	tok, bearer := strings.CutPrefix(authz, "Bearer ")
+	ok := bearer && (p.valid[tok] || p.anyone && strings.HasPrefix(tok, "tok-"))
 	if ok && sid != "" && p.sessions[sid] != "" && p.sessions[sid] != authz {
 		p.crossed = append(p.crossed, fmt.Sprintf("session opened with %q used with %q", p.sessions[sid], authz))
 	}
@@ -121,7 +124,7 @@ func (p *peopleServer) serve(h http.Handler, w http.ResponseWriter, r *http.Requ
 		} `json:"params"`
 	}
 	_ = json.Unmarshal(body, &msg)
-	if msg.Method == "tools/call" {
+	if msg.Method == "tools/call" && !p.anyone {
 		p.mu.Lock()
 		p.calls = append(p.calls, seenCall{authz, msg.Params.Arguments.Text})
 		p.mu.Unlock()
