@@ -39,6 +39,9 @@ func withNotesURL(t testing.TB, url string) func(*engine.Config) {
 				t.Errorf("channel servers: %v", err)
 			}
 			return servers
+		}, func(s *engine.Session) mcp.Identity {
+			team, user := bot.SessionPerson(s)
+			return mcp.Identity{Kind: mcp.IdentityUser, Team: team, User: user}
 		})
 	}
 }

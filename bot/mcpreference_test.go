@@ -27,7 +27,7 @@ func refRig(t *testing.T, name, pkg string, args ...string) *rig {
 	mgr := mcp.NewManager(cfg, mcp.Options{ListBudget: time.Minute})
 	t.Cleanup(func() { _ = mgr.Close() })
 	r := newRig(t, rigOpts{engine: func(c *engine.Config) {
-		c.ExternalTools = mgr.SessionTools(func(*engine.Session) []string { return []string{name} })
+		c.ExternalTools = mgr.SessionTools(func(*engine.Session) []string { return []string{name} }, nil)
 	}})
 	if err := storage.SetChannelDefault(ctx, r.st, r.slack.TeamID(), channel, "product-lead"); err != nil {
 		t.Fatal(err)

@@ -10,12 +10,14 @@ import (
 
 	"agentbot/bot/keys"
 	"agentbot/bot/view"
+	"agentbot/engine"
 	"agentbot/storage"
 )
 
 // Channel tools: admins give a channel's agents MCP servers with
 // /agent tools add|remove <server>; the engine asks ChannelServers for the
-// servers of a session's channel.
+// servers of a session's channel, and SessionPerson for who its turn acts
+// as.
 
 // slashTools lists, adds or removes the channel's MCP servers, for admins.
 func (b *slash) slashTools(cmd slack.SlashCommand, team string, args []string) {
@@ -107,4 +109,16 @@ func ChannelServers(st ChannelToolsReader) func(sessionKey string) ([]string, er
 		}
 		return servers, nil
 	}
+}
+
+// SessionPerson is who a session's turn acts as at the MCP servers whose
+// identity is user: the workspace of its thread (its session key,
+// "team/channel/thread") and the person whose message started the turn
+// (s.Person; a resumed turn's is the person its waiting calls act as).
+// A key that is not a thread's has no team.
+func SessionPerson(s *engine.Session) (team, user string) {
+	if k, ok := keys.ParseThread(s.Key); ok {
+		team = k.Team
+	}
+	return team, s.Person
 }

@@ -32,7 +32,7 @@ func TestUnavailableServerToldOnce(t *testing.T) {
 	mgr.Warm([]string{"web", "hung"})
 	mgr.ToolsWait(context.Background(), []string{"web"})
 	h := newHarness(t, harnessOpts{mutate: func(c *engine.Config) {
-		c.ExternalTools = mgr.SessionTools(func(*engine.Session) []string { return []string{"hung", "web"} })
+		c.ExternalTools = mgr.SessionTools(func(*engine.Session) []string { return []string{"hung", "web"} }, nil)
 	}})
 	s, _ := h.start("t/hung", "product-lead")
 	for i := range 3 {

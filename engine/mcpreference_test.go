@@ -118,7 +118,7 @@ func TestMCPProgressMediaAndUnavailableServer(t *testing.T) {
 		}
 	}
 	h := newHarness(t, harnessOpts{mutate: func(c *engine.Config) {
-		c.ExternalTools = mgr.SessionTools(func(*engine.Session) []string { return names })
+		c.ExternalTools = mgr.SessionTools(func(*engine.Session) []string { return names }, nil)
 	}})
 	s, _ := h.start("t/media", "product-lead")
 	h.fm.Enqueue(

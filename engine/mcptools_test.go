@@ -36,7 +36,7 @@ func mcpHarness(t testing.TB, yaml string) (*harness, *mcp.Manager) {
 		names = append(names, s.Name)
 	}
 	h := newHarness(t, harnessOpts{mutate: func(c *engine.Config) {
-		c.ExternalTools = mgr.SessionTools(func(*engine.Session) []string { return names })
+		c.ExternalTools = mgr.SessionTools(func(*engine.Session) []string { return names }, nil)
 	}})
 	return h, mgr
 }
@@ -309,7 +309,7 @@ func TestMCPPauseSurvivesRestart(t *testing.T) {
 		Store:         st,
 		OutputRoot:    func(id string) string { d, _ := st.OutputDir(id); return d },
 		InputRoot:     func(id string) string { d, _ := st.InputDir(id); return d },
-		ExternalTools: mgr.SessionTools(func(*engine.Session) []string { return []string{"web"} }),
+		ExternalTools: mgr.SessionTools(func(*engine.Session) []string { return []string{"web"} }, nil),
 	}
 	eng := engine.New(cfg)
 	rec, err := st.SessionByID(ctx, id)
@@ -507,7 +507,7 @@ func TestExternalResultCapAndErrors(t *testing.T) {
 	}
 	mgr := mcp.NewManager(cfg, mcp.Options{ListBudget: time.Minute}) // wait for the list: these tests are not about the budget
 	t.Cleanup(func() { mgr.Close() })
-	web := mgr.SessionTools(func(*engine.Session) []string { return []string{"web"} })
+	web := mgr.SessionTools(func(*engine.Session) []string { return []string{"web"} }, nil)
 	h := newHarness(t, harnessOpts{mutate: func(c *engine.Config) {
 		c.MaxRead = 1001
 		c.ExternalTools = func(ctx context.Context, s *engine.Session, notify func(string)) []engine.ExternalTool {

@@ -30,6 +30,11 @@ func (id Identity) String() string {
 // service its OAuth tokens. It is shared by all servers and sessions, so
 // it is safe for concurrent use; it keeps (and refreshes) the tokens, and
 // no token it returns is ever logged or put in an error by this package.
+//
+// A person counts as connected at an identity user server when Token
+// gives them a token, one the server has not refused since (see
+// Tool.External): a zero token, or an error wrapping
+// ErrAuthorizationNeeded, means they must connect first.
 type Authorizer interface {
 	// Token is the token for a request of s acting as who: the stored
 	// one, refreshed when it has expired. A zero Token (no access token)
@@ -52,11 +57,6 @@ type Authorizer interface {
 // unavailable until then.
 var ErrAuthorizationNeeded = errors.New("authorization needed")
 
-// errUserNotWired is the reason an identity user server that asks for
-// OAuth is unavailable: per-person sessions and connect buttons are not
-// built yet.
-var errUserNotWired = fmt.Errorf("%w: needs per-person authorization, not yet wired (identity user)", ErrAuthorizationNeeded)
-
 // Retry limits of one request: authorizing again after a 401, and
 // stepping up after a 403 insufficient_scope. A request that is still
 // refused after them fails.
@@ -78,22 +78,31 @@ type authRT struct {
 	oauth *oauth.Transport
 	// noAuth is the error a challenge gets without an Authorizer.
 	noAuth error
-	// onAuthErr is told of each authorization error (to show why the
-	// server is unavailable).
-	onAuthErr func(error)
+	hooks  authHooks
 
 	headers *headerRT
 	sniff   func(line []byte)
 }
 
+// authHooks tell the owner of an authRT what became of its requests.
+type authHooks struct {
+	// asked is told that the server challenged a request, or was sent a
+	// token: it wants authorization.
+	asked func()
+	// failed is told of each authorization error (to show why the server
+	// is unavailable), with the token the refused request carried (zero
+	// if none).
+	failed func(err error, sent oauth.Token)
+}
+
 // newAuthRT is the transport of s's HTTP requests.
-func newAuthRT(s *Server, who Identity, a Authorizer, noAuth error, sniff func([]byte), onAuthErr func(error)) http.RoundTripper {
+func newAuthRT(s *Server, who Identity, a Authorizer, noAuth error, sniff func([]byte), hooks authHooks) http.RoundTripper {
 	h := newHeaderRT(s)
 	if IdentityOf(s) == IdentityStatic {
 		h.sniff = sniff
 		return h
 	}
-	rt := &authRT{srv: s, who: who, auth: a, noAuth: noAuth, onAuthErr: onAuthErr, headers: h, sniff: sniff}
+	rt := &authRT{srv: s, who: who, auth: a, noAuth: noAuth, hooks: hooks, headers: h, sniff: sniff}
 	rt.oauth = &oauth.Transport{Base: h, Resource: s.URL, Token: rt.token}
 	return rt
 }
@@ -105,7 +114,7 @@ func (rt *authRT) token(ctx context.Context) (oauth.Token, error) {
 	}
 	t, err := rt.auth.Token(ctx, rt.srv, rt.who)
 	if err != nil {
-		rt.authErr(err)
+		rt.authErr(err, oauth.Token{})
 	}
 	return t, err
 }
@@ -126,6 +135,9 @@ func (rt *authRT) RoundTrip(req *http.Request) (*http.Response, error) {
 			return nil, err
 		}
 		ch := oauth.Classify(resp)
+		if carried.AccessToken != "" && rt.hooks.asked != nil {
+			rt.hooks.asked()
+		}
 		if !rt.answerable(req, ch, &tries) {
 			return rt.sniffed(resp), nil
 		}
@@ -159,6 +171,9 @@ func (rt *authRT) answerable(req *http.Request, ch oauth.Challenge, n *retries) 
 	} else {
 		n.stepUps++
 	}
+	if rt.hooks.asked != nil {
+		rt.hooks.asked()
+	}
 	return true
 }
 
@@ -166,11 +181,11 @@ func (rt *authRT) answerable(req *http.Request, ch oauth.Challenge, n *retries) 
 // carried) and returns req ready to be sent again.
 func (rt *authRT) reauthorize(req *http.Request, carried oauth.Token, ch oauth.Challenge) (*http.Request, error) {
 	if rt.auth == nil {
-		rt.authErr(rt.noAuth)
+		rt.authErr(rt.noAuth, carried)
 		return nil, rt.noAuth
 	}
 	if _, err := rt.auth.Authorize(req.Context(), rt.srv, rt.who, carried, ch); err != nil {
-		rt.authErr(err)
+		rt.authErr(err, carried)
 		return nil, fmt.Errorf("authorize at %s (%s): %w", rt.srv.Name, ch.Kind, err)
 	}
 	if req.GetBody == nil {
@@ -207,8 +222,8 @@ func (rt *authRT) sniffed(resp *http.Response) *http.Response {
 	return resp
 }
 
-func (rt *authRT) authErr(err error) {
-	if rt.onAuthErr != nil && err != nil {
-		rt.onAuthErr(err)
+func (rt *authRT) authErr(err error, sent oauth.Token) {
+	if rt.hooks.failed != nil && err != nil {
+		rt.hooks.failed(err, sent)
 	}
 }

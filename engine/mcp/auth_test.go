@@ -4,7 +4,6 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
-	"errors"
 	"fmt"
 	"io"
 	"net/http"
@@ -273,44 +272,5 @@ func TestAuthorizerTokenStaysWithItsResource(t *testing.T) {
 		if a != "" {
 			t.Errorf("the server was sent Authorization %q of another resource", a)
 		}
-	}
-}
-
-// An identity user server that asks for authorization is unavailable at
-// once, saying why, and logged once; an open HTTP server with the
-// default identity (user) keeps working without any.
-func TestUserIdentityNotWiredYet(t *testing.T) {
-	p := newProtected(t, nil)
-	open := askServer(t, nil)
-	m, logs := setup(t, "servers:\n"+httpEntry(p.url+"/mcp", "prot", "")+httpEntry(open, "open", ""), Options{
-		Authorizer: &fakeAuthorizer{resource: p.url + "/mcp"}, BackoffBase: time.Millisecond, BackoffMax: 5 * time.Millisecond,
-	})
-	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
-	defer cancel()
-	start := time.Now()
-	for range 3 {
-		_, probs := m.ToolsWait(ctx, []string{"prot"})
-		if len(probs) != 1 || !probs[0].Unavailable || !strings.Contains(probs[0].Reason, "needs per-person authorization, not yet wired") {
-			t.Fatalf("problems %v", probs)
-		}
-		time.Sleep(10 * time.Millisecond)
-	}
-	if d := time.Since(start); d > 5*time.Second {
-		t.Errorf("took %s", d)
-	}
-	if n := strings.Count(logs.String(), "mcp server needs authorization"); n != 1 {
-		t.Errorf("logged %d times, want once:\n%s", n, logs)
-	}
-	for _, a := range p.headers() {
-		if a != "" {
-			t.Errorf("an identity user server was sent Authorization %q", a)
-		}
-	}
-	tools, probs := m.ToolsWait(ctx, []string{"open"})
-	if len(tools) != 1 || len(probs) != 0 {
-		t.Fatalf("open server: tools %v, problems %v", tools, probs)
-	}
-	if !errors.Is(errUserNotWired, ErrAuthorizationNeeded) {
-		t.Error("the reason does not wrap ErrAuthorizationNeeded")
 	}
 }

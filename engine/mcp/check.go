@@ -36,7 +36,7 @@ func Check(ctx context.Context, cfg *Config, configProblems []Problem) []ServerR
 		go func() { // servers are checked at once, each within its timeout
 			defer wg.Done()
 			r := ServerReport{Name: s.Name}
-			tools, probs, err := m.conns[s.Name].list(ctx, 0)
+			tools, probs, err := m.conns[s.Name].list(ctx, 0, Identity{})
 			r.Err, r.Problems = err, probs
 			for _, t := range tools {
 				r.Tools = append(r.Tools, t.Name)

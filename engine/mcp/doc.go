@@ -51,10 +51,12 @@
 // Ed25519 private key, checked when the config loads) replaces the secret:
 // each token request then carries a new assertion signed with it
 // (private_key_jwt, RFC 7523), for the client credentials grant as for a
-// pre-registered client's code exchange and refresh. user: each person authorizes their own account;
-// per-person sessions are not built yet, so an identity user server that
-// asks for authorization is unavailable, saying so (logged once), and one
-// that asks for none works as before.
+// pre-registered client's code exchange and refresh. user: each person
+// connects their own account, and each gets a session of their own, whose
+// requests carry the tokens Options.Authorizer keeps for that person (see
+// below); without an Authorizer, such a server that asks for
+// authorization is unavailable, saying so, and one that asks for none
+// works, a session per person.
 //
 // Secrets are only ever written as references to environment variables; a
 // literal header or env value is refused. A server with any problem (missing
@@ -63,9 +65,11 @@
 // and TZ of our process plus its configured env, nothing else; it runs in its
 // own process group, which Manager.Close kills.
 //
-// A Manager keeps one session per server. Sessions connect and list their
-// tools in the background (Warm starts them; a turn's listing starts any
-// missing), and a turn waits at most Options.ListBudget (150ms) for them:
+// A Manager keeps one session per server and identity: one for a stdio,
+// static or service server, and one per person for an identity user
+// server. Sessions connect and list their tools in the background (Warm
+// starts the shared ones; a turn's listing starts any missing), and a
+// turn waits at most Options.ListBudget (150ms) for them:
 // a server that is slow, hanging or down is served from its last known
 // tool list, with a Problem giving its age, or is left out with a Problem
 // marked Unavailable, which SessionTools tells the user once per session.
@@ -73,6 +77,27 @@
 // and has not failed) is waited for up to its timeout instead, so the
 // first turn of a fresh process gets the tools of a stdio server that
 // takes a second or two to start.
+//
+// At an identity user server, a turn acts as the person whose message
+// started it (SessionTools' who: in Slack the workspace and user, in the
+// terminal "terminal" and $USER), never as anyone else. The server's tool
+// list is shared: listed on the session of the first person who needs
+// it, refreshed in the background when the server says it changed, and
+// bound to each person who lists it, at once, without waiting for their
+// session, which opens on their first call. A person is connected when
+// the Authorizer has a token for them that the server has not refused;
+// at a server that wants authorization (it challenged a request, or was
+// sent a token), the tools of a person who is not connected report
+// NeedsConnection, so the engine's call waits for them to connect (a
+// connect gate). Before anyone has listed the server, such a person is
+// offered one tool instead, "server__connect_account", which waits the
+// same way and then lists the tools. A call whose token the server
+// refuses, and that the Authorizer cannot renew, says the account must
+// be connected again, and the person's next call waits for that. A
+// person's session unused for Options.IdleTimeout (10m) closes; at most
+// Options.MaxSessions (256) of them live at once, the least recently used
+// idle one closed to make room, never one with a call under way.
+//
 // A server that crashes, hangs past its timeout or cannot be reached gives
 // the model an error Result, and its session is reconnected: at once the
 // first time, then after a jittered exponential backoff. A call that
@@ -107,8 +132,10 @@
 // The client declares only what agentbot supports: elicitation in form
 // mode when Options.Elicit is set, and neither roots nor sampling. A
 // server's request for input in the middle of a call (elicitation/create)
-// goes to Options.Elicit with the server's message and requested schema
-// (SchemaDefaults gives the values a form starts with); the answer is
+// goes to Options.Elicit with the server's message, requested schema
+// (SchemaDefaults gives the values a form starts with) and the identity
+// of the session asking (at an identity user server, the person the call
+// acts as); the answer is
 // accept with values, decline or cancel. The call's timeout does not run
 // while the person is asked.
 //

@@ -15,6 +15,9 @@ import (
 type Elicitation struct {
 	// Server is the configured name of the server asking.
 	Server string
+	// Who is the identity of the session the server asks on: at an
+	// identity user server, the person it acts as.
+	Who Identity
 	// Message is what the server asks, in its own words (secrets of the
 	// server's config scrubbed).
 	Message string
@@ -69,7 +72,8 @@ func SchemaDefaults(schema json.RawMessage) map[string]any {
 // passes form requests to Options.Elicit, and keeps the server's calls
 // under way from timing out while the person is asked. nil when there is
 // no Elicit hook: then the client does not declare elicitation.
-func (c *conn) elicitHandler() func(context.Context, *sdk.ElicitRequest) (*sdk.ElicitResult, error) {
+func (l *link) elicitHandler() func(context.Context, *sdk.ElicitRequest) (*sdk.ElicitResult, error) {
+	c := l.c
 	ask := c.m.opts.Elicit
 	if ask == nil {
 		return nil
@@ -84,13 +88,13 @@ func (c *conn) elicitHandler() func(context.Context, *sdk.ElicitRequest) (*sdk.E
 		if err != nil {
 			return nil, fmt.Errorf("elicitation from %s: requested schema: %w", c.srv.Name, err)
 		}
-		c.asking.Add(1)
+		l.asking.Add(1)
 		defer func() {
-			c.askedAt.Store(time.Now().UnixNano())
-			c.asking.Add(-1)
+			l.askedAt.Store(time.Now().UnixNano())
+			l.asking.Add(-1)
 		}()
 		c.m.log.Info("mcp server asks for input", "server", c.srv.Name, "message", clean(c.redact(p.Message), 200))
-		a, err := ask(ctx, Elicitation{Server: c.srv.Name, Message: clean(c.redact(p.Message), maxErrBytes), Schema: schema})
+		a, err := ask(ctx, Elicitation{Server: c.srv.Name, Who: l.who, Message: clean(c.redact(p.Message), maxErrBytes), Schema: schema})
 		if err != nil {
 			c.m.log.Warn("mcp server's request for input unanswered", "server", c.srv.Name, "error", c.redact(err.Error()))
 			return nil, fmt.Errorf("elicitation from %s: %w", c.srv.Name, err)
@@ -115,11 +119,12 @@ func (c *conn) elicitHandler() func(context.Context, *sdk.ElicitRequest) (*sdk.E
 // waitsForPerson reports whether the server's calls are to be given more
 // time: a request for input is open, or one was answered within the last
 // timeout (the call has its timeout again from the answer).
-func (c *conn) waitsForPerson() (bool, time.Duration) {
-	if c.asking.Load() > 0 {
+func (l *link) waitsForPerson() (bool, time.Duration) {
+	c := l.c
+	if l.asking.Load() > 0 {
 		return true, c.srv.Timeout
 	}
-	if at := c.askedAt.Load(); at != 0 {
+	if at := l.askedAt.Load(); at != 0 {
 		if left := c.srv.Timeout - time.Since(time.Unix(0, at)); left > 0 {
 			return true, left
 		}

@@ -14,7 +14,7 @@ import (
 func TestSessionTools(t *testing.T) {
 	srv := mcptest.NewHTTPServer(t)
 	m, logs := setup(t, "servers:\n"+httpEntry(srv.URL, "web", ""), Options{})
-	ext := m.SessionTools(func(s *engine.Session) []string { return []string{"web", "ghost"} })
+	ext := m.SessionTools(func(s *engine.Session) []string { return []string{"web", "ghost"} }, nil)
 	s := &engine.Session{}
 	s.ID = "s1"
 	var echo, note engine.ExternalTool
@@ -44,7 +44,7 @@ func TestSessionTools(t *testing.T) {
 	if n := strings.Count(logs.String(), "level=WARN msg=\"mcp tools unavailable\" session=s1 server=ghost"); n != 1 {
 		t.Fatalf("ghost warned %d times:\n%s", n, logs.String())
 	}
-	if none := m.SessionTools(func(*engine.Session) []string { return nil })(context.Background(), s, nil); none != nil {
+	if none := m.SessionTools(func(*engine.Session) []string { return nil }, nil)(context.Background(), s, nil); none != nil {
 		t.Fatalf("no servers: %+v", none)
 	}
 }

@@ -241,7 +241,7 @@ func TestCallerCancelIsNotAServerFailure(t *testing.T) {
 	}
 	c := m.conns["s"]
 	c.mu.Lock()
-	failures := c.failures
+	failures := c.shared.failures
 	c.mu.Unlock()
 	if failures != 0 {
 		t.Errorf("failures = %d after the caller gave up, want 0", failures)
@@ -362,7 +362,9 @@ func TestUnreachableHTTPServer(t *testing.T) {
 
 func TestBackoffSparesAFailingServer(t *testing.T) {
 	hs := mcptest.NewHTTPServer(t)
-	m, _ := setup(t, "servers:\n"+httpEntry(hs.URL, "h", ""), Options{BackoffBase: time.Hour})
+	// One shared session (identity service: the server asks for no
+	// authorization).
+	m, _ := setup(t, "servers:\n"+httpEntry(hs.URL, "h", "    identity: service\n"), Options{BackoffBase: time.Hour})
 	tools(t, m, "h")
 	hs.Close()
 	c := m.conns["h"]
@@ -373,7 +375,7 @@ func TestBackoffSparesAFailingServer(t *testing.T) {
 		c.mu.Unlock()
 	}
 	c.mu.Lock()
-	failures := c.failures
+	failures := c.shared.failures
 	c.mu.Unlock()
 	// One failure drops the session (1), the immediate reconnect fails (2),
 	// then the backoff holds every later try.
@@ -597,8 +599,8 @@ func TestBackoffGrowsWithJitter(t *testing.T) {
 	defer c.mu.Unlock()
 	for n, max := range []time.Duration{0, 100, 200, 400, 800, 1000, 1000} {
 		before := time.Now()
-		c.fail("test")
-		d := c.nextTry.Sub(before)
+		c.shared.fail("test")
+		d := c.shared.nextTry.Sub(before)
 		max *= time.Millisecond
 		if d < max/2-time.Millisecond || d > max+10*time.Millisecond {
 			t.Errorf("failure %d: delay %s, want %s..%s", n+1, d, max/2, max)
@@ -702,7 +704,7 @@ func TestColdStartWaitsUpToTheTimeout(t *testing.T) {
 	}
 	c := m.conns["hung"]
 	c.mu.Lock()
-	cold := c.cold()
+	cold := c.shared.cold()
 	c.mu.Unlock()
 	if cold {
 		t.Error("the hung server is still taken for one starting cold")

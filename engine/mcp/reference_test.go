@@ -135,13 +135,13 @@ func TestReferenceProgressExtendsTimeout(t *testing.T) {
 	// Two steps of 2s each leave the call without a sign of life for
 	// longer than its timeout: it is cancelled, and as the server still
 	// answers a ping, its session (and state) is kept.
-	pid := m.conns["ev"].sess.cmd.Process.Pid
+	pid := m.conns["ev"].shared.sess.cmd.Process.Pid
 	r, err = long.CallProgress(context.Background(), []byte(`{"duration":4,"steps":2}`), nil)
 	if err != nil || !r.IsError || !strings.Contains(r.Text, "no answer within 1.5s") || !strings.Contains(r.Text, "keeps its state") {
 		t.Fatalf("idle call = %+v %v", r, err)
 	}
-	if r := call(t, get(t, ts, "ev__get-sum"), `{"a":1,"b":1}`); r.IsError || m.conns["ev"].sess.cmd.Process.Pid != pid {
-		t.Fatalf("after the cancelled call: %+v (server restarted: %v)", r, m.conns["ev"].sess.cmd.Process.Pid != pid)
+	if r := call(t, get(t, ts, "ev__get-sum"), `{"a":1,"b":1}`); r.IsError || m.conns["ev"].shared.sess.cmd.Process.Pid != pid {
+		t.Fatalf("after the cancelled call: %+v (server restarted: %v)", r, m.conns["ev"].shared.sess.cmd.Process.Pid != pid)
 	}
 }
 
@@ -271,7 +271,7 @@ func TestHangingServerCostsOnlyTheBudget(t *testing.T) {
 	// list is to be refreshed is served from its last list, with its age.
 	c := m.conns["ev"]
 	c.mu.Lock()
-	pid := c.sess.cmd.Process.Pid
+	pid := c.shared.sess.cmd.Process.Pid
 	c.knownAt = time.Now().Add(-3 * time.Minute)
 	c.mu.Unlock()
 	if err := syscall.Kill(pid, syscall.SIGSTOP); err != nil {

@@ -43,6 +43,11 @@ type Tool struct {
 
 	remote string // the tool's name on the server; "" for read_resource
 	c      *conn
+	// who is the person a tool of an identity user server acts as;
+	// connect marks the tool standing for the server's tools until they
+	// have connected their account (see connectTool).
+	who     Identity
+	connect bool
 }
 
 // readResource is the own name of the tool a server with resources gets:
@@ -93,24 +98,27 @@ func (t Tool) CallProgress(ctx context.Context, args json.RawMessage, progress f
 			return t.c.errResult(fmt.Sprintf("tool %s: arguments must be a JSON object", t.remote)), nil
 		}
 	}
-	if t.remote == "" {
-		return t.c.read(ctx, m)
+	switch {
+	case t.connect:
+		return t.c.connectCall(ctx, t.who)
+	case t.remote == "":
+		return t.c.read(ctx, t.who, m)
 	}
-	return t.c.call(ctx, t.remote, m, progress)
+	return t.c.call(ctx, t.who, t.remote, m, progress)
 }
 
-// read runs the read_resource tool: resources/read of the "uri" argument.
-func (c *conn) read(ctx context.Context, args map[string]any) (Result, error) {
+// read runs the read_resource tool as who: resources/read of the "uri"
+// argument.
+func (c *conn) read(ctx context.Context, who Identity, args map[string]any) (Result, error) {
 	uri, _ := args["uri"].(string)
 	if uri == "" {
 		return c.errResult(readResource + `: give {"uri": "…"}, the URI of a resource link`), nil
 	}
-	s, err := c.session(ctx)
+	l := c.use(who)
+	defer c.done(l)
+	s, err := l.session(ctx)
 	if err != nil {
-		if errors.Is(err, ErrClosed) || ctx.Err() != nil {
-			return Result{}, err
-		}
-		return c.errResult(err.Error()), nil
+		return l.unusable(ctx, readResource, err)
 	}
 	rctx, cancel := context.WithTimeout(ctx, c.srv.Timeout)
 	defer cancel()

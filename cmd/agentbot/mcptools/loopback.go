@@ -20,10 +20,6 @@ import (
 	"agentbot/storage/secretbox"
 )
 
-// TerminalTeam is the team of the terminal's person (agentbot chat): the
-// identity a chat's calls act as is (TerminalTeam, $USER).
-const TerminalTeam = "terminal"
-
 // Loopback is MCP authorization in the terminal: the person connects in
 // their browser, and the authorization server redirects to a loopback
 // address on this machine (RFC 8252 section 7.3: http://127.0.0.1 on a

@@ -27,7 +27,15 @@ type Tools struct {
 	// (elicitation): the Slack thread's form, or the terminal. Set it
 	// before the engine is made.
 	Ask func(ctx context.Context, s *engine.Session, q engine.Question) (engine.Answer, error)
+	// Person is who a session's turn acts as at the identity user servers
+	// (team and user); nil: the terminal's user (team TerminalTeam, the
+	// session's person). serve sets it to the Slack workspace and person.
+	Person func(s *engine.Session) (team, user string)
 }
+
+// TerminalTeam is the team of the person at the terminal (agentbot chat),
+// whose identity at an identity user server is (TerminalTeam, $USER).
+const TerminalTeam = "terminal"
 
 // Load reads the MCP config file path (AGENTBOT_MCP_CONFIG) and starts its
 // Manager (servers connect on first use). It returns nil without a config.
@@ -98,11 +106,14 @@ func AgentServerProblems(cat *catalog.Catalog, mc *mcp.Config) []AgentServerProb
 }
 
 // UseChannels adds a session's channel servers (/agent tools add, kept in
-// the store) to its agent's; a store error is logged and adds none.
+// the store) to its agent's, and makes a turn act as its Slack person
+// (bot.SessionPerson) at the identity user servers; a store error is
+// logged and adds none.
 func (t *Tools) UseChannels(st bot.ChannelToolsReader, log *slog.Logger) {
 	if t == nil {
 		return
 	}
+	t.Person = bot.SessionPerson
 	channelServers := bot.ChannelServers(st)
 	t.Channel = func(key string) []string {
 		servers, err := channelServers(key)
@@ -143,15 +154,26 @@ func (t *Tools) servers(s *engine.Session) []string {
 	return out
 }
 
+// identity is who a session's turn acts as at the identity user servers
+// (see Person).
+func (t *Tools) identity(s *engine.Session) mcp.Identity {
+	if t.Person == nil {
+		return mcp.Identity{Kind: mcp.IdentityUser, Team: TerminalTeam, User: s.Person}
+	}
+	team, user := t.Person(s)
+	return mcp.Identity{Kind: mcp.IdentityUser, Team: team, User: user}
+}
+
 // External is the engine's ExternalTools hook (nil without MCP).
 // The servers connect and list their tools in the background from now on,
-// so the first turn finds them ready.
+// so the first turn finds them ready (a person's session at an identity
+// user server opens on their first use).
 func (t *Tools) External() func(context.Context, *engine.Session, func(string)) []engine.ExternalTool {
 	if t == nil {
 		return nil
 	}
 	t.mgr.Warm(t.Names())
-	return t.mgr.SessionTools(t.servers)
+	return t.mgr.SessionTools(t.servers, t.identity)
 }
 
 // AskHook is the engine's Ask hook (nil without MCP).

@@ -310,6 +310,7 @@ func (c *Connector) Authorize(ctx context.Context, s *mcp.Server, who mcp.Identi
 	if err != nil || t.AccessToken != "" {
 		return t, err
 	}
+	c.forgetRefused(ctx, s.Name, who, cur, sent, ch)
 	c.remember(s.Name, who, ch)
 	if c.clientCredentials(s, who) {
 		t, err := c.obtainService(ctx, s, who, ch.WWWAuthenticate)
@@ -319,6 +320,22 @@ func (c *Connector) Authorize(ctx context.Context, s *mcp.Server, who mcp.Identi
 		}
 	}
 	return oauth.Token{}, &NeedsConnection{Server: s.Name, Who: who, Reason: reason}
+}
+
+// forgetRefused deletes the stored token cur when the server refused it
+// (a 401 to the request that carried it) and nothing renewed it: every
+// replica then asks the person to connect again, not just this one. The
+// lock is held.
+func (c *Connector) forgetRefused(ctx context.Context, server string, who mcp.Identity, cur, sent oauth.Token, ch oauth.Challenge) {
+	if ch.Kind != oauth.NeedsAuthorization || cur.AccessToken == "" || cur.AccessToken != sent.AccessToken {
+		return
+	}
+	team, user := c.owner(who)
+	if err := c.Store.Delete(ctx, team, user, server); err != nil && !errors.Is(err, c.NotFound) {
+		c.log().WarnContext(ctx, "mcp token refused, and deleting it failed", "server", server, "identity", who.String(), "err", err)
+		return
+	}
+	c.log().InfoContext(ctx, "mcp token refused; connect again", "server", server, "identity", who.String())
 }
 
 // retry answers a challenge with what needs no person: for a 401 to a

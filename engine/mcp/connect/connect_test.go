@@ -515,3 +515,44 @@ func TestStepUp(t *testing.T) {
 		t.Fatalf("a step-up for granted scopes = %v, want a refusal without asking", err)
 	}
 }
+
+// A token the server refuses (a 401 to the request that carried it) is
+// deleted when nothing renews it, so every replica asks the person to
+// connect again: one without a refresh token at once, one whose refresh
+// is refused (a revoked grant) after that refresh.
+func TestRefusedTokenDeleted(t *testing.T) {
+	ctx := context.Background()
+	p, st, _, r, s := newWorld(t)
+	ch := oauth.Challenge{Kind: oauth.NeedsAuthorization, Status: 401,
+		WWWAuthenticate: []string{`Bearer resource_metadata="` + p.URL + `/.well-known/oauth-protected-resource/mcp"`}}
+	var nc *NeedsConnection
+
+	tok := connected(t, r, st, s, ann)
+	tok.RefreshToken = ""
+	st.PutToken(ctx, "T1", "UANN", "tracker", "", tok)
+	if _, err := r.Authorize(ctx, s, ann, tok, ch); !errors.As(err, &nc) {
+		t.Fatalf("a refused token without a refresh token = %v", err)
+	}
+	if _, ok := st.token("T1", "UANN", "tracker"); ok {
+		t.Fatal("the refused token was kept")
+	}
+
+	tok = connected(t, r, st, s, ann)
+	p.RevokeAll()
+	if _, err := r.Authorize(ctx, s, ann, tok, ch); !errors.As(err, &nc) {
+		t.Fatalf("a refused token whose grant was revoked = %v", err)
+	}
+	if _, ok := st.token("T1", "UANN", "tracker"); ok {
+		t.Fatal("the refused token was kept")
+	}
+
+	// A 401 to an older token, after another request stored a new one,
+	// keeps the new one.
+	tok = connected(t, r, st, s, ann)
+	if got, err := r.Authorize(ctx, s, ann, oauth.Token{AccessToken: "older"}, ch); err != nil || got.AccessToken != tok.AccessToken {
+		t.Fatalf("a 401 to an older token = %v, %v", got, err)
+	}
+	if _, ok := st.token("T1", "UANN", "tracker"); !ok {
+		t.Fatal("the current token was deleted")
+	}
+}

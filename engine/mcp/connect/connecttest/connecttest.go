@@ -42,7 +42,8 @@ const (
 // credentials to ServiceClientID, authenticated with ServiceClientSecret
 // or with an ES256 assertion (private_key_jwt) signed by ServiceKeyPEM; a
 // token request of any grant that carries an assertion must carry a good
-// one, used once.
+// one, used once. Protect serves an MCP server at
+// Resource, behind the access tokens it issued.
 type Provider struct {
 	*httptest.Server
 	// Resource is the protected MCP resource's URL.
@@ -56,10 +57,12 @@ type Provider struct {
 	n       int
 	codes   map[string]codeGrant
 	refresh map[string]bool // live refresh tokens
+	access  map[string]bool // live access tokens
 	forms   []url.Values
 	regs    int
 	key     *ecdsa.PublicKey
 	jtis    map[string]bool // assertions seen
+	mcp     http.Handler
 }
 
 type codeGrant struct{ challenge, redirect string }
@@ -67,7 +70,7 @@ type codeGrant struct{ challenge, redirect string }
 // New starts a Provider, closed when t ends; cimd says whether it
 // supports client ID metadata documents.
 func New(t testing.TB, cimd bool) *Provider {
-	p := &Provider{cimd: cimd, codes: map[string]codeGrant{}, refresh: map[string]bool{}, jtis: map[string]bool{}}
+	p := &Provider{cimd: cimd, codes: map[string]codeGrant{}, refresh: map[string]bool{}, jtis: map[string]bool{}, access: map[string]bool{}}
 	key, err := ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
 	if err != nil {
 		t.Fatal(err)
@@ -112,7 +115,33 @@ func New(t testing.TB, cimd bool) *Provider {
 	})
 	mux.HandleFunc("GET /authorize", p.authorize)
 	mux.HandleFunc("POST /token", p.token)
+	mux.HandleFunc("/mcp", p.resource)
 	return p
+}
+
+// Protect serves h (an MCP server) at Resource: a request without a
+// bearer access token the provider issued, and has not revoked, is
+// answered 401 with a challenge naming the resource's metadata.
+func (p *Provider) Protect(h http.Handler) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	p.mcp = h
+}
+
+func (p *Provider) resource(w http.ResponseWriter, r *http.Request) {
+	p.mu.Lock()
+	h := p.mcp
+	ok := p.access[strings.TrimPrefix(r.Header.Get("Authorization"), "Bearer ")]
+	p.mu.Unlock()
+	switch {
+	case h == nil:
+		http.NotFound(w, r)
+	case !ok:
+		w.Header().Set("WWW-Authenticate", `Bearer resource_metadata="`+p.URL+`/.well-known/oauth-protected-resource/mcp"`)
+		http.Error(w, `{"error":"invalid_token"}`, http.StatusUnauthorized)
+	default:
+		h.ServeHTTP(w, r)
+	}
 }
 
 func (p *Provider) authorize(w http.ResponseWriter, r *http.Request) {
@@ -177,6 +206,7 @@ func (p *Provider) token(w http.ResponseWriter, r *http.Request) {
 			return
 		}
 		p.n++
+		p.access[fmt.Sprintf("svc-access-%d", p.n)] = true
 		fmt.Fprintf(w, `{"access_token":"svc-access-%d","token_type":"Bearer","expires_in":3600}`, p.n)
 		return
 	default:
@@ -186,6 +216,7 @@ func (p *Provider) token(w http.ResponseWriter, r *http.Request) {
 	p.n++
 	rt := fmt.Sprintf("refresh-%d", p.n)
 	p.refresh[rt] = true
+	p.access[fmt.Sprintf("access-%d", p.n)] = true
 	fmt.Fprintf(w, `{"access_token":"access-%d","token_type":"Bearer","refresh_token":%q,"expires_in":3600,"scope":"read offline_access"}`, p.n, rt)
 }
 
@@ -245,10 +276,14 @@ func (p *Provider) verify(assertion string) (string, bool) {
 
 // RevokeAll makes every refresh token invalid (the person revoked the
 // grant at the server).
+
+// RevokeAll makes every refresh and access token invalid (the person
+// revoked the grant at the server).
 func (p *Provider) RevokeAll() {
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	clear(p.refresh)
+	clear(p.access)
 }
 
 // GrantTypes are the grant types of the token requests so far, in order.
