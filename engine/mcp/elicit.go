@@ -3,10 +3,14 @@ package mcp
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
+	"slices"
 	"time"
 
 	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"agentbot/engine"
 )
 
 // Elicitation is a server asking, in the middle of one of its tool calls,
@@ -74,9 +78,17 @@ func SchemaDefaults(schema json.RawMessage) map[string]any {
 // no Elicit hook: then the client does not declare elicitation.
 func (l *link) elicitHandler() func(context.Context, *sdk.ElicitRequest) (*sdk.ElicitResult, error) {
 	c := l.c
-	ask := c.m.opts.Elicit
-	if ask == nil {
+	if c.m.opts.Elicit == nil && !c.m.opts.AskPeople {
 		return nil
+	}
+	ask := func(ctx context.Context, e Elicitation) (ElicitAnswer, error) {
+		if a := l.asker(); a != nil {
+			return a(ctx, e)
+		}
+		if c.m.opts.Elicit != nil {
+			return c.m.opts.Elicit(ctx, e)
+		}
+		return ElicitAnswer{}, errors.New("no call of this session can ask its person")
 	}
 	return func(ctx context.Context, req *sdk.ElicitRequest) (*sdk.ElicitResult, error) {
 		p := req.Params
@@ -114,6 +126,61 @@ func (l *link) elicitHandler() func(context.Context, *sdk.ElicitRequest) (*sdk.E
 		}
 		return res, nil
 	}
+}
+
+// askKey is the context key of the engine's Ask of a call (withAsk).
+type askKey struct{}
+
+// withAsk gives the call of ctx the engine's Ask, so that what the server
+// asks during it goes to the call's person.
+func withAsk(ctx context.Context, ask func(context.Context, engine.Question) (engine.Answer, error)) context.Context {
+	if ask == nil {
+		return ctx
+	}
+	return context.WithValue(ctx, askKey{}, ElicitFunc(func(ctx context.Context, e Elicitation) (ElicitAnswer, error) {
+		a, err := ask(ctx, engine.Question{Source: e.Server, Message: e.Message, Schema: e.Schema})
+		return ElicitAnswer{Action: a.Action, Content: a.Values}, err
+	}))
+}
+
+// askOf is the Ask withAsk gave ctx's call; nil when none.
+func askOf(ctx context.Context) ElicitFunc {
+	a, _ := ctx.Value(askKey{}).(ElicitFunc)
+	return a
+}
+
+// addAsker makes a the asker of the link's session while its call runs
+// (the latest call's first); the returned func removes it.
+func (l *link) addAsker(a ElicitFunc) func() {
+	if a == nil {
+		return func() {}
+	}
+	l.askMu.Lock()
+	defer l.askMu.Unlock()
+	l.askSeq++
+	id := l.askSeq
+	l.askers = append(l.askers, askerEntry{id, a})
+	return func() {
+		l.askMu.Lock()
+		defer l.askMu.Unlock()
+		l.askers = slices.DeleteFunc(l.askers, func(e askerEntry) bool { return e.id == id })
+	}
+}
+
+// asker is the Ask of the link's latest call under way; nil when none.
+func (l *link) asker() ElicitFunc {
+	l.askMu.Lock()
+	defer l.askMu.Unlock()
+	if len(l.askers) == 0 {
+		return nil
+	}
+	return l.askers[len(l.askers)-1].ask
+}
+
+// askerEntry is one call's Ask on a link.
+type askerEntry struct {
+	id  uint64
+	ask ElicitFunc
 }
 
 // waitsForPerson reports whether the server's calls are to be given more

@@ -12,6 +12,8 @@ import (
 	"time"
 
 	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"agentbot/engine"
 )
 
 // askSchema is what the ask tool of askServer requests.
@@ -153,5 +155,74 @@ func TestElicitPausesTheCallTimeout(t *testing.T) {
 	ask := get(t, tools(t, m, "asker"), "asker__ask")
 	if r := call(t, ask, `{}`); r.IsError || r.Text != `{"action":"decline"}` {
 		t.Fatalf("slow answer = %+v", r)
+	}
+}
+
+// With AskPeople, what a server asks during a call goes to that call's
+// own Ask (the engine's: the person the call acts for), even while
+// another person's call on another session asks at the same time; the
+// answer reaches the server; a call without an Ask, and no Elicit, gets
+// an error for the server, not a hang.
+func TestElicitGoesToTheCallsPerson(t *testing.T) {
+	url := askServer(t, nil)
+	m, _ := setup(t, "servers:\n"+httpEntry(url, "asker", "    identity: user\n"), Options{AskPeople: true})
+	sessionTools := m.SessionTools(func(*engine.Session) []string { return []string{"asker"} },
+		func(s *engine.Session) Identity { return Identity{Kind: IdentityUser, Team: "T1", User: s.Person} })
+	call := func(person string) string {
+		s := &engine.Session{Person: person}
+		var tool engine.ExternalTool
+		for _, x := range sessionTools(context.Background(), s, nil) {
+			if x.Name == "asker__ask" {
+				tool = x
+			}
+		}
+		if tool.Call == nil {
+			t.Errorf("%s: no asker__ask tool", person)
+			return ""
+		}
+		ask := func(_ context.Context, q engine.Question) (engine.Answer, error) {
+			if q.Source != "asker" || !strings.Contains(q.Message, "Which one?") {
+				t.Errorf("question = %+v", q)
+			}
+			time.Sleep(50 * time.Millisecond) // both questions are open at once
+			return engine.Answer{Action: engine.AnswerAccept, Values: map[string]any{"name": person}}, nil
+		}
+		r, err := tool.Call(context.Background(), json.RawMessage(`{}`), engine.ExternalCall{Progress: func(string) {}, Ask: ask})
+		if err != nil {
+			t.Errorf("%s: %v", person, err)
+		}
+		return r.Text
+	}
+	var wg sync.WaitGroup
+	got := map[string]string{}
+	var mu sync.Mutex
+	for _, p := range []string{"UANN", "UBOB"} {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			text := call(p)
+			mu.Lock()
+			got[p] = text
+			mu.Unlock()
+		}()
+	}
+	wg.Wait()
+	for _, p := range []string{"UANN", "UBOB"} {
+		if !strings.Contains(got[p], `"action":"accept"`) || !strings.Contains(got[p], `"name":"`+p+`"`) {
+			t.Fatalf("%s's call got %q", p, got[p])
+		}
+	}
+
+	// A call with nobody to ask: the server is told so, and the call ends.
+	var tool engine.ExternalTool
+	for _, x := range sessionTools(context.Background(), &engine.Session{Person: "UCAROL"}, nil) {
+		if x.Name == "asker__ask" {
+			tool = x
+		}
+	}
+	r, err := tool.Call(context.Background(), json.RawMessage(`{}`), engine.ExternalCall{Progress: func(string) {},
+		Ask: func(context.Context, engine.Question) (engine.Answer, error) { return engine.Answer{}, engine.ErrNobodyToAsk }})
+	if err != nil || !strings.Contains(r.Text, "error") {
+		t.Fatalf("a call with nobody to ask: %q, %v", r.Text, err)
 	}
 }

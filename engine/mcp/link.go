@@ -70,6 +70,11 @@ type link struct {
 	// askedAt is when the last one was answered (UnixNano).
 	asking  atomic.Int32
 	askedAt atomic.Int64
+	// askers are the Asks of the calls under way (their persons answer
+	// what the server asks meanwhile), the latest last.
+	askMu  sync.Mutex
+	askSeq uint64
+	askers []askerEntry
 }
 
 // session returns a live session, waiting until ctx ends for a

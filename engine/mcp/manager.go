@@ -47,6 +47,11 @@ type Options struct {
 	// the client declares elicitation, and a call's timeout does not run
 	// while the person is asked; without it, elicitation is not declared.
 	Elicit ElicitFunc
+	// AskPeople declares elicitation and sends what a server asks during
+	// a call to the engine's Ask of that call (engine.ExternalCall.Ask:
+	// the person the call acts for, in the thread or the terminal); Elicit
+	// answers what no call of the session can.
+	AskPeople bool
 	// Authorizer gives the HTTP servers with identity user or service
 	// their OAuth tokens: for identity service the one shared identity's,
 	// for identity user those of the person each session acts as. Without

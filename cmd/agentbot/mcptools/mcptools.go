@@ -66,11 +66,14 @@ func Read(path string, getenv func(string) string, log *slog.Logger) (*mcp.Confi
 	return mc, nil
 }
 
-// New starts the Manager of mc with o (nil mc: nil Tools).
+// New starts the Manager of mc with o (nil mc: nil Tools). A server's
+// questions during a call go to the call's person (Options.AskPeople;
+// Tools.Ask says how they are asked).
 func New(mc *mcp.Config, o mcp.Options) *Tools {
 	if mc == nil {
 		return nil
 	}
+	o.AskPeople = true
 	return &Tools{cfg: mc, mgr: mcp.NewManager(mc, o)}
 }
 
