@@ -6,6 +6,8 @@ import (
 	"testing"
 
 	"agentbot/bot"
+	"agentbot/bot/keys"
+	"agentbot/engine"
 	"agentbot/storage"
 )
 
@@ -48,5 +50,19 @@ func TestSlashTools(t *testing.T) {
 	servers, err := bot.ChannelServers(r.st)(r.sessionKey("123.456"))
 	if err != nil || !slices.Equal(servers, []string{"jira"}) {
 		t.Fatalf("ChannelServers = %v, %v", servers, err)
+	}
+}
+
+// A session acts at identity user MCP servers as its turn's person in the
+// workspace of its thread.
+func TestSessionPerson(t *testing.T) {
+	s := &engine.Session{Person: "U0ANN"}
+	s.Key = keys.Thread{Team: "T0TEAM", Channel: "C0CHAN", Thread: "123.456"}.String()
+	if team, user := bot.SessionPerson(s); team != "T0TEAM" || user != "U0ANN" {
+		t.Fatalf("SessionPerson = %s, %s", team, user)
+	}
+	s.Key, s.Person = "not-a-thread", "U0BOB"
+	if team, user := bot.SessionPerson(s); team != "" || user != "U0BOB" {
+		t.Fatalf("SessionPerson of another key = %s, %s", team, user)
 	}
 }

@@ -226,3 +226,25 @@ func TestElicitGoesToTheCallsPerson(t *testing.T) {
 		t.Fatalf("a call with nobody to ask: %q, %v", r.Text, err)
 	}
 }
+
+// At an identity user server, a request for input names the person the
+// session acts as: the one whose call it interrupts.
+func TestElicitNamesThePerson(t *testing.T) {
+	url := askServer(t, nil)
+	asked := make(chan Identity, 4)
+	m, _ := setup(t, "servers:\n"+httpEntry(url, "asker", ""), Options{
+		Elicit: func(_ context.Context, e Elicitation) (ElicitAnswer, error) {
+			asked <- e.Who
+			return ElicitAnswer{Action: ElicitDecline}, nil
+		},
+	})
+	for _, n := range []string{"A", "B"} {
+		ask := get(t, toolsOf(t, m, user(n), "asker"), "asker__ask")
+		if r := call(t, ask, `{}`); r.IsError {
+			t.Fatalf("%s: %+v", n, r)
+		}
+		if who := <-asked; who != user(n) {
+			t.Errorf("%s's call asked on behalf of %v", n, who)
+		}
+	}
+}

@@ -212,6 +212,7 @@ func (l *link) fail(why string) {
 		delay = retry.Policy{Base: c.m.opts.BackoffBase, Max: c.m.opts.BackoffMax}.Backoff(l.failures - 1)
 	}
 	l.nextTry = time.Now().Add(delay)
+	c.failing = true
 	c.m.log.Warn("mcp server failed", "server", c.srv.Name, "identity", l.who.String(), "failures", l.failures, "retry_in", delay, "error", l.lastErr)
 }
 
@@ -292,15 +293,16 @@ func (l *link) closeSession() {
 func (l *link) ok() {
 	l.failures = 0
 	l.nextTry = time.Time{}
+	l.c.failing = false
 }
 
 // cold reports whether the server has never listed its tools in this
-// process and this link has not failed: a turn waits for it up to its
-// timeout, not the budget, so the first turn of a fresh process gets its
-// tools. One that has failed once is known to be failing, and costs a
-// turn only the budget. c.mu held.
+// process and neither it nor this link has failed: a turn waits for it up
+// to its timeout, not the budget, so the first turn of a fresh process
+// gets its tools. One that has failed once is known to be failing, and
+// costs a turn only the budget, a new person's included. c.mu held.
 func (l *link) cold() bool {
-	return l.c.known == nil && l.failures == 0 && l.lastErr == ""
+	return l.c.known == nil && !l.c.failing && l.failures == 0 && l.lastErr == ""
 }
 
 // live reports whether the current session is up. c.mu held.

@@ -334,6 +334,10 @@ type conn struct {
 	known      []Tool
 	knownProbs []Problem
 	knownAt    time.Time
+	// failing is set when the last exchange with the server, on any of
+	// its sessions, failed (not for want of authorization): it is known
+	// to be failing, and a new person's listing waits only the budget.
+	failing bool
 	// asksAuth is set once the server challenged a request (401, 403
 	// insufficient_scope) or was sent a token: a person must then be
 	// connected to use its tools.
