@@ -221,7 +221,9 @@ func TestElicitGoesToTheCallsPerson(t *testing.T) {
 		}
 	}
 	r, err := tool.Call(context.Background(), json.RawMessage(`{}`), engine.ExternalCall{Progress: func(string) {},
-		Ask: func(context.Context, engine.Question) (engine.Answer, error) { return engine.Answer{}, engine.ErrNobodyToAsk }})
+		Ask: func(context.Context, engine.Question) (engine.Answer, error) {
+			return engine.Answer{}, engine.ErrNobodyToAsk
+		}})
 	if err != nil || !strings.Contains(r.Text, "error") {
 		t.Fatalf("a call with nobody to ask: %q, %v", r.Text, err)
 	}
