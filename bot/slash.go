@@ -33,36 +33,38 @@ func (b *slash) onSlash(cmd slack.SlashCommand) {
 	if len(f) > 0 {
 		sub = strings.ToLower(f[0])
 	}
-	switch sub {
-	case "", "help":
-		b.respond(cmd, view.SlashHelp)
-	case "list":
-		b.respond(cmd, b.agentList())
-	case "use":
-		b.slashUse(cmd, team, f[1:])
-	case "status":
-		b.slashStatus(cmd, team)
-	case "reset":
-		if err := storage.SetChannelDefault(b.turnCtx, b.cfg.Store, team, cmd.ChannelID, ""); err != nil {
-			b.respond(cmd, "⚠️ I couldn't clear the channel default. Please try again.")
-			return
-		}
-		b.respond(cmd, "This channel has no default agent now; a mention gets a picker.")
-	case "reload":
-		b.reload(cmd, team)
-	case "tools":
-		b.slashTools(cmd, team, f[1:])
-	case "project":
-		b.slashProject(cmd, team, f[1:])
-	case "connections":
-		b.slashConnections(cmd, team)
-	case "disconnect":
-		b.slashDisconnect(cmd, team, f[1:])
-	case "connect":
-		b.slashConnect(cmd, team, f[1:])
-	default:
+	run, ok := subcommands[sub]
+	if !ok {
 		b.respond(cmd, fmt.Sprintf("I don't know `/agent %s`.\n%s", sub, view.SlashHelp))
+		return
 	}
+	run(b, cmd, team, f[min(len(f), 1):])
+}
+
+// subcommands are /agent's subcommands, by name; each gets the command,
+// its team and the words after the subcommand.
+var subcommands = map[string]func(b *slash, cmd slack.SlashCommand, team string, args []string){
+	"":            func(b *slash, cmd slack.SlashCommand, _ string, _ []string) { b.respond(cmd, view.SlashHelp) },
+	"help":        func(b *slash, cmd slack.SlashCommand, _ string, _ []string) { b.respond(cmd, view.SlashHelp) },
+	"list":        func(b *slash, cmd slack.SlashCommand, _ string, _ []string) { b.respond(cmd, b.agentList()) },
+	"use":         (*slash).slashUse,
+	"status":      func(b *slash, cmd slack.SlashCommand, team string, _ []string) { b.slashStatus(cmd, team) },
+	"reset":       func(b *slash, cmd slack.SlashCommand, team string, _ []string) { b.slashReset(cmd, team) },
+	"reload":      func(b *slash, cmd slack.SlashCommand, team string, _ []string) { b.reload(cmd, team) },
+	"tools":       (*slash).slashTools,
+	"project":     (*slash).slashProject,
+	"connections": func(b *slash, cmd slack.SlashCommand, team string, _ []string) { b.slashConnections(cmd, team) },
+	"disconnect":  (*slash).slashDisconnect,
+	"connect":     (*slash).slashConnect,
+}
+
+// slashReset clears the channel's default agent (/agent reset).
+func (b *slash) slashReset(cmd slack.SlashCommand, team string) {
+	if err := storage.SetChannelDefault(b.turnCtx, b.cfg.Store, team, cmd.ChannelID, ""); err != nil {
+		b.respond(cmd, "⚠️ I couldn't clear the channel default. Please try again.")
+		return
+	}
+	b.respond(cmd, "This channel has no default agent now; a mention gets a picker.")
 }
 
 // slashUse makes an agent the channel's default (/agent use <agent>).

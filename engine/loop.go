@@ -63,9 +63,7 @@ func (e *Engine) Turn(ctx context.Context, s *Session, input string, emit func(E
 	ctx, cancel := context.WithTimeout(ctx, e.cfg.TurnTimeout)
 	defer cancel()
 
-	if input == "" {
-		actAsWaiting(s)
-	}
+	actAsWaiting(s, input)
 	sb, err := e.openSandbox(ctx, s)
 	if err != nil {
 		return nil, fmt.Errorf("turn %s: %w", s.ID, err)
@@ -121,9 +119,12 @@ func (e *Engine) Turn(ctx context.Context, s *Session, input string, emit func(E
 	return l.run(ctx)
 }
 
-// actAsWaiting makes a resumed turn act as the person whose message
-// started it, as its waiting calls record, whoever decided them.
-func actAsWaiting(s *Session) {
+// actAsWaiting makes a resumed turn (no input) act as the person whose
+// message started it, as its waiting calls record, whoever decided them.
+func actAsWaiting(s *Session, input string) {
+	if input != "" {
+		return
+	}
 	for _, p := range s.Pending {
 		if p.Person != "" {
 			s.Person = p.Person
