@@ -55,6 +55,10 @@ type ExternalCall struct {
 	// their answer (or ctx's end); ErrNobodyToAsk when nobody can be
 	// asked. Never nil.
 	Ask func(ctx context.Context, q Question) (Answer, error)
+	// Sample has the agent's model answer what the tool asks
+	// (sampling), once the person the call acts for allows it; its tokens
+	// count in the turn. Never nil.
+	Sample func(ctx context.Context, req Sampling) (SamplingReply, error)
 }
 
 // ExternalReply is what a call of an external tool gives back.
@@ -135,7 +139,8 @@ func (env *toolEnv) runExternal(ctx context.Context, t ExternalTool, tc transcri
 			env.emit(Event{Kind: EventToolStart, Tool: tc.Function.Name, CallID: tc.ID, Status: status})
 		}
 	}
-	reply, err := t.Call(ctx, json.RawMessage(args), ExternalCall{Progress: progress, Ask: env.asker(tc.Function.Name, tc.ID)})
+	reply, err := t.Call(ctx, json.RawMessage(args), ExternalCall{Progress: progress, Ask: env.asker(tc.Function.Name, tc.ID),
+		Sample: env.sampler(tc.Function.Name, tc.ID)})
 	if err != nil {
 		return errResult("tool %s failed: %v", t.Name, err)
 	}

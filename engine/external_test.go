@@ -2,6 +2,7 @@ package engine_test
 
 import (
 	"context"
+	"encoding/json"
 	"fmt"
 	"os"
 	"slices"
@@ -78,5 +79,63 @@ func TestToolFilesSavedAsDocuments(t *testing.T) {
 		if got, _ := resultOf(t, req, id)["result"].(string); !strings.HasPrefix(got, "a beep\n[audio/wav, 52 bytes: saved to /outputs/audio-1") {
 			t.Errorf("%s = %q", id, got)
 		}
+	}
+}
+
+// A tool's sampling asks the turn's person first; allowed, the agent's
+// model answers without tools (system prompt and messages as asked), the
+// tool gets the answer, and the tokens count in the turn's usage; refused,
+// the model is not called.
+func TestSamplingAskedThenAnswered(t *testing.T) {
+	var asked []engine.Question
+	allow := engine.AnswerAccept
+	var got []string
+	h := newHarness(t, harnessOpts{mutate: func(c *engine.Config) {
+		c.Ask = func(_ context.Context, s *engine.Session, q engine.Question) (engine.Answer, error) {
+			asked = append(asked, q)
+			return engine.Answer{Action: allow}, nil
+		}
+		c.ExternalTools = func(context.Context, *engine.Session, func(string)) []engine.ExternalTool {
+			return []engine.ExternalTool{{Name: "tracker__summarize", Server: "tracker", Policy: engine.PolicyAuto,
+				Schema: json.RawMessage(`{"type":"object"}`),
+				Call: func(ctx context.Context, _ json.RawMessage, call engine.ExternalCall) (engine.ExternalReply, error) {
+					r, err := call.Sample(ctx, engine.Sampling{Source: "tracker", System: "Be brief.",
+						Messages: []engine.SamplingMessage{{Role: "user", Text: "Summarize the login bug."}}})
+					if err != nil {
+						got = append(got, "refused: "+err.Error())
+						return engine.ExternalReply{Text: err.Error(), IsError: true}, nil
+					}
+					got = append(got, r.Text)
+					return engine.ExternalReply{Text: r.Text}, nil
+				}}}
+		}
+	}})
+	s, _ := h.start("t/sample", "product-lead")
+	s.Person = "UANN"
+	h.fm.Enqueue(fakemodel.Reply{ToolCalls: []fakemodel.ToolCall{{ID: "s1", Name: "tracker__summarize", Arguments: `{}`}},
+		Usage: fakemodel.Usage{Prompt: 100, Completion: 10}},
+		fakemodel.Reply{Text: "Login is broken.", Usage: fakemodel.Usage{Prompt: 7, Completion: 5}},
+		fakemodel.Reply{Text: "Done.", Usage: fakemodel.Usage{Prompt: 120, Completion: 3}})
+	res := h.turn(s, "summarize it")
+	if len(asked) != 1 || asked[0].Source != "tracker" || !strings.Contains(asked[0].Message, "Summarize the login bug.") {
+		t.Fatalf("asked = %+v", asked)
+	}
+	if len(got) != 1 || got[0] != "Login is broken." {
+		t.Fatalf("the tool got %v", got)
+	}
+	reqs := h.fm.Requests()
+	if len(reqs) != 3 || len(reqs[1].Tools) != 0 || reqs[1].Messages[0].Content != "Be brief." {
+		t.Fatalf("the sampling request: %d requests, %+v", len(reqs), reqs[1])
+	}
+	if res.Usage.Prompt != 227 || res.Usage.Calls != 3 {
+		t.Fatalf("turn usage = %+v, want the sampling's tokens counted", res.Usage)
+	}
+
+	allow = engine.AnswerDecline
+	h.fm.Enqueue(fakemodel.Reply{ToolCalls: []fakemodel.ToolCall{{ID: "s2", Name: "tracker__summarize", Arguments: `{}`}}},
+		fakemodel.Reply{Text: "Not summarized."})
+	h.turn(s, "again")
+	if len(got) != 2 || !strings.Contains(got[1], "refused") || len(h.fm.Requests()) != 5 {
+		t.Fatalf("a refused sampling: %v, %d requests", got, len(h.fm.Requests()))
 	}
 }

@@ -24,7 +24,7 @@ func (c *conn) call(ctx context.Context, who Identity, remote string, args map[s
 // call runs one tool call on the link's session.
 func (l *link) call(ctx context.Context, remote string, args map[string]any, progress func(string)) (Result, error) {
 	c := l.c
-	defer l.addAsker(askOf(ctx))()
+	defer l.addAsker(askOf(ctx), sampleOf(ctx))()
 	s, err := l.session(ctx)
 	if err != nil {
 		return l.unusable(ctx, remote, err)

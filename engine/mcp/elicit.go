@@ -149,17 +149,17 @@ func askOf(ctx context.Context) ElicitFunc {
 	return a
 }
 
-// addAsker makes a the asker of the link's session while its call runs
-// (the latest call's first); the returned func removes it.
-func (l *link) addAsker(a ElicitFunc) func() {
-	if a == nil {
+// addAsker makes a (and sample) the asker of the link's session while
+// its call runs (the latest call's first); the returned func removes it.
+func (l *link) addAsker(a ElicitFunc, sample func(context.Context, engine.Sampling) (engine.SamplingReply, error)) func() {
+	if a == nil && sample == nil {
 		return func() {}
 	}
 	l.askMu.Lock()
 	defer l.askMu.Unlock()
 	l.askSeq++
 	id := l.askSeq
-	l.askers = append(l.askers, askerEntry{id, a})
+	l.askers = append(l.askers, askerEntry{id, a, sample})
 	return func() {
 		l.askMu.Lock()
 		defer l.askMu.Unlock()
@@ -171,16 +171,32 @@ func (l *link) addAsker(a ElicitFunc) func() {
 func (l *link) asker() ElicitFunc {
 	l.askMu.Lock()
 	defer l.askMu.Unlock()
-	if len(l.askers) == 0 {
-		return nil
+	for i := len(l.askers) - 1; i >= 0; i-- {
+		if a := l.askers[i].ask; a != nil {
+			return a
+		}
 	}
-	return l.askers[len(l.askers)-1].ask
+	return nil
 }
 
-// askerEntry is one call's Ask on a link.
+// sampler is the Sample of the link's latest call under way; nil when
+// none.
+func (l *link) sampler() func(context.Context, engine.Sampling) (engine.SamplingReply, error) {
+	l.askMu.Lock()
+	defer l.askMu.Unlock()
+	for i := len(l.askers) - 1; i >= 0; i-- {
+		if s := l.askers[i].sample; s != nil {
+			return s
+		}
+	}
+	return nil
+}
+
+// askerEntry is one call's Ask and Sample on a link.
 type askerEntry struct {
-	id  uint64
-	ask ElicitFunc
+	id     uint64
+	ask    ElicitFunc
+	sample func(context.Context, engine.Sampling) (engine.SamplingReply, error)
 }
 
 // waitsForPerson reports whether the server's calls are to be given more

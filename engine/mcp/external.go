@@ -25,7 +25,7 @@ func (t Tool) External() engine.ExternalTool {
 	x := engine.ExternalTool{
 		Name: t.Name, Server: t.Server, Description: t.Description, Schema: t.Schema, Policy: t.Policy,
 		Call: func(ctx context.Context, args json.RawMessage, call engine.ExternalCall) (engine.ExternalReply, error) {
-			r, err := t.CallProgress(withAsk(ctx, call.Ask), args, call.Progress)
+			r, err := t.CallProgress(withSample(withAsk(ctx, call.Ask), call.Sample), args, call.Progress)
 			return engine.ExternalReply{Text: r.Text, IsError: r.IsError, Files: r.Files}, err
 		},
 	}

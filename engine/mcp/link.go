@@ -331,8 +331,9 @@ func (l *link) connect(ctx context.Context) (*session, error) {
 		// Only what agentbot supports: no roots, no sampling; elicitation
 		// (form mode) when there is an Elicit hook, which the SDK adds to
 		// these from the handler.
-		Capabilities:       &sdk.ClientCapabilities{},
-		ElicitationHandler: l.elicitHandler(),
+		Capabilities:         &sdk.ClientCapabilities{},
+		ElicitationHandler:   l.elicitHandler(),
+		CreateMessageHandler: l.samplingHandler(),
 		ToolListChangedHandler: func(context.Context, *sdk.ToolListChangedRequest) {
 			c.stale.Store(true)
 		},
