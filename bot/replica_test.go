@@ -322,8 +322,13 @@ func TestReplicaEachThreadAnsweredOnce(t *testing.T) {
 			t.Errorf("thread %d greeted %d times", i, got)
 		}
 	}
-	if calls := c.model.Calls(); calls != 2*n {
-		t.Errorf("%d model calls for %d messages", calls, 2*n)
+	// A replica that loses a thread's lease mid-turn (a starved CPU, past
+	// the TTL) may have its turn run again by the other, by design: the
+	// answer is posted once (checked above). So each model call beyond
+	// one per message must come with a turn run again, never within one.
+	turns := int(a.turns.Load() + b.turns.Load())
+	if calls := c.model.Calls(); calls < 2*n || calls-2*n > turns-2*n {
+		t.Errorf("%d model calls for %d messages in %d turns", calls, 2*n, turns)
 	}
 	if a.turns.Load() == 0 || b.turns.Load() == 0 {
 		t.Errorf("turns: %s ran %d, %s ran %d; want both to work", a.id, a.turns.Load(), b.id, b.turns.Load())
