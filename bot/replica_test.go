@@ -439,6 +439,11 @@ func TestReplicaReplayAfterPostedPostsNothing(t *testing.T) {
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			c := newCluster(t)
+			// The replay here comes from the failed dequeue, not a lapsed
+			// lease: a longer lease keeps a starved CPU (CI's -race under
+			// load) from handing the first turn over mid-way, which may run
+			// it twice by design.
+			c.bot = func(cfg *bot.Config) { cfg.LeaseTTL = 5 * replicaTTL }
 			a, b := c.start("replica-a", 5*time.Second), c.start("replica-b", 5*time.Second)
 			a.store.failDequeues.Store(1)
 			thread, _ := c.mention(a.conn, tc.text, "")
@@ -447,7 +452,7 @@ func TestReplicaReplayAfterPostedPostsNothing(t *testing.T) {
 			if a.store.failed.Load() != 1 {
 				t.Fatalf("%d dequeues failed, want 1", a.store.failed.Load())
 			}
-			time.Sleep(2 * replicaTTL / 3)
+			time.Sleep(2 * 5 * replicaTTL / 3)
 			if got := c.count(thread, tc.want); got != 1 {
 				t.Errorf("the reply was posted %d times", got)
 			}
