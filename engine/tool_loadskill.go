@@ -12,6 +12,7 @@ import (
 
 	"agentbot/engine/catalog"
 	"agentbot/engine/custom"
+	"agentbot/engine/party"
 	"agentbot/engine/project"
 	"agentbot/engine/prompt"
 	"agentbot/engine/sandbox"
@@ -86,7 +87,10 @@ type SkillResult struct {
 	// versions and authors, matched to the help tables' outputs patterns.
 	Project string        `json:"project_documents,omitempty"`
 	Facts   []FileContent `json:"facts,omitempty"`
-	Notes   []string      `json:"notes,omitempty"`
+	// Party is party mode's roster, resolved by the runtime in place of
+	// resolve_party.py, for the options the skill was invoked with.
+	Party *party.Roster `json:"party_roster,omitempty"`
+	Notes []string      `json:"notes,omitempty"`
 }
 
 // Failure is "" for a skill that loaded.
@@ -227,6 +231,11 @@ func (l *skillLoad) loadSkill(ctx context.Context, name string) (ToolResult, err
 		res.Scripts = catalog.ScriptsNote
 	}
 	res.MCP = sk.MCPNeeds(l.servers)
+	if sk.Name == party.SkillName {
+		if err := partyRoster(&res, sk, name, v); err != nil {
+			return nil, err
+		}
+	}
 	if d := l.docs; d != nil {
 		res.Project = d.State(ctx, sk)
 	}
@@ -415,4 +424,24 @@ func expandTable(val any, v vars.Vars) any {
 		return out
 	}
 	return val
+}
+
+// partyRoster resolves party mode's roster for the options the load_skill
+// name carries ("bmad-party-mode --party writers-room --mode subagent")
+// into res, with its folders' variables resolved.
+func partyRoster(res *SkillResult, sk *catalog.Skill, name string, v vars.Vars) error {
+	_, args, _ := strings.Cut(strings.TrimSpace(strings.TrimPrefix(strings.TrimSpace(name), "skill:")), " ")
+	req, _, err := party.ParseArgs(args)
+	if err != nil {
+		return fmt.Errorf("skill %s: %w", sk.Name, err)
+	}
+	r, err := party.Resolve(sk.Project, sk.Dir, req)
+	if err != nil {
+		return fmt.Errorf("skill %s: %w", sk.Name, err)
+	}
+	r.MemoryDir, _ = vars.ExpandPartial(r.MemoryDir, v)
+	r.OutputDir, _ = vars.ExpandPartial(r.OutputDir, v)
+	res.Party = r
+	res.Notes = append(res.Notes, "party_roster is resolve_party.py's answer, resolved by the runtime: skip running it. Write every turn as {icon} **{name}:** on its own line.")
+	return nil
 }
