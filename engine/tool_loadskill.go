@@ -52,7 +52,11 @@ var loadSkillTool = define(Tool{
 			return nil, errors.New(`load_skill needs the skill's name, e.g. {"name": "bmad-help"}`)
 		}
 		l := &skillLoad{cat: env.e.catalog(), s: env.s, sb: env.sb, mu: &env.mu, docs: env.docs, servers: servers(env.ext.list)}
-		return l.loadSkill(ctx, a.Name)
+		res, err := l.loadSkill(ctx, a.Name)
+		if sr, ok := res.(SkillResult); ok && sr.Party != nil && env.emit != nil {
+			env.emit(Event{Kind: EventParty, Party: sr.Party})
+		}
+		return res, err
 	})
 
 // SkillResult is load_skill's answer: everything a skill needs to run, as
@@ -227,20 +231,30 @@ func (l *skillLoad) loadSkill(ctx context.Context, name string) (ToolResult, err
 	l.activateSkill(sk, v)
 
 	l.preloadFiles(&res, body, v)
+	if err := l.runtimeFacts(ctx, &res, sk, name, v); err != nil {
+		return nil, err
+	}
+	res.Note = "Loaded by the runtime: customization and config are resolved below, so skip those steps. Keep your persona."
+	return res, nil
+}
+
+// runtimeFacts adds to res what the runtime knows about the skill beyond
+// its files: that its scripts cannot run, the MCP servers it needs, party
+// mode's roster, and the state of the project's documents.
+func (l *skillLoad) runtimeFacts(ctx context.Context, res *SkillResult, sk *catalog.Skill, name string, v vars.Vars) error {
 	if sk.Scripts {
 		res.Scripts = catalog.ScriptsNote
 	}
 	res.MCP = sk.MCPNeeds(l.servers)
 	if sk.Name == party.SkillName {
-		if err := partyRoster(&res, sk, name, v); err != nil {
-			return nil, err
+		if err := partyRoster(res, sk, name, v); err != nil {
+			return err
 		}
 	}
 	if d := l.docs; d != nil {
 		res.Project = d.State(ctx, sk)
 	}
-	res.Note = "Loaded by the runtime: customization and config are resolved below, so skip those steps. Keep your persona."
-	return res, nil
+	return nil
 }
 
 // findSkill finds the skill a load_skill call names ("NAME", "skill:NAME",
@@ -427,15 +441,16 @@ func expandTable(val any, v vars.Vars) any {
 }
 
 // partyRoster resolves party mode's roster for the options the load_skill
-// name carries ("bmad-party-mode --party writers-room --mode subagent")
+// name carries ("bmad-party-mode --party writers-room --mode subagent",
+// "bmad-party-mode with Winston and Mary")
 // into res, with its folders' variables resolved.
 func partyRoster(res *SkillResult, sk *catalog.Skill, name string, v vars.Vars) error {
 	_, args, _ := strings.Cut(strings.TrimSpace(strings.TrimPrefix(strings.TrimSpace(name), "skill:")), " ")
-	req, _, err := party.ParseArgs(args)
+	c, _, err := party.ParseCommand("party " + args)
 	if err != nil {
 		return fmt.Errorf("skill %s: %w", sk.Name, err)
 	}
-	r, err := party.Resolve(sk.Project, sk.Dir, req)
+	r, err := party.Resolve(sk.Project, sk.Dir, c.Request)
 	if err != nil {
 		return fmt.Errorf("skill %s: %w", sk.Name, err)
 	}

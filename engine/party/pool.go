@@ -2,6 +2,7 @@ package party
 
 import (
 	"fmt"
+	"sort"
 	"strings"
 )
 
@@ -61,6 +62,16 @@ func (p *pool) addCustom(m map[string]any) {
 		e.Name = canonical
 	}
 	p.register(e)
+}
+
+// all is every member, by code.
+func (p *pool) all() []Member {
+	out := make([]Member, 0, len(p.members))
+	for _, m := range p.members {
+		out = append(out, m)
+	}
+	sort.Slice(out, func(i, j int) bool { return out[i].Code < out[j].Code })
+	return out
 }
 
 // register puts e in the pool and indexes its code, alias and name.

@@ -79,14 +79,25 @@ type Roster struct {
 	OutputDir string `json:"output_dir,omitempty"`
 	// Notes say what the runtime changed (a mode that fell back).
 	Notes []string `json:"notes,omitempty"`
+	// Pool is every persona the party can draw on (the installed agents
+	// and the custom members, by code), for the runtime: walk-ons and
+	// summoned members are shown under their own names. The model is not
+	// sent it.
+	Pool []Member `json:"-"`
 }
 
+// InlineRoom is the id of a cast the user named ("party with Winston and
+// Mary"): it is the roster for the session and has no memory.
+const InlineRoom = "inline"
+
 // Request is what the user asked for: --party ID (alias --group),
-// --list-groups, --mode MODE (--subagents means subagent).
+// --list-groups, --mode MODE (--subagents means subagent), and an inline
+// cast by name (With), which wins over any group.
 type Request struct {
 	Party      string
 	ListGroups bool
 	Mode       string
+	With       []string
 }
 
 // Resolve returns the roster for req in the project at projectRoot, for the
@@ -118,7 +129,17 @@ func Resolve(projectRoot, skillDir string, req Request) (*Roster, error) {
 	agents, ok := installedAgents(projectRoot)
 	r.InstalledResolved = ok
 	p := newPool(agents, wf["party_members"])
+	r.Pool = p.all()
 	groups := list(wf["party_groups"])
+	if len(req.With) > 0 {
+		raw := make([]any, len(req.With))
+		for i, n := range req.With {
+			raw[i] = n
+		}
+		r.Active = InlineRoom
+		r.Members, r.Unresolved = p.resolve(raw)
+		return r, nil
+	}
 	if req.Party != "" {
 		g := findGroup(groups, req.Party)
 		if g == nil {

@@ -252,3 +252,47 @@ func TestRosterMatchesPython(t *testing.T) {
 		}
 	}
 }
+
+func TestParseCommand(t *testing.T) {
+	for _, c := range []struct {
+		in    string
+		ok    bool
+		with  string
+		topic string
+		party string
+		mode  string
+	}{
+		{"party with Winston and Mary about the API gateway", true, "Winston|Mary", "the API gateway", "", ""},
+		{"Party with Winston, Mary & John: pricing", true, "Winston|Mary|John", "pricing", "", ""},
+		{"party mode", true, "", "", "", ""},
+		{"party --party code-review-crew --mode subagent on this diff", true, "", "this diff", "code-review-crew", ModeSubagent},
+		{"party planning for the launch", false, "", "", "", ""},
+		{"let's party", false, "", "", "", ""},
+	} {
+		got, ok, err := ParseCommand(c.in)
+		if err != nil || ok != c.ok || strings.Join(got.With, "|") != c.with || got.Topic != c.topic || got.Party != c.party || got.Mode != c.mode {
+			t.Errorf("%q: %+v ok=%v err=%v", c.in, got, ok, err)
+		}
+	}
+	if _, ok, err := ParseCommand("party --mode"); !ok || err == nil {
+		t.Errorf("party --mode: ok=%v err=%v", ok, err)
+	}
+}
+
+func TestRosterInlineCast(t *testing.T) {
+	root := fixtures.Dir(t, fixtures.V612)
+	r, err := Resolve(root, skillDir(root), Request{With: []string{"winston", "Mary", "Yoda"}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if r.Active != InlineRoom || r.Memory || len(r.Members) != 2 || r.Members[0].Name != "Winston" || r.Members[1].Name != "Mary" || strings.Join(r.Unresolved, ",") != "Yoda" {
+		t.Fatalf("inline: %+v", r)
+	}
+}
+
+func TestParseArgsWith(t *testing.T) {
+	c, ok, err := ParseCommand("party --with Winston,Mary --mode auto")
+	if err != nil || !ok || strings.Join(c.With, "|") != "Winston|Mary" || c.Mode != ModeAuto {
+		t.Fatalf("%+v %v %v", c, ok, err)
+	}
+}

@@ -1,0 +1,42 @@
+package engine
+
+import (
+	"strings"
+
+	"agentbot/engine/catalog"
+	"agentbot/engine/party"
+	"agentbot/engine/transcript"
+)
+
+// partyCalls returns the load_skill call that starts party mode for a
+// message that asks for it ("party", "party with Winston and Mary about
+// X", "party --party code-review-crew --mode subagent"), when the agent
+// has the party skill: the roster and mode then reach the model in its
+// first request. Nil for any other message.
+func partyCalls(cat *catalog.Catalog, s *Session, input string) []transcript.ToolCall {
+	if _, ok, _ := party.ParseCommand(input); !ok {
+		return nil
+	}
+	if _, _, found := cat.LookupSkill(s.AgentDef, party.SkillName); !found {
+		return nil
+	}
+	words := strings.Fields(input)
+	name := strings.TrimSpace(party.SkillName + " " + strings.Join(words[1:], " "))
+	return []transcript.ToolCall{newCall(ToolLoadSkill, loadSkillArgs{Name: name})}
+}
+
+// PartyPool returns the personas party mode draws on in session s's
+// project: the installed agents and the custom party members, for showing
+// each turn under its persona's name and title. Nil when the agent has no
+// party skill or its customization cannot be read.
+func (e *Engine) PartyPool(s *Session) []party.Member {
+	sk, _, found := e.catalog().LookupSkill(s.AgentDef, party.SkillName)
+	if !found {
+		return nil
+	}
+	r, err := party.Resolve(sk.Project, sk.Dir, party.Request{})
+	if err != nil {
+		return nil
+	}
+	return r.Pool
+}
