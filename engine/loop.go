@@ -197,7 +197,16 @@ func (l *turnLoop) runShortcut(ctx context.Context, calls []transcript.ToolCall)
 	}
 	s.Messages = append(s.Messages, transcript.Message{Role: transcript.RoleAssistant, ToolCalls: calls})
 	s.Messages = append(s.Messages, l.e.runTools(ctx, l.tr, calls, l.emit, nil)...)
+	l.addSubUsage()
 	l.res.Tools += len(calls)
+}
+
+// addSubUsage adds the usage of the model calls the tools made (a party's
+// sub-turns) to the turn's and the session's: budgets count them.
+func (l *turnLoop) addSubUsage() {
+	u := l.tr.takeSubUsage()
+	l.res.Usage = l.res.Usage.Add(u)
+	l.s.Usage = l.s.Usage.Add(u)
 }
 
 // toolsTokens estimates the tokens of tool definitions.
@@ -353,7 +362,9 @@ func (l *turnLoop) step(ctx context.Context, msg transcript.Message, sent []tran
 		_, err := e.pause(ctx, s, l.tr, res, msg.ToolCalls, sent, gates, l.start, l.emit)
 		return true, err
 	}
+	l.tr.turnUsage = res.Usage
 	s.Messages = append(s.Messages, e.runTools(ctx, l.tr, sent, l.emit, nil)...)
+	l.addSubUsage()
 	res.Tools += len(msg.ToolCalls)
 	// The tools ran: their results are kept even when the turn was
 	// cancelled meanwhile, so a resume does not run them again.

@@ -250,6 +250,11 @@ func (l *skillLoad) runtimeFacts(ctx context.Context, res *SkillResult, sk *cata
 		if err := partyRoster(res, sk, name, v); err != nil {
 			return err
 		}
+		l.mu.Lock()
+		if l.s.Skill != nil && l.s.Skill.Name == sk.Name {
+			l.s.Skill.Vars[partyModeVar], l.s.Skill.Vars[partySceneVar] = res.Party.Mode, res.Party.Scene
+		}
+		l.mu.Unlock()
 	}
 	if d := l.docs; d != nil {
 		res.Project = d.State(ctx, sk)
