@@ -103,3 +103,59 @@ func TestPartyRoundInSlack(t *testing.T) {
 		})
 	}
 }
+
+// partyOf returns the party_roster a request's load_skill result carries,
+// or nil.
+func partyOf(t *testing.T, req fakemodel.Request) map[string]any {
+	for _, r := range toolResults(t, req) {
+		if p, ok := r["party_roster"].(map[string]any); ok {
+			return p
+		}
+	}
+	return nil
+}
+
+// The party's memory log is a project document: a second party in the
+// same channel starts with it. The wrap-up's keepsake is uploaded to the
+// thread.
+func TestPartyMemoryAndKeepsake(t *testing.T) {
+	r := projectRig(t)
+	storage.SetChannelDefault(context.Background(), r.st, r.slack.TeamID(), channel, "pm")
+	r.model.Enqueue(fakemodel.Reply{Text: "📊 **Mary:** Exports!\n🏗️ **Winston:** Batch job.\n"})
+	thread1, _ := r.mention("party about exports", "")
+	r.waitCalls(1)
+	roster := partyOf(t, r.model.Requests()[0])
+	ws, _ := roster["memlog_workspace"].(string)
+	keepsake, _ := roster["keepsake_path"].(string)
+	if ws == "" || roster["memlog_exists"] == true || !strings.HasSuffix(keepsake, "-installed-keepsake.html") {
+		t.Fatalf("first party's roster: %v", roster)
+	}
+	r.waitFor("the first round", func() bool { return strings.Contains(threadText(r, thread1), "Batch job.") })
+
+	r.model.Enqueue(
+		fakemodel.Reply{ToolCalls: []fakemodel.ToolCall{call("memlog", map[string]string{"command": "init", "workspace": ws})}},
+		fakemodel.Reply{ToolCalls: []fakemodel.ToolCall{call("memlog", map[string]string{"command": "append", "workspace": ws, "type": "dynamic", "text": "Mary and Winston fell out over exports"})}},
+		saveCall(keepsake, "<!doctype html><title>Party</title><h1>📊 Mary vs 🏗️ Winston</h1>"),
+		fakemodel.Reply{Text: "📊 **Mary:** Until next time.\n"},
+	)
+	r.reply("we're done, thanks", thread1)
+	name := keepsake[strings.LastIndex(keepsake, "/")+1:]
+	r.waitUpload(thread1, name)
+
+	r.model.Enqueue(fakemodel.Reply{Text: "🏗️ **Winston:** Mary. Again."})
+	r.mention("party", "")
+	r.waitCalls(6)
+	roster = partyOf(t, r.model.Requests()[5])
+	if roster["memlog_exists"] != true || !strings.Contains(roster["memory_log"].(string), "Mary and Winston fell out over exports") {
+		t.Fatalf("second party's roster: %v", roster)
+	}
+}
+
+// threadText is the text of the bot's messages in a thread.
+func threadText(r *rig, thread string) string {
+	var b strings.Builder
+	for _, m := range r.botMessages(thread) {
+		b.WriteString(text(m) + "\n")
+	}
+	return b.String()
+}

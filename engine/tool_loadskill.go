@@ -12,6 +12,7 @@ import (
 
 	"agentbot/engine/catalog"
 	"agentbot/engine/custom"
+	"agentbot/engine/memlog"
 	"agentbot/engine/party"
 	"agentbot/engine/project"
 	"agentbot/engine/prompt"
@@ -250,6 +251,7 @@ func (l *skillLoad) runtimeFacts(ctx context.Context, res *SkillResult, sk *cata
 		if err := partyRoster(res, sk, name, v); err != nil {
 			return err
 		}
+		l.partyMemory(res.Party)
 		l.mu.Lock()
 		if l.s.Skill != nil && l.s.Skill.Name == sk.Name {
 			l.s.Skill.Vars[partyModeVar], l.s.Skill.Vars[partySceneVar] = res.Party.Mode, res.Party.Scene
@@ -461,7 +463,37 @@ func partyRoster(res *SkillResult, sk *catalog.Skill, name string, v vars.Vars) 
 	}
 	r.MemoryDir, _ = vars.ExpandPartial(r.MemoryDir, v)
 	r.OutputDir, _ = vars.ExpandPartial(r.OutputDir, v)
+	if r.OutputDir != "" && !strings.Contains(r.OutputDir, "{") && r.Active != "" {
+		stem := path.Join(r.OutputDir, v["date"]+"-"+r.Active)
+		r.Takeaways, r.Keepsake = stem+"-takeaways.md", stem+"-keepsake.html"
+	}
 	res.Party = r
-	res.Notes = append(res.Notes, "party_roster is resolve_party.py's answer, resolved by the runtime: skip running it. Write every turn as {icon} **{name}:** on its own line.")
+	res.Notes = append(res.Notes, "party_roster is resolve_party.py's answer, resolved by the runtime: skip running it. Write every turn as {icon} **{name}:** on its own line.",
+		"Memory: when memory_enabled, memory_log is the room's memory so far (read for you; play it in character) and the memlog tool writes to memlog_workspace (init first when memlog_exists is false). At wrap-up, save the takeaways to takeaways_path and the keepsake to keepsake_path with save_output: both are shared with the people in the conversation.")
 	return nil
+}
+
+// maxPartyMemory is how much of a party's memory log its load carries,
+// from the end.
+const maxPartyMemory = 8 << 10
+
+// partyMemory puts into r, when the room has memory, its memory log's
+// workspace and latest part (the log is a project document in a project,
+// so the next party of the channel remembers): read here in place of the
+// skill's reader step.
+func (l *skillLoad) partyMemory(r *party.Roster) {
+	if r == nil || !r.Memory || r.Active == "" || r.Active == party.InlineRoom || r.MemoryDir == "" || strings.Contains(r.MemoryDir, "{") {
+		return
+	}
+	r.Memlog = path.Join(r.MemoryDir, r.Active)
+	data, _, err := l.sb.ReadFile(path.Join(r.Memlog, memlog.FileName))
+	if err != nil {
+		return
+	}
+	r.MemlogExists = true
+	log := string(data)
+	if len(log) > maxPartyMemory {
+		log = "…" + log[len(log)-maxPartyMemory:]
+	}
+	r.MemoryLog = log
 }

@@ -77,6 +77,17 @@ type Roster struct {
 	// unexpanded ({output_folder} stays for the caller).
 	MemoryDir string `json:"memory_dir,omitempty"`
 	OutputDir string `json:"output_dir,omitempty"`
+	// Memlog is the room's memory log (its workspace is MemoryDir/Active),
+	// when memory is on; MemlogExists says whether it exists yet, and
+	// MemoryLog holds its latest part.
+	Memlog       string `json:"memlog_workspace,omitempty"`
+	MemlogExists bool   `json:"memlog_exists,omitempty"`
+	MemoryLog    string `json:"memory_log,omitempty"`
+	// Takeaways and Keepsake are where the wrap-up saves the takeaways
+	// and the HTML keepsake (save_output): project documents, uploaded to
+	// the conversation.
+	Takeaways string `json:"takeaways_path,omitempty"`
+	Keepsake  string `json:"keepsake_path,omitempty"`
 	// Notes say what the runtime changed (a mode that fell back).
 	Notes []string `json:"notes,omitempty"`
 	// Pool is every persona the party can draw on (the installed agents
