@@ -1,8 +1,14 @@
 package bot
 
 import (
+	"fmt"
 	"log/slog"
+	"strings"
 	"sync"
+
+	"github.com/slack-go/slack"
+
+	"agentbot/storage"
 
 	"agentbot/bot/render"
 	"agentbot/engine"
@@ -126,4 +132,48 @@ func (rep *reply) finishParty(o *render.Outcome) bool {
 // personaAuthor is the name and icon a persona's turn posts under.
 func personaAuthor(sp party.Speaker) render.Author {
 	return agentAuthor(&catalog.Agent{ID: sp.Name, Name: sp.Name, Title: sp.Title, Icon: sp.Icon})
+}
+
+// slashParty lists the saved party rooms of the channel's default agent
+// (/agent party).
+func (b *slash) slashParty(cmd slack.SlashCommand, team string) {
+	def, _ := storage.ChannelDefault(b.turnCtx, b.cfg.Store, team, cmd.ChannelID)
+	a, ok := b.findAgent(def)
+	if !ok {
+		b.respond(cmd, "This channel has no default agent: `/agent use <agent>` one whose project has BMAD party mode, then `/agent party`.")
+		return
+	}
+	r, err := b.cfg.Engine.Party(a, party.Request{ListGroups: true})
+	switch {
+	case err != nil:
+		b.log.Warn("party rooms", "agent", a.ID, "err", err)
+		b.respond(cmd, "⚠️ I couldn't read the party rooms of "+a.Name+"'s project: its party mode customization cannot be used.")
+	case r == nil:
+		b.respond(cmd, a.Name+"'s project has no BMAD party mode (bmad-party-mode).")
+	default:
+		b.respond(cmd, partyMenu(r))
+	}
+}
+
+// partyMenu is /agent party's answer: the default room, the saved rooms
+// and how to start one.
+func partyMenu(r *party.Roster) string {
+	var b strings.Builder
+	def := "the installed agents"
+	if r.DefaultParty != "" {
+		def = "`" + r.DefaultParty + "`"
+	}
+	fmt.Fprintf(&b, "*Party mode* (runs in %s mode). The default room is %s.\n", r.Mode, def)
+	if len(r.Groups) == 0 {
+		b.WriteString("No saved rooms.\n")
+	}
+	for _, g := range r.Groups {
+		size := fmt.Sprintf("%d members", g.MemberCount)
+		if g.OpenCast {
+			size = "open cast"
+		}
+		fmt.Fprintf(&b, "• `%s` — %s (%s)\n", g.ID, g.Name, size)
+	}
+	b.WriteString("Start one: `@agentbot party` · `@agentbot party --party <room> about X` · `@agentbot party with Winston and Mary about X` (add `--mode subagent` for each persona to think on its own).")
+	return b.String()
 }

@@ -5,6 +5,9 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/slack-go/slack"
+	"github.com/slack-go/slack/slackevents"
+
 	"agentbot/bot"
 	"agentbot/engine/fakemodel"
 	"agentbot/engine/fixtures"
@@ -158,4 +161,50 @@ func threadText(r *rig, thread string) string {
 		b.WriteString(text(m) + "\n")
 	}
 	return b.String()
+}
+
+// Anyone in the thread can talk to the party: a person joining mid-party
+// reaches the model by name.
+func TestPartyPersonJoinsNamed(t *testing.T) {
+	r := projectRig(t)
+	storage.SetChannelDefault(context.Background(), r.st, r.slack.TeamID(), channel, "pm")
+	anna, bruno := slack.User{ID: "U0ANNA", Name: "anna.k"}, slack.User{ID: "U0BRUNO", Name: "bruno.m"}
+	anna.Profile.DisplayName, bruno.Profile.DisplayName = "Anna", "Bruno"
+	r.slack.AddUser(anna)
+	r.slack.AddUser(bruno)
+	say := func(who, text, thread string) string {
+		ts := r.slack.NextTS()
+		r.slack.SendEvent(slackevents.AppMentionEvent{Type: "app_mention", User: who, Channel: channel,
+			Text: "<@" + r.slack.BotUserID() + "> " + text, TimeStamp: ts, ThreadTimeStamp: thread})
+		return ts
+	}
+	r.model.Enqueue(fakemodel.Reply{Text: "📊 **Mary:** Anna, exports?\n"}, fakemodel.Reply{Text: "🏗️ **Winston:** Bruno has a point.\n"})
+	thread := say(anna.ID, "party with Winston and Mary about exports", "")
+	r.waitCalls(1)
+	r.waitFor("the first round", func() bool { return strings.Contains(threadText(r, thread), "Anna, exports?") })
+	say(bruno.ID, "dashboards matter more", thread)
+	r.waitCalls(2)
+	first, second := r.model.Requests()[0].Messages, r.model.Requests()[1].Messages
+	if got := first[len(first)-1].Content; !strings.HasPrefix(got, "[Anna] party with Winston and Mary") {
+		t.Errorf("Anna's message reads %q", got)
+	}
+	if got := second[len(second)-1].Content; got != "[Bruno] dashboards matter more" {
+		t.Fatalf("Bruno's message reads %q", got)
+	}
+}
+
+// /agent party lists the saved rooms of the channel's agent's project, a
+// team override's room included; without a default agent it says what to
+// do.
+func TestSlashPartyListsRooms(t *testing.T) {
+	root := fixtures.Copy(t, fixtures.V612)
+	writeFile(t, root+"/_bmad/custom/bmad-party-mode.toml", "[[workflow.party_groups]]\nid = \"writers-room\"\nname = \"The Writers' Room\"\nmembers = [\"analyst\", \"pm\"]\n")
+	r := newRig(t, rigOpts{bmad: []string{root}})
+	got := r.slash(user, channel, "party")
+	has(t, got, "/agent use", "/agent party without a default agent")
+	r.slash(user, channel, "use pm")
+	got = r.slash(user, channel, "party")
+	for _, want := range []string{"`code-review-crew` — Code Review Crew (5 members)", "`anti-consensus-club`", "`writers-room` — The Writers' Room (2 members)", "session mode", "@agentbot party with"} {
+		has(t, got, want, "/agent party")
+	}
 }

@@ -112,7 +112,7 @@ func (e *Engine) Turn(ctx context.Context, s *Session, input string, emit func(E
 		res.Duration = time.Since(start)
 		return res, e.save(ctx, s)
 	}
-	s.Messages = append(s.Messages, transcript.Message{Role: transcript.RoleUser, Content: userMsg})
+	s.Messages = append(s.Messages, transcript.Message{Role: transcript.RoleUser, Content: roomMessage(ctx, s, userMsg)})
 	if err := e.save(ctx, s); err != nil {
 		return nil, fmt.Errorf("turn %s: save: %w", s.ID, err)
 	}

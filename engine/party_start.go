@@ -1,6 +1,7 @@
 package engine
 
 import (
+	"context"
 	"strings"
 
 	"agentbot/engine/catalog"
@@ -30,13 +31,34 @@ func partyCalls(cat *catalog.Catalog, s *Session, input string) []transcript.Too
 // each turn under its persona's name and title. Nil when the agent has no
 // party skill or its customization cannot be read.
 func (e *Engine) PartyPool(s *Session) []party.Member {
-	sk, _, found := e.catalog().LookupSkill(s.AgentDef, party.SkillName)
-	if !found {
-		return nil
-	}
-	r, err := party.Resolve(sk.Project, sk.Dir, party.Request{})
-	if err != nil {
+	r, err := e.Party(s.AgentDef, party.Request{})
+	if err != nil || r == nil {
 		return nil
 	}
 	return r.Pool
+}
+
+// Party resolves party mode's roster for agent a's project as req asks
+// (with ListGroups: the saved groups). Nil, nil when a has no party skill.
+func (e *Engine) Party(a *catalog.Agent, req party.Request) (*party.Roster, error) {
+	sk, _, found := e.catalog().LookupSkill(a, party.SkillName)
+	if !found {
+		return nil, nil
+	}
+	return party.Resolve(sk.Project, sk.Dir, req)
+}
+
+// roomMessage is a person's message as a party hears it: led by their
+// name ("[Anna] what about CSV?"), since anyone in the conversation may
+// talk to the room. Outside a party, or when the person's name is not
+// known, the message is as written.
+func roomMessage(ctx context.Context, s *Session, msg string) string {
+	if s.Skill == nil || s.Skill.Name != party.SkillName {
+		return msg
+	}
+	name := strings.TrimSpace(s.nameOf(ctx, s.Person))
+	if name == "" {
+		return msg
+	}
+	return "[" + name + "] " + msg
 }

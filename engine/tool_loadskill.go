@@ -468,7 +468,7 @@ func partyRoster(res *SkillResult, sk *catalog.Skill, name string, v vars.Vars) 
 		r.Takeaways, r.Keepsake = stem+"-takeaways.md", stem+"-keepsake.html"
 	}
 	res.Party = r
-	res.Notes = append(res.Notes, "party_roster is resolve_party.py's answer, resolved by the runtime: skip running it. Write every turn as {icon} **{name}:** on its own line.",
+	res.Notes = append(res.Notes, "party_roster is resolve_party.py's answer, resolved by the runtime: skip running it. Write every turn as {icon} **{name}:** on its own line. Several people may be in the room: a message led by [Name] is from that person; talk to them by name.",
 		"Memory: when memory_enabled, memory_log is the room's memory so far (read for you; play it in character) and the memlog tool writes to memlog_workspace (init first when memlog_exists is false). At wrap-up, save the takeaways to takeaways_path and the keepsake to keepsake_path with save_output: both are shared with the people in the conversation.")
 	return nil
 }
