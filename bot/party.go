@@ -115,6 +115,9 @@ func (rep *reply) finishParty(o *render.Outcome) bool {
 	}
 	c.mu.Lock()
 	defer c.mu.Unlock()
+	if o.StoppedBy != "" {
+		return true // stopped: what was said stays, nothing more is shown
+	}
 	for _, p := range c.split.Flush() {
 		rep.piece(p)
 	}

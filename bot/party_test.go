@@ -4,6 +4,7 @@ import (
 	"context"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/slack-go/slack"
 	"github.com/slack-go/slack/slackevents"
@@ -206,5 +207,26 @@ func TestSlashPartyListsRooms(t *testing.T) {
 	got = r.slash(user, channel, "party")
 	for _, want := range []string{"`code-review-crew` — Code Review Crew (5 members)", "`anti-consensus-club`", "`writers-room` — The Writers' Room (2 members)", "session mode", "@agentbot party with"} {
 		has(t, got, want, "/agent party")
+	}
+}
+
+// A stop mid-party keeps what was said, says once who stopped it, and
+// opens no more persona messages.
+func TestPartyStopped(t *testing.T) {
+	root := fixtures.Copy(t, fixtures.V612)
+	r := newRig(t, rigOpts{bmad: []string{root}})
+	storage.SetChannelDefault(context.Background(), r.st, r.slack.TeamID(), channel, "pm")
+	r.model.Enqueue(fakemodel.Reply{Text: partyRound, Chunks: 40, ChunkDelay: 150 * time.Millisecond})
+	thread, _ := r.mention("party about exports", "")
+	r.waitFor("Mary's turn", func() bool { return strings.Contains(threadText(r, thread), "interviews") })
+	r.mention("stop", thread)
+	r.waitFor("the stop note", func() bool { return strings.Contains(threadText(r, thread), "Stopped by") })
+	time.Sleep(2 * time.Second) // the rest of the answer would have streamed by now
+	out := threadText(r, thread)
+	if n := strings.Count(out, "Stopped by"); n != 1 {
+		t.Fatalf("%d stop notes:\n%s", n, out)
+	}
+	if strings.Contains(out, "Why Friday?") {
+		t.Fatalf("the answer went on after the stop:\n%s", out)
 	}
 }

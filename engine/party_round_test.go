@@ -204,3 +204,34 @@ func waitUntil(t *testing.T, cond func() bool) {
 		time.Sleep(5 * time.Millisecond)
 	}
 }
+
+// A party's sub-turns count against the daily budget too: the day's usage
+// after a subagent round is the turn's, sub-turns included.
+func TestPartyRoundCountsDaily(t *testing.T) {
+	budgets := &engine.Budgets{DailyTokens: 10_000_000}
+	h := partyHarness(t, func(c *engine.Config) { c.Budgets = budgets })
+	m := &roundModel{names: []string{"Mary", "Winston"}, personas: map[string]fakemodel.Request{}}
+	h.fm.Handle(m.handle)
+	ctx := context.Background()
+	c, err := h.eng.Open(ctx, h.st, "team1/chan/thread")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := c.Start(ctx, h.agent("pm"), nil); err != nil {
+		t.Fatal(err)
+	}
+	res, err := c.Run(ctx, "party --mode subagent", nil, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	day, _ := budgets.Daily(ctx, "team1")
+	var subRequests int
+	for _, req := range h.fm.Requests() {
+		if personaOf(req) != "" {
+			subRequests++
+		}
+	}
+	if subRequests != 2 || res.Usage.Calls != 4 || day != res.Usage.Tokens() || day == 0 {
+		t.Fatalf("day %d, turn %d tokens in %d calls (%d sub-requests)", day, res.Usage.Tokens(), res.Usage.Calls, subRequests)
+	}
+}
