@@ -208,7 +208,7 @@ func (t *Terminal) talk(ctx context.Context, c *engine.Conversation) int {
 		fmt.Fprintln(t.out)
 		t.sent = true
 		var pool []party.Member
-		if t.eng != nil {
+		if t.eng != nil && c.Live.Skill != nil && c.Live.Skill.Name == party.SkillName {
 			pool = t.eng.PartyPool(c.Live)
 		}
 		sc := newScreen(t.out, c.Live, pool)
