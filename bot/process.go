@@ -250,7 +250,8 @@ func (b *threadHandlers) turnInput(ctx context.Context, j *job) (string, bool) {
 			input = "(Slack context: the user is looking at channel <#" + c + ">.)\n" + input
 		}
 	}
-	if owner := b.state(j.c.Live).Owner; owner != "" && it.User != "" && it.User != owner {
+	// In a party the engine names every person in the room (engine.roomMessage).
+	if owner := b.state(j.c.Live).Owner; owner != "" && it.User != "" && it.User != owner && !partyActive(j.c.Live) {
 		name := b.userName(ctx, it.User)
 		if name == "" {
 			name = "<@" + it.User + ">"

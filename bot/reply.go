@@ -16,6 +16,7 @@ import (
 	"agentbot/engine"
 	"agentbot/engine/catalog"
 	"agentbot/engine/llm"
+	"agentbot/engine/party"
 	"agentbot/engine/text"
 	"agentbot/storage"
 )
@@ -30,6 +31,8 @@ type reply struct {
 	// stoppedBy is the user who stopped the turn: its late answer is not
 	// posted.
 	stoppedBy string
+	// cast splits a party's answer into its personas' messages (party.go).
+	cast *cast
 }
 
 // newReply starts the reply of a turn of it in session s: it names the
@@ -70,7 +73,18 @@ func (b *turns) newReply(ctx context.Context, it item, s *engine.Session) *reply
 		}
 		opts.Record = func(o render.Output) { b.work.RecordOutput(ctx, it.thread().String(), seq, threadstate.Shown(o)) }
 	}
-	rep.r = render.New(ctx, b.web(), render.Thread{Team: it.Team, Channel: it.Channel, TS: it.ThreadTS, User: it.User, DM: it.DM, As: author(s)}, opts)
+	th := render.Thread{Team: it.Team, Channel: it.Channel, TS: it.ThreadTS, User: it.User, DM: it.DM, As: author(s)}
+	rep.r = render.New(ctx, b.web(), th, opts)
+	rep.cast = &cast{log: b.log, next: func(as render.Author, speaker string) *render.Reply {
+		o := opts
+		o.Speaker, o.Feedback, o.Prior, o.Other = speaker, nil, render.Output{}, ""
+		t := th
+		t.As = as
+		return render.New(ctx, b.web(), t, o)
+	}}
+	if partyActive(s) {
+		rep.cast.split = &party.Splitter{Roster: b.cfg.Engine.PartyPool(s)}
+	}
 	return rep
 }
 
@@ -129,7 +143,21 @@ func agentAuthor(a *catalog.Agent) render.Author {
 }
 
 // emit receives the engine's events.
-func (rep *reply) emit(ev engine.Event) { rep.r.Emit(ev) }
+func (rep *reply) emit(ev engine.Event) {
+	if rep.emitParty(ev) {
+		return
+	}
+	rep.current().Emit(ev)
+}
+
+// current is the reply of the turn under way (a party's persona's).
+func (rep *reply) current() *render.Reply {
+	if c := rep.cast; c != nil {
+		c.mu.Lock()
+		defer c.mu.Unlock()
+	}
+	return rep.r
+}
 
 // armStop shows the Stop button once the turn has run for a while.
 func (rep *reply) armStop() { rep.r.ArmStop() }
@@ -149,7 +177,8 @@ func (rep *reply) finish(res *engine.Result, turnErr error, kept, quiet bool) {
 	if turnErr != nil && !quiet {
 		o.Failure = friendlyError(turnErr)
 	}
-	rep.r.Finish(o)
+	rep.finishParty(&o)
+	rep.current().Finish(o)
 }
 
 // friendlyError is what the user reads when a turn fails; details go to the

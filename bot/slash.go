@@ -56,6 +56,7 @@ var subcommands = map[string]func(b *slash, cmd slack.SlashCommand, team string,
 	"connections": func(b *slash, cmd slack.SlashCommand, team string, _ []string) { b.slashConnections(cmd, team) },
 	"disconnect":  (*slash).slashDisconnect,
 	"connect":     (*slash).slashConnect,
+	"party":       func(b *slash, cmd slack.SlashCommand, team string, _ []string) { b.slashParty(cmd, team) },
 }
 
 // slashReset clears the channel's default agent (/agent reset).

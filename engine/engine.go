@@ -72,6 +72,9 @@ type Config struct {
 	// ToolParallelism bounds the tool calls of one response run at once
 	// (default 4).
 	ToolParallelism int
+	// PartyParallelism bounds the personas of a party round (party_round)
+	// that think at once (default 0: all of them).
+	PartyParallelism int
 	// MaxRead and MaxWrite cap file sizes for the tools (default 1 MiB).
 	MaxRead  int64
 	MaxWrite int64

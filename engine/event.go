@@ -1,6 +1,9 @@
 package engine
 
-import "agentbot/engine/transcript"
+import (
+	"agentbot/engine/party"
+	"agentbot/engine/transcript"
+)
 
 // EventKind says what an Event reports.
 type EventKind string
@@ -17,6 +20,9 @@ const (
 	// per model call, before that call's text. It never carries the
 	// reasoning: people see at most a short "thinking…".
 	EventThinking EventKind = "thinking"
+	// EventParty: party mode loaded; Party is its roster. From here on the
+	// answer's turns are personas' ("📊 **Mary:** ...", party.Splitter).
+	EventParty EventKind = "party"
 )
 
 // Event is progress reported by a turn.
@@ -35,4 +41,6 @@ type Event struct {
 	HostPath string
 	// Approval is the pending call of an EventApproval.
 	Approval *transcript.Approval
+	// Party is the roster of an EventParty.
+	Party *party.Roster
 }

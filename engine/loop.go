@@ -112,7 +112,7 @@ func (e *Engine) Turn(ctx context.Context, s *Session, input string, emit func(E
 		res.Duration = time.Since(start)
 		return res, e.save(ctx, s)
 	}
-	s.Messages = append(s.Messages, transcript.Message{Role: transcript.RoleUser, Content: userMsg})
+	s.Messages = append(s.Messages, transcript.Message{Role: transcript.RoleUser, Content: roomMessage(ctx, s, userMsg)})
 	if err := e.save(ctx, s); err != nil {
 		return nil, fmt.Errorf("turn %s: save: %w", s.ID, err)
 	}
@@ -155,6 +155,10 @@ func (e *Engine) newToolEnv(s *Session, sb *sandbox.Sandbox, emit func(Event)) *
 // turn's text.
 func (l *turnLoop) menuPick(ctx context.Context, input string) (userMsg string, answered bool) {
 	e, s, tr, res, emit := l.e, l.s, l.tr, l.res, l.emit
+	if calls := partyCalls(e.catalog(), s, input); len(calls) > 0 {
+		l.runShortcut(ctx, calls)
+		return input, false
+	}
 	idx, rest, ok := MatchMenu(s.AgentDef.Menu, input)
 	if !ok && s.skillMode() && firstTurn(s) {
 		// A first message that clearly names a menu item is dispatched at
@@ -177,15 +181,32 @@ func (l *turnLoop) menuPick(ctx context.Context, input string) (userMsg string, 
 		return "", true
 	}
 	calls := shortcutCalls(s.AgentDef, it, tr.sb.Exists)
-	if len(calls) > 0 {
-		for i := range calls {
-			calls[i].ID = window.NewCallID(s.Messages, s.ID, len(s.Messages), i)
-		}
-		s.Messages = append(s.Messages, transcript.Message{Role: transcript.RoleAssistant, ToolCalls: calls})
-		s.Messages = append(s.Messages, e.runTools(ctx, tr, calls, emit, nil)...)
-		res.Tools += len(calls)
-	}
+	l.runShortcut(ctx, calls)
 	return menu.PickNote(s.AgentDef, idx, it, input, rest, len(calls) > 0), false
+}
+
+// runShortcut runs the tool calls the engine makes itself before the first
+// model call, as if the model had made them.
+func (l *turnLoop) runShortcut(ctx context.Context, calls []transcript.ToolCall) {
+	if len(calls) == 0 {
+		return
+	}
+	s := l.s
+	for i := range calls {
+		calls[i].ID = window.NewCallID(s.Messages, s.ID, len(s.Messages), i)
+	}
+	s.Messages = append(s.Messages, transcript.Message{Role: transcript.RoleAssistant, ToolCalls: calls})
+	s.Messages = append(s.Messages, l.e.runTools(ctx, l.tr, calls, l.emit, nil)...)
+	l.addSubUsage()
+	l.res.Tools += len(calls)
+}
+
+// addSubUsage adds the usage of the model calls the tools made (a party's
+// sub-turns) to the turn's and the session's: budgets count them.
+func (l *turnLoop) addSubUsage() {
+	u := l.tr.takeSubUsage()
+	l.res.Usage = l.res.Usage.Add(u)
+	l.s.Usage = l.s.Usage.Add(u)
 }
 
 // toolsTokens estimates the tokens of tool definitions.
@@ -341,7 +362,9 @@ func (l *turnLoop) step(ctx context.Context, msg transcript.Message, sent []tran
 		_, err := e.pause(ctx, s, l.tr, res, msg.ToolCalls, sent, gates, l.start, l.emit)
 		return true, err
 	}
+	l.tr.turnUsage = res.Usage
 	s.Messages = append(s.Messages, e.runTools(ctx, l.tr, sent, l.emit, nil)...)
+	l.addSubUsage()
 	res.Tools += len(msg.ToolCalls)
 	// The tools ran: their results are kept even when the turn was
 	// cancelled meanwhile, so a resume does not run them again.

@@ -9,6 +9,7 @@ import (
 	"sync"
 
 	"agentbot/engine/llm"
+	"agentbot/engine/party"
 	"agentbot/engine/project"
 	"agentbot/engine/prompt"
 	"agentbot/engine/sandbox"
@@ -89,6 +90,12 @@ type toolEnv struct {
 	// editMu serializes read-modify-write edits of documents.
 	mu     sync.Mutex
 	editMu sync.Mutex
+	// sub is the usage of the model calls tools made (party_round's
+	// sub-turns), added to the turn's after the calls; turnUsage is the
+	// turn's usage before them.
+	subMu     sync.Mutex
+	sub       Usage
+	turnUsage Usage
 	// ext are the session's external tools this turn (external_offer.go).
 	ext externals
 	// emit reports the turn's events (a call's progress); nil in tests.
@@ -133,6 +140,7 @@ var builtinTools = []Tool{
 	listFilesTool,  // list_files: tool_listfiles.go
 	loadSkillTool,  // load_skill: tool_loadskill.go
 	memlogTool,     // memlog: tool_memlog.go
+	partyRoundTool, // party_round: tool_partyround.go
 	preloadTool,    // preload_workflow: tool_preload.go
 	readFileTool,   // read_file: tool_readfile.go
 	saveOutputTool, // save_output: tool_saveoutput.go
@@ -158,12 +166,15 @@ type Offer struct {
 	// Skills is set when the agent may load skills; ManySkills when they
 	// are more than the system prompt lists.
 	Skills, ManySkills bool
+	// Party is set while the session runs party mode.
+	Party bool
 }
 
 // offer returns what decides the tools of a session.
 func (e *Engine) offer(s *Session) Offer {
 	skills := e.catalog().SkillsFor(s.AgentDef)
-	return Offer{SkillFormat: s.skillMode(), Skills: len(skills) > 0, ManySkills: prompt.SkillsOverBudget(skills)}
+	return Offer{SkillFormat: s.skillMode(), Skills: len(skills) > 0, ManySkills: prompt.SkillsOverBudget(skills),
+		Party: s.Skill != nil && s.Skill.Name == party.SkillName}
 }
 
 // toolsFor returns the tools a session is offered, sorted by name.

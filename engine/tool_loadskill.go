@@ -12,6 +12,8 @@ import (
 
 	"agentbot/engine/catalog"
 	"agentbot/engine/custom"
+	"agentbot/engine/memlog"
+	"agentbot/engine/party"
 	"agentbot/engine/project"
 	"agentbot/engine/prompt"
 	"agentbot/engine/sandbox"
@@ -51,7 +53,11 @@ var loadSkillTool = define(Tool{
 			return nil, errors.New(`load_skill needs the skill's name, e.g. {"name": "bmad-help"}`)
 		}
 		l := &skillLoad{cat: env.e.catalog(), s: env.s, sb: env.sb, mu: &env.mu, docs: env.docs, servers: servers(env.ext.list)}
-		return l.loadSkill(ctx, a.Name)
+		res, err := l.loadSkill(ctx, a.Name)
+		if sr, ok := res.(SkillResult); ok && sr.Party != nil && env.emit != nil {
+			env.emit(Event{Kind: EventParty, Party: sr.Party})
+		}
+		return res, err
 	})
 
 // SkillResult is load_skill's answer: everything a skill needs to run, as
@@ -86,7 +92,10 @@ type SkillResult struct {
 	// versions and authors, matched to the help tables' outputs patterns.
 	Project string        `json:"project_documents,omitempty"`
 	Facts   []FileContent `json:"facts,omitempty"`
-	Notes   []string      `json:"notes,omitempty"`
+	// Party is party mode's roster, resolved by the runtime in place of
+	// resolve_party.py, for the options the skill was invoked with.
+	Party *party.Roster `json:"party_roster,omitempty"`
+	Notes []string      `json:"notes,omitempty"`
 }
 
 // Failure is "" for a skill that loaded.
@@ -223,15 +232,36 @@ func (l *skillLoad) loadSkill(ctx context.Context, name string) (ToolResult, err
 	l.activateSkill(sk, v)
 
 	l.preloadFiles(&res, body, v)
+	if err := l.runtimeFacts(ctx, &res, sk, name, v); err != nil {
+		return nil, err
+	}
+	res.Note = "Loaded by the runtime: customization and config are resolved below, so skip those steps. Keep your persona."
+	return res, nil
+}
+
+// runtimeFacts adds to res what the runtime knows about the skill beyond
+// its files: that its scripts cannot run, the MCP servers it needs, party
+// mode's roster, and the state of the project's documents.
+func (l *skillLoad) runtimeFacts(ctx context.Context, res *SkillResult, sk *catalog.Skill, name string, v vars.Vars) error {
 	if sk.Scripts {
 		res.Scripts = catalog.ScriptsNote
 	}
 	res.MCP = sk.MCPNeeds(l.servers)
+	if sk.Name == party.SkillName {
+		if err := partyRoster(res, sk, name, v); err != nil {
+			return err
+		}
+		l.partyMemory(res.Party)
+		l.mu.Lock()
+		if l.s.Skill != nil && l.s.Skill.Name == sk.Name {
+			l.s.Skill.Vars[partyModeVar], l.s.Skill.Vars[partySceneVar] = res.Party.Mode, res.Party.Scene
+		}
+		l.mu.Unlock()
+	}
 	if d := l.docs; d != nil {
 		res.Project = d.State(ctx, sk)
 	}
-	res.Note = "Loaded by the runtime: customization and config are resolved below, so skip those steps. Keep your persona."
-	return res, nil
+	return nil
 }
 
 // findSkill finds the skill a load_skill call names ("NAME", "skill:NAME",
@@ -415,4 +445,55 @@ func expandTable(val any, v vars.Vars) any {
 		return out
 	}
 	return val
+}
+
+// partyRoster resolves party mode's roster for the options the load_skill
+// name carries ("bmad-party-mode --party writers-room --mode subagent",
+// "bmad-party-mode with Winston and Mary")
+// into res, with its folders' variables resolved.
+func partyRoster(res *SkillResult, sk *catalog.Skill, name string, v vars.Vars) error {
+	_, args, _ := strings.Cut(strings.TrimSpace(strings.TrimPrefix(strings.TrimSpace(name), "skill:")), " ")
+	c, _, err := party.ParseCommand("party " + args)
+	if err != nil {
+		return fmt.Errorf("skill %s: %w", sk.Name, err)
+	}
+	r, err := party.Resolve(sk.Project, sk.Dir, c.Request)
+	if err != nil {
+		return fmt.Errorf("skill %s: %w", sk.Name, err)
+	}
+	r.MemoryDir, _ = vars.ExpandPartial(r.MemoryDir, v)
+	r.OutputDir, _ = vars.ExpandPartial(r.OutputDir, v)
+	if r.OutputDir != "" && !strings.Contains(r.OutputDir, "{") && r.Active != "" {
+		stem := path.Join(r.OutputDir, v["date"]+"-"+r.Active)
+		r.Takeaways, r.Keepsake = stem+"-takeaways.md", stem+"-keepsake.html"
+	}
+	res.Party = r
+	res.Notes = append(res.Notes, "party_roster is resolve_party.py's answer, resolved by the runtime: skip running it. Write every turn as {icon} **{name}:** on its own line. Several people may be in the room: a message led by [Name] is from that person; talk to them by name.",
+		"Memory: when memory_enabled, memory_log is the room's memory so far (read for you; play it in character) and the memlog tool writes to memlog_workspace (init first when memlog_exists is false). At wrap-up, save the takeaways to takeaways_path and the keepsake to keepsake_path with save_output: both are shared with the people in the conversation.")
+	return nil
+}
+
+// maxPartyMemory is how much of a party's memory log its load carries,
+// from the end.
+const maxPartyMemory = 8 << 10
+
+// partyMemory puts into r, when the room has memory, its memory log's
+// workspace and latest part (the log is a project document in a project,
+// so the next party of the channel remembers): read here in place of the
+// skill's reader step.
+func (l *skillLoad) partyMemory(r *party.Roster) {
+	if r == nil || !r.Memory || r.Active == "" || r.Active == party.InlineRoom || r.MemoryDir == "" || strings.Contains(r.MemoryDir, "{") {
+		return
+	}
+	r.Memlog = path.Join(r.MemoryDir, r.Active)
+	data, _, err := l.sb.ReadFile(path.Join(r.Memlog, memlog.FileName))
+	if err != nil {
+		return
+	}
+	r.MemlogExists = true
+	log := string(data)
+	if len(log) > maxPartyMemory {
+		log = "…" + log[len(log)-maxPartyMemory:]
+	}
+	r.MemoryLog = log
 }

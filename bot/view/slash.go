@@ -21,6 +21,7 @@ const SlashHelp = "*/agent* — pick who helps in this channel\n" +
 	"• `/agent project` — this channel's project: the documents all its threads share · `/agent project use <name>` · `/agent project new <name>` — share a project between channels (admins)\n" +
 	"• `/agent connections` — your connections to MCP servers (and, for admins, the service identities) · `/agent disconnect <server>` — end yours (`--service`: the service identity, admins)\n" +
 	"• `/agent connect <server>` — connect your account at an MCP server ahead of time, so agents act as you there (`--service`: its service identity, admins)\n" +
+	"• `/agent party` — the saved party rooms of this channel's agent; `@agentbot party with Winston and Mary about X` starts one\n" +
 	"In a thread, `@agentbot use <agent>` switches that thread's agent."
 
 // Status reports, for /agent status, the channel's default agent (def,

@@ -16,16 +16,12 @@ import (
 // runChat talks to one agent in the terminal (package chat). It reads
 // stdin line by line, so it can be scripted, and resumes a named session.
 func runChat(ctx context.Context, e *env) int {
-	var agentID, name, project string
-	cfg, _, code := parse("chat", e, func(fs *flagSet) {
-		fs.StringVar(&agentID, "agent", "", "agent id (see agentbot agents)")
-		fs.StringVar(&name, "session", "", "session name to start or resume")
-		fs.StringVar(&project, "project", "", "the project whose documents the session shares (default: this data folder's terminal project)")
-	})
+	var f chat.Flags
+	cfg, _, code := parse("chat", e, func(fs *flagSet) { f.Register(fs.FlagSet) })
 	if cfg == nil {
 		return code
 	}
-	cfg.Project = project
+	cfg.Project = f.Project
 	if err := check.APIKey(checkConfig(cfg)); err != nil {
 		fmt.Fprintf(e.stderr, "agentbot chat: %v\n", err)
 		return 2
@@ -42,7 +38,7 @@ func runChat(ctx context.Context, e *env) int {
 	}
 	defer st.Close()
 	defer stores.ServeControl(ctx, st, log)() // sessions and backup reach this chat's store
-	rec, key, err := chat.FindSession(ctx, st, name)
+	rec, key, err := chat.FindSession(ctx, st, f.Session)
 	if err != nil {
 		fmt.Fprintf(e.stderr, "agentbot chat: %v\n", err)
 		return 1
@@ -59,6 +55,7 @@ func runChat(ctx context.Context, e *env) int {
 		return 2
 	}
 	t := chat.New(e.stdin, e.stdout, e.stderr, e.getenv("USER"))
+	t.Opening = f.Opening()
 	tools, stopTools, err := mcptools.ForTerminal(ctx, mc, st, e.getenv, log, t, e.stdout, e.stderr) // people connect through 127.0.0.1
 	if err != nil {
 		fmt.Fprintf(e.stderr, "agentbot chat: %v\n", err)
@@ -68,5 +65,5 @@ func runChat(ctx context.Context, e *env) int {
 	tools.WarnAgents(cat, log)
 	eng := newEngine(cfg, st, m, func() *catalog.Catalog { return cat }, newBudgets(cfg, st), log, nil, tools)
 	t.Explain = func(w io.Writer, cat *catalog.Catalog) { explainCatalog(w, cfg, cat) }
-	return t.Run(ctx, eng, st, rec, key, name, agentID, cat)
+	return t.Run(ctx, eng, st, rec, key, f.Session, f.Agent, cat)
 }

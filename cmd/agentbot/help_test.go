@@ -44,7 +44,7 @@ func TestEverySettingInOneGroup(t *testing.T) {
 // exactly its flags to stdout and exits 0.
 func TestSubcommandHelp(t *testing.T) {
 	own := map[string][]string{ // flags a command registers itself
-		"chat": {"agent", "session", "project"}, "projects": {"all-versions"}, "agents": {"json", "all"}, "sessions": {"o", "force", "older-than"},
+		"chat": {"agent", "session", "project", "party", "with"}, "projects": {"all-versions"}, "agents": {"json", "all"}, "sessions": {"o", "force", "older-than"},
 		"check": {"check-timeout", "no-slack"}, "backup": {"force"}, "migrate": {"from"}, "health": {"url", "timeout"},
 		"connections": {"team", "user", "server"},
 	}

@@ -12,11 +12,11 @@ import (
 	"io"
 	"os"
 	"strings"
-	"sync"
 
 	"agentbot/engine"
 	"agentbot/engine/catalog"
 	"agentbot/engine/llm"
+	"agentbot/engine/party"
 	"agentbot/engine/transcript"
 	"agentbot/storage"
 )
@@ -35,7 +35,10 @@ func (t *Terminal) Run(ctx context.Context, eng *engine.Engine, st storage.Backe
 	}
 	if c == nil && code == 0 { // nothing to resume
 		c, code = t.start(ctx, eng, st, key, agentID, cat)
+	} else {
+		t.Opening = "" // a resumed session is not started again
 	}
+	t.eng = eng
 	if c == nil {
 		return code
 	}
@@ -84,6 +87,11 @@ type Terminal struct {
 	// person is the terminal's user ($USER), the author of the documents
 	// the session saves in its project.
 	person string
+	// Opening is sent as the first message of a new session (a party
+	// --party asks for); "" for none.
+	Opening string
+	// eng is the engine of the session, for party mode's personas.
+	eng *engine.Engine
 	// Connect connects the person's account at an MCP server for a call
 	// that waits on it (mcptools.Loopback), reporting whether they did;
 	// nil: no server here needs one, and such a call is declined.
@@ -188,14 +196,24 @@ func (t *Terminal) start(ctx context.Context, eng *engine.Engine, st storage.Bac
 // it).
 func (t *Terminal) talk(ctx context.Context, c *engine.Conversation) int {
 	c.Live.Person = t.person
+	opening := t.Opening
 	for {
-		line, ok := t.readLine(ctx)
-		if !ok {
+		line, ok := opening, opening != ""
+		if ok {
+			opening = ""
+			fmt.Fprintf(t.out, "\n> %s\n", line)
+		} else if line, ok = t.readLine(ctx); !ok {
 			break
 		}
 		fmt.Fprintln(t.out)
 		t.sent = true
-		res, err := c.Run(ctx, line, printer(t.out), t.decider(ctx))
+		var pool []party.Member
+		if t.eng != nil && c.Live.Skill != nil && c.Live.Skill.Name == party.SkillName {
+			pool = t.eng.PartyPool(c.Live)
+		}
+		sc := newScreen(t.out, c.Live, pool)
+		res, err := c.Run(ctx, line, sc.emit, t.decider(ctx))
+		sc.flush()
 		if err != nil {
 			turnFailed(t.errOut, err)
 			if ctx.Err() != nil {
@@ -287,29 +305,26 @@ func turnFailed(w io.Writer, err error) {
 	}
 }
 
-// printer renders a turn's events on a terminal. Tool events come from the
-// parallel tool calls of one response, so writes are serialized.
-func printer(w io.Writer) func(engine.Event) {
-	var mu sync.Mutex
-	return func(ev engine.Event) {
-		mu.Lock()
-		defer mu.Unlock()
-		switch ev.Kind {
-		case engine.EventThinking:
-			fmt.Fprintln(w, "  · thinking…") // never the reasoning itself
-		case engine.EventText:
-			fmt.Fprint(w, ev.Text)
-		case engine.EventToolStart:
-			fmt.Fprintf(w, "  · %s…\n", ev.Status)
-		case engine.EventToolEnd:
-			if ev.Err != "" {
-				fmt.Fprintf(w, "  ! %s: %s\n", ev.Tool, ev.Err)
-			}
-		case engine.EventOutput:
-			fmt.Fprintf(w, "  ✓ saved %s (%d bytes, v%d) at %s\n", ev.Output.Path, ev.Output.Size, ev.Output.Version, ev.HostPath)
-		case engine.EventNotice:
-			fmt.Fprintf(w, "\n  ! %s\n", ev.Text)
+// printer renders a turn's events on a terminal (see screen).
+func printer(w io.Writer) func(engine.Event) { return newScreen(w, nil, nil).emit }
+
+// printEvent prints one event of a turn.
+func printEvent(w io.Writer, ev engine.Event) {
+	switch ev.Kind {
+	case engine.EventThinking:
+		fmt.Fprintln(w, "  · thinking…") // never the reasoning itself
+	case engine.EventText:
+		fmt.Fprint(w, ev.Text)
+	case engine.EventToolStart:
+		fmt.Fprintf(w, "  · %s…\n", ev.Status)
+	case engine.EventToolEnd:
+		if ev.Err != "" {
+			fmt.Fprintf(w, "  ! %s: %s\n", ev.Tool, ev.Err)
 		}
+	case engine.EventOutput:
+		fmt.Fprintf(w, "  ✓ saved %s (%d bytes, v%d) at %s\n", ev.Output.Path, ev.Output.Size, ev.Output.Version, ev.HostPath)
+	case engine.EventNotice:
+		fmt.Fprintf(w, "\n  ! %s\n", ev.Text)
 	}
 }
 
