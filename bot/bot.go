@@ -59,8 +59,13 @@ type Observer interface {
 
 // Config configures a Bot.
 type Config struct {
-	API    *slack.Client
+	API *slack.Client
+	// Socket is Slack's Socket Mode connection; nil in HTTP mode, where
+	// Slack's requests arrive at the request URL SlackHandler serves.
 	Socket *socketmode.Client
+	// SigningSecret verifies the requests of HTTP mode (Slack's app
+	// signing secret); required when Socket is nil.
+	SigningSecret string
 	Engine *engine.Engine
 	Store  Store
 	// Folders are the sessions' working folders, under the store's data
@@ -179,8 +184,11 @@ type Bot struct {
 
 // New returns a bot for cfg.
 func New(cfg Config) (*Bot, error) {
-	if cfg.API == nil || cfg.Socket == nil || cfg.Engine == nil || cfg.Store == nil || cfg.Catalog == nil {
-		return nil, errors.New("bot: API, Socket, Engine, Store and Catalog are required")
+	if cfg.API == nil || cfg.Engine == nil || cfg.Store == nil || cfg.Catalog == nil {
+		return nil, errors.New("bot: API, Engine, Store and Catalog are required")
+	}
+	if cfg.Socket == nil && cfg.SigningSecret == "" {
+		return nil, errors.New("bot: Socket (Socket Mode) or SigningSecret (HTTP mode) is required")
 	}
 	if cfg.Folders.Dir == "" {
 		return nil, errors.New("bot: Folders is required (the data folder the sessions' working folders are under)")
@@ -225,8 +233,13 @@ func New(cfg Config) (*Bot, error) {
 	return b, nil
 }
 
-// Connected reports whether the Socket Mode connection is up.
+// Connected reports whether the Socket Mode connection is up; in HTTP
+// mode, whether the bot takes requests (Run has started and not ended).
 func (b *Bot) Connected() bool { return b.connected.Load() }
+
+// HTTPMode reports whether Slack's requests come to SlackHandler (no
+// Socket Mode connection).
+func (b *Bot) HTTPMode() bool { return b.c.cfg.Socket == nil }
 
 // Run connects and serves until ctx is done. At shutdown it stops taking
 // events, lets running turns finish (or checkpoint, after the grace
@@ -242,7 +255,11 @@ func (b *Bot) Run(ctx context.Context) error {
 	sockCtx, stopSock := context.WithCancel(ctx)
 	defer stopSock()
 	sockDone := make(chan error, 1)
-	go func() { sockDone <- b.c.cfg.Socket.RunContext(sockCtx) }()
+	if b.HTTPMode() {
+		b.connected.Store(true) // SlackHandler takes requests from now on
+	} else {
+		go func() { sockDone <- b.c.cfg.Socket.RunContext(sockCtx) }()
+	}
 	intakeDone := make(chan struct{})
 	go func() { defer close(intakeDone); b.in.intakeLoop(sockCtx) }()
 
@@ -255,7 +272,11 @@ func (b *Bot) Run(ctx context.Context) error {
 	sw := &sweeper{core: b.c, queued: map[string]bool{}}
 	b.c.work.StartPeriodic(sockCtx, b.c.approvalSweepEvery(), sw.sweep)
 
-	err = b.serveSocket(ctx, sockDone)
+	if b.HTTPMode() {
+		<-ctx.Done()
+	} else {
+		err = b.serveSocket(ctx, sockDone)
+	}
 	b.connected.Store(false)
 	stopSock()
 	<-intakeDone

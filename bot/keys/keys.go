@@ -59,3 +59,10 @@ func CallDigest(callID string) string {
 	sum := sha256.Sum256([]byte(callID))
 	return "sha256:" + hex.EncodeToString(sum[:16])
 }
+
+// Request is the dedupe key of one signed HTTP request from Slack, by its
+// X-Slack-Request-Timestamp and X-Slack-Signature: the same request
+// replayed has the same key.
+func Request(timestamp, signature string) string {
+	return "request/" + timestamp + "/" + signature
+}
