@@ -52,7 +52,7 @@ func (b *Bot) serveRequest(w http.ResponseWriter, r *http.Request) {
 		http.Error(w, "not ready", http.StatusServiceUnavailable)
 		return
 	}
-	if dup, err := b.c.cfg.Store.Seen(r.Context(), keys.Request(req.Timestamp, req.Signature), replayTTL); err != nil {
+	if dup, err := b.c.cfg.Store.Seen(r.Context(), keys.Request(req.Key()), replayTTL); err != nil {
 		b.c.log.Error("slack request: replay check", "err", err)
 		http.Error(w, "store unavailable", http.StatusServiceUnavailable)
 		return

@@ -150,18 +150,19 @@ func (h *httpSender) serial(s *Server) {
 // answered 2xx in time or the retries are spent; retries run beside the
 // next envelopes, as Slack's do.
 func (h *httpSender) deliver(s *Server, e *Envelope) {
-	body, ctype := httpBody(e.JSON)
+	body, ctype, first, why := httpBody(e.JSON)
 	s.mu.Lock()
 	e.Sent = time.Now()
 	s.mu.Unlock()
-	reason := h.attempt(s, e, body, ctype, 0, "")
+	// A Redeliver is Slack's retry number first (its retry_attempt).
+	reason := h.attempt(s, e, body, ctype, first, why)
 	if reason == "" {
 		return
 	}
 	h.wg.Add(1)
 	go func() {
 		defer h.wg.Done()
-		for n := 1; n <= len(h.opt.RetryDelays) && reason != ""; n++ {
+		for n := first + 1; n <= len(h.opt.RetryDelays) && reason != ""; n++ {
 			select {
 			case <-h.ctx.Done():
 				return
@@ -254,25 +255,29 @@ func Signature(secret, timestamp string, body []byte) string {
 // httpBody is the HTTP body of a Socket Mode envelope: an events_api
 // payload as JSON, an interactive payload as the form field payload, a
 // slash command as a form of its fields; anything else (SendRaw) as its
-// payload, or the raw message when it has none.
-func httpBody(raw []byte) ([]byte, string) {
+// payload, or the raw message when it has none. retry and reason are the
+// envelope's retry_attempt and retry_reason (a Redeliver).
+func httpBody(raw []byte) (body []byte, ctype string, retry int, reason string) {
 	var env struct {
-		Type    string          `json:"type"`
-		Payload json.RawMessage `json:"payload"`
+		Type         string          `json:"type"`
+		Payload      json.RawMessage `json:"payload"`
+		RetryAttempt int             `json:"retry_attempt"`
+		RetryReason  string          `json:"retry_reason"`
 	}
 	if json.Unmarshal(raw, &env) != nil || len(env.Payload) == 0 {
-		return raw, "application/json"
+		return raw, "application/json", 0, ""
 	}
+	retry, reason = env.RetryAttempt, env.RetryReason
 	switch env.Type {
 	case "interactive":
-		return []byte(url.Values{"payload": {string(env.Payload)}}.Encode()), "application/x-www-form-urlencoded"
+		return []byte(url.Values{"payload": {string(env.Payload)}}.Encode()), "application/x-www-form-urlencoded", retry, reason
 	case "slash_commands":
 		var cmd slack.SlashCommand
 		if json.Unmarshal(env.Payload, &cmd) == nil {
-			return []byte(SlashForm(cmd).Encode()), "application/x-www-form-urlencoded"
+			return []byte(SlashForm(cmd).Encode()), "application/x-www-form-urlencoded", retry, reason
 		}
 	}
-	return env.Payload, "application/json"
+	return env.Payload, "application/json", retry, reason
 }
 
 // SlashForm is a slash command as Slack POSTs it, form-encoded.

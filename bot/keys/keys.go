@@ -60,9 +60,7 @@ func CallDigest(callID string) string {
 	return "sha256:" + hex.EncodeToString(sum[:16])
 }
 
-// Request is the dedupe key of one signed HTTP request from Slack, by its
-// X-Slack-Request-Timestamp and X-Slack-Signature: the same request
-// replayed has the same key.
-func Request(timestamp, signature string) string {
-	return "request/" + timestamp + "/" + signature
-}
+// Request is the dedupe key of one signed HTTP request from Slack, by
+// what names its delivery (slackhttp.Request.Key: its timestamp,
+// signature and retry number): the same request replayed has the same key.
+func Request(delivery string) string { return "request/" + delivery }

@@ -99,9 +99,26 @@ func Read(r *http.Request, secret string) (Request, error) {
 		return req, err
 	}
 	req.Timestamp, req.Signature = r.Header.Get("X-Slack-Request-Timestamp"), r.Header.Get("X-Slack-Signature")
-	req.RetryNum, _ = strconv.Atoi(r.Header.Get("X-Slack-Retry-Num"))
+	if n := r.Header.Get("X-Slack-Retry-Num"); n != "" {
+		req.RetryNum, err = strconv.Atoi(n)
+		if err != nil || req.RetryNum < 0 || req.RetryNum > MaxRetry {
+			return refuse(http.StatusBadRequest, "X-Slack-Retry-Num "+strconv.Quote(n), err)
+		}
+	}
 	req.RetryReason = r.Header.Get("X-Slack-Retry-Reason")
 	return req, nil
+}
+
+// MaxRetry is the highest X-Slack-Retry-Num: Slack retries a request 3
+// times (https://docs.slack.dev/apis/events-api/#retries).
+const MaxRetry = 3
+
+// Key names this very delivery of a request: its signing headers and its
+// retry number. Slack signs a retry's body again, but a retry within the
+// same second carries the same signature; its retry number tells it apart
+// from a replay, which has one of the numbers seen already.
+func (r Request) Key() string {
+	return r.Timestamp + "/" + r.Signature + "/" + strconv.Itoa(r.RetryNum)
 }
 
 // Verify checks a request's signature over body with slack-go's verifier.
