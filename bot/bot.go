@@ -66,8 +66,8 @@ type Config struct {
 	// SigningSecret verifies the requests of HTTP mode (Slack's app
 	// signing secret); required when Socket is nil.
 	SigningSecret string
-	Engine *engine.Engine
-	Store  Store
+	Engine        *engine.Engine
+	Store         Store
 	// Folders are the sessions' working folders, under the store's data
 	// folder: shared files are fetched into a session's inputs folder.
 	Folders storage.Folders

@@ -329,7 +329,6 @@ func (s *Server) HTTPMode() bool {
 	return s.httpOut != nil
 }
 
-
 // stopHTTP ends HTTP delivery (Close).
 func (s *Server) stopHTTP() {
 	s.sock.Lock()
