@@ -15,6 +15,7 @@ func TestScenariosInBothModes(t *testing.T) {
 		{"channel default and a queued reply", TestChannelDefaultAndQueuedMessage},
 		{"direct message", TestDirectMessage},
 		{"redelivery deduplicated", TestDedupeAcrossRetriesAndRestart},
+		{"acked only once persisted", TestAckAfterPersistence},
 		{"upload from the store", TestUploadsComeFromStore},
 		{"approval approved", TestApprovalApprove},
 		{"approval denied", TestApprovalDeny},

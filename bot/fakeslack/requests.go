@@ -43,9 +43,11 @@ type HTTPOptions struct {
 	// Slack's 0, 1 min and 5 min compressed 600 times: 0, 100 ms, 500 ms).
 	RetryDelays []time.Duration
 	// Concurrent sends every envelope at once, as Slack does under load;
-	// otherwise each waits for the one before it to be answered (or to
-	// time out), so a test's events arrive in the order it sent them.
-	Concurrent bool
+	// otherwise each waits for the one before it to be answered, up to
+	// OrderWindow (default 250 ms), so a test's events arrive in the order
+	// it sent them while one answered late does not hold up the rest.
+	Concurrent  bool
+	OrderWindow time.Duration
 }
 
 // Delivery is one HTTP request the fake made to the request URL.
@@ -78,6 +80,9 @@ type httpSender struct {
 func (s *Server) DeliverHTTP(requestURL, secret string, opt HTTPOptions) error {
 	if opt.Timeout <= 0 {
 		opt.Timeout = 3 * time.Second
+	}
+	if opt.OrderWindow <= 0 {
+		opt.OrderWindow = 250 * time.Millisecond
 	}
 	if opt.RetryDelays == nil {
 		opt.RetryDelays = []time.Duration{0, 100 * time.Millisecond, 500 * time.Millisecond}
@@ -125,7 +130,7 @@ func (h *httpSender) verifyURL() error {
 func (h *httpSender) send(s *Server, e *Envelope) {
 	if h.opt.Concurrent {
 		h.wg.Add(1)
-		go func() { defer h.wg.Done(); h.deliver(s, e) }()
+		go func() { defer h.wg.Done(); h.deliver(s, e, nil) }()
 		return
 	}
 	select {
@@ -134,43 +139,48 @@ func (h *httpSender) send(s *Server, e *Envelope) {
 	}
 }
 
-// serial delivers queued envelopes one after another.
+// serial delivers queued envelopes one after another, each once the one
+// before it was answered or OrderWindow has passed.
 func (h *httpSender) serial(s *Server) {
 	for {
 		select {
 		case <-h.ctx.Done():
 			return
 		case e := <-h.queue:
-			h.deliver(s, e)
+			first := make(chan struct{})
+			h.wg.Add(1)
+			go func() { defer h.wg.Done(); h.deliver(s, e, first) }()
+			select {
+			case <-first:
+			case <-time.After(h.opt.OrderWindow):
+			case <-h.ctx.Done():
+				return
+			}
 		}
 	}
 }
 
 // deliver sends e and retries it on Slack's schedule until it is
-// answered 2xx in time or the retries are spent; retries run beside the
-// next envelopes, as Slack's do.
-func (h *httpSender) deliver(s *Server, e *Envelope) {
-	body, ctype, first, why := httpBody(e.JSON)
+// answered 2xx in time or the retries are spent; first, when set, is
+// closed once the first request has had its outcome.
+func (h *httpSender) deliver(s *Server, e *Envelope, first chan struct{}) {
+	body, ctype, retry, why := httpBody(e.JSON)
 	s.mu.Lock()
 	e.Sent = time.Now()
 	s.mu.Unlock()
 	// A Redeliver is Slack's retry number first (its retry_attempt).
-	reason := h.attempt(s, e, body, ctype, first, why)
-	if reason == "" {
-		return
+	reason := h.attempt(s, e, body, ctype, retry, why)
+	if first != nil {
+		close(first)
 	}
-	h.wg.Add(1)
-	go func() {
-		defer h.wg.Done()
-		for n := first + 1; n <= len(h.opt.RetryDelays) && reason != ""; n++ {
-			select {
-			case <-h.ctx.Done():
-				return
-			case <-time.After(h.opt.RetryDelays[n-1]):
-			}
-			reason = h.attempt(s, e, body, ctype, n, reason)
+	for n := retry + 1; n <= len(h.opt.RetryDelays) && reason != ""; n++ {
+		select {
+		case <-h.ctx.Done():
+			return
+		case <-time.After(h.opt.RetryDelays[n-1]):
 		}
-	}()
+		reason = h.attempt(s, e, body, ctype, n, reason)
+	}
 }
 
 // attempt makes one request; it returns "" when it was answered 2xx in
