@@ -85,7 +85,9 @@ func TestRequestURLRefusesBadRequests(t *testing.T) {
 		c.Logger = slog.New(slog.NewTextHandler(logs, &slog.HandlerOptions{Level: slog.LevelDebug}))
 	}})
 	storage.SetChannelDefault(ctx, r.st, r.slack.TeamID(), channel, "product-lead")
-	r.model.Handle(func(req fakemodel.Request) fakemodel.Reply { return fakemodel.Reply{Text: "answer to " + req.LastUserText()} })
+	r.model.Handle(func(req fakemodel.Request) fakemodel.Reply {
+		return fakemodel.Reply{Text: "answer to " + req.LastUserText()}
+	})
 	now := time.Now()
 	const form = "application/x-www-form-urlencoded"
 	click, _ := json.Marshal(map[string]any{"type": "block_actions", "user": map[string]any{"id": user},
@@ -199,7 +201,9 @@ func TestRequestURLRetryOfAdmittedEvent(t *testing.T) {
 	r := newRig(t, rigOpts{http: true, delivery: fakeslack.HTTPOptions{Timeout: 50 * time.Millisecond},
 		mutate: func(c *bot.Config) { c.Store = slowStore{Store: c.Store, delay: 150 * time.Millisecond} }})
 	storage.SetChannelDefault(ctx, r.st, r.slack.TeamID(), channel, "product-lead")
-	r.model.Handle(func(req fakemodel.Request) fakemodel.Reply { return fakemodel.Reply{Text: "answer to " + req.LastUserText()} })
+	r.model.Handle(func(req fakemodel.Request) fakemodel.Reply {
+		return fakemodel.Reply{Text: "answer to " + req.LastUserText()}
+	})
 	_, env := r.mention("one question", "")
 	r.waitFor("the first request and its retries to be answered", func() bool {
 		n := 0
