@@ -15,6 +15,7 @@ import (
 
 	"agentbot/bot/access"
 	"agentbot/bot/lease"
+	"agentbot/bot/slackhttp"
 	"agentbot/bot/threadgap"
 	"agentbot/bot/threadwork"
 	"agentbot/engine"
@@ -177,6 +178,8 @@ type Bot struct {
 	in *intake
 
 	connected atomic.Bool
+	// replays are the requests of HTTP mode taken lately (SlackHandler).
+	replays slackhttp.Replays
 	// cancelTurns stops running turns after the grace period.
 	cancelTurns context.CancelFunc
 	stopOnce    sync.Once

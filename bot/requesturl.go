@@ -20,10 +20,6 @@ import (
 // envelope not acked.
 const ackWithin = 2500 * time.Millisecond
 
-// replayTTL is how long a request's signature is remembered: Slack's
-// timestamps are good for 5 minutes either side of now.
-const replayTTL = 10 * time.Minute
-
 // SlackHandler is the request URL of HTTP mode (/slack/events): Slack's
 // events, interactivity and slash commands, each verified with
 // Config.SigningSecret (package slackhttp), handed to the same intake as
@@ -52,11 +48,7 @@ func (b *Bot) serveRequest(w http.ResponseWriter, r *http.Request) {
 		http.Error(w, "not ready", http.StatusServiceUnavailable)
 		return
 	}
-	if dup, err := b.c.cfg.Store.Seen(r.Context(), keys.Request(req.Key()), replayTTL); err != nil {
-		b.c.log.Error("slack request: replay check", "err", err)
-		http.Error(w, "store unavailable", http.StatusServiceUnavailable)
-		return
-	} else if dup {
+	if b.replayed(r, req) {
 		b.c.log.Warn("slack request refused: replayed", "remote", r.RemoteAddr, "retry_num", req.RetryNum)
 		http.Error(w, "replayed request", http.StatusUnauthorized)
 		return
@@ -76,6 +68,29 @@ func (b *Bot) serveRequest(w http.ResponseWriter, r *http.Request) {
 		http.Error(w, "not admitted yet", http.StatusServiceUnavailable)
 	case <-r.Context().Done():
 	}
+}
+
+// replayed reports whether req was taken before (its timestamp, signature
+// and retry number; slackhttp.Request.Key), within slackhttp.ReplayWindow.
+// Every request is looked up in this process's memory; a slash command,
+// which no durable dedupe key guards, also in the store, so a replay to
+// another replica is refused too. An event or a click replayed to another
+// replica passes here and is dropped by its item's dedupe keys (event_id,
+// the click), acked as Slack's own retries are. When the store cannot
+// say, the command is refused as a replay would be.
+func (b *Bot) replayed(r *http.Request, req slackhttp.Request) bool {
+	if b.replays.Seen(req.Key(), time.Now()) {
+		return true
+	}
+	if req.Kind != slackhttp.Slash {
+		return false
+	}
+	dup, err := b.c.cfg.Store.Seen(r.Context(), keys.Request(req.Key()), slackhttp.ReplayWindow)
+	if err != nil {
+		b.c.log.Error("slack request: replay check", "err", err)
+		return true
+	}
+	return dup
 }
 
 // refuse answers a request slackhttp refused, logged without its body.
