@@ -185,16 +185,24 @@ type Bot struct {
 	stopOnce    sync.Once
 }
 
+// check reports what cfg lacks that New requires.
+func (c *Config) check() error {
+	if c.API == nil || c.Engine == nil || c.Store == nil || c.Catalog == nil {
+		return errors.New("bot: API, Engine, Store and Catalog are required")
+	}
+	if c.Socket == nil && c.SigningSecret == "" {
+		return errors.New("bot: Socket (Socket Mode) or SigningSecret (HTTP mode) is required")
+	}
+	if c.Folders.Dir == "" {
+		return errors.New("bot: Folders is required (the data folder the sessions' working folders are under)")
+	}
+	return nil
+}
+
 // New returns a bot for cfg.
 func New(cfg Config) (*Bot, error) {
-	if cfg.API == nil || cfg.Engine == nil || cfg.Store == nil || cfg.Catalog == nil {
-		return nil, errors.New("bot: API, Engine, Store and Catalog are required")
-	}
-	if cfg.Socket == nil && cfg.SigningSecret == "" {
-		return nil, errors.New("bot: Socket (Socket Mode) or SigningSecret (HTTP mode) is required")
-	}
-	if cfg.Folders.Dir == "" {
-		return nil, errors.New("bot: Folders is required (the data folder the sessions' working folders are under)")
+	if err := cfg.check(); err != nil {
+		return nil, err
 	}
 	if cfg.MaxConcurrentTurns <= 0 {
 		cfg.MaxConcurrentTurns = 8
