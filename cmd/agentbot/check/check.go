@@ -148,7 +148,7 @@ func (c *checker) tokenFormat(t slackToken) bool {
 func (c *checker) httpMode() {
 	const name = "Slack HTTP mode"
 	if err := SlackMode(c.cfg); err != nil {
-		c.r.fail(name, err.Error(), slackDoc)
+		c.r.fail(name, err.Error(), httpDoc)
 		return
 	}
 	c.r.ok(name, "SLACK_SIGNING_SECRET is set; Slack's request URL is "+RequestURL(c.cfg))

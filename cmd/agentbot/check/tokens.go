@@ -16,6 +16,7 @@ import (
 const (
 	slackDoc  = slackcheck.SetupDoc
 	modelDoc  = "see docs/configuration.md, section 'Model providers'"
+	httpDoc   = "see docs/slack.md, section 'HTTP mode: the Events API at a request URL'"
 	agentsDoc = "see docs/bmad.md"
 )
 
@@ -115,12 +116,12 @@ func SlackMode(cfg *Config) error {
 	var errs []error
 	switch v := strings.TrimSpace(cfg.SigningSecret); {
 	case v == "":
-		errs = append(errs, fmt.Errorf("SLACK_SIGNING_SECRET is %s: AGENTBOT_SLACK_MODE=http needs it, the Signing Secret from your Slack app's 'Basic Information' page; %s", problemMissing, slackDoc))
+		errs = append(errs, fmt.Errorf("SLACK_SIGNING_SECRET is %s: AGENTBOT_SLACK_MODE=http needs it, the Signing Secret from your Slack app's 'Basic Information' page; %s", problemMissing, httpDoc))
 	case isPlaceholder(v):
-		errs = append(errs, fmt.Errorf("SLACK_SIGNING_SECRET is %s: set it to the Signing Secret from your Slack app's 'Basic Information' page; %s", problemPlaceholder, slackDoc))
+		errs = append(errs, fmt.Errorf("SLACK_SIGNING_SECRET is %s: set it to the Signing Secret from your Slack app's 'Basic Information' page; %s", problemPlaceholder, httpDoc))
 	}
 	if strings.TrimSpace(cfg.PublicURL) == "" {
-		errs = append(errs, errors.New("AGENTBOT_PUBLIC_URL is missing: AGENTBOT_SLACK_MODE=http needs it, Slack sends its requests to AGENTBOT_PUBLIC_URL/slack/events (served on AGENTBOT_LISTEN); see docs/slack.md"))
+		errs = append(errs, errors.New("AGENTBOT_PUBLIC_URL is missing: AGENTBOT_SLACK_MODE=http needs it, Slack sends its requests to AGENTBOT_PUBLIC_URL/slack/events (served on AGENTBOT_LISTEN); "+httpDoc))
 	}
 	return errors.Join(errs...)
 }
