@@ -39,10 +39,14 @@ func (b *Bot) serveRequest(w http.ResponseWriter, r *http.Request) {
 		b.refuse(w, r, err)
 		return
 	}
-	if req.Kind == slackhttp.URLVerification {
+	switch req.Kind {
+	case slackhttp.URLVerification:
 		w.Header().Set("Content-Type", "application/json")
 		_ = json.NewEncoder(w).Encode(map[string]string{"challenge": req.Challenge})
 		return
+	case slackhttp.RateLimited:
+		b.c.log.Warn("slack is rate limiting this app's events: some are dropped for the minute (app_rate_limited)")
+		return // 200: it wants no more
 	}
 	if !b.connected.Load() {
 		http.Error(w, "not ready", http.StatusServiceUnavailable)

@@ -32,6 +32,9 @@ const (
 	Event                           // an Events API event_callback
 	Interaction                     // an interactivity payload (payload=)
 	Slash                           // a slash command
+	// RateLimited is app_rate_limited: Slack is dropping the app's events
+	// for the minute (https://docs.slack.dev/apis/events-api/#rate-limiting).
+	RateLimited
 )
 
 // Request is one verified request from Slack.
@@ -148,7 +151,8 @@ func parse(contentType string, body []byte) (Request, error) {
 	return refuse(http.StatusUnsupportedMediaType, "content type "+mt, nil)
 }
 
-// parseJSON reads an Events API body: url_verification or event_callback
+// parseJSON reads an Events API body: url_verification, app_rate_limited
+// or event_callback
 // (https://docs.slack.dev/apis/events-api/); anything else in JSON (an
 // interactivity payload or a slash command, which Slack sends as forms)
 // is refused.
@@ -163,6 +167,8 @@ func parseJSON(body []byte) (Request, error) {
 	switch outer.Type {
 	case slackevents.URLVerification:
 		return Request{Kind: URLVerification, Challenge: outer.Challenge}, nil
+	case slackevents.AppRateLimited:
+		return Request{Kind: RateLimited}, nil
 	case slackevents.CallbackEvent:
 		ev, err := slackevents.ParseEvent(body, slackevents.OptionNoVerifyToken())
 		if err != nil {

@@ -60,6 +60,7 @@ func TestRead(t *testing.T) {
 		{name: "event", body: eventBody, ctype: "application/json", key: secret, at: now, kind: slackhttp.Event},
 		{name: "event, charset", body: eventBody, ctype: "application/json; charset=utf-8", key: secret, at: now, kind: slackhttp.Event},
 		{name: "url_verification", body: []byte(`{"type":"url_verification","challenge":"c123","token":"t"}`), ctype: "application/json", key: secret, at: now, kind: slackhttp.URLVerification},
+		{name: "app_rate_limited", body: []byte(`{"token":"t","type":"app_rate_limited","team_id":"T1","minute_rate_limited":1518467820,"api_app_id":"A1"}`), ctype: "application/json", key: secret, at: now, kind: slackhttp.RateLimited},
 		{name: "click", body: click, ctype: form, key: secret, at: now, kind: slackhttp.Interaction},
 		{name: "slash", body: slash, ctype: form, key: secret, at: now, kind: slackhttp.Slash},
 		{name: "retry", body: eventBody, ctype: "application/json", key: secret, at: now, kind: slackhttp.Event, retry: "2"},

@@ -96,3 +96,30 @@ func TestServeSlackHTTPModeNeeds(t *testing.T) {
 		})
 	}
 }
+
+// check in HTTP mode reports the signing secret and the request URL in
+// place of Socket Mode, never opens a Socket Mode connection, and fails
+// without the secret.
+func TestCheckSlackHTTPMode(t *testing.T) {
+	s := newCheckSetup(t)
+	delete(s.vars, "SLACK_APP_TOKEN")
+	s.vars["AGENTBOT_SLACK_MODE"] = "http"
+	s.vars["SLACK_SIGNING_SECRET"] = testSigningSecret
+	s.vars["AGENTBOT_PUBLIC_URL"] = "https://bot.example"
+	code, out := s.check(t)
+	if code != 0 {
+		t.Fatalf("exit %d, want 0:\n%s", code, out)
+	}
+	line(t, out, "✓ Slack HTTP mode: SLACK_SIGNING_SECRET is set; Slack's request URL is https://bot.example/slack/events")
+	lacks(t, "check", out, "Socket Mode")
+	lacks(t, "check", out, testSigningSecret)
+	if n := len(s.slack.CallsTo("apps.connections.open")); n != 0 {
+		t.Errorf("apps.connections.open called %d times in HTTP mode", n)
+	}
+	delete(s.vars, "SLACK_SIGNING_SECRET")
+	code, out = s.check(t)
+	if code == 0 {
+		t.Fatalf("exit 0 without a signing secret:\n%s", out)
+	}
+	contains(t, "check", out, "SLACK_SIGNING_SECRET is missing")
+}
