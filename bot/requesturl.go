@@ -47,6 +47,12 @@ func (b *Bot) serveRequest(w http.ResponseWriter, r *http.Request) {
 	case slackhttp.RateLimited:
 		b.c.log.Warn("slack is rate limiting this app's events: some are dropped for the minute (app_rate_limited)")
 		return // 200: it wants no more
+	case slackhttp.Unreadable:
+		// As a Socket Mode envelope the bot cannot read: acked, so Slack
+		// does not deliver it again (intake.handle).
+		b.c.obs.EventReceived(string(socketmode.EventTypeErrorBadMessage))
+		b.c.log.Warn("unreadable slack request; answered 200 so Slack does not send it again", "err", req.Err)
+		return
 	}
 	if !b.connected.Load() {
 		http.Error(w, "not ready", http.StatusServiceUnavailable)

@@ -35,6 +35,12 @@ const (
 	// RateLimited is app_rate_limited: Slack is dropping the app's events
 	// for the minute (https://docs.slack.dev/apis/events-api/#rate-limiting).
 	RateLimited
+	// Unreadable is a request Slack signed, of the right content type,
+	// whose event or payload does not decode (an event type slack-go does
+	// not know, a field of the wrong type): Err says why. Like a Socket
+	// Mode envelope the bot cannot read, it is answered 200, so Slack does
+	// not send it again, and nothing is admitted.
+	Unreadable
 )
 
 // Request is one verified request from Slack.
@@ -52,6 +58,8 @@ type Request struct {
 	// X-Slack-Retry-Reason (0 and "" on a first delivery).
 	RetryNum    int
 	RetryReason string
+	// Err is why an Unreadable request does not decode.
+	Err error
 }
 
 // Refusal is why a request is refused, with the HTTP status to answer.
@@ -172,7 +180,7 @@ func parseJSON(body []byte) (Request, error) {
 	case slackevents.CallbackEvent:
 		ev, err := slackevents.ParseEvent(body, slackevents.OptionNoVerifyToken())
 		if err != nil {
-			return refuse(http.StatusBadRequest, "event_callback", err)
+			return Request{Kind: Unreadable, Err: fmt.Errorf("event_callback: %w", err)}, nil
 		}
 		return Request{Kind: Event, Event: ev}, nil
 	}
@@ -191,7 +199,7 @@ func parseForm(body []byte) (Request, error) {
 	if p := form.Get("payload"); p != "" {
 		var cb slack.InteractionCallback
 		if err := json.Unmarshal([]byte(p), &cb); err != nil {
-			return refuse(http.StatusBadRequest, "interactivity payload", err)
+			return Request{Kind: Unreadable, Err: fmt.Errorf("interactivity payload: %w", err)}, nil
 		}
 		return Request{Kind: Interaction, Interaction: cb}, nil
 	}

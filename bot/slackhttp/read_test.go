@@ -70,6 +70,8 @@ func TestRead(t *testing.T) {
 		{name: "xml", body: eventBody, ctype: "application/xml", key: secret, at: now, status: 415},
 		{name: "JSON click", body: []byte(`{"type":"block_actions"}`), ctype: "application/json", key: secret, at: now, status: 400},
 		{name: "JSON in a form", body: eventBody, ctype: form, key: secret, at: now, status: 400},
+		{name: "unknown event type", body: []byte(`{"type":"event_callback","event_id":"Ev2","event":{"type":"no_such_event"}}`), ctype: "application/json", key: secret, at: now, kind: slackhttp.Unreadable},
+		{name: "payload not JSON", body: []byte("payload=nope"), ctype: form, key: secret, at: now, kind: slackhttp.Unreadable},
 		{name: "retry 9", body: eventBody, ctype: "application/json", key: secret, at: now, retry: "9", status: 400},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
