@@ -72,7 +72,8 @@ const signingSecret = "8f742231b10e8888abcd99yyyzzz85a5"
 var modes sync.Map // testing.TB -> bool
 
 // inModes runs f as two subtests, "socket" and "http": every rig f makes
-// runs in that mode, so one scenario proves both.
+// on the t it is given runs in that mode, so one scenario proves both
+// (a rig made on a subtest of f's own runs in Socket Mode).
 func inModes(t *testing.T, f func(t *testing.T)) {
 	t.Run("socket", f)
 	t.Run("http", func(t *testing.T) {
