@@ -15,6 +15,7 @@ import (
 
 	"agentbot/bot/access"
 	"agentbot/bot/lease"
+	"agentbot/bot/slackhttp"
 	"agentbot/bot/threadgap"
 	"agentbot/bot/threadwork"
 	"agentbot/engine"
@@ -59,10 +60,15 @@ type Observer interface {
 
 // Config configures a Bot.
 type Config struct {
-	API    *slack.Client
+	API *slack.Client
+	// Socket is Slack's Socket Mode connection; nil in HTTP mode, where
+	// Slack's requests arrive at the request URL SlackHandler serves.
 	Socket *socketmode.Client
-	Engine *engine.Engine
-	Store  Store
+	// SigningSecret verifies the requests of HTTP mode (Slack's app
+	// signing secret); required when Socket is nil.
+	SigningSecret string
+	Engine        *engine.Engine
+	Store         Store
 	// Folders are the sessions' working folders, under the store's data
 	// folder: shared files are fetched into a session's inputs folder.
 	Folders storage.Folders
@@ -172,18 +178,31 @@ type Bot struct {
 	in *intake
 
 	connected atomic.Bool
+	// replays are the requests of HTTP mode taken lately (SlackHandler).
+	replays slackhttp.Replays
 	// cancelTurns stops running turns after the grace period.
 	cancelTurns context.CancelFunc
 	stopOnce    sync.Once
 }
 
+// check reports what cfg lacks that New requires.
+func (c *Config) check() error {
+	if c.API == nil || c.Engine == nil || c.Store == nil || c.Catalog == nil {
+		return errors.New("bot: API, Engine, Store and Catalog are required")
+	}
+	if c.Socket == nil && c.SigningSecret == "" {
+		return errors.New("bot: Socket (Socket Mode) or SigningSecret (HTTP mode) is required")
+	}
+	if c.Folders.Dir == "" {
+		return errors.New("bot: Folders is required (the data folder the sessions' working folders are under)")
+	}
+	return nil
+}
+
 // New returns a bot for cfg.
 func New(cfg Config) (*Bot, error) {
-	if cfg.API == nil || cfg.Socket == nil || cfg.Engine == nil || cfg.Store == nil || cfg.Catalog == nil {
-		return nil, errors.New("bot: API, Socket, Engine, Store and Catalog are required")
-	}
-	if cfg.Folders.Dir == "" {
-		return nil, errors.New("bot: Folders is required (the data folder the sessions' working folders are under)")
+	if err := cfg.check(); err != nil {
+		return nil, err
 	}
 	if cfg.MaxConcurrentTurns <= 0 {
 		cfg.MaxConcurrentTurns = 8
@@ -225,8 +244,13 @@ func New(cfg Config) (*Bot, error) {
 	return b, nil
 }
 
-// Connected reports whether the Socket Mode connection is up.
+// Connected reports whether the Socket Mode connection is up; in HTTP
+// mode, whether the bot takes requests (Run has started and not ended).
 func (b *Bot) Connected() bool { return b.connected.Load() }
+
+// HTTPMode reports whether Slack's requests come to SlackHandler (no
+// Socket Mode connection).
+func (b *Bot) HTTPMode() bool { return b.c.cfg.Socket == nil }
 
 // Run connects and serves until ctx is done. At shutdown it stops taking
 // events, lets running turns finish (or checkpoint, after the grace
@@ -242,7 +266,11 @@ func (b *Bot) Run(ctx context.Context) error {
 	sockCtx, stopSock := context.WithCancel(ctx)
 	defer stopSock()
 	sockDone := make(chan error, 1)
-	go func() { sockDone <- b.c.cfg.Socket.RunContext(sockCtx) }()
+	if b.HTTPMode() {
+		b.connected.Store(true) // SlackHandler takes requests from now on
+	} else {
+		go func() { sockDone <- b.c.cfg.Socket.RunContext(sockCtx) }()
+	}
 	intakeDone := make(chan struct{})
 	go func() { defer close(intakeDone); b.in.intakeLoop(sockCtx) }()
 
@@ -255,7 +283,11 @@ func (b *Bot) Run(ctx context.Context) error {
 	sw := &sweeper{core: b.c, queued: map[string]bool{}}
 	b.c.work.StartPeriodic(sockCtx, b.c.approvalSweepEvery(), sw.sweep)
 
-	err = b.serveSocket(ctx, sockDone)
+	if b.HTTPMode() {
+		<-ctx.Done()
+	} else {
+		err = b.serveSocket(ctx, sockDone)
+	}
 	b.connected.Store(false)
 	stopSock()
 	<-intakeDone

@@ -4,9 +4,13 @@ import (
 	"context"
 	"encoding/json"
 	"log/slog"
+	"net/http"
+	"net/http/httptest"
 	"os"
 	"path/filepath"
 	"strings"
+	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -37,6 +41,9 @@ type rig struct {
 	stop  context.CancelFunc
 	done  chan error
 	opts  rigOpts
+	// requestURL serves the current bot's SlackHandler in HTTP mode.
+	requestURL *httptest.Server
+	handler    atomic.Pointer[http.Handler]
 }
 
 type rigOpts struct {
@@ -50,6 +57,30 @@ type rigOpts struct {
 	// one (the engine still saves into the bbolt one).
 	store func(*bolt.Store) bot.Store
 	data  string // the data folder to open ("" for a fresh one)
+	// http runs the bot in HTTP mode: Slack's requests come to its
+	// request URL, signed, instead of over Socket Mode (default: the
+	// mode inModes gave the test, else Socket Mode).
+	http bool
+	// delivery shapes the fake's HTTP delivery in HTTP mode.
+	delivery fakeslack.HTTPOptions
+}
+
+// signingSecret is the test app's signing secret in HTTP mode.
+const signingSecret = "8f742231b10e8888abcd99yyyzzz85a5"
+
+// modes holds the tests inModes runs in HTTP mode.
+var modes sync.Map // testing.TB -> bool
+
+// inModes runs f as two subtests, "socket" and "http": every rig f makes
+// on the t it is given runs in that mode, so one scenario proves both
+// (a rig made on a subtest of f's own runs in Socket Mode).
+func inModes(t *testing.T, f func(t *testing.T)) {
+	t.Run("socket", f)
+	t.Run("http", func(t *testing.T) {
+		modes.Store(t, true)
+		t.Cleanup(func() { modes.Delete(t) })
+		f(t)
+	})
 }
 
 // repoRoot is the folder holding go.mod (see fixtures.RepoRoot).
@@ -57,6 +88,9 @@ func repoRoot(t testing.TB) string { t.Helper(); return fixtures.RepoRoot(t) }
 
 func newRig(t testing.TB, o rigOpts) *rig {
 	t.Helper()
+	if v, ok := modes.Load(t); ok && v.(bool) {
+		o.http = true
+	}
 	r := &rig{t: t, slack: fakeslack.New(t, o.slack...), model: fakemodel.NewTB(t), data: o.data, opts: o}
 	if r.data == "" {
 		r.data = filepath.Join(t.TempDir(), "data")
@@ -85,8 +119,15 @@ func (r *rig) start() {
 		bst = r.opts.store(st)
 	}
 	// One bot on its own bbolt store, as serve on bbolt: the sole replica.
+	var sock *socketmode.Client
+	secret := ""
+	if r.opts.http {
+		secret = signingSecret
+	} else {
+		sock = socketmode.New(api)
+	}
 	cfg := bot.Config{
-		API: api, Socket: socketmode.New(api), Engine: engine.New(ecfg), Store: bst, Folders: storage.Folders{Dir: st.Dir()},
+		API: api, Socket: sock, SigningSecret: secret, Engine: engine.New(ecfg), Store: bst, Folders: storage.Folders{Dir: st.Dir()},
 		Catalog: func() *catalog.Catalog { return r.cat }, ShutdownGrace: 5 * time.Second, SoleReplica: true,
 		Logger: slog.New(slog.NewTextHandler(os.Stderr, &slog.HandlerOptions{Level: slog.LevelWarn})),
 	}
@@ -101,7 +142,29 @@ func (r *rig) start() {
 	ctx, cancel := context.WithCancel(context.Background())
 	r.stop, r.done = cancel, make(chan error, 1)
 	go func() { r.done <- b.Run(ctx) }()
+	if r.opts.http {
+		r.serveRequests(b)
+		return
+	}
 	r.waitFor("the bot to connect", func() bool { return b.Connected() && r.slack.Connected() > 0 })
+}
+
+// serveRequests serves b's request URL and, at the first start, has the
+// fake Slack deliver there (url_verification first).
+func (r *rig) serveRequests(b *bot.Bot) {
+	h := b.SlackHandler()
+	r.handler.Store(&h)
+	r.waitFor("the bot to take requests", b.Connected)
+	if r.requestURL != nil {
+		return
+	}
+	mux := http.NewServeMux()
+	mux.HandleFunc("/slack/events", func(w http.ResponseWriter, req *http.Request) { (*r.handler.Load()).ServeHTTP(w, req) })
+	r.requestURL = httptest.NewServer(mux)
+	r.t.Cleanup(r.requestURL.Close)
+	if err := r.slack.DeliverHTTP(r.requestURL.URL+"/slack/events", signingSecret, r.opts.delivery); err != nil {
+		r.t.Fatal(err)
+	}
 }
 
 // shutdown stops the bot and closes the store.
@@ -120,6 +183,14 @@ func (r *rig) shutdown() {
 	}
 	r.st.Close()
 	r.stop = nil
+	if r.opts.http { // HTTP mode is proved only if Slack spoke over HTTP
+		if n := r.slack.TotalConnections(); n != 0 {
+			r.t.Errorf("HTTP mode: %d Socket Mode connections", n)
+		}
+		if len(r.slack.Envelopes()) > 0 && len(r.slack.Deliveries()) == 0 {
+			r.t.Error("HTTP mode: envelopes sent, none delivered over HTTP")
+		}
+	}
 }
 
 // restart is a process restart on the same data directory.

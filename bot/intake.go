@@ -33,13 +33,13 @@ func (b *intake) intakeLoop(ctx context.Context) {
 	for {
 		select {
 		case <-ctx.Done():
-			for _, evt := range b.inbox.take() { // persist and ack what arrived
-				b.handle(evt)
+			for _, d := range b.inbox.take() { // persist and ack what arrived
+				b.handle(d.evt, d.ack)
 			}
 			return
 		case <-b.inbox.signal:
-			for _, evt := range b.inbox.take() {
-				b.handle(evt)
+			for _, d := range b.inbox.take() {
+				b.handle(d.evt, d.ack)
 			}
 		}
 	}
@@ -50,8 +50,13 @@ func (b *intake) intakeLoop(ctx context.Context) {
 // failed commit is not acked, so Slack redelivers), anything else at once,
 // an envelope the bot cannot read included: Slack redelivers every
 // envelope not acked (https://docs.slack.dev/apis/events-api/using-socket-mode).
-func (b *intake) handle(evt socketmode.Event) {
-	ack := b.acker(evt)
+// An HTTP request comes with its ack (done: it completes the response);
+// a Socket Mode envelope is acked on its websocket.
+func (b *intake) handle(evt socketmode.Event, done func()) {
+	ack := done
+	if ack == nil {
+		ack = b.acker(evt)
+	}
 	deferred := false
 	defer func() {
 		if !deferred {
@@ -318,19 +323,29 @@ func (b *intake) acker(evt socketmode.Event) func() {
 	}
 }
 
-// inbox is an unbounded FIFO between the socket loop and the intake, so the
-// socket loop never blocks and acks stay fast under load.
+// inbox is an unbounded FIFO between the socket loop (or the request URL's
+// handlers) and the intake, so neither blocks and acks stay fast under load.
 type inbox struct {
 	mu     sync.Mutex
-	items  []socketmode.Event
+	items  []delivery
 	signal chan struct{}
+}
+
+// delivery is one envelope in the inbox: ack, when set, acks it (an HTTP
+// request's response); nil acks it on the Socket Mode websocket.
+type delivery struct {
+	evt socketmode.Event
+	ack func()
 }
 
 func newInbox() *inbox { return &inbox{signal: make(chan struct{}, 1)} }
 
-func (q *inbox) push(evt socketmode.Event) {
+func (q *inbox) push(evt socketmode.Event) { q.pushAcked(evt, nil) }
+
+// pushAcked queues evt with its own ack.
+func (q *inbox) pushAcked(evt socketmode.Event, ack func()) {
 	q.mu.Lock()
-	q.items = append(q.items, evt)
+	q.items = append(q.items, delivery{evt: evt, ack: ack})
 	q.mu.Unlock()
 	select {
 	case q.signal <- struct{}{}:
@@ -339,7 +354,7 @@ func (q *inbox) push(evt socketmode.Event) {
 }
 
 // take returns everything queued, oldest first.
-func (q *inbox) take() []socketmode.Event {
+func (q *inbox) take() []delivery {
 	q.mu.Lock()
 	defer q.mu.Unlock()
 	items := q.items

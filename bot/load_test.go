@@ -31,6 +31,8 @@ type load struct {
 	latency time.Duration
 	// maxTurns is Config.MaxConcurrentTurns.
 	maxTurns int
+	// http runs the bot in HTTP mode, Slack's requests sent all at once.
+	http bool
 }
 
 // loadRun is what a load run measured.
@@ -54,7 +56,8 @@ func loadText(i, n int) string { return fmt.Sprintf("thread %03d message %d", i,
 // after l.latency, in a channel whose default agent skips the picker.
 func loadRig(tb testing.TB, l load) *rig {
 	ctx := context.Background()
-	r := newRig(tb, rigOpts{mutate: func(c *bot.Config) { c.MaxConcurrentTurns = l.maxTurns }})
+	r := newRig(tb, rigOpts{http: l.http, delivery: fakeslack.HTTPOptions{Concurrent: true},
+		mutate: func(c *bot.Config) { c.MaxConcurrentTurns = l.maxTurns }})
 	r.model.Handle(func(req fakemodel.Request) fakemodel.Reply {
 		return fakemodel.Reply{Text: "answer: " + req.LastUserText(), Delay: l.latency}
 	})
@@ -246,8 +249,18 @@ func TestLoadEveryMessageAnsweredOnce(t *testing.T) {
 // time against the ideal (all model time spread over the turn slots),
 // their ratio (target ≤ 1.5), the p99 ack latency (target < 50 ms) and
 // the process's peak RSS.
+//
+// It runs over Socket Mode and over HTTP side by side: sub-benchmarks
+// socket and http (the Events API, every request signed and verified).
 func BenchmarkLoad200Threads(b *testing.B) {
-	l := load{threads: 200, turns: 3, latency: 500 * time.Millisecond, maxTurns: 50}
+	for _, mode := range []string{"socket", "http"} {
+		b.Run(mode, func(b *testing.B) {
+			benchLoad(b, load{threads: 200, turns: 3, latency: 500 * time.Millisecond, maxTurns: 50, http: mode == "http"})
+		})
+	}
+}
+
+func benchLoad(b *testing.B, l load) {
 	ideal := time.Duration(float64(l.threads*l.turns) * float64(l.latency) / float64(l.maxTurns))
 	var wall time.Duration
 	var acks []time.Duration
@@ -277,9 +290,16 @@ func BenchmarkLoad200Threads(b *testing.B) {
 }
 
 // BenchmarkAckLatency measures how long an envelope waits for its ack when
-// the bot is idle: the floor under the ack latency of the load benchmark.
+// the bot is idle: the floor under the ack latency of the load benchmark,
+// over Socket Mode and over HTTP (the request's answer).
 func BenchmarkAckLatency(b *testing.B) {
-	r := newRig(b, rigOpts{})
+	for _, mode := range []string{"socket", "http"} {
+		b.Run(mode, func(b *testing.B) { benchAck(b, mode == "http") })
+	}
+}
+
+func benchAck(b *testing.B, http bool) {
+	r := newRig(b, rigOpts{http: http})
 	acks := make([]time.Duration, 0, b.N)
 	b.ResetTimer()
 	for range b.N {

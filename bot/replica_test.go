@@ -46,6 +46,9 @@ type cluster struct {
 	// config.
 	engine func(*engine.Config)
 	bot    func(*bot.Config)
+	// lb, when set, runs the replicas in HTTP mode behind it: Slack's
+	// requests go round-robin to them (startHTTP).
+	lb *balancer
 }
 
 // replica is one bot of a cluster. Its store and Slack Web API calls go
@@ -102,8 +105,13 @@ func (c *cluster) startWrapped(id string, grace time.Duration, wrap func(*replic
 	if wrap != nil {
 		st = wrap(r.store)
 	}
+	var sock *socketmode.Client
+	secret := signingSecret
+	if c.lb == nil {
+		sock, secret = socketmode.New(api), ""
+	}
 	bcfg := bot.Config{
-		API: api, Socket: socketmode.New(api), Engine: engine.New(ecfg), Store: st, Folders: storage.Folders{Dir: c.st.Dir()},
+		API: api, Socket: sock, SigningSecret: secret, Engine: engine.New(ecfg), Store: st, Folders: storage.Folders{Dir: c.st.Dir()},
 		Catalog: func() *catalog.Catalog { return c.cat }, ShutdownGrace: grace, NoStreaming: true,
 		ReplicaID: id, LeaseTTL: replicaTTL, Observer: turnCounter{&r.turns, &r.dups},
 		Logger: slog.New(slog.NewTextHandler(os.Stderr, &slog.HandlerOptions{Level: slog.LevelError})),
@@ -119,6 +127,12 @@ func (c *cluster) startWrapped(id string, grace time.Duration, wrap func(*replic
 	ctx, cancel := context.WithCancel(context.Background())
 	r.stop, r.done = cancel, make(chan error, 1)
 	go func() { r.done <- b.Run(ctx) }()
+	if c.lb != nil {
+		c.waitFor(id+" to take requests", b.Connected)
+		c.lb.add(b.SlackHandler())
+		t.Cleanup(func() { r.shutdown(t) })
+		return r
+	}
 	c.waitFor(id+" to connect", func() bool {
 		for _, id := range c.slack.ConnIDs() {
 			if !slices.Contains(before, id) {

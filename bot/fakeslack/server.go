@@ -158,6 +158,10 @@ type Server struct {
 	connSeq  int
 	connWG   sync.WaitGroup
 	sockDown bool
+	// httpOut, when set, delivers envelopes over HTTP instead
+	// (DeliverHTTP, requests.go); deliveries are its requests.
+	httpOut    *httpSender
+	deliveries []Delivery
 }
 
 // New starts a fake Slack. With a non-nil tb it is closed in tb.Cleanup;
@@ -220,6 +224,7 @@ func (s *Server) Close() {
 	s.sock.Unlock()
 	s.DropConnections()
 	s.connWG.Wait()
+	s.stopHTTP()
 	s.ts.Stop()
 }
 

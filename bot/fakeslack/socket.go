@@ -146,6 +146,11 @@ func (s *Server) enqueue(e *Envelope) {
 	s.mu.Unlock()
 
 	s.sock.Lock()
+	if h := s.httpOut; h != nil {
+		s.sock.Unlock()
+		h.send(s, e)
+		return
+	}
 	s.pending = append(s.pending, e)
 	s.flushLocked()
 	s.sock.Unlock()

@@ -59,3 +59,8 @@ func CallDigest(callID string) string {
 	sum := sha256.Sum256([]byte(callID))
 	return "sha256:" + hex.EncodeToString(sum[:16])
 }
+
+// Request is the dedupe key of one signed HTTP request from Slack, by
+// what names its delivery (slackhttp.Request.Key: its timestamp,
+// signature and retry number): the same request replayed has the same key.
+func Request(delivery string) string { return "request/" + delivery }

@@ -61,13 +61,17 @@ type Config struct {
 	SessionTokenBudget int
 	DailyTokenBudget   int
 
-	SlackAppToken   string
-	SlackBotToken   string
-	SlackAPIURL     string
-	MaxTurns        int
-	AllowedUsers    []string
-	AllowedChannels []string
-	Admins          []string
+	SlackAppToken string
+	SlackBotToken string
+	// SlackMode is socket (Socket Mode) or http (the Events API at
+	// PublicURL/slack/events, verified with SlackSigningSecret).
+	SlackMode          string
+	SlackSigningSecret string
+	SlackAPIURL        string
+	MaxTurns           int
+	AllowedUsers       []string
+	AllowedChannels    []string
+	Admins             []string
 	// ApprovalTimeout is how long a tool call waits for approval in Slack
 	// before it is denied.
 	ApprovalTimeout time.Duration
@@ -98,7 +102,7 @@ type binder = func(fs *flag.FlagSet, c *Config, name, def, usage string)
 
 // secrets are the settings whose values must never be printed: their flags
 // show no default (the usage text would print the environment's value).
-var secrets = map[string]bool{"SLACK_APP_TOKEN": true, "SLACK_BOT_TOKEN": true, "OPENAI_API_KEY": true, "AGENTBOT_DATABASE_URL": true}
+var secrets = map[string]bool{"SLACK_APP_TOKEN": true, "SLACK_BOT_TOKEN": true, "SLACK_SIGNING_SECRET": true, "OPENAI_API_KEY": true, "AGENTBOT_DATABASE_URL": true}
 
 func str(p func(*Config) *string) binder {
 	return func(fs *flag.FlagSet, c *Config, name, def, usage string) { fs.StringVar(p(c), name, def, usage) }
@@ -184,6 +188,8 @@ var settings = []setting{
 	{"max-file-bytes", "AGENTBOT_MAX_FILE_BYTES", "largest file the tools read or write", size(func(c *Config) *int64 { return &c.MaxFileBytes }), "1048576"},
 	{"slack-app-token", "SLACK_APP_TOKEN", "Slack app-level token (xapp-, connections:write)", str(func(c *Config) *string { return &c.SlackAppToken }), ""},
 	{"slack-bot-token", "SLACK_BOT_TOKEN", "Slack bot token (xoxb-)", str(func(c *Config) *string { return &c.SlackBotToken }), ""},
+	{"slack-mode", "AGENTBOT_SLACK_MODE", "how Slack's events arrive: socket (Socket Mode, with SLACK_APP_TOKEN) or http (signed requests to AGENTBOT_PUBLIC_URL/slack/events, served on AGENTBOT_LISTEN, with SLACK_SIGNING_SECRET)", str(func(c *Config) *string { return &c.SlackMode }), "socket"},
+	{"slack-signing-secret", "SLACK_SIGNING_SECRET", "Slack app signing secret ('Basic Information'): verifies the requests of AGENTBOT_SLACK_MODE=http", str(func(c *Config) *string { return &c.SlackSigningSecret }), ""},
 	{"slack-api-url", "SLACK_API_URL", "Slack Web API URL (tests)", str(func(c *Config) *string { return &c.SlackAPIURL }), ""},
 	{"max-concurrent-turns", "AGENTBOT_MAX_CONCURRENT_TURNS", "threads whose turns run at once", num(func(c *Config) *int { return &c.MaxTurns }), "8"},
 	{"allowed-users", "AGENTBOT_ALLOWED_USERS", "Slack user ids allowed (empty: everyone)", list(func(c *Config) *[]string { return &c.AllowedUsers }), ""},
@@ -211,7 +217,7 @@ var groups = map[string][]string{
 	"replicas":  {"lease-ttl", "replica-id"},
 	"model":     {"api-key", "base-url", "api-type", "api-version", "api", "model", "model-family", "reasoning-effort", "temperature", "max-tokens", "call-timeout", "context-tokens"},
 	"turns":     {"deny", "core-root", "max-iterations", "turn-timeout", "max-file-bytes", "session-token-budget", "daily-token-budget"},
-	"slack":     {"slack-app-token", "slack-bot-token", "slack-api-url", "max-concurrent-turns", "allowed-users", "allowed-channels", "admins", "approval-timeout", "no-streaming", "max-upload-bytes"},
+	"slack":     {"slack-mode", "slack-app-token", "slack-bot-token", "slack-signing-secret", "slack-api-url", "max-concurrent-turns", "allowed-users", "allowed-channels", "admins", "approval-timeout", "no-streaming", "max-upload-bytes"},
 	"logs":      {"log-format", "log-level"},
 	"http":      {"http-addr"},
 	"web":       {"public-url", "listen"},

@@ -50,7 +50,7 @@ func runServe(ctx context.Context, e *env) int {
 		s.newBot,      // the model, the engine and the Slack bot
 		s.background,  // SIGHUP reloads, retention
 		s.serveHTTP,   // /healthz and /metrics
-		s.servePublic, // the public side: OAuth redirects, the client ID metadata document
+		s.servePublic, // the public side: OAuth redirects, the client ID metadata document, Slack's request URL
 	} {
 		if code := step(ctx); code != 0 {
 			return code
@@ -195,8 +195,15 @@ func (s *server) newBot(context.Context) int {
 		opts = append(opts, slack.OptionAPIURL(cfg.SlackAPIURL))
 	}
 	api := slack.New(cfg.SlackBotToken, opts...)
+	var sock *socketmode.Client
+	secret := ""
+	if check.HTTPMode(checkConfig(cfg)) {
+		secret = cfg.SlackSigningSecret // Slack's requests come to /slack/events (servePublic)
+	} else {
+		sock = socketmode.New(api)
+	}
 	b, err := bot.New(bot.Config{
-		API: api, Socket: socketmode.New(api), Engine: eng, Store: st,
+		API: api, Socket: sock, SigningSecret: secret, Engine: eng, Store: st,
 		Catalog: cats.Get, Reload: cats.Reload, Admins: cfg.Admins,
 		MaxConcurrentTurns: cfg.MaxTurns, AllowedUsers: cfg.AllowedUsers, AllowedChannels: cfg.AllowedChannels,
 		MaxUploadBytes: cfg.MaxUploadBytes, NoStreaming: cfg.NoStreaming, Logger: log, Observer: met,
@@ -260,6 +267,9 @@ func (s *server) serveHTTP(context.Context) int {
 	}
 	health := func(ctx context.Context) error {
 		if !s.b.Connected() {
+			if s.b.HTTPMode() {
+				return errors.New("not taking Slack's requests yet")
+			}
 			return errors.New("socket mode connection is down")
 		}
 		if err := s.st.Ping(ctx); err != nil {
@@ -278,7 +288,8 @@ func (s *server) serveHTTP(context.Context) int {
 
 // servePublic serves the public side on AGENTBOT_LISTEN when
 // AGENTBOT_PUBLIC_URL is set: the OAuth redirect and the client ID
-// metadata document of MCP authorization (connect.Connector.Handler).
+// metadata document of MCP authorization (connect.Connector.Handler), and
+// in HTTP mode Slack's request URL, /slack/events (bot.SlackHandler).
 func (s *server) servePublic(context.Context) int {
 	if s.cfg.PublicURL == "" {
 		return 0
@@ -286,6 +297,10 @@ func (s *server) servePublic(context.Context) int {
 	mux := http.NewServeMux()
 	if s.auth.Connector != nil {
 		mux.Handle("/oauth/", s.auth.Connector.Handler())
+	}
+	if s.b.HTTPMode() {
+		mux.Handle("/slack/events", s.b.SlackHandler())
+		s.log.Info("taking Slack's requests over HTTP", "request_url", check.RequestURL(checkConfig(s.cfg)))
 	}
 	srv, err := httpserve.Listen("AGENTBOT_LISTEN", s.cfg.Listen, mux)
 	if err != nil {

@@ -64,6 +64,7 @@ var checks = []rangeCheck{
 	{"session-ttl", "AGENTBOT_SESSION_TTL", func(c *Config) (string, string, bool) {
 		return c.SessionTTL.String(), "0 (keep forever) or a duration above zero, such as 720h", c.SessionTTL < 0
 	}},
+	oneOf("slack-mode", "AGENTBOT_SLACK_MODE", func(c *Config) string { return c.SlackMode }, "socket", "http"),
 	oneOf("log-level", "AGENTBOT_LOG_LEVEL", func(c *Config) string { return c.LogLevel }, "debug", "info", "warn", "error"),
 	oneOf("log-format", "AGENTBOT_LOG_FORMAT", func(c *Config) string { return c.LogFormat }, "text", "json"),
 	{"base-url", "OPENAI_BASE_URL", func(c *Config) (string, string, bool) {

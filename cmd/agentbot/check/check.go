@@ -35,6 +35,9 @@ const DefaultTimeout = 10 * time.Second
 // they make the model client and the catalog as the bot would.
 type Config struct {
 	SlackAppToken, SlackBotToken string
+	// SlackMode is socket (Socket Mode, the app token) or http (the Events
+	// API at PublicURL/slack/events, SigningSecret verifying requests).
+	SlackMode, SigningSecret, PublicURL string
 	// SlackAPIURL is the Slack Web API URL ("": Slack's).
 	SlackAPIURL string
 
@@ -66,7 +69,7 @@ func Run(ctx context.Context, w io.Writer, cfg *Config, timeout time.Duration, n
 	var mc *mcp.Config
 	var mcProbs []mcp.Problem
 	var mcErr error
-	secrets := append([]string{cfg.SlackBotToken, cfg.SlackAppToken, cfg.APIKey}, postgres.Secrets(cfg.DatabaseURL)...)
+	secrets := append([]string{cfg.SlackBotToken, cfg.SlackAppToken, cfg.SigningSecret, cfg.APIKey}, postgres.Secrets(cfg.DatabaseURL)...)
 	if cfg.MCPConfig != "" {
 		mc, mcProbs, mcErr = mcp.LoadConfig(cfg.MCPConfig, cfg.Getenv)
 		secrets = append(secrets, mcptools.Secrets(mc)...)
@@ -78,6 +81,10 @@ func Run(ctx context.Context, w io.Writer, cfg *Config, timeout time.Duration, n
 	for _, t := range slackTokens {
 		if noSlack {
 			break
+		}
+		if t.env == "SLACK_APP_TOKEN" && HTTPMode(cfg) {
+			c.httpMode()
+			continue
 		}
 		ok[t.env] = c.tokenFormat(t)
 	}
@@ -92,7 +99,7 @@ func Run(ctx context.Context, w io.Writer, cfg *Config, timeout time.Duration, n
 	}
 	if appOK {
 		c.socketMode(ctx)
-	} else if !noSlack {
+	} else if !noSlack && !HTTPMode(cfg) {
 		r.skip("Slack Socket Mode", "SLACK_APP_TOKEN is missing or malformed")
 	}
 	if c.apiKey() {
@@ -135,6 +142,16 @@ func (c *checker) tokenFormat(t slackToken) bool {
 	}
 	c.r.ok(t.env, redactToken(t.value(c.cfg)))
 	return true
+}
+
+// httpMode checks what HTTP mode needs in place of the app token (SlackMode).
+func (c *checker) httpMode() {
+	const name = "Slack HTTP mode"
+	if err := SlackMode(c.cfg); err != nil {
+		c.r.fail(name, err.Error(), httpDoc)
+		return
+	}
+	c.r.ok(name, "SLACK_SIGNING_SECRET is set; Slack's request URL is "+RequestURL(c.cfg))
 }
 
 // slack is the probe of the Slack tokens (slackcheck.Probe).

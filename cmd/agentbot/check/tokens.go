@@ -16,6 +16,7 @@ import (
 const (
 	slackDoc  = slackcheck.SetupDoc
 	modelDoc  = "see docs/configuration.md, section 'Model providers'"
+	httpDoc   = "see docs/slack.md, section 'HTTP mode: the Events API at a request URL'"
 	agentsDoc = "see docs/bmad.md"
 )
 
@@ -84,7 +85,13 @@ func placeholderHint(prefix string) string {
 // (errors.Join); serve refuses to start on it.
 func Tokens(cfg *Config) error {
 	var errs []error
+	if HTTPMode(cfg) {
+		errs = append(errs, SlackMode(cfg))
+	}
 	for _, t := range slackTokens {
+		if t.env == "SLACK_APP_TOKEN" && HTTPMode(cfg) {
+			continue // HTTP mode has no Socket Mode connection
+		}
 		switch p := t.problem(cfg); p {
 		case "":
 		case problemPlaceholder:
@@ -92,6 +99,29 @@ func Tokens(cfg *Config) error {
 		default:
 			errs = append(errs, fmt.Errorf("%s is %s: set it to %s (it starts with %s); %s", t.env, p, t.what, t.prefix, slackDoc))
 		}
+	}
+	return errors.Join(errs...)
+}
+
+// HTTPMode reports whether Slack's requests come over HTTP
+// (AGENTBOT_SLACK_MODE=http) rather than Socket Mode.
+func HTTPMode(cfg *Config) bool { return strings.EqualFold(strings.TrimSpace(cfg.SlackMode), "http") }
+
+// RequestURL is HTTP mode's request URL: /slack/events under the public URL.
+func RequestURL(cfg *Config) string { return strings.TrimSuffix(cfg.PublicURL, "/") + "/slack/events" }
+
+// SlackMode reports what HTTP mode lacks: the signing secret (set, and
+// not a placeholder) and the public URL Slack's requests are sent to.
+func SlackMode(cfg *Config) error {
+	var errs []error
+	switch v := strings.TrimSpace(cfg.SigningSecret); {
+	case v == "":
+		errs = append(errs, fmt.Errorf("SLACK_SIGNING_SECRET is %s: AGENTBOT_SLACK_MODE=http needs it, the Signing Secret from your Slack app's 'Basic Information' page; %s", problemMissing, httpDoc))
+	case isPlaceholder(v):
+		errs = append(errs, fmt.Errorf("SLACK_SIGNING_SECRET is %s: set it to the Signing Secret from your Slack app's 'Basic Information' page; %s", problemPlaceholder, httpDoc))
+	}
+	if strings.TrimSpace(cfg.PublicURL) == "" {
+		errs = append(errs, errors.New("AGENTBOT_PUBLIC_URL is missing: AGENTBOT_SLACK_MODE=http needs it, Slack sends its requests to AGENTBOT_PUBLIC_URL/slack/events (served on AGENTBOT_LISTEN); "+httpDoc))
 	}
 	return errors.Join(errs...)
 }
