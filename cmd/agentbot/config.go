@@ -312,10 +312,10 @@ type outOfRange struct{ value, want string }
 // one (see checks).
 func checkSetting(flag string, c *Config) *outOfRange {
 	for _, ch := range checks {
-		if ch.flag != flag {
+		if ch.Flag != flag {
 			continue
 		}
-		if v, want, bad := ch.bad(c); bad {
+		if v, want, bad := ch.Bad(c); bad {
 			return &outOfRange{value: v, want: "want " + want}
 		}
 	}

@@ -109,8 +109,8 @@ func TestDefaultSettingsAreValid(t *testing.T) {
 		t.Fatalf("the defaults do not parse: exit %d", code)
 	}
 	for _, ch := range checks {
-		if v, want, bad := ch.bad(cfg); bad {
-			t.Errorf("default --%s=%s: want %s", ch.flag, v, want)
+		if v, want, bad := ch.Bad(cfg); bad {
+			t.Errorf("default --%s=%s: want %s", ch.Flag, v, want)
 		}
 	}
 	if cfg.TurnTimeout != 15*time.Minute || cfg.MaxIterations != 50 || cfg.LogLevel != "info" {

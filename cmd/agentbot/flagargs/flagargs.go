@@ -1,5 +1,5 @@
 // Package flagargs parses a command's flags wherever they stand among its
-// arguments.
+// arguments, and checks the ranges of the settings they give.
 package flagargs
 
 import "flag"
