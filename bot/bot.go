@@ -17,6 +17,7 @@ import (
 	"agentbot/bot/lease"
 	"agentbot/bot/threadgap"
 	"agentbot/bot/threadwork"
+	"agentbot/bot/workspace"
 	"agentbot/engine"
 	"agentbot/engine/catalog"
 	"agentbot/engine/retry"
@@ -59,10 +60,17 @@ type Observer interface {
 
 // Config configures a Bot.
 type Config struct {
-	API    *slack.Client
-	Socket *socketmode.Client
-	Engine *engine.Engine
-	Store  Store
+	// API is the Web API client: with SLACK_BOT_TOKEN, of the one
+	// workspace; with Clients, it holds the app-level token alone (Socket
+	// Mode).
+	API *slack.Client
+	// Clients, when set, gives each workspace agentbot is installed in
+	// its own client (package workspace): every event, command and click
+	// is answered with its workspace's token. nil: API answers all.
+	Clients workspace.Clients
+	Socket  *socketmode.Client
+	Engine  *engine.Engine
+	Store   Store
 	// Folders are the sessions' working folders, under the store's data
 	// folder: shared files are fetched into a session's inputs folder.
 	Folders storage.Folders
@@ -204,7 +212,7 @@ func New(cfg Config) (*Bot, error) {
 		cfg.ApprovalTimeout = defaultApprovalTimeout
 	}
 	cfg.leaseDefaults()
-	c := &core{cfg: cfg, log: cfg.Logger, obs: cfg.Observer, unsaved: map[string]bool{}, sleep: retry.Sleep}
+	c := &core{cfg: cfg, log: cfg.Logger, obs: cfg.Observer, unsaved: map[string]bool{}, sleep: retry.Sleep, clients: cfg.Clients}
 	if c.obs == nil {
 		c.obs = nopObserver{}
 	}
@@ -232,12 +240,9 @@ func (b *Bot) Connected() bool { return b.connected.Load() }
 // events, lets running turns finish (or checkpoint, after the grace
 // period), and returns.
 func (b *Bot) Run(ctx context.Context) error {
-	auth, err := b.c.cfg.API.AuthTestContext(ctx)
-	if err != nil {
-		return fmt.Errorf("slack auth.test: %w", err)
+	if err := b.whoAmI(ctx); err != nil {
+		return err
 	}
-	b.c.botUserID, b.c.botID, b.c.teamID = auth.UserID, auth.BotID, auth.TeamID
-	b.c.log.Info("connected to slack", "team", auth.Team, "bot_user", auth.UserID)
 
 	sockCtx, stopSock := context.WithCancel(ctx)
 	defer stopSock()
@@ -255,13 +260,30 @@ func (b *Bot) Run(ctx context.Context) error {
 	sw := &sweeper{core: b.c, queued: map[string]bool{}}
 	b.c.work.StartPeriodic(sockCtx, b.c.approvalSweepEvery(), sw.sweep)
 
-	err = b.serveSocket(ctx, sockDone)
+	err := b.serveSocket(ctx, sockDone)
 	b.connected.Store(false)
 	stopSock()
 	<-intakeDone
 	b.c.work.WaitAdmissions()
 	b.shutdown()
 	return err
+}
+
+// whoAmI learns who the bot is in its one workspace (auth.test) when it
+// has a single token; with Config.Clients each workspace's installation
+// says it.
+func (b *Bot) whoAmI(ctx context.Context) error {
+	if b.c.clients != nil {
+		b.c.log.Info("serving the workspaces agentbot is installed in")
+		return nil
+	}
+	auth, err := b.c.cfg.API.AuthTestContext(ctx)
+	if err != nil {
+		return fmt.Errorf("slack auth.test: %w", err)
+	}
+	b.c.botUserID, b.c.botID, b.c.teamID = auth.UserID, auth.BotID, auth.TeamID
+	b.c.log.Info("connected to slack", "team", auth.Team, "bot_user", auth.UserID)
+	return nil
 }
 
 // serveSocket hands the Socket Mode events to the intake until ctx ends

@@ -13,6 +13,7 @@ import (
 	"agentbot/bot/slackmd"
 	"agentbot/bot/threadstate"
 	"agentbot/bot/view"
+	"agentbot/bot/workspace"
 	"agentbot/engine/transcript"
 	"agentbot/storage"
 )
@@ -64,7 +65,7 @@ func (b *home) refreshHome(ctx context.Context, user string) {
 		rows[i] = homeSession(s)
 	}
 	blocks := view.Home(b.cfg.Catalog().EntryPoints(), rows, append(b.homeProjectBlocks(ctx, sessions), b.homeConnections(ctx, user)...))
-	_, err := b.cfg.API.PublishViewContext(ctx, slack.PublishViewContextRequest{UserID: user,
+	_, err := b.api(ctx).PublishViewContext(ctx, slack.PublishViewContextRequest{UserID: user,
 		View: slack.HomeTabViewRequest{Type: slack.VTHomeTab, Blocks: slack.Blocks{BlockSet: blocks}}})
 	if err != nil && !b.web().Refused("views.publish", err) {
 		b.log.Warn("publish home tab", "err", err)
@@ -128,8 +129,8 @@ func (b *home) maySeeSession(ctx context.Context, user string, s *transcript.Ses
 // opens the user's DM with the bot, posts the thread's first message there
 // and queues the pick, so the agent greets in that thread.
 func (b *home) startFromHome(team, user, agentID string, ack func()) bool {
-	ctx := b.turnCtx
-	ch, _, _, err := b.cfg.API.OpenConversationContext(ctx, &slack.OpenConversationParameters{Users: []string{user}})
+	ctx := workspace.In(b.turnCtx, team)
+	ch, _, _, err := b.api(ctx).OpenConversationContext(ctx, &slack.OpenConversationParameters{Users: []string{user}})
 	if err != nil || ch == nil {
 		b.log.Warn("open DM for the home tab", "err", err)
 		return false

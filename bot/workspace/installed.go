@@ -6,7 +6,7 @@ import (
 	"fmt"
 	"log/slog"
 	"net/http"
-	"strings"
+	"slices"
 	"sync"
 	"time"
 
@@ -53,6 +53,9 @@ type Installed struct {
 
 	mu      sync.Mutex
 	entries map[ID]*entry
+	// orgOf is the enterprise of each team seen with one, so a call
+	// naming the team alone finds an org-wide install.
+	orgOf map[string]string
 }
 
 // entry is a workspace's client as last read or refreshed.
@@ -84,6 +87,7 @@ func (c *Installed) For(ctx context.Context, id ID) (Client, error) {
 	}
 	c.mu.Lock()
 	defer c.mu.Unlock() // one refresh at a time; reads are cached
+	id = c.learn(id)
 	now := c.now()
 	e := c.entries[id]
 	if e == nil || now.Sub(e.read) >= c.cacheTTL() {
@@ -111,6 +115,22 @@ func (c *Installed) For(ctx context.Context, id ID) (Client, error) {
 		}
 	}
 	return e.client, nil
+}
+
+// learn remembers id's enterprise, or fills it in from what was learnt.
+func (c *Installed) learn(id ID) ID {
+	if id.Team == "" {
+		return id
+	}
+	if id.Enterprise == "" {
+		id.Enterprise = c.orgOf[id.Team]
+		return id
+	}
+	if c.orgOf == nil {
+		c.orgOf = map[string]string{}
+	}
+	c.orgOf[id.Team] = id.Enterprise
+	return id
 }
 
 // entryOf is the entry of in, keeping old's client when the token is
@@ -153,48 +173,50 @@ func (c *Installed) refresh(ctx context.Context, id ID, e *entry, now time.Time)
 	return nil
 }
 
-// Forget drops what is cached of id, so the next call reads the store.
+// Forget drops what is cached of id's team, or of every team of id's
+// enterprise when id names no team, so the next call reads the store.
 func (c *Installed) Forget(id ID) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	for k := range c.entries {
-		if k == id || (id.Team == "" && k.Enterprise == id.Enterprise) {
+		if id.Team != "" && k.Team == id.Team || id.Team == "" && k.Enterprise == id.Enterprise {
 			delete(c.entries, k)
 		}
 	}
 }
 
-// Uninstall forgets the installation that answers id (app_uninstalled,
-// tokens_revoked): the workspace's own, or its organization's when the
-// payload says the install is org-wide.
-func (c *Installed) Uninstall(ctx context.Context, id ID, org bool) error {
-	key, err := c.uninstallKey(id, org)
+// Uninstall forgets the installation that answers id (app_uninstalled):
+// the workspace's own, else its organization's org-wide one. With
+// botUsers (tokens_revoked's bot user ids) it forgets it only when its bot
+// user is among them. None is not an error.
+func (c *Installed) Uninstall(ctx context.Context, id ID, botUsers ...string) error {
+	c.mu.Lock()
+	id = c.learn(id)
+	c.mu.Unlock()
+	in, err := c.Vault.Installation(ctx, id.Team, id.Enterprise)
+	if errors.Is(err, storage.ErrNotFound) {
+		return nil
+	}
 	if err != nil {
 		return err
 	}
-	if err := c.Vault.DeleteInstallation(ctx, key, org); err != nil {
+	if len(botUsers) > 0 && !slices.Contains(botUsers, in.BotUserID) {
+		return nil
+	}
+	key, _, err := in.Key()
+	if err != nil {
 		return err
 	}
-	if org {
-		c.Forget(ID{Enterprise: id.Enterprise})
+	if err := c.Vault.DeleteInstallation(ctx, key, in.EnterpriseInstall); err != nil {
+		return err
+	}
+	if in.EnterpriseInstall {
+		c.Forget(ID{Enterprise: in.Enterprise})
 	} else {
-		c.Forget(id)
+		c.Forget(ID{Team: in.Team})
 	}
-	c.log().InfoContext(ctx, "slack installation removed", "team", id.Team, "enterprise", id.Enterprise, "org", org)
+	c.log().InfoContext(ctx, "slack installation removed", "team", in.Team, "enterprise", in.Enterprise, "org", in.EnterpriseInstall)
 	return nil
-}
-
-func (c *Installed) uninstallKey(id ID, org bool) (string, error) {
-	if org {
-		if id.Enterprise == "" {
-			return "", errors.New("uninstall: org-wide without an enterprise id")
-		}
-		return id.Enterprise, nil
-	}
-	if strings.TrimSpace(id.Team) == "" {
-		return "", errors.New("uninstall: no team id")
-	}
-	return id.Team, nil
 }
 
 func (c *Installed) cacheTTL() time.Duration {

@@ -111,7 +111,13 @@ func TestEachWorkspaceItsToken(t *testing.T) {
 	if _, err := workspace.Resolve(ctx, cs); !errors.Is(err, workspace.ErrNoWorkspace) {
 		t.Fatalf("no workspace in context: %v", err)
 	}
-	if err := cs.Uninstall(ctx, workspace.ID{Team: "TE", Enterprise: "E1"}, true); err != nil {
+	if err := cs.Uninstall(ctx, workspace.ID{Team: "TA"}, "UBX"); err != nil { // tokens_revoked of another bot
+		t.Fatal(err)
+	}
+	if _, err := cs.For(ctx, workspace.ID{Team: "TA"}); err != nil {
+		t.Fatalf("TA after another bot's tokens_revoked: %v", err)
+	}
+	if err := cs.Uninstall(ctx, workspace.ID{Team: "TE", Enterprise: "E1"}); err != nil {
 		t.Fatal(err)
 	}
 	if _, err := cs.For(ctx, workspace.ID{Team: "TE", Enterprise: "E1"}); !errors.Is(err, workspace.ErrNotInstalled) {

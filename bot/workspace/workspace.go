@@ -40,6 +40,17 @@ func Of(ctx context.Context) (ID, bool) {
 	return id, ok
 }
 
+// In returns ctx naming team as its workspace: ctx itself when it names
+// team already (with its enterprise), else ctx carrying team alone (an
+// Installed remembers the enterprise of each team it has seen). "" keeps
+// ctx as it is.
+func In(ctx context.Context, team string) context.Context {
+	if id, ok := Of(ctx); team == "" || ok && id.Team == team {
+		return ctx
+	}
+	return With(ctx, ID{Team: team})
+}
+
 // Client is what answers one workspace: the Web API client with its bot
 // token, and who the bot is there.
 type Client struct {
@@ -54,6 +65,13 @@ type Clients interface {
 	// For returns the client of id; a workspace agentbot is not
 	// installed in is an error matching ErrNotInstalled.
 	For(ctx context.Context, id ID) (Client, error)
+}
+
+// Uninstaller forgets installations when Slack says they are gone.
+type Uninstaller interface {
+	// Uninstall forgets the installation answering id; with botUsers,
+	// only when its bot user is among them (tokens_revoked).
+	Uninstall(ctx context.Context, id ID, botUsers ...string) error
 }
 
 // ErrNotInstalled: agentbot has no installation answering the workspace.
