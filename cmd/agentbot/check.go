@@ -38,6 +38,7 @@ func runCheck(ctx context.Context, e *env) int {
 func checkConfig(cfg *Config) *check.Config {
 	return &check.Config{
 		SlackAppToken: cfg.SlackAppToken, SlackBotToken: cfg.SlackBotToken, SlackAPIURL: cfg.SlackAPIURL,
+		SlackClientID: cfg.SlackClientID, SlackClientSecret: cfg.SlackClientSecret,
 		APIKey: cfg.APIKey, BaseURL: cfg.BaseURL, APIType: cfg.APIType, Model: cfg.Model,
 		NewModel: func(callTimeout time.Duration) (*model.Client, error) {
 			one := *cfg

@@ -22,6 +22,7 @@ import (
 	"agentbot/cmd/agentbot/check"
 	"agentbot/cmd/agentbot/datadir"
 	"agentbot/cmd/agentbot/httpserve"
+	"agentbot/cmd/agentbot/installs"
 	"agentbot/cmd/agentbot/mcptools"
 	"agentbot/cmd/agentbot/stores"
 	"agentbot/engine/catalog"
@@ -84,10 +85,11 @@ type server struct {
 	tools *mcptools.Tools
 	// auth authorizes the MCP servers with identity user or service, its
 	// credentials sealed in the store (zero: there are none).
-	auth mcptools.Auth
-	met  *metrics.Metrics
-	b    *bot.Bot
-	undo []func()
+	auth     mcptools.Auth
+	installs *installs.Installs // nil: one SLACK_BOT_TOKEN
+	met      *metrics.Metrics
+	b        *bot.Bot
+	undo     []func()
 }
 
 // fail prints err as serve's and returns code.
@@ -194,9 +196,13 @@ func (s *server) newBot(context.Context) int {
 	if cfg.SlackAPIURL != "" {
 		opts = append(opts, slack.OptionAPIURL(cfg.SlackAPIURL))
 	}
-	api := slack.New(cfg.SlackBotToken, opts...)
+	if s.installs, err = installs.Setup(installs.Settings{ClientID: cfg.SlackClientID, ClientSecret: cfg.SlackClientSecret,
+		PublicURL: cfg.PublicURL, APIURL: cfg.SlackAPIURL}, st, s.e.getenv, log); err != nil {
+		return s.fail(2, err)
+	}
+	api := slack.New(cfg.SlackBotToken, opts...) // with installations, the app-level token alone
 	b, err := bot.New(bot.Config{
-		API: api, Socket: socketmode.New(api), Engine: eng, Store: st,
+		API: api, Socket: socketmode.New(api), Engine: eng, Store: st, Clients: s.installs.BotClients(),
 		Catalog: cats.Get, Reload: cats.Reload, Admins: cfg.Admins,
 		MaxConcurrentTurns: cfg.MaxTurns, AllowedUsers: cfg.AllowedUsers, AllowedChannels: cfg.AllowedChannels,
 		MaxUploadBytes: cfg.MaxUploadBytes, NoStreaming: cfg.NoStreaming, Logger: log, Observer: met,
@@ -265,7 +271,7 @@ func (s *server) serveHTTP(context.Context) int {
 		if err := s.st.Ping(ctx); err != nil {
 			return fmt.Errorf("%s store: %w", storeOf(s.cfg).Name(), err)
 		}
-		return nil
+		return s.installs.Health(ctx)
 	}
 	srv, err := httpserve.Listen("AGENTBOT_HTTP_ADDR", s.cfg.HTTPAddr, s.met.Handler(health))
 	if err != nil {
@@ -287,6 +293,7 @@ func (s *server) servePublic(context.Context) int {
 	if s.auth.Connector != nil {
 		mux.Handle("/oauth/", s.auth.Connector.Handler())
 	}
+	s.installs.Mount(mux) // /slack/install and /slack/oauth_redirect
 	srv, err := httpserve.Listen("AGENTBOT_LISTEN", s.cfg.Listen, mux)
 	if err != nil {
 		return s.fail(1, err)

@@ -35,6 +35,10 @@ const DefaultTimeout = 10 * time.Second
 // they make the model client and the catalog as the bot would.
 type Config struct {
 	SlackAppToken, SlackBotToken string
+	// SlackClientID and SlackClientSecret, when set, distribute the app:
+	// each workspace's bot token comes from its installation
+	// (/slack/install), and SLACK_BOT_TOKEN is not used.
+	SlackClientID, SlackClientSecret string
 	// SlackAPIURL is the Slack Web API URL ("": Slack's).
 	SlackAPIURL string
 
