@@ -127,6 +127,17 @@ func (s *Server) RevokeInstall(tok string) {
 	delete(o.tokens, tok)
 }
 
+// authRevoke answers auth.revoke: the installation's token (and its
+// refresh token) stops working, as an uninstall's would.
+func (s *Server) authRevoke(r *apiRequest) (result, string) {
+	o := s.oauthLocked()
+	if in := o.tokens[r.token]; in != nil {
+		delete(o.refresh, in.RefreshToken)
+	}
+	delete(o.tokens, r.token)
+	return result{"revoked": true}, ""
+}
+
 // SetChannelTeam says channel belongs to team (of enterprise, "" for
 // none): an installation's token of another team, not installed org-wide
 // over enterprise, gets channel_not_found there.

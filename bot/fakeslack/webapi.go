@@ -83,6 +83,7 @@ var methods = map[string]methodSpec{
 	"views.publish":                         {needBot, (*Server).viewsPublish},
 	"conversations.open":                    {needBot, (*Server).conversationsOpen},
 	"oauth.v2.access":                       {needNone, (*Server).oauthV2Access},
+	"auth.revoke":                           {needBot, (*Server).authRevoke},
 }
 
 // serveAPI answers /api/<method>: it records the call, applies injected

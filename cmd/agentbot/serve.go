@@ -6,11 +6,7 @@ import (
 	"fmt"
 	"log/slog"
 	"net/http"
-	"os"
-	"os/signal"
 	"strings"
-	"sync"
-	"syscall"
 
 	"github.com/slack-go/slack"
 	"github.com/slack-go/slack/socketmode"
@@ -24,6 +20,7 @@ import (
 	"agentbot/cmd/agentbot/httpserve"
 	"agentbot/cmd/agentbot/installs"
 	"agentbot/cmd/agentbot/mcptools"
+	"agentbot/cmd/agentbot/signals"
 	"agentbot/cmd/agentbot/stores"
 	"agentbot/engine/catalog"
 	"agentbot/engine/mcp"
@@ -231,30 +228,16 @@ func (s *server) connections() bot.Connections {
 // restart, and retention prunes old sessions. Each stops when serve ends,
 // and serve waits for them.
 func (s *server) background(ctx context.Context) int {
-	bgCtx, stopBg := context.WithCancel(ctx)
-	var bg sync.WaitGroup
-	s.undo = append(s.undo, func() { stopBg(); bg.Wait() })
-
-	hup := make(chan os.Signal, 1)
-	signal.Notify(hup, syscall.SIGHUP)
-	s.undo = append(s.undo, func() { signal.Stop(hup) })
-	bg.Add(1)
-	go func() {
-		defer bg.Done()
-		for {
-			select {
-			case <-bgCtx.Done():
-				return
-			case <-hup:
-				if err := s.cats.Reload(); err != nil {
-					s.log.Error("reload", "err", err)
-				}
-			}
+	s.undo = append(s.undo, signals.OnHangup(ctx, func() {
+		if err := s.cats.Reload(); err != nil {
+			s.log.Error("reload", "err", err)
 		}
-	}()
+	}))
 	if s.cfg.SessionTTL > 0 {
-		bg.Add(1)
-		go func() { defer bg.Done(); admin.Retention(bgCtx, s.st, s.cfg.SessionTTL, s.log) }()
+		bgCtx, stopBg := context.WithCancel(ctx)
+		done := make(chan struct{})
+		go func() { defer close(done); admin.Retention(bgCtx, s.st, s.cfg.SessionTTL, s.log) }()
+		s.undo = append(s.undo, func() { stopBg(); <-done })
 	}
 	return 0
 }

@@ -82,6 +82,8 @@ type InstallInfo struct {
 	ID string `json:"id"`
 	// Org: installed org-wide.
 	Org bool `json:"org,omitempty"`
+	// BotUser is the bot's user id there.
+	BotUser string `json:"bot_user,omitempty"`
 	// Scopes are the granted bot scopes.
 	Scopes []string `json:"scopes,omitempty"`
 	// Expiry is when the bot token expires (token rotation); zero when it
@@ -147,16 +149,27 @@ func (vt *Vault) DeleteInstallation(ctx context.Context, id string, org bool) er
 
 // ListInstallations lists every installation, without secrets.
 func (vt *Vault) ListInstallations(ctx context.Context) ([]InstallInfo, error) {
-	list, err := vt.st.ListCredentials(ctx, storage.CredentialFilter{User: InstallUser})
+	list, err := vt.st.ListCredentials(ctx, InstallFilter)
 	if err != nil {
 		return nil, err
 	}
+	return InstallsOf(list), nil
+}
+
+// InstallFilter selects the installation records of a store's
+// credentials.
+var InstallFilter = storage.CredentialFilter{User: InstallUser}
+
+// InstallsOf are the installations among list (a store's credentials, as
+// InstallFilter selects them), without secrets: what listing them needs no
+// key for.
+func InstallsOf(list []storage.CredentialInfo) []InstallInfo {
 	out := make([]InstallInfo, 0, len(list))
 	for _, c := range list {
 		if c.Server != installWorkspace && c.Server != installOrg {
 			continue
 		}
-		out = append(out, InstallInfo{ID: c.Team, Org: c.Server == installOrg, Scopes: c.Scopes, Expiry: c.Expiry, Updated: c.Updated})
+		out = append(out, InstallInfo{ID: c.Team, Org: c.Server == installOrg, BotUser: c.Account, Scopes: c.Scopes, Expiry: c.Expiry, Updated: c.Updated})
 	}
-	return out, nil
+	return out
 }
