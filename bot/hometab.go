@@ -2,6 +2,7 @@ package bot
 
 import (
 	"context"
+	"slices"
 	"sync"
 	"time"
 
@@ -117,7 +118,7 @@ func (b *home) recentSessions(ctx context.Context, user string, n int) []*transc
 // terminal's) are not shown in Slack.
 func (b *home) maySeeSession(ctx context.Context, user string, s *transcript.Session) bool {
 	team, channel, ok := storage.SlackChannel(s.Key)
-	if !ok {
+	if !ok || b.otherWorkspace(ctx, team) {
 		return false
 	}
 	thing := in(team, channel)
@@ -159,5 +160,6 @@ func (b *home) homeConnections(ctx context.Context, user string) []slack.Block {
 		b.log.Warn("home tab: list connections", "err", err)
 		return nil
 	}
+	mine = slices.DeleteFunc(mine, func(c storage.CredentialInfo) bool { return b.otherWorkspace(ctx, c.Team) })
 	return view.HomeConnections(mine, time.Now())
 }

@@ -304,3 +304,32 @@ func TestInstallsUninstallThenLateEvent(t *testing.T) {
 		return errors.Is(err, storage.ErrNotFound)
 	})
 }
+
+// TestInstallsHomeTabKeepsToItsWorkspace: a person of two workspaces (one
+// user id, as on Enterprise Grid) sees in each Home tab the threads of
+// that workspace only, published with its token.
+func TestInstallsHomeTabKeepsToItsWorkspace(t *testing.T) {
+	ir := newInstallsRig(t, false)
+	for _, sp := range []space{spaceA, spaceB} {
+		ir.slack.SetMembers(sp.channel, user)
+		th := ir.say(sp, "hello", "")
+		ir.waitFor(sp.team+"'s greeting", func() bool { return ir.botMessagesIn(sp.channel, th) >= 1 })
+	}
+	for _, sp := range []space{spaceA, spaceB} {
+		before := len(ir.slack.CallsTo("views.publish"))
+		ir.slack.SendEventWith(map[string]any{"type": "app_home_opened", "user": user, "tab": "home"}, fakeslack.EventOptions{TeamID: sp.team})
+		ir.waitFor(sp.team+"'s home tab", func() bool { return len(ir.slack.CallsTo("views.publish")) > before })
+		pub := ir.slack.CallsTo("views.publish")[before]
+		body := string(pub.JSON) + pub.Form.Encode()
+		other := map[string]string{spaceA.team: spaceB.channel, spaceB.team: spaceA.channel}[sp.team]
+		if pub.Token != sp.token {
+			t.Errorf("%s's home tab published with another token", sp.team)
+		}
+		if !strings.Contains(body, sp.channel) {
+			t.Errorf("%s's home tab lacks its own thread:\n%s", sp.team, body)
+		}
+		if strings.Contains(body, other) {
+			t.Errorf("%s's home tab shows another workspace's thread (%s)", sp.team, other)
+		}
+	}
+}

@@ -42,6 +42,15 @@ func (b *core) inWorkspace(id workspace.ID, channel string) (ctx context.Context
 	return ctx, true
 }
 
+// otherWorkspace reports whether team is another workspace than ctx's,
+// when agentbot serves several: what one workspace shows (the Home tab)
+// holds nothing of another's, even for a person of both (an Enterprise
+// Grid user). A single workspace has no other.
+func (b *core) otherWorkspace(ctx context.Context, team string) bool {
+	id, ok := workspace.Of(ctx)
+	return b.clients != nil && ok && team != id.Team
+}
+
 // learnChannel remembers the workspace of channel.
 func (b *core) learnChannel(channel string, id workspace.ID) {
 	if b.clients != nil && channel != "" && id.Team != "" {
