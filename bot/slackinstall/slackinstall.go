@@ -119,6 +119,16 @@ func New(cfg Config) (*Handler, error) {
 	return &Handler{cfg: cfg}, nil
 }
 
+// cookiePath is the path the browser sees the flow's pages under: the
+// public URL's path (a proxy may serve agentbot under one) and /slack/.
+func (h *Handler) cookiePath() string {
+	u, err := url.Parse(h.cfg.PublicURL)
+	if err != nil {
+		return "/slack/"
+	}
+	return strings.TrimRight(u.Path, "/") + "/slack/"
+}
+
 // RedirectURL is the redirect URL to register in the Slack app.
 func (h *Handler) RedirectURL() string { return h.cfg.PublicURL + RedirectPath }
 
@@ -164,7 +174,7 @@ func (h *Handler) begin(w http.ResponseWriter, r *http.Request) {
 		h.page(w, http.StatusInternalServerError, "Installation is unavailable", "agentbot could not begin the installation; try again later.", "")
 		return
 	}
-	http.SetCookie(w, &http.Cookie{Name: cookieName, Value: nonce, Path: "/slack/", MaxAge: int(h.cfg.TTL.Seconds()),
+	http.SetCookie(w, &http.Cookie{Name: cookieName, Value: nonce, Path: h.cookiePath(), MaxAge: int(h.cfg.TTL.Seconds()),
 		HttpOnly: true, Secure: strings.HasPrefix(h.cfg.PublicURL, "https://"), SameSite: http.SameSiteLaxMode})
 	q := url.Values{"client_id": {h.cfg.ClientID}, "scope": {strings.Join(h.cfg.Scopes, ",")}, "state": {state}, "redirect_uri": {h.RedirectURL()}}
 	h.page(w, http.StatusOK, "Add agentbot to Slack", "Install agentbot into your workspace or organization.", h.cfg.AuthorizeURL+"?"+q.Encode())
@@ -185,7 +195,7 @@ func (h *Handler) finish(w http.ResponseWriter, r *http.Request) {
 		h.page(w, http.StatusBadRequest, "Installation refused", "This installation link is invalid, used already or expired: start again from the install page.", h.cfg.PublicURL+InstallPath)
 		return
 	}
-	http.SetCookie(w, &http.Cookie{Name: cookieName, Value: "", Path: "/slack/", MaxAge: -1, HttpOnly: true})
+	http.SetCookie(w, &http.Cookie{Name: cookieName, Value: "", Path: h.cookiePath(), MaxAge: -1, HttpOnly: true})
 	in, err := h.exchange(ctx, q.Get("code"))
 	if err != nil {
 		h.cfg.Log.WarnContext(ctx, "slack install: exchange", "err", err)
