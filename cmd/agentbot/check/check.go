@@ -83,12 +83,17 @@ func Run(ctx context.Context, w io.Writer, cfg *Config, timeout time.Duration, n
 		if noSlack {
 			break
 		}
+		if t.env == "SLACK_BOT_TOKEN" && cfg.SlackClientID != "" {
+			continue // each installation has its own
+		}
 		ok[t.env] = c.tokenFormat(t)
 	}
 	botOK, appOK := ok["SLACK_BOT_TOKEN"], ok["SLACK_APP_TOKEN"]
 	switch {
 	case noSlack:
 		r.skip("Slack", "--no-slack")
+	case cfg.SlackClientID != "":
+		r.skip("Slack auth.test", "SLACK_CLIENT_ID is set: each installation has its own token (agentbot installs list)")
 	case botOK:
 		c.slackAuth(ctx)
 	default:
