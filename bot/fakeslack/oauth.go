@@ -172,6 +172,13 @@ func (s *Server) installTokenLocked(tok string, now time.Time) (in *Install, e s
 	return in, ""
 }
 
+// installTokenOKLocked reports whether tok is a live installation's bot
+// token (a file download takes any: files are not modelled per team).
+func (s *Server) installTokenOKLocked(tok string, now time.Time) bool {
+	_, e := s.installTokenLocked(tok, now)
+	return e == ""
+}
+
 // crossTeamLocked is the error of in's token naming channel: "" when the
 // channel is of in's team, of its org-wide enterprise, or of no team set.
 func (s *Server) crossTeamLocked(in *Install, channel string) string {

@@ -261,3 +261,26 @@ func TestNewNeedsSettings(t *testing.T) {
 		t.Fatalf("no public URL: %v", err)
 	}
 }
+
+// TestAnotherReplicaFinishes: the flow begun on one replica finishes on
+// another sharing the store (as behind a load balancer).
+func TestAnotherReplicaFinishes(t *testing.T) {
+	r := newRig(t, 0)
+	other, err := slackinstall.New(slackinstall.Config{ClientID: r.fake.ClientID(), ClientSecret: r.fake.ClientSecret(),
+		PublicURL: r.srv.URL, Vault: r.vault, APIURL: r.fake.APIURL()})
+	if err != nil {
+		t.Fatal(err)
+	}
+	srv2 := httptest.NewServer(other)
+	defer srv2.Close()
+	b := browser(t)
+	st := r.begin(t, b)
+	r.fake.GrantCode("code-r", r.h.RedirectURL(), fakeslack.Install{Team: "TR", BotUserID: "UBR"})
+	code, body := get(t, b, srv2.URL+slackinstall.RedirectPath+"?"+url.Values{"code": {"code-r"}, "state": {st}}.Encode())
+	if code != http.StatusOK {
+		t.Fatalf("the other replica: %d %s", code, body)
+	}
+	if _, err := r.vault.Installation(context.Background(), "TR", ""); err != nil {
+		t.Fatalf("not installed: %v", err)
+	}
+}
