@@ -12,6 +12,7 @@ import (
 
 	"github.com/slack-go/slack"
 
+	"agentbot/bot/cache"
 	"agentbot/storage"
 	"agentbot/storage/credentials"
 )
@@ -53,6 +54,8 @@ type Installed struct {
 
 	mu      sync.Mutex
 	entries map[ID]*entry
+	// locks serialise the store reads and refreshes of each workspace.
+	locks cache.Locks[ID]
 	// orgOf is the enterprise of each team seen with one, so a call
 	// naming the team alone finds an org-wide install.
 	orgOf map[string]string
@@ -80,41 +83,75 @@ func (c *Installed) log() *slog.Logger {
 }
 
 // For returns the client of id's installation, refreshing its token when
-// it expires soon.
+// it expires soon. A cached client answers without a lock held; a read of
+// the store or a refresh runs for one workspace at a time, never holding
+// up the others.
 func (c *Installed) For(ctx context.Context, id ID) (Client, error) {
 	if id.Team == "" && id.Enterprise == "" {
 		return Client{}, ErrNoWorkspace
 	}
 	c.mu.Lock()
-	defer c.mu.Unlock() // one refresh at a time; reads are cached
 	id = c.learn(id)
-	now := c.now()
 	e := c.entries[id]
-	if e == nil || now.Sub(e.read) >= c.cacheTTL() {
-		in, err := c.Vault.Installation(ctx, id.Team, id.Enterprise)
-		if errors.Is(err, storage.ErrNotFound) {
-			delete(c.entries, id)
-			return Client{}, fmt.Errorf("team %s (enterprise %q): %w", id.Team, id.Enterprise, ErrNotInstalled)
-		}
-		if err != nil {
-			return Client{}, fmt.Errorf("installation of team %s: %w", id.Team, err)
-		}
-		e = c.entryOf(in, e, now)
-		if c.entries == nil {
-			c.entries = map[ID]*entry{}
-		}
-		c.entries[id] = e
+	c.mu.Unlock()
+	now := c.now()
+	if e != nil && now.Sub(e.read) < c.cacheTTL() && !c.due(e.in, now) {
+		return e.client, nil
 	}
-	if e.in.RefreshToken != "" && !e.in.Expiry.IsZero() && e.in.Expiry.Sub(now) < c.refreshBefore() {
-		if err := c.refresh(ctx, id, e, now); err != nil {
-			if now.Before(e.in.Expiry) {
-				c.log().WarnContext(ctx, "slack token refresh failed; the current token serves until it expires", "team", id.Team, "enterprise", id.Enterprise, "err", err)
-				return e.client, nil
-			}
-			return Client{}, err
-		}
+	defer c.locks.Lock(id)()
+	e, err := c.load(ctx, id, now)
+	if err != nil {
+		return Client{}, err
 	}
-	return e.client, nil
+	if !c.due(e.in, now) {
+		return e.client, nil
+	}
+	next, err := c.refresh(ctx, id, e, now)
+	if err != nil {
+		if now.Before(e.in.Expiry) {
+			c.log().WarnContext(ctx, "slack token refresh failed; the current token serves until it expires", "team", id.Team, "enterprise", id.Enterprise, "err", err)
+			return e.client, nil
+		}
+		return Client{}, err
+	}
+	c.put(id, next)
+	return next.client, nil
+}
+
+// due reports whether in's rotating token expires within RefreshBefore.
+func (c *Installed) due(in credentials.Installation, now time.Time) bool {
+	return in.RefreshToken != "" && !in.Expiry.IsZero() && in.Expiry.Sub(now) < c.refreshBefore()
+}
+
+// load reads id's installation from the store and caches it.
+func (c *Installed) load(ctx context.Context, id ID, now time.Time) (*entry, error) {
+	in, err := c.Vault.Installation(ctx, id.Team, id.Enterprise)
+	if errors.Is(err, storage.ErrNotFound) {
+		c.mu.Lock()
+		delete(c.entries, id)
+		c.mu.Unlock()
+		return nil, fmt.Errorf("team %s (enterprise %q): %w", id.Team, id.Enterprise, ErrNotInstalled)
+	}
+	if err != nil {
+		return nil, fmt.Errorf("installation of team %s: %w", id.Team, err)
+	}
+	c.mu.Lock()
+	old := c.entries[id]
+	c.mu.Unlock()
+	e := c.entryOf(in, old, now)
+	c.put(id, e)
+	return e, nil
+}
+
+// put caches e as id's entry. Entries are never changed once cached: a
+// reader holds no lock.
+func (c *Installed) put(id ID, e *entry) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if c.entries == nil {
+		c.entries = map[ID]*entry{}
+	}
+	c.entries[id] = e
 }
 
 // learn remembers id's enterprise, or fills it in from what was learnt.
@@ -142,10 +179,11 @@ func (c *Installed) entryOf(in credentials.Installation, old *entry, now time.Ti
 	return &entry{in: in, read: now, client: Client{API: slack.New(in.BotToken, c.Options...), BotUserID: in.BotUserID}}
 }
 
-// refresh trades e's refresh token for new tokens and stores them. When
-// Slack refuses the refresh token (another replica used it first: a used
-// refresh token is revoked), the store's newer tokens are taken instead.
-func (c *Installed) refresh(ctx context.Context, id ID, e *entry, now time.Time) error {
+// refresh trades e's refresh token for new tokens, stores them and
+// returns the new entry. When Slack refuses the refresh token (another
+// replica used it first: a used refresh token is revoked), the store's
+// newer tokens are taken instead.
+func (c *Installed) refresh(ctx context.Context, id ID, e *entry, now time.Time) (*entry, error) {
 	var opts []slack.OAuthOption
 	if c.APIURL != "" {
 		opts = append(opts, slack.OAuthOptionAPIURL(c.APIURL))
@@ -157,20 +195,18 @@ func (c *Installed) refresh(ctx context.Context, id ID, e *entry, now time.Time)
 	resp, err := slack.RefreshOAuthV2TokenContext(ctx, hc, c.ClientID, c.ClientSecret, e.in.RefreshToken, opts...)
 	if err != nil {
 		if in, rerr := c.Vault.Installation(ctx, id.Team, id.Enterprise); rerr == nil && in.RefreshToken != e.in.RefreshToken {
-			*e = *c.entryOf(in, e, now) // refreshed elsewhere
-			return nil
+			return c.entryOf(in, e, now), nil // refreshed elsewhere
 		}
-		return fmt.Errorf("refresh the token of team %s: %w", id.Team, err)
+		return nil, fmt.Errorf("refresh the token of team %s: %w", id.Team, err)
 	}
 	in := e.in
 	in.BotToken, in.RefreshToken = resp.AccessToken, resp.RefreshToken
 	in.Expiry = now.Add(time.Duration(resp.ExpiresIn) * time.Second)
 	if err := c.Vault.PutInstallation(ctx, in); err != nil {
-		return fmt.Errorf("store the refreshed token of team %s: %w", id.Team, err)
+		return nil, fmt.Errorf("store the refreshed token of team %s: %w", id.Team, err)
 	}
-	*e = *c.entryOf(in, e, now)
 	c.log().InfoContext(ctx, "slack token refreshed", "team", id.Team, "enterprise", id.Enterprise, "expiry", in.Expiry)
-	return nil
+	return c.entryOf(in, e, now), nil
 }
 
 // Forget drops what is cached of id's team, or of every team of id's

@@ -185,3 +185,37 @@ func must(t *testing.T, err error) {
 		t.Fatal(err)
 	}
 }
+
+// TestOneRefreshAtATime: many calls of a workspace whose token is due
+// refresh it once; the others take the refreshed token.
+func TestOneRefreshAtATime(t *testing.T) {
+	ctx := context.Background()
+	s := fakeslack.New(t)
+	v := vault(t)
+	clk := &clock{t: time.Now()}
+	s.AddInstall(fakeslack.Install{Team: "TA", BotToken: "xoxe.xoxb-c1", RefreshToken: "xoxe-1-c1", Rotate: true, TTL: 12 * time.Hour})
+	must(t, v.PutInstallation(ctx, credentials.Installation{Team: "TA", BotToken: "xoxe.xoxb-c1", RefreshToken: "xoxe-1-c1", BotUserID: "UBA", Expiry: clk.now().Add(10 * time.Minute)}))
+	cs := installed(s, v, clk)
+	cs.CacheTTL = time.Hour
+	var wg sync.WaitGroup
+	errs := make(chan error, 20)
+	for range 20 {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			c, err := cs.For(ctx, workspace.ID{Team: "TA"})
+			if err == nil {
+				_, err = c.API.AuthTestContext(ctx)
+			}
+			errs <- err
+		}()
+	}
+	wg.Wait()
+	close(errs)
+	for err := range errs {
+		must(t, err)
+	}
+	if s.Refreshes() != 1 {
+		t.Fatalf("refreshes = %d, want 1", s.Refreshes())
+	}
+}
