@@ -18,7 +18,7 @@ import (
 	"agentbot/storage/secretbox"
 )
 
-func vault(t *testing.T) *credentials.Vault {
+func vault(t testing.TB) *credentials.Vault {
 	t.Helper()
 	st, err := bolt.Open(t.TempDir())
 	if err != nil {
