@@ -82,3 +82,29 @@ func TestInstallations(t *testing.T) {
 		t.Fatal("the store file does not hold the listed bot user: the clear-text check proves nothing")
 	}
 }
+
+// TestInstallationsRotate: agentbot rotate-key re-seals installations
+// with the MCP credentials, so the old key can go; a record moved to
+// another workspace's key does not open.
+func TestInstallationsRotate(t *testing.T) {
+	ctx := context.Background()
+	st, _ := openStore(t)
+	old, cur := newKey(t), newKey(t)
+	must(t, vault(t, st, keyring(t, old), nil).PutInstallation(ctx, credentials.Installation{Team: "TA", BotToken: botTokenA, BotUserID: "UBA"}))
+	rep, err := vault(t, st, keyring(t, cur, old), nil).Rotate(ctx)
+	if err != nil || rep.Resealed != 1 {
+		t.Fatalf("Rotate = %+v, %v", rep, err)
+	}
+	v := vault(t, st, keyring(t, cur), nil)
+	in, err := v.Installation(ctx, "TA", "")
+	if err != nil || in.BotToken != botTokenA {
+		t.Fatalf("under the new key alone: %v", err)
+	}
+	c, err := st.Credential(ctx, "TA", credentials.InstallUser, "slack")
+	must(t, err)
+	c.Team = "TB" // a record copied to another workspace
+	must(t, st.PutCredential(ctx, c))
+	if _, err := v.Installation(ctx, "TB", ""); err == nil {
+		t.Fatal("an installation moved to another workspace opened")
+	}
+}
