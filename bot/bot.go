@@ -18,6 +18,7 @@ import (
 	"agentbot/bot/slackhttp"
 	"agentbot/bot/threadgap"
 	"agentbot/bot/threadwork"
+	"agentbot/bot/workspace"
 	"agentbot/engine"
 	"agentbot/engine/catalog"
 	"agentbot/engine/retry"
@@ -60,7 +61,14 @@ type Observer interface {
 
 // Config configures a Bot.
 type Config struct {
+	// API is the Web API client: with SLACK_BOT_TOKEN, of the one
+	// workspace; with Clients, it holds the app-level token alone (Socket
+	// Mode).
 	API *slack.Client
+	// Clients, when set, gives each workspace agentbot is installed in
+	// its own client (package workspace): every event, command and click
+	// is answered with its workspace's token. nil: API answers all.
+	Clients workspace.Clients
 	// Socket is Slack's Socket Mode connection; nil in HTTP mode, where
 	// Slack's requests arrive at the request URL SlackHandler serves.
 	Socket *socketmode.Client
@@ -223,7 +231,7 @@ func New(cfg Config) (*Bot, error) {
 		cfg.ApprovalTimeout = defaultApprovalTimeout
 	}
 	cfg.leaseDefaults()
-	c := &core{cfg: cfg, log: cfg.Logger, obs: cfg.Observer, unsaved: map[string]bool{}, sleep: retry.Sleep}
+	c := &core{cfg: cfg, log: cfg.Logger, obs: cfg.Observer, unsaved: map[string]bool{}, sleep: retry.Sleep, clients: cfg.Clients}
 	if c.obs == nil {
 		c.obs = nopObserver{}
 	}
@@ -256,12 +264,9 @@ func (b *Bot) HTTPMode() bool { return b.c.cfg.Socket == nil }
 // events, lets running turns finish (or checkpoint, after the grace
 // period), and returns.
 func (b *Bot) Run(ctx context.Context) error {
-	auth, err := b.c.cfg.API.AuthTestContext(ctx)
-	if err != nil {
-		return fmt.Errorf("slack auth.test: %w", err)
+	if err := b.whoAmI(ctx); err != nil {
+		return err
 	}
-	b.c.botUserID, b.c.botID, b.c.teamID = auth.UserID, auth.BotID, auth.TeamID
-	b.c.log.Info("connected to slack", "team", auth.Team, "bot_user", auth.UserID)
 
 	sockCtx, stopSock := context.WithCancel(ctx)
 	defer stopSock()
@@ -283,6 +288,7 @@ func (b *Bot) Run(ctx context.Context) error {
 	sw := &sweeper{core: b.c, queued: map[string]bool{}}
 	b.c.work.StartPeriodic(sockCtx, b.c.approvalSweepEvery(), sw.sweep)
 
+	var err error
 	if b.HTTPMode() {
 		<-ctx.Done()
 	} else {
@@ -294,6 +300,23 @@ func (b *Bot) Run(ctx context.Context) error {
 	b.c.work.WaitAdmissions()
 	b.shutdown()
 	return err
+}
+
+// whoAmI learns who the bot is in its one workspace (auth.test) when it
+// has a single token; with Config.Clients each workspace's installation
+// says it.
+func (b *Bot) whoAmI(ctx context.Context) error {
+	if b.c.clients != nil {
+		b.c.log.Info("serving the workspaces agentbot is installed in")
+		return nil
+	}
+	auth, err := b.c.cfg.API.AuthTestContext(ctx)
+	if err != nil {
+		return fmt.Errorf("slack auth.test: %w", err)
+	}
+	b.c.botUserID, b.c.botID, b.c.teamID = auth.UserID, auth.BotID, auth.TeamID
+	b.c.log.Info("connected to slack", "team", auth.Team, "bot_user", auth.UserID)
+	return nil
 }
 
 // serveSocket hands the Socket Mode events to the intake until ctx ends

@@ -14,6 +14,7 @@ import (
 	"agentbot/bot/keys"
 	"agentbot/bot/threadstate"
 	"agentbot/bot/view"
+	"agentbot/bot/workspace"
 	"agentbot/engine"
 	"agentbot/engine/transcript"
 	"agentbot/storage"
@@ -92,8 +93,9 @@ func (b *core) ephemeralBlocks(ctx context.Context, channel, user, thread string
 	if thread != "" {
 		opts = append(opts, slack.MsgOptionTS(thread))
 	}
+	ctx = b.inChannel(ctx, channel)
 	err := b.call(ctx, func() error {
-		_, err := b.cfg.API.PostEphemeralContext(ctx, channel, user, opts...)
+		_, err := b.api(ctx).PostEphemeralContext(ctx, channel, user, opts...)
 		return err
 	})
 	if err != nil {
@@ -312,7 +314,7 @@ func (b *intake) onDisconnectClick(c click, _ func()) bool {
 		defer b.recoverPanic("disconnect")
 		msg := b.disconnect(b.turnCtx, c.team, c.user, c.value, false)
 		b.log.Info("disconnect from the home tab", "server", c.value, "user", c.user, "outcome", msg)
-		b.home.refreshHome(b.turnCtx, c.user) // the connection is gone from it, or still there on a failure
+		b.home.refreshHome(workspace.In(b.turnCtx, c.team), c.user) // the connection is gone from it, or still there on a failure
 	}()
 	return false
 }

@@ -13,6 +13,7 @@ import (
 	"agentbot/bot/threadgap"
 	"agentbot/bot/threadstate"
 	"agentbot/bot/threadwork"
+	"agentbot/bot/workspace"
 	"agentbot/engine"
 )
 
@@ -26,9 +27,20 @@ type core struct {
 	log *slog.Logger
 	obs Observer
 
+	// botUserID, botID and teamID are the bot's in its one workspace
+	// (auth.test at Run) when it has a single token; with Config.Clients
+	// they are each workspace's (self).
 	botUserID string
 	botID     string
 	teamID    string
+	// clients gives each workspace its Web API client (Config.Clients);
+	// nil with a single token (Config.API).
+	clients workspace.Clients
+	// channelWorkspaces are the workspaces of the channels seen
+	// (workspaces.go).
+	channelWorkspaces cache.Map[string, workspace.ID]
+	// teamOrgs are the enterprises of the teams seen in an organization.
+	teamOrgs cache.Map[string, string]
 
 	running running.Turns // turns that can be stopped, by thread
 	// contexts is the agent pane's: the channel each user looks at.
@@ -54,6 +66,19 @@ type core struct {
 	// questions are the tools' questions waiting in this process for
 	// their person's answer (Bot.Ask).
 	questions questions
+}
+
+// self is who the bot is in ctx's workspace: its bot user and bot ids
+// there; none (zero) for a workspace it is not installed in.
+func (b *core) self(ctx context.Context) workspace.Client {
+	if b.clients == nil {
+		return workspace.Client{API: b.cfg.API, BotUserID: b.botUserID, BotID: b.botID}
+	}
+	c, err := workspace.Resolve(ctx, b.clients)
+	if err != nil {
+		return workspace.Client{}
+	}
+	return c
 }
 
 // state reads the thread state of s (threadwork.Work.State).

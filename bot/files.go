@@ -56,6 +56,6 @@ func (b *core) fetchFiles(ctx context.Context, s *engine.Session, it item) strin
 // the cap (inputs.Save), and returns its bytes.
 func (b *core) download(ctx context.Context, url, dst string) ([]byte, error) {
 	return inputs.Save(dst, b.cfg.MaxUploadBytes, func(w io.Writer) error {
-		return b.call(ctx, func() error { return b.cfg.API.GetFileContext(ctx, url, w) })
+		return b.call(ctx, func() error { return b.api(ctx).GetFileContext(ctx, url, w) })
 	})
 }

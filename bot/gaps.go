@@ -30,8 +30,8 @@ func (b *threadHandlers) admitGap(ctx context.Context, j *job) bool {
 		if b.gapTooOld(m.Timestamp, it.TS) || b.denied(m.User, it.Team, it.Channel) != "" {
 			continue // a denial is said when Slack delivers it
 		}
-		gap := item{Kind: kindMessage, Team: it.Team, Channel: it.Channel, ThreadTS: it.ThreadTS, TS: m.Timestamp,
-			User: m.User, DM: it.DM, Text: stripMention(m.Text, b.botUserID), Files: fileRefs(m.Files)}
+		gap := item{Kind: kindMessage, Team: it.Team, Enterprise: it.Enterprise, Channel: it.Channel, ThreadTS: it.ThreadTS, TS: m.Timestamp,
+			User: m.User, DM: it.DM, Text: stripMention(m.Text, b.self(ctx).BotUserID), Files: fileRefs(m.Files)}
 		payload, err := json.Marshal(gap)
 		if err != nil {
 			continue

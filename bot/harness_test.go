@@ -51,8 +51,10 @@ type rigOpts struct {
 	bundles []string // bundle folders besides the repository's
 	skills  string   // a shared skills folder
 	mutate  func(*bot.Config)
-	engine  func(*engine.Config)
-	slack   []fakeslack.Option // how the fake Slack is set up
+	// mutateRig is mutate with the rig (its fake Slack), at every start.
+	mutateRig func(*rig, *bot.Config)
+	engine    func(*engine.Config)
+	slack     []fakeslack.Option // how the fake Slack is set up
 	// store, when set, is the store the bot sees in place of the bbolt
 	// one (the engine still saves into the bbolt one).
 	store func(*bolt.Store) bot.Store
@@ -133,6 +135,9 @@ func (r *rig) start() {
 	}
 	if r.opts.mutate != nil {
 		r.opts.mutate(&cfg)
+	}
+	if r.opts.mutateRig != nil {
+		r.opts.mutateRig(r, &cfg)
 	}
 	b, err := bot.New(cfg)
 	if err != nil {

@@ -2,6 +2,7 @@ package bot
 
 import (
 	"context"
+	"slices"
 	"sync"
 	"time"
 
@@ -13,6 +14,7 @@ import (
 	"agentbot/bot/slackmd"
 	"agentbot/bot/threadstate"
 	"agentbot/bot/view"
+	"agentbot/bot/workspace"
 	"agentbot/engine/transcript"
 	"agentbot/storage"
 )
@@ -64,7 +66,7 @@ func (b *home) refreshHome(ctx context.Context, user string) {
 		rows[i] = homeSession(s)
 	}
 	blocks := view.Home(b.cfg.Catalog().EntryPoints(), rows, append(b.homeProjectBlocks(ctx, sessions), b.homeConnections(ctx, user)...))
-	_, err := b.cfg.API.PublishViewContext(ctx, slack.PublishViewContextRequest{UserID: user,
+	_, err := b.api(ctx).PublishViewContext(ctx, slack.PublishViewContextRequest{UserID: user,
 		View: slack.HomeTabViewRequest{Type: slack.VTHomeTab, Blocks: slack.Blocks{BlockSet: blocks}}})
 	if err != nil && !b.web().Refused("views.publish", err) {
 		b.log.Warn("publish home tab", "err", err)
@@ -116,7 +118,7 @@ func (b *home) recentSessions(ctx context.Context, user string, n int) []*transc
 // terminal's) are not shown in Slack.
 func (b *home) maySeeSession(ctx context.Context, user string, s *transcript.Session) bool {
 	team, channel, ok := storage.SlackChannel(s.Key)
-	if !ok {
+	if !ok || b.otherWorkspace(ctx, team) {
 		return false
 	}
 	thing := in(team, channel)
@@ -128,8 +130,8 @@ func (b *home) maySeeSession(ctx context.Context, user string, s *transcript.Ses
 // opens the user's DM with the bot, posts the thread's first message there
 // and queues the pick, so the agent greets in that thread.
 func (b *home) startFromHome(team, user, agentID string, ack func()) bool {
-	ctx := b.turnCtx
-	ch, _, _, err := b.cfg.API.OpenConversationContext(ctx, &slack.OpenConversationParameters{Users: []string{user}})
+	ctx := workspace.In(b.turnCtx, team)
+	ch, _, _, err := b.api(ctx).OpenConversationContext(ctx, &slack.OpenConversationParameters{Users: []string{user}})
 	if err != nil || ch == nil {
 		b.log.Warn("open DM for the home tab", "err", err)
 		return false
@@ -158,5 +160,6 @@ func (b *home) homeConnections(ctx context.Context, user string) []slack.Block {
 		b.log.Warn("home tab: list connections", "err", err)
 		return nil
 	}
+	mine = slices.DeleteFunc(mine, func(c storage.CredentialInfo) bool { return b.otherWorkspace(ctx, c.Team) })
 	return view.HomeConnections(mine, time.Now())
 }

@@ -14,6 +14,7 @@ import (
 
 	"agentbot/bot/keys"
 	"agentbot/bot/webapi"
+	"agentbot/bot/workspace"
 )
 
 // intake is the listener: it maps Slack's events and clicks to typed
@@ -117,14 +118,14 @@ func (b *intake) onEventsAPI(ev slackevents.EventsAPIEvent, ack func()) bool {
 		return false
 	}
 	it := in.it
-	if in.botID != "" || it.User == "" || it.User == b.botUserID || !webapi.PersonSubtype(in.subtype) {
+	ctx, installed := b.inWorkspace(workspace.ID{Team: ev.TeamID, Enterprise: ev.EnterpriseID}, it.Channel)
+	me := b.self(ctx)
+	if !installed || in.botID != "" || it.User == "" || it.User == me.BotUserID || !webapi.PersonSubtype(in.subtype) {
 		return false // the bot's own words, other bots, edits and deletions
 	}
-	it.Team, it.Kind = ev.TeamID, kindMessage
-	if it.Team == "" {
-		it.Team = b.teamID
-	}
-	mention := in.mention || strings.Contains(it.Text, "<@"+b.botUserID+">")
+	id, _ := workspace.Of(ctx)
+	it.Team, it.Enterprise, it.Kind = id.Team, id.Enterprise, kindMessage
+	mention := in.mention || strings.Contains(it.Text, "<@"+me.BotUserID+">")
 	reply := it.ThreadTS != "" && it.ThreadTS != it.TS
 	if it.ThreadTS == "" {
 		it.ThreadTS = it.TS // a new thread under this message
@@ -143,7 +144,7 @@ func (b *intake) onEventsAPI(ev slackevents.EventsAPIEvent, ack func()) bool {
 	if cb, ok := ev.Data.(*slackevents.EventsAPICallbackEvent); ok && cb.EventID != "" {
 		dedupe = append(dedupe, keys.Event(cb.EventID))
 	}
-	return b.admitMessage(it, in.files, ack, dedupe)
+	return b.admitMessage(it, me.BotUserID, in.files, ack, dedupe)
 }
 
 // inbound is a Slack message event as intake reads it.
@@ -195,14 +196,14 @@ func (b *intake) replyCounts(it item, reply bool) (counts, handed bool) {
 // admitMessage queues a message that counts, unless its sender is denied
 // or it asks to stop the running turn; it reports whether ack was handed
 // on.
-func (b *intake) admitMessage(it item, files []slack.File, ack func(), dedupe []string) bool {
+func (b *intake) admitMessage(it item, botUserID string, files []slack.File, ack func(), dedupe []string) bool {
 	if why := b.denied(it.User, it.Team, it.Channel); why != "" {
 		if !b.seen(dedupe...) {
 			b.ephemeral(it.Channel, it.User, it.ThreadTS, why)
 		}
 		return false
 	}
-	it.Text = stripMention(it.Text, b.botUserID)
+	it.Text = stripMention(it.Text, botUserID)
 	if b.stopIfAsked(it) {
 		return false // "stop" stops the running turn at once, ahead of the queue
 	}
@@ -246,6 +247,9 @@ func (b *intake) stopIfAsked(it item) bool {
 // cannot be persisted is not acked (Slack delivers it again), and its
 // author is told (notSaved). It reports whether ack was handed on.
 func (b *core) enqueue(it item, ack func(), dedupe ...string) bool {
+	if it.Enterprise == "" {
+		it.Enterprise, _ = b.teamOrgs.Get(it.Team) // its org-wide install answers it
+	}
 	payload, err := json.Marshal(it)
 	if err != nil {
 		b.log.Error("encode inbound", "err", err)

@@ -8,6 +8,7 @@ import (
 
 	"agentbot/bot/access"
 	"agentbot/bot/view"
+	"agentbot/bot/workspace"
 )
 
 // click is one button click, as its handler reads it.
@@ -65,7 +66,12 @@ func (b *intake) onInteraction(cb slack.InteractionCallback, ack func()) bool {
 		return false
 	}
 	c := readClick(cb, b.teamID)
-	c.onBotRequest = cb.Message.BotID != "" && (cb.Message.BotID == b.botID || cb.Message.User == b.botUserID)
+	ctx, installed := b.inWorkspace(workspace.ID{Team: c.team, Enterprise: cb.Enterprise.ID}, c.channel)
+	if !installed {
+		return false
+	}
+	me := b.self(ctx)
+	c.onBotRequest = cb.Message.BotID != "" && (cb.Message.BotID == me.BotID || cb.Message.User == me.BotUserID)
 	for _, act := range cb.ActionCallback.BlockActions {
 		kind, _, _ := strings.Cut(act.ActionID, ":")
 		if h, ok := clickHandlers[kind]; ok {

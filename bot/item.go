@@ -4,6 +4,7 @@ import (
 	"context"
 
 	"agentbot/bot/keys"
+	"agentbot/bot/workspace"
 	"agentbot/engine"
 	"agentbot/storage"
 )
@@ -11,16 +12,19 @@ import (
 // item is one persisted unit of work for a thread, queued in its order
 // (item.order) and handled under the thread's lease by its kind's handler.
 type item struct {
-	Kind     itemKind  `json:"kind"`
-	Team     string    `json:"team"`
-	Channel  string    `json:"channel"`
-	ThreadTS string    `json:"thread_ts"`
-	TS       string    `json:"ts,omitempty"`
-	User     string    `json:"user"`
-	Text     string    `json:"text,omitempty"`
-	DM       bool      `json:"dm,omitempty"`
-	Files    []fileRef `json:"files,omitempty"`
-	AgentID  string    `json:"agent_id,omitempty"`
+	Kind itemKind `json:"kind"`
+	Team string   `json:"team"`
+	// Enterprise is the organization of Team (Enterprise Grid), so an
+	// org-wide install answers the item; "" outside one.
+	Enterprise string    `json:"enterprise,omitempty"`
+	Channel    string    `json:"channel"`
+	ThreadTS   string    `json:"thread_ts"`
+	TS         string    `json:"ts,omitempty"`
+	User       string    `json:"user"`
+	Text       string    `json:"text,omitempty"`
+	DM         bool      `json:"dm,omitempty"`
+	Files      []fileRef `json:"files,omitempty"`
+	AgentID    string    `json:"agent_id,omitempty"`
 	// PickerTS is the picker message to close once an agent is picked.
 	PickerTS string `json:"picker_ts,omitempty"`
 	// CallID is the tool call an approval item decides (Text is the
@@ -49,6 +53,11 @@ type fileRef struct {
 	Name string `json:"name"`
 	URL  string `json:"url"`
 	Size int    `json:"size"`
+}
+
+// workspace is the workspace the item is of.
+func (it *item) workspace() workspace.ID {
+	return workspace.ID{Team: it.Team, Enterprise: it.Enterprise}
 }
 
 // thread is the thread the item belongs to.

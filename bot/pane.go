@@ -18,12 +18,12 @@ import (
 // onAppHomeOpened greets a user who opens the agent's DM pane (the
 // messages tab), once a day, and offers up to four suggested prompts: the
 // menu of the DM's default agent, or else the agents to pick from.
-func (b *home) onAppHomeOpened(team string, e *slackevents.AppHomeOpenedEvent) {
-	if !b.may(b.turnCtx, e.User, access.Home, access.Thing{}).OK {
+func (b *home) onAppHomeOpened(ctx context.Context, team string, e *slackevents.AppHomeOpenedEvent) {
+	if !b.may(ctx, e.User, access.Home, access.Thing{}).OK {
 		return // someone the allowlist leaves out sees neither
 	}
 	if e.Tab == "home" {
-		b.refreshHome(b.turnCtx, e.User)
+		b.refreshHome(ctx, e.User)
 		return
 	}
 	if e.Tab != "messages" || e.Channel == "" || e.User == "" {
@@ -33,7 +33,6 @@ func (b *home) onAppHomeOpened(team string, e *slackevents.AppHomeOpenedEvent) {
 	if last, _ := b.paneGreeted.Swap(teamUser{team, e.User}, day); last == day {
 		return
 	}
-	ctx := b.turnCtx
 	title, prompts := b.suggestedPrompts(ctx, team, e.Channel)
 	if _, err := b.postMsg(ctx, e.Channel, "", slack.MsgOptionText(slackmd.EscapeText(title), false)); err != nil {
 		b.log.Debug("agent pane greeting", "err", err)
@@ -45,7 +44,7 @@ func (b *home) onAppHomeOpened(team string, e *slackevents.AppHomeOpenedEvent) {
 	// No thread_ts: for an agent app (agent_view) it "will cause the call to
 	// silently fail"; without it the prompts go with the latest message
 	// (https://docs.slack.dev/reference/methods/assistant.threads.setSuggestedPrompts).
-	err := b.cfg.API.SetAssistantThreadsSuggestedPromptsContext(ctx, slack.AssistantThreadsSetSuggestedPromptsParameters{
+	err := b.api(ctx).SetAssistantThreadsSuggestedPromptsContext(ctx, slack.AssistantThreadsSetSuggestedPromptsParameters{
 		ChannelID: e.Channel, Title: "Try one of these", Prompts: prompts})
 	if err != nil && !b.web().Refused("assistant.threads.setSuggestedPrompts", err) {
 		b.log.Debug("suggested prompts", "err", err)
@@ -89,7 +88,7 @@ func (b *core) setTitle(ctx context.Context, it item, s *engine.Session) {
 	title := view.SessionTitle(s.AgentDef, s.Skill)
 	method, err := "assistant.threads.setTitle", error(nil)
 	if it.DM {
-		err = b.cfg.API.SetAssistantThreadsTitleContext(ctx, slack.AssistantThreadsSetTitleParameters{
+		err = b.api(ctx).SetAssistantThreadsTitleContext(ctx, slack.AssistantThreadsSetTitleParameters{
 			ChannelID: it.Channel, ThreadTS: it.ThreadTS, Title: title})
 	} else {
 		method, err = b.titleAgentSession(ctx, it, title)
@@ -106,12 +105,12 @@ func (b *core) setTitle(ctx context.Context, it item, s *engine.Session) {
 // method's title argument); a rename before that is session_not_found.
 // It returns the method that answered last.
 func (b *core) titleAgentSession(ctx context.Context, it item, title string) (string, error) {
-	_, err := b.cfg.API.RenameAgentSessionContext(ctx, slack.AgentSessionRenameParameters{
+	_, err := b.api(ctx).RenameAgentSessionContext(ctx, slack.AgentSessionRenameParameters{
 		ChannelID: it.Channel, ThreadTS: it.ThreadTS, Title: title})
 	if e, ok := errors.AsType[slack.SlackErrorResponse](err); !ok || e.Err != sessionNotFound {
 		return "agents.sessions.rename", err
 	}
-	_, err = b.cfg.API.SetAgentSessionStatusContext(ctx, slack.AgentSessionSetStatusParameters{
+	_, err = b.api(ctx).SetAgentSessionStatusContext(ctx, slack.AgentSessionSetStatusParameters{
 		Status: slack.AgentSessionStatusActive, ChannelID: it.Channel, ThreadTS: it.ThreadTS, Title: title, InitiatorUserID: it.User})
 	return "agents.sessions.setStatus", err
 }

@@ -14,8 +14,11 @@ import (
 
 // web is the Slack Web API with the rate-limit retry (bot/render).
 func (b *core) web() render.Slack {
-	return render.Slack{API: b.cfg.API, Log: b.log, Sleep: b.sleep}
+	return render.Slack{API: b.cfg.API, Clients: b.clients, Log: b.log, Sleep: b.sleep}
 }
+
+// api is the Web API client of ctx's workspace (render.Slack.Client).
+func (b *core) api(ctx context.Context) *slack.Client { return b.web().Client(ctx) }
 
 // call runs a Slack Web API call, waiting out rate limits as Slack asks.
 func (b *core) call(ctx context.Context, fn func() error) error { return b.web().Call(ctx, fn) }
@@ -27,6 +30,7 @@ func (b *core) postMsg(ctx context.Context, channel, thread string, opts ...slac
 	if err := threadwork.Guard(ctx); err != nil {
 		return "", err
 	}
+	ctx = b.inChannel(ctx, channel)
 	return b.web().PostMessage(ctx, channel, thread, opts...)
 }
 
@@ -53,8 +57,9 @@ func (b *core) ephemeral(channel, user, thread, text string) {
 	if thread != "" {
 		opts = append(opts, slack.MsgOptionTS(thread))
 	}
-	err := b.call(b.turnCtx, func() error {
-		_, err := b.cfg.API.PostEphemeralContext(b.turnCtx, channel, user, opts...)
+	ctx := b.inChannel(b.turnCtx, channel)
+	err := b.call(ctx, func() error {
+		_, err := b.api(ctx).PostEphemeralContext(ctx, channel, user, opts...)
 		return err
 	})
 	if err != nil {
@@ -94,7 +99,7 @@ func (b *core) postMarkdownPiece(ctx context.Context, channel, thread string, as
 // setSessionStatus shows the thread's agent session as processing or
 // active; a failure is logged and never affects the turn.
 func (b *core) setSessionStatus(ctx context.Context, it item, status string) {
-	_, err := b.cfg.API.SetAgentSessionStatusContext(ctx, slack.AgentSessionSetStatusParameters{
+	_, err := b.api(ctx).SetAgentSessionStatusContext(ctx, slack.AgentSessionSetStatusParameters{
 		Status: status, ChannelID: it.Channel, ThreadTS: it.ThreadTS, InitiatorUserID: it.User})
 	if err != nil {
 		b.log.Debug("agent session status", "status", status, "err", err)

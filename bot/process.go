@@ -15,6 +15,7 @@ import (
 	"agentbot/bot/threadwork"
 	"agentbot/bot/view"
 	"agentbot/bot/webapi"
+	"agentbot/bot/workspace"
 	"agentbot/engine"
 	"agentbot/engine/catalog"
 	"agentbot/engine/transcript"
@@ -58,6 +59,8 @@ func (q queued) Handle(ctx context.Context, _ string, seq uint64, payload []byte
 		b.log.Error("drop a queued item of an unknown kind", "kind", it.Kind, "seq", seq)
 		return false
 	}
+	ctx = workspace.With(ctx, it.workspace()) // answered with its workspace's token
+	b.learnChannel(it.Channel, it.workspace())
 	j := &job{it: it, seq: seq}
 	if h.conversation {
 		if j.c = b.open(ctx, it); j.c == nil {
@@ -311,15 +314,17 @@ func (b *threadHandlers) greetOwed(ctx context.Context, c *engine.Conversation, 
 		b.log.Warn("look for the owed greeting", "err", err) // the next item looks again
 		return
 	}
-	if !slices.ContainsFunc(msgs, b.isGreeting) {
+	me := b.self(ctx)
+	if !slices.ContainsFunc(msgs, func(m slack.Message) bool { return isGreeting(me, m) }) {
 		b.postGreeting(ctx, it.Channel, it.ThreadTS, c.Live.AgentDef, b.cfg.Engine.Greet(c.Live))
 	}
 	b.greeted(ctx, c.Live)
 }
 
-// isGreeting reports whether m is an agent's greeting the bot posted.
-func (b *threadHandlers) isGreeting(m slack.Message) bool {
-	if m.User != b.botUserID && (m.BotID == "" || m.BotID != b.botID) {
+// isGreeting reports whether m is an agent's greeting the bot (me)
+// posted.
+func isGreeting(me workspace.Client, m slack.Message) bool {
+	if m.User != me.BotUserID && (m.BotID == "" || m.BotID != me.BotID) {
 		return false
 	}
 	return slices.ContainsFunc(m.Blocks.BlockSet, func(bl slack.Block) bool { return bl.ID() == view.GreetingBlockID })

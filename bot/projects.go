@@ -216,7 +216,7 @@ func (b *slash) onBindButton(c click) bool {
 		return false
 	}
 	text := fmt.Sprintf("<@%s> approved: this channel now shares the project *%s* with %s.", c.user, project, access.ChannelList(channels[1:]))
-	if _, _, _, err := b.cfg.API.UpdateMessageContext(b.turnCtx, c.channel, c.messageTS, slack.MsgOptionText(slackmd.EscapeText(text), false), slack.MsgOptionBlocks()); err != nil {
+	if _, _, _, err := b.api(b.inChannel(b.turnCtx, c.channel)).UpdateMessageContext(b.turnCtx, c.channel, c.messageTS, slack.MsgOptionText(slackmd.EscapeText(text), false), slack.MsgOptionBlocks()); err != nil {
 		b.log.Warn("project: update the approval request", "err", err)
 	}
 	return false

@@ -217,14 +217,15 @@ func shorten(s string, n int) string { return slackmd.Shorten(s, n) }
 // interrupted note (Slack refuses the stop of a message that is not an
 // open stream, which changes nothing).
 func (b *turns) closeUnnamed(ctx context.Context, it item) {
-	msgs, _, _, err := b.cfg.API.GetConversationRepliesContext(ctx, &slack.GetConversationRepliesParameters{
+	msgs, _, _, err := b.api(ctx).GetConversationRepliesContext(ctx, &slack.GetConversationRepliesParameters{
 		ChannelID: it.Channel, Timestamp: it.ThreadTS, Oldest: it.TS, Limit: 200})
 	if err != nil {
 		b.log.Warn("find a stream an earlier run left open", "err", err)
 		return
 	}
+	me := b.self(ctx)
 	for _, m := range msgs {
-		ours := m.User == b.botUserID || (m.BotID != "" && m.BotID == b.botID)
+		ours := m.User == me.BotUserID || (m.BotID != "" && m.BotID == me.BotID)
 		if !ours || m.Timestamp == it.ThreadTS || storage.OrderOf(m.Timestamp) <= storage.OrderOf(it.TS) {
 			continue
 		}

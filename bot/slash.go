@@ -10,6 +10,7 @@ import (
 	"agentbot/bot/slackmd"
 	"agentbot/bot/view"
 	"agentbot/bot/webapi"
+	"agentbot/bot/workspace"
 	"agentbot/storage"
 )
 
@@ -20,10 +21,12 @@ type slash struct{ *core }
 // onSlash answers /agent ephemerally. Slash commands never run in threads,
 // so `use` sets the channel default.
 func (b *slash) onSlash(cmd slack.SlashCommand) {
-	team := cmd.TeamID
-	if team == "" {
-		team = b.teamID
+	ctx, installed := b.inWorkspace(workspace.ID{Team: cmd.TeamID, Enterprise: cmd.EnterpriseID}, cmd.ChannelID)
+	if !installed {
+		return
 	}
+	id, _ := workspace.Of(ctx)
+	team := id.Team
 	if why := b.denied(cmd.UserID, team, cmd.ChannelID); why != "" {
 		b.respond(cmd, why)
 		return
@@ -122,8 +125,9 @@ func (b *slash) notAdmin(cmd slack.SlashCommand, team string) string {
 // command's response_url where the bot is not in the channel.
 func (b *slash) respond(cmd slack.SlashCommand, text string) {
 	text = slackmd.EscapeText(text) // only mentions are markup
-	err := b.call(b.turnCtx, func() error {
-		_, err := b.cfg.API.PostEphemeralContext(b.turnCtx, cmd.ChannelID, cmd.UserID, slack.MsgOptionText(text, false))
+	ctx := b.inChannel(b.turnCtx, cmd.ChannelID)
+	err := b.call(ctx, func() error {
+		_, err := b.api(ctx).PostEphemeralContext(ctx, cmd.ChannelID, cmd.UserID, slack.MsgOptionText(text, false))
 		return err
 	})
 	if err == nil || cmd.ResponseURL == "" {

@@ -23,7 +23,8 @@ func (b *core) threadContext(ctx context.Context, s *transcript.Session, it item
 		b.log.Warn("conversations.replies", "err", err)
 		return ""
 	}
-	return handoff.Text(msgs, cutoff, b.botID, b.botUserID, func(user string) string { return b.userName(ctx, user) })
+	me := b.self(ctx)
+	return handoff.Text(msgs, cutoff, me.BotID, me.BotUserID, func(user string) string { return b.userName(ctx, user) })
 }
 
 // contextCutoff is the time before which a thread's messages are its

@@ -35,7 +35,7 @@ func (b *core) upload(ctx context.Context, it item, u savedDoc) {
 	err := u.err
 	if err == nil {
 		err = b.call(ctx, func() error {
-			_, err := b.cfg.API.UploadFileContext(ctx, slack.UploadFileParameters{
+			_, err := b.api(ctx).UploadFileContext(ctx, slack.UploadFileParameters{
 				Reader: bytes.NewReader(u.data), FileSize: len(u.data), Filename: name, Title: title,
 				InitialComment: fmt.Sprintf("📄 Saved %s (v%d, %s)", view.SavedName(o.Path), o.Shown(), sandbox.SizeText(int64(len(u.data)))),
 				Channel:        it.Channel, ThreadTimestamp: it.ThreadTS,

@@ -10,6 +10,7 @@ import (
 	"github.com/slack-go/slack"
 
 	"agentbot/bot/render"
+	"agentbot/bot/workspace"
 )
 
 // Slack answers what the rules ask of Slack, with the answers cached
@@ -85,6 +86,7 @@ func (s *Slack) Member(ctx context.Context, c Channel, person string) (bool, err
 // channelMembers reads a channel's members from Slack, every page, and
 // keeps them.
 func (s *Slack) channelMembers(ctx context.Context, c Channel) ([]string, error) {
+	ctx = workspace.In(ctx, c.Team) // asked with the channel's workspace's token
 	s.mu.Lock()
 	began := s.epoch[c.ID]
 	s.mu.Unlock()
@@ -93,7 +95,7 @@ func (s *Slack) channelMembers(ctx context.Context, c Channel) ([]string, error)
 	for page := 0; page < maxMemberPages; page++ {
 		var members []string
 		err := s.web.Call(ctx, func() (err error) {
-			members, cursor, err = s.web.API.GetUsersInConversationContext(ctx,
+			members, cursor, err = s.web.Client(ctx).GetUsersInConversationContext(ctx,
 				&slack.GetUsersInConversationParameters{ChannelID: c.ID, Cursor: cursor, Limit: 1000})
 			return err
 		})
@@ -128,9 +130,10 @@ func (s *Slack) Private(ctx context.Context, c Channel) (bool, error) {
 	}
 	began := s.epoch[c.ID]
 	s.mu.Unlock()
+	ctx = workspace.In(ctx, c.Team)
 	var ch *slack.Channel
 	err := s.web.Call(ctx, func() (err error) {
-		ch, err = s.web.API.GetConversationInfoContext(ctx, &slack.GetConversationInfoInput{ChannelID: c.ID})
+		ch, err = s.web.Client(ctx).GetConversationInfoContext(ctx, &slack.GetConversationInfoInput{ChannelID: c.ID})
 		return err
 	})
 	if err != nil {
@@ -151,7 +154,7 @@ func (s *Slack) Private(ctx context.Context, c Channel) (bool, error) {
 // organization of an org-wide install. A person of another workspace is
 // not an admin of this one.
 func (s *Slack) Admin(ctx context.Context, person, team string) (bool, error) {
-	u, err := s.user(ctx, person)
+	u, err := s.user(workspace.In(ctx, team), person)
 	if err != nil {
 		return false, err
 	}
@@ -193,7 +196,7 @@ func (s *Slack) user(ctx context.Context, person string) (*slack.User, error) {
 	s.mu.Unlock()
 	var u *slack.User
 	err := s.web.Call(ctx, func() (err error) {
-		u, err = s.web.API.GetUserInfoContext(ctx, person)
+		u, err = s.web.Client(ctx).GetUserInfoContext(ctx, person)
 		return err
 	})
 	if err != nil {

@@ -200,7 +200,7 @@ func (s *Server) serveDownload(w http.ResponseWriter, r *http.Request) {
 	switch {
 	case faulty:
 		call.Status, call.Error = faultResult(fault, false)
-	case call.Token != s.cfg.botToken:
+	case call.Token != s.cfg.botToken && !s.installTokenOKLocked(call.Token, now):
 		call.Status, call.Error = http.StatusFound, "not_authed"
 	case !ok:
 		call.Status, call.Error = http.StatusNotFound, "file_not_found"

@@ -45,6 +45,8 @@ type config struct {
 	app                     AppKind
 	// scopes are the bot token's granted scopes; nil grants every scope.
 	scopes map[string]bool
+	// clientID and clientSecret are the OAuth app's (oauth.go).
+	clientID, clientSecret string
 }
 
 // WithScopes sets the bot token's granted scopes (default: every scope).
@@ -147,6 +149,10 @@ type Server struct {
 	// (RefuseSocketMode); "" when it opens connections.
 	socketRefusal string
 
+	// oauth holds the OAuth app and installations (oauth.go); nil until
+	// first used.
+	oauth *oauthState
+
 	// The next expireTimes streams expire once they have had expireAfter
 	// appends (ExpireStreamsAfterAppends).
 	expireAfter, expireTimes int
@@ -172,6 +178,7 @@ func New(tb testing.TB, opts ...Option) *Server {
 		teamID: DefaultTeamID, teamName: DefaultTeamName,
 		botUserID: DefaultBotUserID, botID: DefaultBotID, botNm: DefaultBotName,
 		appID: DefaultAppID, pingInterval: DefaultPingInterval,
+		clientID: "fake-client-id", clientSecret: "fake-client-secret",
 	}
 	for _, o := range opts {
 		o(&cfg)

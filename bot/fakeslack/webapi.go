@@ -44,6 +44,9 @@ type tokenKind int
 const (
 	needBot tokenKind = iota
 	needApp
+	// needNone: the method takes no token (oauth.v2.access authenticates
+	// the client by its id and secret).
+	needNone
 )
 
 type methodSpec struct {
@@ -79,6 +82,8 @@ var methods = map[string]methodSpec{
 	"users.info":                            {needBot, (*Server).usersInfo},
 	"views.publish":                         {needBot, (*Server).viewsPublish},
 	"conversations.open":                    {needBot, (*Server).conversationsOpen},
+	"oauth.v2.access":                       {needNone, (*Server).oauthV2Access},
+	"auth.revoke":                           {needBot, (*Server).authRevoke},
 }
 
 // serveAPI answers /api/<method>: it records the call, applies injected
@@ -112,7 +117,7 @@ func (s *Server) serveAPI(w http.ResponseWriter, r *http.Request) {
 	case !known:
 		serr = "unknown_method"
 	default:
-		serr = s.checkToken(spec.token, req.token)
+		serr = s.checkTokenLocked(spec.token, req)
 		if serr != "" {
 			break
 		}
@@ -154,9 +159,27 @@ func (s *Server) record(c Call) {
 	s.mu.Unlock()
 }
 
-// checkToken returns the Slack error for a missing or wrong token.
-func (s *Server) checkToken(kind tokenKind, token string) string {
-	want, other := s.cfg.botToken, s.cfg.appToken
+// checkTokenLocked returns the Slack error for a missing or wrong token:
+// a bot token is the default one or an installation's, which may name
+// channels of its own team only (oauth.go).
+func (s *Server) checkTokenLocked(kind tokenKind, r *apiRequest) string {
+	if kind == needNone {
+		return ""
+	}
+	e := checkToken(kind, r.token, s.cfg.botToken, s.cfg.appToken)
+	if e != "invalid_auth" || kind != needBot {
+		return e
+	}
+	in, e := s.installTokenLocked(r.token, r.now)
+	if e != "" {
+		return e
+	}
+	return s.crossTeamLocked(in, r.get("channel"))
+}
+
+// checkToken returns the Slack error for a missing or wrong token of kind.
+func checkToken(kind tokenKind, token, bot, app string) string {
+	want, other := bot, app
 	if kind == needApp {
 		want, other = other, want
 	}

@@ -10,6 +10,7 @@ import (
 	"github.com/slack-go/slack"
 
 	"agentbot/bot/slackmd"
+	"agentbot/bot/workspace"
 	"agentbot/engine/retry"
 )
 
@@ -21,8 +22,12 @@ const MaxRateLimitRetries = 5
 // rate limits as Slack asks (RateLimitedError.RetryAfter), up to
 // MaxRateLimitRetries times.
 type Slack struct {
-	API *slack.Client
-	Log *slog.Logger
+	// API is the client of a single-workspace app; Clients, when set,
+	// gives each call the client of its context's workspace instead
+	// (package workspace).
+	API     *slack.Client
+	Clients workspace.Clients
+	Log     *slog.Logger
 	// Sleep waits d, or until ctx ends; nil means a timer.
 	Sleep func(ctx context.Context, d time.Duration) error
 }
@@ -45,6 +50,21 @@ func (s Slack) Call(ctx context.Context, fn func() error) error {
 	})
 }
 
+// Client is the Web API client of ctx's workspace: Clients' when set (a
+// workspace without one gets a client whose calls fail, so none is made
+// with another workspace's token), else API.
+func (s Slack) Client(ctx context.Context) *slack.Client {
+	if s.Clients == nil {
+		return s.API
+	}
+	c, err := workspace.Resolve(ctx, s.Clients)
+	if err != nil {
+		s.logger().WarnContext(ctx, "slack call refused: no token for its workspace", "err", err)
+		return workspace.Failing(err)
+	}
+	return c.API
+}
+
 func (s Slack) logger() *slog.Logger {
 	if s.Log == nil {
 		return slog.New(slog.DiscardHandler)
@@ -60,7 +80,7 @@ func (s Slack) PostMessage(ctx context.Context, channel, thread string, opts ...
 	var ts string
 	err := s.Call(ctx, func() error {
 		var err error
-		_, ts, err = s.API.PostMessageContext(ctx, channel, opts...)
+		_, ts, err = s.Client(ctx).PostMessageContext(ctx, channel, opts...)
 		return err
 	})
 	s.Refused("chat.postMessage", err)
@@ -70,7 +90,7 @@ func (s Slack) PostMessage(ctx context.Context, channel, thread string, opts ...
 // UpdateMessage replaces the content of the message ts.
 func (s Slack) UpdateMessage(ctx context.Context, channel, ts string, opts ...slack.MsgOption) error {
 	err := s.Call(ctx, func() error {
-		_, _, _, err := s.API.UpdateMessageContext(ctx, channel, ts, opts...)
+		_, _, _, err := s.Client(ctx).UpdateMessageContext(ctx, channel, ts, opts...)
 		return err
 	})
 	s.Refused("chat.update", err)
@@ -101,7 +121,7 @@ func (s Slack) Update(ctx context.Context, channel, ts string, m Message) error 
 // Delete deletes the message ts.
 func (s Slack) Delete(ctx context.Context, channel, ts string) error {
 	err := s.Call(ctx, func() error {
-		_, _, err := s.API.DeleteMessageContext(ctx, channel, ts)
+		_, _, err := s.Client(ctx).DeleteMessageContext(ctx, channel, ts)
 		return err
 	})
 	s.Refused("chat.delete", err)
@@ -162,7 +182,7 @@ func (s Slack) StartStream(ctx context.Context, t Thread) (string, error) {
 	var ts string
 	err := s.Call(ctx, func() error {
 		var err error
-		_, ts, err = s.API.StartStreamContext(ctx, t.Channel, opts...)
+		_, ts, err = s.Client(ctx).StartStreamContext(ctx, t.Channel, opts...)
 		return err
 	})
 	s.Refused("chat.startStream", err)
@@ -172,7 +192,7 @@ func (s Slack) StartStream(ctx context.Context, t Thread) (string, error) {
 // AppendStream adds c to the open stream ts.
 func (s Slack) AppendStream(ctx context.Context, channel, ts string, c Chunk) error {
 	err := s.Call(ctx, func() error {
-		_, _, err := s.API.AppendStreamContext(ctx, channel, ts, c.options()...)
+		_, _, err := s.Client(ctx).AppendStreamContext(ctx, channel, ts, c.options()...)
 		return err
 	})
 	s.Refused("chat.appendStream", err)
@@ -182,7 +202,7 @@ func (s Slack) AppendStream(ctx context.Context, channel, ts string, c Chunk) er
 // StopStream closes the stream ts, with c added at its end.
 func (s Slack) StopStream(ctx context.Context, channel, ts string, c Chunk) error {
 	err := s.Call(ctx, func() error {
-		_, _, err := s.API.StopStreamContext(ctx, channel, ts, c.options()...)
+		_, _, err := s.Client(ctx).StopStreamContext(ctx, channel, ts, c.options()...)
 		return err
 	})
 	s.Refused("chat.stopStream", err)
@@ -192,7 +212,7 @@ func (s Slack) StopStream(ctx context.Context, channel, ts string, c Chunk) erro
 // SetStatus shows status as the assistant thread's status; "" clears it.
 func (s Slack) SetStatus(ctx context.Context, channel, thread, status string) error {
 	err := s.Call(ctx, func() error {
-		return s.API.SetAssistantThreadsStatusContext(ctx, slack.AssistantThreadsSetStatusParameters{
+		return s.Client(ctx).SetAssistantThreadsStatusContext(ctx, slack.AssistantThreadsSetStatusParameters{
 			ChannelID: channel, ThreadTS: thread, Status: status})
 	})
 	s.Refused("assistant.threads.setStatus", err)

@@ -54,7 +54,7 @@ func replies(ctx context.Context, s render.Slack, p slack.GetConversationReplies
 	for range 10 {
 		var page []slack.Message
 		read := func() (err error) {
-			page, _, p.Cursor, err = s.API.GetConversationRepliesContext(ctx, &p)
+			page, _, p.Cursor, err = s.Client(ctx).GetConversationRepliesContext(ctx, &p)
 			return err
 		}
 		var err error

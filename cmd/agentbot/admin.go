@@ -117,6 +117,27 @@ func runConnections(ctx context.Context, e *env) int {
 	return o.Run(ctx, args)
 }
 
+// runInstalls lists or revokes Slack installations (admin.Installs).
+func runInstalls(ctx context.Context, e *env) int {
+	o := &admin.Installs{Stdout: e.stdout, Stderr: e.stderr, Getenv: envOf(e.getenv)}
+	cfg, args, code := parse("installs", e, nil)
+	if cfg == nil {
+		return code
+	}
+	o.Store, o.APIURL = storeOf(cfg), cfg.SlackAPIURL
+	return o.Run(ctx, args)
+}
+
+// runManifest prints the Slack app manifest (admin.Manifest).
+func runManifest(_ context.Context, e *env) int {
+	mode := "socket"
+	cfg, _, code := parse("manifest", e, func(fs *flagSet) { fs.StringVar(&mode, "mode", "socket", "socket (manifest.yaml) or http") })
+	if cfg == nil {
+		return code
+	}
+	return admin.Manifest(e.stdout, e.stderr, mode, cfg.PublicURL)
+}
+
 // runHealth asks a running serve's /healthz (admin.Health). Docker
 // reserves exit code 2, so every failure, a bad flag too, exits 1.
 func runHealth(ctx context.Context, e *env) int {

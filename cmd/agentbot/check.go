@@ -39,6 +39,7 @@ func checkConfig(cfg *Config) *check.Config {
 	return &check.Config{
 		SlackAppToken: cfg.SlackAppToken, SlackBotToken: cfg.SlackBotToken, SlackAPIURL: cfg.SlackAPIURL,
 		SlackMode: cfg.SlackMode, SigningSecret: cfg.SlackSigningSecret, PublicURL: cfg.PublicURL,
+		SlackClientID: cfg.SlackClientID, SlackClientSecret: cfg.SlackClientSecret,
 		APIKey: cfg.APIKey, BaseURL: cfg.BaseURL, APIType: cfg.APIType, Model: cfg.Model,
 		NewModel: func(callTimeout time.Duration) (*model.Client, error) {
 			one := *cfg

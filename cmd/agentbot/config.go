@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"agentbot/cmd/agentbot/datadir"
+	"agentbot/cmd/agentbot/flagargs"
 )
 
 // Config is every setting of agentbot. Each is a flag and an environment
@@ -67,11 +68,14 @@ type Config struct {
 	// PublicURL/slack/events, verified with SlackSigningSecret).
 	SlackMode          string
 	SlackSigningSecret string
-	SlackAPIURL        string
-	MaxTurns           int
-	AllowedUsers       []string
-	AllowedChannels    []string
-	Admins             []string
+	// SlackClientID and SlackClientSecret distribute the app: each
+	// workspace is answered with its installation's token.
+	SlackClientID, SlackClientSecret string
+	SlackAPIURL                      string
+	MaxTurns                         int
+	AllowedUsers                     []string
+	AllowedChannels                  []string
+	Admins                           []string
 	// ApprovalTimeout is how long a tool call waits for approval in Slack
 	// before it is denied.
 	ApprovalTimeout time.Duration
@@ -102,7 +106,7 @@ type binder = func(fs *flag.FlagSet, c *Config, name, def, usage string)
 
 // secrets are the settings whose values must never be printed: their flags
 // show no default (the usage text would print the environment's value).
-var secrets = map[string]bool{"SLACK_APP_TOKEN": true, "SLACK_BOT_TOKEN": true, "SLACK_SIGNING_SECRET": true, "OPENAI_API_KEY": true, "AGENTBOT_DATABASE_URL": true}
+var secrets = map[string]bool{"SLACK_APP_TOKEN": true, "SLACK_BOT_TOKEN": true, "SLACK_SIGNING_SECRET": true, "SLACK_CLIENT_SECRET": true, "OPENAI_API_KEY": true, "AGENTBOT_DATABASE_URL": true}
 
 func str(p func(*Config) *string) binder {
 	return func(fs *flag.FlagSet, c *Config, name, def, usage string) { fs.StringVar(p(c), name, def, usage) }
@@ -110,8 +114,8 @@ func str(p func(*Config) *string) binder {
 
 func list(p func(*Config) *[]string) binder {
 	return func(fs *flag.FlagSet, c *Config, name, def, usage string) {
-		l := &listFlag{dst: p(c)}
-		*l.dst = splitList(def)
+		l := &flagargs.List{Dst: p(c)}
+		*l.Dst = flagargs.SplitList(def)
 		fs.Var(l, name, usage+" (repeatable)")
 	}
 }
@@ -187,9 +191,11 @@ var settings = []setting{
 	{"daily-token-budget", "AGENTBOT_DAILY_TOKEN_BUDGET", "tokens a workspace may use per UTC day (0: no cap)", num(func(c *Config) *int { return &c.DailyTokenBudget }), "0"},
 	{"max-file-bytes", "AGENTBOT_MAX_FILE_BYTES", "largest file the tools read or write", size(func(c *Config) *int64 { return &c.MaxFileBytes }), "1048576"},
 	{"slack-app-token", "SLACK_APP_TOKEN", "Slack app-level token (xapp-, connections:write)", str(func(c *Config) *string { return &c.SlackAppToken }), ""},
-	{"slack-bot-token", "SLACK_BOT_TOKEN", "Slack bot token (xoxb-)", str(func(c *Config) *string { return &c.SlackBotToken }), ""},
+	{"slack-bot-token", "SLACK_BOT_TOKEN", "Slack bot token (xoxb-) of the one workspace (unset with SLACK_CLIENT_ID)", str(func(c *Config) *string { return &c.SlackBotToken }), ""},
 	{"slack-mode", "AGENTBOT_SLACK_MODE", "how Slack's events arrive: socket (Socket Mode, with SLACK_APP_TOKEN) or http (signed requests to AGENTBOT_PUBLIC_URL/slack/events, served on AGENTBOT_LISTEN, with SLACK_SIGNING_SECRET)", str(func(c *Config) *string { return &c.SlackMode }), "socket"},
 	{"slack-signing-secret", "SLACK_SIGNING_SECRET", "Slack app signing secret ('Basic Information'): verifies the requests of AGENTBOT_SLACK_MODE=http", str(func(c *Config) *string { return &c.SlackSigningSecret }), ""},
+	{"slack-client-id", "SLACK_CLIENT_ID", "Slack app's client id: install into other workspaces at AGENTBOT_PUBLIC_URL/slack/install, each answered with its own token", str(func(c *Config) *string { return &c.SlackClientID }), ""},
+	{"slack-client-secret", "SLACK_CLIENT_SECRET", "Slack app's client secret (with SLACK_CLIENT_ID)", str(func(c *Config) *string { return &c.SlackClientSecret }), ""},
 	{"slack-api-url", "SLACK_API_URL", "Slack Web API URL (tests)", str(func(c *Config) *string { return &c.SlackAPIURL }), ""},
 	{"max-concurrent-turns", "AGENTBOT_MAX_CONCURRENT_TURNS", "threads whose turns run at once", num(func(c *Config) *int { return &c.MaxTurns }), "8"},
 	{"allowed-users", "AGENTBOT_ALLOWED_USERS", "Slack user ids allowed (empty: everyone)", list(func(c *Config) *[]string { return &c.AllowedUsers }), ""},
@@ -217,7 +223,7 @@ var groups = map[string][]string{
 	"replicas":  {"lease-ttl", "replica-id"},
 	"model":     {"api-key", "base-url", "api-type", "api-version", "api", "model", "model-family", "reasoning-effort", "temperature", "max-tokens", "call-timeout", "context-tokens"},
 	"turns":     {"deny", "core-root", "max-iterations", "turn-timeout", "max-file-bytes", "session-token-budget", "daily-token-budget"},
-	"slack":     {"slack-mode", "slack-app-token", "slack-bot-token", "slack-signing-secret", "slack-api-url", "max-concurrent-turns", "allowed-users", "allowed-channels", "admins", "approval-timeout", "no-streaming", "max-upload-bytes"},
+	"slack":     {"slack-mode", "slack-app-token", "slack-bot-token", "slack-signing-secret", "slack-client-id", "slack-client-secret", "slack-api-url", "max-concurrent-turns", "allowed-users", "allowed-channels", "admins", "approval-timeout", "no-streaming", "max-upload-bytes"},
 	"logs":      {"log-format", "log-level"},
 	"http":      {"http-addr"},
 	"web":       {"public-url", "listen"},
@@ -386,29 +392,6 @@ func lookup(getenv func(string) string, key string) (string, bool) {
 	return v, v != ""
 }
 
-// listFlag is a repeatable flag: each use adds to the list. The
-// environment's value applies only when no flag was given.
-type listFlag struct {
-	dst *[]string
-	set bool
-}
-
-func (l *listFlag) String() string {
-	if l == nil || l.dst == nil {
-		return ""
-	}
-	return strings.Join(*l.dst, ",")
-}
-
-func (l *listFlag) Set(v string) error {
-	if !l.set {
-		*l.dst = nil
-		l.set = true
-	}
-	*l.dst = append(*l.dst, splitList(v)...)
-	return nil
-}
-
 // setting kinds: parsers of the flag package, with errors that say the
 // expected form.
 var (
@@ -416,17 +399,6 @@ var (
 	errInt      = errors.New("want a whole number")
 	errBool     = errors.New("want true or false")
 )
-
-// splitList splits a comma-separated list, dropping blanks.
-func splitList(s string) []string {
-	var out []string
-	for _, p := range strings.Split(s, ",") {
-		if p = strings.TrimSpace(p); p != "" {
-			out = append(out, p)
-		}
-	}
-	return out
-}
 
 // flagSet lets a command add its own flags next to the shared settings.
 type flagSet struct{ *flag.FlagSet }

@@ -46,7 +46,7 @@ func TestSubcommandHelp(t *testing.T) {
 	own := map[string][]string{ // flags a command registers itself
 		"chat": {"agent", "session", "project", "party", "with"}, "projects": {"all-versions"}, "agents": {"json", "all"}, "sessions": {"o", "force", "older-than"},
 		"check": {"check-timeout", "no-slack"}, "backup": {"force"}, "migrate": {"from"}, "health": {"url", "timeout"},
-		"connections": {"team", "user", "server"},
+		"connections": {"team", "user", "server"}, "manifest": {"mode"},
 	}
 	for _, c := range commands() {
 		t.Run(c.name, func(t *testing.T) {

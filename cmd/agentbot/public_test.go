@@ -155,3 +155,65 @@ func TestServeImpliedUserServer(t *testing.T) {
 	contains(t, "stderr", r.stderr, "the secret key")
 	lacks(t, "stderr", r.stderr, "not-a-key")
 }
+
+// installVars are serve's settings of a distributed app: the client id
+// and secret in place of SLACK_BOT_TOKEN, a key, a public URL.
+func installVars(t *testing.T) map[string]string {
+	t.Helper()
+	vars := publicVars(t, "static")
+	delete(vars, "SLACK_BOT_TOKEN")
+	vars["SLACK_CLIENT_ID"], vars["SLACK_CLIENT_SECRET"] = "1234.5678", "client-secret-4f1c9d"
+	vars["AGENTBOT_SECRET_KEY"] = testSecretKey
+	vars["AGENTBOT_PUBLIC_URL"] = "http://127.0.0.1:9"
+	vars["AGENTBOT_LISTEN"] = "127.0.0.1:0"
+	return vars
+}
+
+// With SLACK_CLIENT_ID, serve needs no bot token, serves the install page
+// on the public side (its link to Slack's authorization carries the
+// client id, the bot scopes and the redirect URL), and the bot answers
+// installed workspaces; it refuses a bot token beside the client id, and
+// a client id without the key or the public URL.
+func TestServeInstalls(t *testing.T) {
+	vars := installVars(t)
+	logs, stop := serveInProcess(t, vars)
+	defer stop()
+	addrRE := regexp.MustCompile(`serving the public side" addr=(\S+)`)
+	var base string
+	opsWait(t, "the public listener", func() bool {
+		m := addrRE.FindStringSubmatch(logs.String())
+		if m != nil {
+			base = "http://" + m[1]
+		}
+		return m != nil
+	})
+	code, body := httpGet(t, base+"/slack/install")
+	if code != 200 || !strings.Contains(body, "Add to Slack") || !strings.Contains(body, "client_id=1234.5678") ||
+		!strings.Contains(body, "redirect_uri=http%3A%2F%2F127.0.0.1%3A9%2Fslack%2Foauth_redirect") || !strings.Contains(body, "chat%3Awrite") {
+		t.Fatalf("install page: %d %s", code, body)
+	}
+	if code, body := httpGet(t, base+"/slack/oauth_redirect?state=forged&code=c"); code != 400 {
+		t.Fatalf("forged redirect: %d %s", code, body)
+	}
+	opsWait(t, "the bot", func() bool { return strings.Contains(logs.String(), "serving the workspaces agentbot is installed in") })
+	stop()
+	lacks(t, "log", logs.String(), "client-secret-4f1c9d")
+
+	for _, tc := range []struct {
+		set  map[string]string
+		want string
+	}{
+		{map[string]string{"SLACK_BOT_TOKEN": "xoxb-1-2-abc"}, "SLACK_BOT_TOKEN and SLACK_CLIENT_ID are both set"},
+		{map[string]string{"AGENTBOT_SECRET_KEY": ""}, "AGENTBOT_SECRET_KEY"},
+		{map[string]string{"AGENTBOT_PUBLIC_URL": ""}, "AGENTBOT_PUBLIC_URL"},
+		{map[string]string{"SLACK_CLIENT_SECRET": ""}, "SLACK_CLIENT_SECRET"},
+	} {
+		vars := installVars(t)
+		for k, v := range tc.set {
+			vars[k] = v
+		}
+		r := runCmd(t, vars, "", "serve")
+		r.wantCode(t, 2)
+		contains(t, "stderr", r.stderr, tc.want)
+	}
+}

@@ -6,11 +6,7 @@ import (
 	"fmt"
 	"log/slog"
 	"net/http"
-	"os"
-	"os/signal"
 	"strings"
-	"sync"
-	"syscall"
 
 	"github.com/slack-go/slack"
 	"github.com/slack-go/slack/socketmode"
@@ -22,7 +18,9 @@ import (
 	"agentbot/cmd/agentbot/check"
 	"agentbot/cmd/agentbot/datadir"
 	"agentbot/cmd/agentbot/httpserve"
+	"agentbot/cmd/agentbot/installs"
 	"agentbot/cmd/agentbot/mcptools"
+	"agentbot/cmd/agentbot/signals"
 	"agentbot/cmd/agentbot/stores"
 	"agentbot/engine/catalog"
 	"agentbot/engine/mcp"
@@ -84,10 +82,11 @@ type server struct {
 	tools *mcptools.Tools
 	// auth authorizes the MCP servers with identity user or service, its
 	// credentials sealed in the store (zero: there are none).
-	auth mcptools.Auth
-	met  *metrics.Metrics
-	b    *bot.Bot
-	undo []func()
+	auth     mcptools.Auth
+	installs *installs.Installs // nil: one SLACK_BOT_TOKEN
+	met      *metrics.Metrics
+	b        *bot.Bot
+	undo     []func()
 }
 
 // fail prints err as serve's and returns code.
@@ -194,7 +193,11 @@ func (s *server) newBot(context.Context) int {
 	if cfg.SlackAPIURL != "" {
 		opts = append(opts, slack.OptionAPIURL(cfg.SlackAPIURL))
 	}
-	api := slack.New(cfg.SlackBotToken, opts...)
+	if s.installs, err = installs.Setup(installs.Settings{ClientID: cfg.SlackClientID, ClientSecret: cfg.SlackClientSecret,
+		PublicURL: cfg.PublicURL, APIURL: cfg.SlackAPIURL}, st, s.e.getenv, log); err != nil {
+		return s.fail(2, err)
+	}
+	api := slack.New(cfg.SlackBotToken, opts...) // with installations, the app-level token alone
 	var sock *socketmode.Client
 	secret := ""
 	if check.HTTPMode(checkConfig(cfg)) {
@@ -203,7 +206,7 @@ func (s *server) newBot(context.Context) int {
 		sock = socketmode.New(api)
 	}
 	b, err := bot.New(bot.Config{
-		API: api, Socket: sock, SigningSecret: secret, Engine: eng, Store: st,
+		API: api, Socket: sock, SigningSecret: secret, Engine: eng, Store: st, Clients: s.installs.BotClients(),
 		Catalog: cats.Get, Reload: cats.Reload, Admins: cfg.Admins,
 		MaxConcurrentTurns: cfg.MaxTurns, AllowedUsers: cfg.AllowedUsers, AllowedChannels: cfg.AllowedChannels,
 		MaxUploadBytes: cfg.MaxUploadBytes, NoStreaming: cfg.NoStreaming, Logger: log, Observer: met,
@@ -232,30 +235,16 @@ func (s *server) connections() bot.Connections {
 // restart, and retention prunes old sessions. Each stops when serve ends,
 // and serve waits for them.
 func (s *server) background(ctx context.Context) int {
-	bgCtx, stopBg := context.WithCancel(ctx)
-	var bg sync.WaitGroup
-	s.undo = append(s.undo, func() { stopBg(); bg.Wait() })
-
-	hup := make(chan os.Signal, 1)
-	signal.Notify(hup, syscall.SIGHUP)
-	s.undo = append(s.undo, func() { signal.Stop(hup) })
-	bg.Add(1)
-	go func() {
-		defer bg.Done()
-		for {
-			select {
-			case <-bgCtx.Done():
-				return
-			case <-hup:
-				if err := s.cats.Reload(); err != nil {
-					s.log.Error("reload", "err", err)
-				}
-			}
+	s.undo = append(s.undo, signals.OnHangup(ctx, func() {
+		if err := s.cats.Reload(); err != nil {
+			s.log.Error("reload", "err", err)
 		}
-	}()
+	}))
 	if s.cfg.SessionTTL > 0 {
-		bg.Add(1)
-		go func() { defer bg.Done(); admin.Retention(bgCtx, s.st, s.cfg.SessionTTL, s.log) }()
+		bgCtx, stopBg := context.WithCancel(ctx)
+		done := make(chan struct{})
+		go func() { defer close(done); admin.Retention(bgCtx, s.st, s.cfg.SessionTTL, s.log) }()
+		s.undo = append(s.undo, func() { stopBg(); <-done })
 	}
 	return 0
 }
@@ -275,7 +264,7 @@ func (s *server) serveHTTP(context.Context) int {
 		if err := s.st.Ping(ctx); err != nil {
 			return fmt.Errorf("%s store: %w", storeOf(s.cfg).Name(), err)
 		}
-		return nil
+		return s.installs.Health(ctx)
 	}
 	srv, err := httpserve.Listen("AGENTBOT_HTTP_ADDR", s.cfg.HTTPAddr, s.met.Handler(health))
 	if err != nil {
@@ -302,6 +291,7 @@ func (s *server) servePublic(context.Context) int {
 		mux.Handle("/slack/events", s.b.SlackHandler())
 		s.log.Info("taking Slack's requests over HTTP", "request_url", check.RequestURL(checkConfig(s.cfg)))
 	}
+	s.installs.Mount(mux) // /slack/install and /slack/oauth_redirect
 	srv, err := httpserve.Listen("AGENTBOT_LISTEN", s.cfg.Listen, mux)
 	if err != nil {
 		return s.fail(1, err)

@@ -117,8 +117,8 @@ func (o *Connections) list(ctx context.Context) int {
 	tw := tabwriter.NewWriter(o.Stdout, 0, 4, 2, ' ', 0)
 	fmt.Fprintln(tw, "TEAM\tUSER\tSERVER\tACCOUNT\tSCOPES\tEXPIRES\tUPDATED")
 	for _, c := range list {
-		if c.User == storage.ClientUser && o.User != storage.ClientUser {
-			continue
+		if (c.User == storage.ClientUser || c.User == credentials.InstallUser) && o.User != c.User {
+			continue // clients, and Slack installations (agentbot installs list)
 		}
 		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\t%s\n", dash(c.Team), c.User, c.Server, dash(c.Account),
 			dash(strings.Join(c.Scopes, " ")), when(c.Expiry), when(c.Updated))

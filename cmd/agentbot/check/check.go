@@ -38,6 +38,10 @@ type Config struct {
 	// SlackMode is socket (Socket Mode, the app token) or http (the Events
 	// API at PublicURL/slack/events, SigningSecret verifying requests).
 	SlackMode, SigningSecret, PublicURL string
+	// SlackClientID and SlackClientSecret, when set, distribute the app:
+	// each workspace's bot token comes from its installation
+	// (/slack/install), and SLACK_BOT_TOKEN is not used.
+	SlackClientID, SlackClientSecret string
 	// SlackAPIURL is the Slack Web API URL ("": Slack's).
 	SlackAPIURL string
 
@@ -86,12 +90,17 @@ func Run(ctx context.Context, w io.Writer, cfg *Config, timeout time.Duration, n
 			c.httpMode()
 			continue
 		}
+		if t.env == "SLACK_BOT_TOKEN" && cfg.SlackClientID != "" {
+			continue // each installation has its own
+		}
 		ok[t.env] = c.tokenFormat(t)
 	}
 	botOK, appOK := ok["SLACK_BOT_TOKEN"], ok["SLACK_APP_TOKEN"]
 	switch {
 	case noSlack:
 		r.skip("Slack", "--no-slack")
+	case cfg.SlackClientID != "":
+		r.skip("Slack auth.test", "SLACK_CLIENT_ID is set: each installation has its own token (agentbot installs list)")
 	case botOK:
 		c.slackAuth(ctx)
 	default:

@@ -84,13 +84,16 @@ func placeholderHint(prefix string) string {
 // each with where the docs explain how to get it, one error per token
 // (errors.Join); serve refuses to start on it.
 func Tokens(cfg *Config) error {
-	var errs []error
+	errs := []error{installsProblem(cfg)}
 	if HTTPMode(cfg) {
 		errs = append(errs, SlackMode(cfg))
 	}
 	for _, t := range slackTokens {
 		if t.env == "SLACK_APP_TOKEN" && HTTPMode(cfg) {
 			continue // HTTP mode has no Socket Mode connection
+		}
+		if t.env == "SLACK_BOT_TOKEN" && cfg.SlackClientID != "" {
+			continue // each installation brings its own
 		}
 		switch p := t.problem(cfg); p {
 		case "":
@@ -124,6 +127,23 @@ func SlackMode(cfg *Config) error {
 		errs = append(errs, errors.New("AGENTBOT_PUBLIC_URL is missing: AGENTBOT_SLACK_MODE=http needs it, Slack sends its requests to AGENTBOT_PUBLIC_URL/slack/events (served on AGENTBOT_LISTEN); "+httpDoc))
 	}
 	return errors.Join(errs...)
+}
+
+// installsProblem is the error of the settings of a distributed app
+// (SLACK_CLIENT_ID): its secret is needed, and a SLACK_BOT_TOKEN beside it
+// would leave which token answers a workspace unclear.
+func installsProblem(cfg *Config) error {
+	switch {
+	case cfg.SlackClientID == "" && cfg.SlackClientSecret != "":
+		return fmt.Errorf("SLACK_CLIENT_SECRET is set without SLACK_CLIENT_ID: set both (from 'Basic Information') to install into other workspaces, or neither; %s", slackDoc)
+	case cfg.SlackClientID == "":
+		return nil
+	case strings.TrimSpace(cfg.SlackClientSecret) == "" || isPlaceholder(cfg.SlackClientSecret):
+		return fmt.Errorf("SLACK_CLIENT_SECRET is %s: set it to the Client Secret from 'Basic Information'; %s", problemMissing, slackDoc)
+	case cfg.SlackBotToken != "":
+		return fmt.Errorf("SLACK_BOT_TOKEN and SLACK_CLIENT_ID are both set: with SLACK_CLIENT_ID each workspace is answered with its installation's token (/slack/install); unset SLACK_BOT_TOKEN, or unset SLACK_CLIENT_ID for a single workspace; %s", slackDoc)
+	}
+	return nil
 }
 
 // APIKey reports the error of a model endpoint that needs an API key and

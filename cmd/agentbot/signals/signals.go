@@ -40,3 +40,24 @@ func Watch(sigs <-chan os.Signal, cancel func(), grace time.Duration, stderr io.
 	}
 	exit(code)
 }
+
+// OnHangup calls fn at every SIGHUP until ctx ends or the returned stop
+// is called; stop waits for a running fn to return.
+func OnHangup(ctx context.Context, fn func()) (stop func()) {
+	hup := make(chan os.Signal, 1)
+	signal.Notify(hup, syscall.SIGHUP)
+	ctx, cancel := context.WithCancel(ctx)
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		for {
+			select {
+			case <-ctx.Done():
+				return
+			case <-hup:
+				fn()
+			}
+		}
+	}()
+	return func() { signal.Stop(hup); cancel(); <-done }
+}
