@@ -7,7 +7,10 @@
 package party
 
 import (
+	"errors"
 	"fmt"
+	"io/fs"
+	"os"
 	"path/filepath"
 	"sort"
 	"strings"
@@ -222,9 +225,20 @@ func workflow(projectRoot, skillDir string) (map[string]any, []string, error) {
 		wf, _ := merged["workflow"].(map[string]any)
 		return wf, nil, nil
 	}
-	base, berr := custom.LoadFile(filepath.Join(skillDir, "customize.toml"), true)
+	basePath := filepath.Join(skillDir, "customize.toml")
+	if _, serr := os.Stat(basePath); errors.Is(serr, fs.ErrNotExist) {
+		// Releases up to 6.2 ship the skill without a customize.toml: no
+		// saved rooms, and the installed agents make the room.
+		return nil, nil, nil
+	}
+	base, berr := custom.LoadFile(basePath, true)
 	if berr != nil {
-		return nil, nil, fmt.Errorf("party roster: %w", berr)
+		// Named by its file alone: the model never sees a host path.
+		msg := berr.Error()
+		if ce, ok := berr.(*custom.Error); ok {
+			msg = ce.Msg
+		}
+		return nil, nil, fmt.Errorf("party roster: %s: %s", filepath.Base(basePath), msg)
 	}
 	wf, _ := base["workflow"].(map[string]any)
 	return wf, []string{"the party's customization overrides cannot be used (" + filepath.Base(errPath(err)) + "); the skill's defaults apply"}, nil

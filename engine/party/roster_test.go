@@ -167,8 +167,17 @@ func TestRosterBadOverride(t *testing.T) {
 	if err != nil || r.InstalledResolved || len(r.Members) != 0 {
 		t.Fatalf("bad central config: %+v %v", r, err)
 	}
-	if _, err := Resolve(root, t.TempDir(), Request{}); err == nil {
-		t.Fatal("a skill folder without customize.toml resolved")
+	// Releases up to 6.2 ship the skill without customize.toml: it
+	// resolves, with no saved rooms. A broken one is an error naming the
+	// file alone, never its host path.
+	if _, err := Resolve(root, t.TempDir(), Request{}); err != nil {
+		t.Fatalf("a skill folder without customize.toml: %v", err)
+	}
+	broken := t.TempDir()
+	writeFile(t, broken, "customize.toml", "[workflow\nbroken")
+	_, err = Resolve(root, broken, Request{})
+	if err == nil || !strings.Contains(err.Error(), "customize.toml") || strings.Contains(err.Error(), broken) {
+		t.Fatalf("a broken customize.toml: %v", err)
 	}
 }
 
