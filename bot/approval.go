@@ -14,6 +14,7 @@ import (
 	"agentbot/bot/view"
 	"agentbot/engine"
 	"agentbot/engine/transcript"
+	"agentbot/storage"
 )
 
 // Approvals: a tool call whose policy is "ask" ends the engine's turn with
@@ -45,7 +46,8 @@ func findApproval(s *transcript.Session, call string) *transcript.Approval {
 
 // approvers names who may decide on a call of s: its owner and the admins.
 func (b *core) approvers(s *transcript.Session) string {
-	return access.Deciders(ownerOfRecord(s), b.cfg.Admins)
+	team, _, _ := storage.SlackChannel(s.Key)
+	return access.Deciders(ownerOfRecord(s), team, b.cfg.Admins)
 }
 
 // mayDecide asks whether user may decide the tool calls of s, a session

@@ -305,7 +305,7 @@ func (b *slash) slashConnect(cmd slack.SlashCommand, team string, args []string)
 // tab (its Disconnect button; the value is the server), beside the intake
 // since the revocation may be slow, then shows the Home tab again.
 func (b *intake) onDisconnectClick(c click, _ func()) bool {
-	if b.cfg.Connections == nil || !b.may(b.turnCtx, c.user, access.Home, access.Thing{}).OK || b.seen(c.dedupe...) {
+	if b.cfg.Connections == nil || !b.may(b.turnCtx, c.user, access.Home, in(c.team, "")).OK || b.seen(c.dedupe...) {
 		return false
 	}
 	b.slashes.Add(1)

@@ -119,7 +119,7 @@ func (b *intake) onFeedbackButton(c click, ack func()) bool {
 
 // onHomeButton handles the Home tab's buttons (startFromHome).
 func (b *intake) onHomeButton(c click, ack func()) bool {
-	if !b.may(b.turnCtx, c.user, access.Home, access.Thing{}).OK {
+	if !b.may(b.turnCtx, c.user, access.Home, in(c.team, "")).OK {
 		return false
 	}
 	if b.seen(c.dedupe...) {

@@ -19,7 +19,7 @@ import (
 // messages tab), once a day, and offers up to four suggested prompts: the
 // menu of the DM's default agent, or else the agents to pick from.
 func (b *home) onAppHomeOpened(ctx context.Context, team string, e *slackevents.AppHomeOpenedEvent) {
-	if !b.may(ctx, e.User, access.Home, access.Thing{}).OK {
+	if !b.may(ctx, e.User, access.Home, in(team, "")).OK {
 		return // someone the allowlist leaves out sees neither
 	}
 	if e.Tab == "home" {

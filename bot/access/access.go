@@ -158,7 +158,7 @@ var rules = []rule{
 // allowedUser: AGENTBOT_ALLOWED_USERS, when set, lists who may use the bot
 // at all.
 func allowedUser(r *request) (bool, string) {
-	if len(r.cfg.AllowedUsers) > 0 && !slices.Contains(r.cfg.AllowedUsers, r.person) {
+	if len(r.cfg.AllowedUsers) > 0 && !Listed(r.cfg.AllowedUsers, r.thing.Channel.Team, r.person) {
 		return false, "Sorry, agentbot is limited to certain people in this workspace, and you're not on the list (AGENTBOT_ALLOWED_USERS). Ask the person who runs agentbot to add you."
 	}
 	return true, ""
@@ -168,7 +168,7 @@ func allowedUser(r *request) (bool, string) {
 // the bot works in; direct messages are not limited by it.
 func allowedChannel(r *request) (bool, string) {
 	ch := r.thing.Channel.ID
-	if ch == "" || IsDM(ch) || len(r.cfg.AllowedChannels) == 0 || slices.Contains(r.cfg.AllowedChannels, ch) {
+	if ch == "" || IsDM(ch) || len(r.cfg.AllowedChannels) == 0 || Listed(r.cfg.AllowedChannels, r.thing.Channel.Team, ch) {
 		return true, ""
 	}
 	return false, "Sorry, agentbot isn't enabled in this channel (AGENTBOT_ALLOWED_CHANNELS). Try a channel where it is, or a direct message."
@@ -177,10 +177,10 @@ func allowedChannel(r *request) (bool, string) {
 // ownerOrAdmin: a thread's tool calls are decided by the person who
 // started the thread, or a configured admin.
 func ownerOrAdmin(r *request) (bool, string) {
-	if (r.thing.Owner != "" && r.person == r.thing.Owner) || slices.Contains(r.cfg.Admins, r.person) {
+	if (r.thing.Owner != "" && r.person == r.thing.Owner) || Listed(r.cfg.Admins, r.thing.Channel.Team, r.person) {
 		return true, ""
 	}
-	return false, "Only " + Deciders(r.thing.Owner, r.cfg.Admins) + " may approve or deny this thread's tool calls."
+	return false, "Only " + Deciders(r.thing.Owner, r.thing.Channel.Team, r.cfg.Admins) + " may approve or deny this thread's tool calls."
 }
 
 // memberOfChannel: what happens in a channel is for its current members
@@ -211,7 +211,7 @@ func memberOfChannel(r *request) (bool, string) {
 // install, an org admin or owner counts too).
 func workspaceAdmin(r *request) (bool, string) {
 	const why = "Only workspace admins or the people in AGENTBOT_ADMINS can do that."
-	if slices.Contains(r.cfg.Admins, r.person) {
+	if Listed(r.cfg.Admins, r.thing.Channel.Team, r.person) {
 		return true, ""
 	}
 	ok, err := r.slack.Admin(r.ctx, r.person, r.thing.Channel.Team)
@@ -262,14 +262,44 @@ func distinct(channels []Channel) []Channel {
 	return out
 }
 
-// Deciders names who may decide a thread's tool calls: its owner and the
-// configured admins (at most ten named).
-func Deciders(owner string, admins []string) string {
+// Listed reports whether list (AGENTBOT_ADMINS, AGENTBOT_ALLOWED_USERS or
+// AGENTBOT_ALLOWED_CHANNELS) names id in team: a plain id counts in every
+// workspace (an id names one person or channel across an Enterprise Grid
+// organisation), "TEAM:ID" only in that team; an unknown team matches no
+// scoped entry.
+func Listed(list []string, team, id string) bool {
+	for _, e := range list {
+		if e == id || team != "" && e == team+":"+id {
+			return true
+		}
+	}
+	return false
+}
+
+// inTeam are the ids of list that count in team (see Listed), without
+// their team.
+func inTeam(list []string, team string) []string {
+	var out []string
+	for _, e := range list {
+		t, id, scoped := strings.Cut(e, ":")
+		switch {
+		case !scoped:
+			out = append(out, e)
+		case t == team && team != "":
+			out = append(out, id)
+		}
+	}
+	return out
+}
+
+// Deciders names who may decide a thread's tool calls in team: its owner
+// and the configured admins who count there (at most ten named).
+func Deciders(owner, team string, admins []string) string {
 	var who []string
 	if owner != "" {
 		who = append(who, "<@"+owner+">")
 	}
-	for _, a := range admins {
+	for _, a := range inTeam(admins, team) {
 		if !slices.Contains(who, "<@"+a+">") {
 			who = append(who, "<@"+a+">")
 		}

@@ -232,3 +232,43 @@ func TestNameSharesTheUsersCache(t *testing.T) {
 		t.Fatalf("an unknown person's name = %q", got)
 	}
 }
+
+// Team-scoped entries of the lists ("TEAM:ID") count in that workspace
+// only; plain ids count everywhere; an unknown team matches no scoped
+// entry. Deciders names the admins who count in the thread's team.
+func TestListsPerWorkspace(t *testing.T) {
+	for _, c := range []struct {
+		list     []string
+		team, id string
+		want     bool
+	}{
+		{[]string{"U1"}, "T1", "U1", true},
+		{[]string{"U1"}, "", "U1", true},
+		{[]string{"T1:U1"}, "T1", "U1", true},
+		{[]string{"T1:U1"}, "T2", "U1", false},
+		{[]string{"T1:U1"}, "", "U1", false},
+		{[]string{"T1:C1", "C2"}, "T2", "C2", true},
+	} {
+		if got := Listed(c.list, c.team, c.id); got != c.want {
+			t.Errorf("Listed(%v, %q, %q) = %v", c.list, c.team, c.id, got)
+		}
+	}
+	admins := []string{"U0GLOBAL", "T1:U0ONE", "T2:U0TWO"}
+	if got := Deciders("U0OWNER", "T1", admins); got != "<@U0OWNER>, <@U0GLOBAL>, <@U0ONE>" {
+		t.Fatalf("Deciders in T1 = %s", got)
+	}
+	_, s := world(t)
+	conf := cfg
+	conf.Admins = []string{"T0OTHER:" + bob}
+	if a := May(context.Background(), s, conf, bob, Decide, Thing{Channel: ch(pub), Owner: alice}); a.OK {
+		t.Fatal("an admin of another workspace decided here")
+	}
+	conf.Admins = []string{ch(pub).Team + ":" + bob}
+	if a := May(context.Background(), s, conf, bob, Decide, Thing{Channel: ch(pub), Owner: alice}); !a.OK {
+		t.Fatalf("an admin of this workspace refused: %s", a.Why)
+	}
+	conf.AllowedUsers = []string{"T0OTHER:" + alice}
+	if a := May(context.Background(), s, conf, alice, Use, Thing{Channel: ch(pub)}); a.OK {
+		t.Fatal("a person allowed in another workspace used the bot here")
+	}
+}
