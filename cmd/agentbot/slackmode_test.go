@@ -1,6 +1,8 @@
 package main
 
 import (
+	"net/http"
+	"net/http/httptest"
 	"regexp"
 	"strings"
 	"testing"
@@ -116,6 +118,27 @@ func TestCheckSlackHTTPMode(t *testing.T) {
 	if n := len(s.slack.CallsTo("apps.connections.open")); n != 0 {
 		t.Errorf("apps.connections.open called %d times in HTTP mode", n)
 	}
+	// The request URL is asked, unsigned: nothing answers there (no serve
+	// runs), a warning; an agentbot that checks signatures answers 401.
+	contains(t, "check", out, "! Slack request URL: no answer from https://bot.example/slack/events")
+	running := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if r.URL.Path != "/slack/events" || r.Header.Get("X-Slack-Signature") != "" {
+			http.NotFound(w, r)
+			return
+		}
+		w.WriteHeader(http.StatusUnauthorized)
+	}))
+	defer running.Close()
+	s.vars["AGENTBOT_PUBLIC_URL"] = running.URL
+	code, out = s.check(t)
+	if code != 0 {
+		t.Fatalf("exit %d, want 0:\n%s", code, out)
+	}
+	line(t, out, "✓ Slack request URL: "+running.URL+"/slack/events reaches agentbot, which refuses an unsigned request (401)")
+	s.vars["AGENTBOT_PUBLIC_URL"] = running.URL + "/elsewhere"
+	_, out = s.check(t)
+	contains(t, "check", out, "answers an unsigned request with 404 Not Found, not 401")
+	s.vars["AGENTBOT_PUBLIC_URL"] = "https://bot.example"
 	delete(s.vars, "SLACK_SIGNING_SECRET")
 	code, out = s.check(t)
 	if code == 0 {

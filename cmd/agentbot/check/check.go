@@ -161,6 +161,36 @@ func (c *checker) httpMode() {
 		return
 	}
 	c.r.ok(name, "SLACK_SIGNING_SECRET is set; Slack's request URL is "+RequestURL(c.cfg))
+	c.requestURL()
+}
+
+// requestURL asks the request URL, unsigned, whether it answers as
+// agentbot does: 401 (the signature is checked) proves it reaches a
+// running agentbot in HTTP mode; anything else, or no answer, is a
+// warning (serve may simply not run yet), with what Slack would see.
+func (c *checker) requestURL() {
+	const name = "Slack request URL"
+	url := RequestURL(c.cfg)
+	ctx, cancel := context.WithTimeout(context.Background(), c.timeout)
+	defer cancel()
+	req, err := http.NewRequestWithContext(ctx, http.MethodPost, url, strings.NewReader("{}"))
+	if err != nil {
+		c.r.fail(name, err.Error(), httpDoc)
+		return
+	}
+	req.Header.Set("Content-Type", "application/json")
+	resp, err := http.DefaultClient.Do(req)
+	switch {
+	case err != nil:
+		c.r.warn(name, "no answer from "+url+" ("+err.Error()+")", "Slack sends its requests there: start agentbot serve with AGENTBOT_SLACK_MODE=http, and make AGENTBOT_PUBLIC_URL reach AGENTBOT_LISTEN; "+httpDoc)
+		return
+	case resp.StatusCode != http.StatusUnauthorized:
+		resp.Body.Close()
+		c.r.warn(name, fmt.Sprintf("%s answers an unsigned request with %s, not 401: it may not be agentbot", url, resp.Status), httpDoc)
+		return
+	}
+	resp.Body.Close()
+	c.r.ok(name, url+" reaches agentbot, which refuses an unsigned request (401)")
 }
 
 // slack is the probe of the Slack tokens (slackcheck.Probe).
