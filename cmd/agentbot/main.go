@@ -62,7 +62,7 @@ func commands() []command {
 		{name: "projects", summary: "list, show, export or import projects' shared documents", usage: admin.ProjectsSynopsis,
 			groups: []string{"store", "max-file-bytes"}, run: runProjects},
 		{name: "check", summary: "validate tokens, Slack, the model (a real tool call), MCP servers and bundles", usage: "[--check-timeout DURATION] [--no-slack]",
-			groups: []string{"agents", "store", "model", "slack-mode", "slack-app-token", "slack-bot-token", "slack-signing-secret", "slack-api-url", "public-url"}, run: runCheck},
+			groups: []string{"agents", "store", "model", "slack-mode", "slack-app-token", "slack-bot-token", "slack-signing-secret", "slack-client-id", "slack-client-secret", "slack-api-url", "public-url"}, run: runCheck},
 		{name: "backup", summary: "copy the database consistently, also while serve or chat runs", usage: "[--force] FILE",
 			groups: []string{"store"}, run: runBackup},
 		{name: "migrate", summary: "copy a bbolt store into PostgreSQL (AGENTBOT_DATABASE_URL)", usage: "[--from DATA_FOLDER]",

@@ -1,11 +1,17 @@
 package main
 
 import (
+	"agentbot/storage/bolt"
+	"agentbot/storage/credentials"
+	"agentbot/storage/secretbox"
+	"context"
+	"crypto/rand"
 	"net/http"
 	"net/http/httptest"
 	"regexp"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/slack-go/slack/slackevents"
 
@@ -145,4 +151,46 @@ func TestCheckSlackHTTPMode(t *testing.T) {
 		t.Fatalf("exit 0 without a signing secret:\n%s", out)
 	}
 	contains(t, "check", out, "SLACK_SIGNING_SECRET is missing")
+}
+
+// With SLACK_CLIENT_ID, check reports the installations in the store: a
+// warning when there is none yet, the count when there are, and a warning
+// naming one whose rotated token expired; no token is read or shown.
+func TestCheckInstallState(t *testing.T) {
+	s := newCheckSetup(t)
+	delete(s.vars, "SLACK_BOT_TOKEN")
+	s.vars["SLACK_CLIENT_ID"], s.vars["SLACK_CLIENT_SECRET"] = "1234.5678", "client-secret-4f1c9d"
+	_, out := s.check(t)
+	contains(t, "check", out, "! Slack installations: none yet")
+
+	raw := make([]byte, secretbox.KeySize)
+	_, _ = rand.Read(raw)
+	key, _ := secretbox.NewKey(raw)
+	kr, _ := secretbox.NewKeyring(key)
+	st, err := bolt.Open(s.vars["AGENTBOT_DATA"])
+	if err != nil {
+		t.Fatal(err)
+	}
+	v, _ := credentials.New(st, kr, nil)
+	ctx := context.Background()
+	for _, in := range []credentials.Installation{{Team: "TA", BotToken: "xoxb-inst-a", BotUserID: "UBA"},
+		{Enterprise: "E1", EnterpriseInstall: true, BotToken: "xoxb-inst-e1", BotUserID: "UBE"}} {
+		if err := v.PutInstallation(ctx, in); err != nil {
+			t.Fatal(err)
+		}
+	}
+	st.Close()
+	_, out = s.check(t)
+	line(t, out, "✓ Slack installations: 2 workspace(s) or organisation(s), tokens valid")
+	lacks(t, "check", out, "xoxb-inst")
+
+	st, _ = bolt.Open(s.vars["AGENTBOT_DATA"])
+	v, _ = credentials.New(st, kr, nil)
+	if err := v.PutInstallation(ctx, credentials.Installation{Team: "TB", BotToken: "xoxe.xoxb-inst-b", BotUserID: "UBB",
+		RefreshToken: "xoxe-1-refresh", Expiry: time.Now().Add(-time.Hour)}); err != nil {
+		t.Fatal(err)
+	}
+	st.Close()
+	_, out = s.check(t)
+	contains(t, "check", out, "! Slack installations: 3, of which 1 with an expired token: TB")
 }

@@ -24,7 +24,9 @@ import (
 	"agentbot/engine/llm"
 	"agentbot/engine/mcp"
 	"agentbot/engine/model"
+	"agentbot/storage"
 	"agentbot/storage/bolt"
+	"agentbot/storage/credentials"
 	"agentbot/storage/postgres"
 )
 
@@ -482,11 +484,45 @@ func (c *checker) dataDir() {
 		c.r.fail(name, err.Error(), hint)
 		return
 	}
+	c.installs(st)
 	if err := st.Close(); err != nil {
 		c.r.fail(name, "close: "+err.Error(), "set AGENTBOT_DATA (--data) to a writable folder")
 		return
 	}
 	c.r.ok(name, "opened and closed "+bolt.DBName)
+}
+
+// installs reports, for a distributed app (SLACK_CLIENT_ID), the
+// workspaces agentbot is installed in and whether a rotated token has
+// expired (it is refreshed before it does while serve runs). No secret is
+// read: the listing needs no key.
+func (c *checker) installs(st storage.Credentials) {
+	const name = "Slack installations"
+	if c.cfg.SlackClientID == "" {
+		return
+	}
+	list, err := st.ListCredentials(context.Background(), credentials.InstallFilter)
+	if err != nil {
+		c.r.fail(name, err.Error(), "")
+		return
+	}
+	ins := credentials.InstallsOf(list)
+	if len(ins) == 0 {
+		c.r.warn(name, "none yet", "open AGENTBOT_PUBLIC_URL/slack/install to add agentbot to a workspace; "+slackDoc)
+		return
+	}
+	var expired []string
+	for _, in := range ins {
+		if !in.Expiry.IsZero() && time.Now().After(in.Expiry) {
+			expired = append(expired, in.ID)
+		}
+	}
+	if len(expired) > 0 {
+		c.r.warn(name, fmt.Sprintf("%d, of which %d with an expired token: %s", len(ins), len(expired), summarize(expired, 5)),
+			"serve refreshes rotated tokens before they expire; one that expired while it was stopped is refreshed at its next start, or install again")
+		return
+	}
+	c.r.ok(name, fmt.Sprintf("%d workspace(s) or organisation(s), tokens valid", len(ins)))
 }
 
 // summarize lists at most n items, then how many more there are.
