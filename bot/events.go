@@ -13,7 +13,7 @@ import (
 // App Home, and the membership events that invalidate what access knows:
 // everything onEventsAPI does not treat as a message.
 func (b *intake) onAgentEvent(ev slackevents.EventsAPIEvent) {
-	ctx, installed := b.inWorkspace(workspace.ID{Team: ev.TeamID, Enterprise: ev.EnterpriseID}, "")
+	ctx, installed := b.inWorkspace(eventWorkspace(ev), "")
 	if !installed {
 		return
 	}
@@ -65,4 +65,25 @@ func (b *intake) forgetChannel(team, channel string) {
 	if channel != "" {
 		b.slackACL.Forget(access.Channel{Team: team, ID: channel})
 	}
+}
+
+// eventWorkspace is the workspace an event is answered in: its team_id and
+// enterprise_id, completed from its authorizations, the installation it
+// was delivered for (https://docs.slack.dev/apis/events-api/#authorizations:
+// an org-wide install's events may carry no enterprise_id beside the
+// authorization that names it, with is_enterprise_install).
+func eventWorkspace(ev slackevents.EventsAPIEvent) workspace.ID {
+	id := workspace.ID{Team: ev.TeamID, Enterprise: ev.EnterpriseID}
+	cb, ok := ev.Data.(*slackevents.EventsAPICallbackEvent)
+	if !ok || len(cb.Authorizations) == 0 {
+		return id
+	}
+	a := cb.Authorizations[0]
+	if id.Enterprise == "" && a.EnterpriseID != "" {
+		id.Enterprise = a.EnterpriseID
+	}
+	if id.Team == "" && !a.IsEnterpriseInstall {
+		id.Team = a.TeamID
+	}
+	return id
 }

@@ -118,7 +118,7 @@ func (b *intake) onEventsAPI(ev slackevents.EventsAPIEvent, ack func()) bool {
 		return false
 	}
 	it := in.it
-	ctx, installed := b.inWorkspace(workspace.ID{Team: ev.TeamID, Enterprise: ev.EnterpriseID}, it.Channel)
+	ctx, installed := b.inWorkspace(eventWorkspace(ev), it.Channel)
 	me := b.self(ctx)
 	if !installed || in.botID != "" || it.User == "" || it.User == me.BotUserID || !webapi.PersonSubtype(in.subtype) {
 		return false // the bot's own words, other bots, edits and deletions
