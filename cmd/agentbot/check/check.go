@@ -83,6 +83,29 @@ func Run(ctx context.Context, w io.Writer, cfg *Config, timeout time.Duration, n
 	r := &checkReport{w: newRedactor(w, secrets...)}
 	c := &checker{cfg: cfg, timeout: timeout, r: r}
 
+	c.slackChecks(ctx, noSlack)
+	if c.apiKey() {
+		c.modelEndpoint(ctx)
+	} else {
+		r.skip("model endpoint", "OPENAI_API_KEY is missing or a placeholder")
+	}
+	cat := c.agents()
+	if cfg.MCPConfig != "" {
+		c.mcpServers(ctx, cat, mc, mcProbs, mcErr)
+	}
+	if cfg.DatabaseURL != "" {
+		c.database(ctx)
+	} else {
+		c.dataDir()
+	}
+	return r.finish()
+}
+
+// slackChecks checks the Slack side: the tokens' formats, auth.test and
+// Socket Mode, or HTTP mode's signing secret and request URL (with
+// --no-slack, nothing).
+func (c *checker) slackChecks(ctx context.Context, noSlack bool) {
+	cfg, r := c.cfg, c.r
 	ok := map[string]bool{}
 	for _, t := range slackTokens {
 		if noSlack {
@@ -113,21 +136,6 @@ func Run(ctx context.Context, w io.Writer, cfg *Config, timeout time.Duration, n
 	} else if !noSlack && !HTTPMode(cfg) {
 		r.skip("Slack Socket Mode", "SLACK_APP_TOKEN is missing or malformed")
 	}
-	if c.apiKey() {
-		c.modelEndpoint(ctx)
-	} else {
-		r.skip("model endpoint", "OPENAI_API_KEY is missing or a placeholder")
-	}
-	cat := c.agents()
-	if cfg.MCPConfig != "" {
-		c.mcpServers(ctx, cat, mc, mcProbs, mcErr)
-	}
-	if cfg.DatabaseURL != "" {
-		c.database(ctx)
-	} else {
-		c.dataDir()
-	}
-	return r.finish()
 }
 
 // checker runs the checks of one configuration.
