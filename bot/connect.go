@@ -136,34 +136,38 @@ func (b *intake) connectGate(c click) (string, *transcript.Approval, bool) {
 	return v.Key, a, true
 }
 
-// onConnectLinkClick sends the person of a connect gate a fresh link (the
-// ephemeral one may be gone); anyone else is told whose it is.
-func (b *intake) onConnectLinkClick(c click, _ func()) bool {
+// allowedGate is connectGate for a clicker the bot serves here (denied
+// says why not, ephemerally), with the gate's thread.
+func (b *intake) allowedGate(c click) (string, keys.Thread, *transcript.Approval, bool) {
 	if why := b.denied(c.user, c.team, c.channel); why != "" {
 		b.ephemeral(c.channel, c.user, c.thread, why)
-		return false
+		return "", keys.Thread{}, nil, false
 	}
 	key, a, ok := b.connectGate(c)
 	if !ok {
-		return false
+		return "", keys.Thread{}, nil, false
 	}
 	k, _ := keys.ParseThread(key)
-	b.sendConnectLink(b.turnCtx, key, c.channel, k.Thread, a)
+	return key, k, a, true
+}
+
+// onConnectLinkClick sends the person of a connect gate a fresh link (the
+// ephemeral one may be gone); anyone else is told whose it is.
+func (b *intake) onConnectLinkClick(c click, _ func()) bool {
+	key, k, a, ok := b.allowedGate(c)
+	if ok {
+		b.sendConnectLink(b.turnCtx, key, c.channel, k.Thread, a)
+	}
 	return false
 }
 
 // onConnectDeclineClick queues the person's "Not now" on their connect
 // gate in its thread, as a denial.
 func (b *intake) onConnectDeclineClick(c click, ack func()) bool {
-	if why := b.denied(c.user, c.team, c.channel); why != "" {
-		b.ephemeral(c.channel, c.user, c.thread, why)
-		return false
-	}
-	key, a, ok := b.connectGate(c)
+	key, k, a, ok := b.allowedGate(c)
 	if !ok {
 		return false
 	}
-	k, _ := keys.ParseThread(key)
 	it := item{Kind: kindApproval, Team: k.Team, Channel: k.Channel, ThreadTS: k.Thread, User: c.user,
 		Text: transcript.DecisionDenied, CallID: a.CallID, DM: k.DM()}
 	return b.enqueue(it, ack, keys.Approval(key, a.CallID))

@@ -93,26 +93,9 @@ func (o *Connections) open(ctx context.Context, verb string) (storage.Backend, i
 // or a running agentbot's through its control socket. agentbot's registered
 // clients show only when --user names storage.ClientUser.
 func (o *Connections) list(ctx context.Context) int {
-	type lister interface {
-		ListCredentials(context.Context, storage.CredentialFilter) ([]storage.CredentialInfo, error)
-	}
-	st, closeStore, where, err := reach(ctx, o.Store, func(st storage.Backend) lister { return st },
-		func(r *bolt.Remote) lister { return r })
-	var none *stores.NoStoreError
-	switch {
-	case errors.As(err, &none):
-		fmt.Fprintf(o.Stderr, "agentbot connections list: %v\n", err)
-		return 0
-	case err != nil:
-		fmt.Fprintf(o.Stderr, "agentbot connections list: %v\n", err)
-		return stores.ExitCode(err)
-	}
-	defer closeStore()
-	fmt.Fprintf(o.Stderr, "agentbot connections list: reading %s\n", where)
-	list, err := st.ListCredentials(ctx, storage.CredentialFilter{Team: o.Team, User: o.User, Server: o.Server})
-	if err != nil {
-		fmt.Fprintf(o.Stderr, "agentbot connections list: %v\n", err)
-		return 1
+	list, code, ok := listCredentials(ctx, o.Store, o.Stderr, "connections list", storage.CredentialFilter{Team: o.Team, User: o.User, Server: o.Server})
+	if !ok {
+		return code
 	}
 	tw := tabwriter.NewWriter(o.Stdout, 0, 4, 2, ' ', 0)
 	fmt.Fprintln(tw, "TEAM\tUSER\tSERVER\tACCOUNT\tSCOPES\tEXPIRES\tUPDATED")

@@ -13,7 +13,6 @@ import (
 
 	"agentbot/cmd/agentbot/stores"
 	"agentbot/storage"
-	"agentbot/storage/bolt"
 	"agentbot/storage/credentials"
 	"agentbot/storage/secretbox"
 )
@@ -51,26 +50,9 @@ func (o *Installs) Run(ctx context.Context, args []string) int {
 
 // list prints the installations, never a token.
 func (o *Installs) list(ctx context.Context) int {
-	type lister interface {
-		ListCredentials(context.Context, storage.CredentialFilter) ([]storage.CredentialInfo, error)
-	}
-	st, closeStore, where, err := reach(ctx, o.Store, func(st storage.Backend) lister { return st },
-		func(r *bolt.Remote) lister { return r })
-	var none *stores.NoStoreError
-	switch {
-	case errors.As(err, &none):
-		fmt.Fprintf(o.Stderr, "agentbot installs list: %v\n", err)
-		return 0
-	case err != nil:
-		fmt.Fprintf(o.Stderr, "agentbot installs list: %v\n", err)
-		return stores.ExitCode(err)
-	}
-	defer closeStore()
-	fmt.Fprintf(o.Stderr, "agentbot installs list: reading %s\n", where)
-	list, err := st.ListCredentials(ctx, credentials.InstallFilter)
-	if err != nil {
-		fmt.Fprintf(o.Stderr, "agentbot installs list: %v\n", err)
-		return 1
+	list, code, ok := listCredentials(ctx, o.Store, o.Stderr, "installs list", credentials.InstallFilter)
+	if !ok {
+		return code
 	}
 	tw := tabwriter.NewWriter(o.Stdout, 0, 4, 2, ' ', 0)
 	fmt.Fprintln(tw, "ID\tKIND\tBOT USER\tTOKEN EXPIRES\tSCOPES\tUPDATED")

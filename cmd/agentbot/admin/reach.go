@@ -3,6 +3,8 @@ package admin
 import (
 	"context"
 	"errors"
+	"fmt"
+	"io"
 
 	"agentbot/cmd/agentbot/stores"
 	"agentbot/storage"
@@ -34,4 +36,36 @@ func reach[T any](ctx context.Context, store stores.Store, local func(storage.Ba
 		return none, nil, "", stores.HeldSilently(err, derr)
 	}
 	return remote(r), func() {}, store.Where(true), nil
+}
+
+// credentialLister is what the credentials listings read: the store, or a
+// running agentbot's through its control socket.
+type credentialLister interface {
+	ListCredentials(context.Context, storage.CredentialFilter) ([]storage.CredentialInfo, error)
+}
+
+// listCredentials lists the credentials f selects for command (named in
+// what it prints to stderr: the store it reads, or why it cannot), and the
+// exit code when it cannot: 0 for a data folder without a store (nothing
+// to list), else the store's.
+func listCredentials(ctx context.Context, store stores.Store, stderr io.Writer, command string, f storage.CredentialFilter) ([]storage.CredentialInfo, int, bool) {
+	st, closeStore, where, err := reach(ctx, store, func(st storage.Backend) credentialLister { return st },
+		func(r *bolt.Remote) credentialLister { return r })
+	var none *stores.NoStoreError
+	switch {
+	case errors.As(err, &none):
+		fmt.Fprintf(stderr, "agentbot %s: %v\n", command, err)
+		return nil, 0, false
+	case err != nil:
+		fmt.Fprintf(stderr, "agentbot %s: %v\n", command, err)
+		return nil, stores.ExitCode(err), false
+	}
+	defer closeStore()
+	fmt.Fprintf(stderr, "agentbot %s: reading %s\n", command, where)
+	list, err := st.ListCredentials(ctx, f)
+	if err != nil {
+		fmt.Fprintf(stderr, "agentbot %s: %v\n", command, err)
+		return nil, 1, false
+	}
+	return list, 0, true
 }
