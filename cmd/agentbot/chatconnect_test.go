@@ -1,7 +1,6 @@
 package main
 
 import (
-	"bytes"
 	"context"
 	"crypto/rand"
 	"encoding/hex"
@@ -10,31 +9,12 @@ import (
 	"path/filepath"
 	"regexp"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
 	"agentbot/engine/fakemodel"
 	"agentbot/engine/mcp/connect/protectedtest"
 )
-
-// lockedWriter is a stdout the test reads while the chat writes.
-type lockedWriter struct {
-	mu sync.Mutex
-	b  bytes.Buffer
-}
-
-func (w *lockedWriter) Write(p []byte) (int, error) {
-	w.mu.Lock()
-	defer w.mu.Unlock()
-	return w.b.Write(p)
-}
-
-func (w *lockedWriter) String() string {
-	w.mu.Lock()
-	defer w.mu.Unlock()
-	return w.b.String()
-}
 
 // loopbackLink finds the link the chat prints for a connection.
 var loopbackLink = regexp.MustCompile(`(?m)^\s+(http://127\.0\.0\.1:\d+/\S+)$`)
@@ -75,7 +55,7 @@ func TestChatConnectsThroughLoopback(t *testing.T) {
 		fakemodel.Reply{ToolCalls: []fakemodel.ToolCall{{ID: "c1", Name: "tracker__connect_account", Arguments: `{}`}}},
 		fakemodel.Reply{ToolCalls: []fakemodel.ToolCall{{ID: "w1", Name: "tracker__whoami", Arguments: `{}`}}},
 		fakemodel.Reply{Text: "You are ada."})
-	var out, errb lockedWriter
+	var out, errb syncBuffer
 	done := make(chan int, 1)
 	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
 	defer cancel()
