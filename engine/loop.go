@@ -243,7 +243,7 @@ func (l *turnLoop) run(ctx context.Context) (*Result, error) {
 		}
 		u := resp.Usage
 		u.Calls = 1
-		res.Usage = res.Usage.Add(u).Add(l.tr.takeSampled())
+		res.Usage = res.Usage.Add(u)
 		s.Usage = s.Usage.Add(u)
 		l.learnUsage(reqTokens, resp.Usage.Prompt)
 		msg := resp.Message

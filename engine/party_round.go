@@ -149,7 +149,8 @@ func (r *round) readOnly(ctx context.Context, tc transcript.ToolCall) ToolResult
 	return errResult("only %s and %s can be used here", ToolListFiles, ToolReadFile)
 }
 
-// addSubUsage adds the usage of a model call a tool made.
+// addSubUsage adds the usage of a model call a tool made (a party's
+// sub-turn, a server's sampling).
 func (env *toolEnv) addSubUsage(u Usage) {
 	u.Calls = 1
 	env.subMu.Lock()

@@ -45,7 +45,8 @@ const allowSchema = `{"type":"object","properties":{}}`
 
 // sampler is the Sample of one call in a turn of s: the person is asked
 // first (Config.Ask); the model then answers without tools, and its tokens
-// count in the turn's usage and against the session's caps.
+// count in the turn's usage and against the session's caps, as the model
+// calls of every tool do (addSubUsage).
 func (env *toolEnv) sampler(tool, callID string) func(ctx context.Context, req Sampling) (SamplingReply, error) {
 	ask := env.asker(tool, callID)
 	return func(ctx context.Context, req Sampling) (SamplingReply, error) {
@@ -59,7 +60,7 @@ func (env *toolEnv) sampler(tool, callID string) func(ctx context.Context, req S
 		if a.Action != AnswerAccept {
 			return SamplingReply{}, fmt.Errorf("%w: the person said no", ErrSamplingRefused)
 		}
-		if b := env.e.budget(ctx, env.s, env.sampledUsage()); b.Over() {
+		if b := env.e.budget(ctx, env.s, env.turnUsage); b.Over() {
 			return SamplingReply{}, fmt.Errorf("%w: %s is reached", ErrSamplingRefused, b.Name)
 		}
 		msgs := make([]transcript.Message, 0, len(req.Messages)+1)
@@ -77,9 +78,7 @@ func (env *toolEnv) sampler(tool, callID string) func(ctx context.Context, req S
 		if err != nil {
 			return SamplingReply{}, fmt.Errorf("the agent's model: %w", err)
 		}
-		u := resp.Usage
-		u.Calls = 1
-		env.addSampled(u)
+		env.addSubUsage(resp.Usage) // counted in the turn after the calls, as a party's sub-turns
 		return SamplingReply{Text: CutUTF8(resp.Message.Content, int(env.e.cfg.MaxRead))}, nil
 	}
 }
@@ -90,29 +89,4 @@ func samplingQuestion(req Sampling) string {
 	last := req.Messages[len(req.Messages)-1].Text
 	return fmt.Sprintf("%s asks to use this agent's model to answer %d message(s), the last: “%s”. Send allows it, Decline refuses it.",
 		req.Source, len(req.Messages), strings.TrimSpace(CutUTF8(last, 300)))
-}
-
-// addSampled counts the tokens of a Sampling in the turn and the session.
-func (env *toolEnv) addSampled(u Usage) {
-	env.mu.Lock()
-	defer env.mu.Unlock()
-	env.sampled = env.sampled.Add(u)
-	env.s.Usage = env.s.Usage.Add(u)
-}
-
-// sampledUsage is the tokens Samplings used in the turn so far.
-func (env *toolEnv) sampledUsage() Usage {
-	env.mu.Lock()
-	defer env.mu.Unlock()
-	return env.sampled
-}
-
-// takeSampled returns the tokens Samplings used since the last call, and
-// forgets them (the turn's usage counts them once).
-func (env *toolEnv) takeSampled() Usage {
-	env.mu.Lock()
-	defer env.mu.Unlock()
-	u := env.sampled
-	env.sampled = Usage{}
-	return u
 }

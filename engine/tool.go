@@ -102,8 +102,6 @@ type toolEnv struct {
 	emit func(Event)
 	// docs are the project's documents, nil outside a project.
 	docs *project.Docs
-	// sampled are the tokens the tools' Samplings used this turn (mu).
-	sampled Usage
 }
 
 // define builds a Tool from typed pieces: args of type A are decoded from
