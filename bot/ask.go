@@ -13,6 +13,7 @@ import (
 	"agentbot/bot/view"
 	"agentbot/bot/webapi"
 	"agentbot/engine"
+	"agentbot/engine/form"
 )
 
 // Questions a tool asks in the middle of a call (an MCP server's
@@ -33,7 +34,7 @@ const askPoll = 500 * time.Millisecond
 // openQuestion is a question waiting in this process.
 type openQuestion struct {
 	person string
-	fields []engine.FormField
+	fields []form.Field
 	answer chan engine.Answer // buffered: one answer
 }
 
@@ -73,7 +74,7 @@ func (b *Bot) Ask(ctx context.Context, s *engine.Session, q engine.Question) (en
 	if !ok || s.Person == "" {
 		return engine.Answer{}, engine.ErrNobodyToAsk
 	}
-	fields, err := engine.FormFields(q.Schema)
+	fields, err := form.Fields(q.Schema)
 	if err != nil {
 		return engine.Answer{}, fmt.Errorf("ask %s: %w", s.Person, err)
 	}
@@ -172,7 +173,7 @@ func (b *intake) onQuestionClick(c click, _ func()) bool {
 
 // questionFields are the fields of the question v names: this process's
 // own, or read from the session's pending question record.
-func (b *intake) questionFields(oq *openQuestion, v view.QuestionValue) ([]engine.FormField, error) {
+func (b *intake) questionFields(oq *openQuestion, v view.QuestionValue) ([]form.Field, error) {
 	if oq != nil {
 		return oq.fields, nil
 	}
@@ -184,7 +185,7 @@ func (b *intake) questionFields(oq *openQuestion, v view.QuestionValue) ([]engin
 	if raw == "" {
 		return nil, fmt.Errorf("this question isn't waiting for an answer any more")
 	}
-	return engine.FormFields(json.RawMessage(raw))
+	return form.Fields(json.RawMessage(raw))
 }
 
 // deliverAnswer hands a to the question: at once when it waits here, else

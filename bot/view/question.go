@@ -9,6 +9,7 @@ import (
 
 	"agentbot/bot/slackmd"
 	"agentbot/engine"
+	"agentbot/engine/form"
 )
 
 // The action ids (before ":") of a question's buttons; their value is a
@@ -30,7 +31,7 @@ type QuestionValue struct {
 // QuestionMessage is the ephemeral message that asks the person a tool's
 // question: its message, one input per field (defaults filled in), and
 // Send, Decline and Cancel.
-func QuestionMessage(v QuestionValue, q engine.Question, fields []engine.FormField) []slack.MsgOption {
+func QuestionMessage(v QuestionValue, q engine.Question, fields []form.Field) []slack.MsgOption {
 	value, _ := json.Marshal(v)
 	md := fmt.Sprintf("❓ `%s` asks you, in the middle of a tool call:\n%s", q.Source, slackmd.EscapeText(slackmd.Shorten(q.Message, 2500)))
 	blocks := []slack.Block{slackmd.Block(md)}
@@ -52,7 +53,7 @@ func FieldBlockID(id, name string) string { return "ask-" + id + "-" + name }
 // numbers (a number input is for modals only:
 // https://docs.slack.dev/reference/block-kit/block-elements), radio
 // buttons for booleans and short enums, a select for longer ones.
-func inputBlock(id string, f engine.FormField) slack.Block {
+func inputBlock(id string, f form.Field) slack.Block {
 	label := f.Title
 	if label == "" {
 		label = f.Name
@@ -104,7 +105,7 @@ func inputBlock(id string, f engine.FormField) slack.Block {
 // FormValues reads the answer to question id's form from a click's state:
 // each field's value, typed as its schema says. An error names the first
 // field that is missing or does not read as its type.
-func FormValues(id string, fields []engine.FormField, state *slack.BlockActionStates) (map[string]any, error) {
+func FormValues(id string, fields []form.Field, state *slack.BlockActionStates) (map[string]any, error) {
 	out := map[string]any{}
 	for _, f := range fields {
 		raw := ""

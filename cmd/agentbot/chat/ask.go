@@ -7,6 +7,7 @@ import (
 	"sync"
 
 	"agentbot/engine"
+	"agentbot/engine/form"
 )
 
 // askMu keeps the questions of parallel tool calls from mixing on the
@@ -19,7 +20,7 @@ var askMu sync.Mutex
 // that does not read as its field's type is asked again. The end of the
 // input cancels.
 func (t *Terminal) Ask(ctx context.Context, _ *engine.Session, q engine.Question) (engine.Answer, error) {
-	fields, err := engine.FormFields(q.Schema)
+	fields, err := form.Fields(q.Schema)
 	if err != nil {
 		return engine.Answer{}, err
 	}
@@ -43,7 +44,7 @@ func (t *Terminal) Ask(ctx context.Context, _ *engine.Session, q engine.Question
 
 // askField reads one field until it reads as its type; action is set when
 // the person declined or cancelled, ok false at the end of the input.
-func (t *Terminal) askField(ctx context.Context, f engine.FormField) (value any, action string, ok bool) {
+func (t *Terminal) askField(ctx context.Context, f form.Field) (value any, action string, ok bool) {
 	for ctx.Err() == nil {
 		fmt.Fprintf(t.out, "    %s%s: ", fieldLabel(f), fieldDefault(f))
 		line, ok := t.in.Next(ctx)
@@ -79,7 +80,7 @@ func (t *Terminal) askField(ctx context.Context, f engine.FormField) (value any,
 }
 
 // fieldLabel names a field and what it takes.
-func fieldLabel(f engine.FormField) string {
+func fieldLabel(f form.Field) string {
 	label := f.Name
 	if f.Title != "" {
 		label = f.Title
@@ -99,7 +100,7 @@ func fieldLabel(f engine.FormField) string {
 }
 
 // fieldDefault shows a field's default, if any.
-func fieldDefault(f engine.FormField) string {
+func fieldDefault(f form.Field) string {
 	if f.Default == nil {
 		return ""
 	}
