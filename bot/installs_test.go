@@ -1,14 +1,12 @@
 package bot_test
 
 import (
-	"bytes"
 	"context"
 	"crypto/rand"
 	"encoding/json"
 	"errors"
 	"log/slog"
 	"strings"
-	"sync"
 	"sync/atomic"
 	"testing"
 	"time"
@@ -24,24 +22,6 @@ import (
 	"agentbot/storage/secretbox"
 )
 
-// lockedBuffer is a log sink tests read while the bot writes it.
-type lockedBuffer struct {
-	mu sync.Mutex
-	b  bytes.Buffer
-}
-
-func (l *lockedBuffer) Write(p []byte) (int, error) {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return l.b.Write(p)
-}
-
-func (l *lockedBuffer) String() string {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return l.b.String()
-}
-
 // space is one workspace of the installs tests: its channel, its bot user,
 // and the enterprise when it is answered by an org-wide install.
 type space struct {
@@ -56,7 +36,7 @@ type installsRig struct {
 	vault   *credentials.Vault
 	clients *workspace.Installed
 	skew    atomic.Int64 // nanoseconds added to the clients' clock
-	logs    *lockedBuffer
+	logs    *syncBuffer
 }
 
 var (
@@ -67,7 +47,7 @@ var (
 
 func newInstallsRig(t *testing.T, rotateA bool) *installsRig {
 	t.Helper()
-	ir := &installsRig{logs: &lockedBuffer{}}
+	ir := &installsRig{logs: &syncBuffer{}}
 	raw := make([]byte, secretbox.KeySize)
 	_, _ = rand.Read(raw)
 	key, _ := secretbox.NewKey(raw)
